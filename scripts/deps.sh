@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Debian 12 packages that lumen builds and tests with.
+set -euo pipefail
+pkgs="build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
+      libyaml-dev libpcre2-dev libcjson-dev"
+missing=""
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
+fi

@@ -1,0 +1,130 @@
+/*
+ * analyze.h - from a loaded workload and a compiled catalog to the tables a
+ * user reads: dispatch selection (GPU, kernel, dispatch, instance), the
+ * top-kernels and dispatch-list tables, system info, roofline peaks, and
+ * every metric table evaluated over the selection.
+ *
+ * The result is plain data (cells of numbers or text) that the report
+ * module renders as terminal tables, CSV or JSON, and that comparisons
+ * line up side by side.
+ */
+#ifndef LUMEN_ANALYZE_H
+#define LUMEN_ANALYZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "metrics/metrics.h"
+#include "model/model.h"
+
+/* ------------------------------------------------------------ id sets */
+
+/* A set of non-negative integers written as a comma list of items: N,
+ * START:STOP[:STEP] (Python slice: STOP excluded, either end may be left
+ * out), or >N. Used for -d, -g and --instance. */
+typedef struct lm_idset_item {
+  uint8_t kind;   /* 0: equal, 1: slice, 2: greater than */
+  int64_t a, b;   /* value or start, stop (-1: open) */
+  int64_t step;
+} lm_idset_item;
+
+typedef struct lm_idset {
+  lm_idset_item *items;
+  size_t n;
+} lm_idset;
+
+/* lm_idset_parse: add the items of `text` to set (items from lm_malloc).
+ * On bad text returns LM_EINVAL with a message naming `flag` and the text. */
+lm_status lm_idset_parse(lm_idset *set, const char *text, const char *flag,
+                         lm_diag *diag);
+void lm_idset_fini(lm_idset *set);
+/* lm_idset_has: 1 if value is in the set; an empty set holds nothing. */
+int lm_idset_has(const lm_idset *set, int64_t value);
+
+/* ----------------------------------------------------------- options */
+
+typedef struct lm_analyze_opts {
+  const char *const *kernels;  /* -k patterns (PCRE2); "!re" excludes */
+  size_t n_kernels;
+  const long *kernel_index;    /* --kernel-index: rows of the top-kernels table */
+  size_t n_kernel_index;
+  const lm_idset *dispatch;    /* -d, or NULL */
+  const lm_idset *gpu;         /* -g, or NULL */
+  const lm_idset *instance;    /* --instance, or NULL */
+  const char *const *blocks;   /* -b items: ids, metric names, hardware blocks */
+  size_t n_blocks;
+  const char *norm;            /* --norm name; NULL: the catalog's first */
+  const char *time_unit;       /* s, ms, us, ns (default ns) */
+  int threads;                 /* 0: automatic */
+  int stats_only;              /* only the top-kernels and dispatch tables */
+} lm_analyze_opts;
+
+/* ------------------------------------------------------------ results */
+
+typedef enum lm_cell_kind { LM_CELL_EMPTY, LM_CELL_NUMBER, LM_CELL_TEXT } lm_cell_kind;
+
+typedef struct lm_cell {
+  uint8_t kind;     /* lm_cell_kind */
+  uint8_t integer;  /* a number to print without a fraction */
+  double num;
+  const char *text;
+} lm_cell;
+
+typedef enum lm_rcol_role {
+  LM_RCOL_INDEX,  /* raw tables: the row label */
+  LM_RCOL_NAME,
+  LM_RCOL_VALUE,
+  LM_RCOL_TEXT,
+  LM_RCOL_UNIT,
+  LM_RCOL_TIPS    /* hidden in text output */
+} lm_rcol_role;
+
+typedef struct lm_rtable {
+  int32_t def;           /* index into the catalog's tables */
+  const char *id;        /* "2.1" */
+  const char *title;
+  const char *panel_title;
+  int32_t panel_id;
+  uint8_t kind, style, comparable;
+  int shown;             /* selected by -b (tables not shown have no rows) */
+  int32_t n_cols;
+  const char **titles;
+  uint8_t *roles;        /* lm_rcol_role per column */
+  int32_t n_rows;
+  lm_cell *cells;        /* n_rows * n_cols, row-major */
+  const char **row_ids;  /* metric tables: "2.1.3"; raw tables: the label */
+  const char **row_sources; /* metric tables: coll_level */
+  const char **row_descs;   /* metric tables: description */
+  const char **row_formulas;/* metric tables: the row's main formula or "" */
+  const char *note;      /* shown instead of the grid in text output */
+} lm_rtable;
+
+typedef struct lm_analysis {
+  lm_arena *arena;
+  const lm_workload *workload;
+  const lm_catalog *catalog;
+  const char *norm;          /* normalization name used */
+  size_t n_selected;         /* dispatches the metrics cover */
+  int32_t n_tables;
+  lm_rtable *tables;
+} lm_analysis;
+
+/* lm_analyze_run: select dispatches and evaluate. Errors: a filter that
+ * matches nothing, a GPU id not in the data, a dispatch with
+ * GRBM_GUI_ACTIVE = 0 among the selected ones, an unknown -b item. */
+lm_status lm_analyze_run(const lm_workload *workload, const lm_catalog *catalog,
+                         const lm_analyze_opts *opts, lm_analysis **out,
+                         lm_diag *diag);
+void lm_analysis_free(lm_analysis *analysis);
+
+/* lm_analysis_find: the result table with id "2.1", or NULL. */
+const lm_rtable *lm_analysis_find(const lm_analysis *analysis, const char *id);
+
+/* lm_unit_text: a unit as shown: $normUnit replaced by the normalization's
+ * word and, when `capitalize`, Python's str.capitalize() applied (the
+ * reference tool's display). Writes into out (cap bytes). */
+char *lm_unit_text(const char *unit, const char *norm_word, int capitalize,
+                   char *out, size_t cap);
+
+#endif

@@ -1,0 +1,136 @@
+/*
+ * alloc.c - allocation wrappers with fault injection, and arenas.
+ *
+ * Library code allocates only through these wrappers so that tests can make
+ * any single allocation fail (the SQLite/Lua technique) and check that the
+ * failure travels back as LM_ENOMEM without leaks or crashes. Arenas serve
+ * data that dies together: a workload, a compiled catalog, a request.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+
+#include <stdatomic.h>
+
+/* Atomic: the CSV loader allocates from two threads. */
+static _Atomic long fail_countdown = -1; /* <0: never fail */
+static _Atomic long alloc_count = 0;
+
+long lm_alloc_fail_after(long n) {
+  long made = alloc_count;
+  alloc_count = 0;
+  fail_countdown = n;
+  return made;
+}
+
+static int should_fail(void) {
+  alloc_count++;
+  long left = atomic_load(&fail_countdown);
+  while (left > 0) {
+    if (atomic_compare_exchange_weak(&fail_countdown, &left, left - 1))
+      return 0;
+  }
+  return left == 0; /* once at zero, keep failing until reset */
+}
+
+void *lm_malloc(size_t size) {
+  if (should_fail()) return NULL;
+  return malloc(size ? size : 1);
+}
+
+void *lm_calloc(size_t count, size_t size) {
+  if (should_fail()) return NULL;
+  return calloc(count ? count : 1, size ? size : 1);
+}
+
+void *lm_realloc(void *ptr, size_t size) {
+  if (should_fail()) return NULL;
+  return realloc(ptr, size ? size : 1);
+}
+
+void lm_free(void *ptr) { free(ptr); }
+
+char *lm_strndup(const char *s, size_t n) {
+  char *copy = lm_malloc(n + 1);
+  if (!copy) return NULL;
+  memcpy(copy, s, n);
+  copy[n] = '\0';
+  return copy;
+}
+
+char *lm_strdup(const char *s) { return lm_strndup(s, strlen(s)); }
+
+/* ----------------------------------------------------------------- arena */
+
+typedef struct block {
+  struct block *next;
+  size_t size;
+  size_t used;
+  _Alignas(16) unsigned char data[];
+} block;
+
+struct lm_arena {
+  block *head;
+  size_t block_size;
+  size_t total;
+};
+
+lm_arena *lm_arena_new(size_t block_size) {
+  lm_arena *arena = lm_calloc(1, sizeof *arena);
+  if (!arena) return NULL;
+  arena->block_size = block_size < 4096 ? 4096 : block_size;
+  return arena;
+}
+
+void lm_arena_free(lm_arena *arena) {
+  if (!arena) return;
+  block *b = arena->head;
+  while (b) {
+    block *next = b->next;
+    lm_free(b);
+    b = next;
+  }
+  lm_free(arena);
+}
+
+void *lm_arena_alloc(lm_arena *arena, size_t size) {
+  size = (size + 15) & ~(size_t)15;
+  block *b = arena->head;
+  if (!b || b->size - b->used < size) {
+    size_t want = size > arena->block_size ? size : arena->block_size;
+    block *fresh = lm_malloc(sizeof *fresh + want);
+    if (!fresh) return NULL;
+    fresh->size = want;
+    fresh->used = 0;
+    arena->total += want;
+    if (b && size > arena->block_size) {
+      /* A large one-off allocation: keep the current block as the head so
+       * its free space is not wasted. */
+      fresh->next = b->next;
+      b->next = fresh;
+    } else {
+      fresh->next = b;
+      arena->head = fresh;
+    }
+    b = fresh;
+  }
+  void *p = b->data + b->used;
+  b->used += size;
+  memset(p, 0, size);
+  return p;
+}
+
+char *lm_arena_strndup(lm_arena *arena, const char *s, size_t n) {
+  char *copy = lm_arena_alloc(arena, n + 1);
+  if (!copy) return NULL;
+  memcpy(copy, s, n);
+  copy[n] = '\0';
+  return copy;
+}
+
+char *lm_arena_strdup(lm_arena *arena, const char *s) {
+  return lm_arena_strndup(arena, s, strlen(s));
+}
+
+size_t lm_arena_bytes(const lm_arena *arena) { return arena->total; }

@@ -1,0 +1,195 @@
+/*
+ * base.h - what every lumen module shares: status codes and diagnostics,
+ * allocation with fault injection, arenas, growable buffers, a string hash
+ * map, levelled logging and self-timing.
+ *
+ * Nothing here prints or exits: errors travel as an lm_status plus an
+ * optional lm_diag that names the file, line, column and field at fault;
+ * log records go to a sink that only the CLI installs.
+ */
+#ifndef LUMEN_BASE_H
+#define LUMEN_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum lm_status {
+  LM_OK = 0,
+  LM_ENOMEM = -1,   /* an allocation failed */
+  LM_EIO = -2,      /* a file could not be opened, read or written */
+  LM_EPARSE = -3,   /* malformed input: CSV, YAML, metric expression */
+  LM_EINVAL = -4,   /* a bad argument or option value */
+  LM_ENOTFOUND = -5,/* a file, field, kernel or metric that is not there */
+  LM_EDATA = -6,    /* input that parses but cannot be analyzed */
+  LM_EARCH = -7,    /* an architecture lumen has no definitions for */
+  LM_ELIMIT = -8    /* input over a size limit */
+} lm_status;
+
+/* lm_strerror: a short constant text for a status code. Never NULL. */
+const char *lm_strerror(lm_status status);
+
+/* A diagnostic: what went wrong and where. Every field but message may be
+ * empty (line/column 0 means unknown). */
+typedef struct lm_diag {
+  lm_status status;
+  char file[512];   /* input file at fault, if any */
+  long line;        /* 1-based line in file, 0 if unknown */
+  long column;      /* 1-based column (character or CSV field), 0 if unknown */
+  char field[128];  /* named field or CSV column, if any */
+  char message[1024];
+} lm_diag;
+
+/* lm_diag_set: fill diag (which may be NULL) and return status. file and
+ * field may be NULL. The message is formatted like printf. */
+lm_status lm_diag_set(lm_diag *diag, lm_status status, const char *file,
+                      long line, long column, const char *field,
+                      const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 7, 8)))
+#endif
+    ;
+
+/* lm_diag_clear: reset diag to "no error". diag may be NULL. */
+void lm_diag_clear(lm_diag *diag);
+
+/* lm_diag_format: write the one-line form "file:line:column: field 'x':
+ * message" into out (capacity cap, always NUL-terminated). Returns out. */
+char *lm_diag_format(const lm_diag *diag, char *out, size_t cap);
+
+/* ---------------------------------------------------------------- memory */
+
+/* Allocation wrappers. They return NULL on failure like malloc; tests can
+ * make the Nth allocation from now fail with lm_alloc_fail_after(). */
+void *lm_malloc(size_t size);
+void *lm_calloc(size_t count, size_t size);
+void *lm_realloc(void *ptr, size_t size);
+void lm_free(void *ptr);
+char *lm_strdup(const char *s);
+char *lm_strndup(const char *s, size_t n);
+
+/* lm_alloc_fail_after: make the (n+1)th allocation from now fail (n >= 0);
+ * n < 0 turns fault injection off. Returns the number of allocations made
+ * since the previous call, for tests that walk every failure point. */
+long lm_alloc_fail_after(long n);
+
+/* An arena: memory freed all at once, for data sharing one lifetime (a
+ * loaded workload, a compiled catalog, one request). */
+typedef struct lm_arena lm_arena;
+
+lm_arena *lm_arena_new(size_t block_size);
+void lm_arena_free(lm_arena *arena); /* NULL is a no-op */
+/* lm_arena_alloc: zeroed, 16-byte aligned memory, or NULL. */
+void *lm_arena_alloc(lm_arena *arena, size_t size);
+char *lm_arena_strdup(lm_arena *arena, const char *s);
+char *lm_arena_strndup(lm_arena *arena, const char *s, size_t n);
+/* lm_arena_bytes: bytes reserved by the arena so far. */
+size_t lm_arena_bytes(const lm_arena *arena);
+
+/* ---------------------------------------------------------------- buffer */
+
+/* A growable NUL-terminated byte buffer. A zeroed lm_buf is empty and
+ * valid. On allocation failure the buffer sets `failed` and ignores further
+ * appends, so callers may check once at the end. */
+typedef struct lm_buf {
+  char *data; /* owned; NULL while empty */
+  size_t len;
+  size_t cap;
+  int failed;
+} lm_buf;
+
+void lm_buf_fini(lm_buf *buf);
+void lm_buf_reset(lm_buf *buf);
+void lm_buf_append(lm_buf *buf, const char *s, size_t n);
+void lm_buf_puts(lm_buf *buf, const char *s);
+void lm_buf_putc(lm_buf *buf, char c);
+void lm_buf_printf(lm_buf *buf, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void lm_buf_vprintf(lm_buf *buf, const char *fmt, va_list ap);
+/* lm_buf_cstr: the contents, "" when empty. Borrowed. */
+const char *lm_buf_cstr(const lm_buf *buf);
+/* lm_buf_take: hand the contents to the caller (char *, free with lm_free)
+ * and leave the buffer empty. NULL when the buffer failed. */
+char *lm_buf_take(lm_buf *buf);
+
+/* ------------------------------------------------------------------- map */
+
+/* A string-keyed hash map to int64 values. Keys are copied. */
+typedef struct lm_map lm_map;
+
+lm_map *lm_map_new(void);
+void lm_map_free(lm_map *map); /* NULL is a no-op */
+/* lm_map_put: insert or replace; LM_ENOMEM on failure. */
+lm_status lm_map_put(lm_map *map, const char *key, int64_t value);
+lm_status lm_map_putn(lm_map *map, const char *key, size_t key_len,
+                      int64_t value);
+/* lm_map_get: 1 and *value set when found, else 0. value may be NULL. */
+int lm_map_get(const lm_map *map, const char *key, int64_t *value);
+int lm_map_getn(const lm_map *map, const char *key, size_t key_len,
+                int64_t *value);
+size_t lm_map_count(const lm_map *map);
+
+/* ------------------------------------------------------------------- log */
+
+typedef enum lm_log_level {
+  LM_LOG_ERROR = 0,
+  LM_LOG_WARN = 1,
+  LM_LOG_INFO = 2,
+  LM_LOG_DEBUG = 3,
+  LM_LOG_TRACE = 4
+} lm_log_level;
+
+typedef void (*lm_log_sink)(lm_log_level level, const char *message,
+                            void *user);
+
+/* lm_log_set: install the sink (NULL drops every record) and the level at
+ * or below which records are delivered. */
+void lm_log_set(lm_log_sink sink, void *user, lm_log_level level);
+lm_log_level lm_log_get_level(void);
+/* lm_log_parse_level: "error".."trace" (any case) into *level; 0 if unknown */
+int lm_log_parse_level(const char *text, lm_log_level *level);
+const char *lm_log_level_name(lm_log_level level);
+void lm_log(lm_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ----------------------------------------------------------------- timer */
+
+/* lm_now_ns: monotonic clock in nanoseconds. */
+uint64_t lm_now_ns(void);
+
+/* Self-timing: wall time per named phase, accumulated process-wide.
+ * lm_phase_begin returns a token for lm_phase_end. Names are borrowed and
+ * must outlive the report (string literals). */
+uint64_t lm_phase_begin(void);
+void lm_phase_end(const char *name, uint64_t token);
+/* lm_phase_report: visit the phases in first-seen order. */
+void lm_phase_report(void (*visit)(const char *name, uint64_t ns,
+                                   unsigned long calls, void *user),
+                     void *user);
+
+/* ----------------------------------------------------------------- utils */
+
+#define LM_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* lm_read_file: read a whole file into a NUL-terminated owned buffer
+ * (free with lm_free). Refuses files larger than max_bytes. */
+lm_status lm_read_file(const char *path, size_t max_bytes, char **out,
+                       size_t *out_len, lm_diag *diag);
+
+/* lm_format_double: Python's repr() of a float ("0.0", "1638.4", "1e-05",
+ * "inf", "nan"): the shortest text that reads back to the same double.
+ * Writes into out (at least 32 bytes) and returns out. */
+char *lm_format_double(double value, char *out);
+
+/* lm_str_ieq: ASCII case-insensitive equality. */
+int lm_str_ieq(const char *a, const char *b);
+
+#endif

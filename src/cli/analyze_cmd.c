@@ -1,0 +1,375 @@
+/*
+ * analyze_cmd.c - `lumen analyze`: load workloads, evaluate, render.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "io/io.h"
+#include "report/report.h"
+
+#define MODE "analyze"
+
+typedef struct run_filters {
+  const char **kernels;
+  size_t n_kernels;
+  long *kernel_index;
+  size_t n_kernel_index;
+  lm_idset dispatch, gpu, instance;
+} run_filters;
+
+static void filters_fini(run_filters *f) {
+  free(f->kernels);
+  free(f->kernel_index);
+  lm_idset_fini(&f->dispatch);
+  lm_idset_fini(&f->gpu);
+  lm_idset_fini(&f->instance);
+}
+
+/* Occurrences of `name` that apply to run k of n: all of them, unless the
+ * flag is given exactly once per workload (then only the k-th). */
+static int applies(const cli_args *a, const char *name, size_t occurrence, size_t k, size_t n) {
+  size_t count = cli_count(a, name);
+  if (n > 1 && count == n) return occurrence == k;
+  return 1;
+}
+
+static int parse_long(const char *text, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (errno || end == text || *end) return 0;
+  *out = v;
+  return 1;
+}
+
+static int build_filters(const cli_args *a, size_t k, size_t n, run_filters *f) {
+  lm_diag diag;
+  lm_diag_clear(&diag);
+  memset(f, 0, sizeof *f);
+  size_t nk = cli_count(a, "kernel"), ni = cli_count(a, "kernel-index");
+  f->kernels = calloc(nk + 1, sizeof *f->kernels);
+  f->kernel_index = calloc(ni * 16 + 1, sizeof *f->kernel_index);
+  if (!f->kernels || !f->kernel_index) return 0;
+  for (size_t i = 0; i < nk; i++)
+    if (applies(a, "kernel", i, k, n)) f->kernels[f->n_kernels++] = cli_nth(a, "kernel", i);
+  for (size_t i = 0; i < ni; i++) {
+    if (!applies(a, "kernel-index", i, k, n)) continue;
+    /* A comma list of indices. */
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", cli_nth(a, "kernel-index", i));
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+      long v;
+      if (!parse_long(tok, &v) || v < 0 || f->n_kernel_index >= ni * 16) {
+        cli_error(MODE, "--kernel-index '%s': expected row numbers of the top-kernels table "
+                        "(0, 1, ...)", cli_nth(a, "kernel-index", i));
+        return 0;
+      }
+      f->kernel_index[f->n_kernel_index++] = v;
+    }
+  }
+  static const struct {
+    const char *flag, *shown;
+    size_t offset;
+  } sets[] = {{"dispatch", "-d", offsetof(run_filters, dispatch)},
+              {"gpu", "-g", offsetof(run_filters, gpu)},
+              {"instance", "--instance", offsetof(run_filters, instance)}};
+  for (size_t s = 0; s < LM_ARRAY_LEN(sets); s++) {
+    lm_idset *set = (lm_idset *)(void *)((char *)f + sets[s].offset);
+    for (size_t i = 0; i < cli_count(a, sets[s].flag); i++) {
+      if (!applies(a, sets[s].flag, i, k, n)) continue;
+      if (lm_idset_parse(set, cli_nth(a, sets[s].flag, i), sets[s].shown, &diag) != LM_OK) {
+        cli_diag(MODE, &diag);
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
+static int is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The catalog for `arch`: built in, or compiled from --metrics-dir. */
+static const lm_catalog *catalog_for(const char *arch, const char *metrics_dir,
+                                     const char *sysinfo_path, lm_catalog **owned) {
+  lm_diag diag;
+  lm_diag_clear(&diag);
+  *owned = NULL;
+  if (metrics_dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/arch.yaml", metrics_dir);
+    struct stat st;
+    const char *dir = metrics_dir;
+    char sub[4096];
+    if (stat(path, &st) != 0) {
+      snprintf(sub, sizeof sub, "%s/%s", metrics_dir, arch);
+      if (!is_dir(sub)) {
+        cli_error(MODE, "--metrics-dir %s: no arch.yaml and no %s/ folder for this workload's "
+                        "architecture", metrics_dir, arch);
+        return NULL;
+      }
+      dir = sub;
+    }
+    uint64_t t0 = lm_phase_begin();
+    if (lm_metrics_compile_dir(dir, owned, &diag) != LM_OK) {
+      cli_diag(MODE, &diag);
+      return NULL;
+    }
+    lm_phase_end("compile metrics", t0);
+    if (strcmp((*owned)->arch, arch) != 0) {
+      cli_error(MODE, "--metrics-dir %s: the definitions are for %s but the workload is %s",
+                dir, (*owned)->arch, arch);
+      lm_catalog_free(*owned);
+      *owned = NULL;
+      return NULL;
+    }
+    return *owned;
+  }
+  const lm_catalog *cat = lm_metrics_builtin(arch);
+  if (!cat) {
+    lm_buf list = {0};
+    for (const char *const *a = lm_metrics_builtin_list(); *a; a++)
+      lm_buf_printf(&list, "%s%s", a == lm_metrics_builtin_list() ? "" : ", ", *a);
+    cli_error(MODE, "%s: field 'gpu_arch': %s has no metric definitions (supported: %s; "
+                    "--metrics-dir DIR adds your own)", sysinfo_path, arch, lm_buf_cstr(&list));
+    lm_buf_fini(&list);
+  }
+  return cat;
+}
+
+static void print_phase(const char *name, uint64_t ns, unsigned long calls, void *user) {
+  (void)user;
+  fprintf(stderr, "  %-18s %10.3f ms  (%lu)\n", name, (double)ns / 1e6, calls);
+}
+
+static int write_text(const char *path, const lm_buf *b) {
+  FILE *f = path ? fopen(path, "wb") : stdout;
+  if (!f) {
+    cli_error(MODE, "%s: cannot write: %s", path, strerror(errno));
+    return 0;
+  }
+  size_t ok = b->len ? fwrite(b->data, 1, b->len, f) : 0;
+  int closed = path ? fclose(f) == 0 : fflush(f) == 0;
+  if (ok != b->len || !closed) {
+    cli_error(MODE, "%s: write failed: %s", path ? path : "stdout", strerror(errno));
+    return 0;
+  }
+  return 1;
+}
+
+int cmd_analyze(int argc, char **argv, int first) {
+  cli_args a;
+  int status = 1;
+  lm_workload **workloads = NULL;
+  lm_analysis **runs = NULL;
+  lm_catalog **owned = NULL;
+  run_filters *filters = NULL;
+  size_t n = 0, nb = 0;
+  const char **blocks = NULL;
+  char **block_copies = NULL;
+  lm_buf out = {0};
+  lm_diag diag;
+  lm_diag_clear(&diag);
+  uint64_t t_all = lm_phase_begin();
+  if (cli_parse(argc, argv, first, MODE, MODE_ANALYZE, &a) != 0) return 2;
+  if (cli_has(&a, "help")) {
+    cli_help(stdout, MODE);
+    cli_args_fini(&a);
+    return 0;
+  }
+  cli_apply_verbosity(&a);
+  if (a.n_positional) {
+    cli_error(MODE, "unexpected argument '%s' (workloads are given with -w DIR)", a.positional[0]);
+    status = 2;
+    goto done;
+  }
+  n = cli_count(&a, "workload");
+  if (n == 0) {
+    cli_error(MODE, "no workload: give one with -w DIR");
+    status = 2;
+    goto done;
+  }
+  const char *format = cli_get(&a, "format");
+  if (!format) format = "text";
+  if (strcmp(format, "text") && strcmp(format, "csv") && strcmp(format, "json")) {
+    cli_error(MODE, "--format %s: expected text, csv or json", format);
+    status = 2;
+    goto done;
+  }
+  lm_report_opts ropts = {2, 10, 0, a.verbosity > 0};
+  if (cli_has(&a, "decimal")) {
+    long v;
+    if (!parse_long(cli_get(&a, "decimal"), &v) || v < 0 || v > 17) {
+      cli_error(MODE, "--decimal %s: expected a number of digits from 0 to 17", cli_get(&a, "decimal"));
+      status = 2;
+      goto done;
+    }
+    ropts.decimal = (int)v;
+  }
+  if (cli_has(&a, "max-stat-num")) {
+    long v;
+    if (!parse_long(cli_get(&a, "max-stat-num"), &v) || v < 0) {
+      cli_error(MODE, "--max-stat-num %s: expected a row count", cli_get(&a, "max-stat-num"));
+      status = 2;
+      goto done;
+    }
+    ropts.max_stat_num = (size_t)v;
+  }
+  const char *time_unit = cli_get(&a, "time-unit");
+  if (time_unit && strcmp(time_unit, "s") && strcmp(time_unit, "ms") && strcmp(time_unit, "us") &&
+      strcmp(time_unit, "ns")) {
+    cli_error(MODE, "--time-unit %s: expected s, ms, us or ns", time_unit);
+    status = 2;
+    goto done;
+  }
+  const char *norm = cli_get(&a, "norm");
+  if (norm && strcmp(norm, "per_wave") && strcmp(norm, "per_cycle") &&
+      strcmp(norm, "per_second") && strcmp(norm, "per_kernel")) {
+    cli_error(MODE, "--norm %s: expected per_wave, per_cycle, per_second or per_kernel", norm);
+    status = 2;
+    goto done;
+  }
+  const char *weight = cli_get(&a, "weight");
+  if (weight && strcmp(weight, "count") != 0) {
+    cli_error(MODE, "--weight %s: only count weighting (the reference tool's) is available "
+                    "in this version", weight);
+    status = 2;
+    goto done;
+  }
+  if (cli_has(&a, "region")) {
+    cli_error(MODE, "-r: Omniperf/rocprofiler-compute workloads carry no region markers");
+    status = 1;
+    goto done;
+  }
+  if (cli_has(&a, "db")) {
+    cli_error(MODE, "--db: the store is not part of this build yet");
+    status = 2;
+    goto done;
+  }
+  const char *clock = cli_get(&a, "clock");
+  if (clock && strcmp(clock, "max") != 0) {
+    cli_error(MODE, "--clock %s: these workloads hold no clock samples; only 'max' (the "
+                    "reference tool's peaks) applies", clock);
+    status = 2;
+    goto done;
+  }
+  long threads = 0;
+  if (cli_has(&a, "threads") && (!parse_long(cli_get(&a, "threads"), &threads) || threads < 1)) {
+    cli_error(MODE, "--threads %s: expected a positive number", cli_get(&a, "threads"));
+    status = 2;
+    goto done;
+  }
+  nb = cli_count(&a, "block");
+  blocks = calloc(nb * 8 + 1, sizeof *blocks);
+  block_copies = calloc(nb + 1, sizeof *block_copies);
+  size_t n_blocks = 0;
+  if (!blocks || !block_copies) goto done;
+  for (size_t i = 0; i < nb; i++) {
+    /* -b accepts comma lists, unless the item is a metric name with commas. */
+    const char *v = cli_nth(&a, "block", i);
+    block_copies[i] = strdup(v);
+    if (!block_copies[i]) goto done;
+    if (strchr(v, ' ')) {
+      blocks[n_blocks++] = block_copies[i];
+      continue;
+    }
+    for (char *tok = strtok(block_copies[i], ","); tok && n_blocks < nb * 8; tok = strtok(NULL, ","))
+      blocks[n_blocks++] = tok;
+  }
+
+  workloads = calloc(n, sizeof *workloads);
+  runs = calloc(n, sizeof *runs);
+  owned = calloc(n, sizeof *owned);
+  filters = calloc(n, sizeof *filters);
+  if (!workloads || !runs || !owned || !filters) goto done;
+  for (size_t k = 0; k < n; k++) {
+    const char *path = cli_nth(&a, "workload", k);
+    uint64_t t0 = lm_phase_begin();
+    if (lm_workload_read(path, &workloads[k], &diag) != LM_OK) {
+      cli_diag(MODE, &diag);
+      goto done;
+    }
+    lm_phase_end("load", t0);
+    lm_log(LM_LOG_DEBUG, "%s: %s, %zu dispatches, %zu columns", path, workloads[k]->arch,
+           workloads[k]->pmc->n_rows, workloads[k]->pmc->n_cols);
+    const lm_catalog *cat = catalog_for(workloads[k]->arch, cli_get(&a, "metrics-dir"),
+                                        workloads[k]->sysinfo_table->path, &owned[k]);
+    if (!cat) goto done;
+    if (!build_filters(&a, k, n, &filters[k])) {
+      status = 2;
+      goto done;
+    }
+    lm_analyze_opts o;
+    memset(&o, 0, sizeof o);
+    o.kernels = filters[k].kernels;
+    o.n_kernels = filters[k].n_kernels;
+    o.kernel_index = filters[k].kernel_index;
+    o.n_kernel_index = filters[k].n_kernel_index;
+    o.dispatch = &filters[k].dispatch;
+    o.gpu = &filters[k].gpu;
+    o.instance = &filters[k].instance;
+    o.blocks = blocks;
+    o.n_blocks = n_blocks;
+    o.norm = norm;
+    o.time_unit = time_unit;
+    o.threads = (int)threads;
+    o.stats_only = cli_has(&a, "list-stats");
+    if (lm_analyze_run(workloads[k], cat, &o, &runs[k], &diag) != LM_OK) {
+      if (!diag.file[0]) snprintf(diag.file, sizeof diag.file, "%s", path);
+      cli_diag(MODE, &diag);
+      goto done;
+    }
+  }
+  if (n > 1 && strcmp(runs[0]->catalog->arch, runs[1]->catalog->arch) != 0)
+    lm_log(LM_LOG_WARN, "comparing %s with %s: metrics are matched by id", runs[0]->catalog->arch,
+           runs[1]->catalog->arch);
+
+  uint64_t t_render = lm_phase_begin();
+  const lm_analysis *const *cruns = (const lm_analysis *const *)runs;
+  const char *output = cli_get(&a, "output");
+  if (strcmp(format, "csv") == 0 && output) {
+    if (lm_report_csv_dir(cruns, n, output, &diag) != LM_OK) {
+      cli_diag(MODE, &diag);
+      goto done;
+    }
+  } else {
+    lm_status st = strcmp(format, "json") == 0  ? lm_report_json(cruns, n, &ropts, &out)
+                   : strcmp(format, "csv") == 0 ? lm_report_csv_stream(cruns, n, &out)
+                                                : lm_report_text(cruns, n, &ropts, &out);
+    if (st != LM_OK) {
+      cli_error(MODE, "out of memory while rendering");
+      goto done;
+    }
+    if (!write_text(output, &out)) goto done;
+  }
+  lm_phase_end("render", t_render);
+  status = 0;
+done:
+  for (size_t i = 0; block_copies && i < nb; i++) free(block_copies[i]);
+  free(block_copies);
+  free(blocks);
+  for (size_t k = 0; k < n; k++) {
+    if (runs) lm_analysis_free(runs[k]);
+    if (workloads) lm_workload_free(workloads[k]);
+    if (owned) lm_catalog_free(owned[k]);
+    if (filters) filters_fini(&filters[k]);
+  }
+  free(runs);
+  free(workloads);
+  free(owned);
+  free(filters);
+  lm_buf_fini(&out);
+  lm_phase_end("total", t_all);
+  if (a.self_time) {
+    fprintf(stderr, "lumen self-time:\n");
+    lm_phase_report(print_phase, NULL);
+  }
+  cli_args_fini(&a);
+  return status;
+}

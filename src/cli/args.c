@@ -1,0 +1,207 @@
+/*
+ * args.c - the flag table and its parser, shared by every mode.
+ *
+ * Flags are kept as an ordered list of occurrences, not collapsed into a
+ * struct, because several flags are repeatable (-w, -k, -d, -b) and some
+ * apply per workload when repeated once per -w.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+typedef struct flag {
+  const char *name;
+  char short_name;
+  int takes_value;
+  int modes;
+  const char *alias_of; /* -p for analyze is -w */
+} flag;
+
+static const flag flags[] = {
+    {"workload", 'w', 1, MODE_ALL, NULL},
+    {"path", 'p', 1, MODE_ANALYZE, "workload"},
+    {"name", 'n', 1, MODE_PROFILE | MODE_DB, NULL},
+    {"kernel", 'k', 1, MODE_ANALYZE | MODE_PROFILE | MODE_SERVE, NULL},
+    {"instance", 0, 1, MODE_ANALYZE | MODE_PROFILE, NULL},
+    {"dispatch", 'd', 1, MODE_ANALYZE | MODE_PROFILE | MODE_SERVE, NULL},
+    {"gpu", 'g', 1, MODE_ANALYZE | MODE_PROFILE | MODE_SERVE, NULL},
+    {"region", 'r', 1, MODE_ANALYZE | MODE_PROFILE | MODE_SERVE, NULL},
+    {"block", 'b', 1, MODE_ANALYZE | MODE_PROFILE, NULL},
+    {"norm", 0, 1, MODE_ANALYZE | MODE_SERVE, NULL},
+    {"weight", 0, 1, MODE_ANALYZE | MODE_SERVE, NULL},
+    {"output", 'o', 1, MODE_ANALYZE | MODE_LIST | MODE_EXPORT, NULL},
+    {"format", 0, 1, MODE_ANALYZE | MODE_LIST, NULL},
+    {"db", 0, 1, MODE_ANALYZE | MODE_DB | MODE_SERVE, NULL},
+    {"verbose", 'v', 0, MODE_ALL, NULL},
+    {"quiet", 'q', 0, MODE_ALL, NULL},
+    {"self-time", 0, 0, MODE_ALL, NULL},
+    {"help", 'h', 0, MODE_ALL, NULL},
+    {"kernel-index", 0, 1, MODE_ANALYZE, NULL},
+    {"list-stats", 0, 0, MODE_ANALYZE, NULL},
+    {"decimal", 0, 1, MODE_ANALYZE, NULL},
+    {"max-stat-num", 0, 1, MODE_ANALYZE, NULL},
+    {"time-unit", 0, 1, MODE_ANALYZE, NULL},
+    {"metrics-dir", 0, 1, MODE_ANALYZE | MODE_LIST, NULL},
+    {"clock", 0, 1, MODE_ANALYZE, NULL},
+    {"arch", 0, 1, MODE_LIST | MODE_PROFILE, NULL},
+    {"plan", 0, 0, MODE_PROFILE, NULL},
+    {"backend", 0, 1, MODE_PROFILE, NULL},
+    {"replay", 0, 1, MODE_PROFILE, NULL},
+    {"join", 0, 1, MODE_PROFILE, NULL},
+    {"resume", 0, 0, MODE_PROFILE, NULL},
+    {"team", 0, 1, MODE_DB, NULL},
+    {"listen", 0, 1, MODE_SERVE, NULL},
+    {"token", 0, 1, MODE_SERVE, NULL},
+    {"token-file", 0, 1, MODE_SERVE, NULL},
+    {"threads", 0, 1, MODE_ANALYZE, NULL},
+};
+
+void cli_error(const char *mode, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "lumen%s%s: ", mode ? " " : "", mode ? mode : "");
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+void cli_diag(const char *mode, const lm_diag *diag) {
+  char line[2048];
+  cli_error(mode, "%s", lm_diag_format(diag, line, sizeof line));
+}
+
+static const flag *find_long(const char *name, size_t len) {
+  for (size_t i = 0; i < LM_ARRAY_LEN(flags); i++)
+    if (strlen(flags[i].name) == len && strncmp(flags[i].name, name, len) == 0) return &flags[i];
+  return NULL;
+}
+
+static const flag *find_short(char c) {
+  for (size_t i = 0; i < LM_ARRAY_LEN(flags); i++)
+    if (flags[i].short_name == c) return &flags[i];
+  return NULL;
+}
+
+static int add(cli_args *a, const char *name, const char *value, int workloads) {
+  cli_opt *grown = realloc(a->opts, (a->n_opts + 1) * sizeof *grown);
+  if (!grown) return 0;
+  a->opts = grown;
+  a->opts[a->n_opts].name = name;
+  a->opts[a->n_opts].value = value;
+  a->opts[a->n_opts].workload_index = workloads;
+  a->n_opts++;
+  return 1;
+}
+
+int cli_parse(int argc, char **argv, int first, const char *mode_name, int mode,
+              cli_args *a) {
+  memset(a, 0, sizeof *a);
+  a->mode = mode_name;
+  int workloads = 0, only_positional = 0;
+  for (int i = first; i < argc; i++) {
+    const char *arg = argv[i];
+    if (only_positional || arg[0] != '-' || arg[1] == '\0') {
+      const char **grown = realloc(a->positional, (a->n_positional + 1) * sizeof *grown);
+      if (!grown) return 2;
+      a->positional = grown;
+      a->positional[a->n_positional++] = arg;
+      continue;
+    }
+    if (strcmp(arg, "--") == 0) {
+      only_positional = 1;
+      continue;
+    }
+    const flag *f;
+    const char *value = NULL;
+    char shown[64];
+    if (arg[1] == '-') {
+      const char *eq = strchr(arg + 2, '=');
+      size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+      f = find_long(arg + 2, len);
+      snprintf(shown, sizeof shown, "--%.*s", (int)len, arg + 2);
+      if (eq) value = eq + 1;
+      if (!f) {
+        if (strncmp(arg + 2, "version", len) == 0 && len == 7) {
+          add(a, "version", NULL, workloads);
+          continue;
+        }
+        cli_error(mode_name, "unknown flag %s (see `lumen help%s%s`)", shown,
+                  mode_name ? " " : "", mode_name ? mode_name : "");
+        return 2;
+      }
+    } else {
+      f = find_short(arg[1]);
+      snprintf(shown, sizeof shown, "-%c", arg[1]);
+      if (!f) {
+        cli_error(mode_name, "unknown flag %s (see `lumen help%s%s`)", shown,
+                  mode_name ? " " : "", mode_name ? mode_name : "");
+        return 2;
+      }
+      if (!f->takes_value && arg[2]) {
+        /* -vv: repeated switches */
+        for (const char *p = arg + 1; *p; p++) {
+          const flag *g = find_short(*p);
+          if (!g || g->takes_value) {
+            cli_error(mode_name, "cannot combine -%c with other switches in %s", *p, arg);
+            return 2;
+          }
+          if (strcmp(g->name, "verbose") == 0) a->verbosity++;
+          else if (strcmp(g->name, "quiet") == 0) a->quiet = 1;
+          add(a, g->name, NULL, workloads);
+        }
+        continue;
+      }
+      if (arg[2]) value = arg + 2;
+    }
+    if (!(f->modes & mode)) {
+      cli_error(mode_name, "%s is not a flag of `lumen %s`", shown, mode_name);
+      return 2;
+    }
+    if (f->takes_value && !value) {
+      if (i + 1 >= argc) {
+        cli_error(mode_name, "%s needs a value", shown);
+        return 2;
+      }
+      value = argv[++i];
+    } else if (!f->takes_value && value) {
+      cli_error(mode_name, "%s takes no value", shown);
+      return 2;
+    }
+    const char *name = f->alias_of ? f->alias_of : f->name;
+    if (strcmp(name, "verbose") == 0) a->verbosity++;
+    if (strcmp(name, "quiet") == 0) a->quiet = 1;
+    if (strcmp(name, "self-time") == 0) a->self_time = 1;
+    if (!add(a, name, value, workloads)) return 2;
+    if (strcmp(name, "workload") == 0) workloads++;
+  }
+  return 0;
+}
+
+void cli_args_fini(cli_args *a) {
+  free(a->opts);
+  free(a->positional);
+  memset(a, 0, sizeof *a);
+}
+
+size_t cli_count(const cli_args *a, const char *name) {
+  size_t n = 0;
+  for (size_t i = 0; i < a->n_opts; i++) n += strcmp(a->opts[i].name, name) == 0;
+  return n;
+}
+
+const char *cli_get(const cli_args *a, const char *name) {
+  const char *v = NULL;
+  for (size_t i = 0; i < a->n_opts; i++)
+    if (strcmp(a->opts[i].name, name) == 0) v = a->opts[i].value;
+  return v;
+}
+
+const char *cli_nth(const cli_args *a, const char *name, size_t n) {
+  for (size_t i = 0; i < a->n_opts; i++)
+    if (strcmp(a->opts[i].name, name) == 0 && n-- == 0) return a->opts[i].value;
+  return NULL;
+}
+
+int cli_has(const cli_args *a, const char *name) { return cli_count(a, name) > 0; }

@@ -1,0 +1,72 @@
+/*
+ * cli.h - the command line: one flag table for every mode, so a flag means
+ * the same thing wherever it exists and a mode that cannot use a flag says
+ * so. The CLI is the only layer that prints or exits.
+ */
+#ifndef LUMEN_CLI_H
+#define LUMEN_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "base/base.h"
+
+enum {
+  MODE_ANALYZE = 1 << 0,
+  MODE_PROFILE = 1 << 1,
+  MODE_LIST = 1 << 2,
+  MODE_DB = 1 << 3,
+  MODE_SERVE = 1 << 4,
+  MODE_EXPORT = 1 << 5,
+  MODE_ALL = 0xff
+};
+
+/* One occurrence of a flag on the command line. */
+typedef struct cli_opt {
+  const char *name;  /* long name without dashes: "workload" */
+  const char *value; /* NULL for switches */
+  int workload_index;/* how many -w were seen before it */
+} cli_opt;
+
+typedef struct cli_args {
+  const char *mode;
+  cli_opt *opts;
+  size_t n_opts;
+  const char **positional;
+  size_t n_positional;
+  int verbosity;     /* -v count minus -q */
+  int quiet;
+  int self_time;
+} cli_args;
+
+/* cli_parse: parse argv[first..argc) for `mode` (a MODE_* bit). Prints a
+ * one-line error and returns 2 on a usage error, else 0. */
+int cli_parse(int argc, char **argv, int first, const char *mode_name, int mode,
+              cli_args *out);
+void cli_args_fini(cli_args *args);
+
+/* cli_count / cli_get / cli_nth: occurrences of a flag, the last value, the
+ * n-th value. */
+size_t cli_count(const cli_args *args, const char *name);
+const char *cli_get(const cli_args *args, const char *name);
+const char *cli_nth(const cli_args *args, const char *name, size_t n);
+int cli_has(const cli_args *args, const char *name);
+
+/* cli_error: print "lumen MODE: message" to stderr. */
+void cli_error(const char *mode, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* cli_diag: print a diagnostic as one line. */
+void cli_diag(const char *mode, const lm_diag *diag);
+
+/* cli_apply_verbosity: -v raises and -q lowers the log level. */
+void cli_apply_verbosity(const cli_args *args);
+
+/* Modes. Each returns the process exit status. */
+int cmd_analyze(int argc, char **argv, int first);
+int cmd_list(int argc, char **argv, int first);
+void cli_help(FILE *out, const char *mode);
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * list_cmd.c - `lumen list metrics|architectures|counters`: what lumen
+ * knows, without a workload.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "report/report.h"
+
+#define MODE "list"
+
+static int print_buf(lm_buf *b) {
+  if (b->failed) {
+    cli_error(MODE, "out of memory");
+    return 1;
+  }
+  fputs(lm_buf_cstr(b), stdout);
+  return 0;
+}
+
+int cmd_list(int argc, char **argv, int first) {
+  cli_args a;
+  if (cli_parse(argc, argv, first, MODE, MODE_LIST, &a) != 0) return 2;
+  int status = 2;
+  lm_catalog *owned = NULL;
+  lm_buf out = {0};
+  lm_diag diag;
+  lm_diag_clear(&diag);
+  cli_apply_verbosity(&a);
+  if (cli_has(&a, "help") || a.n_positional == 0) {
+    cli_help(cli_has(&a, "help") ? stdout : stderr, MODE);
+    status = cli_has(&a, "help") ? 0 : 2;
+    goto done;
+  }
+  const char *what = a.positional[0];
+  const char *arch = cli_get(&a, "arch");
+  const char *dir = cli_get(&a, "metrics-dir");
+  const lm_catalog *only = NULL;
+  if (dir) {
+    if (lm_metrics_compile_dir(dir, &owned, &diag) != LM_OK) {
+      cli_diag(MODE, &diag);
+      status = 1;
+      goto done;
+    }
+    only = owned;
+  } else if (arch) {
+    only = lm_metrics_builtin(arch);
+    if (!only) {
+      cli_error(MODE, "--arch %s: no built-in definitions (see `lumen list architectures`)", arch);
+      goto done;
+    }
+  }
+  if (strcmp(what, "architectures") == 0 || strcmp(what, "archs") == 0) {
+    lm_buf_printf(&out, "%-8s %-26s %6s %6s %8s %8s\n", "arch", "products", "panels", "tables",
+                  "metrics", "counters");
+    for (const char *const *n = lm_metrics_builtin_list(); *n; n++) {
+      const lm_catalog *c = lm_metrics_builtin(*n);
+      lm_buf_printf(&out, "%-8s %-26s %6d %6d %8d %8d\n", c->arch, c->products,
+                    (int)c->n_panels, (int)c->n_tables, (int)c->n_rows, (int)c->n_counters);
+    }
+    status = print_buf(&out);
+  } else if (strcmp(what, "metrics") == 0) {
+    if (only) {
+      lm_report_list_metrics(only, a.verbosity > 0, &out);
+    } else {
+      for (const char *const *n = lm_metrics_builtin_list(); *n; n++) {
+        const lm_catalog *c = lm_metrics_builtin(*n);
+        lm_buf_printf(&out, "== %s (%s)\n", c->arch, c->products);
+        lm_report_list_metrics(c, a.verbosity > 0, &out);
+      }
+    }
+    status = print_buf(&out);
+  } else if (strcmp(what, "counters") == 0) {
+    if (!only) {
+      cli_error(MODE, "counters: give --arch ARCH (see `lumen list architectures`)");
+      goto done;
+    }
+    for (int32_t i = 0; i < only->n_counters; i++) lm_buf_printf(&out, "%s\n", only->counters[i]);
+    status = print_buf(&out);
+  } else if (strcmp(what, "backends") == 0) {
+    lm_buf_puts(&out, "backend  built  usable  why\n"
+                      "(none)   -      -       collection is not part of this build yet\n");
+    status = print_buf(&out);
+  } else {
+    cli_error(MODE, "unknown list '%s' (metrics, architectures, counters, backends)", what);
+  }
+done:
+  lm_buf_fini(&out);
+  lm_catalog_free(owned);
+  cli_args_fini(&a);
+  return status;
+}

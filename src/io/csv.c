@@ -1,0 +1,824 @@
+/*
+ * csv.c - the CSV column loader.
+ *
+ * pmc_perf.csv files run to thousands of columns and, scaled up, hundreds
+ * of megabytes, so this is a hot path written by hand. The file is mapped,
+ * newlines are counted to size the column arrays exactly, and the records
+ * are parsed straight into the columns, in two halves on two threads when
+ * the file is large. A record normally holds no newline inside quotes; if a
+ * thread meets one, its row numbering would be off, so the parallel result
+ * is dropped and the file is parsed again serially. Numbers take an exact
+ * fast path (Clinger's) and fall back to strtod, so every value is the
+ * correctly rounded double. Parsed pages are released as we go so the
+ * mapping does not add the file's size to the peak memory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/io.h"
+
+#define DEFAULT_MAX_RECORD ((size_t)64 << 20)
+#define PARALLEL_MIN_BYTES ((size_t)8 << 20)
+#define RELEASE_CHUNK ((size_t)32 << 20)
+#define FIRST_TEXT_MAX 64
+
+/* ------------------------------------------------------------- numbers */
+
+static const double pow10_exact[] = {
+    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* The reference tool's reader treats these as missing values. */
+static const char *const na_tokens[] = {
+    "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
+    "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None",
+    "n/a", "nan", "null"};
+
+static int is_na_token(const char *s, size_t n) {
+  for (size_t i = 0; i < LM_ARRAY_LEN(na_tokens); i++)
+    if (strlen(na_tokens[i]) == n && memcmp(na_tokens[i], s, n) == 0) return 1;
+  return 0;
+}
+
+static int slow_number(const char *s, size_t n, double *value) {
+  char tmp[128];
+  if (n >= sizeof tmp) return 0;
+  memcpy(tmp, s, n);
+  tmp[n] = '\0';
+  char *end;
+  errno = 0;
+  double v = strtod(tmp, &end);
+  if (end != tmp + n) return 0;
+  /* strtod accepts hex floats and "infinity" spellings; keep only those the
+   * reference reader accepts: decimal numbers and inf. */
+  for (size_t i = 0; i < n; i++)
+    if (tmp[i] == 'x' || tmp[i] == 'X' || tmp[i] == 'p' || tmp[i] == 'P')
+      return 0;
+  *value = v;
+  return 1;
+}
+
+int lm_parse_number(const char *s, const char *e, double *value, int *is_int) {
+  while (s < e && (*s == ' ' || *s == '\t')) s++;
+  while (e > s && (e[-1] == ' ' || e[-1] == '\t')) e--;
+  *is_int = 0;
+  if (s == e) {
+    *value = NAN;
+    return 2;
+  }
+  const char *p = s;
+  int negative = 0;
+  if (*p == '-' || *p == '+') {
+    negative = *p == '-';
+    p++;
+  }
+  uint64_t mantissa = 0;
+  int digits = 0, dropped = 0, exp10 = 0, any = 0;
+  while (p < e && (unsigned)(*p - '0') < 10) {
+    if (digits < 19) {
+      mantissa = mantissa * 10 + (uint64_t)(*p - '0');
+      if (mantissa) digits++;
+    } else {
+      dropped++;
+    }
+    any = 1;
+    p++;
+  }
+  exp10 = dropped;
+  int integer = 1;
+  if (p < e && *p == '.') {
+    integer = 0;
+    p++;
+    while (p < e && (unsigned)(*p - '0') < 10) {
+      if (digits < 19) {
+        mantissa = mantissa * 10 + (uint64_t)(*p - '0');
+        if (mantissa) digits++;
+        exp10--;
+      } else {
+        dropped++;
+      }
+      any = 1;
+      p++;
+    }
+  }
+  if (!any) goto not_plain;
+  if (p < e && (*p == 'e' || *p == 'E')) {
+    integer = 0;
+    p++;
+    int exp_negative = 0, exp_value = 0, exp_digits = 0;
+    if (p < e && (*p == '-' || *p == '+')) {
+      exp_negative = *p == '-';
+      p++;
+    }
+    while (p < e && (unsigned)(*p - '0') < 10) {
+      if (exp_value < 100000) exp_value = exp_value * 10 + (*p - '0');
+      exp_digits++;
+      p++;
+    }
+    if (!exp_digits) goto not_plain;
+    exp10 += exp_negative ? -exp_value : exp_value;
+  }
+  if (p != e) goto not_plain;
+  *is_int = integer;
+  if (dropped == 0 && mantissa <= (1ULL << 53)) {
+    double m = (double)mantissa;
+    if (exp10 == 0) {
+      *value = negative ? -m : m;
+      return 1;
+    }
+    if (exp10 > 0 && exp10 <= 22) {
+      *value = negative ? -(m * pow10_exact[exp10]) : m * pow10_exact[exp10];
+      return 1;
+    }
+    if (exp10 < 0 && exp10 >= -22) {
+      *value = negative ? -(m / pow10_exact[-exp10]) : m / pow10_exact[-exp10];
+      return 1;
+    }
+  }
+  if (slow_number(s, (size_t)(e - s), value)) return 1;
+  *is_int = 0;
+  return 0;
+not_plain:
+  if (is_na_token(s, (size_t)(e - s))) {
+    *value = NAN;
+    return 2;
+  }
+  {
+    size_t n = (size_t)(e - s);
+    const char *q = s;
+    if (*q == '-' || *q == '+') q++, n--;
+    if ((n == 3 && (memcmp(q, "inf", 3) == 0 || memcmp(q, "Inf", 3) == 0)) ||
+        (n == 8 && (memcmp(q, "Infinity", 8) == 0 ||
+                    memcmp(q, "infinity", 8) == 0))) {
+      *value = *s == '-' ? -INFINITY : INFINITY;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* -------------------------------------------------------------- parsing */
+
+typedef struct parse_ctx {
+  const char *data;
+  size_t len;
+  const char *path;
+  size_t max_record;
+  size_t n_cols;
+  lm_column *cols;     /* shared column arrays */
+  uint8_t *keep_text;  /* per column: intern its cells */
+  uint8_t *row_missing;
+  int release_pages;   /* madvise parsed pages away (mapped files) */
+} parse_ctx;
+
+/* What one thread parses: records [start, end) of the data, written to
+ * rows first_row.. . Text cells are interned per thread. */
+typedef struct part {
+  parse_ctx *ctx;
+  size_t start, end;
+  size_t first_row;
+  size_t expect_rows;  /* newline count of the range: an upper bound */
+  size_t rows;         /* records parsed */
+  long first_line;     /* line number of the first record */
+  int irregular;       /* met a newline inside quotes */
+  lm_map *intern;      /* text -> local id */
+  lm_arena *arena;
+  const char **strings;
+  size_t n_strings, cap_strings;
+  /* per column counters, merged after the threads join */
+  size_t *n_missing, *n_text;
+  long *first_text_line;
+  const char **first_text;
+  uint8_t *not_int;
+  lm_status status;
+  lm_diag diag;
+} part;
+
+static lm_status intern_text(part *pt, const char *s, size_t n, int32_t *id) {
+  int64_t found;
+  if (lm_map_getn(pt->intern, s, n, &found)) {
+    *id = (int32_t)found;
+    return LM_OK;
+  }
+  if (pt->n_strings == pt->cap_strings) {
+    size_t cap = pt->cap_strings ? pt->cap_strings * 2 : 64;
+    const char **grown = lm_realloc(pt->strings, cap * sizeof *grown);
+    if (!grown) return LM_ENOMEM;
+    pt->strings = grown;
+    pt->cap_strings = cap;
+  }
+  char *copy = lm_arena_strndup(pt->arena, s, n);
+  if (!copy || lm_map_putn(pt->intern, s, n, (int64_t)pt->n_strings) != LM_OK)
+    return LM_ENOMEM;
+  pt->strings[pt->n_strings] = copy;
+  *id = (int32_t)pt->n_strings++;
+  return LM_OK;
+}
+
+/* Unquote a quoted field body [s, e) (doubled quotes become one) into the
+ * scratch buffer. */
+static lm_status unquote(const char *s, const char *e, lm_buf *scratch) {
+  lm_buf_reset(scratch);
+  for (const char *p = s; p < e; p++) {
+    lm_buf_putc(scratch, *p);
+    if (*p == '"') p++; /* skip the second quote of a pair */
+  }
+  return scratch->failed ? LM_ENOMEM : LM_OK;
+}
+
+static void *parse_part(void *arg) {
+  part *pt = arg;
+  parse_ctx *ctx = pt->ctx;
+  const char *p = ctx->data + pt->start;
+  const char *end = ctx->data + pt->end;
+  const size_t n_cols = ctx->n_cols;
+  size_t row = pt->first_row;
+  long line = pt->first_line;
+  lm_buf scratch = {0};
+  const char *released = ctx->data + pt->start;
+
+  while (p < end) {
+    const char *record_start = p;
+    if (pt->expect_rows && row - pt->first_row >= pt->expect_rows) {
+      pt->irregular = 1; /* more records than newlines: quoted newlines */
+      break;
+    }
+    /* Skip a blank line (a trailing empty line, or CRLF debris). */
+    if (*p == '\n' || (*p == '\r' && p + 1 < end && p[1] == '\n')) {
+      p += *p == '\r' ? 2 : 1;
+      line++;
+      if (pt->expect_rows) pt->expect_rows--;
+      continue;
+    }
+    int missing_in_row = 0;
+    /* Scan no further than the longest record allowed. */
+    const char *limit = (size_t)(end - p) > ctx->max_record
+                            ? p + ctx->max_record + 1 : end;
+    for (size_t c = 0; c < n_cols; c++) {
+      const char *fs, *fe;
+      int quoted = 0;
+      if (p < end && *p == '"') {
+        quoted = 1;
+        fs = ++p;
+        for (;;) {
+          const char *q = memchr(p, '"', (size_t)(end - p));
+          if (!q) {
+            pt->status = lm_diag_set(&pt->diag, LM_EPARSE, ctx->path, line,
+                                     (long)c + 1, ctx->cols[c].name,
+                                     "unterminated quoted field (file truncated?)");
+            goto fail;
+          }
+          if (memchr(p, '\n', (size_t)(q - p))) pt->irregular = 1;
+          if (q + 1 < end && q[1] == '"') {
+            p = q + 2;
+            continue;
+          }
+          fe = q;
+          p = q + 1;
+          break;
+        }
+        if (pt->irregular && pt->expect_rows) goto out; /* redo serially */
+      } else {
+        fs = p;
+        while (p < limit && *p != ',' && *p != '\n' && *p != '\r') p++;
+        fe = p;
+      }
+      if ((size_t)(p - record_start) > ctx->max_record) {
+        pt->status = lm_diag_set(&pt->diag, LM_ELIMIT, ctx->path, line,
+                                 (long)c + 1, NULL,
+                                 "record longer than %zu bytes",
+                                 ctx->max_record);
+        goto fail;
+      }
+      /* After the field: a separator, or the end of the record. */
+      int last = c + 1 == n_cols;
+      if (p < end && *p == ',') {
+        if (last) {
+          size_t extra = 1;
+          for (const char *q = p; q < end && *q != '\n'; q++)
+            if (*q == ',') extra++;
+          pt->status = lm_diag_set(
+              &pt->diag, LM_EPARSE, ctx->path, line, (long)n_cols + 1, NULL,
+              "expected %zu fields as in the header, found %zu", n_cols,
+              n_cols + extra);
+          goto fail;
+        }
+        p++;
+      } else if (!last) {
+        pt->status = lm_diag_set(
+            &pt->diag, LM_EPARSE, ctx->path, line, (long)c + 1, NULL,
+            "expected %zu fields as in the header, found %zu%s", n_cols, c + 1,
+            p >= end ? " (file truncated?)" : "");
+        goto fail;
+      } else if (p < end && *p != '\n' && *p != '\r') {
+        pt->status = lm_diag_set(&pt->diag, LM_EPARSE, ctx->path, line,
+                                 (long)c + 1, ctx->cols[c].name,
+                                 "text after a closing quote");
+        goto fail;
+      }
+      /* Convert. */
+      lm_column *col = &ctx->cols[c];
+      const char *vs = fs, *ve = fe;
+      if (quoted && memchr(fs, '"', (size_t)(fe - fs))) {
+        if (unquote(fs, fe, &scratch) != LM_OK) goto nomem;
+        vs = scratch.data;
+        ve = scratch.data + scratch.len;
+      }
+      double v;
+      int is_int;
+      int kind = lm_parse_number(vs, ve, &v, &is_int);
+      col->values[row] = v;
+      if (kind == 2) {
+        pt->n_missing[c]++;
+        missing_in_row = 1;
+      } else if (kind == 0) {
+        col->values[row] = NAN;
+        if (!ctx->keep_text[c]) {
+          if (pt->n_text[c]++ == 0) {
+            pt->first_text_line[c] = line;
+            size_t n = (size_t)(ve - vs);
+            pt->first_text[c] = lm_arena_strndup(
+                pt->arena, vs, n < FIRST_TEXT_MAX ? n : FIRST_TEXT_MAX);
+          }
+        } else {
+          pt->n_text[c]++;
+        }
+      } else if (!is_int) {
+        pt->not_int[c] = 1;
+      }
+      if (ctx->keep_text[c]) {
+        /* A missing-value token reads as an empty text, as a blank does. */
+        int32_t id;
+        if (kind == 2) ve = vs;
+        if (intern_text(pt, vs, (size_t)(ve - vs), &id) != LM_OK) goto nomem;
+        col->text_ids[row] = id;
+      }
+    }
+    /* End of record. */
+    if (p < end && *p == '\r') p++;
+    if (p < end && *p == '\n') p++;
+    ctx->row_missing[row] = (uint8_t)missing_in_row;
+    row++;
+    line++;
+    if (ctx->release_pages && (size_t)(p - released) >= RELEASE_CHUNK) {
+      /* Give back fully parsed pages of the mapping. */
+      uintptr_t from = ((uintptr_t)released + 4095) & ~(uintptr_t)4095;
+      uintptr_t to = (uintptr_t)(p - 1) & ~(uintptr_t)4095;
+      if (to > from) madvise((void *)from, to - from, MADV_DONTNEED);
+      released = p;
+    }
+  }
+out:
+  pt->rows = row - pt->first_row;
+  lm_buf_fini(&scratch);
+  return NULL;
+nomem:
+  pt->status = lm_diag_set(&pt->diag, LM_ENOMEM, ctx->path, line, 0, NULL,
+                           "out of memory");
+fail:
+  pt->rows = row - pt->first_row;
+  lm_buf_fini(&scratch);
+  return NULL;
+}
+
+/* Parse the header record starting at data; fills names and returns the
+ * offset just past it. */
+static lm_status parse_header(const char *data, size_t len, const char *path,
+                              size_t max_record, lm_arena *arena,
+                              const char ***names_out, size_t *n_out,
+                              size_t *consumed, lm_diag *diag) {
+  size_t cap = 64, n = 0, i = 0;
+  const char **names = lm_arena_alloc(arena, cap * sizeof *names);
+  lm_buf scratch = {0};
+  lm_status status = LM_OK;
+  if (!names) return lm_diag_set(diag, LM_ENOMEM, path, 1, 0, NULL, "out of memory");
+  if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) i = 3;
+  if (i >= len || data[i] == '\n' || data[i] == '\r') {
+    status = lm_diag_set(diag, LM_EPARSE, path, 1, 0, NULL,
+                         "empty file: no header line");
+    goto done;
+  }
+  for (;;) {
+    const char *fs, *fe;
+    if (i > max_record) {
+      status = lm_diag_set(diag, LM_ELIMIT, path, 1, (long)n + 1, NULL,
+                           "header longer than %zu bytes", max_record);
+      goto done;
+    }
+    lm_buf_reset(&scratch);
+    if (i < len && data[i] == '"') {
+      i++;
+      for (;; i++) {
+        if (i >= len) {
+          status = lm_diag_set(diag, LM_EPARSE, path, 1, (long)n + 1, NULL,
+                               "unterminated quoted header field");
+          goto done;
+        }
+        if (data[i] == '"') {
+          if (i + 1 < len && data[i + 1] == '"') {
+            lm_buf_putc(&scratch, '"');
+            i++;
+            continue;
+          }
+          i++;
+          break;
+        }
+        lm_buf_putc(&scratch, data[i]);
+      }
+    } else {
+      size_t s = i;
+      while (i < len && data[i] != ',' && data[i] != '\n' && data[i] != '\r') i++;
+      lm_buf_append(&scratch, data + s, i - s);
+    }
+    fs = lm_buf_cstr(&scratch);
+    fe = fs + scratch.len;
+    if (scratch.failed) goto nomem;
+    if (n == cap) {
+      const char **grown = lm_arena_alloc(arena, 2 * cap * sizeof *grown);
+      if (!grown) goto nomem;
+      memcpy(grown, names, cap * sizeof *grown);
+      names = grown;
+      cap *= 2;
+    }
+    names[n] = lm_arena_strndup(arena, fs, (size_t)(fe - fs));
+    if (!names[n]) goto nomem;
+    n++;
+    if (i < len && data[i] == ',') {
+      i++;
+      continue;
+    }
+    if (i < len && data[i] == '\r') i++;
+    if (i < len && data[i] == '\n') i++;
+    else if (i < len) {
+      status = lm_diag_set(diag, LM_EPARSE, path, 1, (long)n, NULL,
+                           "text after a closing quote in the header");
+      goto done;
+    }
+    break;
+  }
+  *names_out = names;
+  *n_out = n;
+  *consumed = i;
+  goto done;
+nomem:
+  status = lm_diag_set(diag, LM_ENOMEM, path, 1, 0, NULL, "out of memory");
+done:
+  lm_buf_fini(&scratch);
+  return status;
+}
+
+static size_t count_newlines(const char *s, size_t n) {
+  size_t count = 0;
+  const char *end = s + n;
+  while (s < end) {
+    const char *q = memchr(s, '\n', (size_t)(end - s));
+    if (!q) {
+      count++; /* a last record without a newline */
+      break;
+    }
+    count++;
+    s = q + 1;
+  }
+  return count;
+}
+
+typedef struct count_job {
+  const char *s;
+  size_t n;
+  size_t count;
+} count_job;
+
+static void *count_thread(void *arg) {
+  count_job *job = arg;
+  job->count = count_newlines(job->s, job->n);
+  return NULL;
+}
+
+static void part_fini(part *pt) {
+  lm_map_free(pt->intern);
+  lm_free(pt->strings);
+  lm_free(pt->n_missing);
+  lm_free(pt->n_text);
+  lm_free(pt->first_text_line);
+  lm_free(pt->first_text);
+  lm_free(pt->not_int);
+  /* pt->arena is handed to the table or freed by the caller */
+}
+
+static lm_status part_init(part *pt, parse_ctx *ctx, lm_arena *arena) {
+  memset(pt, 0, sizeof *pt);
+  pt->ctx = ctx;
+  pt->arena = arena;
+  pt->intern = lm_map_new();
+  pt->n_missing = lm_calloc(ctx->n_cols, sizeof *pt->n_missing);
+  pt->n_text = lm_calloc(ctx->n_cols, sizeof *pt->n_text);
+  pt->first_text_line = lm_calloc(ctx->n_cols, sizeof *pt->first_text_line);
+  pt->first_text = lm_calloc(ctx->n_cols, sizeof *pt->first_text);
+  pt->not_int = lm_calloc(ctx->n_cols, sizeof *pt->not_int);
+  if (!pt->intern || !pt->n_missing || !pt->n_text || !pt->first_text_line ||
+      !pt->first_text || !pt->not_int)
+    return LM_ENOMEM;
+  return LM_OK;
+}
+
+/* Allocate the column arrays of a table for n_rows rows. */
+static lm_status alloc_columns(lm_table *t, const uint8_t *keep_text,
+                               size_t n_rows) {
+  size_t rows = n_rows ? n_rows : 1;
+  for (size_t c = 0; c < t->n_cols; c++) {
+    t->cols[c].values = lm_arena_alloc(t->arena, rows * sizeof(double));
+    if (!t->cols[c].values) return LM_ENOMEM;
+    if (keep_text[c]) {
+      t->cols[c].text_ids = lm_arena_alloc(t->arena, rows * sizeof(int32_t));
+      if (!t->cols[c].text_ids) return LM_ENOMEM;
+    }
+  }
+  t->row_missing = lm_arena_alloc(t->arena, rows);
+  return t->row_missing ? LM_OK : LM_ENOMEM;
+}
+
+/* Copy per-thread results into the table: counters, strings and, for the
+ * second part, text ids remapped into the first part's string numbering. */
+static lm_status merge_parts(lm_table *t, part *parts, int n_parts,
+                             const uint8_t *keep_text) {
+  part *p0 = &parts[0];
+  for (int k = 1; k < n_parts; k++) {
+    part *pk = &parts[k];
+    int32_t *remap = NULL;
+    if (pk->n_strings) {
+      remap = lm_malloc(pk->n_strings * sizeof *remap);
+      if (!remap) return LM_ENOMEM;
+      for (size_t s = 0; s < pk->n_strings; s++) {
+        if (intern_text(p0, pk->strings[s], strlen(pk->strings[s]),
+                        &remap[s]) != LM_OK) {
+          lm_free(remap);
+          return LM_ENOMEM;
+        }
+      }
+    }
+    for (size_t c = 0; c < t->n_cols; c++) {
+      if (keep_text[c] && remap)
+        for (size_t r = pk->first_row; r < pk->first_row + pk->rows; r++)
+          t->cols[c].text_ids[r] = remap[t->cols[c].text_ids[r]];
+      p0->n_missing[c] += pk->n_missing[c];
+      if (pk->n_text[c] && !p0->n_text[c]) {
+        p0->first_text_line[c] = pk->first_text_line[c];
+        p0->first_text[c] = pk->first_text[c]
+                                ? lm_arena_strdup(p0->arena, pk->first_text[c])
+                                : NULL;
+      }
+      p0->n_text[c] += pk->n_text[c];
+      p0->not_int[c] |= pk->not_int[c];
+    }
+    lm_free(remap);
+  }
+  for (size_t c = 0; c < t->n_cols; c++) {
+    lm_column *col = &t->cols[c];
+    col->n_missing = p0->n_missing[c];
+    col->n_text = p0->n_text[c];
+    col->first_text_line = p0->first_text_line[c];
+    col->first_text = p0->first_text[c];
+    col->all_int = !p0->not_int[c] && !col->n_text;
+  }
+  t->strings = lm_arena_alloc(t->arena, (p0->n_strings + 1) * sizeof(char *));
+  if (!t->strings) return LM_ENOMEM;
+  memcpy(t->strings, p0->strings, p0->n_strings * sizeof(char *));
+  t->n_strings = p0->n_strings;
+  return LM_OK;
+}
+
+static lm_status parse_buffer(const char *data, size_t len, const char *path,
+                              const lm_csv_options *options, int mapped,
+                              lm_table **out, lm_diag *diag) {
+  lm_status status = LM_OK;
+  lm_arena *arena = lm_arena_new(1 << 16);
+  lm_arena *side = NULL; /* strings of the second part */
+  lm_table *t = NULL;
+  part parts[2];
+  int n_parts = 0;
+  uint8_t *keep_text = NULL;
+  lm_csv_options defaults = {0};
+  if (!options) options = &defaults;
+  size_t max_record = options->max_record ? options->max_record : DEFAULT_MAX_RECORD;
+  memset(parts, 0, sizeof parts);
+  *out = NULL;
+  if (!arena) return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+
+  t = lm_arena_alloc(arena, sizeof *t);
+  if (!t) goto nomem;
+  t->arena = arena;
+  t->path = lm_arena_strdup(arena, path);
+  {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    t->name = lm_arena_strndup(arena, base, dot ? (size_t)(dot - base) : strlen(base));
+  }
+  if (!t->path || !t->name) goto nomem;
+
+  const char **names = NULL;
+  size_t header_len = 0;
+  status = parse_header(data, len, path, max_record, arena, &names, &t->n_cols,
+                        &header_len, diag);
+  if (status != LM_OK) goto fail;
+  t->cols = lm_arena_alloc(arena, t->n_cols * sizeof *t->cols);
+  t->by_name = lm_map_new();
+  keep_text = lm_calloc(t->n_cols, 1);
+  if (!t->cols || !t->by_name || !keep_text) goto nomem;
+  for (size_t c = 0; c < t->n_cols; c++) {
+    const char *name = names[c];
+    /* Repeated names get ".1", ".2", ... as the reference reader does. */
+    if (lm_map_get(t->by_name, name, NULL)) {
+      for (int k = 1;; k++) {
+        char candidate[1024];
+        snprintf(candidate, sizeof candidate, "%s.%d", names[c], k);
+        if (!lm_map_get(t->by_name, candidate, NULL)) {
+          name = lm_arena_strdup(arena, candidate);
+          if (!name) goto nomem;
+          break;
+        }
+      }
+    }
+    t->cols[c].name = name;
+    if (lm_map_put(t->by_name, name, (int64_t)c) != LM_OK) goto nomem;
+    keep_text[c] = (uint8_t)options->all_text;
+    for (const char *const *tc = options->text_columns; tc && *tc; tc++)
+      if (strcmp(*tc, names[c]) == 0) keep_text[c] = 1;
+  }
+
+  const char *body = data + header_len;
+  size_t body_len = len - header_len;
+  parse_ctx ctx = {data, len, path, max_record, t->n_cols, t->cols, keep_text,
+                   NULL, mapped};
+
+  int want_threads = options->threads > 0 ? options->threads
+                                          : (body_len >= PARALLEL_MIN_BYTES ? 2 : 1);
+  if (want_threads > 2) want_threads = 2;
+  /* Split the body at a newline near its middle and count each half's
+   * newlines (in parallel), which bounds each half's record count. */
+  size_t split = body_len;
+  if (want_threads == 2) {
+    const char *mid = memchr(body + body_len / 2, '\n', body_len - body_len / 2);
+    split = mid ? (size_t)(mid + 1 - body) : body_len;
+    if (split >= body_len) want_threads = 1;
+  }
+  size_t counts[2] = {0, 0};
+  if (want_threads == 2) {
+    count_job jobs[2] = {{body, split, 0}, {body + split, body_len - split, 0}};
+    pthread_t tid;
+    if (pthread_create(&tid, NULL, count_thread, &jobs[1]) == 0) {
+      count_thread(&jobs[0]);
+      pthread_join(tid, NULL);
+    } else {
+      count_thread(&jobs[0]);
+      count_thread(&jobs[1]);
+    }
+    counts[0] = jobs[0].count;
+    counts[1] = jobs[1].count;
+  } else {
+    counts[0] = count_newlines(body, body_len);
+  }
+  size_t total = counts[0] + counts[1];
+  status = alloc_columns(t, keep_text, total);
+  if (status != LM_OK) goto nomem;
+  ctx.row_missing = t->row_missing;
+
+  side = lm_arena_new(1 << 16);
+  if (!side) goto nomem;
+  n_parts = want_threads;
+  for (int k = 0; k < n_parts; k++)
+    if (part_init(&parts[k], &ctx, k == 0 ? arena : side) != LM_OK) goto nomem;
+  parts[0].start = header_len;
+  parts[0].end = header_len + split;
+  parts[0].first_row = 0;
+  parts[0].expect_rows = counts[0];
+  parts[0].first_line = 2;
+  if (n_parts == 2) {
+    parts[1].start = header_len + split;
+    parts[1].end = len;
+    parts[1].first_row = counts[0];
+    parts[1].expect_rows = counts[1];
+    parts[1].first_line = (long)counts[0] + 2;
+    pthread_t tid;
+    int threaded = pthread_create(&tid, NULL, parse_part, &parts[1]) == 0;
+    parse_part(&parts[0]);
+    if (threaded) pthread_join(tid, NULL);
+    else parse_part(&parts[1]);
+    int regular = !parts[0].irregular && !parts[1].irregular;
+    if (parts[0].status != LM_OK || parts[1].status != LM_OK) {
+      part *bad = parts[0].status != LM_OK ? &parts[0] : &parts[1];
+      if (regular || bad == &parts[0]) {
+        if (diag) *diag = bad->diag;
+        status = bad->status;
+        goto fail;
+      }
+    }
+    if (!regular) {
+      /* Quoted newlines: the line-count split is not a record split. Parse
+       * again from the start, on one thread, without a row bound. */
+      for (int k = 0; k < n_parts; k++) part_fini(&parts[k]);
+      lm_arena_free(side);
+      side = NULL;
+      n_parts = 1;
+      if (part_init(&parts[0], &ctx, arena) != LM_OK) goto nomem;
+      parts[0].start = header_len;
+      parts[0].end = len;
+      parts[0].first_line = 2;
+      parts[0].expect_rows = 0;
+      parse_part(&parts[0]);
+      if (parts[0].status != LM_OK) {
+        if (diag) *diag = parts[0].diag;
+        status = parts[0].status;
+        goto fail;
+      }
+      t->n_rows = parts[0].rows;
+    } else {
+      /* Close the gap left by blank lines in the first half. */
+      t->n_rows = parts[0].rows + parts[1].rows;
+      if (parts[0].rows < counts[0]) {
+        size_t gap_from = counts[0], to = parts[0].rows;
+        for (size_t c = 0; c < t->n_cols; c++) {
+          memmove(t->cols[c].values + to, t->cols[c].values + gap_from,
+                  parts[1].rows * sizeof(double));
+          if (t->cols[c].text_ids)
+            memmove(t->cols[c].text_ids + to, t->cols[c].text_ids + gap_from,
+                    parts[1].rows * sizeof(int32_t));
+        }
+        memmove(t->row_missing + to, t->row_missing + gap_from, parts[1].rows);
+        parts[1].first_row = to;
+      }
+    }
+  } else {
+    parts[0].end = len;
+    parts[0].expect_rows = 0; /* serial: quoted newlines are fine */
+    parse_part(&parts[0]);
+    if (parts[0].status != LM_OK) {
+      if (diag) *diag = parts[0].diag;
+      status = parts[0].status;
+      goto fail;
+    }
+    t->n_rows = parts[0].rows;
+  }
+  if (merge_parts(t, parts, n_parts, keep_text) != LM_OK) goto nomem;
+  /* The strings of the second part were copied by intern_text into the
+   * table's arena; the side arena can go. */
+  for (int k = 0; k < n_parts; k++) part_fini(&parts[k]);
+  n_parts = 0;
+  lm_arena_free(side);
+  lm_free(keep_text);
+  *out = t;
+  return LM_OK;
+
+nomem:
+  status = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+fail:
+  for (int k = 0; k < n_parts; k++) part_fini(&parts[k]);
+  lm_arena_free(side);
+  lm_free(keep_text);
+  if (t) lm_map_free(t->by_name);
+  lm_arena_free(arena);
+  return status;
+}
+
+lm_status lm_csv_parse(const char *data, size_t len, const char *path,
+                       const lm_csv_options *options, lm_table **out,
+                       lm_diag *diag) {
+  return parse_buffer(data, len, path, options, 0, out, diag);
+}
+
+lm_status lm_csv_read(const char *path, const lm_csv_options *options,
+                      lm_table **out, lm_diag *diag) {
+  *out = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return lm_diag_set(diag, errno == ENOENT ? LM_ENOTFOUND : LM_EIO, path, 0,
+                       0, NULL, "cannot open: %s", strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "not a regular file");
+  }
+  size_t len = (size_t)st.st_size;
+  if (len == 0) {
+    close(fd);
+    return lm_diag_set(diag, LM_EPARSE, path, 1, 0, NULL,
+                       "empty file: no header line");
+  }
+  void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED)
+    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot map: %s",
+                       strerror(errno));
+  madvise(map, len, MADV_SEQUENTIAL);
+  lm_status status = parse_buffer(map, len, path, options, 1, out, diag);
+  munmap(map, len);
+  return status;
+}

@@ -1,0 +1,50 @@
+/*
+ * io.h - reading profiling data from disk: the CSV column loader and the
+ * Omniperf/rocprofiler-compute workload folder reader.
+ *
+ * Readers never write into the folders they read.
+ */
+#ifndef LUMEN_IO_H
+#define LUMEN_IO_H
+
+#include <stddef.h>
+
+#include "base/base.h"
+#include "model/model.h"
+
+/* Options of the CSV loader. A zeroed struct asks for the defaults. */
+typedef struct lm_csv_options {
+  size_t max_record;              /* longest record in bytes (default 64 MiB) */
+  const char *const *text_columns;/* NULL-terminated names whose cells are
+                                     also kept as text (e.g. "Kernel_Name") */
+  int all_text;                   /* keep every column's cells as text */
+  int threads;                    /* 0: decide from the file size; 1: serial */
+} lm_csv_options;
+
+/* lm_csv_read: load the CSV file at path into a new table (*out, free with
+ * lm_table_free). The first record is the header. Every record must have
+ * as many fields as the header; a malformed file gives LM_EPARSE with the
+ * file, line and column in diag. Numbers are read exactly like a correctly
+ * rounding strtod. */
+lm_status lm_csv_read(const char *path, const lm_csv_options *options,
+                      lm_table **out, lm_diag *diag);
+
+/* lm_csv_parse: the same on an in-memory buffer; `path` names it in
+ * diagnostics and in the table. data need not be NUL-terminated. */
+lm_status lm_csv_parse(const char *data, size_t len, const char *path,
+                       const lm_csv_options *options, lm_table **out,
+                       lm_diag *diag);
+
+/* lm_parse_number: parse one CSV cell [s, e) as a number the way the
+ * reference tool's CSV reader does. Returns 1 and sets *value (and *is_int
+ * when the text is an integer) for a number, 2 for a missing-value token
+ * (blank, "nan", "NULL", ...; *value = NaN), 0 for other text. */
+int lm_parse_number(const char *s, const char *e, double *value, int *is_int);
+
+/* lm_workload_read: load an Omniperf/rocprofiler-compute workload folder:
+ * pmc_perf.csv, the SQ_*.csv accumulate tables, sysinfo.csv and, when
+ * present, roofline.csv. Refuses folders the reference tool refuses (no
+ * pmc_perf.csv; every row with a missing cell). */
+lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag);
+
+#endif

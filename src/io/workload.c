@@ -1,0 +1,230 @@
+/*
+ * workload.c - reading an Omniperf/rocprofiler-compute workload folder.
+ *
+ * The folder is read as it is and never written: pmc_perf.csv (one row per
+ * dispatch), the SQ_*.csv accumulate tables that metrics reach through
+ * their source (coll_level), sysinfo.csv, and roofline.csv and
+ * timestamps.csv when present. Refusals follow the reference tool so that
+ * scripts see the same outcome: a folder without pmc_perf.csv, and a
+ * pmc_perf.csv in which every row has an empty cell.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "io/io.h"
+
+static const char *const pmc_text_columns[] = {"Kernel_Name", NULL};
+
+static char *join_path(lm_arena *arena, const char *dir, const char *name) {
+  size_t n = strlen(dir), m = strlen(name);
+  char *path = lm_arena_alloc(arena, n + m + 2);
+  if (!path) return NULL;
+  memcpy(path, dir, n);
+  if (n && dir[n - 1] != '/') path[n++] = '/';
+  memcpy(path + n, name, m + 1);
+  return path;
+}
+
+static int file_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int cmp_names(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* List the SQ*.csv files of dir, sorted, and count unmerged pass files. */
+static lm_status scan_dir(const char *dir, lm_arena *arena, const char ***sq_out,
+                          size_t *n_sq_out, size_t *n_unmerged, lm_diag *diag) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return lm_diag_set(diag, errno == ENOENT ? LM_ENOTFOUND : LM_EIO, dir, 0,
+                       0, NULL, "cannot open workload folder: %s",
+                       strerror(errno));
+  size_t cap = 16, n = 0;
+  const char **names = lm_arena_alloc(arena, cap * sizeof *names);
+  lm_status status = LM_OK;
+  *n_unmerged = 0;
+  if (!names) {
+    status = lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+    goto done;
+  }
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (len < 5 || strcmp(e->d_name + len - 4, ".csv") != 0) continue;
+    if (strncmp(e->d_name, "pmc_perf_", 9) == 0) (*n_unmerged)++;
+    if (strncmp(e->d_name, "SQ", 2) != 0) continue;
+    if (n == cap) {
+      const char **grown = lm_arena_alloc(arena, 2 * cap * sizeof *grown);
+      if (!grown) goto nomem;
+      memcpy(grown, names, cap * sizeof *grown);
+      names = grown;
+      cap *= 2;
+    }
+    names[n] = lm_arena_strdup(arena, e->d_name);
+    if (!names[n]) goto nomem;
+    n++;
+  }
+  qsort(names, n, sizeof *names, cmp_names);
+  *sq_out = names;
+  *n_sq_out = n;
+  goto done;
+nomem:
+  status = lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+done:
+  closedir(d);
+  return status;
+}
+
+static lm_status read_sysinfo(lm_workload *w, const char *path, lm_diag *diag) {
+  lm_csv_options options = {0};
+  options.all_text = 1;
+  lm_status status = lm_csv_read(path, &options, &w->sysinfo_table, diag);
+  if (status != LM_OK) {
+    if (status == LM_ENOTFOUND)
+      lm_diag_set(diag, status, path, 0, 0, NULL,
+                  "missing: a workload folder needs sysinfo.csv");
+    return status;
+  }
+  const lm_table *t = w->sysinfo_table;
+  if (t->n_rows < 1)
+    return lm_diag_set(diag, LM_EDATA, path, 2, 0, NULL,
+                       "no data row: sysinfo.csv must hold one row");
+  lm_sysinfo *info = &w->sysinfo;
+  info->n_fields = t->n_cols;
+  info->names = lm_arena_alloc(w->arena, t->n_cols * sizeof(char *));
+  info->texts = lm_arena_alloc(w->arena, t->n_cols * sizeof(char *));
+  info->values = lm_arena_alloc(w->arena, t->n_cols * sizeof(double));
+  if (!info->names || !info->texts || !info->values)
+    return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+  for (size_t c = 0; c < t->n_cols; c++) {
+    info->names[c] = t->cols[c].name;
+    const char *text = lm_table_text(t, c, 0);
+    info->texts[c] = text ? text : "";
+    info->values[c] = t->cols[c].values[0];
+  }
+  w->arch = lm_sysinfo_text(info, "gpu_arch");
+  if (!w->arch || !w->arch[0])
+    return lm_diag_set(diag, LM_EDATA, path, 1, 0, "gpu_arch",
+                       "missing or empty: the architecture is read from it");
+  return LM_OK;
+}
+
+lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag) {
+  lm_status status = LM_OK;
+  lm_arena *arena = lm_arena_new(1 << 14);
+  lm_workload *w = NULL;
+  *out = NULL;
+  if (!arena) return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+  w = lm_arena_alloc(arena, sizeof *w);
+  if (!w) {
+    lm_arena_free(arena);
+    return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+  }
+  w->arena = arena;
+  w->path = lm_arena_strdup(arena, dir);
+  if (!w->path) goto nomem;
+
+  struct stat st;
+  if (stat(dir, &st) != 0) {
+    status = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL,
+                         "no such workload folder");
+    goto fail;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    status = lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL,
+                         "not a folder: a workload is a folder holding "
+                         "pmc_perf.csv and sysinfo.csv");
+    goto fail;
+  }
+
+  const char **sq_names = NULL;
+  size_t n_sq = 0, n_unmerged = 0;
+  status = scan_dir(dir, arena, &sq_names, &n_sq, &n_unmerged, diag);
+  if (status != LM_OK) goto fail;
+
+  char *pmc_path = join_path(arena, dir, "pmc_perf.csv");
+  if (!pmc_path) goto nomem;
+  if (!file_exists(pmc_path)) {
+    if (n_unmerged)
+      status = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL,
+                           "cannot find pmc_perf.csv (the folder holds %zu "
+                           "unmerged pmc_perf_<n>.csv pass files: the "
+                           "profiling run did not finish its merge step)",
+                           n_unmerged);
+    else
+      status = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL,
+                           "cannot find pmc_perf.csv: not a workload folder");
+    goto fail;
+  }
+
+  char *sys_path = join_path(arena, dir, "sysinfo.csv");
+  if (!sys_path) goto nomem;
+  status = read_sysinfo(w, sys_path, diag);
+  if (status != LM_OK) goto fail;
+
+  lm_csv_options pmc_options = {0};
+  pmc_options.text_columns = pmc_text_columns;
+  status = lm_csv_read(pmc_path, &pmc_options, &w->pmc, diag);
+  if (status != LM_OK) goto fail;
+  if (lm_table_find(w->pmc, "Kernel_Name") < 0) {
+    status = lm_diag_set(diag, LM_EDATA, pmc_path, 1, 0, "Kernel_Name",
+                         "missing column: every dispatch row needs a kernel name");
+    goto fail;
+  }
+  {
+    size_t complete = 0;
+    for (size_t r = 0; r < w->pmc->n_rows; r++) complete += !w->pmc->row_missing[r];
+    if (complete == 0) {
+      long line = 0;
+      const char *field = NULL;
+      for (size_t c = 0; c < w->pmc->n_cols && !field; c++) {
+        if (!w->pmc->cols[c].n_missing) continue;
+        field = w->pmc->cols[c].name;
+        for (size_t r = 0; r < w->pmc->n_rows; r++)
+          if (isnan(w->pmc->cols[c].values[r]) && !lm_table_text(w->pmc, c, r)) {
+            line = (long)r + 2;
+            break;
+          }
+      }
+      status = lm_diag_set(
+          diag, LM_EDATA, pmc_path, line, 0, field,
+          w->pmc->n_rows ? "every dispatch row has an empty cell (profiling "
+                           "data may be corrupt); the first one is here"
+                         : "no dispatch rows");
+      goto fail;
+    }
+  }
+
+  w->levels = lm_arena_alloc(arena, (n_sq ? n_sq : 1) * sizeof *w->levels);
+  if (!w->levels) goto nomem;
+  for (size_t i = 0; i < n_sq; i++) {
+    char *path = join_path(arena, dir, sq_names[i]);
+    if (!path) goto nomem;
+    status = lm_csv_read(path, NULL, &w->levels[w->n_levels], diag);
+    if (status != LM_OK) goto fail;
+    w->n_levels++;
+  }
+
+  char *roof_path = join_path(arena, dir, "roofline.csv");
+  if (!roof_path) goto nomem;
+  if (file_exists(roof_path)) {
+    status = lm_csv_read(roof_path, NULL, &w->roofline, diag);
+    if (status != LM_OK) goto fail;
+  }
+  *out = w;
+  return LM_OK;
+
+nomem:
+  status = lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+fail:
+  lm_workload_free(w);
+  return status;
+}

@@ -1,0 +1,890 @@
+/*
+ * eval.c - the bulk evaluator: runs a catalog's graph over all selected
+ * dispatches of a workload at once.
+ *
+ * Only the nodes that the requested tables need are run (marked backwards
+ * from their cells; $denom marks just the chosen normalization). Nodes are
+ * in topological order by construction. Evaluation goes by stage: scalars
+ * of stage s (system-info constants, results of aggregates), then one pass
+ * over the dispatches, in chunks that stay in cache, computing every
+ * per-dispatch node of stage s and feeding the aggregates that reduce them
+ * (stage s + 1). Per-channel nodes of template rows are run once per
+ * channel inside the chunk loop. The dispatch range is split between two
+ * threads; sums, counts, minima and maxima merge afterwards, and order
+ * statistics (median, quantiles, standard deviation) keep their operand's
+ * values and are computed after a radix sort.
+ *
+ * Missing data is decided before any arithmetic: a node is missing when
+ * an input column or table is absent from the workload, and so is every
+ * node computed from it (the reference tool shows such cells blank).
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "metrics/internal.h"
+
+#define CHUNK 256
+#define MAX_CHANNELS 4096
+#define PARALLEL_MIN_ROWS 4096
+
+/* "Not available" in a masked (nullable) vector: a NaN with a payload that
+ * arithmetic never produces, so it can be told apart from the NaN of 0/0. */
+static const uint64_t NA_BITS = 0x7FF800000000DEADULL;
+
+static inline double na_value(void) {
+  double d;
+  memcpy(&d, &NA_BITS, sizeof d);
+  return d;
+}
+
+static inline int is_na(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u == NA_BITS;
+}
+
+struct lm_eval {
+  const lm_catalog *cat;
+  int32_t n_ch;
+  int32_t *slot;          /* per node: first slot, -1 when not needed */
+  double *vals;           /* per slot: scalar value */
+  uint8_t *miss;          /* per slot: 1 when missing */
+  int32_t *table_channels;/* per table */
+};
+
+/* Everything one run needs, shared read-only by the worker threads. */
+typedef struct run {
+  const lm_catalog *cat;
+  const lm_eval_request *req;
+  lm_eval *ev;
+  uint8_t *needed;
+  int contiguous;         /* the selection is rows k, k+1, ... */
+  /* per INPUT node: column values per channel (n_ch entries for channel
+   * inputs, 1 otherwise), NULL when missing */
+  const double ***cols;
+  size_t **col_rows;      /* rows in that column's table */
+  /* the current pass */
+  int32_t stage;
+  int32_t *vec_inv, n_vec_inv;   /* per-dispatch nodes, channel-invariant */
+  int32_t *vec_ch, n_vec_ch;     /* per-dispatch nodes, per channel */
+  int32_t *agg, n_agg;           /* aggregates fed by this pass */
+  int32_t *buf_index;            /* per node: index of its chunk buffer */
+  int32_t n_bufs;
+  int32_t *keep_index;           /* per node: retained-values array, -1 */
+  double **keep;                 /* [keep index * n_ch + ch] -> n_rows values */
+  int32_t n_keep;
+} run;
+
+typedef struct acc {
+  double sum, min, max;
+  size_t count;
+  int nan;   /* masked operand: a NaN that is not "not available" was seen */
+} acc;
+
+typedef struct worker {
+  run *r;
+  size_t begin, end;       /* selected-row range */
+  double *bufs;            /* n_bufs * CHUNK */
+  acc *accs;               /* per aggregate per channel */
+  uint8_t *poison;         /* per node per channel */
+  lm_status status;
+} worker;
+
+static inline int32_t slot_of(const lm_eval *ev, int32_t node, int32_t ch) {
+  return ev->slot[node] + (ev->cat->nodes[node].chan ? ch : 0);
+}
+
+void lm_eval_free(lm_eval *ev) {
+  if (!ev) return;
+  lm_free(ev->slot);
+  lm_free(ev->vals);
+  lm_free(ev->miss);
+  lm_free(ev->table_channels);
+  lm_free(ev);
+}
+
+int32_t lm_eval_channels(const lm_eval *ev, int32_t table) {
+  return ev->table_channels[table];
+}
+
+int lm_eval_node(const lm_eval *ev, int32_t node, int32_t ch, double *value) {
+  if (node < 0 || node >= ev->cat->n_nodes || ev->slot[node] < 0) return 0;
+  if (ch < 0 || ch >= ev->n_ch) ch = 0;
+  int32_t s = slot_of(ev, node, ch);
+  if (ev->miss[s]) return 0;
+  double v = ev->vals[s];
+  if (isnan(v)) return 0;
+  *value = v;
+  return 1;
+}
+
+/* ------------------------------------------------------------- kernels */
+
+typedef struct operand {
+  const double *p; /* NULL for a scalar */
+  double s;
+} operand;
+
+static operand get_operand(const run *r, const worker *w, int32_t node, int32_t ch) {
+  operand o = {NULL, 0};
+  const lm_node *n = &r->cat->nodes[node];
+  if (n->vector) o.p = w->bufs + (size_t)r->buf_index[node] * CHUNK;
+  else o.s = r->ev->vals[slot_of(r->ev, node, ch)];
+  return o;
+}
+
+#define LOOP2(expr)                                                    \
+  do {                                                                 \
+    if (A.p && B.p)                                                    \
+      for (size_t i = 0; i < len; i++) { double a = A.p[i], b = B.p[i]; out[i] = (expr); } \
+    else if (A.p)                                                      \
+      for (size_t i = 0; i < len; i++) { double a = A.p[i], b = B.s; out[i] = (expr); } \
+    else if (B.p)                                                      \
+      for (size_t i = 0; i < len; i++) { double a = A.s, b = B.p[i]; out[i] = (expr); } \
+    else                                                               \
+      for (size_t i = 0; i < len; i++) { double a = A.s, b = B.s; out[i] = (expr); } \
+  } while (0)
+
+#define LOOP1(expr)                                                    \
+  do {                                                                 \
+    if (A.p)                                                           \
+      for (size_t i = 0; i < len; i++) { double a = A.p[i]; out[i] = (expr); } \
+    else                                                               \
+      for (size_t i = 0; i < len; i++) { double a = A.s; out[i] = (expr); } \
+  } while (0)
+
+static inline double vmin(double a, double b) {
+  return isnan(a) || isnan(b) ? (double)NAN : (b < a ? b : a);
+}
+static inline double vmax(double a, double b) {
+  return isnan(a) || isnan(b) ? (double)NAN : (b > a ? b : a);
+}
+
+/* Compute per-dispatch node `node` for rows [first, first + len) of the
+ * selection, channel ch, into its buffer. Returns 1 if it poisoned. */
+static int compute_plain(run *r, worker *w, int32_t node, int32_t ch, size_t first,
+                         size_t len) {
+  const lm_node *n = &r->cat->nodes[node];
+  double *out = w->bufs + (size_t)r->buf_index[node] * CHUNK;
+  switch ((lm_op)n->op) {
+  case LM_OP_INPUT: {
+    const double *col = r->cols[node][n->chan ? ch : 0];
+    size_t col_rows = r->col_rows[node][n->chan ? ch : 0];
+    const size_t *rows = r->req->rows + first;
+    if (r->contiguous && rows[len - 1] < col_rows) {
+      memcpy(out, col + rows[0], len * sizeof *out);
+    } else {
+      for (size_t i = 0; i < len; i++) out[i] = rows[i] < col_rows ? col[rows[i]] : (double)NAN;
+    }
+    return 0;
+  }
+  case LM_OP_NORM: {
+    int32_t alt = r->cat->norm_nodes[n->a * r->cat->n_norms + r->req->norm];
+    operand A = get_operand(r, w, alt, ch);
+    if (A.p) memcpy(out, A.p, len * sizeof *out);
+    else for (size_t i = 0; i < len; i++) out[i] = A.s;
+    return 0;
+  }
+  default: break;
+  }
+  operand A = get_operand(r, w, n->a, ch);
+  operand B = {NULL, 0}, C = {NULL, 0};
+  if (n->b >= 0 && n->op != LM_OP_ROUND && n->op != LM_OP_TO_INT && n->op != LM_OP_NEG &&
+      n->op != LM_OP_NOT)
+    B = get_operand(r, w, n->b, ch);
+  switch ((lm_op)n->op) {
+  case LM_OP_NEG: LOOP1(-a); return 0;
+  case LM_OP_NOT: LOOP1((double)(a == 0)); return 0;
+  case LM_OP_ADD: LOOP2(a + b); return 0;
+  case LM_OP_SUB: LOOP2(a - b); return 0;
+  case LM_OP_MUL: LOOP2(a * b); return 0;
+  case LM_OP_DIV: LOOP2(a / b); return 0;
+  case LM_OP_MOD: LOOP2(lm_py_mod(a, b)); return 0;
+  case LM_OP_POW: LOOP2(pow(a, b)); return 0;
+  case LM_OP_EQ: LOOP2((double)(a == b)); return 0;
+  case LM_OP_NE: LOOP2((double)(a != b)); return 0;
+  case LM_OP_LT: LOOP2((double)(a < b)); return 0;
+  case LM_OP_LE: LOOP2((double)(a <= b)); return 0;
+  case LM_OP_GT: LOOP2((double)(a > b)); return 0;
+  case LM_OP_GE: LOOP2((double)(a >= b)); return 0;
+  case LM_OP_AND: LOOP2((double)(a != 0 && b != 0)); return 0;
+  case LM_OP_OR: LOOP2((double)(a != 0 || b != 0)); return 0;
+  case LM_OP_MIN2: LOOP2(vmin(a, b)); return 0;
+  case LM_OP_MAX2: LOOP2(vmax(a, b)); return 0;
+  case LM_OP_ROUND: {
+    int digits = (int)n->k;
+    LOOP1(lm_py_round(a, digits));
+    return 0;
+  }
+  case LM_OP_TO_INT: {
+    /* A column of counts converts to integers; a fractional or infinite
+     * value cannot (the reference tool then shows the cell blank). */
+    int bad = 0;
+    for (size_t i = 0; i < len; i++) {
+      double a = A.p ? A.p[i] : A.s;
+      if (isinf(a) || (isfinite(a) && a != trunc(a))) bad = 1;
+      out[i] = isnan(a) ? na_value() : trunc(a);
+    }
+    return bad;
+  }
+  case LM_OP_WHERE: {
+    C = get_operand(r, w, n->c, ch);
+    for (size_t i = 0; i < len; i++) {
+      double cond = B.p ? B.p[i] : B.s;
+      out[i] = cond != 0 ? (A.p ? A.p[i] : A.s) : (C.p ? C.p[i] : C.s);
+    }
+    return 0;
+  }
+  default:
+    for (size_t i = 0; i < len; i++) out[i] = NAN;
+    return 0;
+  }
+}
+
+/* Compute a per-dispatch node; in a masked node a value is "not available"
+ * when an operand's is (nullable arithmetic). */
+static int compute_vector(run *r, worker *w, int32_t node, int32_t ch, size_t first,
+                          size_t len) {
+  int bad = compute_plain(r, w, node, ch, first, len);
+  const lm_node *n = &r->cat->nodes[node];
+  if (!n->masked || n->op == LM_OP_TO_INT) return bad;
+  double *out = w->bufs + (size_t)r->buf_index[node] * CHUNK;
+  int32_t ops[3] = {n->a, n->op == LM_OP_ROUND || n->op == LM_OP_NEG || n->op == LM_OP_NOT ? -1 : n->b,
+                    n->op == LM_OP_WHERE ? n->c : -1};
+  for (int o = 0; o < 3; o++) {
+    if (ops[o] < 0 || !r->cat->nodes[ops[o]].masked) continue;
+    const double *v = w->bufs + (size_t)r->buf_index[ops[o]] * CHUNK;
+    for (size_t i = 0; i < len; i++)
+      if (is_na(v[i])) out[i] = na_value();
+  }
+  return bad;
+}
+
+static void accumulate(run *r, worker *w, int32_t k, int32_t ch, size_t first, size_t len) {
+  int32_t node = r->agg[k];
+  const lm_node *n = &r->cat->nodes[node];
+  const double *v = w->bufs + (size_t)r->buf_index[n->a] * CHUNK;
+  if (r->keep_index[n->a] >= 0) {
+    double *dst = r->keep[(size_t)r->keep_index[n->a] * (size_t)r->ev->n_ch + (size_t)ch];
+    memcpy(dst + first, v, len * sizeof *v);
+    if (n->op != LM_OP_AVG && n->op != LM_OP_MIN && n->op != LM_OP_MAX &&
+        n->op != LM_OP_SUM && n->op != LM_OP_COUNT)
+      return;
+  }
+  acc *a = &w->accs[(size_t)k * (size_t)r->ev->n_ch + (size_t)ch];
+  double sum = a->sum, mn = a->min, mx = a->max;
+  size_t count = a->count;
+  if (r->cat->nodes[n->a].masked) {
+    /* Skip "not available"; any other NaN makes the aggregate NaN. */
+    for (size_t i = 0; i < len; i++) {
+      double x = v[i];
+      if (is_na(x)) continue;
+      if (isnan(x)) {
+        a->nan = 1;
+        continue;
+      }
+      sum += x;
+      count++;
+      if (x < mn) mn = x;
+      if (x > mx) mx = x;
+    }
+    a->sum = sum;
+    a->min = mn;
+    a->max = mx;
+    a->count = count;
+    return;
+  }
+  for (size_t i = 0; i < len; i++) {
+    double x = v[i];
+    if (isnan(x)) continue;
+    sum += x;
+    count++;
+    if (x < mn) mn = x;
+    if (x > mx) mx = x;
+  }
+  a->sum = sum;
+  a->min = mn;
+  a->max = mx;
+  a->count = count;
+}
+
+static void *work(void *arg) {
+  worker *w = arg;
+  run *r = w->r;
+  const lm_eval *ev = r->ev;
+  int32_t n_ch = ev->n_ch;
+  for (size_t first = w->begin; first < w->end; first += CHUNK) {
+    size_t len = w->end - first < CHUNK ? w->end - first : CHUNK;
+    for (int32_t i = 0; i < r->n_vec_inv; i++) {
+      int32_t node = r->vec_inv[i];
+      if (ev->miss[slot_of(ev, node, 0)]) continue;
+      if (compute_vector(r, w, node, 0, first, len)) w->poison[slot_of(ev, node, 0)] = 1;
+    }
+    for (int32_t k = 0; k < r->n_agg; k++) {
+      const lm_node *n = &r->cat->nodes[r->agg[k]];
+      if (!r->cat->nodes[n->a].chan && !ev->miss[slot_of(ev, n->a, 0)])
+        accumulate(r, w, k, 0, first, len);
+    }
+    if (!r->n_vec_ch) continue;
+    for (int32_t ch = 0; ch < n_ch; ch++) {
+      for (int32_t i = 0; i < r->n_vec_ch; i++) {
+        int32_t node = r->vec_ch[i];
+        if (ev->miss[slot_of(ev, node, ch)]) continue;
+        if (compute_vector(r, w, node, ch, first, len)) w->poison[slot_of(ev, node, ch)] = 1;
+      }
+      for (int32_t k = 0; k < r->n_agg; k++) {
+        const lm_node *n = &r->cat->nodes[r->agg[k]];
+        if (r->cat->nodes[n->a].chan && !ev->miss[slot_of(ev, n->a, ch)])
+          accumulate(r, w, k, ch, first, len);
+      }
+    }
+  }
+  return NULL;
+}
+
+/* --------------------------------------------------------- order stats */
+
+/* Sort doubles (no NaN) by an LSD radix sort on their bit patterns. */
+static void radix_sort(double *v, double *tmp, size_t n) {
+  if (n < 64) {
+    for (size_t i = 1; i < n; i++) {
+      double x = v[i];
+      size_t j = i;
+      while (j > 0 && v[j - 1] > x) {
+        v[j] = v[j - 1];
+        j--;
+      }
+      v[j] = x;
+    }
+    return;
+  }
+  uint64_t *a = (uint64_t *)(void *)v, *b = (uint64_t *)(void *)tmp;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t u;
+    memcpy(&u, &v[i], sizeof u);
+    u = (u >> 63) ? ~u : (u | 0x8000000000000000ULL);
+    a[i] = u;
+  }
+  size_t count[2048];
+  for (int pass = 0; pass < 6; pass++) {
+    int shift = pass * 11;
+    if (shift >= 64) break;
+    memset(count, 0, sizeof count);
+    for (size_t i = 0; i < n; i++) count[(a[i] >> shift) & 2047]++;
+    if (count[(a[0] >> shift) & 2047] == n) continue; /* all equal digits */
+    size_t sum = 0;
+    for (int d = 0; d < 2048; d++) {
+      size_t c = count[d];
+      count[d] = sum;
+      sum += c;
+    }
+    for (size_t i = 0; i < n; i++) b[count[(a[i] >> shift) & 2047]++] = a[i];
+    uint64_t *t = a;
+    a = b;
+    b = t;
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint64_t u = a[i];
+    u = (u >> 63) ? (u & 0x7FFFFFFFFFFFFFFFULL) : ~u;
+    memcpy(&v[i], &u, sizeof u);
+  }
+}
+
+/* ----------------------------------------------------------------- run */
+
+static lm_status resolve_inputs(run *r, lm_diag *diag) {
+  const lm_catalog *cat = r->cat;
+  lm_eval *ev = r->ev;
+  for (int32_t node = 0; node < cat->n_nodes; node++) {
+    if (!r->needed[node] || cat->nodes[node].op != LM_OP_INPUT) continue;
+    const lm_node *n = &cat->nodes[node];
+    const lm_input *in = &cat->inputs[n->a];
+    int32_t n_slots = n->chan ? ev->n_ch : 1;
+    r->cols[node] = lm_calloc((size_t)n_slots, sizeof(double *));
+    r->col_rows[node] = lm_calloc((size_t)n_slots, sizeof(size_t));
+    if (!r->cols[node] || !r->col_rows[node])
+      return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    const lm_table *t = lm_workload_source(r->req->workload, in->source);
+    for (int32_t ch = 0; ch < n_slots; ch++) {
+      int32_t s = slot_of(ev, node, ch);
+      ev->miss[s] = 1;
+      if (!t) continue;
+      char name[512];
+      if (in->index == LM_INDEX_NONE) snprintf(name, sizeof name, "%s", in->column);
+      else snprintf(name, sizeof name, "%s[%d]", in->column,
+                    (int)(in->index == LM_INDEX_CHANNEL ? ch : in->index));
+      long c = lm_table_find(t, name);
+      if (c < 0) continue;
+      const lm_column *col = &t->cols[c];
+      if (col->n_text > 0 && col->n_text + col->n_missing >= t->n_rows && col->text_ids)
+        continue; /* a text column such as Kernel_Name: not a number */
+      if (col->n_text > 0)
+        return lm_diag_set(diag, LM_EDATA, t->path, col->first_text_line, c + 1, name,
+                           "'%s' is not a number (a counter column must hold numbers)",
+                           col->first_text ? col->first_text : "");
+      r->cols[node][ch] = col->values;
+      r->col_rows[node][ch] = t->n_rows;
+      ev->miss[s] = 0;
+    }
+  }
+  return LM_OK;
+}
+
+/* Evaluate a stage-0 scalar node tree directly (for channel counts). */
+static int scalar_tree(const run *r, int32_t node, double *out) {
+  const lm_catalog *cat = r->cat;
+  const lm_node *n = &cat->nodes[node];
+  switch ((lm_op)n->op) {
+  case LM_OP_CONST: *out = n->k; return 1;
+  case LM_OP_SYSVAR: {
+    long i = lm_sysinfo_find(&r->req->workload->sysinfo, cat->sysvars[n->a]);
+    if (i < 0) return 0;
+    *out = r->req->workload->sysinfo.values[i];
+    return !isnan(*out);
+  }
+  default: break;
+  }
+  if (n->vector || n->stage > 0 || LM_OP_IS_AGGREGATE(n->op) || n->op == LM_OP_INPUT ||
+      n->op == LM_OP_NORM || n->op == LM_OP_CONCAT)
+    return 0;
+  double a = 0, b = 0, c = 0;
+  if (n->a >= 0 && !scalar_tree(r, n->a, &a)) return 0;
+  if (n->op != LM_OP_ROUND && n->op != LM_OP_TO_INT && n->b >= 0 && !scalar_tree(r, n->b, &b))
+    return 0;
+  if (n->op == LM_OP_WHERE && !scalar_tree(r, n->c, &c)) return 0;
+  *out = lm_scalar_op(n->op, a, b, c, n->k);
+  return 1;
+}
+
+static void mark(run *r, int32_t node) {
+  if (node >= 0) r->needed[node] = 1;
+}
+
+static lm_status finalize_aggregates(run *r, worker *workers, int n_workers) {
+  const lm_catalog *cat = r->cat;
+  lm_eval *ev = r->ev;
+  int32_t n_ch = ev->n_ch;
+  size_t n_rows = r->req->n_rows;
+  double *scratch = NULL, *tmp = NULL;
+  if (r->n_keep) {
+    scratch = lm_malloc((n_rows ? n_rows : 1) * sizeof *scratch);
+    tmp = lm_malloc((n_rows ? n_rows : 1) * sizeof *tmp);
+    if (!scratch || !tmp) {
+      lm_free(scratch);
+      lm_free(tmp);
+      return LM_ENOMEM;
+    }
+  }
+  /* Sorted copies are shared by every order statistic of one operand. */
+  int32_t sorted_for = -1, sorted_ch = -1;
+  size_t n_sorted = 0;
+  int sorted_nan = 0; /* masked operand holding a NaN from arithmetic */
+  for (int32_t k = 0; k < r->n_agg; k++) {
+    int32_t node = r->agg[k];
+    const lm_node *n = &cat->nodes[node];
+    int32_t chans = n->chan ? n_ch : 1;
+    for (int32_t ch = 0; ch < chans; ch++) {
+      int32_t s = slot_of(ev, node, ch);
+      int32_t so = slot_of(ev, n->a, ch);
+      if (ev->miss[s]) continue;
+      int poisoned = 0;
+      for (int i = 0; i < n_workers; i++) poisoned |= workers[i].poison[so];
+      if (poisoned) {
+        ev->miss[s] = 1;
+        continue;
+      }
+      double result = NAN;
+      if (n->op == LM_OP_MEDIAN || n->op == LM_OP_QUANTILE || n->op == LM_OP_STD) {
+        if (sorted_for != n->a || sorted_ch != ch) {
+          const double *v = r->keep[(size_t)r->keep_index[n->a] * (size_t)n_ch + (size_t)ch];
+          n_sorted = 0;
+          sorted_nan = 0;
+          for (size_t i = 0; i < n_rows; i++) {
+            if (!isnan(v[i])) scratch[n_sorted++] = v[i];
+            else if (!is_na(v[i])) sorted_nan = 1;
+          }
+          if (!cat->nodes[n->a].masked) sorted_nan = 0;
+          radix_sort(scratch, tmp, n_sorted);
+          sorted_for = n->a;
+          sorted_ch = ch;
+        }
+        /* The median takes the middle value(s) directly; quantiles
+         * interpolate (NaN next to an infinity, as numpy does). A masked
+         * operand's NaN makes quantiles and STD NaN; the median skips it. */
+        if (n->op == LM_OP_MEDIAN) {
+          result = n_sorted == 0 ? (double)NAN
+                   : n_sorted % 2 ? scratch[n_sorted / 2]
+                                  : (scratch[n_sorted / 2 - 1] + scratch[n_sorted / 2]) / 2;
+        } else if (sorted_nan) {
+          result = NAN;
+        } else if (n->op == LM_OP_QUANTILE) {
+          result = lm_quantile_sorted(scratch, n_sorted, n->k);
+        } else if (n_sorted >= 2) {
+          double mean = 0;
+          for (size_t i = 0; i < n_sorted; i++) mean += scratch[i];
+          mean /= (double)n_sorted;
+          double ss = 0;
+          for (size_t i = 0; i < n_sorted; i++) ss += (scratch[i] - mean) * (scratch[i] - mean);
+          result = sqrt(ss / (double)(n_sorted - 1));
+        }
+      } else {
+        acc total = {0, INFINITY, -INFINITY, 0, 0};
+        for (int i = 0; i < n_workers; i++) {
+          const acc *a = &workers[i].accs[(size_t)k * (size_t)n_ch + (size_t)ch];
+          total.nan |= a->nan;
+          total.sum += a->sum;
+          total.count += a->count;
+          if (a->min < total.min) total.min = a->min;
+          if (a->max > total.max) total.max = a->max;
+        }
+        switch ((lm_op)n->op) {
+        case LM_OP_AVG: result = total.count ? total.sum / (double)total.count : (double)NAN; break;
+        case LM_OP_MIN: result = total.count ? total.min : (double)NAN; break;
+        case LM_OP_MAX: result = total.count ? total.max : (double)NAN; break;
+        case LM_OP_SUM: result = total.sum; break;
+        case LM_OP_COUNT: result = (double)total.count; break;
+        default: break;
+        }
+        if (total.nan && n->op != LM_OP_COUNT) result = NAN;
+      }
+      ev->vals[s] = result;
+    }
+  }
+  lm_free(scratch);
+  lm_free(tmp);
+  return LM_OK;
+}
+
+static lm_status vector_pass(run *r, lm_diag *diag) {
+  const lm_catalog *cat = r->cat;
+  lm_eval *ev = r->ev;
+  lm_status status = LM_OK;
+  size_t n_rows = r->req->n_rows;
+  int32_t n_ch = ev->n_ch;
+  worker workers[2];
+  int n_workers = 0;
+  memset(workers, 0, sizeof workers);
+  r->n_vec_inv = r->n_vec_ch = r->n_agg = r->n_bufs = r->n_keep = 0;
+  /* This pass computes the per-dispatch nodes of its stage and, again, the
+   * earlier-stage per-dispatch values they read (buffers do not outlive a
+   * pass). Walk down from the last node so consumers mark operands first. */
+  uint8_t *in_pass = lm_calloc((size_t)cat->n_nodes + 1, 1);
+  if (!in_pass) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  for (int32_t node = cat->n_nodes - 1; node >= 0; node--) {
+    const lm_node *n = &cat->nodes[node];
+    if (!r->needed[node] || !n->vector) continue;
+    if (n->stage == r->stage) in_pass[node] = 1;
+    if (!in_pass[node]) continue;
+    int32_t ops[3] = {-1, -1, -1};
+    if (n->op == LM_OP_NORM) ops[0] = cat->norm_nodes[n->a * cat->n_norms + r->req->norm];
+    else if (n->op != LM_OP_INPUT) {
+      ops[0] = n->a;
+      if (n->op != LM_OP_ROUND && n->op != LM_OP_TO_INT && n->op != LM_OP_NEG &&
+          n->op != LM_OP_NOT)
+        ops[1] = n->b;
+      if (n->op == LM_OP_WHERE) ops[2] = n->c;
+    }
+    for (int o = 0; o < 3; o++)
+      if (ops[o] >= 0 && cat->nodes[ops[o]].vector) in_pass[ops[o]] = 1;
+  }
+  for (int32_t node = 0; node < cat->n_nodes; node++) {
+    if (!r->needed[node]) continue;
+    const lm_node *n = &cat->nodes[node];
+    r->buf_index[node] = -1;
+    r->keep_index[node] = -1;
+    if (in_pass[node]) {
+      r->buf_index[node] = r->n_bufs++;
+      if (n->chan) r->vec_ch[r->n_vec_ch++] = node;
+      else r->vec_inv[r->n_vec_inv++] = node;
+    }
+  }
+  for (int32_t node = 0; node < cat->n_nodes; node++) {
+    if (!r->needed[node]) continue;
+    const lm_node *n = &cat->nodes[node];
+    if (!LM_OP_IS_AGGREGATE(n->op) || cat->nodes[n->a].stage != r->stage) continue;
+    r->agg[r->n_agg++] = node;
+    if ((n->op == LM_OP_MEDIAN || n->op == LM_OP_QUANTILE || n->op == LM_OP_STD) &&
+        r->keep_index[n->a] < 0)
+      r->keep_index[n->a] = r->n_keep++;
+  }
+  lm_free(in_pass);
+  if (!r->n_vec_inv && !r->n_vec_ch) return LM_OK;
+  if (n_rows == 0) {
+    /* No dispatch selected: every aggregate is missing. */
+    for (int32_t k = 0; k < r->n_agg; k++) {
+      const lm_node *n = &cat->nodes[r->agg[k]];
+      for (int32_t ch = 0; ch < (n->chan ? n_ch : 1); ch++) {
+        int32_t s = slot_of(ev, r->agg[k], ch);
+        if (n->op == LM_OP_SUM || n->op == LM_OP_COUNT) ev->vals[s] = 0;
+        else ev->vals[s] = NAN;
+      }
+    }
+    return LM_OK;
+  }
+  r->keep = r->n_keep ? lm_calloc((size_t)r->n_keep * (size_t)n_ch, sizeof(double *)) : NULL;
+  if (r->n_keep && !r->keep) goto nomem;
+  for (int32_t k = 0; k < r->n_keep * n_ch; k++) {
+    r->keep[k] = lm_malloc(n_rows * sizeof(double));
+    if (!r->keep[k]) goto nomem;
+  }
+  int threads = r->req->threads;
+  if (threads <= 0) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = n_rows >= PARALLEL_MIN_ROWS && cpus > 1 ? 2 : 1;
+  }
+  n_workers = threads > 1 && n_rows >= 2 * CHUNK ? 2 : 1;
+  size_t n_slots = 0;
+  for (int32_t node = 0; node < cat->n_nodes; node++)
+    if (ev->slot[node] >= 0) n_slots = (size_t)slot_of(ev, node, cat->nodes[node].chan ? n_ch - 1 : 0) + 1;
+  for (int i = 0; i < n_workers; i++) {
+    worker *w = &workers[i];
+    w->r = r;
+    /* Split on a chunk boundary so each chunk's rows stay together. */
+    size_t half = (n_rows / 2 + CHUNK - 1) / CHUNK * CHUNK;
+    w->begin = n_workers == 1 ? 0 : (i == 0 ? 0 : half);
+    w->end = n_workers == 1 ? n_rows : (i == 0 ? half : n_rows);
+    w->bufs = lm_malloc((size_t)(r->n_bufs ? r->n_bufs : 1) * CHUNK * sizeof(double));
+    w->accs = lm_malloc((size_t)(r->n_agg ? r->n_agg : 1) * (size_t)n_ch * sizeof(acc));
+    w->poison = lm_calloc(n_slots ? n_slots : 1, 1);
+    if (!w->bufs || !w->accs || !w->poison) goto nomem;
+    for (size_t k = 0; k < (size_t)r->n_agg * (size_t)n_ch; k++) {
+      w->accs[k].sum = 0;
+      w->accs[k].count = 0;
+      w->accs[k].min = INFINITY;
+      w->accs[k].max = -INFINITY;
+      w->accs[k].nan = 0;
+    }
+  }
+  if (n_workers == 2) {
+    pthread_t tid;
+    if (pthread_create(&tid, NULL, work, &workers[1]) == 0) {
+      work(&workers[0]);
+      pthread_join(tid, NULL);
+    } else {
+      work(&workers[0]);
+      work(&workers[1]);
+    }
+  } else {
+    work(&workers[0]);
+  }
+  /* A poisoned per-dispatch value poisons what is computed from it. */
+  for (int i = 0; i < n_workers; i++) {
+    for (int32_t node = 0; node < cat->n_nodes; node++) {
+      if (!r->needed[node] || r->buf_index[node] < 0) continue;
+      const lm_node *n = &cat->nodes[node];
+      for (int32_t ch = 0; ch < (n->chan ? n_ch : 1); ch++) {
+        uint8_t *p = &workers[i].poison[slot_of(ev, node, ch)];
+        int32_t ops[3] = {n->a, n->op == LM_OP_ROUND || n->op == LM_OP_TO_INT ? -1 : n->b,
+                          n->op == LM_OP_WHERE ? n->c : -1};
+        if (n->op == LM_OP_INPUT || n->op == LM_OP_NORM) continue;
+        for (int o = 0; o < 3; o++)
+          if (ops[o] >= 0 && cat->nodes[ops[o]].vector)
+            *p |= workers[i].poison[slot_of(ev, ops[o], ch)];
+      }
+    }
+  }
+  status = finalize_aggregates(r, workers, n_workers);
+  if (status != LM_OK) goto nomem;
+  goto done;
+nomem:
+  status = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+done:
+  for (int i = 0; i < 2; i++) {
+    lm_free(workers[i].bufs);
+    lm_free(workers[i].accs);
+    lm_free(workers[i].poison);
+  }
+  if (r->keep) {
+    for (int32_t k = 0; k < r->n_keep * n_ch; k++) lm_free(r->keep[k]);
+    lm_free(r->keep);
+    r->keep = NULL;
+  }
+  return status;
+}
+
+lm_status lm_eval_run(const lm_catalog *cat, const lm_eval_request *req, lm_eval **out,
+                      lm_diag *diag) {
+  lm_status status = LM_OK;
+  run r;
+  memset(&r, 0, sizeof r);
+  *out = NULL;
+  lm_eval *ev = lm_calloc(1, sizeof *ev);
+  if (!ev) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  ev->cat = cat;
+  int32_t nn = cat->n_nodes;
+  r.cat = cat;
+  r.req = req;
+  r.ev = ev;
+  r.needed = lm_calloc((size_t)(nn ? nn : 1), 1);
+  ev->slot = lm_malloc((size_t)(nn ? nn : 1) * sizeof *ev->slot);
+  ev->table_channels = lm_calloc((size_t)(cat->n_tables ? cat->n_tables : 1), sizeof(int32_t));
+  if (!r.needed || !ev->slot || !ev->table_channels) goto nomem;
+  if (req->norm < 0 || (cat->n_norms && req->norm >= cat->n_norms)) {
+    status = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "no such normalization");
+    goto fail;
+  }
+
+  r.contiguous = 1;
+  for (size_t i = 1; i < req->n_rows && r.contiguous; i++)
+    r.contiguous = req->rows[i] == req->rows[i - 1] + 1;
+
+  /* 1. Mark what the requested tables need, and find channel counts. */
+  ev->n_ch = 1;
+  for (int32_t t = 0; t < cat->n_tables; t++) {
+    const lm_tabledef *td = &cat->tables[t];
+    ev->table_channels[t] = 1;
+    if (req->tables && !req->tables[t]) continue;
+    if (td->kind != LM_TABLE_METRIC) continue;
+    for (int32_t row = td->first_row; row < td->first_row + td->n_rows; row++)
+      for (int32_t c = 0; c < td->n_cols; c++)
+        mark(&r, cat->cells[cat->rows[row].first_cell + c].node);
+    if (td->channels >= 0) {
+      double n_ch = 0;
+      if (!scalar_tree(&r, td->channels, &n_ch) || n_ch < 0 || n_ch > MAX_CHANNELS ||
+          n_ch != floor(n_ch)) {
+        status = lm_diag_set(diag, LM_EDATA, NULL, 0, 0, NULL,
+                             "table %s: the channel count is not a whole number between 0 "
+                             "and %d (check total_l2_chan in sysinfo.csv)", td->id,
+                             MAX_CHANNELS);
+        goto fail;
+      }
+      ev->table_channels[t] = (int32_t)n_ch;
+      if ((int32_t)n_ch > ev->n_ch) ev->n_ch = (int32_t)n_ch;
+    }
+  }
+  for (int32_t node = nn - 1; node >= 0; node--) {
+    if (!r.needed[node]) continue;
+    const lm_node *n = &cat->nodes[node];
+    switch ((lm_op)n->op) {
+    case LM_OP_CONST: case LM_OP_INPUT: case LM_OP_SYSVAR: break;
+    case LM_OP_NORM: mark(&r, cat->norm_nodes[n->a * cat->n_norms + req->norm]); break;
+    case LM_OP_ROUND: case LM_OP_TO_INT: case LM_OP_NEG: case LM_OP_NOT:
+      mark(&r, n->a);
+      break;
+    default:
+      mark(&r, n->a);
+      if (!LM_OP_IS_AGGREGATE(n->op)) mark(&r, n->b);
+      if (n->op == LM_OP_WHERE) mark(&r, n->c);
+      break;
+    }
+  }
+  /* 2. Slots for every needed node (per channel for channel nodes). */
+  size_t n_slots = 0;
+  int32_t max_stage = 0;
+  for (int32_t node = 0; node < nn; node++) {
+    ev->slot[node] = -1;
+    if (!r.needed[node]) continue;
+    ev->slot[node] = (int32_t)n_slots;
+    n_slots += cat->nodes[node].chan ? (size_t)ev->n_ch : 1;
+    if (cat->nodes[node].stage > max_stage) max_stage = cat->nodes[node].stage;
+  }
+  ev->vals = lm_malloc((n_slots ? n_slots : 1) * sizeof *ev->vals);
+  ev->miss = lm_calloc(n_slots ? n_slots : 1, 1);
+  r.cols = lm_calloc((size_t)(nn ? nn : 1), sizeof *r.cols);
+  r.col_rows = lm_calloc((size_t)(nn ? nn : 1), sizeof *r.col_rows);
+  r.vec_inv = lm_malloc((size_t)(nn ? nn : 1) * sizeof(int32_t));
+  r.vec_ch = lm_malloc((size_t)(nn ? nn : 1) * sizeof(int32_t));
+  r.agg = lm_malloc((size_t)(nn ? nn : 1) * sizeof(int32_t));
+  r.buf_index = lm_malloc((size_t)(nn ? nn : 1) * sizeof(int32_t));
+  r.keep_index = lm_malloc((size_t)(nn ? nn : 1) * sizeof(int32_t));
+  if (!ev->vals || !ev->miss || !r.cols || !r.col_rows || !r.vec_inv || !r.vec_ch || !r.agg ||
+      !r.buf_index || !r.keep_index)
+    goto nomem;
+
+  /* 3. Leaves: columns and system information. */
+  status = resolve_inputs(&r, diag);
+  if (status != LM_OK) goto fail;
+  for (int32_t node = 0; node < nn; node++) {
+    if (!r.needed[node]) continue;
+    const lm_node *n = &cat->nodes[node];
+    if (n->op == LM_OP_CONST) {
+      ev->vals[ev->slot[node]] = n->k;
+    } else if (n->op == LM_OP_SYSVAR) {
+      const lm_sysinfo *info = &req->workload->sysinfo;
+      long i = lm_sysinfo_find(info, cat->sysvars[n->a]);
+      if (i < 0) {
+        status = lm_diag_set(diag, LM_EDATA, req->workload->sysinfo_table
+                                                 ? req->workload->sysinfo_table->path : NULL,
+                             1, 0, cat->sysvars[n->a],
+                             "missing: the metrics need this system-info field");
+        goto fail;
+      }
+      if (isnan(info->values[i]))
+        ev->miss[ev->slot[node]] = 1; /* blank or text: cells using it stay blank */
+      else
+        ev->vals[ev->slot[node]] = info->values[i];
+    }
+  }
+  /* 4. Missing propagates to everything computed from a missing value. */
+  for (int32_t node = 0; node < nn; node++) {
+    if (!r.needed[node]) continue;
+    const lm_node *n = &cat->nodes[node];
+    if (n->op == LM_OP_CONST || n->op == LM_OP_SYSVAR || n->op == LM_OP_INPUT) continue;
+    int32_t ops[3] = {-1, -1, -1};
+    if (n->op == LM_OP_NORM) ops[0] = cat->norm_nodes[n->a * cat->n_norms + req->norm];
+    else {
+      ops[0] = n->a;
+      if (!LM_OP_IS_AGGREGATE(n->op) && n->op != LM_OP_ROUND && n->op != LM_OP_TO_INT &&
+          n->op != LM_OP_NEG && n->op != LM_OP_NOT)
+        ops[1] = n->b;
+      if (n->op == LM_OP_WHERE) ops[2] = n->c;
+    }
+    for (int32_t ch = 0; ch < (n->chan ? ev->n_ch : 1); ch++) {
+      uint8_t m = 0;
+      for (int o = 0; o < 3; o++)
+        if (ops[o] >= 0) m |= ev->miss[slot_of(ev, ops[o], ch)];
+      ev->miss[slot_of(ev, node, ch)] = m;
+    }
+  }
+  /* 5. Stages. */
+  for (r.stage = 0; r.stage <= max_stage; r.stage++) {
+    for (int32_t node = 0; node < nn; node++) {
+      if (!r.needed[node]) continue;
+      const lm_node *n = &cat->nodes[node];
+      if (n->vector || n->stage != r.stage || LM_OP_IS_AGGREGATE(n->op) ||
+          n->op == LM_OP_CONST || n->op == LM_OP_SYSVAR)
+        continue;
+      for (int32_t ch = 0; ch < (n->chan ? ev->n_ch : 1); ch++) {
+        int32_t s = slot_of(ev, node, ch);
+        if (ev->miss[s]) continue;
+        if (n->op == LM_OP_CONCAT) {
+          ev->vals[s] = NAN;
+          continue;
+        }
+        double a = ev->vals[slot_of(ev, n->a, ch)], b = 0, c = 0;
+        if (n->b >= 0 && n->op != LM_OP_ROUND && n->op != LM_OP_TO_INT)
+          b = ev->vals[slot_of(ev, n->b, ch)];
+        if (n->op == LM_OP_WHERE) c = ev->vals[slot_of(ev, n->c, ch)];
+        ev->vals[s] = lm_scalar_op(n->op, a, b, c, n->k);
+      }
+    }
+    status = vector_pass(&r, diag);
+    if (status != LM_OK) goto fail;
+  }
+  goto done;
+nomem:
+  status = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+fail:
+  lm_eval_free(ev);
+  ev = NULL;
+done:
+  if (r.cols)
+    for (int32_t node = 0; node < nn; node++) {
+      lm_free(r.cols[node]);
+      lm_free(r.col_rows[node]);
+    }
+  lm_free(r.cols);
+  lm_free(r.col_rows);
+  lm_free(r.needed);
+  lm_free(r.vec_inv);
+  lm_free(r.vec_ch);
+  lm_free(r.agg);
+  lm_free(r.buf_index);
+  lm_free(r.keep_index);
+  *out = ev;
+  return status;
+}

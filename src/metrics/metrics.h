@@ -1,0 +1,289 @@
+/*
+ * metrics.h - the metric language and its compiler and evaluator.
+ *
+ * Pipeline: definition files (YAML) -> expressions parsed into trees ->
+ * one graph per architecture in which every distinct computation is one
+ * node (named quantities, common subexpressions and constants shared) ->
+ * a catalog of panels, tables and cells that point at graph nodes -> a bulk
+ * evaluator that runs the graph over all selected dispatches at once.
+ *
+ * The built-in catalogs are produced by this same compiler at build time
+ * and linked in as constant data (see lm_metrics_builtin); a user's
+ * --metrics-dir goes through lm_metrics_compile_dir at run time.
+ *
+ * Semantics follow the reference tool: counters are per-dispatch vectors,
+ * arithmetic is per dispatch, aggregates (AVG, MIN, MAX, MEDIAN, STD,
+ * QUANTILE) reduce over the selected dispatches skipping NaN, `x if c else
+ * None` drops a dispatch from the aggregate, and a counter that is absent
+ * from the data makes the whole cell missing (blank).
+ */
+#ifndef LUMEN_METRICS_H
+#define LUMEN_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "model/model.h"
+
+/* ------------------------------------------------------------ expressions */
+
+typedef enum lm_expr_kind {
+  LM_X_NUM,    /* numeric literal: num */
+  LM_X_NONE,   /* None */
+  LM_X_COL,    /* counter or column: name, index */
+  LM_X_VAR,    /* $name: name */
+  LM_X_UNARY,  /* op a: '-', '+', 'n' (not) */
+  LM_X_BINARY, /* a op b: '+', '-', '*', '/', '%', 'p' (**), '&' (and), '|' (or) */
+  LM_X_COMPARE,/* a op b: '=', '!', '<', '>', 'l' (<=), 'g' (>=) */
+  LM_X_IF,     /* a if b else c */
+  LM_X_CALL,   /* name(args) */
+  LM_X_STRING  /* string literal: name */
+} lm_expr_kind;
+
+#define LM_INDEX_NONE (-1)
+#define LM_INDEX_CHANNEL (-2) /* NAME[ch]: the channel of a template row */
+
+typedef struct lm_expr {
+  uint8_t kind;  /* lm_expr_kind */
+  char op;       /* operator, see lm_expr_kind */
+  int32_t pos;   /* byte offset in the source text */
+  double num;
+  const char *name;
+  int32_t index; /* COL: LM_INDEX_NONE, LM_INDEX_CHANNEL or a channel number */
+  struct lm_expr *a, *b, *c;
+  struct lm_expr **args;
+  int32_t n_args;
+} lm_expr;
+
+/* lm_expr_parse: parse `text` (a Python-style expression) into a tree
+ * allocated from arena. On error returns LM_EPARSE with diag->column set to
+ * the 1-based character position and a message saying what is wrong. */
+lm_status lm_expr_parse(const char *text, lm_arena *arena, lm_expr **out,
+                        lm_diag *diag);
+
+/* lm_expr_print: write the tree back as fully parenthesized text. */
+void lm_expr_print(const lm_expr *expr, lm_buf *out);
+
+/* ------------------------------------------------------------ the catalog */
+
+typedef enum lm_op {
+  LM_OP_CONST,  /* k */
+  LM_OP_INPUT,  /* column a of the catalog's inputs */
+  LM_OP_SYSVAR, /* system-info field a of the catalog's sysvars */
+  LM_OP_NORM,   /* normalization slot a: one node per normalization */
+  LM_OP_NEG,
+  LM_OP_NOT,
+  LM_OP_ADD, LM_OP_SUB, LM_OP_MUL, LM_OP_DIV, LM_OP_MOD, LM_OP_POW,
+  LM_OP_EQ, LM_OP_NE, LM_OP_LT, LM_OP_LE, LM_OP_GT, LM_OP_GE,
+  LM_OP_AND, LM_OP_OR,
+  LM_OP_WHERE,  /* a where b holds, else c */
+  LM_OP_MIN2,   /* MIN(a, b): Python min on scalars */
+  LM_OP_MAX2,   /* MAX(a, b): Python max on scalars, NaN-propagating
+                   element-wise maximum on vectors */
+  LM_OP_ROUND,  /* round a to k digits, half to even */
+  LM_OP_TO_INT, /* truncate toward zero */
+  LM_OP_CONCAT, /* text: str(a) + str(b); only at the top of a cell */
+  /* aggregates: vector a -> scalar */
+  LM_OP_AVG, LM_OP_MIN, LM_OP_MAX, LM_OP_MEDIAN, LM_OP_STD,
+  LM_OP_QUANTILE, /* quantile k */
+  LM_OP_SUM, LM_OP_COUNT,
+  LM_OP__COUNT
+} lm_op;
+
+#define LM_OP_IS_AGGREGATE(op) ((op) >= LM_OP_AVG && (op) <= LM_OP_COUNT)
+
+typedef struct lm_node {
+  uint8_t op;     /* lm_op */
+  uint8_t vector; /* 1: one value per dispatch; 0: one value per workload */
+  uint8_t chan;   /* 1: depends on the channel of a template row */
+  uint8_t stage;  /* aggregation depth: a vector node of stage s may use
+                     scalars of stage <= s; its aggregate has stage s+1 */
+  uint8_t masked; /* per-dispatch values with "not available" marks: the
+                     result of TO_INT on a column and what is computed from
+                     it (the reference's nullable integers, whose NaNs from
+                     arithmetic are not skipped by AVG, MIN, MAX, STD) */
+  int32_t a, b, c;/* operand nodes, or table indices for leaves */
+  double k;       /* constant, quantile or digits */
+} lm_node;
+
+/* A column read by the program. */
+typedef struct lm_input {
+  const char *source; /* "pmc_perf" or the stem of an SQ_*.csv table */
+  const char *column; /* column name; for indexed inputs the base name */
+  int32_t index;      /* LM_INDEX_NONE, LM_INDEX_CHANNEL, or a fixed index */
+} lm_input;
+
+/* A normalization unit choice ($denom). */
+typedef struct lm_norm {
+  const char *name;   /* "per_wave", ... */
+  const char *unit;   /* word replacing $normUnit in units: "wave", ... */
+} lm_norm;
+
+typedef enum lm_col_role {
+  LM_COL_NAME,   /* the row's name (Metric, Channel) */
+  LM_COL_VALUE,  /* an evaluated number */
+  LM_COL_TEXT,   /* plain text */
+  LM_COL_UNIT,   /* a unit: $normUnit replaced, shown capitalized */
+  LM_COL_TIPS    /* the reference tool's hidden tips column */
+} lm_col_role;
+
+typedef struct lm_coldef {
+  const char *title;
+  uint8_t role;      /* lm_col_role */
+  uint8_t agg;       /* for VALUE columns defined as an aggregate: lm_op, else 0 */
+} lm_coldef;
+
+typedef struct lm_rowdef {
+  const char *name;  /* display name; "{ch}" in template rows */
+  const char *desc;  /* what the metric means (ours), may be "" */
+  const char *source;/* where its counters come from ("pmc_perf", ...) */
+  int32_t first_cell;/* cells[first_cell .. first_cell + n_cols) */
+} lm_rowdef;
+
+typedef struct lm_celldef {
+  int32_t node;      /* VALUE cells: the node, or -1 for an empty cell */
+  const char *text;  /* TEXT/UNIT cells: the text (may be "") */
+  const char *formula; /* the formula as written, for -v and JSON */
+} lm_celldef;
+
+typedef enum lm_table_kind {
+  LM_TABLE_METRIC,
+  LM_TABLE_TOP_KERNELS,
+  LM_TABLE_DISPATCHES,
+  LM_TABLE_SYSINFO,
+  LM_TABLE_ROOFLINE
+} lm_table_kind;
+
+typedef enum lm_style {
+  LM_STYLE_NONE, LM_STYLE_BAR, LM_STYLE_MULTI_BAR, LM_STYLE_BOX,
+  LM_STYLE_MEM_CHART, LM_STYLE_ROOFLINE
+} lm_style;
+
+typedef struct lm_tabledef {
+  const char *id;      /* "2.1" */
+  const char *title;   /* may be "" */
+  uint8_t kind;        /* lm_table_kind */
+  uint8_t style;       /* lm_style */
+  uint8_t comparable;  /* shown with Δ% in comparisons */
+  int32_t channels;    /* node giving the template row count, or -1 */
+  int32_t first_col, n_cols;
+  int32_t first_row, n_rows;
+} lm_tabledef;
+
+typedef struct lm_paneldef {
+  int32_t id;          /* 2 for "2. System Speed-of-Light" */
+  const char *title;
+  int32_t first_table, n_tables;
+} lm_paneldef;
+
+/* Per-block counter limits of one architecture. */
+typedef struct lm_block_limit {
+  const char *block;   /* "SQ", "TCC", ... */
+  int32_t limit;
+} lm_block_limit;
+
+typedef struct lm_catalog {
+  const char *arch;            /* "gfx90a" */
+  const char *products;        /* "MI210, MI250, MI250X" */
+  int32_t l2_channels_per_xcd;
+  const lm_node *nodes;
+  int32_t n_nodes;
+  const lm_input *inputs;
+  int32_t n_inputs;
+  const char *const *sysvars;  /* system-info field names */
+  int32_t n_sysvars;
+  const lm_norm *norms;
+  int32_t n_norms;
+  const int32_t *norm_nodes;   /* n_norm_slots * n_norms node ids */
+  int32_t n_norm_slots;
+  const lm_paneldef *panels;
+  int32_t n_panels;
+  const lm_tabledef *tables;
+  int32_t n_tables;
+  const lm_coldef *cols;
+  int32_t n_cols;
+  const lm_rowdef *rows;
+  int32_t n_rows;
+  const lm_celldef *cells;
+  int32_t n_cells;
+  const char *const *counters; /* hardware counters of this architecture */
+  int32_t n_counters;
+  const lm_block_limit *limits;
+  int32_t n_limits;
+  lm_arena *arena;             /* owner for run-time catalogs; NULL built-in */
+} lm_catalog;
+
+/* lm_metrics_builtin: the catalog compiled into lumen for `arch`, or NULL. */
+const lm_catalog *lm_metrics_builtin(const char *arch);
+
+/* lm_metrics_builtin_list: the built-in architectures, NULL-terminated. */
+const char *const *lm_metrics_builtin_list(void);
+
+/* lm_metrics_compile_dir: compile the definitions in dir (one folder of
+ * YAML files: arch.yaml, quantities.yaml and one file per panel) into a new
+ * catalog (free with lm_catalog_free). Errors name file:line:column. */
+lm_status lm_metrics_compile_dir(const char *dir, lm_catalog **out,
+                                 lm_diag *diag);
+
+/* lm_metrics_compile_texts: the same from n in-memory files; names[i] is
+ * the file name used in diagnostics (and to recognize arch.yaml and
+ * quantities.yaml), texts[i] its content. */
+lm_status lm_metrics_compile_texts(const char *const *names,
+                                   const char *const *texts, size_t n,
+                                   lm_catalog **out, lm_diag *diag);
+
+/* lm_catalog_free: release a run-time catalog; NULL and built-ins are no-ops. */
+void lm_catalog_free(lm_catalog *catalog);
+
+/* lm_catalog_find_table: index of the table with id "2.1", or -1. */
+int32_t lm_catalog_find_table(const lm_catalog *catalog, const char *id);
+
+/* lm_catalog_emit_c: write the catalog as C source defining a constant
+ * lm_catalog named `symbol` (used by the build-time generator). */
+lm_status lm_catalog_emit_c(const lm_catalog *catalog, const char *symbol,
+                            lm_buf *out);
+
+/* lm_catalog_check_counters: every counter an input names must be in the
+ * catalog's counter list. Returns LM_OK, or LM_ENOTFOUND with the first
+ * unknown counter in diag. Built-in table columns (timestamps, launch
+ * parameters) are always allowed. */
+lm_status lm_catalog_check_counters(const lm_catalog *catalog, lm_diag *diag);
+
+/* ----------------------------------------------------------- evaluation */
+
+/* What to evaluate and over which dispatches. */
+typedef struct lm_eval_request {
+  const lm_workload *workload;
+  const size_t *rows;      /* selected rows of pmc_perf, in order */
+  size_t n_rows;
+  int32_t norm;            /* index into catalog->norms */
+  const uint8_t *tables;   /* per table: 1 to evaluate; NULL for all */
+  int threads;             /* 0: automatic */
+} lm_eval_request;
+
+typedef struct lm_eval lm_eval;
+
+/* lm_eval_run: evaluate every cell of the requested tables. The result
+ * (free with lm_eval_free) answers lm_eval_cell. Fails with a diagnostic
+ * when the data cannot be evaluated (a used column holds text, a needed
+ * system-info field is missing). */
+lm_status lm_eval_run(const lm_catalog *catalog, const lm_eval_request *req,
+                      lm_eval **out, lm_diag *diag);
+void lm_eval_free(lm_eval *eval);
+
+/* lm_eval_channels: the number of template rows of table t (its channel
+ * count), or 1 for a table without template rows. */
+int32_t lm_eval_channels(const lm_eval *eval, int32_t table);
+
+/* lm_eval_node: the value of a scalar node for channel ch (0 for
+ * invariant nodes). Returns 1 and sets *value when it has a value, 0 when
+ * the value is missing (absent counter, None, NaN). */
+int lm_eval_node(const lm_eval *eval, int32_t node, int32_t ch, double *value);
+
+/* Helpers shared by the evaluators. */
+double lm_py_mod(double a, double b);
+double lm_py_round(double x, int digits);
+double lm_quantile_sorted(const double *sorted, size_t n, double q);
+
+#endif

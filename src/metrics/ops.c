@@ -1,0 +1,67 @@
+/*
+ * ops.c - the scalar meaning of each operation, shared by constant folding
+ * in the compiler and by the evaluator, so that a folded constant and an
+ * evaluated one can never disagree.
+ *
+ * Semantics are Python's where the reference tool runs Python: true
+ * division (x/0 is ±inf, 0/0 NaN, as pandas gives for columns), floor
+ * modulo, round-half-even, min/max that keep the first argument unless a
+ * later one compares smaller/larger.
+ */
+#include <math.h>
+
+#include "metrics/internal.h"
+
+double lm_py_mod(double a, double b) {
+  if (b == 0 || isnan(a) || isnan(b) || isinf(a)) return NAN;
+  double r = fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+double lm_py_round(double x, int digits) {
+  if (!isfinite(x)) return x;
+  if (digits == 0) return nearbyint(x); /* default rounding: half to even */
+  double scale = pow(10.0, digits);
+  double y = nearbyint(x * scale) / scale;
+  return isfinite(y) ? y : x;
+}
+
+double lm_quantile_sorted(const double *sorted, size_t n, double q) {
+  if (n == 0) return NAN;
+  double pos = q * (double)(n - 1);
+  size_t lo = (size_t)floor(pos);
+  if (lo >= n - 1) return sorted[n - 1];
+  double frac = pos - (double)lo;
+  double a = sorted[lo], b = sorted[lo + 1];
+  /* numpy's linear interpolation, stable for equal neighbours */
+  double diff = b - a;
+  return frac >= 0.5 ? b - diff * (1 - frac) : a + diff * frac;
+}
+
+double lm_scalar_op(int op, double a, double b, double c, double k) {
+  switch ((lm_op)op) {
+  case LM_OP_NEG: return -a;
+  case LM_OP_NOT: return a == 0 ? 1 : 0;
+  case LM_OP_ADD: return a + b;
+  case LM_OP_SUB: return a - b;
+  case LM_OP_MUL: return a * b;
+  case LM_OP_DIV: return a / b;
+  case LM_OP_MOD: return lm_py_mod(a, b);
+  case LM_OP_POW: return pow(a, b);
+  case LM_OP_EQ: return a == b;
+  case LM_OP_NE: return a != b;
+  case LM_OP_LT: return a < b;
+  case LM_OP_LE: return a <= b;
+  case LM_OP_GT: return a > b;
+  case LM_OP_GE: return a >= b;
+  case LM_OP_AND: return a != 0 && b != 0;
+  case LM_OP_OR: return a != 0 || b != 0;
+  case LM_OP_WHERE: return b != 0 ? a : c;
+  case LM_OP_MIN2: return b < a ? b : a;
+  case LM_OP_MAX2: return b > a ? b : a;
+  case LM_OP_ROUND: return lm_py_round(a, (int)k);
+  case LM_OP_TO_INT: return trunc(a);
+  default: return NAN;
+  }
+}

@@ -1,0 +1,91 @@
+/*
+ * model.h - the in-memory shape of profiling data.
+ *
+ * A table holds one CSV file column by column: numbers as double arrays
+ * (NaN marks a blank or a "nan"), text columns as ids into the table's
+ * interned string list, because a kernel name repeats on thousands of
+ * dispatch rows. A workload is the set of tables of one profiled run plus
+ * its system information.
+ *
+ * Every column array belongs to the table's arena and is lent out as const.
+ */
+#ifndef LUMEN_MODEL_H
+#define LUMEN_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+/* One column of a table. */
+typedef struct lm_column {
+  const char *name;    /* header text, unquoted */
+  double *values;      /* n_rows numbers; NaN where blank or not a number */
+  int32_t *text_ids;   /* n_rows ids into the table's strings, or NULL when
+                          the column held only numbers and blanks */
+  size_t n_missing;    /* cells that are blank or a NaN token */
+  size_t n_text;       /* cells that are not numbers (0 for a numeric column) */
+  long first_text_line;/* 1-based line of the first non-number cell, 0 if none */
+  const char *first_text; /* that cell's text (truncated), or NULL */
+  uint8_t all_int;     /* every number in the column is an integer */
+} lm_column;
+
+/* One CSV file, loaded. */
+typedef struct lm_table {
+  char *path;          /* file the table came from (for diagnostics) */
+  char *name;          /* file stem, e.g. "pmc_perf", "SQ_LEVEL_WAVES" */
+  size_t n_rows;
+  size_t n_cols;
+  lm_column *cols;
+  const char **strings;/* interned text cells, by id */
+  size_t n_strings;
+  uint8_t *row_missing;/* per row: 1 when any cell of the row is missing */
+  lm_map *by_name;     /* column name -> index */
+  lm_arena *arena;     /* owns everything above */
+} lm_table;
+
+/* lm_table_free: release a table and its arena. NULL is a no-op. */
+void lm_table_free(lm_table *table);
+
+/* lm_table_find: index of the column named `name`, or -1. */
+long lm_table_find(const lm_table *table, const char *name);
+
+/* lm_table_text: text of cell (row, col) for a text column, or NULL when
+ * the column is numeric or the cell holds a number. Borrowed. */
+const char *lm_table_text(const lm_table *table, size_t col, size_t row);
+
+/* System information: sysinfo.csv, one row of named fields. */
+typedef struct lm_sysinfo {
+  size_t n_fields;
+  const char **names;  /* field names, in file order */
+  const char **texts;  /* raw text of each field */
+  double *values;      /* numeric value, NaN when not a number */
+} lm_sysinfo;
+
+/* lm_sysinfo_find: index of field `name`, or -1. */
+long lm_sysinfo_find(const lm_sysinfo *info, const char *name);
+/* lm_sysinfo_text: text of field `name`, or NULL. Borrowed. */
+const char *lm_sysinfo_text(const lm_sysinfo *info, const char *name);
+
+/* A loaded workload: one profiled run. */
+typedef struct lm_workload {
+  char *path;            /* folder it was read from */
+  lm_table *pmc;         /* pmc_perf.csv: one row per dispatch */
+  lm_table **levels;     /* SQ_*.csv accumulate tables (coll_level sources) */
+  size_t n_levels;
+  lm_table *sysinfo_table;
+  lm_sysinfo sysinfo;
+  lm_table *roofline;    /* roofline.csv, or NULL */
+  const char *arch;      /* gpu_arch from sysinfo, borrowed from sysinfo */
+  lm_arena *arena;       /* owns path, level list and sysinfo arrays */
+} lm_workload;
+
+/* lm_workload_free: release a workload and all its tables. NULL is a no-op. */
+void lm_workload_free(lm_workload *workload);
+
+/* lm_workload_source: the table that a metric source name refers to:
+ * "pmc_perf" or the stem of an SQ_*.csv file. NULL when absent. */
+const lm_table *lm_workload_source(const lm_workload *workload,
+                                   const char *name);
+
+#endif

@@ -1,0 +1,597 @@
+/*
+ * report.c - terminal, CSV and JSON renderings of analyses.
+ *
+ * One shape serves all three: a run's tables in catalog order, each a grid
+ * of cells. A comparison lines later runs up with the first: metric rows
+ * by metric id, top kernels by kernel name (the reference tool pairs them
+ * by rank, which compares different kernels once their order changes; see
+ * docs/compatibility.md), system info by field, anything else by position.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "report/report.h"
+
+/* ------------------------------------------------------------ matching */
+
+static const lm_cell *cell_at(const lm_rtable *t, int32_t row, int32_t col) {
+  return &t->cells[(size_t)row * (size_t)t->n_cols + (size_t)col];
+}
+
+static int32_t find_col(const lm_rtable *t, const char *title) {
+  for (int32_t c = 0; c < t->n_cols; c++)
+    if (strcmp(t->titles[c], title) == 0) return c;
+  return -1;
+}
+
+/* The row of `other` that corresponds to row `row` of `base`, or -1. */
+static int32_t match_row(const lm_rtable *base, const lm_rtable *other, int32_t row) {
+  if (!other || !other->n_rows) return -1;
+  if (base->kind == LM_TABLE_METRIC || base->kind == LM_TABLE_SYSINFO) {
+    const char *id = base->row_ids[row];
+    if (row < other->n_rows && strcmp(other->row_ids[row], id) == 0) return row;
+    for (int32_t r = 0; r < other->n_rows; r++)
+      if (strcmp(other->row_ids[r], id) == 0) return r;
+    return -1;
+  }
+  if (base->kind == LM_TABLE_TOP_KERNELS) {
+    int32_t kb = find_col(base, "Kernel_Name"), ko = find_col(other, "Kernel_Name");
+    if (kb < 0 || ko < 0) return -1;
+    const char *name = cell_at(base, row, kb)->text;
+    for (int32_t r = 0; r < other->n_rows; r++)
+      if (name && cell_at(other, r, ko)->text && strcmp(cell_at(other, r, ko)->text, name) == 0)
+        return r;
+    return -1;
+  }
+  return row < other->n_rows ? row : -1;
+}
+
+static int comparable_col(const lm_rtable *t, int32_t col) {
+  if (!t->comparable || t->roles[col] != LM_RCOL_VALUE) return 0;
+  if (t->kind == LM_TABLE_METRIC || t->kind == LM_TABLE_TOP_KERNELS) return 1;
+  return 0;
+}
+
+static double num_or_zero(const lm_cell *c) {
+  return c && c->kind == LM_CELL_NUMBER ? c->num : 0;
+}
+
+/* ---------------------------------------------------------------- text */
+
+typedef struct grid {
+  size_t n_rows, n_cols;
+  char **cells;      /* (n_rows + 1) * n_cols, row 0 is the header; owned */
+  uint8_t *right;    /* per column: right-align */
+} grid;
+
+static void grid_free(grid *g) {
+  if (g->cells)
+    for (size_t i = 0; i < (g->n_rows + 1) * g->n_cols; i++) lm_free(g->cells[i]);
+  lm_free(g->cells);
+  lm_free(g->right);
+}
+
+static size_t utf8_width(const char *s, size_t n) {
+  size_t w = 0;
+  for (size_t i = 0; i < n; i++)
+    if (((unsigned char)s[i] & 0xC0) != 0x80) w++;
+  return w;
+}
+
+/* Split text into lines of at most `width` characters, at most `max_lines`
+ * lines, the last ending in "..." when cut. */
+static char *wrap(const char *text, size_t width, size_t max_lines) {
+  lm_buf b = {0};
+  size_t len = strlen(text), at = 0, lines = 0;
+  while (at < len && lines < max_lines) {
+    size_t take = len - at < width ? len - at : width;
+    if (lines) lm_buf_putc(&b, '\n');
+    if (lines + 1 == max_lines && at + take < len && take > 3) {
+      lm_buf_append(&b, text + at, take - 3);
+      lm_buf_puts(&b, "...");
+    } else {
+      lm_buf_append(&b, text + at, take);
+    }
+    at += take;
+    lines++;
+  }
+  return lm_buf_take(&b);
+}
+
+static char *fmt_number(const lm_cell *c, int decimal) {
+  char buf[64];
+  if (c->kind == LM_CELL_EMPTY) return lm_strdup("");
+  if (c->kind == LM_CELL_TEXT) return lm_strdup(c->text ? c->text : "");
+  if (isnan(c->num)) return lm_strdup("");
+  if (isinf(c->num)) return lm_strdup(c->num < 0 ? "-inf" : "inf");
+  if (c->integer) snprintf(buf, sizeof buf, "%.0f", c->num);
+  else snprintf(buf, sizeof buf, "%.*f", decimal, c->num);
+  return lm_strdup(buf);
+}
+
+static char *fmt_delta(double base, double other, int decimal) {
+  char buf[96];
+  double scale = pow(10, decimal);
+  double diff = nearbyint((other - base) * scale) / scale;
+  double pct = nearbyint(diff / (base == 0 ? 1 : base) * 100 * scale) / scale;
+  double shown = nearbyint(other * scale) / scale;
+  snprintf(buf, sizeof buf, "%.*f (%.*f%%)", decimal, shown, decimal, pct);
+  return lm_strdup(buf);
+}
+
+static lm_status build_grid(const lm_analysis *const *runs, size_t n_runs, int32_t ti,
+                            const lm_report_opts *o, grid *g) {
+  const lm_rtable *t = &runs[0]->tables[ti];
+  int metric = t->kind == LM_TABLE_METRIC;
+  /* Columns: [Metric_ID | index] + visible columns + comparison columns. */
+  int32_t src_cols[256];
+  int32_t run_of[256];
+  size_t nc = 0;
+  if (metric) {
+    src_cols[nc] = -1;
+    run_of[nc++] = 0;
+  }
+  for (int32_t c = 0; c < t->n_cols && nc + n_runs < 256; c++) {
+    if (t->roles[c] == LM_RCOL_TIPS) continue;
+    src_cols[nc] = c;
+    run_of[nc++] = 0;
+    if (t->kind == LM_TABLE_SYSINFO && c == 1)
+      for (size_t r = 1; r < n_runs; r++) {
+        src_cols[nc] = c;
+        run_of[nc++] = (int32_t)r;
+      }
+    else if (comparable_col(t, c))
+      for (size_t r = 1; r < n_runs; r++) {
+        src_cols[nc] = c;
+        run_of[nc++] = (int32_t)r;
+      }
+  }
+  size_t max_rows = (size_t)t->n_rows;
+  int stat_table = t->kind == LM_TABLE_TOP_KERNELS || t->kind == LM_TABLE_DISPATCHES;
+  if (stat_table && o->max_stat_num && max_rows > o->max_stat_num) max_rows = o->max_stat_num;
+  g->n_rows = max_rows;
+  g->n_cols = nc;
+  g->cells = lm_calloc((max_rows + 1) * nc, sizeof(char *));
+  g->right = lm_calloc(nc ? nc : 1, 1);
+  if (!g->cells || !g->right) return LM_ENOMEM;
+  for (size_t k = 0; k < nc; k++) {
+    char title[256];
+    if (src_cols[k] < 0) snprintf(title, sizeof title, "Metric_ID");
+    else if (run_of[k] > 0) snprintf(title, sizeof title, "%s [%d]", t->titles[src_cols[k]],
+                                     (int)run_of[k] + 1);
+    else snprintf(title, sizeof title, "%s", t->titles[src_cols[k]]);
+    g->cells[k] = lm_strdup(title);
+    if (!g->cells[k]) return LM_ENOMEM;
+    g->right[k] = src_cols[k] >= 0 && t->roles[src_cols[k]] == LM_RCOL_VALUE;
+  }
+  for (size_t r = 0; r < max_rows; r++) {
+    for (size_t k = 0; k < nc; k++) {
+      char *text;
+      int32_t c = src_cols[k];
+      if (c < 0) {
+        text = lm_strdup(t->row_ids[r]);
+      } else if (run_of[k] == 0) {
+        const lm_cell *cell = cell_at(t, (int32_t)r, c);
+        if (cell->kind == LM_CELL_TEXT && t->roles[c] == LM_RCOL_NAME &&
+            t->kind == LM_TABLE_TOP_KERNELS)
+          text = wrap(cell->text, 40, 3);
+        else if (cell->kind == LM_CELL_TEXT && t->roles[c] == LM_RCOL_NAME &&
+                 t->kind == LM_TABLE_DISPATCHES)
+          text = wrap(cell->text, 80, 4);
+        else
+          text = fmt_number(cell, o->decimal);
+      } else {
+        const lm_rtable *ot = lm_analysis_find(runs[run_of[k]], t->id);
+        int32_t orow = ot ? match_row(t, ot, (int32_t)r) : -1;
+        int32_t ocol = ot ? find_col(ot, t->titles[c]) : -1;
+        const lm_cell *oc = orow >= 0 && ocol >= 0 ? cell_at(ot, orow, ocol) : NULL;
+        if (t->kind == LM_TABLE_SYSINFO)
+          text = oc ? fmt_number(oc, o->decimal) : lm_strdup("");
+        else
+          text = fmt_delta(num_or_zero(cell_at(t, (int32_t)r, c)), num_or_zero(oc), o->decimal);
+      }
+      if (!text) return LM_ENOMEM;
+      g->cells[(r + 1) * nc + k] = text;
+    }
+  }
+  return LM_OK;
+}
+
+static void line_of(lm_buf *out, const size_t *widths, size_t nc, const char *left,
+                    const char *fill, const char *mid, const char *right) {
+  lm_buf_puts(out, left);
+  for (size_t k = 0; k < nc; k++) {
+    for (size_t i = 0; i < widths[k] + 2; i++) lm_buf_puts(out, fill);
+    lm_buf_puts(out, k + 1 < nc ? mid : right);
+  }
+  lm_buf_putc(out, '\n');
+}
+
+/* The n-th line (0-based) of a multi-line cell, as [start, len). */
+static int cell_line(const char *s, size_t n, const char **start, size_t *len) {
+  const char *p = s;
+  for (size_t i = 0; i < n; i++) {
+    p = strchr(p, '\n');
+    if (!p) return 0;
+    p++;
+  }
+  const char *e = strchr(p, '\n');
+  *start = p;
+  *len = e ? (size_t)(e - p) : strlen(p);
+  return 1;
+}
+
+static void render_grid(const grid *g, lm_buf *out) {
+  size_t nc = g->n_cols;
+  size_t *widths = lm_calloc(nc ? nc : 1, sizeof *widths);
+  if (!widths) {
+    out->failed = 1;
+    return;
+  }
+  for (size_t r = 0; r <= g->n_rows; r++)
+    for (size_t k = 0; k < nc; k++) {
+      const char *s = g->cells[r * nc + k];
+      const char *ls;
+      size_t ll;
+      for (size_t i = 0; cell_line(s, i, &ls, &ll); i++) {
+        size_t w = utf8_width(ls, ll);
+        if (w > widths[k]) widths[k] = w;
+      }
+    }
+  line_of(out, widths, nc, "╒", "═", "╤", "╕");
+  for (size_t r = 0; r <= g->n_rows; r++) {
+    size_t lines = 1;
+    for (size_t k = 0; k < nc; k++) {
+      size_t n = 1;
+      for (const char *p = g->cells[r * nc + k]; *p; p++) n += *p == '\n';
+      if (n > lines) lines = n;
+    }
+    for (size_t l = 0; l < lines; l++) {
+      lm_buf_puts(out, "│");
+      for (size_t k = 0; k < nc; k++) {
+        const char *ls = "";
+        size_t ll = 0;
+        cell_line(g->cells[r * nc + k], l, &ls, &ll);
+        size_t pad = widths[k] - utf8_width(ls, ll);
+        lm_buf_putc(out, ' ');
+        if (g->right[k] && r > 0)
+          for (size_t i = 0; i < pad; i++) lm_buf_putc(out, ' ');
+        lm_buf_append(out, ls, ll);
+        if (!(g->right[k] && r > 0))
+          for (size_t i = 0; i < pad; i++) lm_buf_putc(out, ' ');
+        lm_buf_puts(out, " │");
+      }
+      lm_buf_putc(out, '\n');
+    }
+    if (r == 0) line_of(out, widths, nc, "╞", "═", "╪", "╡");
+    else if (r < g->n_rows) line_of(out, widths, nc, "├", "─", "┼", "┤");
+  }
+  line_of(out, widths, nc, "╘", "═", "╧", "╛");
+  lm_free(widths);
+}
+
+lm_status lm_report_text(const lm_analysis *const *runs, size_t n, const lm_report_opts *o,
+                         lm_buf *out) {
+  const lm_analysis *a = runs[0];
+  int32_t last_panel = -1;
+  for (int32_t ti = 0; ti < a->n_tables; ti++) {
+    const lm_rtable *t = &a->tables[ti];
+    if (!t->shown || !t->n_cols) continue;
+    if (t->panel_id != last_panel) {
+      lm_buf_puts(out, "\n");
+      for (int i = 0; i < 80; i++) lm_buf_puts(out, "─");
+      lm_buf_printf(out, "\n%d. %s\n", (int)t->panel_id, t->panel_title ? t->panel_title : "");
+      last_panel = t->panel_id;
+    }
+    if (t->title && t->title[0]) lm_buf_printf(out, "%s %s\n", t->id, t->title);
+    if (t->note) {
+      lm_buf_printf(out, "(%s)\n", t->note);
+      continue;
+    }
+    if (t->n_rows == 0) {
+      lm_buf_puts(out, "(no rows)\n");
+      continue;
+    }
+    grid g;
+    memset(&g, 0, sizeof g);
+    lm_status st = build_grid(runs, n, ti, o, &g);
+    if (st == LM_OK) render_grid(&g, out);
+    grid_free(&g);
+    if (st != LM_OK) return st;
+    if (o->verbose && t->kind == LM_TABLE_METRIC && t->row_descs) {
+      for (int32_t r = 0; r < t->n_rows; r++)
+        if (t->row_descs[r] && t->row_descs[r][0])
+          lm_buf_printf(out, "  %s  %s\n", t->row_ids[r], t->row_descs[r]);
+    }
+  }
+  return out->failed ? LM_ENOMEM : LM_OK;
+}
+
+/* ----------------------------------------------------------------- CSV */
+
+static void csv_field(lm_buf *out, const char *s) {
+  if (strpbrk(s, ",\"\n\r")) {
+    lm_buf_putc(out, '"');
+    for (const char *p = s; *p; p++) {
+      if (*p == '"') lm_buf_putc(out, '"');
+      lm_buf_putc(out, *p);
+    }
+    lm_buf_putc(out, '"');
+  } else {
+    lm_buf_puts(out, s);
+  }
+}
+
+static void csv_number(lm_buf *out, const lm_cell *c) {
+  char buf[48];
+  if (!c || c->kind == LM_CELL_EMPTY || (c->kind == LM_CELL_NUMBER && isnan(c->num))) return;
+  if (c->kind == LM_CELL_TEXT) {
+    csv_field(out, c->text ? c->text : "");
+    return;
+  }
+  if (c->integer && fabs(c->num) < 1e18) snprintf(buf, sizeof buf, "%.0f", c->num);
+  else lm_format_double(c->num, buf);
+  lm_buf_puts(out, buf);
+}
+
+static void csv_table(const lm_analysis *const *runs, size_t n, const lm_rtable *t, lm_buf *out) {
+  int metric = t->kind == LM_TABLE_METRIC;
+  int has_tips = 0;
+  /* Header. */
+  if (metric) lm_buf_puts(out, "Metric_ID");
+  int first = !metric;
+  for (int32_t c = 0; c < t->n_cols; c++) {
+    if (t->roles[c] == LM_RCOL_TIPS) {
+      has_tips = 1;
+      continue;
+    }
+    if (!first) lm_buf_putc(out, ',');
+    first = 0;
+    csv_field(out, t->titles[c]);
+    if (comparable_col(t, c) || (t->kind == LM_TABLE_SYSINFO && c == 1))
+      for (size_t r = 1; r < n; r++) {
+        lm_buf_printf(out, ",%s [%d]", t->titles[c], (int)r + 1);
+        if (t->kind != LM_TABLE_SYSINFO) lm_buf_printf(out, ",%s [%d] Delta%%", t->titles[c], (int)r + 1);
+      }
+  }
+  if (metric) lm_buf_puts(out, ",coll_level");
+  if (has_tips) lm_buf_puts(out, ",Tips");
+  lm_buf_putc(out, '\n');
+  for (int32_t r = 0; r < t->n_rows; r++) {
+    first = 1;
+    if (metric) {
+      csv_field(out, t->row_ids[r]);
+      first = 0;
+    }
+    for (int32_t c = 0; c < t->n_cols; c++) {
+      if (t->roles[c] == LM_RCOL_TIPS) continue;
+      if (!first) lm_buf_putc(out, ',');
+      first = 0;
+      const lm_cell *cell = cell_at(t, r, c);
+      if (t->roles[c] == LM_RCOL_INDEX && cell->kind == LM_CELL_TEXT) csv_field(out, cell->text);
+      else csv_number(out, cell);
+      int cmp = comparable_col(t, c), info = t->kind == LM_TABLE_SYSINFO && c == 1;
+      if (!cmp && !info) continue;
+      for (size_t k = 1; k < n; k++) {
+        const lm_rtable *ot = lm_analysis_find(runs[k], t->id);
+        int32_t orow = ot ? match_row(t, ot, r) : -1;
+        int32_t ocol = ot ? find_col(ot, t->titles[c]) : -1;
+        const lm_cell *oc = orow >= 0 && ocol >= 0 ? cell_at(ot, orow, ocol) : NULL;
+        lm_buf_putc(out, ',');
+        csv_number(out, oc);
+        if (info) continue;
+        lm_buf_putc(out, ',');
+        if (oc && oc->kind == LM_CELL_NUMBER && cell->kind == LM_CELL_NUMBER) {
+          char buf[48];
+          double base = cell->num;
+          lm_buf_puts(out, lm_format_double((oc->num - base) / (base == 0 ? 1 : base) * 100, buf));
+        }
+      }
+    }
+    if (metric) {
+      lm_buf_putc(out, ',');
+      csv_field(out, t->row_sources && t->row_sources[r] ? t->row_sources[r] : "");
+    }
+    if (has_tips) lm_buf_putc(out, ',');
+    lm_buf_putc(out, '\n');
+  }
+}
+
+static lm_status make_dir(const char *dir, lm_diag *diag) {
+  char path[4096];
+  if (strlen(dir) >= sizeof path)
+    return lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL, "path too long");
+  strcpy(path, dir);
+  for (char *p = path + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+      return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot create folder: %s",
+                         strerror(errno));
+    *p = '/';
+  }
+  if (mkdir(path, 0777) != 0 && errno != EEXIST)
+    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot create folder: %s",
+                       strerror(errno));
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "not a folder");
+  return LM_OK;
+}
+
+lm_status lm_report_csv_dir(const lm_analysis *const *runs, size_t n, const char *dir,
+                            lm_diag *diag) {
+  lm_status status = make_dir(dir, diag);
+  if (status != LM_OK) return status;
+  const lm_analysis *a = runs[0];
+  lm_buf b = {0};
+  for (int32_t ti = 0; ti < a->n_tables; ti++) {
+    const lm_rtable *t = &a->tables[ti];
+    if (!t->shown || !t->n_cols) continue;
+    lm_buf_reset(&b);
+    csv_table(runs, n, t, &b);
+    if (b.failed) {
+      status = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+      break;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.csv", dir, t->id);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(b.data ? b.data : "", 1, b.len, f) != b.len || fclose(f) != 0) {
+      if (f) fclose(f);
+      status = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+      break;
+    }
+  }
+  lm_buf_fini(&b);
+  return status;
+}
+
+lm_status lm_report_csv_stream(const lm_analysis *const *runs, size_t n, lm_buf *out) {
+  const lm_analysis *a = runs[0];
+  for (int32_t ti = 0; ti < a->n_tables; ti++) {
+    const lm_rtable *t = &a->tables[ti];
+    if (!t->shown || !t->n_cols) continue;
+    lm_buf_printf(out, "# %s %s\n", t->id, t->title ? t->title : "");
+    csv_table(runs, n, t, out);
+    lm_buf_putc(out, '\n');
+  }
+  return out->failed ? LM_ENOMEM : LM_OK;
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static cJSON *json_cell(const lm_cell *c) {
+  if (!c || c->kind == LM_CELL_EMPTY) return cJSON_CreateNull();
+  if (c->kind == LM_CELL_TEXT) return cJSON_CreateString(c->text ? c->text : "");
+  if (isnan(c->num)) return cJSON_CreateNull();
+  if (isinf(c->num)) return cJSON_CreateString(c->num < 0 ? "-inf" : "inf");
+  return cJSON_CreateNumber(c->num);
+}
+
+static cJSON *json_run_info(const lm_analysis *a) {
+  cJSON *o = cJSON_CreateObject();
+  const lm_sysinfo *info = &a->workload->sysinfo;
+  cJSON_AddStringToObject(o, "path", a->workload->path);
+  cJSON_AddStringToObject(o, "arch", a->catalog->arch);
+  const char *model = lm_sysinfo_text(info, "gpu_model");
+  cJSON_AddStringToObject(o, "gpu_model", model ? model : "");
+  cJSON_AddStringToObject(o, "normalization", a->norm);
+  cJSON_AddNumberToObject(o, "dispatches_selected", (double)a->n_selected);
+  cJSON_AddNumberToObject(o, "dispatches_total", (double)a->workload->pmc->n_rows);
+  return o;
+}
+
+lm_status lm_report_json(const lm_analysis *const *runs, size_t n, const lm_report_opts *o,
+                         lm_buf *out) {
+  (void)o;
+  const lm_analysis *a = runs[0];
+  cJSON *root = cJSON_CreateObject();
+  if (!root) return LM_ENOMEM;
+  cJSON_AddStringToObject(root, "tool", "lumen");
+  cJSON *wl = cJSON_AddArrayToObject(root, "workloads");
+  for (size_t k = 0; k < n; k++) cJSON_AddItemToArray(wl, json_run_info(runs[k]));
+  cJSON *panels = cJSON_AddArrayToObject(root, "panels");
+  cJSON *panel = NULL, *tables = NULL;
+  int32_t last_panel = -1;
+  for (int32_t ti = 0; ti < a->n_tables; ti++) {
+    const lm_rtable *t = &a->tables[ti];
+    if (!t->shown || !t->n_cols) continue;
+    if (t->panel_id != last_panel) {
+      panel = cJSON_CreateObject();
+      cJSON_AddNumberToObject(panel, "id", t->panel_id);
+      cJSON_AddStringToObject(panel, "title", t->panel_title ? t->panel_title : "");
+      tables = cJSON_AddArrayToObject(panel, "tables");
+      cJSON_AddItemToArray(panels, panel);
+      last_panel = t->panel_id;
+    }
+    static const char *const kinds[] = {"metric", "top_kernels", "dispatches", "sysinfo",
+                                        "roofline"};
+    static const char *const styles[] = {"none", "bar", "multi_bar", "box", "mem_chart",
+                                         "roofline"};
+    cJSON *jt = cJSON_CreateObject();
+    cJSON_AddStringToObject(jt, "id", t->id);
+    cJSON_AddStringToObject(jt, "title", t->title ? t->title : "");
+    cJSON_AddStringToObject(jt, "kind", kinds[t->kind]);
+    cJSON_AddStringToObject(jt, "style", styles[t->style]);
+    cJSON *cols = cJSON_AddArrayToObject(jt, "columns");
+    for (int32_t c = 0; c < t->n_cols; c++) {
+      if (t->roles[c] == LM_RCOL_TIPS) continue;
+      cJSON_AddItemToArray(cols, cJSON_CreateString(t->titles[c]));
+    }
+    cJSON *rows = cJSON_AddArrayToObject(jt, "rows");
+    for (int32_t r = 0; r < t->n_rows; r++) {
+      cJSON *jr = cJSON_CreateObject();
+      cJSON_AddStringToObject(jr, "id", t->row_ids[r]);
+      if (t->row_sources) cJSON_AddStringToObject(jr, "source", t->row_sources[r]);
+      if (t->row_descs && t->row_descs[r][0])
+        cJSON_AddStringToObject(jr, "description", t->row_descs[r]);
+      cJSON *cells = cJSON_AddArrayToObject(jr, "cells");
+      for (int32_t c = 0; c < t->n_cols; c++) {
+        if (t->roles[c] == LM_RCOL_TIPS) continue;
+        cJSON_AddItemToArray(cells, json_cell(cell_at(t, r, c)));
+      }
+      if (n > 1) {
+        cJSON *cmp = cJSON_AddArrayToObject(jr, "compare");
+        for (size_t k = 1; k < n; k++) {
+          const lm_rtable *ot = lm_analysis_find(runs[k], t->id);
+          int32_t orow = ot ? match_row(t, ot, r) : -1;
+          cJSON *jc = cJSON_CreateObject();
+          cJSON *oc = cJSON_AddArrayToObject(jc, "cells");
+          cJSON *dp = cJSON_AddArrayToObject(jc, "delta_pct");
+          for (int32_t c = 0; c < t->n_cols; c++) {
+            if (t->roles[c] == LM_RCOL_TIPS) continue;
+            int32_t ocol = ot ? find_col(ot, t->titles[c]) : -1;
+            const lm_cell *ocell = orow >= 0 && ocol >= 0 ? cell_at(ot, orow, ocol) : NULL;
+            cJSON_AddItemToArray(oc, json_cell(ocell));
+            const lm_cell *bcell = cell_at(t, r, c);
+            if (comparable_col(t, c) && ocell && ocell->kind == LM_CELL_NUMBER &&
+                bcell->kind == LM_CELL_NUMBER && isfinite(ocell->num) && isfinite(bcell->num))
+              cJSON_AddItemToArray(
+                  dp, cJSON_CreateNumber((ocell->num - bcell->num) /
+                                         (bcell->num == 0 ? 1 : bcell->num) * 100));
+            else
+              cJSON_AddItemToArray(dp, cJSON_CreateNull());
+          }
+          cJSON_AddItemToArray(cmp, jc);
+        }
+      }
+      cJSON_AddItemToArray(rows, jr);
+    }
+    cJSON_AddItemToArray(tables, jt);
+  }
+  char *text = cJSON_PrintUnformatted(root);
+  cJSON_Delete(root);
+  if (!text) return LM_ENOMEM;
+  lm_buf_puts(out, text);
+  lm_buf_putc(out, '\n');
+  cJSON_free(text);
+  return out->failed ? LM_ENOMEM : LM_OK;
+}
+
+/* ------------------------------------------------------- list metrics */
+
+void lm_report_list_metrics(const lm_catalog *cat, int verbose, lm_buf *out) {
+  for (int32_t p = 0; p < cat->n_panels; p++) {
+    const lm_paneldef *pd = &cat->panels[p];
+    lm_buf_printf(out, "%d -> %s\n", (int)pd->id, pd->title);
+    for (int32_t t = pd->first_table; t < pd->first_table + pd->n_tables; t++) {
+      const lm_tabledef *td = &cat->tables[t];
+      if (td->kind != LM_TABLE_METRIC) continue;
+      lm_buf_printf(out, "\t%s -> %s\n", td->id, td->title);
+      for (int32_t r = 0; r < td->n_rows; r++) {
+        const lm_rowdef *rd = &cat->rows[td->first_row + r];
+        if (td->channels >= 0)
+          lm_buf_printf(out, "\t\t%s.<channel> -> %s (one row per L2 channel)\n", td->id,
+                        strcmp(rd->name, "{ch}") == 0 ? "channel" : rd->name);
+        else
+          lm_buf_printf(out, "\t\t%s.%d -> %s\n", td->id, (int)r, rd->name);
+        if (verbose && rd->desc[0]) lm_buf_printf(out, "\t\t\t%s\n", rd->desc);
+      }
+    }
+  }
+}

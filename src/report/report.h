@@ -1,0 +1,48 @@
+/*
+ * report.h - rendering analyses: terminal tables, CSV (one file per table,
+ * full precision, the reference tool's column titles) and one JSON
+ * document. Several analyses render as a comparison with the first one as
+ * the baseline.
+ */
+#ifndef LUMEN_REPORT_H
+#define LUMEN_REPORT_H
+
+#include <stddef.h>
+
+#include "analyze/analyze.h"
+#include "base/base.h"
+
+typedef struct lm_report_opts {
+  int decimal;          /* digits after the point in text output (default 2) */
+  size_t max_stat_num;  /* rows of the top-kernels and dispatch tables shown
+                           in text (default 10; 0 = all) */
+  int width;            /* terminal width for wrapping (0: no wrapping) */
+  int verbose;          /* text: add each metric's description */
+} lm_report_opts;
+
+/* lm_report_text: render runs[0..n) as terminal tables into out. */
+lm_status lm_report_text(const lm_analysis *const *runs, size_t n,
+                         const lm_report_opts *opts, lm_buf *out);
+
+/* lm_report_csv_dir: write one <table id>.csv per shown table into dir
+ * (created if needed). Metric tables: Metric_ID, the table's columns,
+ * coll_level and Tips (as the reference tool's full tables); raw tables:
+ * the row label first. Numbers at full precision. With several runs, each
+ * value column of a later run is followed by its Δ% column. */
+lm_status lm_report_csv_dir(const lm_analysis *const *runs, size_t n,
+                            const char *dir, lm_diag *diag);
+
+/* lm_report_csv_stream: the same tables into one stream, each preceded by
+ * a line "# <id> <title>" and followed by a blank line. */
+lm_status lm_report_csv_stream(const lm_analysis *const *runs, size_t n,
+                               lm_buf *out);
+
+/* lm_report_json: one JSON document with every shown table. */
+lm_status lm_report_json(const lm_analysis *const *runs, size_t n,
+                         const lm_report_opts *opts, lm_buf *out);
+
+/* lm_report_list_metrics: the panel/table/metric tree of a catalog, with
+ * descriptions when verbose. */
+void lm_report_list_metrics(const lm_catalog *catalog, int verbose, lm_buf *out);
+
+#endif

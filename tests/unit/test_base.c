@@ -1,0 +1,106 @@
+/* test_base.c - unit tests of src/base: number text, buffers, maps, arenas,
+ * diagnostics, and allocation failures walked one by one. */
+#include <stdlib.h>
+
+#include "base/base.h"
+#include "check.h"
+
+static void test_format_double(void) {
+  char b[48];
+  CHECK_STR(lm_format_double(0.0, b), "0.0");
+  CHECK_STR(lm_format_double(1638.4, b), "1638.4");
+  CHECK_STR(lm_format_double(70, b), "70.0");
+  CHECK_STR(lm_format_double(0.1 + 0.2, b), "0.30000000000000004");
+  CHECK_STR(lm_format_double(1e16, b), "1e+16");
+  CHECK_STR(lm_format_double(1e-5, b), "1e-05");
+  CHECK_STR(lm_format_double(0.0001, b), "0.0001");
+  CHECK_STR(lm_format_double(-2.5e-7, b), "-2.5e-07");
+  CHECK_STR(lm_format_double(123456789012345678.0, b), "1.2345678901234568e+17");
+  CHECK_STR(lm_format_double(1.0 / 0.0, b), "inf");
+  CHECK_STR(lm_format_double(-1.0 / 0.0, b), "-inf");
+  CHECK_STR(lm_format_double(NAN, b), "nan");
+  CHECK_STR(lm_format_double(427.0323563102217, b), "427.0323563102217");
+  /* Round trip of awkward values. */
+  double values[] = {5e-324, 1.7976931348623157e308, 0.1, 1.0 / 3, 2.675, 9007199254740993.0};
+  for (size_t i = 0; i < LM_ARRAY_LEN(values); i++)
+    CHECK(strtod(lm_format_double(values[i], b), NULL) == values[i]);
+}
+
+static void test_buf_and_map(void) {
+  lm_buf b = {0};
+  CHECK_STR(lm_buf_cstr(&b), "");
+  for (int i = 0; i < 1000; i++) lm_buf_printf(&b, "%d,", i);
+  CHECK(b.len > 3000);
+  CHECK(strncmp(lm_buf_cstr(&b), "0,1,2,", 6) == 0);
+  char *taken = lm_buf_take(&b);
+  CHECK(taken && b.data == NULL && b.len == 0);
+  lm_free(taken);
+
+  lm_map *m = lm_map_new();
+  char key[32];
+  for (int i = 0; i < 5000; i++) {
+    snprintf(key, sizeof key, "TCC_HIT[%d]", i);
+    CHECK(lm_map_put(m, key, i) == LM_OK);
+  }
+  CHECK(lm_map_count(m) == 5000);
+  int64_t v = -1;
+  CHECK(lm_map_get(m, "TCC_HIT[4321]", &v) && v == 4321);
+  CHECK(!lm_map_get(m, "TCC_HIT[5000]", &v));
+  CHECK(lm_map_put(m, "TCC_HIT[7]", 70) == LM_OK);
+  CHECK(lm_map_get(m, "TCC_HIT[7]", &v) && v == 70 && lm_map_count(m) == 5000);
+  lm_map_free(m);
+}
+
+static void test_arena(void) {
+  lm_arena *a = lm_arena_new(4096);
+  char *big = lm_arena_alloc(a, 100000);
+  CHECK(big != NULL);
+  char *s = lm_arena_strdup(a, "hello");
+  CHECK_STR(s, "hello");
+  CHECK(((uintptr_t)lm_arena_alloc(a, 3) & 15) == 0);
+  CHECK(lm_arena_bytes(a) >= 100000);
+  lm_arena_free(a);
+  lm_arena_free(NULL);
+}
+
+static void test_diag(void) {
+  lm_diag d;
+  char line[256];
+  lm_diag_set(&d, LM_EPARSE, "pmc_perf.csv", 7, 3, "SQ_WAVES", "'abc' is not a number\nreally");
+  CHECK_STR(lm_diag_format(&d, line, sizeof line),
+            "pmc_perf.csv:7:3: field 'SQ_WAVES': 'abc' is not a number really");
+  lm_diag_clear(&d);
+  CHECK(d.status == LM_OK);
+  CHECK_STR(lm_strerror(LM_ENOMEM), "out of memory");
+}
+
+/* Every allocation of a map build fails in turn: no crash, no leak. */
+static void test_alloc_failures(void) {
+  long failures = 0, n;
+  for (n = 0; n < 500; n++) {
+    lm_alloc_fail_after(n);
+    lm_map *m = lm_map_new();
+    lm_status st = m ? LM_OK : LM_ENOMEM;
+    for (int i = 0; st == LM_OK && i < 50; i++) {
+      char key[16];
+      snprintf(key, sizeof key, "k%d", i);
+      st = lm_map_put(m, key, i);
+    }
+    lm_map_free(m);
+    lm_alloc_fail_after(-1);
+    if (st == LM_OK) break;
+    CHECK(st == LM_ENOMEM);
+    failures++;
+  }
+  /* Every allocation point up to the first complete build was failed once. */
+  CHECK(n < 500 && failures == n && failures > 5);
+}
+
+int main(void) {
+  test_format_double();
+  test_buf_and_map();
+  test_arena();
+  test_diag();
+  test_alloc_failures();
+  return check_report("test_base");
+}
