@@ -160,7 +160,7 @@ static void *alloc(ctx *c, size_t bytes) {
 }
 
 static double cell_value(const lm_table *t, long col, size_t row) {
-  return col < 0 ? (double)NAN : t->cols[col].values[row];
+  return col < 0 ? LM_NAN : t->cols[col].values[row];
 }
 
 static int32_t kernel_id(const ctx *c, size_t row) {
@@ -222,7 +222,7 @@ static lm_cell num_cell(double v, int integer) {
 }
 
 static lm_cell text_cell(const char *s) {
-  lm_cell cell = {LM_CELL_TEXT, 0, NAN, s};
+  lm_cell cell = {LM_CELL_TEXT, 0, LM_NAN, s};
   return cell;
 }
 
@@ -321,7 +321,7 @@ static lm_status build_top(ctx *c, lm_rtable *t, const size_t *rows, size_t n,
     set_cell(t, r, 1, text_cell(pmc->strings[g->name_id]));
     set_cell(t, r, 2, num_cell((double)g->count, 1));
     set_cell(t, r, 3, num_cell(g->sum / div, 0));
-    set_cell(t, r, 4, num_cell(g->n_dur ? g->sum / (double)g->n_dur / div : (double)NAN, 0));
+    set_cell(t, r, 4, num_cell(g->n_dur ? g->sum / (double)g->n_dur / div : LM_NAN, 0));
     set_cell(t, r, 5, num_cell(g->median / div, 0));
     set_cell(t, r, 6, num_cell(g->sum / total * 100, 0));
     if (with_s) set_cell(t, r, 7, text_cell(""));
@@ -630,7 +630,7 @@ static void build_metric_table(ctx *c, lm_rtable *t, const lm_tabledef *td, cons
       for (int32_t ci = 0; ci < td->n_cols; ci++) {
         const lm_coldef *cd = &cat->cols[td->first_col + ci];
         const lm_celldef *cell = &cat->cells[rd->first_cell + ci];
-        lm_cell out = {LM_CELL_EMPTY, 0, NAN, NULL};
+        lm_cell out = {LM_CELL_EMPTY, 0, LM_NAN, NULL};
         switch ((lm_col_role)cd->role) {
         case LM_COL_NAME: out = text_cell(expand_ch(c, rd->name, ch)); break;
         case LM_COL_TIPS: out = text_cell(""); break;
@@ -691,7 +691,7 @@ static lm_status select_rows(ctx *c, size_t **top_rows, size_t *n_top, size_t **
   }
   if (c->o->gpu && c->o->gpu->n && on_gpu == 0) {
     lm_buf gpus = {0};
-    double last = NAN;
+    double last = LM_NAN;
     for (size_t r = 0; r < n; r++) {
       double g = cell_value(pmc, c->col_gpu, r);
       int dup = 0;

@@ -10,6 +10,7 @@
 #ifndef LUMEN_BASE_H
 #define LUMEN_BASE_H
 
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -110,7 +111,11 @@ void lm_buf_printf(lm_buf *buf, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-void lm_buf_vprintf(lm_buf *buf, const char *fmt, va_list ap);
+void lm_buf_vprintf(lm_buf *buf, const char *fmt, va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 0)))
+#endif
+    ;
 /* lm_buf_cstr: the contents, "" when empty. Borrowed. */
 const char *lm_buf_cstr(const lm_buf *buf);
 /* lm_buf_take: hand the contents to the caller (char *, free with lm_free)
@@ -178,6 +183,10 @@ void lm_phase_report(void (*visit)(const char *name, uint64_t ns,
 /* ----------------------------------------------------------------- utils */
 
 #define LM_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* NaN and infinity as doubles (the <math.h> macros are floats). */
+#define LM_NAN ((double)NAN)
+#define LM_INF ((double)INFINITY)
 
 /* lm_read_file: read a whole file into a NUL-terminated owned buffer
  * (free with lm_free). Refuses files larger than max_bytes. */

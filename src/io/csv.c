@@ -71,7 +71,7 @@ int lm_parse_number(const char *s, const char *e, double *value, int *is_int) {
   while (e > s && (e[-1] == ' ' || e[-1] == '\t')) e--;
   *is_int = 0;
   if (s == e) {
-    *value = NAN;
+    *value = LM_NAN;
     return 2;
   }
   const char *p = s;
@@ -148,7 +148,7 @@ int lm_parse_number(const char *s, const char *e, double *value, int *is_int) {
   return 0;
 not_plain:
   if (is_na_token(s, (size_t)(e - s))) {
-    *value = NAN;
+    *value = LM_NAN;
     return 2;
   }
   {
@@ -158,7 +158,7 @@ not_plain:
     if ((n == 3 && (memcmp(q, "inf", 3) == 0 || memcmp(q, "Inf", 3) == 0)) ||
         (n == 8 && (memcmp(q, "Infinity", 8) == 0 ||
                     memcmp(q, "infinity", 8) == 0))) {
-      *value = *s == '-' ? -INFINITY : INFINITY;
+      *value = *s == '-' ? -LM_INF : LM_INF;
       return 1;
     }
   }
@@ -302,7 +302,7 @@ static void *parse_part(void *arg) {
       int last = c + 1 == n_cols;
       if (p < end && *p == ',') {
         if (last) {
-          size_t extra = 1;
+          size_t extra = 0;
           for (const char *q = p; q < end && *q != '\n'; q++)
             if (*q == ',') extra++;
           pt->status = lm_diag_set(
@@ -340,7 +340,7 @@ static void *parse_part(void *arg) {
         pt->n_missing[c]++;
         missing_in_row = 1;
       } else if (kind == 0) {
-        col->values[row] = NAN;
+        col->values[row] = LM_NAN;
         if (!ctx->keep_text[c]) {
           if (pt->n_text[c]++ == 0) {
             pt->first_text_line[c] = line;
@@ -590,7 +590,7 @@ static lm_status merge_parts(lm_table *t, part *parts, int n_parts,
   }
   t->strings = lm_arena_alloc(t->arena, (p0->n_strings + 1) * sizeof(char *));
   if (!t->strings) return LM_ENOMEM;
-  memcpy(t->strings, p0->strings, p0->n_strings * sizeof(char *));
+  if (p0->n_strings) memcpy(t->strings, p0->strings, p0->n_strings * sizeof(char *));
   t->n_strings = p0->n_strings;
   return LM_OK;
 }

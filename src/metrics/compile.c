@@ -203,7 +203,7 @@ static int32_t make_node(builder *b, uint8_t op, int32_t x, int32_t y, int32_t z
   key.a = x;
   key.b = y;
   key.c = z;
-  key.k = k == 0 ? 0 : k; /* one key for +0 and -0 */
+  key.k = k; /* compared bit for bit: -0 and +0 are different constants */
   int64_t found;
   if (lm_map_getn(b->node_index, (const char *)&key, sizeof key, &found))
     return (int32_t)found;
@@ -394,7 +394,7 @@ static int32_t compile_expr(builder *b, const lm_expr *e, const ctx *c) {
   if (b->status != LM_OK) return -1;
   switch ((lm_expr_kind)e->kind) {
   case LM_X_NUM: return make_const(b, e->num);
-  case LM_X_NONE: return make_const(b, NAN);
+  case LM_X_NONE: return make_const(b, LM_NAN);
   case LM_X_STRING:
     return error_at(b, c->file, c->line, expr_column(c, e->pos), NULL,
                     "text is not a value a formula can compute with");

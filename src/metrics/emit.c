@@ -26,8 +26,8 @@ static void emit_string(lm_buf *out, const char *s) {
 }
 
 static void emit_double(lm_buf *out, double v) {
-  if (isnan(v)) lm_buf_puts(out, "NAN");
-  else if (isinf(v)) lm_buf_puts(out, v < 0 ? "-INFINITY" : "INFINITY");
+  if (isnan(v)) lm_buf_puts(out, "LM_NAN");
+  else if (isinf(v)) lm_buf_puts(out, v < 0 ? "-LM_INF" : "LM_INF");
   else lm_buf_printf(out, "%.17g", v);
 }
 

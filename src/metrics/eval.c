@@ -158,10 +158,10 @@ static operand get_operand(const run *r, const worker *w, int32_t node, int32_t 
   } while (0)
 
 static inline double vmin(double a, double b) {
-  return isnan(a) || isnan(b) ? (double)NAN : (b < a ? b : a);
+  return isnan(a) || isnan(b) ? LM_NAN : (b < a ? b : a);
 }
 static inline double vmax(double a, double b) {
-  return isnan(a) || isnan(b) ? (double)NAN : (b > a ? b : a);
+  return isnan(a) || isnan(b) ? LM_NAN : (b > a ? b : a);
 }
 
 /* Compute per-dispatch node `node` for rows [first, first + len) of the
@@ -178,7 +178,7 @@ static int compute_plain(run *r, worker *w, int32_t node, int32_t ch, size_t fir
     if (r->contiguous && rows[len - 1] < col_rows) {
       memcpy(out, col + rows[0], len * sizeof *out);
     } else {
-      for (size_t i = 0; i < len; i++) out[i] = rows[i] < col_rows ? col[rows[i]] : (double)NAN;
+      for (size_t i = 0; i < len; i++) out[i] = rows[i] < col_rows ? col[rows[i]] : LM_NAN;
     }
     return 0;
   }
@@ -227,7 +227,7 @@ static int compute_plain(run *r, worker *w, int32_t node, int32_t ch, size_t fir
     for (size_t i = 0; i < len; i++) {
       double a = A.p ? A.p[i] : A.s;
       if (isinf(a) || (isfinite(a) && a != trunc(a))) bad = 1;
-      out[i] = isnan(a) ? na_value() : trunc(a);
+      out[i] = isnan(a) ? na_value() : trunc(a) + 0.0;
     }
     return bad;
   }
@@ -240,7 +240,7 @@ static int compute_plain(run *r, worker *w, int32_t node, int32_t ch, size_t fir
     return 0;
   }
   default:
-    for (size_t i = 0; i < len; i++) out[i] = NAN;
+    for (size_t i = 0; i < len; i++) out[i] = LM_NAN;
     return 0;
   }
 }
@@ -490,6 +490,7 @@ static lm_status finalize_aggregates(run *r, worker *workers, int n_workers) {
     for (int32_t ch = 0; ch < chans; ch++) {
       int32_t s = slot_of(ev, node, ch);
       int32_t so = slot_of(ev, n->a, ch);
+      ev->miss[s] |= ev->miss[so];
       if (ev->miss[s]) continue;
       int poisoned = 0;
       for (int i = 0; i < n_workers; i++) poisoned |= workers[i].poison[so];
@@ -497,7 +498,7 @@ static lm_status finalize_aggregates(run *r, worker *workers, int n_workers) {
         ev->miss[s] = 1;
         continue;
       }
-      double result = NAN;
+      double result = LM_NAN;
       if (n->op == LM_OP_MEDIAN || n->op == LM_OP_QUANTILE || n->op == LM_OP_STD) {
         if (sorted_for != n->a || sorted_ch != ch) {
           const double *v = r->keep[(size_t)r->keep_index[n->a] * (size_t)n_ch + (size_t)ch];
@@ -516,11 +517,11 @@ static lm_status finalize_aggregates(run *r, worker *workers, int n_workers) {
          * interpolate (NaN next to an infinity, as numpy does). A masked
          * operand's NaN makes quantiles and STD NaN; the median skips it. */
         if (n->op == LM_OP_MEDIAN) {
-          result = n_sorted == 0 ? (double)NAN
+          result = n_sorted == 0 ? LM_NAN
                    : n_sorted % 2 ? scratch[n_sorted / 2]
                                   : (scratch[n_sorted / 2 - 1] + scratch[n_sorted / 2]) / 2;
         } else if (sorted_nan) {
-          result = NAN;
+          result = LM_NAN;
         } else if (n->op == LM_OP_QUANTILE) {
           result = lm_quantile_sorted(scratch, n_sorted, n->k);
         } else if (n_sorted >= 2) {
@@ -532,7 +533,7 @@ static lm_status finalize_aggregates(run *r, worker *workers, int n_workers) {
           result = sqrt(ss / (double)(n_sorted - 1));
         }
       } else {
-        acc total = {0, INFINITY, -INFINITY, 0, 0};
+        acc total = {0, LM_INF, -LM_INF, 0, 0};
         for (int i = 0; i < n_workers; i++) {
           const acc *a = &workers[i].accs[(size_t)k * (size_t)n_ch + (size_t)ch];
           total.nan |= a->nan;
@@ -542,14 +543,14 @@ static lm_status finalize_aggregates(run *r, worker *workers, int n_workers) {
           if (a->max > total.max) total.max = a->max;
         }
         switch ((lm_op)n->op) {
-        case LM_OP_AVG: result = total.count ? total.sum / (double)total.count : (double)NAN; break;
-        case LM_OP_MIN: result = total.count ? total.min : (double)NAN; break;
-        case LM_OP_MAX: result = total.count ? total.max : (double)NAN; break;
+        case LM_OP_AVG: result = total.count ? total.sum / (double)total.count : LM_NAN; break;
+        case LM_OP_MIN: result = total.count ? total.min : LM_NAN; break;
+        case LM_OP_MAX: result = total.count ? total.max : LM_NAN; break;
         case LM_OP_SUM: result = total.sum; break;
         case LM_OP_COUNT: result = (double)total.count; break;
         default: break;
         }
-        if (total.nan && n->op != LM_OP_COUNT) result = NAN;
+        if (total.nan && n->op != LM_OP_COUNT) result = LM_NAN;
       }
       ev->vals[s] = result;
     }
@@ -611,6 +612,24 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
         r->keep_index[n->a] < 0)
       r->keep_index[n->a] = r->n_keep++;
   }
+  /* Refresh missing flags of this pass's nodes: scalars they read may have
+   * become missing after the first stage. */
+  for (int32_t node = 0; node < cat->n_nodes; node++) {
+    if (!in_pass[node]) continue;
+    const lm_node *n = &cat->nodes[node];
+    if (n->op == LM_OP_INPUT) continue;
+    int32_t ops[3] = {-1, -1, -1};
+    if (n->op == LM_OP_NORM) ops[0] = cat->norm_nodes[n->a * cat->n_norms + r->req->norm];
+    else {
+      ops[0] = n->a;
+      if (n->op != LM_OP_ROUND && n->op != LM_OP_TO_INT && n->op != LM_OP_NEG && n->op != LM_OP_NOT)
+        ops[1] = n->b;
+      if (n->op == LM_OP_WHERE) ops[2] = n->c;
+    }
+    for (int32_t ch = 0; ch < (n->chan ? n_ch : 1); ch++)
+      for (int o = 0; o < 3; o++)
+        if (ops[o] >= 0) ev->miss[slot_of(ev, node, ch)] |= ev->miss[slot_of(ev, ops[o], ch)];
+  }
   lm_free(in_pass);
   if (!r->n_vec_inv && !r->n_vec_ch) return LM_OK;
   if (n_rows == 0) {
@@ -620,7 +639,7 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
       for (int32_t ch = 0; ch < (n->chan ? n_ch : 1); ch++) {
         int32_t s = slot_of(ev, r->agg[k], ch);
         if (n->op == LM_OP_SUM || n->op == LM_OP_COUNT) ev->vals[s] = 0;
-        else ev->vals[s] = NAN;
+        else ev->vals[s] = LM_NAN;
       }
     }
     return LM_OK;
@@ -654,8 +673,8 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
     for (size_t k = 0; k < (size_t)r->n_agg * (size_t)n_ch; k++) {
       w->accs[k].sum = 0;
       w->accs[k].count = 0;
-      w->accs[k].min = INFINITY;
-      w->accs[k].max = -INFINITY;
+      w->accs[k].min = LM_INF;
+      w->accs[k].max = -LM_INF;
       w->accs[k].nan = 0;
     }
   }
@@ -850,9 +869,15 @@ lm_status lm_eval_run(const lm_catalog *cat, const lm_eval_request *req, lm_eval
         continue;
       for (int32_t ch = 0; ch < (n->chan ? ev->n_ch : 1); ch++) {
         int32_t s = slot_of(ev, node, ch);
+        /* An aggregate may have become missing while running (a TO_INT
+         * that failed): look at the operands again. */
+        ev->miss[s] |= ev->miss[slot_of(ev, n->a, ch)];
+        if (n->b >= 0 && n->op != LM_OP_ROUND && n->op != LM_OP_TO_INT)
+          ev->miss[s] |= ev->miss[slot_of(ev, n->b, ch)];
+        if (n->op == LM_OP_WHERE) ev->miss[s] |= ev->miss[slot_of(ev, n->c, ch)];
         if (ev->miss[s]) continue;
         if (n->op == LM_OP_CONCAT) {
-          ev->vals[s] = NAN;
+          ev->vals[s] = LM_NAN;
           continue;
         }
         double a = ev->vals[slot_of(ev, n->a, ch)], b = 0, c = 0;

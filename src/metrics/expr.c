@@ -460,7 +460,11 @@ void lm_expr_print(const lm_expr *e, lm_buf *out) {
       lm_buf_puts(out, lm_format_double(e->num, number));
     return;
   case LM_X_NONE: lm_buf_puts(out, "None"); return;
-  case LM_X_STRING: lm_buf_printf(out, "'%s'", e->name); return;
+  case LM_X_STRING: {
+    char quote = strchr(e->name, '\'') ? '"' : '\'';
+    lm_buf_printf(out, "%c%s%c", quote, e->name, quote);
+    return;
+  }
   case LM_X_VAR: lm_buf_printf(out, "$%s", e->name); return;
   case LM_X_COL:
     lm_buf_puts(out, e->name);

@@ -13,9 +13,10 @@
 #include "metrics/internal.h"
 
 double lm_py_mod(double a, double b) {
-  if (b == 0 || isnan(a) || isnan(b) || isinf(a)) return NAN;
+  if (b == 0 || isnan(a) || isnan(b) || isinf(a)) return LM_NAN;
   double r = fmod(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  if (r == 0) return copysign(0.0, b); /* Python: a zero takes b's sign */
+  if ((r < 0) != (b < 0)) r += b;
   return r;
 }
 
@@ -28,7 +29,7 @@ double lm_py_round(double x, int digits) {
 }
 
 double lm_quantile_sorted(const double *sorted, size_t n, double q) {
-  if (n == 0) return NAN;
+  if (n == 0) return LM_NAN;
   double pos = q * (double)(n - 1);
   size_t lo = (size_t)floor(pos);
   if (lo >= n - 1) return sorted[n - 1];
@@ -61,7 +62,7 @@ double lm_scalar_op(int op, double a, double b, double c, double k) {
   case LM_OP_MIN2: return b < a ? b : a;
   case LM_OP_MAX2: return b > a ? b : a;
   case LM_OP_ROUND: return lm_py_round(a, (int)k);
-  case LM_OP_TO_INT: return trunc(a);
-  default: return NAN;
+  case LM_OP_TO_INT: return trunc(a) + 0.0; /* an integer has no -0 */
+  default: return LM_NAN;
   }
 }

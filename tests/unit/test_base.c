@@ -18,7 +18,7 @@ static void test_format_double(void) {
   CHECK_STR(lm_format_double(123456789012345678.0, b), "1.2345678901234568e+17");
   CHECK_STR(lm_format_double(1.0 / 0.0, b), "inf");
   CHECK_STR(lm_format_double(-1.0 / 0.0, b), "-inf");
-  CHECK_STR(lm_format_double(NAN, b), "nan");
+  CHECK_STR(lm_format_double(LM_NAN, b), "nan");
   CHECK_STR(lm_format_double(427.0323563102217, b), "427.0323563102217");
   /* Round trip of awkward values. */
   double values[] = {5e-324, 1.7976931348623157e308, 0.1, 1.0 / 3, 2.675, 9007199254740993.0};

@@ -1,0 +1,55 @@
+/* test_lint.c - the built-in definitions: every architecture compiles (the
+ * built-in catalog and a fresh run-time compile of metrics/<arch> agree),
+ * every counter a metric names is in the architecture's counter list, and
+ * the panel/table/row ids are the reference tool's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "metrics/metrics.h"
+
+#ifndef LUMEN_METRICS_SOURCE
+#error "LUMEN_METRICS_SOURCE must name the metrics/ folder"
+#endif
+
+int main(void) {
+  const char *const *archs = lm_metrics_builtin_list();
+  int n = 0;
+  for (const char *const *a = archs; *a; a++, n++) {
+    const lm_catalog *b = lm_metrics_builtin(*a);
+    CHECK(b != NULL);
+    if (!b) continue;
+    lm_diag d;
+    lm_status st = lm_catalog_check_counters(b, &d);
+    CHECK(st == LM_OK);
+    if (st != LM_OK) fprintf(stderr, "%s: %s %s\n", *a, d.field, d.message);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/%s", LUMEN_METRICS_SOURCE, *a);
+    lm_catalog *c = NULL;
+    st = lm_metrics_compile_dir(dir, &c, &d);
+    CHECK(st == LM_OK);
+    if (st != LM_OK) {
+      char line[1024];
+      fprintf(stderr, "%s\n", lm_diag_format(&d, line, sizeof line));
+      continue;
+    }
+    CHECK(c->n_nodes == b->n_nodes && c->n_tables == b->n_tables && c->n_rows == b->n_rows);
+    CHECK(strcmp(c->arch, *a) == 0);
+    /* Panels 0-18 with the reference tool's ids; every table id starts
+     * with its panel's number. */
+    CHECK(b->n_panels >= 16 && b->panels[0].id == 0 && b->panels[b->n_panels - 1].id == 18);
+    for (int32_t p = 0; p < b->n_panels; p++)
+      for (int32_t t = b->panels[p].first_table;
+           t < b->panels[p].first_table + b->panels[p].n_tables; t++)
+        CHECK(atoi(b->tables[t].id) == b->panels[p].id);
+    /* Every row has a description of ours. */
+    int undescribed = 0;
+    for (int32_t r = 0; r < b->n_rows; r++) undescribed += b->rows[r].desc[0] == '\0';
+    CHECK(undescribed == 0);
+    CHECK(lm_catalog_find_table(b, "2.1") >= 0 && lm_catalog_find_table(b, "18.2") >= 0);
+    lm_catalog_free(c);
+  }
+  CHECK(n == 6);
+  CHECK(lm_metrics_builtin("gfx1100") == NULL);
+  return check_report("test_lint");
+}

@@ -1,0 +1,154 @@
+/* test_metrics.c - unit tests of the metric language: parsing with
+ * Python's precedences, printing, error positions, and what the compiler
+ * shares, folds and refuses. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "metrics/metrics.h"
+
+static char *roundtrip(lm_arena *a, const char *text) {
+  lm_expr *e = NULL;
+  lm_diag d;
+  if (lm_expr_parse(text, a, &e, &d) != LM_OK) return NULL;
+  lm_buf b = {0};
+  lm_expr_print(e, &b);
+  char *out = lm_arena_strdup(a, lm_buf_cstr(&b));
+  lm_buf_fini(&b);
+  return out;
+}
+
+static void test_parse(void) {
+  lm_arena *a = lm_arena_new(4096);
+  CHECK_STR(roundtrip(a, "1 + 2 * 3"), "(1 + (2 * 3))");
+  CHECK_STR(roundtrip(a, "-2 ** 2"), "(-(2 ** 2))");
+  CHECK_STR(roundtrip(a, "2 ** -1"), "(2 ** (-1))");
+  CHECK_STR(roundtrip(a, "a - b - c"), "((a - b) - c)");
+  CHECK_STR(roundtrip(a, "x / y if y != 0 else None"), "((x / y) if (y != 0) else None)");
+  CHECK_STR(roundtrip(a, "a if b else c if d else e"), "(a if b else (c if d else e))");
+  CHECK_STR(roundtrip(a, "not a == b and c or d"), "(((not (a == b)) and c) or d)");
+  CHECK_STR(roundtrip(a, "TCC_HIT[17] + TCC_HIT[ch]"), "(TCC_HIT[17] + TCC_HIT[ch])");
+  CHECK_STR(roundtrip(a, "AVG(100 * $denom, 3)"), "AVG((100 * $denom), 3)");
+  CHECK_STR(roundtrip(a, "8.1097E+14"), "810970000000000");
+  CHECK_STR(roundtrip(a, "0.00128"), "0.00128");
+  lm_expr *e;
+  lm_diag d;
+  CHECK(lm_expr_parse("(a + b", a, &e, &d) == LM_EPARSE);
+  CHECK(d.column == 7 && strstr(d.message, "')'"));
+  CHECK(lm_expr_parse("a + * b", a, &e, &d) == LM_EPARSE && d.column == 5);
+  CHECK(lm_expr_parse("a = b", a, &e, &d) == LM_EPARSE && strstr(d.message, "=="));
+  CHECK(lm_expr_parse("a < b < c", a, &e, &d) == LM_EPARSE && strstr(d.message, "chained"));
+  CHECK(lm_expr_parse("x if y", a, &e, &d) == LM_EPARSE && strstr(d.message, "else"));
+  CHECK(lm_expr_parse("A[x]", a, &e, &d) == LM_EPARSE);
+  CHECK(lm_expr_parse("$", a, &e, &d) == LM_EPARSE);
+  CHECK(lm_expr_parse("1 2", a, &e, &d) == LM_EPARSE && d.column == 3);
+  /* Deep nesting is refused, not a stack overflow. */
+  char deep[2048];
+  memset(deep, '(', 1000);
+  strcpy(deep + 1000, "1");
+  CHECK(lm_expr_parse(deep, a, &e, &d) == LM_EPARSE && strstr(d.message, "nested"));
+  lm_arena_free(a);
+}
+
+static lm_catalog *compile(const char *panel, const char *quantities, lm_diag *d) {
+  const char *names[] = {"arch.yaml", "quantities.yaml", "02_p.yaml"};
+  const char *texts[] = {"arch: gfxtest\ncounters: [A, B, SQ_WAVES]\n",
+                         quantities ? quantities
+                                    : "normalizations:\n  per_wave: {expr: SQ_WAVES, unit: wave}\n"
+                                      "  per_kernel: {expr: 1, unit: kernel}\n"
+                                      "quantities:\n  twice: 2 * A\n  pinned: {expr: B, source: pmc_perf}\n",
+                         panel};
+  lm_catalog *c = NULL;
+  lm_diag_clear(d);
+  lm_metrics_compile_texts(names, texts, 3, &c, d);
+  return c;
+}
+
+static const char *const head =
+    "panel: 2\ntitle: P\ntables:\n- id: '2.1'\n  columns: {Metric: name, Avg: mean, Max: max, "
+    "Peak: peak, Pct: pct}\n  rows:\n";
+
+static void test_compile(void) {
+  lm_diag d;
+  char def[2048];
+  /* Shared subexpressions: three rows, one computation. */
+  snprintf(def, sizeof def,
+           "%s  - {metric: a, expr: 'A / $denom'}\n  - {metric: b, expr: 'A / $denom'}\n"
+           "  - {metric: c, expr: '$twice / 2', peak: '$cu_per_gpu * 2 / 1000'}\n", head);
+  lm_catalog *c = compile(def, NULL, &d);
+  CHECK(c != NULL);
+  if (c) {
+    const lm_celldef *r0 = &c->cells[c->rows[0].first_cell];
+    const lm_celldef *r1 = &c->cells[c->rows[1].first_cell];
+    CHECK(r0[1].node == r1[1].node && r0[2].node == r1[2].node);
+    /* pct defaults to 100 * value / peak, and is absent without a peak. */
+    const lm_celldef *r2 = &c->cells[c->rows[2].first_cell];
+    CHECK(r2[4].node >= 0 && c->nodes[r2[4].node].op == LM_OP_DIV);
+    CHECK(r0[4].node < 0);
+    CHECK(c->n_norms == 2 && c->n_norm_slots == 1);
+    CHECK(lm_catalog_check_counters(c, &d) == LM_OK);
+  }
+  lm_catalog_free(c);
+  /* Constant folding: 2 * 3 folds, 1 / 0 does not. */
+  snprintf(def, sizeof def, "%s  - {metric: a, Avg: '2 * 3 + 1'}\n  - {metric: b, Avg: '1 / 0'}\n",
+           head);
+  c = compile(def, NULL, &d);
+  CHECK(c != NULL);
+  if (c) {
+    const lm_node *n0 = &c->nodes[c->cells[c->rows[0].first_cell + 1].node];
+    const lm_node *n1 = &c->nodes[c->cells[c->rows[1].first_cell + 1].node];
+    CHECK(n0->op == LM_OP_CONST && n0->k == 7);
+    CHECK(n1->op == LM_OP_DIV);
+  }
+  lm_catalog_free(c);
+}
+
+static void test_compile_errors(void) {
+  lm_diag d;
+  char def[2048];
+  snprintf(def, sizeof def, "%s  - {metric: a, expr: A / +}\n", head);
+  CHECK(compile(def, NULL, &d) == NULL);
+  CHECK(strcmp(d.file, "02_p.yaml") == 0 && d.line == 7 && d.column == 28);
+  snprintf(def, sizeof def, "%s  - {metric: a, expr: FOO(A)}\n", head);
+  CHECK(compile(def, NULL, &d) == NULL && strstr(d.message, "unknown function FOO"));
+  snprintf(def, sizeof def, "%s  - {metric: a, expr: $nope}\n", head);
+  CHECK(compile(def, NULL, &d) == NULL && strstr(d.message, "unknown variable $nope"));
+  snprintf(def, sizeof def, "%s  - {metric: a, Avg: A + 1}\n", head);
+  CHECK(compile(def, NULL, &d) == NULL && strstr(d.message, "aggregate"));
+  snprintf(def, sizeof def, "%s  - {metric: a, expr: 'A[ch]'}\n", head);
+  CHECK(compile(def, NULL, &d) == NULL && strstr(d.message, "channels"));
+  snprintf(def, sizeof def, "%s  - {metric: a, exp: A}\n", head);
+  CHECK(compile(def, NULL, &d) == NULL && strstr(d.message, "unknown key") &&
+        strcmp(d.field, "exp") == 0);
+  snprintf(def, sizeof def, "%s  - {metric: a, expr: $loop}\n", head);
+  CHECK(compile(def, "quantities:\n  loop: $loop + 1\n", &d) == NULL &&
+        strstr(d.message, "itself"));
+  snprintf(def, sizeof def, "%s  - {metric: a, expr: 'QUANTILE(A, 2)'}\n", head);
+  CHECK(compile(def, NULL, &d) == NULL && strstr(d.message, "between 0 and 1"));
+  CHECK(compile("panel: x\n", NULL, &d) == NULL);
+  CHECK(compile("panel: 2\ntitle: t\ntables:\n- id: '3.1'\n  kind: sysinfo\n", NULL, &d) == NULL &&
+        strstr(d.message, "must be '2."));
+  CHECK(compile("panel: [unclosed\n", NULL, &d) == NULL && strstr(d.message, "YAML"));
+  /* Missing arch.yaml. */
+  const char *names[] = {"02_p.yaml"};
+  const char *texts[] = {"panel: 2\ntitle: t\ntables: []\n"};
+  lm_catalog *c = NULL;
+  CHECK(lm_metrics_compile_texts(names, texts, 1, &c, &d) != LM_OK && strstr(d.message, "arch.yaml"));
+}
+
+static void test_ops(void) {
+  CHECK(lm_py_mod(-7, 3) == 2 && lm_py_mod(7, -3) == -2 && isnan(lm_py_mod(1, 0)));
+  CHECK(lm_py_round(2.5, 0) == 2 && lm_py_round(3.5, 0) == 4 && lm_py_round(-0.5, 0) == 0);
+  double s[] = {1, 2, 3, 4};
+  CHECK_NEAR(lm_quantile_sorted(s, 4, 0.25), 1.75, 1e-15);
+  CHECK_NEAR(lm_quantile_sorted(s, 4, 0.5), 2.5, 1e-15);
+  CHECK(isnan(lm_quantile_sorted(s, 0, 0.5)));
+}
+
+int main(void) {
+  test_parse();
+  test_compile();
+  test_compile_errors();
+  test_ops();
+  return check_report("test_metrics");
+}
