@@ -1,0 +1,282 @@
+#!/usr/bin/env bash
+# End-to-end tests of the real lumen binary.
+# Usage: cli_test.sh LUMEN JSON_GET SHARED_DIR SOURCE_DIR TEST_NAME
+set -u
+LUMEN=$1
+JSON_GET=$2
+SHARED=$3
+SOURCE=$4
+NAME=$5
+WL=$SHARED/workloads
+TMP=$(mktemp -d /tmp/lumen-it-XXXXXX)
+trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
+
+fail() { echo "FAIL: $*"; exit 1; }
+# run: capture stdout, stderr and status of lumen
+run() {
+  "$LUMEN" "$@" >"$TMP/out" 2>"$TMP/err"
+  STATUS=$?
+}
+expect_status() { [ "$STATUS" -eq "$1" ] || fail "exit status $STATUS, expected $1 (stderr: $(head -c 400 "$TMP/err"))"; }
+expect_out() { grep -qF -- "$1" "$TMP/out" || fail "stdout lacks '$1'"; }
+expect_err() { grep -qF -- "$1" "$TMP/err" || fail "stderr lacks '$1' (stderr: $(head -c 400 "$TMP/err"))"; }
+one_line_err() { [ "$(grep -c . "$TMP/err")" -eq 1 ] || fail "error is not one line: $(cat "$TMP/err")"; }
+near() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; s = (a < 0 ? -a : a); exit !(d <= 1e-9 * s + 1e-12) }' || fail "$1 is not $2"; }
+copy_wl() { cp -r "$WL/$1" "$TMP/wl"; chmod -R u+w "$TMP/wl"; }
+
+case $NAME in
+text_output)
+  run analyze -w "$WL/vcopy/MI200"
+  expect_status 0
+  expect_out "2. System Speed-of-Light"
+  expect_out "VALU IOPs"
+  expect_out "427.03"
+  expect_out "Gb/s"
+  expect_out "18.2 L2 Cache Hit Rate (pct)"
+  ;;
+csv_output)
+  run analyze -w "$WL/vcopy/MI200" --format csv -o "$TMP/csv"
+  expect_status 0
+  [ -f "$TMP/csv/2.1.csv" ] && [ -f "$TMP/csv/18.10.csv" ] && [ -f "$TMP/csv/0.1.csv" ] || fail "missing table files"
+  head -1 "$TMP/csv/2.1.csv" | grep -qx 'Metric_ID,Metric,Avg,Unit,Peak,Pct of Peak,coll_level,Tips' || fail "2.1 header"
+  grep -q '^2.1.1,VALU IOPs,427.0323563102217,Giop,22630.4,1.88698545456652,pmc_perf,$' "$TMP/csv/2.1.csv" || fail "2.1.1 row"
+  [ "$(ls "$TMP/csv" | wc -l)" -eq 49 ] || fail "expected 49 tables, got $(ls "$TMP/csv" | wc -l)"
+  ;;
+json_output)
+  run analyze -w "$WL/vcopy/MI200" --format json -b 2.1.1 -b 17.2
+  expect_status 0
+  v=$("$JSON_GET" panels.1.tables.0.rows.0.cells.1 <"$TMP/out") || fail "json path"
+  near "$v" 427.0323563102217
+  [ "$("$JSON_GET" panels.1.tables.0.rows.0.id <"$TMP/out")" = "2.1.1" ] || fail "row id"
+  [ "$("$JSON_GET" panels.2.tables.0.id <"$TMP/out")" = "17.2" ] || fail "table 17.2"
+  [ "$("$JSON_GET" workloads.0.arch <"$TMP/out")" = "gfx90a" ] || fail "arch"
+  [ "$("$JSON_GET" workloads.0.dispatches_selected <"$TMP/out")" = "3" ] || fail "selected"
+  ;;
+read_only)
+  copy_wl vcopy/MI200
+  before=$(cd "$TMP/wl" && find . -type f | sort | xargs md5sum)
+  chmod -R a-w "$TMP/wl"
+  run analyze -w "$TMP/wl"
+  expect_status 0
+  after=$(cd "$TMP/wl" && find . -type f | sort | xargs md5sum)
+  [ "$before" = "$after" ] || fail "the workload folder changed"
+  ;;
+block_filter)
+  run analyze -w "$WL/vcopy/MI200" -b 3.1.10 -b 17.2 --format csv -o "$TMP/csv"
+  expect_status 0
+  [ "$(tail -n +2 "$TMP/csv/3.1.csv" | wc -l)" -eq 1 ] || fail "3.1 should hold one row"
+  grep -q '^3.1.10,Active CUs,70' "$TMP/csv/3.1.csv" || fail "3.1.10"
+  [ ! -f "$TMP/csv/2.1.csv" ] || fail "2.1 should not be shown"
+  run analyze -w "$WL/vcopy/MI200" -b TCC --format json
+  expect_status 0
+  "$JSON_GET" panels.2.tables.0.id <"$TMP/out" | grep -q . || fail "TCC block selects tables"
+  run analyze -w "$WL/vcopy/MI200" -b "VALU FLOPs" --format csv -o "$TMP/csv2"
+  expect_status 0
+  grep -q '^2.1.0,VALU FLOPs' "$TMP/csv2/2.1.csv" && grep -q '^11.1.0,VALU FLOPs' "$TMP/csv2/11.1.csv" || fail "metric name"
+  run analyze -w "$WL/vcopy/MI200" -b 99
+  expect_status 1
+  expect_err "-b 99"
+  ;;
+compare)
+  run analyze -w "$WL/_mix/mix_MI200" -w "$WL/_mix/mixB_MI200"
+  expect_status 0
+  expect_out "Avg [2]"
+  expect_out "%)"
+  run analyze -w "$WL/_mix/mix_MI200" -w "$WL/_mix/mixB_MI200" --format json -b 2.1
+  expect_status 0
+  "$JSON_GET" panels.1.tables.0.rows.8.compare.0.delta_pct <"$TMP/out" >/dev/null || fail "delta in json"
+  # Top kernels are matched by name: the row for a kernel compares it with
+  # the same kernel of the other run.
+  run analyze -w "$WL/_mix/mix_MI200" -w "$WL/_mix/mixB_MI200" --format csv -o "$TMP/c"
+  expect_status 0
+  head -1 "$TMP/c/0.1.csv" | grep -q 'Count \[2\]' || fail "compare columns"
+  ;;
+compare_same_folder)
+  # The reference tool refuses the same folder twice; lumen compares two
+  # selections of one workload (kernel 0 against kernel 1).
+  run analyze -w "$WL/_mix/mix_MI200" -w "$WL/_mix/mix_MI200" --kernel-index 0 --kernel-index 1 --format json
+  expect_status 0
+  a=$("$JSON_GET" workloads.0.dispatches_selected <"$TMP/out")
+  b=$("$JSON_GET" workloads.1.dispatches_selected <"$TMP/out")
+  [ "$a" != "" ] && [ "$b" != "" ] || fail "selections"
+  ;;
+gpu_and_dispatch)
+  # Dispatch 12 ran on GPU 3: lumen selects it (the reference tool refuses it).
+  run analyze -w "$WL/_mix/mix2gpu_MI200" -g 3 -d 12 --format json
+  expect_status 0
+  [ "$("$JSON_GET" workloads.0.dispatches_selected <"$TMP/out")" = "1" ] || fail "one dispatch"
+  [ "$("$JSON_GET" panels.0.tables.1.rows.0.cells.1 <"$TMP/out")" = "12" ] || fail "dispatch 12"
+  run analyze -w "$WL/_mix/mix2gpu_MI200" -g 0
+  expect_status 1
+  expect_err "GPU ids in the data: 2, 3"
+  run analyze -w "$WL/_mix/mix2gpu_MI200" -g 3 -d 5
+  expect_status 1
+  run analyze -w "$WL/vcopy/MI200" -d '>0' --format json
+  expect_status 0
+  [ "$("$JSON_GET" workloads.0.dispatches_selected <"$TMP/out")" = "2" ] || fail ">0"
+  run analyze -w "$WL/vcopy/MI200" -d 0:2 -d 2 --format json
+  [ "$("$JSON_GET" workloads.0.dispatches_selected <"$TMP/out")" = "3" ] || fail "ranges add up"
+  run analyze -w "$WL/vcopy/MI200" -d 'x'
+  expect_status 2
+  expect_err "-d 'x'"
+  ;;
+kernel_filters)
+  total=$(grep -c . "$WL/_mix/mix_MI200/pmc_perf.csv"); total=$((total - 1))
+  run analyze -w "$WL/_mix/mix_MI200" -k 'rocprim' --format json
+  expect_status 0
+  inc=$("$JSON_GET" workloads.0.dispatches_selected <"$TMP/out")
+  run analyze -w "$WL/_mix/mix_MI200" -k '!rocprim' --format json
+  expect_status 0
+  exc=$("$JSON_GET" workloads.0.dispatches_selected <"$TMP/out")
+  [ $((inc + exc)) -eq "$total" ] && [ "$inc" -gt 0 ] || fail "include $inc + exclude $exc != $total"
+  run analyze -w "$WL/_mix/mix_MI200" -k 'no_such_kernel_name'
+  expect_status 1
+  run analyze -w "$WL/_mix/mix_MI200" -k '('
+  expect_status 1
+  expect_err "-k '('"
+  run analyze -w "$WL/_mix/mix_MI200" --instance 0 --format json
+  expect_status 0
+  [ "$("$JSON_GET" workloads.0.dispatches_selected <"$TMP/out")" = "5" ] || fail "first instance of 5 kernels"
+  run analyze -w "$WL/_mix/mix_MI200" --kernel-index 9
+  expect_status 1
+  expect_err "--kernel-index 9"
+  ;;
+bad_input)
+  run analyze
+  expect_status 2; one_line_err; expect_err "no workload"
+  run analyze -w "$TMP/nowhere"
+  expect_status 1; one_line_err; expect_err "$TMP/nowhere"
+  mkdir "$TMP/empty"
+  run analyze -w "$TMP/empty"
+  expect_status 1; one_line_err; expect_err "cannot find pmc_perf.csv"
+  run analyze -w "$WL/dispatch_7/MI200"
+  expect_status 1; one_line_err; expect_err "unmerged"
+  copy_wl vcopy/MI200
+  head -c $(( $(head -1 "$WL/vcopy/MI200/pmc_perf.csv" | wc -c) + 500 )) "$WL/vcopy/MI200/pmc_perf.csv" >"$TMP/wl/pmc_perf.csv"
+  run analyze -w "$TMP/wl"
+  expect_status 1; one_line_err; expect_err "pmc_perf.csv:2:"; expect_err "truncated"
+  cp "$WL/vcopy/MI200/pmc_perf.csv" "$TMP/wl/pmc_perf.csv"
+  sed -i '3s/$/,42/' "$TMP/wl/pmc_perf.csv"
+  run analyze -w "$TMP/wl"
+  expect_status 1; one_line_err; expect_err "pmc_perf.csv:3:"; expect_err "found"
+  cp "$WL/vcopy/MI200/pmc_perf.csv" "$TMP/wl/pmc_perf.csv"
+  col=$(head -1 "$TMP/wl/pmc_perf.csv" | tr ',' '\n' | grep -nx SQ_WAVES | cut -d: -f1)
+  # The quoted kernel name holds commas: shift the field number past them.
+  extra=$(sed -n 3p "$WL/vcopy/MI200/pmc_perf.csv" | grep -o '"[^"]*"' | tr -cd , | wc -c)
+  awk -F, -v OFS=, -v c="$((col + extra))" 'NR==3 { $c = "abc" } { print }' "$WL/vcopy/MI200/pmc_perf.csv" >"$TMP/wl/pmc_perf.csv"
+  run analyze -w "$TMP/wl"
+  expect_status 1; one_line_err; expect_err "pmc_perf.csv:3:$col: field 'SQ_WAVES': 'abc' is not a number"
+  cp "$WL/vcopy/MI200/pmc_perf.csv" "$TMP/wl/pmc_perf.csv"
+  c2=$(head -1 "$TMP/wl/sysinfo.csv" | tr ',' '\n' | grep -nx cu_per_gpu | cut -d: -f1)
+  cut -d, -f"$c2" --complement "$WL/vcopy/MI200/sysinfo.csv" >"$TMP/wl/sysinfo.csv"
+  run analyze -w "$TMP/wl"
+  expect_status 1; one_line_err; expect_err "field 'cu_per_gpu'"
+  sed 's/gfx90a/gfx1100/' "$WL/vcopy/MI200/sysinfo.csv" >"$TMP/wl/sysinfo.csv"
+  run analyze -w "$TMP/wl"
+  expect_status 1; one_line_err; expect_err "gfx1100 has no metric definitions"
+  run analyze -w "$WL/_edge/zero_grbm_gui_active_row0"
+  expect_status 1; one_line_err; expect_err "GRBM_GUI_ACTIVE"
+  run analyze -w "$WL/_edge/blank_sq_insts_salu_all"
+  expect_status 1; one_line_err; expect_err "every dispatch row has an empty cell"
+  # A 2 GB line: refused quickly with the line named, not read whole.
+  cp "$WL/vcopy/MI200/sysinfo.csv" "$TMP/wl/sysinfo.csv"
+  head -1 "$WL/vcopy/MI200/pmc_perf.csv" >"$TMP/wl/pmc_perf.csv"
+  truncate -s 2G "$TMP/wl/pmc_perf.csv"
+  start=$(date +%s)
+  run analyze -w "$TMP/wl"
+  expect_status 1; one_line_err; expect_err "pmc_perf.csv:2:"; expect_err "longer than"
+  [ $(( $(date +%s) - start )) -lt 20 ] || fail "too slow on a 2 GB line"
+  # Zero durations (MI300 folders store rounded timestamps): rates are inf.
+  run analyze -w "$WL/vcopy/MI300X_A1" -b 2.1.1 --format csv -o "$TMP/z"
+  expect_status 0
+  grep -q '^2.1.1,VALU IOPs,inf' "$TMP/z/2.1.csv" || fail "zero duration gives inf"
+  ;;
+flags)
+  run analyze -w "$WL/vcopy/MI200" --plan
+  expect_status 2; one_line_err; expect_err "--plan is not a flag of \`lumen analyze\`"
+  run analyze -w "$WL/vcopy/MI200" --bogus
+  expect_status 2; expect_err "unknown flag --bogus"
+  run analyze -w "$WL/vcopy/MI200" --norm per_moon
+  expect_status 2; expect_err "--norm per_moon"
+  run analyze -w "$WL/vcopy/MI200" --format xml
+  expect_status 2
+  run analyze -w "$WL/vcopy/MI200" -b 2 --decimal 4
+  expect_status 0; expect_out "427.0324"
+  run analyze -w "$WL/vcopy/MI200" --time-unit us --format csv -o "$TMP/t"
+  expect_status 0
+  head -1 "$TMP/t/0.1.csv" | grep -q 'Sum(us)' || fail "time unit"
+  grep -q ',52.32,' "$TMP/t/0.1.csv" || fail "52.32 us"
+  run analyze -w "$WL/_mix/mix_MI200" --max-stat-num 2 -b 2
+  expect_status 0
+  [ "$(sed -n '/0.2 Dispatch List/,/^$/p' "$TMP/out" | grep -c '^│ [0-9]')" -eq 2 ] || fail "max-stat-num"
+  run analyze -p "$WL/vcopy/MI200" --list-stats
+  expect_status 0; expect_out "0.2 Dispatch List"
+  grep -q "System Speed-of-Light" "$TMP/out" && fail "--list-stats shows only the lists"
+  run analyze -w "$WL/vcopy/MI200" --norm per_kernel -b 10.1 --format csv -o "$TMP/n"
+  grep -q 'Instr per kernel' "$TMP/n/10.1.csv" || fail "per_kernel unit"
+  ;;
+help_and_logs)
+  "$LUMEN" help analyze >"$TMP/h1"; "$LUMEN" analyze --help >"$TMP/h2"
+  cmp -s "$TMP/h1" "$TMP/h2" || fail "help texts differ"
+  grep -q -- "--kernel-index" "$TMP/h1" || fail "help lists flags"
+  run --version
+  expect_status 0; expect_out "lumen "
+  run analyze -w "$WL/vcopy/MI200" --self-time -b 2
+  expect_status 0; expect_err "lumen self-time"; expect_err "evaluate"; expect_err "load"
+  LUMEN_LOG=debug "$LUMEN" analyze -w "$WL/vcopy/MI200" -b 2 >/dev/null 2>"$TMP/err"
+  grep -q "debug" "$TMP/err" || fail "LUMEN_LOG=debug"
+  "$LUMEN" analyze -w "$WL/vcopy/MI200" -b 2 -v >/dev/null 2>"$TMP/err"
+  grep -q "debug" "$TMP/err" || fail "-v"
+  "$LUMEN" analyze -q -w "$WL/vcopy/MI200" -b 2 >/dev/null 2>"$TMP/err"
+  [ ! -s "$TMP/err" ] || fail "-q still logs"
+  ;;
+list)
+  run list metrics --arch gfx942
+  expect_status 0; expect_out "2.1.0 -> VALU FLOPs"; expect_out "18.12"
+  run list architectures
+  expect_status 0
+  [ "$(grep -c '^gfx' "$TMP/out")" -eq 6 ] || fail "six architectures"
+  run list counters --arch gfx90a
+  expect_status 0; expect_out "SQ_WAVES"
+  run list metrics --arch gfx1
+  expect_status 2
+  run list metrics -v --arch gfx90a
+  expect_out "Achieved"
+  ;;
+metrics_dir)
+  mkdir -p "$TMP/defs"
+  printf 'arch: gfx90a\ncounters: [SQ_WAVES]\n' >"$TMP/defs/arch.yaml"
+  printf 'normalizations:\n  per_wave: {expr: SQ_WAVES, unit: wave}\nquantities:\n  per_cu: SQ_WAVES / $cu_per_gpu\n' >"$TMP/defs/quantities.yaml"
+  cat >"$TMP/defs/02_mine.yaml" <<'EOF'
+panel: 2
+title: Mine
+tables:
+- id: '2.1'
+  title: Waves
+  columns: {Metric: name, Avg: mean, Max: max, Unit: unit}
+  rows:
+  - metric: Waves per CU
+    expr: $per_cu
+    unit: waves
+EOF
+  run analyze -w "$WL/vcopy/MI200" --metrics-dir "$TMP/defs" --format csv -o "$TMP/o"
+  expect_status 0
+  v=$(grep '^2.1.0' "$TMP/o/2.1.csv" | cut -d, -f3)
+  near "$v" "$(awk 'BEGIN { printf "%.17g", 16384 / 104 }')"
+  run analyze -w "$WL/vcopy/MI300X_A1" --metrics-dir "$TMP/defs"
+  expect_status 1; one_line_err; expect_err "the definitions are for gfx90a but the workload is gfx942"
+  sed -i 's|expr: \$per_cu|expr: $per_cu +* 2|' "$TMP/defs/02_mine.yaml"
+  run analyze -w "$WL/vcopy/MI200" --metrics-dir "$TMP/defs"
+  expect_status 1; one_line_err
+  expect_err "02_mine.yaml:9:20: expected a value, found an operator"
+  # The shipped definitions through the run-time compiler give the same numbers.
+  run analyze -w "$WL/vcopy/MI200" --metrics-dir "$SOURCE/metrics" --format csv -o "$TMP/m1"
+  expect_status 0
+  run analyze -w "$WL/vcopy/MI200" --format csv -o "$TMP/m2"
+  diff -r "$TMP/m1" "$TMP/m2" >/dev/null || fail "run-time and built-in catalogs differ"
+  ;;
+*)
+  fail "unknown test $NAME"
+  ;;
+esac
+echo PASS
