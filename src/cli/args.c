@@ -95,8 +95,8 @@ static int add(cli_args *a, const char *name, const char *value, int workloads) 
   return 1;
 }
 
-int cli_parse(int argc, char **argv, int first, const char *mode_name, int mode,
-              cli_args *a) {
+static int parse_inner(int argc, char **argv, int first, const char *mode_name, int mode,
+                       cli_args *a) {
   memset(a, 0, sizeof *a);
   a->mode = mode_name;
   int workloads = 0, only_positional = 0;
@@ -205,3 +205,9 @@ const char *cli_nth(const cli_args *a, const char *name, size_t n) {
 }
 
 int cli_has(const cli_args *a, const char *name) { return cli_count(a, name) > 0; }
+
+int cli_parse(int argc, char **argv, int first, const char *mode_name, int mode, cli_args *a) {
+  int status = parse_inner(argc, argv, first, mode_name, mode, a);
+  if (status != 0) cli_args_fini(a);
+  return status;
+}
