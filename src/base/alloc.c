@@ -8,6 +8,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <stdint.h>
 
 #include "base/base.h"
 
@@ -60,6 +62,32 @@ char *lm_strndup(const char *s, size_t n) {
 }
 
 char *lm_strdup(const char *s) { return lm_strndup(s, strlen(s)); }
+
+#define HUGE_ALIGN ((size_t)2 << 20)
+
+void *lm_alloc_huge(size_t bytes) {
+  if (should_fail()) return NULL;
+  if (bytes == 0) bytes = 1;
+  /* Over-map by one huge page and trim, so the block starts on a 2 MiB
+   * boundary and transparent huge pages can back all of it. */
+  size_t span = bytes + HUGE_ALIGN;
+  unsigned char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return NULL;
+  uintptr_t start = ((uintptr_t)raw + HUGE_ALIGN - 1) & ~(uintptr_t)(HUGE_ALIGN - 1);
+  size_t head = start - (uintptr_t)raw;
+  size_t used = (bytes + 4095) & ~(size_t)4095;
+  if (head) munmap(raw, head);
+  if (span - head > used) munmap((unsigned char *)start + used, span - head - used);
+#ifdef MADV_HUGEPAGE
+  madvise((void *)start, used, MADV_HUGEPAGE);
+#endif
+  return (void *)start;
+}
+
+void lm_free_huge(void *p, size_t bytes) {
+  if (!p) return;
+  munmap(p, (bytes + 4095) & ~(size_t)4095);
+}
 
 /* ----------------------------------------------------------------- arena */
 

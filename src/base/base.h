@@ -76,6 +76,13 @@ char *lm_strndup(const char *s, size_t n);
  * since the previous call, for tests that walk every failure point. */
 long lm_alloc_fail_after(long n);
 
+/* lm_alloc_huge: a large, page-aligned block that is not zeroed by the
+ * allocator (the kernel hands out zero pages), backed by huge pages where
+ * the system allows: for column arrays of hundreds of megabytes, where
+ * page faults and clearing dominate. Free with lm_free_huge(p, bytes). */
+void *lm_alloc_huge(size_t bytes);
+void lm_free_huge(void *p, size_t bytes);
+
 /* An arena: memory freed all at once, for data sharing one lifetime (a
  * loaded workload, a compiled catalog, one request). */
 typedef struct lm_arena lm_arena;

@@ -43,8 +43,10 @@ static const char *const na_tokens[] = {
     "n/a", "nan", "null"};
 
 static int is_na_token(const char *s, size_t n) {
+  if (n == 0 || n > 8) return n == 0;
   for (size_t i = 0; i < LM_ARRAY_LEN(na_tokens); i++)
-    if (strlen(na_tokens[i]) == n && memcmp(na_tokens[i], s, n) == 0) return 1;
+    if (na_tokens[i][0] == s[0] && strlen(na_tokens[i]) == n && memcmp(na_tokens[i], s, n) == 0)
+      return 1;
   return 0;
 }
 
@@ -264,7 +266,8 @@ static void *parse_part(void *arg) {
                             ? p + ctx->max_record + 1 : end;
     for (size_t c = 0; c < n_cols; c++) {
       const char *fs, *fe;
-      int quoted = 0;
+      int quoted = 0, int_cell = 0;
+      double int_value = 0;
       if (p < end && *p == '"') {
         quoted = 1;
         fs = ++p;
@@ -288,8 +291,14 @@ static void *parse_part(void *arg) {
         if (pt->irregular && pt->expect_rows) goto out; /* redo serially */
       } else {
         fs = p;
+        /* Read leading digits as we scan: most cells are short integers. */
+        uint64_t u = 0;
+        while (p < limit && (unsigned)(*p - '0') < 10) u = u * 10 + (uint64_t)(*p++ - '0');
+        int digits = (int)(p - fs);
         while (p < limit && *p != ',' && *p != '\n' && *p != '\r') p++;
         fe = p;
+        int_cell = digits > 0 && digits < 16 && p == fs + digits;
+        int_value = (double)u;
       }
       if ((size_t)(p - record_start) > ctx->max_record) {
         pt->status = lm_diag_set(&pt->diag, LM_ELIMIT, ctx->path, line,
@@ -332,9 +341,9 @@ static void *parse_part(void *arg) {
         vs = scratch.data;
         ve = scratch.data + scratch.len;
       }
-      double v;
-      int is_int;
-      int kind = lm_parse_number(vs, ve, &v, &is_int);
+      double v = int_value;
+      int is_int = 1, kind = 1;
+      if (!int_cell) kind = lm_parse_number(vs, ve, &v, &is_int);
       col->values[row] = v;
       if (kind == 2) {
         pt->n_missing[c]++;
@@ -533,9 +542,14 @@ static lm_status part_init(part *pt, parse_ctx *ctx, lm_arena *arena) {
 static lm_status alloc_columns(lm_table *t, const uint8_t *keep_text,
                                size_t n_rows) {
   size_t rows = n_rows ? n_rows : 1;
+  /* Every value column in one block, column after column: written once by
+   * the parser, so it needs no zeroing. */
+  if (rows > SIZE_MAX / sizeof(double) / (t->n_cols ? t->n_cols : 1)) return LM_ENOMEM;
+  t->block_bytes = rows * sizeof(double) * (t->n_cols ? t->n_cols : 1);
+  t->block = lm_alloc_huge(t->block_bytes);
+  if (!t->block) return LM_ENOMEM;
   for (size_t c = 0; c < t->n_cols; c++) {
-    t->cols[c].values = lm_arena_alloc(t->arena, rows * sizeof(double));
-    if (!t->cols[c].values) return LM_ENOMEM;
+    t->cols[c].values = (double *)t->block + c * rows;
     if (keep_text[c]) {
       t->cols[c].text_ids = lm_arena_alloc(t->arena, rows * sizeof(int32_t));
       if (!t->cols[c].text_ids) return LM_ENOMEM;
@@ -783,7 +797,10 @@ fail:
   for (int k = 0; k < n_parts; k++) part_fini(&parts[k]);
   lm_arena_free(side);
   lm_free(keep_text);
-  if (t) lm_map_free(t->by_name);
+  if (t) {
+    lm_map_free(t->by_name);
+    lm_free_huge(t->block, t->block_bytes);
+  }
   lm_arena_free(arena);
   return status;
 }

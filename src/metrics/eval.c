@@ -348,7 +348,10 @@ static void *work(void *arg) {
 
 /* --------------------------------------------------------- order stats */
 
-/* Sort doubles (no NaN) by an LSD radix sort on their bit patterns. */
+/* Sort doubles (no NaN) by an LSD radix sort on their bit patterns, 11
+ * bits per pass. All six digit histograms come from one read; a pass whose
+ * digit is the same in every value (common: counters are small integers,
+ * whose low mantissa bits are zero) is skipped. */
 static void radix_sort(double *v, double *tmp, size_t n) {
   if (n < 64) {
     for (size_t i = 1; i < n; i++) {
@@ -362,27 +365,28 @@ static void radix_sort(double *v, double *tmp, size_t n) {
     }
     return;
   }
+  enum { PASSES = 6, DIGITS = 2048 };
+  static _Thread_local size_t count[PASSES][DIGITS];
+  memset(count, 0, sizeof count);
   uint64_t *a = (uint64_t *)(void *)v, *b = (uint64_t *)(void *)tmp;
   for (size_t i = 0; i < n; i++) {
     uint64_t u;
     memcpy(&u, &v[i], sizeof u);
     u = (u >> 63) ? ~u : (u | 0x8000000000000000ULL);
     a[i] = u;
+    for (int p = 0; p < PASSES; p++) count[p][(u >> (p * 11)) & (DIGITS - 1)]++;
   }
-  size_t count[2048];
-  for (int pass = 0; pass < 6; pass++) {
+  for (int pass = 0; pass < PASSES; pass++) {
     int shift = pass * 11;
-    if (shift >= 64) break;
-    memset(count, 0, sizeof count);
-    for (size_t i = 0; i < n; i++) count[(a[i] >> shift) & 2047]++;
-    if (count[(a[0] >> shift) & 2047] == n) continue; /* all equal digits */
+    size_t *c = count[pass];
+    if (c[(a[0] >> shift) & (DIGITS - 1)] == n) continue; /* one digit value */
     size_t sum = 0;
-    for (int d = 0; d < 2048; d++) {
-      size_t c = count[d];
-      count[d] = sum;
-      sum += c;
+    for (int d = 0; d < DIGITS; d++) {
+      size_t k = c[d];
+      c[d] = sum;
+      sum += k;
     }
-    for (size_t i = 0; i < n; i++) b[count[(a[i] >> shift) & 2047]++] = a[i];
+    for (size_t i = 0; i < n; i++) b[c[(a[i] >> shift) & (DIGITS - 1)]++] = a[i];
     uint64_t *t = a;
     a = b;
     b = t;
@@ -464,26 +468,40 @@ static void mark(run *r, int32_t node) {
   if (node >= 0) r->needed[node] = 1;
 }
 
-static lm_status finalize_aggregates(run *r, worker *workers, int n_workers) {
+typedef struct finalize_job {
+  run *r;
+  worker *workers;
+  int n_workers;
+  int32_t begin, end; /* aggregates [begin, end) of r->agg */
+  lm_status status;
+} finalize_job;
+
+static void *finalize_range(void *arg) {
+  finalize_job *job = arg;
+  run *r = job->r;
+  worker *workers = job->workers;
+  int n_workers = job->n_workers;
   const lm_catalog *cat = r->cat;
   lm_eval *ev = r->ev;
   int32_t n_ch = ev->n_ch;
   size_t n_rows = r->req->n_rows;
   double *scratch = NULL, *tmp = NULL;
+  job->status = LM_OK;
   if (r->n_keep) {
     scratch = lm_malloc((n_rows ? n_rows : 1) * sizeof *scratch);
     tmp = lm_malloc((n_rows ? n_rows : 1) * sizeof *tmp);
     if (!scratch || !tmp) {
       lm_free(scratch);
       lm_free(tmp);
-      return LM_ENOMEM;
+      job->status = LM_ENOMEM;
+      return NULL;
     }
   }
   /* Sorted copies are shared by every order statistic of one operand. */
   int32_t sorted_for = -1, sorted_ch = -1;
   size_t n_sorted = 0;
   int sorted_nan = 0; /* masked operand holding a NaN from arithmetic */
-  for (int32_t k = 0; k < r->n_agg; k++) {
+  for (int32_t k = job->begin; k < job->end; k++) {
     int32_t node = r->agg[k];
     const lm_node *n = &cat->nodes[node];
     int32_t chans = n->chan ? n_ch : 1;
@@ -557,7 +575,35 @@ static lm_status finalize_aggregates(run *r, worker *workers, int n_workers) {
   }
   lm_free(scratch);
   lm_free(tmp);
-  return LM_OK;
+  return NULL;
+}
+
+/* Finish the aggregates of a pass; order statistics (sorting) are split
+ * between two threads when there are many rows. Aggregates are grouped by
+ * operand in r->agg, so a split keeps most sorted copies shared. */
+static lm_status finalize_aggregates(run *r, worker *workers, int n_workers) {
+  finalize_job jobs[2] = {{r, workers, n_workers, 0, r->n_agg, LM_OK},
+                          {r, workers, n_workers, r->n_agg, r->n_agg, LM_OK}};
+  if (n_workers > 1 && r->n_keep > 1) {
+    /* Split at an operand boundary near the middle. */
+    int32_t mid = r->n_agg / 2;
+    while (mid < r->n_agg && mid > 0 &&
+           r->cat->nodes[r->agg[mid]].a == r->cat->nodes[r->agg[mid - 1]].a)
+      mid++;
+    jobs[0].end = mid;
+    jobs[1].begin = mid;
+    pthread_t tid;
+    if (pthread_create(&tid, NULL, finalize_range, &jobs[1]) == 0) {
+      finalize_range(&jobs[0]);
+      pthread_join(tid, NULL);
+    } else {
+      finalize_range(&jobs[0]);
+      finalize_range(&jobs[1]);
+    }
+  } else {
+    finalize_range(&jobs[0]);
+  }
+  return jobs[0].status != LM_OK ? jobs[0].status : jobs[1].status;
 }
 
 static lm_status vector_pass(run *r, lm_diag *diag) {

@@ -10,6 +10,7 @@
 void lm_table_free(lm_table *table) {
   if (!table) return;
   lm_map_free(table->by_name);
+  lm_free_huge(table->block, table->block_bytes);
   lm_arena_free(table->arena);
   /* The table struct itself lives in its arena. */
 }

@@ -41,7 +41,9 @@ typedef struct lm_table {
   size_t n_strings;
   uint8_t *row_missing;/* per row: 1 when any cell of the row is missing */
   lm_map *by_name;     /* column name -> index */
-  lm_arena *arena;     /* owns everything above */
+  lm_arena *arena;     /* owns everything above but the value block */
+  void *block;         /* all value columns, one huge allocation */
+  size_t block_bytes;
 } lm_table;
 
 /* lm_table_free: release a table and its arena. NULL is a no-op. */
