@@ -637,7 +637,7 @@ static void build_metric_table(ctx *c, lm_rtable *t, const lm_tabledef *td, cons
         case LM_COL_TEXT: out = text_cell(expand_ch(c, cell->text ? cell->text : "", ch)); break;
         case LM_COL_UNIT: {
           char unit[256];
-          lm_unit_text(cell->text ? cell->text : "", norm_word, 1, unit, sizeof unit);
+          lm_unit_text(cell->text ? cell->text : "", norm_word, !c->o->corrected, unit, sizeof unit);
           out = text_cell(lm_arena_strdup(c->arena, unit));
           break;
         }
@@ -645,7 +645,9 @@ static void build_metric_table(ctx *c, lm_rtable *t, const lm_tabledef *td, cons
           double v;
           if (cell->node >= 0 && cat->nodes[cell->node].op == LM_OP_CONCAT)
             out = text_cell(concat_text(c, ev, &cat->nodes[cell->node], ch));
-          else if (cell->node >= 0 && lm_eval_node(ev, cell->node, ch, &v))
+          else if (c->o->corrected && cell->corrected >= 0) {
+            if (lm_eval_node(ev, cell->corrected, ch, &v)) out = num_cell(v, 0);
+          } else if (cell->node >= 0 && lm_eval_node(ev, cell->node, ch, &v))
             out = num_cell(v, 0);
           if (cell->formula && !t->row_formulas[out_row][0])
             t->row_formulas[out_row] = cell->formula;
@@ -912,7 +914,7 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
       }
     }
   }
-  lm_eval_request req = {w, metric_rows, n_metric, norm, eval_tables, o->threads};
+  lm_eval_request req = {w, metric_rows, n_metric, norm, eval_tables, o->threads, o->corrected};
   uint64_t t0 = lm_phase_begin();
   if (lm_eval_run(cat, &req, &ev, diag) != LM_OK) {
     c.status = diag ? diag->status : LM_EDATA;

@@ -58,6 +58,8 @@ typedef struct lm_analyze_opts {
   const char *time_unit;       /* s, ms, us, ns (default ns) */
   int threads;                 /* 0: automatic */
   int stats_only;              /* only the top-kernels and dispatch tables */
+  int corrected;               /* fix the reference tool's known mistakes:
+                                  corrected formulas, units as written */
 } lm_analyze_opts;
 
 /* ------------------------------------------------------------ results */

@@ -320,6 +320,7 @@ int cmd_analyze(int argc, char **argv, int first) {
     o.time_unit = time_unit;
     o.threads = (int)threads;
     o.stats_only = cli_has(&a, "list-stats");
+    o.corrected = cli_has(&a, "corrected");
     if (lm_analyze_run(workloads[k], cat, &o, &runs[k], &diag) != LM_OK) {
       if (!diag.file[0]) snprintf(diag.file, sizeof diag.file, "%s", path);
       cli_diag(MODE, &diag);

@@ -56,6 +56,7 @@ static const flag flags[] = {
     {"token", 0, 1, MODE_SERVE, NULL},
     {"token-file", 0, 1, MODE_SERVE, NULL},
     {"threads", 0, 1, MODE_ANALYZE, NULL},
+    {"corrected", 0, 0, MODE_ANALYZE | MODE_SERVE, NULL},
 };
 
 void cli_error(const char *mode, const char *fmt, ...) {

@@ -706,7 +706,7 @@ static lm_status compile_metric_table(builder *b, const char *file, const ynode 
     for (size_t k = 0; k < row->n_items; k += 2) {
       const char *key = row->items[k]->text;
       static const char *const fixed[] = {"metric", "expr", "unit", "peak", "pct",
-                                          "desc", "source", NULL};
+                                          "desc", "source", "corrected", NULL};
       int ok = 0;
       for (const char *const *f = fixed; *f && !ok; f++) ok = strcmp(*f, key) == 0;
       for (int32_t ci = 0; ci < n_cols && !ok; ci++)
@@ -714,7 +714,7 @@ static lm_status compile_metric_table(builder *b, const char *file, const ynode 
       if (!ok)
         return error_at(b, file, row->items[k]->line, row->items[k]->column, key,
                         "unknown key in a row: neither metric, expr, unit, peak, pct, "
-                        "desc, source nor a column title"), b->status;
+                        "desc, source, corrected nor a column title"), b->status;
     }
     const char *name = scalar(b, file, lm_yaml_get(row, "metric"), "metric");
     if (!name) {
@@ -738,10 +738,45 @@ static lm_status compile_metric_table(builder *b, const char *file, const ynode 
     if (!rd.name || !rd.desc || !rd.source || !VEC_PUSH(b, b->rows, rd))
       return b->status = LM_ENOMEM;
     int32_t first_cell = b->cells.n;
+    /* corrected: {expr: ..., <column>: ...} replaces cells where the
+     * reference tool's formula is demonstrably wrong (--corrected). */
+    const ynode *corr = lm_yaml_get(row, "corrected");
+    int32_t corr_expr = -1;
+    if (corr) {
+      if (corr->type != Y_MAP)
+        return error_at(b, file, corr->line, corr->column, "corrected",
+                        "expected a mapping of expr or column title to formula"), b->status;
+      for (size_t k = 0; k < corr->n_items; k += 2) {
+        const char *key = corr->items[k]->text;
+        int ok = strcmp(key, "expr") == 0;
+        for (int32_t ci = 0; ci < n_cols && !ok; ci++)
+          ok = strcmp(b->cols.v[td->first_col + ci].title, key) == 0;
+        if (!ok)
+          return error_at(b, file, corr->items[k]->line, corr->items[k]->column, key,
+                          "unknown key in corrected: neither expr nor a column title"),
+                 b->status;
+      }
+      const ynode *ce = lm_yaml_get(corr, "expr");
+      if (ce && !ce->is_null && (corr_expr = formula_node(b, file, ce, source, templated)) < 0)
+        return b->status;
+    }
     for (int32_t ci = 0; ci < n_cols; ci++) {
       const lm_coldef *cd = &b->cols.v[td->first_col + ci];
       const char *role_name = cols->items[2 * ci + 1]->text;
-      lm_celldef cell = {-1, NULL, NULL};
+      lm_celldef cell = {-1, -1, NULL, NULL};
+      if (corr && cd->role == LM_COL_VALUE) {
+        const ynode *cc = lm_yaml_get(corr, cd->title);
+        if (cc && !cc->is_null) {
+          if ((cell.corrected = formula_node(b, file, cc, source, templated)) < 0) return b->status;
+          if (b->nodes.v[cell.corrected].vector)
+            return error_at(b, file, cc->line, cc->column, cd->title,
+                            "this cell gives one value per dispatch: wrap it in an "
+                            "aggregate such as AVG(...)"), b->status;
+        } else if (corr_expr >= 0 && cd->agg) {
+          double k = strcmp(role_name, "q1") == 0 ? 0.25 : strcmp(role_name, "q3") == 0 ? 0.75 : 0;
+          cell.corrected = make_node(b, cd->agg, corr_expr, -1, -1, k);
+        }
+      }
       const ynode *explicit = lm_yaml_get(row, cd->title);
       if (!explicit && strcmp(role_name, "peak") == 0) explicit = lm_yaml_get(row, "peak");
       if (!explicit && strcmp(role_name, "pct") == 0) explicit = lm_yaml_get(row, "pct");

@@ -104,13 +104,13 @@ lm_status lm_catalog_emit_c(const lm_catalog *c, const char *sym, lm_buf *out) {
   }
   lm_buf_printf(out, "  {NULL, NULL, NULL, 0}\n};\n\nstatic const lm_celldef %s_cells[] = {\n", sym);
   for (int32_t i = 0; i < c->n_cells; i++) {
-    lm_buf_printf(out, "  {%d, ", (int)c->cells[i].node);
+    lm_buf_printf(out, "  {%d, %d, ", (int)c->cells[i].node, (int)c->cells[i].corrected);
     emit_string(out, c->cells[i].text);
     lm_buf_puts(out, ", ");
     emit_string(out, c->cells[i].formula);
     lm_buf_puts(out, "},\n");
   }
-  lm_buf_printf(out, "  {-1, NULL, NULL}\n};\n\nstatic const char *const %s_counters[] = {\n", sym);
+  lm_buf_printf(out, "  {-1, -1, NULL, NULL}\n};\n\nstatic const char *const %s_counters[] = {\n", sym);
   for (int32_t i = 0; i < c->n_counters; i++) {
     lm_buf_puts(out, "  ");
     emit_string(out, c->counters[i]);

@@ -805,8 +805,10 @@ lm_status lm_eval_run(const lm_catalog *cat, const lm_eval_request *req, lm_eval
     if (req->tables && !req->tables[t]) continue;
     if (td->kind != LM_TABLE_METRIC) continue;
     for (int32_t row = td->first_row; row < td->first_row + td->n_rows; row++)
-      for (int32_t c = 0; c < td->n_cols; c++)
-        mark(&r, cat->cells[cat->rows[row].first_cell + c].node);
+      for (int32_t c = 0; c < td->n_cols; c++) {
+        const lm_celldef *cell = &cat->cells[cat->rows[row].first_cell + c];
+        mark(&r, req->corrected && cell->corrected >= 0 ? cell->corrected : cell->node);
+      }
     if (td->channels >= 0) {
       double n_ch = 0;
       if (!scalar_tree(&r, td->channels, &n_ch) || n_ch < 0 || n_ch > MAX_CHANNELS ||

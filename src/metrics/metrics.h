@@ -143,6 +143,8 @@ typedef struct lm_rowdef {
 
 typedef struct lm_celldef {
   int32_t node;      /* VALUE cells: the node, or -1 for an empty cell */
+  int32_t corrected; /* the node shown with --corrected where the reference
+                        tool's formula is wrong, or -1 (same as node) */
   const char *text;  /* TEXT/UNIT cells: the text (may be "") */
   const char *formula; /* the formula as written, for -v and JSON */
 } lm_celldef;
@@ -260,6 +262,7 @@ typedef struct lm_eval_request {
   int32_t norm;            /* index into catalog->norms */
   const uint8_t *tables;   /* per table: 1 to evaluate; NULL for all */
   int threads;             /* 0: automatic */
+  int corrected;           /* evaluate the corrected cells where defined */
 } lm_eval_request;
 
 typedef struct lm_eval lm_eval;

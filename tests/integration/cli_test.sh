@@ -214,6 +214,13 @@ flags)
   grep -q "System Speed-of-Light" "$TMP/out" && fail "--list-stats shows only the lists"
   run analyze -w "$WL/vcopy/MI200" --norm per_kernel -b 10.1 --format csv -o "$TMP/n"
   grep -q 'Instr per kernel' "$TMP/n/10.1.csv" || fail "per_kernel unit"
+  # --corrected: units as written and the 18.1 channel typo fixed.
+  run analyze -w "$WL/vcopy/MI200" -b 2.1.19 -b 18.1 --format csv -o "$TMP/ref"
+  run analyze -w "$WL/vcopy/MI200" -b 2.1.19 -b 18.1 --format csv -o "$TMP/fix" --corrected
+  expect_status 0
+  grep -q 'Gb/s' "$TMP/ref/2.1.csv" && grep -q 'GB/s' "$TMP/fix/2.1.csv" || fail "units"
+  a=$(grep '^18.1.0' "$TMP/ref/18.1.csv" | cut -d, -f3); b=$(grep '^18.1.0' "$TMP/fix/18.1.csv" | cut -d, -f3)
+  [ "$a" != "$b" ] || fail "corrected 18.1"
   ;;
 help_and_logs)
   "$LUMEN" help analyze >"$TMP/h1"; "$LUMEN" analyze --help >"$TMP/h2"

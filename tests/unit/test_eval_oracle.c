@@ -481,7 +481,7 @@ static void run_round(unsigned seed, size_t rows, int formulas) {
   size_t *sel = malloc(rows * sizeof *sel);
   for (size_t r = 0; r < rows; r++) sel[r] = r;
   lm_eval *ev = NULL;
-  lm_eval_request req = {w, sel, rows, 0, NULL, seed % 2 ? 2 : 1};
+  lm_eval_request req = {w, sel, rows, 0, NULL, seed % 2 ? 2 : 1, 0};
   if (cat) CHECK(lm_eval_run(cat, &req, &ev, &d) == LM_OK);
   env E = {rows, w->pmc, &w->sysinfo};
   static const char *const aggs[] = {"AVG", "MIN", "MAX", "MEDIAN", "STD", "QUANTILE",
