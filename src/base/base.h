@@ -187,6 +187,13 @@ void lm_phase_report(void (*visit)(const char *name, uint64_t ns,
                                    unsigned long calls, void *user),
                      void *user);
 
+/* ---------------------------------------------------------------- threads */
+
+/* lm_run_pair: run fn(first) on this thread and fn(second) on a new one,
+ * and wait for both; when no thread can be started, run them one after the
+ * other. The two-core machines lumen targets need no more than a pair. */
+void lm_run_pair(void *(*fn)(void *), void *first, void *second);
+
 /* ----------------------------------------------------------------- utils */
 
 #define LM_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))

@@ -3,8 +3,10 @@
  *
  * Library modules call lm_log(); without a sink nothing is printed, which
  * keeps libraries silent in tests and embedders. Phase timings accumulate in
- * a small fixed table: lumen has a handful of phases, not thousands.
+ * a small fixed table: lumen has a handful of phases, not thousands. The
+ * thread-pair helper lives here too: the runtime services of base.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -94,4 +96,15 @@ void lm_phase_report(void (*visit)(const char *, uint64_t, unsigned long,
                      void *user) {
   for (size_t i = 0; i < n_phases; i++)
     visit(phases[i].name, phases[i].ns, phases[i].calls, user);
+}
+
+void lm_run_pair(void *(*fn)(void *), void *first, void *second) {
+  pthread_t tid;
+  if (pthread_create(&tid, NULL, fn, second) == 0) {
+    fn(first);
+    pthread_join(tid, NULL);
+  } else {
+    fn(first);
+    fn(second);
+  }
 }

@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -687,14 +686,7 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
   size_t counts[2] = {0, 0};
   if (want_threads == 2) {
     count_job jobs[2] = {{body, split, 0}, {body + split, body_len - split, 0}};
-    pthread_t tid;
-    if (pthread_create(&tid, NULL, count_thread, &jobs[1]) == 0) {
-      count_thread(&jobs[0]);
-      pthread_join(tid, NULL);
-    } else {
-      count_thread(&jobs[0]);
-      count_thread(&jobs[1]);
-    }
+    lm_run_pair(count_thread, &jobs[0], &jobs[1]);
     counts[0] = jobs[0].count;
     counts[1] = jobs[1].count;
   } else {
@@ -721,11 +713,7 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
     parts[1].first_row = counts[0];
     parts[1].expect_rows = counts[1];
     parts[1].first_line = (long)counts[0] + 2;
-    pthread_t tid;
-    int threaded = pthread_create(&tid, NULL, parse_part, &parts[1]) == 0;
-    parse_part(&parts[0]);
-    if (threaded) pthread_join(tid, NULL);
-    else parse_part(&parts[1]);
+    lm_run_pair(parse_part, &parts[0], &parts[1]);
     int regular = !parts[0].irregular && !parts[1].irregular;
     if (parts[0].status != LM_OK || parts[1].status != LM_OK) {
       part *bad = parts[0].status != LM_OK ? &parts[0] : &parts[1];

@@ -19,7 +19,6 @@
  * node computed from it (the reference tool shows such cells blank).
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +92,23 @@ typedef struct worker {
   uint8_t *poison;         /* per node per channel */
   lm_status status;
 } worker;
+
+/* The nodes whose values `node` reads, in ops[0..3) (-1 where none); for
+ * $denom, the chosen normalization only. Leaves read none. */
+static void operands(const lm_catalog *cat, int32_t node, int32_t norm, int32_t ops[3]) {
+  const lm_node *n = &cat->nodes[node];
+  ops[0] = ops[1] = ops[2] = -1;
+  switch ((lm_op)n->op) {
+  case LM_OP_CONST: case LM_OP_INPUT: case LM_OP_SYSVAR: return;
+  case LM_OP_NORM: ops[0] = cat->norm_nodes[n->a * cat->n_norms + norm]; return;
+  case LM_OP_NEG: case LM_OP_NOT: case LM_OP_ROUND: case LM_OP_TO_INT: ops[0] = n->a; return;
+  default:
+    ops[0] = n->a;
+    if (!LM_OP_IS_AGGREGATE(n->op)) ops[1] = n->b;
+    if (n->op == LM_OP_WHERE) ops[2] = n->c;
+    return;
+  }
+}
 
 static inline int32_t slot_of(const lm_eval *ev, int32_t node, int32_t ch) {
   return ev->slot[node] + (ev->cat->nodes[node].chan ? ch : 0);
@@ -253,8 +269,8 @@ static int compute_vector(run *r, worker *w, int32_t node, int32_t ch, size_t fi
   const lm_node *n = &r->cat->nodes[node];
   if (!n->masked || n->op == LM_OP_TO_INT) return bad;
   double *out = w->bufs + (size_t)r->buf_index[node] * CHUNK;
-  int32_t ops[3] = {n->a, n->op == LM_OP_ROUND || n->op == LM_OP_NEG || n->op == LM_OP_NOT ? -1 : n->b,
-                    n->op == LM_OP_WHERE ? n->c : -1};
+  int32_t ops[3];
+  operands(r->cat, node, r->req->norm, ops);
   for (int o = 0; o < 3; o++) {
     if (ops[o] < 0 || !r->cat->nodes[ops[o]].masked) continue;
     const double *v = w->bufs + (size_t)r->buf_index[ops[o]] * CHUNK;
@@ -592,14 +608,7 @@ static lm_status finalize_aggregates(run *r, worker *workers, int n_workers) {
       mid++;
     jobs[0].end = mid;
     jobs[1].begin = mid;
-    pthread_t tid;
-    if (pthread_create(&tid, NULL, finalize_range, &jobs[1]) == 0) {
-      finalize_range(&jobs[0]);
-      pthread_join(tid, NULL);
-    } else {
-      finalize_range(&jobs[0]);
-      finalize_range(&jobs[1]);
-    }
+    lm_run_pair(finalize_range, &jobs[0], &jobs[1]);
   } else {
     finalize_range(&jobs[0]);
   }
@@ -626,15 +635,8 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
     if (!r->needed[node] || !n->vector) continue;
     if (n->stage == r->stage) in_pass[node] = 1;
     if (!in_pass[node]) continue;
-    int32_t ops[3] = {-1, -1, -1};
-    if (n->op == LM_OP_NORM) ops[0] = cat->norm_nodes[n->a * cat->n_norms + r->req->norm];
-    else if (n->op != LM_OP_INPUT) {
-      ops[0] = n->a;
-      if (n->op != LM_OP_ROUND && n->op != LM_OP_TO_INT && n->op != LM_OP_NEG &&
-          n->op != LM_OP_NOT)
-        ops[1] = n->b;
-      if (n->op == LM_OP_WHERE) ops[2] = n->c;
-    }
+    int32_t ops[3];
+    operands(cat, node, r->req->norm, ops);
     for (int o = 0; o < 3; o++)
       if (ops[o] >= 0 && cat->nodes[ops[o]].vector) in_pass[ops[o]] = 1;
   }
@@ -663,15 +665,8 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
   for (int32_t node = 0; node < cat->n_nodes; node++) {
     if (!in_pass[node]) continue;
     const lm_node *n = &cat->nodes[node];
-    if (n->op == LM_OP_INPUT) continue;
-    int32_t ops[3] = {-1, -1, -1};
-    if (n->op == LM_OP_NORM) ops[0] = cat->norm_nodes[n->a * cat->n_norms + r->req->norm];
-    else {
-      ops[0] = n->a;
-      if (n->op != LM_OP_ROUND && n->op != LM_OP_TO_INT && n->op != LM_OP_NEG && n->op != LM_OP_NOT)
-        ops[1] = n->b;
-      if (n->op == LM_OP_WHERE) ops[2] = n->c;
-    }
+    int32_t ops[3];
+    operands(cat, node, r->req->norm, ops);
     for (int32_t ch = 0; ch < (n->chan ? n_ch : 1); ch++)
       for (int o = 0; o < 3; o++)
         if (ops[o] >= 0) ev->miss[slot_of(ev, node, ch)] |= ev->miss[slot_of(ev, ops[o], ch)];
@@ -724,28 +719,17 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
       w->accs[k].nan = 0;
     }
   }
-  if (n_workers == 2) {
-    pthread_t tid;
-    if (pthread_create(&tid, NULL, work, &workers[1]) == 0) {
-      work(&workers[0]);
-      pthread_join(tid, NULL);
-    } else {
-      work(&workers[0]);
-      work(&workers[1]);
-    }
-  } else {
-    work(&workers[0]);
-  }
+  if (n_workers == 2) lm_run_pair(work, &workers[0], &workers[1]);
+  else work(&workers[0]);
   /* A poisoned per-dispatch value poisons what is computed from it. */
   for (int i = 0; i < n_workers; i++) {
     for (int32_t node = 0; node < cat->n_nodes; node++) {
       if (!r->needed[node] || r->buf_index[node] < 0) continue;
       const lm_node *n = &cat->nodes[node];
+      int32_t ops[3];
+      operands(cat, node, r->req->norm, ops);
       for (int32_t ch = 0; ch < (n->chan ? n_ch : 1); ch++) {
         uint8_t *p = &workers[i].poison[slot_of(ev, node, ch)];
-        int32_t ops[3] = {n->a, n->op == LM_OP_ROUND || n->op == LM_OP_TO_INT ? -1 : n->b,
-                          n->op == LM_OP_WHERE ? n->c : -1};
-        if (n->op == LM_OP_INPUT || n->op == LM_OP_NORM) continue;
         for (int o = 0; o < 3; o++)
           if (ops[o] >= 0 && cat->nodes[ops[o]].vector)
             *p |= workers[i].poison[slot_of(ev, ops[o], ch)];
@@ -825,19 +809,9 @@ lm_status lm_eval_run(const lm_catalog *cat, const lm_eval_request *req, lm_eval
   }
   for (int32_t node = nn - 1; node >= 0; node--) {
     if (!r.needed[node]) continue;
-    const lm_node *n = &cat->nodes[node];
-    switch ((lm_op)n->op) {
-    case LM_OP_CONST: case LM_OP_INPUT: case LM_OP_SYSVAR: break;
-    case LM_OP_NORM: mark(&r, cat->norm_nodes[n->a * cat->n_norms + req->norm]); break;
-    case LM_OP_ROUND: case LM_OP_TO_INT: case LM_OP_NEG: case LM_OP_NOT:
-      mark(&r, n->a);
-      break;
-    default:
-      mark(&r, n->a);
-      if (!LM_OP_IS_AGGREGATE(n->op)) mark(&r, n->b);
-      if (n->op == LM_OP_WHERE) mark(&r, n->c);
-      break;
-    }
+    int32_t ops[3];
+    operands(cat, node, req->norm, ops);
+    for (int o = 0; o < 3; o++) mark(&r, ops[o]);
   }
   /* 2. Slots for every needed node (per channel for channel nodes). */
   size_t n_slots = 0;
@@ -891,15 +865,8 @@ lm_status lm_eval_run(const lm_catalog *cat, const lm_eval_request *req, lm_eval
     if (!r.needed[node]) continue;
     const lm_node *n = &cat->nodes[node];
     if (n->op == LM_OP_CONST || n->op == LM_OP_SYSVAR || n->op == LM_OP_INPUT) continue;
-    int32_t ops[3] = {-1, -1, -1};
-    if (n->op == LM_OP_NORM) ops[0] = cat->norm_nodes[n->a * cat->n_norms + req->norm];
-    else {
-      ops[0] = n->a;
-      if (!LM_OP_IS_AGGREGATE(n->op) && n->op != LM_OP_ROUND && n->op != LM_OP_TO_INT &&
-          n->op != LM_OP_NEG && n->op != LM_OP_NOT)
-        ops[1] = n->b;
-      if (n->op == LM_OP_WHERE) ops[2] = n->c;
-    }
+    int32_t ops[3];
+    operands(cat, node, req->norm, ops);
     for (int32_t ch = 0; ch < (n->chan ? ev->n_ch : 1); ch++) {
       uint8_t m = 0;
       for (int o = 0; o < 3; o++)
@@ -919,10 +886,10 @@ lm_status lm_eval_run(const lm_catalog *cat, const lm_eval_request *req, lm_eval
         int32_t s = slot_of(ev, node, ch);
         /* An aggregate may have become missing while running (a TO_INT
          * that failed): look at the operands again. */
-        ev->miss[s] |= ev->miss[slot_of(ev, n->a, ch)];
-        if (n->b >= 0 && n->op != LM_OP_ROUND && n->op != LM_OP_TO_INT)
-          ev->miss[s] |= ev->miss[slot_of(ev, n->b, ch)];
-        if (n->op == LM_OP_WHERE) ev->miss[s] |= ev->miss[slot_of(ev, n->c, ch)];
+        int32_t ops[3];
+        operands(cat, node, req->norm, ops);
+        for (int o = 0; o < 3; o++)
+          if (ops[o] >= 0) ev->miss[s] |= ev->miss[slot_of(ev, ops[o], ch)];
         if (ev->miss[s]) continue;
         if (n->op == LM_OP_CONCAT) {
           ev->vals[s] = LM_NAN;
