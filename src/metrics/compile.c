@@ -813,11 +813,18 @@ static lm_status compile_metric_table(builder *b, const char *file, const ynode 
           cell.formula = lm_arena_strdup(b->arena, expr_y->text);
         } else if (strcmp(role_name, "pct") == 0 && value_col >= 0 && peak_col >= 0 &&
                    value_col < ci && peak_col < ci) {
-          int32_t v = b->cells.v[first_cell + value_col].node;
-          int32_t p = b->cells.v[first_cell + peak_col].node;
+          const lm_celldef *vc = &b->cells.v[first_cell + value_col];
+          const lm_celldef *pc = &b->cells.v[first_cell + peak_col];
+          int32_t v = vc->node, p = pc->node;
           if (v >= 0 && p >= 0)
             cell.node = make_node(b, LM_OP_DIV, make_node(b, LM_OP_MUL, make_const(b, 100), v, -1, 0),
                                   p, -1, 0);
+          /* With a corrected value or peak, the percentage follows it. */
+          int32_t cv = vc->corrected >= 0 ? vc->corrected : v;
+          int32_t cp = pc->corrected >= 0 ? pc->corrected : p;
+          if ((vc->corrected >= 0 || pc->corrected >= 0) && cv >= 0 && cp >= 0)
+            cell.corrected = make_node(
+                b, LM_OP_DIV, make_node(b, LM_OP_MUL, make_const(b, 100), cv, -1, 0), cp, -1, 0);
         }
         if (cell.node >= 0 && b->nodes.v[cell.node].chan && !templated)
           return error_at(b, file, row->line, row->column, cd->title,

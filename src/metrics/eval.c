@@ -271,6 +271,18 @@ static int compute_vector(run *r, worker *w, int32_t node, int32_t ch, size_t fi
   double *out = w->bufs + (size_t)r->buf_index[node] * CHUNK;
   int32_t ops[3];
   operands(r->cat, node, r->req->norm, ops);
+  if (n->op == LM_OP_WHERE) {
+    /* `x if c else None` on nullable values gives "not available". */
+    for (int o = 0; o < 3; o += 2) {
+      const lm_node *branch = &r->cat->nodes[ops[o]];
+      if (branch->op != LM_OP_CONST || !isnan(branch->k)) continue;
+      operand C = get_operand(r, w, n->b, ch);
+      for (size_t i = 0; i < len; i++) {
+        double cond = C.p ? C.p[i] : C.s;
+        if ((cond != 0) == (o == 0)) out[i] = na_value();
+      }
+    }
+  }
   for (int o = 0; o < 3; o++) {
     if (ops[o] < 0 || !r->cat->nodes[ops[o]].masked) continue;
     const double *v = w->bufs + (size_t)r->buf_index[ops[o]] * CHUNK;

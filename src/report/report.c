@@ -303,9 +303,12 @@ lm_status lm_report_text(const lm_analysis *const *runs, size_t n, const lm_repo
     grid_free(&g);
     if (st != LM_OK) return st;
     if (o->verbose && t->kind == LM_TABLE_METRIC && t->row_descs) {
-      for (int32_t r = 0; r < t->n_rows; r++)
+      for (int32_t r = 0; r < t->n_rows; r++) {
         if (t->row_descs[r] && t->row_descs[r][0])
           lm_buf_printf(out, "  %s  %s\n", t->row_ids[r], t->row_descs[r]);
+        if (o->verbose > 1 && t->row_formulas[r] && t->row_formulas[r][0])
+          lm_buf_printf(out, "  %*s  = %s\n", (int)strlen(t->row_ids[r]), "", t->row_formulas[r]);
+      }
     }
   }
   return out->failed ? LM_ENOMEM : LM_OK;
@@ -530,6 +533,8 @@ lm_status lm_report_json(const lm_analysis *const *runs, size_t n, const lm_repo
       if (t->row_sources) cJSON_AddStringToObject(jr, "source", t->row_sources[r]);
       if (t->row_descs && t->row_descs[r][0])
         cJSON_AddStringToObject(jr, "description", t->row_descs[r]);
+      if (t->row_formulas && t->row_formulas[r][0])
+        cJSON_AddStringToObject(jr, "formula", t->row_formulas[r]);
       cJSON *cells = cJSON_AddArrayToObject(jr, "cells");
       for (int32_t c = 0; c < t->n_cols; c++) {
         if (t->roles[c] == LM_RCOL_TIPS) continue;

@@ -17,7 +17,7 @@ typedef struct lm_report_opts {
   size_t max_stat_num;  /* rows of the top-kernels and dispatch tables shown
                            in text (default 10; 0 = all) */
   int width;            /* terminal width for wrapping (0: no wrapping) */
-  int verbose;          /* text: add each metric's description */
+  int verbose;          /* text: 1 adds each metric's description, 2 its formula */
 } lm_report_opts;
 
 /* lm_report_text: render runs[0..n) as terminal tables into out. */

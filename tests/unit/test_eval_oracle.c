@@ -186,6 +186,7 @@ static void naive(const env *E, const lm_expr *e, nval *out) {
       out->s = c->s != 0 ? a->s : b->s;
     } else {
       out->masked = a->masked || b->masked || c->masked;
+      int body_none = e->a->kind == LM_X_NONE, else_none = e->c->kind == LM_X_NONE;
       broadcast(E, a);
       broadcast(E, b);
       broadcast(E, c);
@@ -194,6 +195,9 @@ static void naive(const env *E, const lm_expr *e, nval *out) {
         out->v[i] = c->v[i] != 0 ? a->v[i] : b->v[i];
         out->na[i] = c->v[i] != 0 ? a->na[i] : b->na[i];
         if (a->na[i] || b->na[i] || c->na[i]) out->na[i] = 1;
+        /* None chosen in a nullable result is "not available". */
+        if (out->masked && ((c->v[i] != 0 && body_none) || (c->v[i] == 0 && else_none)))
+          out->na[i] = 1;
       }
     }
     free(a);
