@@ -47,4 +47,27 @@ int lm_parse_number(const char *s, const char *e, double *value, int *is_int);
  * pmc_perf.csv; every row with a missing cell). */
 lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag);
 
+/* ------------------------------------------------ lumen workloads (SQLite) */
+
+/* A lumen workload folder holds its data in this file. */
+#define LM_WORKLOAD_DB "lumen.db"
+
+typedef struct sqlite3 sqlite3;
+
+/* lm_db_open: open (create: and create the schema if needed) a lumen
+ * database. Refuses files of another format or schema version. */
+lm_status lm_db_open(const char *path, int create, sqlite3 **out, lm_diag *diag);
+void lm_db_close(sqlite3 *db);
+
+/* lm_db_write_workload: add a loaded workload under `name` in one
+ * transaction (nothing is written if it fails). team and origin may be
+ * NULL. *id_out (may be NULL) receives its id. */
+lm_status lm_db_write_workload(sqlite3 *db, const lm_workload *w, const char *name,
+                               const char *team, const char *origin, int64_t *id_out,
+                               lm_diag *diag);
+
+/* lm_db_read_workload: load the workload `name` (NULL: the first one) as
+ * the same tables an Omniperf folder gives. */
+lm_status lm_db_read_workload(sqlite3 *db, const char *name, lm_workload **out, lm_diag *diag);
+
 #endif

@@ -150,6 +150,20 @@ lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag) {
   status = scan_dir(dir, arena, &sq_names, &n_sq, &n_unmerged, diag);
   if (status != LM_OK) goto fail;
 
+  /* A lumen workload: its database. */
+  char *db_path = join_path(arena, dir, LM_WORKLOAD_DB);
+  if (!db_path) goto nomem;
+  if (file_exists(db_path)) {
+    sqlite3 *db = NULL;
+    lm_workload *loaded = NULL;
+    status = lm_db_open(db_path, 0, &db, diag);
+    if (status == LM_OK) status = lm_db_read_workload(db, NULL, &loaded, diag);
+    lm_db_close(db);
+    lm_workload_free(w);
+    if (status == LM_OK) *out = loaded;
+    return status;
+  }
+
   char *pmc_path = join_path(arena, dir, "pmc_perf.csv");
   if (!pmc_path) goto nomem;
   if (!file_exists(pmc_path)) {

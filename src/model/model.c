@@ -3,13 +3,112 @@
  * workloads. Construction lives in io/, which knows the file formats.
  */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "model/model.h"
 
+lm_table *lm_table_create(const char *path, const char *name, size_t n_rows, size_t max_cols) {
+  lm_arena *arena = lm_arena_new(1 << 14);
+  if (!arena) return NULL;
+  lm_table *t = lm_arena_alloc(arena, sizeof *t);
+  if (!t) goto fail;
+  t->arena = arena;
+  t->path = lm_arena_strdup(arena, path);
+  t->name = lm_arena_strdup(arena, name);
+  t->n_rows = n_rows;
+  t->max_cols = max_cols;
+  t->cols = lm_arena_alloc(arena, (max_cols ? max_cols : 1) * sizeof *t->cols);
+  t->row_missing = lm_arena_alloc(arena, n_rows ? n_rows : 1);
+  t->by_name = lm_map_new();
+  t->string_index = lm_map_new();
+  size_t rows = n_rows ? n_rows : 1, cols = max_cols ? max_cols : 1;
+  if (rows > SIZE_MAX / sizeof(double) / cols) goto fail;
+  t->block_bytes = rows * sizeof(double) * cols;
+  t->block = lm_alloc_huge(t->block_bytes);
+  if (!t->path || !t->name || !t->cols || !t->row_missing || !t->by_name || !t->string_index ||
+      !t->block)
+    goto fail;
+  return t;
+fail:
+  if (t) {
+    lm_map_free(t->by_name);
+    lm_map_free(t->string_index);
+    lm_free_huge(t->block, t->block_bytes);
+  }
+  lm_arena_free(arena);
+  return NULL;
+}
+
+lm_column *lm_table_add_column(lm_table *t, const char *name, int with_text) {
+  if (t->n_cols >= t->max_cols) return NULL;
+  lm_column *c = &t->cols[t->n_cols];
+  memset(c, 0, sizeof *c);
+  c->name = lm_arena_strdup(t->arena, name);
+  size_t rows = t->n_rows ? t->n_rows : 1;
+  c->values = (double *)t->block + t->n_cols * rows;
+  if (with_text) {
+    c->text_ids = lm_arena_alloc(t->arena, rows * sizeof(int32_t));
+    for (size_t r = 0; c->text_ids && r < t->n_rows; r++) c->values[r] = NAN;
+  }
+  if (!c->name || (with_text && !c->text_ids)) return NULL;
+  if (lm_map_put(t->by_name, name, (int64_t)t->n_cols) != LM_OK) return NULL;
+  t->n_cols++;
+  return c;
+}
+
+int32_t lm_table_intern(lm_table *t, const char *s) {
+  int64_t id;
+  if (lm_map_get(t->string_index, s, &id)) return (int32_t)id;
+  if (t->n_strings == t->cap_strings) {
+    size_t cap = t->cap_strings ? t->cap_strings * 2 : 16;
+    const char **grown = lm_arena_alloc(t->arena, cap * sizeof *grown);
+    if (!grown) return -1;
+    if (t->n_strings) memcpy(grown, t->strings, t->n_strings * sizeof *grown);
+    t->strings = grown;
+    t->cap_strings = cap;
+  }
+  char *copy = lm_arena_strdup(t->arena, s);
+  if (!copy || lm_map_put(t->string_index, s, (int64_t)t->n_strings) != LM_OK) return -1;
+  t->strings[t->n_strings] = copy;
+  return (int32_t)t->n_strings++;
+}
+
+lm_status lm_table_finish(lm_table *t) {
+  memset(t->row_missing, 0, t->n_rows);
+  for (size_t c = 0; c < t->n_cols; c++) {
+    lm_column *col = &t->cols[c];
+    col->all_int = 1;
+    col->n_missing = 0;
+    for (size_t r = 0; r < t->n_rows; r++) {
+      double v = col->values[r];
+      if (col->text_ids) {
+        int32_t id = col->text_ids[r];
+        if (id < 0 || !t->strings[id][0]) {
+          col->n_missing++;
+          t->row_missing[r] = 1;
+        }
+        continue;
+      }
+      if (isnan(v)) {
+        col->n_missing++;
+        t->row_missing[r] = 1;
+      } else if (v != floor(v)) {
+        col->all_int = 0;
+      }
+    }
+    if (col->text_ids) {
+      col->all_int = 0;
+      col->n_text = t->n_rows - col->n_missing;
+    }
+  }
+  return LM_OK;
+}
+
 void lm_table_free(lm_table *table) {
   if (!table) return;
   lm_map_free(table->by_name);
+  lm_map_free(table->string_index);
   lm_free_huge(table->block, table->block_bytes);
   lm_arena_free(table->arena);
   /* The table struct itself lives in its arena. */

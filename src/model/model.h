@@ -44,7 +44,25 @@ typedef struct lm_table {
   lm_arena *arena;     /* owns everything above but the value block */
   void *block;         /* all value columns, one huge allocation */
   size_t block_bytes;
+  size_t max_cols;     /* built tables: room for this many columns */
+  size_t cap_strings;  /* built tables: capacity of strings */
+  lm_map *string_index;/* built tables: string -> id */
 } lm_table;
+
+/* Building a table in memory (for sources other than CSV files): create
+ * it for n_rows rows and at most max_cols columns, add columns and fill
+ * the returned arrays, then finish it. Strings are interned in the table. */
+lm_table *lm_table_create(const char *path, const char *name, size_t n_rows,
+                          size_t max_cols);
+/* lm_table_add_column: a numeric column (text_ids NULL) or, with
+ * with_text, a text column whose ids the caller fills (numbers NaN).
+ * Returns the column, or NULL when out of memory or columns. */
+lm_column *lm_table_add_column(lm_table *table, const char *name, int with_text);
+/* lm_table_intern: the id of string s in the table (added if new), or -1. */
+int32_t lm_table_intern(lm_table *table, const char *s);
+/* lm_table_finish: compute missing-value counts, integer flags and the
+ * per-row missing marks. */
+lm_status lm_table_finish(lm_table *table);
 
 /* lm_table_free: release a table and its arena. NULL is a no-op. */
 void lm_table_free(lm_table *table);

@@ -1,0 +1,108 @@
+/* test_db.c - the lumen workload database: every shared workload folder,
+ * written to a database and read back, gives exactly the same analysis
+ * (every cell of every table); names are unique; a bad file is refused. */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analyze/analyze.h"
+#include "check.h"
+#include "io/io.h"
+
+static int same_cells(const lm_analysis *a, const lm_analysis *b) {
+  if (a->n_tables != b->n_tables) return 0;
+  for (int32_t t = 0; t < a->n_tables; t++) {
+    const lm_rtable *x = &a->tables[t], *y = &b->tables[t];
+    if (x->n_rows != y->n_rows || x->n_cols != y->n_cols) return 0;
+    for (int32_t i = 0; i < x->n_rows * x->n_cols; i++) {
+      const lm_cell *p = &x->cells[i], *q = &y->cells[i];
+      if (p->kind != q->kind) return 0;
+      if (p->kind == LM_CELL_NUMBER && !(p->num == q->num || (isnan(p->num) && isnan(q->num))))
+        return 0;
+      if (p->kind == LM_CELL_TEXT && strcmp(p->text, q->text) != 0) return 0;
+    }
+  }
+  return 1;
+}
+
+static int roundtrip(const char *dir, const char *db_path) {
+  lm_workload *w = NULL, *back = NULL;
+  lm_diag d;
+  if (lm_workload_read(dir, &w, &d) != LM_OK) return -1; /* refused folders */
+  unlink(db_path);
+  sqlite3 *db = NULL;
+  int ok = 0;
+  if (lm_db_open(db_path, 1, &db, &d) == LM_OK &&
+      lm_db_write_workload(db, w, "w", NULL, dir, NULL, &d) == LM_OK &&
+      lm_db_read_workload(db, "w", &back, &d) == LM_OK) {
+    const lm_catalog *cat = lm_metrics_builtin(w->arch);
+    lm_analyze_opts o;
+    memset(&o, 0, sizeof o);
+    lm_analysis *a = NULL, *b = NULL;
+    lm_status sa = lm_analyze_run(w, cat, &o, &a, &d);
+    lm_status sb = lm_analyze_run(back, cat, &o, &b, &d);
+    ok = sa == sb && (sa != LM_OK || same_cells(a, b));
+    if (!ok) fprintf(stderr, "%s: analyses differ (%d, %d)\n", dir, sa, sb);
+    lm_analysis_free(a);
+    lm_analysis_free(b);
+    /* The same name twice is refused, and leaves the first intact. */
+    CHECK(lm_db_write_workload(db, w, "w", NULL, dir, NULL, &d) == LM_EINVAL);
+  } else {
+    char line[1024];
+    fprintf(stderr, "%s: %s\n", dir, lm_diag_format(&d, line, sizeof line));
+  }
+  lm_db_close(db);
+  lm_workload_free(w);
+  lm_workload_free(back);
+  return ok;
+}
+
+int main(void) {
+  const char *shared = getenv("LUMEN_SHARED_DIR");
+  if (!shared) shared = "../shared";
+  char db_path[] = "/tmp/lumen-test-db-XXXXXX";
+  int fd = mkstemp(db_path);
+  if (fd >= 0) close(fd);
+  char root[4096];
+  snprintf(root, sizeof root, "%s/workloads", shared);
+  DIR *d = opendir(root);
+  CHECK(d != NULL);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    char test_dir[8192];
+    snprintf(test_dir, sizeof test_dir, "%s/%s", root, e->d_name);
+    DIR *sub = opendir(test_dir);
+    struct dirent *g;
+    while (sub && (g = readdir(sub)) != NULL) {
+      if (g->d_name[0] == '.') continue;
+      char wl[16384];
+      snprintf(wl, sizeof wl, "%s/%s", test_dir, g->d_name);
+      struct stat st;
+      if (stat(wl, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+      int r = roundtrip(wl, db_path);
+      if (r >= 0) {
+        CHECK(r == 1);
+        n++;
+      }
+    }
+    if (sub) closedir(sub);
+  }
+  if (d) closedir(d);
+  CHECK(n > 80);
+  /* A file that is not a lumen database is refused. */
+  FILE *f = fopen(db_path, "w");
+  if (f) {
+    fputs("not sqlite", f);
+    fclose(f);
+  }
+  sqlite3 *db = NULL;
+  lm_diag diag;
+  CHECK(lm_db_open(db_path, 0, &db, &diag) != LM_OK);
+  unlink(db_path);
+  printf("round trips: %d workloads\n", n);
+  return check_report("test_db");
+}
