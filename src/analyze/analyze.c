@@ -434,129 +434,6 @@ static void build_placeholder(ctx *c, lm_rtable *t) {
             "(profiled with --no-roof, or on a GPU without roofline support)";
 }
 
-/* ------------------------------------------------------------ -b items */
-
-typedef struct block_sel {
-  uint8_t *tables;     /* per catalog table: whole table selected */
-  uint8_t *rows;       /* per catalog row: selected (name or block match) */
-  char **metric_ids;   /* explicit metric ids "2.1.3" */
-  size_t n_metric_ids;
-  int any;             /* -b given */
-} block_sel;
-
-static int row_uses_block(const lm_catalog *cat, const lm_tabledef *td, int32_t row,
-                          const char *block, uint8_t *seen) {
-  size_t bl = strlen(block);
-  int32_t *stack = lm_malloc((size_t)cat->n_nodes * sizeof *stack);
-  int found = 0, top = 0;
-  if (!stack) return 0;
-  memset(seen, 0, (size_t)cat->n_nodes);
-  for (int32_t ci = 0; ci < td->n_cols; ci++) {
-    int32_t node = cat->cells[cat->rows[row].first_cell + ci].node;
-    if (node >= 0 && !seen[node]) {
-      seen[node] = 1;
-      stack[top++] = node;
-    }
-  }
-  while (top > 0 && !found) {
-    const lm_node *n = &cat->nodes[stack[--top]];
-    if (n->op == LM_OP_INPUT) {
-      const char *col = cat->inputs[n->a].column;
-      if (strncmp(col, block, bl) == 0 && col[bl] == '_') found = 1;
-      continue;
-    }
-    int32_t ops[3] = {-1, -1, -1};
-    if (n->op == LM_OP_NORM) {
-      for (int32_t i = 0; i < cat->n_norms && i < 3; i++)
-        ops[i] = cat->norm_nodes[n->a * cat->n_norms + i];
-    } else if (n->op != LM_OP_CONST && n->op != LM_OP_SYSVAR) {
-      ops[0] = n->a;
-      ops[1] = n->b;
-      ops[2] = n->c;
-    }
-    for (int o = 0; o < 3; o++)
-      if (ops[o] >= 0 && !seen[ops[o]]) {
-        seen[ops[o]] = 1;
-        stack[top++] = ops[o];
-      }
-  }
-  lm_free(stack);
-  return found;
-}
-
-static lm_status resolve_blocks(ctx *c, block_sel *sel) {
-  const lm_catalog *cat = c->cat;
-  sel->any = c->o->n_blocks > 0;
-  sel->tables = alloc(c, (size_t)cat->n_tables);
-  sel->rows = alloc(c, (size_t)cat->n_rows);
-  sel->metric_ids = alloc(c, (c->o->n_blocks + 1) * sizeof(char *));
-  uint8_t *seen = lm_malloc((size_t)(cat->n_nodes ? cat->n_nodes : 1));
-  if (c->status != LM_OK || !seen) {
-    lm_free(seen);
-    return LM_ENOMEM;
-  }
-  for (size_t i = 0; i < c->o->n_blocks; i++) {
-    const char *item = c->o->blocks[i];
-    int matched = 0;
-    int dots = 0, numeric = item[0] != '\0';
-    for (const char *p = item; *p; p++) {
-      if (*p == '.') dots++;
-      else if (!isdigit((unsigned char)*p)) numeric = 0;
-    }
-    if (numeric && dots == 0) {
-      long panel = strtol(item, NULL, 10);
-      for (int32_t p = 0; p < cat->n_panels; p++)
-        if (cat->panels[p].id == panel) {
-          for (int32_t t = 0; t < cat->panels[p].n_tables; t++)
-            sel->tables[cat->panels[p].first_table + t] = 1;
-          matched = 1;
-        }
-    } else if (numeric && dots == 1) {
-      int32_t t = lm_catalog_find_table(cat, item);
-      if (t >= 0) {
-        sel->tables[t] = 1;
-        matched = 1;
-      }
-    } else if (numeric && dots == 2) {
-      char table_id[64];
-      const char *last = strrchr(item, '.');
-      size_t n = (size_t)(last - item);
-      if (n < sizeof table_id) {
-        memcpy(table_id, item, n);
-        table_id[n] = '\0';
-        if (lm_catalog_find_table(cat, table_id) >= 0) {
-          sel->metric_ids[sel->n_metric_ids++] = (char *)item;
-          matched = 1;
-        }
-      }
-    } else {
-      /* A metric name (any case) or a hardware block (counter prefix). */
-      int is_block = 1;
-      for (const char *p = item; *p; p++)
-        if (!isupper((unsigned char)*p) && !isdigit((unsigned char)*p)) is_block = 0;
-      for (int32_t t = 0; t < cat->n_tables; t++) {
-        const lm_tabledef *td = &cat->tables[t];
-        for (int32_t r = td->first_row; r < td->first_row + td->n_rows; r++) {
-          if (lm_str_ieq(cat->rows[r].name, item) ||
-              (is_block && row_uses_block(cat, td, r, item, seen))) {
-            sel->rows[r] = 1;
-            matched = 1;
-          }
-        }
-      }
-    }
-    if (!matched) {
-      lm_free(seen);
-      return c->status = lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
-                                     "-b %s: no panel, table, metric or hardware block of "
-                                     "that name in the %s definitions (see `lumen list "
-                                     "metrics --arch %s`)", item, cat->arch, cat->arch);
-    }
-  }
-  lm_free(seen);
-  return LM_OK;
-}
-
 /* ------------------------------------------------------- metric tables */
 
 static const char *expand_ch(ctx *c, const char *text, int32_t ch) {
@@ -589,12 +466,11 @@ static const char *concat_text(ctx *c, const lm_eval *ev, const lm_node *n, int3
 }
 
 static void build_metric_table(ctx *c, lm_rtable *t, const lm_tabledef *td, const lm_eval *ev,
-                               const block_sel *sel, const char *norm_word) {
+                               const lm_selection *sel, const char *norm_word) {
   const lm_catalog *cat = c->cat;
   int32_t n_ch = td->channels >= 0 ? lm_eval_channels(ev, (int32_t)(td - cat->tables)) : 1;
   int templated = td->channels >= 0;
   int32_t total = templated ? td->n_rows * n_ch : td->n_rows;
-  int table_whole = !sel->any || sel->tables[td - cat->tables];
   t->n_cols = td->n_cols;
   t->titles = alloc(c, (size_t)t->n_cols * sizeof(char *));
   t->roles = alloc(c, (size_t)t->n_cols);
@@ -617,12 +493,10 @@ static void build_metric_table(ctx *c, lm_rtable *t, const lm_tabledef *td, cons
     const lm_rowdef *rd = &cat->rows[td->first_row + ri];
     for (int32_t ch = 0; ch < (templated ? n_ch : 1); ch++) {
       int32_t index = templated ? ri * n_ch + ch : ri;
+      if (!lm_selection_row(cat, sel, (int32_t)(td - cat->tables), td->first_row + ri, index))
+        continue;
       char id[64];
       snprintf(id, sizeof id, "%s.%d", td->id, (int)index);
-      int keep = table_whole || sel->rows[td->first_row + ri];
-      for (size_t k = 0; !keep && k < sel->n_metric_ids; k++)
-        keep = strcmp(sel->metric_ids[k], id) == 0;
-      if (!keep) continue;
       t->row_ids[out_row] = lm_arena_strdup(c->arena, id);
       t->row_sources[out_row] = rd->source;
       t->row_descs[out_row] = rd->desc;
@@ -791,7 +665,7 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
   lm_eval *ev = NULL;
   size_t *top_rows = NULL, *metric_rows = NULL, n_top = 0, n_metric = 0;
   uint8_t *chosen = NULL, *eval_tables = NULL;
-  block_sel sel;
+  lm_selection sel;
   memset(&sel, 0, sizeof sel);
   *out = NULL;
   c.w = w;
@@ -829,7 +703,10 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
   c.an->norm = cat->n_norms ? cat->norms[norm].name : "";
   const char *norm_word = cat->n_norms ? cat->norms[norm].unit : "";
 
-  if (resolve_blocks(&c, &sel) != LM_OK) goto fail;
+  if (lm_catalog_select(cat, o->blocks, o->n_blocks, &sel, diag) != LM_OK) {
+    c.status = diag ? diag->status : LM_EINVAL;
+    goto fail;
+  }
   if (select_rows(&c, &top_rows, &n_top, &metric_rows, &n_metric, &chosen) != LM_OK) {
     c.status = diag ? diag->status : LM_EINVAL;
     goto fail;
@@ -863,14 +740,7 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
     } else if (td->kind != LM_TABLE_METRIC) {
       t->shown = !sel.any || sel.tables[i];
     } else {
-      int any_row = 0;
-      for (int32_t r = td->first_row; r < td->first_row + td->n_rows && !any_row; r++)
-        any_row = sel.rows[r];
-      for (size_t k = 0; k < sel.n_metric_ids && !any_row; k++) {
-        size_t n = strlen(td->id);
-        any_row = strncmp(sel.metric_ids[k], td->id, n) == 0 && sel.metric_ids[k][n] == '.';
-      }
-      t->shown = !sel.any || sel.tables[i] || any_row;
+      t->shown = lm_selection_table(cat, &sel, i);
       eval_tables[i] = (uint8_t)t->shown;
     }
     if (td->kind == LM_TABLE_TOP_KERNELS && !top_table) top_table = t;
@@ -951,6 +821,7 @@ nomem:
 fail:
   if (c.status == LM_OK) c.status = LM_EINVAL;
 done:
+  lm_selection_fini(&sel);
   lm_eval_free(ev);
   lm_free(top_rows);
   lm_free(metric_rows);

@@ -252,6 +252,33 @@ lm_status lm_catalog_emit_c(const lm_catalog *catalog, const char *symbol,
  * parameters) are always allowed. */
 lm_status lm_catalog_check_counters(const lm_catalog *catalog, lm_diag *diag);
 
+/* ------------------------------------------------------------ selection */
+
+/* What a list of -b items selects in a catalog. */
+typedef struct lm_selection {
+  int any;             /* items were given (else everything is selected) */
+  uint8_t *tables;     /* per table: the whole table (panel or table id) */
+  uint8_t *rows;       /* per row definition: by metric name or block */
+  char **metric_ids;   /* explicit metric ids ("2.1.3"), owned */
+  size_t n_metric_ids;
+} lm_selection;
+
+/* lm_catalog_select: resolve -b items: a panel ("2"), a table ("2.1"), a
+ * metric id ("2.1.3"), a metric name (any case), or a hardware block
+ * ("TCC": the metrics reading its counters). An item that matches nothing
+ * is an LM_EINVAL error naming it. Free with lm_selection_fini. */
+lm_status lm_catalog_select(const lm_catalog *catalog, const char *const *items, size_t n,
+                            lm_selection *sel, lm_diag *diag);
+void lm_selection_fini(lm_selection *sel);
+
+/* lm_selection_row: 1 if template-expanded row `index` of table t (row
+ * definition `row`) is selected. */
+int lm_selection_row(const lm_catalog *catalog, const lm_selection *sel, int32_t table,
+                     int32_t row, int32_t index);
+
+/* lm_selection_table: 1 if table t shows at least one row. */
+int lm_selection_table(const lm_catalog *catalog, const lm_selection *sel, int32_t table);
+
 /* ----------------------------------------------------------- evaluation */
 
 /* What to evaluate and over which dispatches. */
