@@ -67,6 +67,7 @@ void cli_apply_verbosity(const cli_args *args);
 /* Modes. Each returns the process exit status. */
 int cmd_analyze(int argc, char **argv, int first);
 int cmd_list(int argc, char **argv, int first);
+int cmd_profile(int argc, char **argv, int first);
 void cli_help(FILE *out, const char *mode);
 
 #endif

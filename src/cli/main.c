@@ -115,7 +115,8 @@ int main(int argc, char **argv) {
   }
   if (strcmp(mode, "analyze") == 0) return cmd_analyze(argc, argv, 2);
   if (strcmp(mode, "list") == 0) return cmd_list(argc, argv, 2);
-  if (strcmp(mode, "profile") == 0 || strcmp(mode, "db") == 0 || strcmp(mode, "serve") == 0 ||
+  if (strcmp(mode, "profile") == 0) return cmd_profile(argc, argv, 2);
+  if (strcmp(mode, "db") == 0 || strcmp(mode, "serve") == 0 ||
       strcmp(mode, "export") == 0) {
     cli_error(mode, "this mode is not part of this build yet");
     return 2;

@@ -104,7 +104,8 @@ typedef struct builder {
   VEC(lm_celldef) cells;
   VEC(const char *) counters;
   VEC(lm_block_limit) limits;
-  const char *arch, *products;
+  VEC(lm_block_alias) aliases;
+  const char *arch, *products, *accumulate;
   int32_t l2_channels;
 } builder;
 
@@ -517,7 +518,8 @@ static lm_status check_keys(builder *b, const char *file, const ynode *map,
 
 static lm_status load_arch(builder *b, const file_ctx *f) {
   static const char *const keys[] = {"arch", "products", "l2_channels_per_xcd",
-                                     "block_limits", "counters", NULL};
+                                     "block_limits", "shared_limits", "accumulate",
+                                     "counters", NULL};
   if (check_keys(b, f->name, f->root, keys, "arch.yaml") != LM_OK) return b->status;
   const char *arch = scalar(b, f->name, lm_yaml_get(f->root, "arch"), "arch");
   if (!arch) {
@@ -542,6 +544,21 @@ static lm_status load_arch(builder *b, const file_ctx *f) {
       if (!bl.block || !VEC_PUSH(b, b->limits, bl)) return b->status = LM_ENOMEM;
     }
   }
+  const ynode *aliases = lm_yaml_get(f->root, "shared_limits");
+  if (aliases) {
+    if (aliases->type != Y_MAP)
+      return error_at(b, f->name, aliases->line, aliases->column, "shared_limits",
+                      "expected a mapping of block: block whose budget it uses"), b->status;
+    for (size_t i = 0; i < aliases->n_items; i += 2) {
+      const char *v = scalar(b, f->name, aliases->items[i + 1], aliases->items[i]->text);
+      if (!v) return b->status;
+      lm_block_alias ba = {lm_arena_strdup(b->arena, aliases->items[i]->text),
+                           lm_arena_strdup(b->arena, v)};
+      if (!ba.block || !ba.uses || !VEC_PUSH(b, b->aliases, ba)) return b->status = LM_ENOMEM;
+    }
+  }
+  const char *accumulate = scalar(b, f->name, lm_yaml_get(f->root, "accumulate"), "accumulate");
+  b->accumulate = lm_arena_strdup(b->arena, accumulate ? accumulate : "");
   const ynode *counters = lm_yaml_get(f->root, "counters");
   if (counters) {
     if (counters->type != Y_SEQ)
@@ -1060,6 +1077,9 @@ lm_status lm_metrics_compile_texts(const char *const *names, const char *const *
   cat->n_counters = b.counters.n;
   COPY_OUT(limits, b.limits);
   cat->n_limits = b.limits.n;
+  COPY_OUT(aliases, b.aliases);
+  cat->n_aliases = b.aliases.n;
+  cat->accumulate = b.accumulate ? b.accumulate : "";
   cat->arena = b.arena;
   *out = cat;
   b.arena = NULL;
@@ -1084,6 +1104,7 @@ cleanup:
   lm_free(b.cells.v);
   lm_free(b.counters.v);
   lm_free(b.limits.v);
+  lm_free(b.aliases.v);
   lm_map_free(b.node_index);
   lm_map_free(b.input_index);
   lm_map_free(b.sysvar_index);

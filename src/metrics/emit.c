@@ -122,7 +122,15 @@ lm_status lm_catalog_emit_c(const lm_catalog *c, const char *sym, lm_buf *out) {
     emit_string(out, c->limits[i].block);
     lm_buf_printf(out, ", %d},\n", (int)c->limits[i].limit);
   }
-  lm_buf_printf(out, "  {NULL, 0}\n};\n\nconst lm_catalog %s = {\n  ", sym);
+  lm_buf_printf(out, "  {NULL, 0}\n};\n\nstatic const lm_block_alias %s_aliases[] = {\n", sym);
+  for (int32_t i = 0; i < c->n_aliases; i++) {
+    lm_buf_puts(out, "  {");
+    emit_string(out, c->aliases[i].block);
+    lm_buf_puts(out, ", ");
+    emit_string(out, c->aliases[i].uses);
+    lm_buf_puts(out, "},\n");
+  }
+  lm_buf_printf(out, "  {NULL, NULL}\n};\n\nconst lm_catalog %s = {\n  ", sym);
   emit_string(out, c->arch);
   lm_buf_puts(out, ", ");
   emit_string(out, c->products);
@@ -130,11 +138,13 @@ lm_status lm_catalog_emit_c(const lm_catalog *c, const char *sym, lm_buf *out) {
                 ", %d,\n  %s_nodes, %d, %s_inputs, %d, %s_sysvars, %d,\n"
                 "  %s_norms, %d, %s_norm_nodes, %d,\n  %s_panels, %d, %s_tables, %d,\n"
                 "  %s_cols, %d, %s_rows, %d, %s_cells, %d,\n  %s_counters, %d, "
-                "%s_limits, %d, NULL\n};\n",
+                "%s_limits, %d, %s_aliases, %d, ",
                 (int)c->l2_channels_per_xcd, sym, (int)c->n_nodes, sym, (int)c->n_inputs,
                 sym, (int)c->n_sysvars, sym, (int)c->n_norms, sym, (int)c->n_norm_slots,
                 sym, (int)c->n_panels, sym, (int)c->n_tables, sym, (int)c->n_cols, sym,
                 (int)c->n_rows, sym, (int)c->n_cells, sym, (int)c->n_counters, sym,
-                (int)c->n_limits);
+                (int)c->n_limits, sym, (int)c->n_aliases);
+  emit_string(out, c->accumulate);
+  lm_buf_puts(out, ", NULL\n};\n");
   return out->failed ? LM_ENOMEM : LM_OK;
 }

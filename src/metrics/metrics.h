@@ -185,6 +185,12 @@ typedef struct lm_block_limit {
   int32_t limit;
 } lm_block_limit;
 
+/* A block whose counters use another block's budget (SQC uses SQ's). */
+typedef struct lm_block_alias {
+  const char *block;
+  const char *uses;
+} lm_block_alias;
+
 typedef struct lm_catalog {
   const char *arch;            /* "gfx90a" */
   const char *products;        /* "MI210, MI250, MI250X" */
@@ -213,6 +219,11 @@ typedef struct lm_catalog {
   int32_t n_counters;
   const lm_block_limit *limits;
   int32_t n_limits;
+  const lm_block_alias *aliases;
+  int32_t n_aliases;
+  const char *accumulate;      /* the accumulator counter (SQ_ACCUM_PREV_HIRES),
+                                  "" if none: sources other than pmc_perf name
+                                  the level counter it accumulates */
   lm_arena *arena;             /* owner for run-time catalogs; NULL built-in */
 } lm_catalog;
 

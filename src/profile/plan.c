@@ -1,0 +1,546 @@
+/*
+ * plan.c - from the metrics a user asks for to counter sets.
+ *
+ * The compiled metric graph says which columns every cell reads; those are
+ * mapped to hardware counters (per-instance counters once: TCC_HIT serves
+ * TCC_HIT[3] and TCC_HIT_sum), grouped by the hardware block whose budget
+ * they use, and packed into sets. Because a counter only uses its own
+ * block's budget, the fewest sets possible is simply the largest of: the
+ * number of accumulate counters (each needs a set of its own) and, for each
+ * block, its counters divided by its per-set limit, rounded up. The packer
+ * always reaches that bound; within it, it keeps the numerator and
+ * denominator of a ratio in one set where they fit, so that a ratio never
+ * mixes two different runs or kernel instances when it can be avoided.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+
+/* Columns every dispatch record has: not counters. */
+static const char *const builtin_columns[] = {
+    "Dispatch_ID", "GPU_ID", "Grid_Size", "Workgroup_Size", "LDS_Per_Workgroup",
+    "Scratch_Per_Workitem", "Arch_VGPR", "Accum_VGPR", "SGPR", "Wave_Size",
+    "Start_Timestamp", "End_Timestamp", "Kernel_Name", NULL};
+
+static int is_builtin(const char *name) {
+  for (const char *const *b = builtin_columns; *b; b++)
+    if (strcmp(*b, name) == 0) return 1;
+  return 0;
+}
+
+const char *lm_plan_counter_base(const char *column, char *out, size_t cap) {
+  size_t n = strcspn(column, "[");
+  if (n >= cap) n = cap - 1;
+  memcpy(out, column, n);
+  out[n] = '\0';
+  if (n > 4 && strcmp(out + n - 4, "_sum") == 0) out[n - 4] = '\0';
+  return out;
+}
+
+const char *lm_plan_block(const lm_catalog *cat, const char *counter, char *out, size_t cap) {
+  size_t n = strcspn(counter, "_");
+  if (n >= cap) n = cap - 1;
+  memcpy(out, counter, n);
+  out[n] = '\0';
+  for (int32_t i = 0; i < cat->n_aliases; i++)
+    if (strcmp(cat->aliases[i].block, out) == 0) {
+      snprintf(out, cap, "%s", cat->aliases[i].uses);
+      break;
+    }
+  return out;
+}
+
+static int32_t block_limit(const lm_catalog *cat, const char *block) {
+  for (int32_t i = 0; i < cat->n_limits; i++)
+    if (strcmp(cat->limits[i].block, block) == 0) return cat->limits[i].limit;
+  return 1; /* a block without a known limit: one counter per set */
+}
+
+static int collectable(const lm_catalog *cat, const char *column, const char *base) {
+  char with_sum[256];
+  snprintf(with_sum, sizeof with_sum, "%s_sum", base);
+  for (int32_t i = 0; i < cat->n_counters; i++) {
+    const char *c = cat->counters[i];
+    if (strcmp(c, base) == 0 || strcmp(c, with_sum) == 0 || strcmp(c, column) == 0) return 1;
+  }
+  return 0;
+}
+
+/* A counter being planned. */
+typedef struct entry {
+  char *name;
+  char block[32];
+  int32_t group;     /* accumulate group index, or -1 */
+  int32_t set;
+  lm_buf why;
+  int n_why;
+  int32_t *partners; /* entries it shares a ratio with */
+  int32_t n_partners, cap_partners;
+} entry;
+
+typedef struct planner {
+  const lm_catalog *cat;
+  lm_diag *diag;
+  entry *entries;
+  int32_t n_entries, cap_entries;
+  lm_map *index;          /* "group\x1fname" -> entry */
+  char **groups;          /* accumulate level counters */
+  int32_t n_groups;
+  char **missing;
+  int32_t n_missing;
+  lm_map *missing_index;
+  lm_status status;
+} planner;
+
+static int32_t add_entry(planner *p, const char *name, int32_t group) {
+  char key[512];
+  snprintf(key, sizeof key, "%d\x1f%s", (int)group, name);
+  int64_t found;
+  if (lm_map_get(p->index, key, &found)) return (int32_t)found;
+  if (p->n_entries == p->cap_entries) {
+    int32_t cap = p->cap_entries ? p->cap_entries * 2 : 64;
+    entry *grown = lm_realloc(p->entries, (size_t)cap * sizeof *grown);
+    if (!grown) return -1;
+    p->entries = grown;
+    p->cap_entries = cap;
+  }
+  entry *e = &p->entries[p->n_entries];
+  memset(e, 0, sizeof *e);
+  e->name = lm_strdup(name);
+  e->group = group;
+  e->set = -1;
+  if (!e->name || lm_map_put(p->index, key, p->n_entries) != LM_OK) return -1;
+  lm_plan_block(p->cat, name, e->block, sizeof e->block);
+  return p->n_entries++;
+}
+
+static int32_t group_of(planner *p, const char *level) {
+  for (int32_t i = 0; i < p->n_groups; i++)
+    if (strcmp(p->groups[i], level) == 0) return i;
+  char **grown = lm_realloc(p->groups, (size_t)(p->n_groups + 1) * sizeof *grown);
+  if (!grown) return -1;
+  p->groups = grown;
+  p->groups[p->n_groups] = lm_strdup(level);
+  if (!p->groups[p->n_groups]) return -1;
+  return p->n_groups++;
+}
+
+static void note_missing(planner *p, const char *what) {
+  if (lm_map_get(p->missing_index, what, NULL)) return;
+  char **grown = lm_realloc(p->missing, (size_t)(p->n_missing + 1) * sizeof *grown);
+  if (!grown) return;
+  p->missing = grown;
+  p->missing[p->n_missing] = lm_strdup(what);
+  if (p->missing[p->n_missing]) {
+    lm_map_put(p->missing_index, what, p->n_missing);
+    p->n_missing++;
+  }
+}
+
+static void add_why(entry *e, const char *metric_id) {
+  if (e->n_why > 0 && strstr(lm_buf_cstr(&e->why), metric_id)) return;
+  if (e->n_why < 3) lm_buf_printf(&e->why, "%s%s", e->n_why ? ", " : "", metric_id);
+  e->n_why++;
+}
+
+static void add_partner(entry *e, int32_t other) {
+  for (int32_t i = 0; i < e->n_partners; i++)
+    if (e->partners[i] == other) return;
+  if (e->n_partners == e->cap_partners) {
+    int32_t cap = e->cap_partners ? e->cap_partners * 2 : 8;
+    int32_t *grown = lm_realloc(e->partners, (size_t)cap * sizeof *grown);
+    if (!grown) return;
+    e->partners = grown;
+    e->cap_partners = cap;
+  }
+  e->partners[e->n_partners++] = other;
+}
+
+/* The counter entry an input node reads, or -1 (not a counter, or not
+ * collectable). */
+static int32_t entry_of_input(planner *p, const lm_node *n, const char *metric_id) {
+  const lm_input *in = &p->cat->inputs[n->a];
+  if (is_builtin(in->column)) return -1;
+  char base[256];
+  lm_plan_counter_base(in->column, base, sizeof base);
+  int pmc = strcmp(in->source, "pmc_perf") == 0;
+  int32_t group = -1;
+  if (!pmc) {
+    /* Another source: the accumulate set of that level counter. */
+    if (!p->cat->accumulate[0] || !collectable(p->cat, in->source, in->source)) {
+      char what[512];
+      snprintf(what, sizeof what, "%s (the accumulate table that %s reads)", in->source, metric_id);
+      note_missing(p, what);
+      return -1;
+    }
+    group = group_of(p, in->source);
+    if (group < 0) return -1;
+    int32_t level = add_entry(p, in->source, group);
+    int32_t accum = add_entry(p, p->cat->accumulate, group);
+    if (level < 0 || accum < 0) return -1;
+    add_why(&p->entries[level], metric_id);
+    add_why(&p->entries[accum], metric_id);
+  }
+  if (pmc && p->cat->accumulate[0] && strcmp(base, p->cat->accumulate) == 0) {
+    /* The accumulator read without a level table accumulates nothing (the
+     * reference tool's pmc_perf.csv has no such column either). */
+    char what[512];
+    snprintf(what, sizeof what, "%s outside an accumulate table (read by %s)", in->column, metric_id);
+    note_missing(p, what);
+    return -1;
+  }
+  if (!collectable(p->cat, in->column, base)) {
+    char what[512];
+    snprintf(what, sizeof what, "%s (needed by %s)", in->column, metric_id);
+    note_missing(p, what);
+    return -1;
+  }
+  int32_t e = add_entry(p, base, group);
+  if (e >= 0) add_why(&p->entries[e], metric_id);
+  return e;
+}
+
+/* Collect the counters under `node`; for each division, remember which
+ * counters meet across it. `under` receives the entries found. */
+static void walk(planner *p, int32_t node, const char *metric_id, uint8_t *seen,
+                 int32_t *under, int32_t *n_under, int32_t cap) {
+  if (node < 0 || seen[node]) return;
+  seen[node] = 1;
+  const lm_catalog *cat = p->cat;
+  const lm_node *n = &cat->nodes[node];
+  if (n->op == LM_OP_INPUT) {
+    int32_t e = entry_of_input(p, n, metric_id);
+    if (e >= 0 && *n_under < cap) under[(*n_under)++] = e;
+    return;
+  }
+  if (n->op == LM_OP_CONST || n->op == LM_OP_SYSVAR) return;
+  if (n->op == LM_OP_NORM) {
+    for (int32_t i = 0; i < cat->n_norms; i++)
+      walk(p, cat->norm_nodes[n->a * cat->n_norms + i], metric_id, seen, under, n_under, cap);
+    return;
+  }
+  if (n->op == LM_OP_DIV) {
+    int32_t num[256], den[256], nn = 0, nd = 0;
+    walk(p, n->a, metric_id, seen, num, &nn, 256);
+    walk(p, n->b, metric_id, seen, den, &nd, 256);
+    for (int32_t i = 0; i < nn; i++)
+      for (int32_t j = 0; j < nd; j++)
+        if (num[i] != den[j]) {
+          add_partner(&p->entries[num[i]], den[j]);
+          add_partner(&p->entries[den[j]], num[i]);
+        }
+    for (int32_t i = 0; i < nn && *n_under < cap; i++) under[(*n_under)++] = num[i];
+    for (int32_t i = 0; i < nd && *n_under < cap; i++) under[(*n_under)++] = den[i];
+    return;
+  }
+  walk(p, n->a, metric_id, seen, under, n_under, cap);
+  if (!LM_OP_IS_AGGREGATE(n->op) && n->op != LM_OP_ROUND && n->op != LM_OP_TO_INT &&
+      n->op != LM_OP_NEG && n->op != LM_OP_NOT)
+    walk(p, n->b, metric_id, seen, under, n_under, cap);
+  if (n->op == LM_OP_WHERE) walk(p, n->c, metric_id, seen, under, n_under, cap);
+}
+
+static void planner_fini(planner *p) {
+  for (int32_t i = 0; i < p->n_entries; i++) {
+    lm_free(p->entries[i].name);
+    lm_buf_fini(&p->entries[i].why);
+    lm_free(p->entries[i].partners);
+  }
+  lm_free(p->entries);
+  for (int32_t i = 0; i < p->n_groups; i++) lm_free(p->groups[i]);
+  lm_free(p->groups);
+  for (int32_t i = 0; i < p->n_missing; i++) lm_free(p->missing[i]);
+  lm_free(p->missing);
+  lm_map_free(p->index);
+  lm_map_free(p->missing_index);
+}
+
+/* Blocks and their loads. */
+typedef struct block_load {
+  char name[32];
+  int32_t limit;
+  int32_t normal;   /* counters outside accumulate groups */
+  int32_t *used;    /* per set */
+} block_load;
+
+static int32_t find_block(block_load *b, int32_t n, const char *name) {
+  for (int32_t i = 0; i < n; i++)
+    if (strcmp(b[i].name, name) == 0) return i;
+  return -1;
+}
+
+/* Sorting context: qsort has no user pointer in C11. */
+typedef struct sort_ctx {
+  const entry *entries;
+  const block_load *blocks;
+  int32_t n_blocks;
+} sort_ctx;
+
+static sort_ctx g_sort;
+
+static double load_of(const entry *e) {
+  int32_t b = find_block((block_load *)g_sort.blocks, g_sort.n_blocks, e->block);
+  return b < 0 ? 0 : (double)g_sort.blocks[b].normal / (double)g_sort.blocks[b].limit;
+}
+
+/* Most loaded block first; within a block, counters with most ratio
+ * partners first; then by name, for a stable plan. */
+static int cmp_order(const void *x, const void *y) {
+  const entry *a = &g_sort.entries[*(const int32_t *)x], *b = &g_sort.entries[*(const int32_t *)y];
+  double la = load_of(a), lb = load_of(b);
+  if (la != lb) return la > lb ? -1 : 1;
+  int c = strcmp(a->block, b->block);
+  if (c) return c;
+  if (a->n_partners != b->n_partners) return b->n_partners - a->n_partners;
+  return strcmp(a->name, b->name);
+}
+
+lm_status lm_plan_build(const lm_catalog *cat, const char *const *items, size_t n_items,
+                        lm_plan **out, lm_diag *diag) {
+  planner p;
+  memset(&p, 0, sizeof p);
+  p.cat = cat;
+  p.diag = diag;
+  lm_selection sel;
+  memset(&sel, 0, sizeof sel);
+  lm_status st = LM_OK;
+  uint8_t *seen = NULL;
+  block_load *blocks = NULL;
+  int32_t n_blocks = 0, *order = NULL;
+  lm_plan *plan = NULL;
+  *out = NULL;
+  p.index = lm_map_new();
+  p.missing_index = lm_map_new();
+  seen = lm_malloc((size_t)cat->n_nodes + 1);
+  if (!p.index || !p.missing_index || !seen) goto nomem;
+  st = lm_catalog_select(cat, items, n_items, &sel, diag);
+  if (st != LM_OK) goto done;
+
+  /* 1. The counters of every selected cell. */
+  for (int32_t t = 0; t < cat->n_tables; t++) {
+    const lm_tabledef *td = &cat->tables[t];
+    if (td->kind != LM_TABLE_METRIC || !lm_selection_table(cat, &sel, t)) continue;
+    for (int32_t r = 0; r < td->n_rows; r++) {
+      int32_t row = td->first_row + r;
+      char metric_id[64];
+      if (td->channels >= 0) snprintf(metric_id, sizeof metric_id, "%s.*", td->id);
+      else snprintf(metric_id, sizeof metric_id, "%s.%d", td->id, (int)r);
+      if (td->channels < 0 && !lm_selection_row(cat, &sel, t, row, r)) continue;
+      if (td->channels >= 0 && sel.any && !sel.tables[t] && !sel.rows[row]) {
+        /* a template table: selected only as a whole or by name/block */
+        int any = 0;
+        for (size_t k = 0; k < sel.n_metric_ids && !any; k++)
+          any = strncmp(sel.metric_ids[k], td->id, strlen(td->id)) == 0;
+        if (!any) continue;
+      }
+      memset(seen, 0, (size_t)cat->n_nodes);
+      for (int32_t c = 0; c < td->n_cols; c++) {
+        const lm_celldef *cell = &cat->cells[cat->rows[row].first_cell + c];
+        int32_t under[1024], n_under = 0;
+        walk(&p, cell->node, metric_id, seen, under, &n_under, 1024);
+        walk(&p, cell->corrected, metric_id, seen, under, &n_under, 1024);
+      }
+    }
+  }
+  if (p.status != LM_OK) goto nomem;
+
+  /* 2. Blocks and the lower bound. */
+  blocks = lm_calloc((size_t)p.n_entries + 1, sizeof *blocks);
+  if (!blocks) goto nomem;
+  for (int32_t i = 0; i < p.n_entries; i++) {
+    int32_t b = find_block(blocks, n_blocks, p.entries[i].block);
+    if (b < 0) {
+      b = n_blocks++;
+      snprintf(blocks[b].name, sizeof blocks[b].name, "%s", p.entries[i].block);
+      blocks[b].limit = block_limit(cat, blocks[b].name);
+    }
+    if (p.entries[i].group < 0) blocks[b].normal++;
+  }
+  int32_t n_groups = p.n_groups;
+  int32_t lower = n_groups;
+  for (int32_t b = 0; b < n_blocks; b++) {
+    int32_t in_groups = 0;
+    for (int32_t i = 0; i < p.n_entries; i++)
+      if (p.entries[i].group >= 0 && strcmp(p.entries[i].block, blocks[b].name) == 0) in_groups++;
+    int32_t need = (blocks[b].normal + in_groups + blocks[b].limit - 1) / blocks[b].limit;
+    if (need > lower) lower = need;
+  }
+  int any_normal = 0;
+  for (int32_t i = 0; i < p.n_entries; i++) any_normal |= p.entries[i].group < 0;
+  int32_t n_sets = lower;
+  if (n_sets == 0 && any_normal) n_sets = 1;
+  /* Normal sets come first, accumulate sets last (as the reference's
+   * pmc_perf_<n> and SQ_*_LEVEL passes). */
+  int32_t first_group_set = n_sets - n_groups;
+  for (int32_t b = 0; b < n_blocks; b++) {
+    blocks[b].used = lm_calloc((size_t)n_sets + 1, sizeof(int32_t));
+    if (!blocks[b].used) goto nomem;
+  }
+  /* 3. Accumulate groups in their own sets. */
+  for (int32_t i = 0; i < p.n_entries; i++) {
+    entry *e = &p.entries[i];
+    if (e->group < 0) continue;
+    e->set = first_group_set + e->group;
+    int32_t b = find_block(blocks, n_blocks, e->block);
+    if (++blocks[b].used[e->set] > blocks[b].limit) {
+      st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
+                       "the accumulate set of %s needs more %s counters than one set holds (%d)",
+                       p.groups[e->group], e->block, (int)blocks[b].limit);
+      goto done;
+    }
+  }
+  /* 4. Other counters, the most loaded blocks first, each into the set
+   * holding most of its ratio partners. */
+  order = lm_malloc(((size_t)p.n_entries + 1) * sizeof *order);
+  if (!order) goto nomem;
+  int32_t n_order = 0;
+  for (int32_t i = 0; i < p.n_entries; i++)
+    if (p.entries[i].group < 0) order[n_order++] = i;
+  g_sort.entries = p.entries;
+  g_sort.blocks = blocks;
+  g_sort.n_blocks = n_blocks;
+  qsort(order, (size_t)n_order, sizeof *order, cmp_order);
+  /* Place each counter, then at once its unplaced ratio partners of the
+   * same block, so a ratio lands in one set while it still has room. */
+  int32_t *queue = lm_malloc(((size_t)p.n_entries + 1) * sizeof *queue);
+  if (!queue) goto nomem;
+  int32_t n_queue = 0;
+  for (int32_t k = 0; k < n_order; k++) {
+    if (p.entries[order[k]].set >= 0) continue;
+    queue[n_queue++] = order[k];
+    while (n_queue > 0) {
+    entry *e = &p.entries[queue[--n_queue]];
+    if (e->set >= 0) continue;
+    int32_t b = find_block(blocks, n_blocks, e->block);
+    int32_t best = -1, best_score = -1;
+    for (int32_t s = 0; s < n_sets; s++) {
+      if (blocks[b].used[s] >= blocks[b].limit) continue;
+      int32_t score = 0;
+      for (int32_t j = 0; j < e->n_partners; j++)
+        score += p.entries[e->partners[j]].set == s;
+      if (score > best_score) {
+        best = s;
+        best_score = score;
+      }
+    }
+    if (best < 0) {
+      st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "internal: no room for %s", e->name);
+      goto done;
+    }
+    e->set = best;
+    blocks[b].used[best]++;
+    for (int32_t j = e->n_partners - 1; j >= 0; j--) {
+      entry *q = &p.entries[e->partners[j]];
+      if (q->set < 0 && q->group < 0 && strcmp(q->block, e->block) == 0 && n_queue < p.n_entries)
+        queue[n_queue++] = e->partners[j];
+    }
+    }
+  }
+  lm_free(queue);
+
+  /* 5. The plan. Cycle counters are copied into every set with room. */
+  plan = lm_calloc(1, sizeof *plan);
+  if (!plan || !(plan->arena = lm_arena_new(1 << 14))) goto nomem;
+  lm_arena *a = plan->arena;
+  plan->arch = lm_arena_strdup(a, cat->arch);
+  plan->n_sets = n_sets;
+  plan->lower_bound = lower;
+  plan->sets = lm_arena_alloc(a, (size_t)(n_sets + 1) * sizeof *plan->sets);
+  int32_t replica_src = -1;
+  for (int32_t i = 0; i < p.n_entries; i++)
+    if (p.entries[i].group < 0 && strcmp(p.entries[i].name, "GRBM_GUI_ACTIVE") == 0) replica_src = i;
+  int32_t grbm = find_block(blocks, n_blocks, "GRBM");
+  size_t cap = (size_t)p.n_entries + (size_t)n_sets + 1;
+  plan->counters = lm_arena_alloc(a, cap * sizeof *plan->counters);
+  if (!plan->sets || !plan->counters || !plan->arch) goto nomem;
+  for (int32_t s = 0; s < n_sets; s++) {
+    lm_plan_set *ps = &plan->sets[s];
+    ps->first = plan->n_counters;
+    ps->accumulate = s >= first_group_set ? lm_arena_strdup(a, p.groups[s - first_group_set]) : NULL;
+    int has_replica = 0;
+    /* In an accumulate set the level counter and the accumulator come
+     * last, the accumulator right after the counter it accumulates. */
+    for (int pass = 0; pass < 3; pass++)
+    for (int32_t i = 0; i < p.n_entries; i++) {
+      entry *e = &p.entries[i];
+      if (e->set != s) continue;
+      int rank = !ps->accumulate ? 0
+                 : strcmp(e->name, ps->accumulate) == 0 ? 1
+                 : strcmp(e->name, cat->accumulate) == 0 ? 2 : 0;
+      if (rank != pass) continue;
+      lm_plan_counter *c = &plan->counters[plan->n_counters++];
+      c->name = lm_arena_strdup(a, e->name);
+      c->block = lm_arena_strdup(a, e->block);
+      c->set = s;
+      char why[512];
+      if (e->n_why > 3)
+        snprintf(why, sizeof why, "%s and %d more", lm_buf_cstr(&e->why), e->n_why - 3);
+      else
+        snprintf(why, sizeof why, "%s", lm_buf_cstr(&e->why));
+      c->why = lm_arena_strdup(a, why);
+      if (!c->name || !c->block || !c->why) goto nomem;
+      if (i == replica_src || strcmp(e->name, "GRBM_GUI_ACTIVE") == 0) has_replica = 1;
+    }
+    if (replica_src >= 0 && !has_replica && grbm >= 0 && blocks[grbm].used[s] < blocks[grbm].limit) {
+      lm_plan_counter *c = &plan->counters[plan->n_counters++];
+      c->name = "GRBM_GUI_ACTIVE";
+      c->block = "GRBM";
+      c->set = s;
+      c->why = "every set: the busy cycles of the same dispatch";
+      c->replica = 1;
+      blocks[grbm].used[s]++;
+    }
+    ps->n = plan->n_counters - ps->first;
+  }
+  plan->n_missing = p.n_missing;
+  plan->missing = lm_arena_alloc(a, ((size_t)p.n_missing + 1) * sizeof(char *));
+  if (!plan->missing) goto nomem;
+  for (int32_t i = 0; i < p.n_missing; i++) plan->missing[i] = lm_arena_strdup(a, p.missing[i]);
+  *out = plan;
+  plan = NULL;
+  goto done;
+nomem:
+  st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+done:
+  lm_plan_free(plan);
+  for (int32_t b = 0; blocks && b < n_blocks; b++) lm_free(blocks[b].used);
+  lm_free(blocks);
+  lm_free(order);
+  lm_free(seen);
+  lm_selection_fini(&sel);
+  planner_fini(&p);
+  return st;
+}
+
+void lm_plan_free(lm_plan *plan) {
+  if (!plan) return;
+  lm_arena_free(plan->arena);
+  lm_free(plan);
+}
+
+void lm_plan_print(const lm_plan *plan, int verbose, lm_buf *out) {
+  int32_t n_counters = 0;
+  for (int32_t i = 0; i < plan->n_counters; i++) n_counters += !plan->counters[i].replica;
+  lm_buf_printf(out, "counter sets for %s: %d hardware counters\n", plan->arch, (int)n_counters);
+  for (int32_t s = 0; s < plan->n_sets; s++) {
+    const lm_plan_set *ps = &plan->sets[s];
+    lm_buf_printf(out, "\nset %d", (int)s);
+    if (ps->accumulate) lm_buf_printf(out, " (accumulates %s)", ps->accumulate);
+    lm_buf_printf(out, ": %d counters\n", (int)ps->n);
+    for (int32_t i = ps->first; i < ps->first + ps->n; i++) {
+      const lm_plan_counter *c = &plan->counters[i];
+      lm_buf_printf(out, "  %-36s %-5s %s\n", c->name, c->block, c->why);
+    }
+  }
+  if (plan->n_missing) {
+    lm_buf_printf(out, "\nnot collectable on %s (those cells stay blank):\n", plan->arch);
+    for (int32_t i = 0; i < plan->n_missing && (verbose || i < 10); i++)
+      lm_buf_printf(out, "  %s\n", plan->missing[i]);
+    if (!verbose && plan->n_missing > 10)
+      lm_buf_printf(out, "  ... and %d more (-v lists them)\n", (int)plan->n_missing - 10);
+  }
+  lm_buf_printf(out, "sets: %d (lower bound %d)\n", (int)plan->n_sets, (int)plan->lower_bound);
+}
