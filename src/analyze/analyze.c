@@ -551,9 +551,40 @@ static lm_status select_rows(ctx *c, size_t **top_rows, size_t *n_top, size_t **
   lm_status status = LM_OK;
   if (!top || !met || !kernel_ok || !*chosen || !instance || !seen_count) goto nomem;
 
-  /* GPU and dispatch filters: the rows of the top-stats tables. */
+  if (n == 0) {
+    status = lm_diag_set(c->diag, LM_EDATA, c->w->path, 0, 0, NULL, "the workload holds no dispatch");
+    goto fail;
+  }
+  /* Regions: a bit mask over the workload's region names. */
+  uint64_t region_mask = 0;
+  if (c->o->n_regions) {
+    if (!c->w->n_regions || !c->w->row_regions) {
+      status = lm_diag_set(c->diag, LM_EINVAL, c->w->path, 0, 0, NULL,
+                           "-r: this workload carries no region markers (only lumen profiles "
+                           "of programs with region markers have them)");
+      goto fail;
+    }
+    for (size_t i = 0; i < c->o->n_regions; i++) {
+      size_t k = 0;
+      while (k < c->w->n_regions && strcmp(c->w->region_names[k], c->o->regions[i]) != 0) k++;
+      if (k == c->w->n_regions || k >= 64) {
+        lm_buf names = {0};
+        for (size_t q = 0; q < c->w->n_regions; q++)
+          lm_buf_printf(&names, "%s%s", q ? ", " : "", c->w->region_names[q]);
+        status = lm_diag_set(c->diag, LM_EINVAL, c->w->path, 0, 0, NULL,
+                             "-r %s: no such region in this workload (regions: %s)",
+                             c->o->regions[i], lm_buf_cstr(&names));
+        lm_buf_fini(&names);
+        goto fail;
+      }
+      region_mask |= 1ULL << k;
+    }
+  }
+
+  /* GPU, dispatch and region filters: the rows of the top-stats tables. */
   size_t nt = 0, on_gpu = 0;
   for (size_t r = 0; r < n; r++) {
+    if (region_mask && !(c->w->row_regions[r] & region_mask)) continue;
     if (c->o->gpu && c->o->gpu->n) {
       double g = cell_value(pmc, c->col_gpu, r);
       if (isnan(g) || !lm_idset_has(c->o->gpu, (int64_t)g)) continue;
@@ -582,7 +613,8 @@ static lm_status select_rows(ctx *c, size_t **top_rows, size_t *n_top, size_t **
   }
   if (nt == 0) {
     status = lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
-                         "-d: no dispatch with the ids asked for%s",
+                         region_mask ? "-r/-d: no dispatch in the region(s) with the ids asked for%s"
+                                     : "-d: no dispatch with the ids asked for%s",
                          c->o->gpu && c->o->gpu->n ? " on the selected GPU(s)" : "");
     goto fail;
   }
@@ -784,7 +816,41 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
       }
     }
   }
-  lm_eval_request req = {w, metric_rows, n_metric, norm, eval_tables, o->threads, o->corrected};
+  /* --clock measured: the peaks ($max_sclk, $max_mclk) at the clocks the
+   * selected dispatches ran at, weighted by their durations. */
+  lm_workload measured;
+  const lm_workload *ew = w;
+  if (o->clock_measured) {
+    static const char *const cols[2] = {"Measured_SCLK_MHz", "Measured_MCLK_MHz"};
+    static const char *const fields[2] = {"max_sclk", "max_mclk"};
+    measured = *w;
+    measured.sysinfo.values = alloc(&c, (w->sysinfo.n_fields + 1) * sizeof(double));
+    if (c.status != LM_OK) goto nomem;
+    memcpy(measured.sysinfo.values, w->sysinfo.values, w->sysinfo.n_fields * sizeof(double));
+    for (int k = 0; k < 2; k++) {
+      long col = lm_table_find(c.pmc, cols[k]);
+      long field = lm_sysinfo_find(&w->sysinfo, fields[k]);
+      double sum = 0, weight = 0;
+      for (size_t i = 0; col >= 0 && i < n_metric; i++) {
+        double v = c.pmc->cols[col].values[metric_rows[i]];
+        double d = cell_value(c.pmc, c.col_end, metric_rows[i]) - cell_value(c.pmc, c.col_start, metric_rows[i]);
+        if (isnan(v) || !(d > 0)) continue;
+        sum += v * d;
+        weight += d;
+      }
+      if (!(weight > 0) || field < 0) {
+        c.status = lm_diag_set(diag, LM_EDATA, w->path, 0, 0, cols[k],
+                               "--clock measured: no clock samples for the selected dispatches "
+                               "(profile with lumen and telemetry, or use --clock max)");
+        goto fail;
+      }
+      measured.sysinfo.values[field] = sum / weight;
+      lm_log(LM_LOG_INFO, "--clock measured: %s = %.1f MHz over %zu dispatches", fields[k],
+             sum / weight, n_metric);
+    }
+    ew = &measured;
+  }
+  lm_eval_request req = {ew, metric_rows, n_metric, norm, eval_tables, o->threads, o->corrected};
   uint64_t t0 = lm_phase_begin();
   if (lm_eval_run(cat, &req, &ev, diag) != LM_OK) {
     c.status = diag ? diag->status : LM_EDATA;

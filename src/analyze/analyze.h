@@ -60,6 +60,11 @@ typedef struct lm_analyze_opts {
   int stats_only;              /* only the top-kernels and dispatch tables */
   int corrected;               /* fix the reference tool's known mistakes:
                                   corrected formulas, units as written */
+  const char *const *regions;  /* -r: dispatches inside any of these regions
+                                  (lumen workloads with region markers) */
+  size_t n_regions;
+  int clock_measured;          /* --clock measured: peaks use the clocks
+                                  sampled during the selected dispatches */
 } lm_analyze_opts;
 
 /* ------------------------------------------------------------ results */

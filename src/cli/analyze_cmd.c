@@ -173,6 +173,7 @@ int cmd_analyze(int argc, char **argv, int first) {
   size_t n = 0, nb = 0;
   const char **blocks = NULL;
   char **block_copies = NULL;
+  const char **region_names = NULL;
   lm_buf out = {0};
   lm_diag diag;
   lm_diag_clear(&diag);
@@ -242,23 +243,19 @@ int cmd_analyze(int argc, char **argv, int first) {
     status = 2;
     goto done;
   }
-  if (cli_has(&a, "region")) {
-    cli_error(MODE, "-r: Omniperf/rocprofiler-compute workloads carry no region markers");
-    status = 1;
-    goto done;
-  }
   if (cli_has(&a, "db")) {
     cli_error(MODE, "--db: the store is not part of this build yet");
     status = 2;
     goto done;
   }
   const char *clock = cli_get(&a, "clock");
-  if (clock && strcmp(clock, "max") != 0) {
-    cli_error(MODE, "--clock %s: these workloads hold no clock samples; only 'max' (the "
-                    "reference tool's peaks) applies", clock);
+  if (clock && strcmp(clock, "max") != 0 && strcmp(clock, "measured") != 0) {
+    cli_error(MODE, "--clock %s: use max (the reference tool's peaks) or measured (the clocks "
+                    "sampled while the kernels ran)", clock);
     status = 2;
     goto done;
   }
+  size_t n_region_flags = cli_count(&a, "region");
   long threads = 0;
   if (cli_has(&a, "threads") && (!parse_long(cli_get(&a, "threads"), &threads) || threads < 1)) {
     cli_error(MODE, "--threads %s: expected a positive number", cli_get(&a, "threads"));
@@ -321,6 +318,14 @@ int cmd_analyze(int argc, char **argv, int first) {
     o.threads = (int)threads;
     o.stats_only = cli_has(&a, "list-stats");
     o.corrected = cli_has(&a, "corrected");
+    o.clock_measured = clock && strcmp(clock, "measured") == 0;
+    if (n_region_flags && !region_names) {
+      region_names = calloc(n_region_flags + 1, sizeof *region_names);
+      if (!region_names) goto done;
+      for (size_t i = 0; i < n_region_flags; i++) region_names[i] = cli_nth(&a, "region", i);
+    }
+    o.regions = region_names;
+    o.n_regions = n_region_flags;
     if (lm_analyze_run(workloads[k], cat, &o, &runs[k], &diag) != LM_OK) {
       if (!diag.file[0]) snprintf(diag.file, sizeof diag.file, "%s", path);
       cli_diag(MODE, &diag);
@@ -365,6 +370,7 @@ done:
   free(workloads);
   free(owned);
   free(filters);
+  free(region_names);
   lm_buf_fini(&out);
   lm_phase_end("total", t_all);
   if (a.self_time) {

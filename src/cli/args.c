@@ -108,6 +108,8 @@ static int parse_inner(int argc, char **argv, int first, const char *mode_name, 
       if (!grown) return 2;
       a->positional = grown;
       a->positional[a->n_positional++] = arg;
+      /* profile: the application's own flags follow its name */
+      if (mode == MODE_PROFILE) only_positional = 1;
       continue;
     }
     if (strcmp(arg, "--") == 0) {

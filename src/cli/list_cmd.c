@@ -1,10 +1,11 @@
 /*
- * list_cmd.c - `lumen list metrics|architectures|counters`: what lumen
- * knows, without a workload.
+ * list_cmd.c - `lumen list metrics|architectures|counters|backends`: what
+ * lumen knows and can collect with, without a workload.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "cli/cli.h"
 #include "report/report.h"
 
@@ -79,8 +80,12 @@ int cmd_list(int argc, char **argv, int first) {
     for (int32_t i = 0; i < only->n_counters; i++) lm_buf_printf(&out, "%s\n", only->counters[i]);
     status = print_buf(&out);
   } else if (strcmp(what, "backends") == 0) {
-    lm_buf_puts(&out, "backend  built  usable  why\n"
-                      "(none)   -      -       collection is not part of this build yet\n");
+    lm_backend_status b[16];
+    size_t nb = lm_backends_probe(b, 16);
+    lm_buf_printf(&out, "%-16s %-10s %-6s %-7s %s\n", "backend", "kind", "built", "usable", "why");
+    for (size_t i = 0; i < nb; i++)
+      lm_buf_printf(&out, "%-16s %-10s %-6s %-7s %s\n", b[i].name, b[i].kind, b[i].built ? "yes" : "no",
+                    b[i].usable ? "yes" : "no", b[i].why);
     status = print_buf(&out);
   } else {
     cli_error(MODE, "unknown list '%s' (metrics, architectures, counters, backends)", what);

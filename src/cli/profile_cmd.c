@@ -1,14 +1,49 @@
 /*
  * profile_cmd.c - `lumen profile`: plan counter sets and collect them.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "profile/profile.h"
 
 #define MODE "profile"
+
+/* The tool library: LUMEN_TOOL_LIBRARY, else next to this binary (the
+ * build tree keeps it in ../tool/, an installation in ../lib/lumen/). */
+static int find_tool(char *out, size_t cap) {
+  const char *env = getenv("LUMEN_TOOL_LIBRARY");
+  if (env && *env) {
+    snprintf(out, cap, "%s", env);
+    return access(out, R_OK) == 0;
+  }
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return 0;
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (!slash) return 0;
+  *slash = '\0';
+  static const char *const rel[] = {"../tool/liblumen_tool.so", "../lib/lumen/liblumen_tool.so",
+                                    "../lib/liblumen_tool.so", "liblumen_tool.so"};
+  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+    char candidate[PATH_MAX + 64];
+    snprintf(candidate, sizeof candidate, "%s/%s", exe, rel[i]);
+    if (access(candidate, R_OK) == 0 && realpath(candidate, out)) return 1;
+  }
+  return 0;
+}
+
+static int parse_replay(const char *v) {
+  if (!v) return -1;
+  if (strcmp(v, "app") == 0) return LM_REPLAY_APP;
+  if (strcmp(v, "instance") == 0) return LM_REPLAY_INSTANCE;
+  if (strcmp(v, "auto") == 0) return LM_REPLAY_AUTO;
+  return -2;
+}
 
 int cmd_profile(int argc, char **argv, int first) {
   cli_args a;
@@ -64,7 +99,82 @@ int cmd_profile(int argc, char **argv, int first) {
     status = out.failed ? 1 : 0;
     goto done;
   }
-  cli_error(MODE, "collection is not part of this build yet; --plan prints the counter sets");
+  {
+    lm_profile_opts o;
+    memset(&o, 0, sizeof o);
+    char dir[4096], tool[PATH_MAX];
+    o.name = cli_get(&a, "name");
+    o.resume = cli_has(&a, "resume");
+    const char *w = cli_get(&a, "workload");
+    if (!o.name && !(o.resume && w)) {
+      cli_error(MODE, "give the workload a name: lumen profile -n NAME -- APP ARGS");
+      goto done;
+    }
+    if (o.name && (!*o.name || strchr(o.name, '/'))) {
+      cli_error(MODE, "-n %s: a name is not empty and has no '/' (use -w for the folder)", o.name);
+      goto done;
+    }
+    snprintf(dir, sizeof dir, "%s", w ? w : "");
+    if (!w) snprintf(dir, sizeof dir, "workloads/%s", o.name);
+    o.dir = dir;
+    o.argv = (char *const *)a.positional;
+    o.argc = (int)a.n_positional;
+    if (!o.resume && o.argc == 0) {
+      cli_error(MODE, "no application to profile: lumen profile -n NAME -- APP ARGS");
+      goto done;
+    }
+    o.items = items;
+    o.n_items = n_items;
+    size_t nk = cli_count(&a, "kernel"), nr = cli_count(&a, "region");
+    const char **kernels = calloc(nk + 1, sizeof *kernels), **regions = calloc(nr + 1, sizeof *regions);
+    if (!kernels || !regions) {
+      free(kernels);
+      free(regions);
+      goto done;
+    }
+    for (size_t i = 0; i < nk; i++) kernels[i] = cli_nth(&a, "kernel", i);
+    for (size_t i = 0; i < nr; i++) regions[i] = cli_nth(&a, "region", i);
+    o.kernels = kernels;
+    o.n_kernels = nk;
+    o.regions = regions;
+    o.n_regions = nr;
+    o.instance = cli_get(&a, "instance");
+    o.dispatch = cli_get(&a, "dispatch");
+    o.gpu = cli_get(&a, "gpu");
+    o.replay = parse_replay(cli_get(&a, "replay"));
+    const char *join = cli_get(&a, "join");
+    o.key_grid = join && strcmp(join, "grid") == 0;
+    o.backend = cli_get(&a, "backend");
+    o.progress = isatty(2) && !a.quiet;
+    if (o.replay == -2) {
+      cli_error(MODE, "--replay %s: use app, instance or auto", cli_get(&a, "replay"));
+    } else if (join && strcmp(join, "grid") != 0 && strcmp(join, "kernel") != 0) {
+      cli_error(MODE, "--join %s: use kernel or grid", join);
+    } else if (!find_tool(tool, sizeof tool)) {
+      cli_error(MODE, "cannot find liblumen_tool.so next to the lumen binary; set "
+                      "LUMEN_TOOL_LIBRARY to its path");
+      status = 1;
+    } else {
+      o.tool_library = tool;
+      lm_profile_summary sum;
+      if (lm_profile_run(&o, &sum, &diag) != LM_OK) {
+        cli_diag(MODE, &diag);
+        status = diag.status == LM_EINVAL ? 2 : 1;
+      } else {
+        status = 0;
+        if (sum.sets) {
+          lm_log(LM_LOG_INFO, "%s: %zu dispatches, %d counter sets, %d application run%s", dir,
+                 sum.dispatches, sum.sets, sum.runs, sum.runs == 1 ? "" : "s");
+          if (sum.dropped)
+            lm_log(LM_LOG_WARN, "%zu selected dispatches did not get every counter set and are "
+                                "left out (%s); --replay auto runs the application again for them",
+                   sum.dropped, sum.dropped_detail);
+        }
+      }
+    }
+    free(kernels);
+    free(regions);
+  }
 done:
   for (size_t i = 0; copies && i < nb; i++) free(copies[i]);
   free(copies);

@@ -54,9 +54,11 @@ lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag);
 
 typedef struct sqlite3 sqlite3;
 
-/* lm_db_open: open (create: and create the schema if needed) a lumen
- * database. Refuses files of another format or schema version. */
-lm_status lm_db_open(const char *path, int create, sqlite3 **out, lm_diag *diag);
+/* lm_db_open: open a lumen database read-only (LM_DB_READ), for writing
+ * (LM_DB_WRITE), or creating it and its schema if needed (LM_DB_CREATE).
+ * Refuses files of another format or schema version. */
+enum { LM_DB_READ = 0, LM_DB_CREATE = 1, LM_DB_WRITE = 2 };
+lm_status lm_db_open(const char *path, int mode, sqlite3 **out, lm_diag *diag);
 void lm_db_close(sqlite3 *db);
 
 /* lm_db_write_workload: add a loaded workload under `name` in one
@@ -65,6 +67,17 @@ void lm_db_close(sqlite3 *db);
 lm_status lm_db_write_workload(sqlite3 *db, const lm_workload *w, const char *name,
                                const char *team, const char *origin, int64_t *id_out,
                                lm_diag *diag);
+
+/* lm_db_create_workload: the workload's row only (complete = 0 while a
+ * profile is still collecting); *id_out receives its id. */
+lm_status lm_db_create_workload(sqlite3 *db, const char *name, const char *team,
+                                const char *source, const char *origin, const char *arch,
+                                const char *gpu_model, size_t n_dispatches, int complete,
+                                int64_t *id_out, lm_diag *diag);
+
+/* lm_db_write_tables: system info, kernels, dispatches and counter columns
+ * of w under workload id wid, inside the caller's transaction. */
+lm_status lm_db_write_tables(sqlite3 *db, int64_t wid, const lm_workload *w, lm_diag *diag);
 
 /* lm_db_read_workload: load the workload `name` (NULL: the first one) as
  * the same tables an Omniperf folder gives. */

@@ -43,12 +43,12 @@ static const char *const schema_sql =
     "  grid_size INTEGER, workgroup_size INTEGER, lds_per_workgroup INTEGER,\n"
     "  scratch_per_workitem INTEGER, arch_vgpr INTEGER, accum_vgpr INTEGER, sgpr INTEGER,\n"
     "  wave_size INTEGER, start_ns REAL, end_ns REAL, instance INTEGER, pid INTEGER,\n"
-    "  tid INTEGER, PRIMARY KEY(workload_id, row));\n"
+    "  tid INTEGER, sclk_mhz REAL, mclk_mhz REAL, PRIMARY KEY(workload_id, row));\n"
     "CREATE TABLE IF NOT EXISTS column_data(\n"
     "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
     "  source TEXT NOT NULL, position INTEGER NOT NULL, name TEXT NOT NULL,\n"
     "  n_rows INTEGER NOT NULL, data BLOB NOT NULL, first_text TEXT, first_text_line INTEGER,\n"
-    "  PRIMARY KEY(workload_id, source, name));\n"
+    "  runs BLOB, sets BLOB, PRIMARY KEY(workload_id, source, name));\n"
     "CREATE TABLE IF NOT EXISTS region(\n"
     "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
     "  id INTEGER NOT NULL, name TEXT NOT NULL, PRIMARY KEY(workload_id, id));\n"
@@ -59,7 +59,42 @@ static const char *const schema_sql =
     "CREATE TABLE IF NOT EXISTS log(\n"
     "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
     "  seq INTEGER NOT NULL, t_ns INTEGER, level TEXT NOT NULL, message TEXT NOT NULL,\n"
-    "  PRIMARY KEY(workload_id, seq));\n";
+    "  PRIMARY KEY(workload_id, seq));\n"
+    /* What `lumen profile` planned and collected, run by run. */
+    "CREATE TABLE IF NOT EXISTS profile_option(\n"
+    "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
+    "  key TEXT NOT NULL, position INTEGER NOT NULL, value TEXT NOT NULL,\n"
+    "  PRIMARY KEY(workload_id, key, position));\n"
+    "CREATE TABLE IF NOT EXISTS profile_set(\n"
+    "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
+    "  set_id INTEGER NOT NULL, position INTEGER NOT NULL, counter TEXT NOT NULL,\n"
+    "  block TEXT NOT NULL, accumulate TEXT, why TEXT NOT NULL,\n"
+    "  PRIMARY KEY(workload_id, set_id, position));\n"
+    "CREATE TABLE IF NOT EXISTS profile_run(\n"
+    "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
+    "  id INTEGER NOT NULL, mode TEXT NOT NULL, pass INTEGER, started TEXT NOT NULL,\n"
+    "  finished TEXT, status TEXT NOT NULL, exit_code INTEGER, signal INTEGER,\n"
+    "  n_dispatches INTEGER, PRIMARY KEY(workload_id, id));\n"
+    "CREATE TABLE IF NOT EXISTS profile_record(\n"
+    "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
+    "  run_id INTEGER NOT NULL, dispatch_id INTEGER NOT NULL, kernel TEXT NOT NULL,\n"
+    "  instance INTEGER, selected INTEGER, set_id INTEGER, gpu_id INTEGER, pid INTEGER,\n"
+    "  tid INTEGER, grid_size INTEGER, workgroup_size INTEGER, lds_per_workgroup INTEGER,\n"
+    "  scratch_per_workitem INTEGER, arch_vgpr INTEGER, accum_vgpr INTEGER, sgpr INTEGER,\n"
+    "  start_ns REAL, end_ns REAL, regions TEXT, cycle_key TEXT, row_group INTEGER,\n"
+    "  PRIMARY KEY(workload_id, run_id, dispatch_id));\n"
+    "CREATE TABLE IF NOT EXISTS profile_value(\n"
+    "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
+    "  run_id INTEGER NOT NULL, dispatch_id INTEGER NOT NULL, column_name TEXT NOT NULL,\n"
+    "  value REAL, PRIMARY KEY(workload_id, run_id, dispatch_id, column_name));\n"
+    "CREATE TABLE IF NOT EXISTS profile_region(\n"
+    "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
+    "  run_id INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT NOT NULL,\n"
+    "  PRIMARY KEY(workload_id, run_id, id));\n"
+    "CREATE TABLE IF NOT EXISTS clock_sample(\n"
+    "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
+    "  run_id INTEGER NOT NULL, gpu_id INTEGER NOT NULL, t_ns REAL NOT NULL,\n"
+    "  sclk_mhz REAL, mclk_mhz REAL);\n";
 
 /* The fixed dispatch columns, as pmc_perf.csv names them. */
 typedef struct fixed_col {
@@ -87,9 +122,11 @@ static lm_status db_error(sqlite3 *db, const char *path, lm_diag *diag, const ch
                      db ? sqlite3_errmsg(db) : "cannot open");
 }
 
-lm_status lm_db_open(const char *path, int create, sqlite3 **out, lm_diag *diag) {
+lm_status lm_db_open(const char *path, int mode, sqlite3 **out, lm_diag *diag) {
   sqlite3 *db = NULL;
-  int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+  int create = mode == LM_DB_CREATE;
+  int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+              : mode == LM_DB_WRITE ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
   *out = NULL;
   if (!create) {
     struct stat st;
@@ -194,47 +231,47 @@ static lm_status put_columns(sqlite3 *db, const char *path, sqlite3_int64 wid, c
   return st;
 }
 
-lm_status lm_db_write_workload(sqlite3 *db, const lm_workload *w, const char *name,
-                               const char *team, const char *origin, int64_t *id_out,
-                               lm_diag *diag) {
+lm_status lm_db_create_workload(sqlite3 *db, const char *name, const char *team,
+                                const char *source, const char *origin, const char *arch,
+                                const char *gpu_model, size_t n_dispatches, int complete,
+                                int64_t *id_out, lm_diag *diag) {
   const char *path = sqlite3_db_filename(db, "main");
   sqlite3_stmt *s = NULL;
-  lm_status st = LM_OK;
-  char *err = NULL;
-  if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &err) != SQLITE_OK) {
-    st = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot start a transaction: %s", err);
-    sqlite3_free(err);
-    return st;
-  }
   char created[64];
   time_t now = time(NULL);
   strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-  const char *model = lm_sysinfo_text(&w->sysinfo, "gpu_model");
   if (sqlite3_prepare_v2(db,
                          "INSERT INTO workload(name, team, source, origin, created, arch, "
-                         "gpu_model, n_dispatches) VALUES (?,?,?,?,?,?,?,?)",
+                         "gpu_model, n_dispatches, complete) VALUES (?,?,?,?,?,?,?,?,?)",
                          -1, &s, NULL) != SQLITE_OK)
-    goto sql_fail;
+    return db_error(db, path, diag, "write the workload");
   sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
   sqlite3_bind_text(s, 2, team ? team : "", -1, SQLITE_STATIC);
-  sqlite3_bind_text(s, 3, "omniperf", -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 3, source, -1, SQLITE_STATIC);
   sqlite3_bind_text(s, 4, origin ? origin : "", -1, SQLITE_STATIC);
   sqlite3_bind_text(s, 5, created, -1, SQLITE_STATIC);
-  sqlite3_bind_text(s, 6, w->arch, -1, SQLITE_STATIC);
-  sqlite3_bind_text(s, 7, model ? model : "", -1, SQLITE_STATIC);
-  sqlite3_bind_int64(s, 8, (sqlite3_int64)w->pmc->n_rows);
+  sqlite3_bind_text(s, 6, arch ? arch : "", -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 7, gpu_model ? gpu_model : "", -1, SQLITE_STATIC);
+  sqlite3_bind_int64(s, 8, (sqlite3_int64)n_dispatches);
+  sqlite3_bind_int(s, 9, complete);
+  lm_status st = LM_OK;
   if (sqlite3_step(s) != SQLITE_DONE) {
     if (sqlite3_extended_errcode(db) == SQLITE_CONSTRAINT_UNIQUE)
       st = lm_diag_set(diag, LM_EINVAL, path, 0, 0, NULL,
                        "a workload named '%s' is already in the database", name);
     else
       st = db_error(db, path, diag, "write the workload");
-    goto fail;
+  } else if (id_out) {
+    *id_out = sqlite3_last_insert_rowid(db);
   }
-  sqlite3_int64 wid = sqlite3_last_insert_rowid(db);
   sqlite3_finalize(s);
-  s = NULL;
+  return st;
+}
 
+lm_status lm_db_write_tables(sqlite3 *db, int64_t wid, const lm_workload *w, lm_diag *diag) {
+  const char *path = sqlite3_db_filename(db, "main");
+  sqlite3_stmt *s = NULL;
+  lm_status st = LM_OK;
   /* System information. */
   if (sqlite3_prepare_v2(db, "INSERT INTO sysinfo(workload_id, position, key, value) VALUES (?,?,?,?)",
                          -1, &s, NULL) != SQLITE_OK)
@@ -296,20 +333,38 @@ lm_status lm_db_write_workload(sqlite3 *db, const lm_workload *w, const char *na
   for (size_t i = 0; st == LM_OK && i < w->n_levels; i++)
     st = put_columns(db, path, wid, w->levels[i], w->levels[i]->name, 0, diag);
   if (st == LM_OK && w->roofline) st = put_columns(db, path, wid, w->roofline, "roofline", 0, diag);
-  if (st != LM_OK) goto fail;
-  if (sqlite3_exec(db, "COMMIT", NULL, NULL, &err) != SQLITE_OK) {
+  return st;
+sql_fail:
+  st = db_error(db, path, diag, "write");
+  sqlite3_finalize(s);
+  return st;
+}
+
+lm_status lm_db_write_workload(sqlite3 *db, const lm_workload *w, const char *name,
+                               const char *team, const char *origin, int64_t *id_out,
+                               lm_diag *diag) {
+  const char *path = sqlite3_db_filename(db, "main");
+  char *err = NULL;
+  if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &err) != SQLITE_OK) {
+    lm_status st = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot start a transaction: %s", err);
+    sqlite3_free(err);
+    return st;
+  }
+  const char *model = lm_sysinfo_text(&w->sysinfo, "gpu_model");
+  int64_t wid = 0;
+  lm_status st = lm_db_create_workload(db, name, team, "omniperf", origin, w->arch, model,
+                                       w->pmc->n_rows, 1, &wid, diag);
+  if (st == LM_OK) st = lm_db_write_tables(db, wid, w, diag);
+  if (st == LM_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, &err) != SQLITE_OK) {
     st = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "commit failed: %s", err);
     sqlite3_free(err);
-    goto fail;
+  }
+  if (st != LM_OK) {
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return st;
   }
   if (id_out) *id_out = wid;
   return LM_OK;
-sql_fail:
-  st = db_error(db, path, diag, "write");
-fail:
-  sqlite3_finalize(s);
-  sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-  return st;
 }
 
 /* ----------------------------------------------------------------- read */
@@ -385,7 +440,7 @@ static lm_status read_source(sqlite3 *db, const char *path, sqlite3_int64 wid, c
   if (sqlite3_step(s) == SQLITE_ROW) n_cols = (size_t)sqlite3_column_int64(s, 0);
   sqlite3_finalize(s);
   s = NULL;
-  size_t extra = dispatch ? LM_ARRAY_LEN(fixed_cols) + 1 : 0;
+  size_t extra = dispatch ? LM_ARRAY_LEN(fixed_cols) + 3 : 0;
   lm_table *t = lm_table_create(path, source, n_rows, n_cols + extra);
   if (!t) return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
   if (dispatch) {
@@ -424,10 +479,14 @@ static lm_status read_source(sqlite3 *db, const char *path, sqlite3_int64 wid, c
     }
     sqlite3_finalize(s);
     s = NULL;
+    /* Clocks measured during each dispatch (lumen profiles with telemetry). */
+    lm_column *sclk = lm_table_add_column(t, "Measured_SCLK_MHz", 0);
+    lm_column *mclk = lm_table_add_column(t, "Measured_MCLK_MHz", 0);
+    if (!sclk || !mclk) goto nomem;
     static const char *select_sql =
         "SELECT row, kernel_id, dispatch_id, gpu_id, grid_size, workgroup_size, "
         "lds_per_workgroup, scratch_per_workitem, arch_vgpr, accum_vgpr, sgpr, wave_size, "
-        "start_ns, end_ns FROM dispatch WHERE workload_id = ? ORDER BY row";
+        "start_ns, end_ns, sclk_mhz, mclk_mhz FROM dispatch WHERE workload_id = ? ORDER BY row";
     if (sqlite3_prepare_v2(db, select_sql, -1, &s, NULL) != SQLITE_OK) {
       lm_free(remap);
       goto sql_fail;
@@ -441,6 +500,8 @@ static lm_status read_source(sqlite3 *db, const char *path, sqlite3_int64 wid, c
         cols[k]->values[r] = sqlite3_column_type(s, 2 + (int)k) == SQLITE_NULL
                                  ? LM_NAN
                                  : sqlite3_column_double(s, 2 + (int)k);
+      sclk->values[r] = sqlite3_column_type(s, 14) == SQLITE_NULL ? LM_NAN : sqlite3_column_double(s, 14);
+      mclk->values[r] = sqlite3_column_type(s, 15) == SQLITE_NULL ? LM_NAN : sqlite3_column_double(s, 15);
       r++;
     }
     lm_free(remap);
@@ -499,6 +560,43 @@ fail:
   return st;
 }
 
+/* Region names and, per dispatch row, the regions it ran in. */
+static lm_status read_regions(sqlite3 *db, const char *path, sqlite3_int64 wid, lm_workload *w,
+                              lm_diag *diag) {
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT id, name FROM region WHERE workload_id = ? ORDER BY id", -1,
+                         &s, NULL) != SQLITE_OK)
+    return db_error(db, path, diag, "read regions");
+  sqlite3_bind_int64(s, 1, wid);
+  size_t cap = 0;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    if (w->n_regions == cap) {
+      cap = cap ? cap * 2 : 8;
+      const char **grown = lm_arena_alloc(w->arena, cap * sizeof *grown);
+      if (!grown) break;
+      if (w->n_regions) memcpy(grown, w->region_names, w->n_regions * sizeof *grown);
+      w->region_names = grown;
+    }
+    const char *name = (const char *)sqlite3_column_text(s, 1);
+    w->region_names[w->n_regions++] = lm_arena_strdup(w->arena, name ? name : "");
+  }
+  sqlite3_finalize(s);
+  if (!w->n_regions) return LM_OK;
+  w->row_regions = lm_arena_alloc(w->arena, (w->pmc->n_rows + 1) * sizeof *w->row_regions);
+  if (!w->row_regions) return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+  if (sqlite3_prepare_v2(db, "SELECT row, region_id FROM dispatch_region WHERE workload_id = ?", -1,
+                         &s, NULL) != SQLITE_OK)
+    return db_error(db, path, diag, "read regions");
+  sqlite3_bind_int64(s, 1, wid);
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    int64_t row = sqlite3_column_int64(s, 0), id = sqlite3_column_int64(s, 1);
+    if (row >= 0 && (size_t)row < w->pmc->n_rows && id >= 0 && id < 64)
+      w->row_regions[row] |= 1ULL << id;
+  }
+  sqlite3_finalize(s);
+  return LM_OK;
+}
+
 lm_status lm_db_read_workload(sqlite3 *db, const char *name, lm_workload **out, lm_diag *diag) {
   const char *path = sqlite3_db_filename(db, "main");
   sqlite3_stmt *s = NULL;
@@ -539,6 +637,8 @@ lm_status lm_db_read_workload(sqlite3 *db, const char *name, lm_workload **out, 
   st = read_sysinfo_rows(db, path, wid, w, diag);
   if (st != LM_OK) goto fail;
   st = read_source(db, path, wid, "pmc_perf", n_rows, 1, &w->pmc, diag);
+  if (st != LM_OK) goto fail;
+  st = read_regions(db, path, wid, w, diag);
   if (st != LM_OK) goto fail;
   /* Other sources: the SQ_* accumulate tables and roofline. */
   if (sqlite3_prepare_v2(db,

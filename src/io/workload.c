@@ -156,7 +156,7 @@ lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag) {
   if (file_exists(db_path)) {
     sqlite3 *db = NULL;
     lm_workload *loaded = NULL;
-    status = lm_db_open(db_path, 0, &db, diag);
+    status = lm_db_open(db_path, LM_DB_READ, &db, diag);
     if (status == LM_OK) status = lm_db_read_workload(db, NULL, &loaded, diag);
     lm_db_close(db);
     lm_workload_free(w);

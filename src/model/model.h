@@ -97,6 +97,10 @@ typedef struct lm_workload {
   lm_sysinfo sysinfo;
   lm_table *roofline;    /* roofline.csv, or NULL */
   const char *arch;      /* gpu_arch from sysinfo, borrowed from sysinfo */
+  size_t n_regions;      /* lumen workloads: user-code regions */
+  const char **region_names;
+  uint64_t *row_regions; /* per pmc row: bit r set when inside region r
+                            (the first 64 regions); NULL without regions */
   lm_arena *arena;       /* owns path, level list and sysinfo arrays */
 } lm_workload;
 

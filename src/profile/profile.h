@@ -64,4 +64,115 @@ const char *lm_plan_block(const lm_catalog *catalog, const char *counter, char *
  * "TCC_HIT_sum" and "TCC_HIT[3]" both read "TCC_HIT". */
 const char *lm_plan_counter_base(const char *column, char *out, size_t cap);
 
+/* ------------------------------------------------------- collection */
+
+typedef enum lm_replay {
+  LM_REPLAY_APP,      /* one application run per set, every dispatch one set */
+  LM_REPLAY_INSTANCE, /* one run: successive instances of a kernel cycle sets */
+  LM_REPLAY_ASSIGNED  /* a run that collects assigned (instance, set) pairs */
+} lm_replay;
+
+/* What the tool library inside the application is told (a small text file
+ * written by `lumen profile`, named by LUMEN_TOOL_CONFIG). */
+typedef struct lm_tool_config {
+  char arch[64];
+  int mode;               /* lm_replay */
+  int pass;               /* LM_REPLAY_APP: the set this run collects */
+  int key_grid;           /* cycle per kernel and launch parameters */
+  int n_sets;
+  char ***set_counters;   /* per set: NULL-terminated counter names */
+  char **set_accumulate;  /* per set: the level counter, or NULL */
+  char **kernels;         /* -k patterns ("!re" excludes) */
+  size_t n_kernels;
+  char *instance, *dispatch, *gpu; /* --instance, -d, -g specs, or NULL */
+  char **regions;         /* -r names */
+  size_t n_regions;
+  /* LM_REPLAY_ASSIGNED: (key, selected instance) -> set */
+  char **assign_key;
+  int64_t *assign_instance;
+  int *assign_set;
+  size_t n_assign;
+  char output[4096];      /* records file */
+  char telemetry[32];     /* sampler: "auto", "none", ... */
+} lm_tool_config;
+
+lm_status lm_tool_config_write(const lm_tool_config *c, const char *path, lm_diag *diag);
+lm_status lm_tool_config_read(const char *path, lm_tool_config *c, lm_diag *diag);
+void lm_tool_config_fini(lm_tool_config *c);
+
+/* The per-dispatch decision, made on the launching thread. */
+typedef struct lm_policy lm_policy;
+
+typedef struct lm_dispatch_facts {
+  uint64_t dispatch_id;
+  uint64_t kernel_id;
+  const char *kernel_name;
+  int gpu;
+  unsigned long tid;
+  uint64_t grid, workgroup, lds;
+} lm_dispatch_facts;
+
+typedef struct lm_choice {
+  int set;              /* -1: collect nothing */
+  int64_t instance;     /* per-kernel instance number, all dispatches */
+  int64_t selected;     /* per-key number among selected dispatches */
+  char key[512];        /* cycling key: name, or name|grid|workgroup|lds */
+  char regions[512];    /* active region ids, comma separated */
+} lm_choice;
+
+lm_status lm_policy_new(const lm_tool_config *cfg, lm_policy **out, lm_diag *diag);
+void lm_policy_free(lm_policy *p);
+/* lm_policy_kernel: a kernel symbol is known (its name filter is decided
+ * once, here). Thread-safe. */
+void lm_policy_kernel(lm_policy *p, uint64_t kernel_id, const char *name);
+/* lm_policy_choose: which set this dispatch collects. Thread-safe. */
+void lm_policy_choose(lm_policy *p, const lm_dispatch_facts *d, lm_choice *out);
+/* Regions: a per-thread stack and process-wide ranges. Returns the
+ * region's id (names are interned; ids from 1). Thread-safe. */
+int lm_policy_region_push(lm_policy *p, unsigned long tid, const char *name);
+void lm_policy_region_pop(lm_policy *p, unsigned long tid);
+int lm_policy_range_start(lm_policy *p, uint64_t range_id, const char *name);
+void lm_policy_range_stop(lm_policy *p, uint64_t range_id);
+/* lm_policy_region_name: the name of region id, or NULL. */
+const char *lm_policy_region_name(lm_policy *p, int id);
+
+/* ---------------------------------------------------------- orchestration */
+
+/* `lumen profile`: run the application once per needed pass with the tool
+ * library loaded, commit every finished run, then compose the lumen
+ * workload (dir/lumen.db) that `lumen analyze` reads. */
+typedef struct lm_profile_opts {
+  const char *name;            /* -n: workload name */
+  const char *dir;             /* -w: the workload folder to write */
+  char *const *argv;           /* the application and its arguments */
+  int argc;
+  const char *const *items;    /* -b */
+  size_t n_items;
+  const char *const *kernels;  /* -k */
+  size_t n_kernels;
+  const char *instance, *dispatch, *gpu; /* --instance, -d, -g (or NULL) */
+  const char *const *regions;  /* -r */
+  size_t n_regions;
+  int replay;                  /* lm_replay: APP, INSTANCE; 3 = auto; -1: not
+                                  given (app, or what --resume stored) */
+  int key_grid;                /* --join grid */
+  int resume;                  /* --resume: continue the workload in dir */
+  const char *tool_library;    /* path of liblumen_tool.so */
+  int progress;                /* draw progress on stderr */
+  const char *backend;         /* --backend, or NULL for the first usable */
+} lm_profile_opts;
+
+#define LM_REPLAY_AUTO 3
+
+/* What a profile did, for the command's summary. */
+typedef struct lm_profile_summary {
+  int runs;
+  int sets;
+  size_t dispatches;        /* composed dispatch rows */
+  size_t dropped;           /* selected dispatches without every set */
+  char dropped_detail[2048];/* which kernels miss which sets */
+} lm_profile_summary;
+
+lm_status lm_profile_run(const lm_profile_opts *opts, lm_profile_summary *summary, lm_diag *diag);
+
 #endif

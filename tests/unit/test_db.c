@@ -34,7 +34,7 @@ static int roundtrip(const char *dir, const char *db_path) {
   unlink(db_path);
   sqlite3 *db = NULL;
   int ok = 0;
-  if (lm_db_open(db_path, 1, &db, &d) == LM_OK &&
+  if (lm_db_open(db_path, LM_DB_CREATE, &db, &d) == LM_OK &&
       lm_db_write_workload(db, w, "w", NULL, dir, NULL, &d) == LM_OK &&
       lm_db_read_workload(db, "w", &back, &d) == LM_OK) {
     const lm_catalog *cat = lm_metrics_builtin(w->arch);
@@ -101,7 +101,7 @@ int main(void) {
   }
   sqlite3 *db = NULL;
   lm_diag diag;
-  CHECK(lm_db_open(db_path, 0, &db, &diag) != LM_OK);
+  CHECK(lm_db_open(db_path, LM_DB_READ, &db, &diag) != LM_OK);
   unlink(db_path);
   printf("round trips: %d workloads\n", n);
   return check_report("test_db");

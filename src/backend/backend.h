@@ -1,0 +1,50 @@
+/*
+ * backend.h - what lumen can collect with, here: counter backends (which
+ * vendor runtime a tool library attaches to) and telemetry samplers (GPU
+ * clocks, read from a background thread with the clock of dispatch
+ * timestamps). Vendor libraries are loaded at run time, so one lumen binary
+ * works (or says clearly why not) on any machine.
+ */
+#ifndef LUMEN_BACKEND_H
+#define LUMEN_BACKEND_H
+
+#include <stddef.h>
+
+#include "base/base.h"
+
+/* One row of `lumen list backends`. */
+typedef struct lm_backend_status {
+  const char *name;   /* "sim", "rocprofiler-sdk", "cupti", "rocm-smi", "nvml" */
+  const char *kind;   /* "counters" or "telemetry" */
+  int built;          /* compiled into this lumen */
+  int usable;         /* can be used on this machine now */
+  char why[256];      /* what decides usable */
+} lm_backend_status;
+
+/* lm_backends_probe: fill up to cap entries; returns how many. */
+size_t lm_backends_probe(lm_backend_status *out, size_t cap);
+
+/* ------------------------------------------------------------ telemetry */
+
+typedef struct lm_telemetry lm_telemetry;
+
+/* Sink for samples: printf-like, one "C\t<gpu>\t<t_ns>\t<sclk>\t<mclk>\n"
+ * line per reading. */
+typedef void (*lm_telemetry_emit)(const char *fmt, ...);
+
+struct simgpu_runtime_api;
+
+/* Samplers. The SMI ones return NULL with the reason in why when their
+ * library or a GPU is missing. */
+lm_telemetry *lm_telemetry_open_sim(const struct simgpu_runtime_api *api);
+lm_telemetry *lm_telemetry_open_rocm_smi(char *why, size_t cap);
+lm_telemetry *lm_telemetry_open_nvml(char *why, size_t cap);
+/* lm_telemetry_sample: take the readings available now. */
+void lm_telemetry_sample(lm_telemetry *t, lm_telemetry_emit emit);
+void lm_telemetry_close(lm_telemetry *t);
+
+/* lm_clock_ns: the clock of dispatch timestamps and samples
+ * (CLOCK_BOOTTIME, as rocprofiler-sdk uses). */
+unsigned long long lm_clock_ns(void);
+
+#endif

@@ -1,0 +1,194 @@
+/*
+ * simapp.c - a test application for `lumen profile` on the simulated GPU
+ * (libsimgpu, which replays a recorded workload: no real measurement).
+ *
+ * It launches kernels in iterations, like a solver loop: iteration i
+ * launches every kernel whose count is above i. Options shape the cases
+ * the integration tests need: several threads, region markers (lumen's own
+ * and ROCTx-style ranges of the runtime), a kernel count that changes from
+ * run to run, and a crash in a chosen run.
+ *
+ *   simapp [-g GPU] [-t THREADS] [-R NAME:FROM:TO] [-S NAME:FROM:TO]
+ *          [--vary NAME] [--crash-run N] [--crash-after K] [--fail-run N]
+ *          NAME:COUNT[:GRID[:WORKGROUP[:LDS]]] ...
+ *
+ * -R marks iterations FROM..TO-1 as lumen region NAME (per thread); -S does
+ * the same with the runtime's range push/pop. --vary NAME launches NAME one
+ * more time per run number (LUMEN_PASS, set by lumen profile), which makes
+ * its count differ between runs. --crash-run N kills the program with
+ * SIGSEGV after K launches in run N; --fail-run N exits with status 3.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LUMEN_MARKERS
+#include "lumen/markers.h"
+#include "lumen/simgpu.h"
+
+#define MAX_LAUNCHES 32
+#define MAX_MARKS 8
+
+typedef struct launch {
+  char name[1200];
+  int count;
+  simgpu_launch_params params;
+} launch;
+
+typedef struct mark {
+  char name[128];
+  int from, to;
+  int runtime; /* -S: the runtime's ranges; -R: lumen markers */
+} mark;
+
+static launch launches[MAX_LAUNCHES];
+static int n_launches;
+static mark marks[MAX_MARKS];
+static int n_marks;
+static int gpu, crash_run = -1, crash_after = 0, fail_run = -1, run_number;
+static const char *vary;
+static long total;
+static pthread_mutex_t total_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int parse_launch(const char *spec, launch *l) {
+  /* NAME may contain ':' (C++ names do); the numbers are the last fields. */
+  char copy[1200];
+  snprintf(copy, sizeof copy, "%s", spec);
+  long nums[4] = {1, 1048576, 256, 0};
+  int n_nums = 0;
+  char *fields[5];
+  int nf = 0;
+  char *end = copy + strlen(copy);
+  while (nf < 4) {
+    char *colon = NULL;
+    for (char *p = end - 1; p >= copy; p--)
+      if (*p == ':') {
+        colon = p;
+        break;
+      }
+    if (!colon) break;
+    char *tail;
+    long v = strtol(colon + 1, &tail, 10);
+    if (tail == colon + 1 || *tail) break;
+    fields[nf++] = colon + 1;
+    (void)v;
+    *colon = '\0';
+    end = colon;
+  }
+  for (int i = nf - 1; i >= 0; i--) nums[n_nums++] = strtol(fields[i], NULL, 10);
+  if (n_nums == 0) return 0;
+  snprintf(l->name, sizeof l->name, "%s", copy);
+  l->count = (int)nums[0];
+  memset(&l->params, 0, sizeof l->params);
+  l->params.grid.x = (unsigned)(n_nums > 1 ? nums[1] : 1048576);
+  l->params.grid.y = l->params.grid.z = 1;
+  l->params.workgroup.x = (unsigned)(n_nums > 2 ? nums[2] : 256);
+  l->params.workgroup.y = l->params.workgroup.z = 1;
+  l->params.lds_bytes = (unsigned)(n_nums > 3 ? nums[3] : 0);
+  return 1;
+}
+
+static void count_launch(void) {
+  pthread_mutex_lock(&total_lock);
+  long done = ++total;
+  pthread_mutex_unlock(&total_lock);
+  if (run_number == crash_run && done == crash_after) {
+    fprintf(stderr, "simapp: crashing in run %d as asked\n", run_number);
+    fflush(stderr);
+    signal(SIGSEGV, SIG_DFL); /* die by the signal, even under a sanitizer */
+    raise(SIGSEGV);
+  }
+}
+
+static void *worker(void *arg) {
+  (void)arg;
+  int iterations = 0;
+  for (int k = 0; k < n_launches; k++) {
+    int c = launches[k].count + (vary && strcmp(vary, launches[k].name) == 0 ? run_number : 0);
+    if (c > iterations) iterations = c;
+  }
+  unsigned long long range_ids[MAX_MARKS] = {0};
+  for (int i = 0; i < iterations; i++) {
+    for (int m = 0; m < n_marks; m++)
+      if (marks[m].from == i) {
+        if (marks[m].runtime) simgpu_range_push(marks[m].name);
+        else LUMEN_REGION_BEGIN(marks[m].name);
+      }
+    for (int k = 0; k < n_launches; k++) {
+      int c = launches[k].count + (vary && strcmp(vary, launches[k].name) == 0 ? run_number : 0);
+      if (i >= c) continue;
+      if (simgpu_launch(launches[k].name, &launches[k].params, gpu) != 0) exit(4);
+      count_launch();
+    }
+    for (int m = n_marks - 1; m >= 0; m--)
+      if (marks[m].to == i + 1) {
+        if (marks[m].runtime) simgpu_range_pop();
+        else LUMEN_REGION_END(marks[m].name);
+      }
+  }
+  (void)range_ids;
+  return NULL;
+}
+
+static int parse_mark(const char *spec, int runtime) {
+  if (n_marks >= MAX_MARKS) return 0;
+  mark *m = &marks[n_marks];
+  char name[128];
+  int from, to;
+  if (sscanf(spec, "%127[^:]:%d:%d", name, &from, &to) != 3 || from < 0 || to <= from) return 0;
+  snprintf(m->name, sizeof m->name, "%s", name);
+  m->from = from;
+  m->to = to;
+  m->runtime = runtime;
+  n_marks++;
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  int threads = 1;
+  const char *pass = getenv("LUMEN_PASS");
+  run_number = pass ? atoi(pass) : 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "-g") == 0 && v) gpu = atoi(argv[++i]);
+    else if (strcmp(a, "-t") == 0 && v) threads = atoi(argv[++i]);
+    else if ((strcmp(a, "-R") == 0 || strcmp(a, "-S") == 0) && v) {
+      if (!parse_mark(argv[++i], a[1] == 'S')) {
+        fprintf(stderr, "simapp: bad mark %s (NAME:FROM:TO)\n", v);
+        return 2;
+      }
+    } else if (strcmp(a, "--vary") == 0 && v) vary = argv[++i];
+    else if (strcmp(a, "--crash-run") == 0 && v) crash_run = atoi(argv[++i]);
+    else if (strcmp(a, "--crash-after") == 0 && v) crash_after = atoi(argv[++i]);
+    else if (strcmp(a, "--fail-run") == 0 && v) fail_run = atoi(argv[++i]);
+    else if (a[0] != '-' && n_launches < MAX_LAUNCHES) {
+      if (!parse_launch(a, &launches[n_launches])) {
+        fprintf(stderr, "simapp: bad launch %s (NAME:COUNT[:GRID[:WORKGROUP[:LDS]]])\n", a);
+        return 2;
+      }
+      n_launches++;
+    } else {
+      fprintf(stderr, "simapp: unknown argument %s\n", a);
+      return 2;
+    }
+  }
+  if (threads < 1 || threads > 64 || n_launches == 0) {
+    fprintf(stderr, "usage: simapp [-g GPU] [-t THREADS] NAME:COUNT[:GRID[:WG[:LDS]]] ...\n");
+    return 2;
+  }
+  if (simgpu_init() != 0) return 4;
+  if (crash_after == 0) crash_after = 1;
+  pthread_t tids[64];
+  for (int t = 0; t < threads; t++) pthread_create(&tids[t], NULL, worker, NULL);
+  for (int t = 0; t < threads; t++) pthread_join(tids[t], NULL);
+  simgpu_synchronize();
+  printf("simapp: %ld launches on GPU %d\n", total, gpu);
+  if (run_number == fail_run) {
+    fprintf(stderr, "simapp: failing in run %d as asked\n", run_number);
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,353 @@
+#!/usr/bin/env bash
+# End-to-end tests of `lumen profile` on the simulated GPU (a test device
+# that replays shared workloads; nothing here is a real measurement).
+# Usage: profile_test.sh LUMEN SIMAPP DB_QUERY GOLDEN_CASE SHARED_DIR TEST_NAME
+set -u
+LUMEN=$1
+APP=$2
+Q=$3
+GOLDEN=$4
+SHARED=$5
+NAME=$6
+WL=$SHARED/workloads
+TMP=$(mktemp -d /tmp/lumen-pt-XXXXXX)
+trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
+cd "$TMP" || exit 1
+
+fail() { echo "FAIL: $*"; exit 1; }
+run() {
+  "$LUMEN" "$@" >"$TMP/out" 2>"$TMP/err"
+  STATUS=$?
+}
+expect_status() { [ "$STATUS" -eq "$1" ] || fail "exit status $STATUS, expected $1 (stderr: $(head -c 600 "$TMP/err"))"; }
+expect_out() { grep -qF -- "$1" "$TMP/out" || fail "stdout lacks '$1'"; }
+expect_err() { grep -qF -- "$1" "$TMP/err" || fail "stderr lacks '$1' (stderr: $(head -c 600 "$TMP/err"))"; }
+one_line_err() { [ "$(grep -c . "$TMP/err")" -eq 1 ] || fail "error is not one line: $(cat "$TMP/err")"; }
+# q DIR SQL: one query on a profile's database
+q() { "$Q" "$1/lumen.db" "$2" || fail "query failed: $2"; }
+same() { [ "$1" = "$2" ] || fail "$3: got '$1', expected '$2'"; }
+
+VCOPY='vecCopy(double*, double*, double*, int, int)'
+# Every profiled value belongs to a counter of the set its dispatch got.
+check_values_in_set() {
+  local stray
+  stray=$(q "$1" "SELECT COUNT(*) FROM profile_value v JOIN profile_record r ON r.workload_id = v.workload_id
+      AND r.run_id = v.run_id AND r.dispatch_id = v.dispatch_id WHERE NOT EXISTS (SELECT 1 FROM profile_set p
+      WHERE p.workload_id = r.workload_id AND p.set_id = r.set_id AND (v.column_name = p.counter OR
+      v.column_name = p.counter || '_sum' OR v.column_name LIKE p.counter || '[%'))")
+  same "$stray" 0 "values outside their dispatch's counter set"
+  # ... and every counter of that set has a value (counters the recording
+  # never had, such as TCP_TCP_LATENCY on MI300X, have none anywhere).
+  local missing
+  missing=$(q "$1" "SELECT COUNT(*) FROM profile_record r JOIN profile_set p ON p.workload_id = r.workload_id
+      AND p.set_id = r.set_id JOIN profile_run u ON u.workload_id = r.workload_id AND u.id = r.run_id
+      WHERE u.status = 'ok' AND NOT EXISTS (SELECT 1 FROM profile_value v WHERE v.workload_id = r.workload_id
+      AND v.run_id = r.run_id AND v.dispatch_id = r.dispatch_id AND (v.column_name = p.counter OR
+      v.column_name = p.counter || '_sum' OR v.column_name LIKE p.counter || '[%')) AND EXISTS (SELECT 1
+      FROM profile_value v WHERE v.workload_id = r.workload_id AND (v.column_name = p.counter OR
+      v.column_name = p.counter || '_sum' OR v.column_name LIKE p.counter || '[%'))")
+  same "$missing" 0 "counters of a set without a value"
+  # Unselected dispatches collect nothing.
+  local unselected
+  unselected=$(q "$1" "SELECT COUNT(*) FROM profile_value v JOIN profile_record r ON r.workload_id = v.workload_id
+      AND r.run_id = v.run_id AND r.dispatch_id = v.dispatch_id WHERE r.set_id < 0")
+  same "$unselected" 0 "values of dispatches that were not selected"
+}
+golden_equal() { # WORKLOAD_DIR GOLDEN_CASE
+  "$GOLDEN" "$LUMEN" "$SHARED" "$SHARED/golden/$2" --workload "$1" --ignore 1.1:workload_name \
+    --ignore 1.1:command --ignore 1.1:timestamp >"$TMP/golden" 2>&1 || fail "analyze differs from golden/$2: $(tail -8 "$TMP/golden")"
+  grep -q '^cells equal \([0-9]*\) / \1$' "$TMP/golden" || fail "golden: $(tail -2 "$TMP/golden")"
+}
+n_sets() { "$LUMEN" profile --plan --arch "$1" | tail -1 | sed 's/^sets: \([0-9]*\).*/\1/'; }
+
+case $NAME in
+vcopy_app_MI200 | vcopy_app_MI300X)
+  rec=MI200
+  [ "$NAME" = vcopy_app_MI300X ] && rec=MI300X_A1
+  export LUMEN_SIM_RECORDING=$WL/vcopy/$rec
+  run profile -n vcopy -w "$TMP/p" -- "$APP" -g 2 "$VCOPY:3:1048576:256"
+  expect_status 0
+  sets=$(q p "SELECT COUNT(DISTINCT set_id) FROM profile_set")
+  # One run per set, and the application's output passes through.
+  same "$(grep -c '^simapp: 3 launches on GPU 2$' "$TMP/out")" "$sets" "application output lines"
+  same "$(q p "SELECT COUNT(*) FROM profile_run WHERE status = 'ok' AND mode = 'app'")" "$sets" "runs"
+  same "$(q p "SELECT COUNT(*) FROM profile_record")" "$((sets * 3))" "records"
+  # Run k collects set k-1 on every dispatch.
+  same "$(q p "SELECT COUNT(*) FROM profile_record WHERE set_id != run_id - 1")" 0 "set per run"
+  check_values_in_set p
+  expect_err "3 dispatches, $sets counter sets, $sets application runs"
+  golden_equal "$TMP/p" "vcopy/$rec"
+  ;;
+vcopy_instance_MI200 | vcopy_instance_MI300X)
+  rec=MI200 arch=gfx90a
+  [ "$NAME" = vcopy_instance_MI300X ] && rec=MI300X_A1 arch=gfx942
+  export LUMEN_SIM_RECORDING=$WL/vcopy/$rec
+  sets=$(n_sets $arch)
+  [ "$sets" -gt 1 ] || fail "plan: $sets sets"
+  # Three rows need three full cycles of sets: 3 x sets launches in one run.
+  run profile -n vcopy -w "$TMP/p" --replay instance -- "$APP" -g 2 "$VCOPY:$((3 * sets)):1048576:256"
+  expect_status 0
+  same "$(q p "SELECT COUNT(*) FROM profile_run")" 1 "runs"
+  same "$(q p "SELECT COUNT(*) FROM profile_record WHERE set_id != selected % $sets")" 0 "cycling"
+  same "$(q p "SELECT COUNT(*) FROM profile_record WHERE row_group != selected / $sets")" 0 "rows"
+  check_values_in_set p
+  expect_err "3 dispatches, $sets counter sets, 1 application run"
+  golden_equal "$TMP/p" "vcopy/$rec"
+  ;;
+vcopy_auto)
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  sets=$(n_sets gfx90a)
+  # Three instances cycle three sets per run: instance cycling alone
+  # leaves the row incomplete and says so...
+  run profile -n vi -w "$TMP/vi" --replay instance -- "$APP" -g 2 "$VCOPY:3"
+  expect_status 1
+  expect_err "no selected dispatch got all $sets counter sets"
+  expect_err "misses $((sets - 3)) of $sets sets (first: set 3)"
+  # ... and auto fills the gaps with ceil((sets - 3) / 3) more runs.
+  run profile -n va -w "$TMP/va" --replay auto -- "$APP" -g 2 "$VCOPY:3"
+  expect_status 0
+  extra=$(((sets - 3 + 2) / 3))
+  same "$(q va "SELECT COUNT(*) FROM profile_run WHERE mode = 'assigned'")" "$extra" "extra runs"
+  same "$(q va "SELECT COUNT(*) FROM profile_record WHERE set_id >= 0")" "$sets" "records with a set"
+  same "$(q va "SELECT COUNT(DISTINCT set_id) FROM profile_record WHERE set_id >= 0")" "$sets" "sets covered"
+  check_values_in_set va
+  expect_err "1 dispatches, $sets counter sets, $((extra + 1)) application runs"
+  # --resume --replay auto completes the instance profile the same way.
+  run profile -w "$TMP/vi" --resume --replay auto
+  expect_status 0
+  same "$(q vi "SELECT COUNT(*) FROM profile_run WHERE mode = 'assigned'")" "$extra" "resumed extra runs"
+  run analyze -w "$TMP/vi" --list-stats
+  expect_status 0
+  ;;
+multi_kernel_app)
+  export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
+  run profile -n mk -w "$TMP/p" -- "$APP" -g 2 fill:30 add:13 reduce:4
+  expect_status 0
+  sets=$(q p "SELECT COUNT(DISTINCT set_id) FROM profile_set")
+  same "$(q p "SELECT kernel || ':' || COUNT(*) FROM profile_record WHERE run_id = 1 GROUP BY kernel ORDER BY kernel")" \
+    "$(printf '%s\n' add:13 fill:30 reduce:4)" "dispatches per kernel"
+  same "$(q p "SELECT COUNT(*) FROM profile_record WHERE set_id != run_id - 1")" 0 "set per run"
+  check_values_in_set p
+  run analyze -w "$TMP/p" --format csv -o "$TMP/csv" --list-stats
+  expect_status 0
+  same "$(tail -n +2 "$TMP/csv/0.1.csv" | cut -d, -f2,3 | sort)" "$(printf '%s\n' add,13 fill,30 reduce,4)" "top kernels"
+  # Dispatch rows in launch order: iteration i launches fill, add, reduce.
+  same "$(sed -n 2,5p "$TMP/csv/0.2.csv" | cut -d, -f2,3)" "$(printf '%s\n' 0,fill 1,add 2,reduce 3,fill)" "dispatch order"
+  ;;
+multi_kernel_instance)
+  export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
+  sets=$(n_sets gfx90a)
+  run profile -n mk -w "$TMP/p" --replay instance -- "$APP" -g 2 fill:30 add:13 reduce:4
+  expect_status 0
+  same "$(q p "SELECT COUNT(*) FROM profile_run")" 1 "runs"
+  # Each kernel cycles its own sets: instance i of a kernel gets set i % sets.
+  same "$(q p "SELECT COUNT(*) FROM profile_record WHERE set_id != instance % $sets")" 0 "per-kernel cycling"
+  check_values_in_set p
+  # Complete rows: floor(count / sets) per kernel; the rest is reported.
+  expect_err "reduce from instance 0 misses $((sets - 4)) of $sets sets"
+  run analyze -w "$TMP/p" --format csv -o "$TMP/csv" --list-stats
+  expect_status 0
+  expected=""
+  for kc in add:13 fill:30 reduce:4; do
+    r=$((${kc#*:} / sets))
+    [ "$r" -gt 0 ] && expected="$expected${kc%:*},$r
+"
+  done
+  same "$(tail -n +2 "$TMP/csv/0.1.csv" | cut -d, -f2,3 | sort)" "$(printf '%s' "$expected")" "complete rows"
+  ;;
+threads)
+  export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
+  sets=$(n_sets gfx90a)
+  run profile -n th -w "$TMP/p" --replay instance -- "$APP" -g 2 -t 4 "fill:$sets" "add:$sets"
+  expect_status 0
+  # 4 threads x sets launches per kernel; the per-kernel numbering is one
+  # sequence across threads, and cycling follows it.
+  same "$(q p "SELECT COUNT(DISTINCT tid) FROM profile_record")" 4 "threads"
+  same "$(q p "SELECT kernel || ':' || COUNT(DISTINCT selected) || ':' || MIN(selected) || ':' || MAX(selected) FROM profile_record GROUP BY kernel ORDER BY kernel")" \
+    "$(printf '%s\n' "add:$((4 * sets)):0:$((4 * sets - 1))" "fill:$((4 * sets)):0:$((4 * sets - 1))")" "instance numbers"
+  same "$(q p "SELECT COUNT(*) FROM profile_record WHERE set_id != selected % $sets")" 0 "cycling"
+  check_values_in_set p
+  run analyze -w "$TMP/p" --format csv -o "$TMP/csv" --list-stats
+  expect_status 0
+  same "$(tail -n +2 "$TMP/csv/0.1.csv" | cut -d, -f2,3 | sort)" "$(printf '%s\n' add,4 fill,4)" "rows"
+  ;;
+regions)
+  export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
+  # lumen markers around iterations 2..4, runtime ranges around 0..1.
+  run profile -n rg -w "$TMP/all" -- "$APP" -g 2 -R solve:2:5 -S io:0:2 fill:8 add:8
+  expect_status 0
+  run analyze -w "$TMP/all" -r solve --format csv -o "$TMP/solve" --list-stats
+  expect_status 0
+  same "$(tail -n +2 "$TMP/solve/0.2.csv" | cut -d, -f2,3 | tr '\n' ' ')" "4,fill 5,add 6,fill 7,add 8,fill 9,add " "region solve"
+  run analyze -w "$TMP/all" -r io --format csv -o "$TMP/io" --list-stats
+  expect_status 0
+  same "$(tail -n +2 "$TMP/io/0.2.csv" | cut -d, -f2 | tr '\n' ' ')" "0 1 2 3 " "region io"
+  run analyze -w "$TMP/all" -r nowhere
+  expect_status 1
+  one_line_err
+  expect_err "-r nowhere: no such region in this workload (regions: "
+  # -r at collection time: only dispatches inside the region collect.
+  run profile -n rs -w "$TMP/only" -r solve -- "$APP" -g 2 -R solve:2:5 fill:8 add:8
+  expect_status 0
+  same "$(q only "SELECT group_concat(dispatch_id, ' ') FROM (SELECT DISTINCT dispatch_id FROM profile_record WHERE set_id >= 0 ORDER BY dispatch_id)")" \
+    "4 5 6 7 8 9" "collected dispatches"
+  check_values_in_set only
+  run analyze -w "$TMP/only" --list-stats --format csv -o "$TMP/oc"
+  expect_status 0
+  same "$(tail -n +2 "$TMP/oc/0.1.csv" | cut -d, -f2,3 | sort | tr '\n' ' ')" "add,3 fill,3 " "rows in region"
+  # Omniperf folders have no regions.
+  run analyze -w "$WL/vcopy/MI200" -r solve
+  expect_status 1
+  expect_err "carries no region markers"
+  ;;
+filters)
+  export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
+  selected() { q "$1" "SELECT group_concat(dispatch_id, ' ') FROM (SELECT DISTINCT dispatch_id FROM profile_record WHERE set_id >= 0 ORDER BY dispatch_id)"; }
+  # Dispatch ids: iteration i launches fill (3i), add (3i+1), reduce (3i+2).
+  run profile -n k -w "$TMP/k" -k 'fill|add' -k '!add' -- "$APP" -g 2 fill:4 add:4 reduce:4
+  expect_status 0
+  same "$(selected k)" "0 3 6 9" "-k fill|add -k !add"
+  check_values_in_set k
+  run profile -n i -w "$TMP/i" --instance 1:3 -- "$APP" -g 2 fill:4 add:4 reduce:4
+  expect_status 0
+  same "$(selected i)" "3 4 5 6 7 8" "--instance 1:3"
+  run profile -n e -w "$TMP/e" -k reduce --instance ::2 -- "$APP" -g 2 fill:4 add:4 reduce:4
+  expect_status 0
+  same "$(selected e)" "2 8" "-k reduce --instance ::2"
+  run profile -n d -w "$TMP/d" -d 2:5 -- "$APP" -g 2 fill:4 add:4 reduce:4
+  expect_status 0
+  same "$(selected d)" "2 3 4" "-d 2:5"
+  run profile -n g -w "$TMP/g" -g 1 -- "$APP" -g 2 fill:2
+  expect_status 1
+  expect_err "no selected dispatch got all"
+  expect_err "no dispatch was selected"
+  same "$(q g "SELECT COUNT(*) FROM profile_value")" 0 "-g 1: no values"
+  run profile -n bad -w "$TMP/bad" -k '(' -- "$APP" fill:1
+  expect_status 1
+  expect_err "-k"
+  ;;
+crash_resume)
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  run profile -n c -w "$TMP/p" -- "$APP" -g 2 --crash-run 3 --crash-after 2 "$VCOPY:3"
+  expect_status 1
+  expect_err "run 3 (application replay, set 2 of"
+  expect_err "killed by signal 11 (SIGSEGV) after 2 dispatches"
+  expect_err "lumen profile --resume -w $TMP/p"
+  same "$(q p "SELECT group_concat(id || ':' || status, ' ') FROM profile_run")" "1:ok 2:ok 3:failed" "runs kept"
+  same "$(q p "SELECT COUNT(*) FROM profile_record WHERE run_id = 3")" 2 "records of the crashed run"
+  run analyze -w "$TMP/p"
+  expect_status 1
+  expect_err "has not finished"
+  # It never overwrites a workload.
+  run profile -n c -w "$TMP/p" -- "$APP" "$VCOPY:3"
+  expect_status 2
+  expect_err "already exists; lumen never overwrites a workload"
+  run profile -w "$TMP/p" --resume
+  expect_status 0
+  sets=$(q p "SELECT COUNT(DISTINCT set_id) FROM profile_set")
+  same "$(q p "SELECT COUNT(*) FROM profile_run WHERE status = 'ok'")" "$sets" "runs after resume"
+  check_values_in_set p
+  golden_equal "$TMP/p" vcopy/MI200
+  run profile -w "$TMP/p" --resume
+  expect_status 0
+  expect_err "nothing to resume"
+  ;;
+nondeterministic)
+  export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
+  sets=$(n_sets gfx90a)
+  # add runs 3 + (run number) times: 4 in run 1, 5 in run 2, ...
+  run profile -n nd -w "$TMP/p" -- "$APP" -g 2 --vary add fill:2 add:3
+  expect_status 0
+  same "$(q p "SELECT group_concat(n, ' ') FROM (SELECT COUNT(*) n FROM profile_record WHERE kernel = 'add' GROUP BY run_id ORDER BY run_id)")" \
+    "$(seq 4 $((3 + sets)) | tr '\n' ' ' | sed 's/ $//')" "add per run"
+  # Only the instances every run saw make rows; the rest are reported.
+  expect_err "$((sets - 1)) selected dispatches did not get every counter set"
+  expect_err "add from instance 4 misses"
+  run analyze -w "$TMP/p" --list-stats --format csv -o "$TMP/csv"
+  expect_status 0
+  same "$(tail -n +2 "$TMP/csv/0.1.csv" | cut -d, -f2,3 | sort | tr '\n' ' ')" "add,4 fill,2 " "aligned rows"
+  ;;
+app_errors)
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  run profile -n e1 -w "$TMP/e1" -- "$TMP/no-such-app"
+  expect_status 1
+  one_line_err
+  expect_err "no-such-app: no such program"
+  printf '#!/bin/sh\necho hi\n' >"$TMP/noexec.sh"
+  run profile -n e2 -w "$TMP/e2" -- "$TMP/noexec.sh"
+  expect_status 2
+  one_line_err
+  expect_err "not executable (chmod +x"
+  run profile -n e3 -w "$TMP/e3" -- "$APP" --fail-run 1 fill:1
+  expect_status 1
+  expect_err "run 1 (application replay, set 0 of"
+  expect_err "the application exited with status 3"
+  run profile -n e4 -w "$TMP/e4"
+  expect_status 2
+  expect_err "no application to profile"
+  run profile -w "$TMP/e5" -- "$APP" fill:1
+  expect_status 2
+  expect_err "give the workload a name"
+  run profile -n e6 -w "$TMP/e6" --replay sometimes -- "$APP" fill:1
+  expect_status 2
+  expect_err "--replay sometimes: use app, instance or auto"
+  run profile -n e7 -w "$TMP/e7" --backend cupti -- "$APP" fill:1
+  expect_status 2
+  expect_err "cupti cannot collect here"
+  mkdir "$TMP/ro" && chmod a-w "$TMP/ro"
+  if [ "$(id -u)" -ne 0 ]; then
+    run profile -n e8 -w "$TMP/ro/sub" -- "$APP" fill:1
+    expect_status 1
+    expect_err "choose a writable place with -w"
+  fi
+  unset LUMEN_SIM_RECORDING
+  run profile -n e9 -w "$TMP/e9" -- "$APP" fill:1
+  expect_status 1
+  one_line_err
+  expect_err "no usable counter backend"
+  [ ! -e "$TMP/e9" ] || fail "a failed start left a folder"
+  # The architecture comes from the device.
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI100
+  run profile -n e10 -w "$TMP/e10" -- "$APP" fill:1
+  expect_status 0
+  same "$(q e10 "SELECT arch FROM workload")" gfx908 "architecture from the device"
+  ;;
+clocks)
+  export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
+  run profile -n ck -w "$TMP/p" -- "$APP" -g 2 fill:2 add:2
+  expect_status 0
+  [ "$(q p "SELECT COUNT(*) FROM clock_sample")" -gt 0 ] || fail "no clock samples"
+  # The simulated device runs its second kernel at 90% of the peak clock.
+  same "$(q p "SELECT DISTINCT k.name || ':' || d.sclk_mhz FROM dispatch d JOIN kernel k ON k.workload_id = d.workload_id AND k.id = d.kernel_id ORDER BY k.name")" \
+    "$(printf '%s\n' add:1530.0 fill:1700.0)" "measured clocks"
+  for clock in max measured; do
+    run analyze -w "$TMP/p" -k add -b 2.1.0 --clock $clock --format csv -o "$TMP/$clock"
+    expect_status 0
+  done
+  peak_max=$(grep '^2.1.0,' "$TMP/max/2.1.csv" | cut -d, -f5)
+  peak_measured=$(grep '^2.1.0,' "$TMP/measured/2.1.csv" | cut -d, -f5)
+  awk -v a="$peak_measured" -v b="$peak_max" 'BEGIN { r = a / b; exit !(r > 0.8999999 && r < 0.9000001) }' ||
+    fail "peak at the measured clock $peak_measured is not 90% of $peak_max"
+  run analyze -w "$WL/vcopy/MI200" --clock measured
+  expect_status 1
+  expect_err "no clock samples"
+  run analyze -w "$TMP/p" --clock sometimes
+  expect_status 2
+  ;;
+list_backends)
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  run list backends
+  expect_status 0
+  grep -q '^sim  *counters  *yes  *yes ' "$TMP/out" || fail "sim row: $(cat "$TMP/out")"
+  grep -q '^rocprofiler-sdk  *counters  *no  *no ' "$TMP/out" || fail "rocprofiler-sdk row"
+  grep -q '^rocm-smi  *telemetry  *yes ' "$TMP/out" || fail "rocm-smi row"
+  grep -q '^nvml  *telemetry  *yes ' "$TMP/out" || fail "nvml row"
+  unset LUMEN_SIM_RECORDING
+  run list backends
+  grep -q '^sim  *counters  *yes  *no .*LUMEN_SIM_RECORDING' "$TMP/out" || fail "sim unusable row"
+  ;;
+*)
+  fail "unknown test $NAME"
+  ;;
+esac
+echo PASS

@@ -1,0 +1,299 @@
+/* test_policy.c - the decisions made inside the profiled application: the
+ * tool configuration survives a write and read; kernel, instance, dispatch,
+ * GPU and region filters select exactly what they say; application replay
+ * gives every selected dispatch the run's set; instance cycling gives
+ * successive selected instances of a kernel (or of a kernel and its launch
+ * parameters) successive sets; a gap-filling run collects only its
+ * assignments; regions nest per thread and ranges span threads. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "profile/profile.h"
+
+static char **strv(const char *a, const char *b) {
+  char **v = calloc(3, sizeof *v);
+  v[0] = strdup(a);
+  v[1] = b ? strdup(b) : NULL;
+  return v;
+}
+
+/* A two-set configuration with the given mode and filters. */
+static void make_config(lm_tool_config *c, int mode) {
+  memset(c, 0, sizeof *c);
+  snprintf(c->arch, sizeof c->arch, "gfx90a");
+  c->mode = mode;
+  c->n_sets = 3;
+  c->set_counters = calloc(3, sizeof *c->set_counters);
+  c->set_accumulate = calloc(3, sizeof *c->set_accumulate);
+  c->set_counters[0] = strv("SQ_WAVES", "GRBM_GUI_ACTIVE");
+  c->set_counters[1] = strv("TCC_HIT", "TCC_MISS");
+  c->set_counters[2] = strv("SQ_LEVEL_WAVES", "SQ_ACCUM_PREV_HIRES");
+  c->set_accumulate[2] = strdup("SQ_LEVEL_WAVES");
+  snprintf(c->output, sizeof c->output, "/nonexistent/records");
+  snprintf(c->telemetry, sizeof c->telemetry, "none");
+}
+
+static lm_dispatch_facts facts(uint64_t id, uint64_t kernel, const char *name, unsigned long tid) {
+  lm_dispatch_facts d;
+  memset(&d, 0, sizeof d);
+  d.dispatch_id = id;
+  d.kernel_id = kernel;
+  d.kernel_name = name;
+  d.gpu = 2;
+  d.tid = tid;
+  d.grid = 1024;
+  d.workgroup = 256;
+  return d;
+}
+
+static lm_policy *policy_for(const lm_tool_config *c) {
+  lm_policy *p = NULL;
+  lm_diag d;
+  CHECK(lm_policy_new(c, &p, &d) == LM_OK);
+  return p;
+}
+
+static void test_config_round_trip(void) {
+  lm_tool_config c, back;
+  make_config(&c, LM_REPLAY_ASSIGNED);
+  c.kernels = calloc(2, sizeof *c.kernels);
+  c.kernels[0] = strdup("!warm\\up\nx");
+  c.n_kernels = 1;
+  c.instance = strdup("::4");
+  c.dispatch = strdup("2:9");
+  c.regions = calloc(2, sizeof *c.regions);
+  c.regions[0] = strdup("solve");
+  c.n_regions = 1;
+  c.assign_key = calloc(2, sizeof *c.assign_key);
+  c.assign_key[0] = strdup("gemm|1024|256|0");
+  c.assign_instance = calloc(1, sizeof *c.assign_instance);
+  c.assign_instance[0] = 7;
+  c.assign_set = calloc(1, sizeof *c.assign_set);
+  c.assign_set[0] = 2;
+  c.n_assign = 1;
+  char path[] = "/tmp/lumen-policy-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  close(fd);
+  lm_diag d;
+  CHECK(lm_tool_config_write(&c, path, &d) == LM_OK);
+  CHECK(lm_tool_config_read(path, &back, &d) == LM_OK);
+  CHECK_STR(back.arch, "gfx90a");
+  CHECK(back.mode == LM_REPLAY_ASSIGNED && back.n_sets == 3);
+  CHECK_STR(back.set_counters[1][1], "TCC_MISS");
+  CHECK(back.set_counters[1][2] == NULL);
+  CHECK(back.set_accumulate[0] == NULL);
+  CHECK_STR(back.set_accumulate[2], "SQ_LEVEL_WAVES");
+  CHECK(back.n_kernels == 1);
+  CHECK_STR(back.kernels[0], "!warm\\up\nx");
+  CHECK_STR(back.instance, "::4");
+  CHECK_STR(back.dispatch, "2:9");
+  CHECK(back.gpu == NULL);
+  CHECK_STR(back.regions[0], "solve");
+  CHECK(back.n_assign == 1 && back.assign_instance[0] == 7 && back.assign_set[0] == 2);
+  CHECK_STR(back.assign_key[0], "gemm|1024|256|0");
+  CHECK_STR(back.telemetry, "none");
+  lm_tool_config_fini(&back);
+  /* A damaged file is refused with its line. */
+  FILE *f = fopen(path, "w");
+  fputs("lumen-tool-config 1\nsets 2\nset 0 - A\nset 7 - B\n", f);
+  fclose(f);
+  CHECK(lm_tool_config_read(path, &back, &d) != LM_OK);
+  CHECK(d.line == 4);
+  lm_tool_config_fini(&back);
+  f = fopen(path, "w");
+  fputs("something else\n", f);
+  fclose(f);
+  CHECK(lm_tool_config_read(path, &back, &d) != LM_OK);
+  lm_tool_config_fini(&back);
+  unlink(path);
+  lm_tool_config_fini(&c);
+}
+
+static void test_app_replay_and_filters(void) {
+  lm_tool_config c;
+  make_config(&c, LM_REPLAY_APP);
+  c.pass = 1;
+  c.kernels = calloc(3, sizeof *c.kernels);
+  c.kernels[0] = strdup("gemm|copy");
+  c.kernels[1] = strdup("!copy");
+  c.n_kernels = 2;
+  c.instance = strdup("1:3");
+  lm_policy *p = policy_for(&c);
+  if (!p) return;
+  lm_policy_kernel(p, 1, "gemm_f32");
+  lm_policy_kernel(p, 2, "copy_f32");
+  lm_choice ch;
+  int sets[8];
+  for (int i = 0; i < 4; i++) {
+    lm_dispatch_facts d = facts((uint64_t)(2 * i), 1, "gemm_f32", 10);
+    lm_policy_choose(p, &d, &ch);
+    sets[i] = ch.set;
+    CHECK(ch.instance == i);
+    lm_dispatch_facts e = facts((uint64_t)(2 * i + 1), 2, "copy_f32", 10);
+    lm_policy_choose(p, &e, &ch);
+    CHECK(ch.set == -1); /* excluded by name */
+  }
+  /* instances 1 and 2 of gemm, all with the run's set */
+  CHECK(sets[0] == -1 && sets[1] == 1 && sets[2] == 1 && sets[3] == -1);
+  lm_policy_free(p);
+  lm_tool_config_fini(&c);
+
+  /* -d and -g */
+  make_config(&c, LM_REPLAY_APP);
+  c.dispatch = strdup("3:5");
+  c.gpu = strdup("2");
+  p = policy_for(&c);
+  if (!p) return;
+  int picked = 0;
+  for (int i = 0; i < 8; i++) {
+    lm_dispatch_facts d = facts((uint64_t)i, 1, "k", 10);
+    if (i == 4) d.gpu = 3;
+    lm_policy_choose(p, &d, &ch);
+    if (ch.set >= 0) picked |= 1 << i;
+  }
+  CHECK(picked == (1 << 3));
+  lm_policy_free(p);
+  lm_tool_config_fini(&c);
+
+  /* A bad regular expression is refused when the policy is built. */
+  make_config(&c, LM_REPLAY_APP);
+  c.kernels = calloc(2, sizeof *c.kernels);
+  c.kernels[0] = strdup("(");
+  c.n_kernels = 1;
+  lm_diag d;
+  p = NULL;
+  CHECK(lm_policy_new(&c, &p, &d) != LM_OK && p == NULL);
+  lm_tool_config_fini(&c);
+}
+
+static void test_instance_cycling(void) {
+  lm_tool_config c;
+  make_config(&c, LM_REPLAY_INSTANCE);
+  c.instance = strdup("::2"); /* every other instance is selected */
+  lm_policy *p = policy_for(&c);
+  if (!p) return;
+  lm_choice ch;
+  int a[8], b[4];
+  for (int i = 0; i < 8; i++) {
+    lm_dispatch_facts d = facts((uint64_t)i, 1, "a", 10);
+    lm_policy_choose(p, &d, &ch);
+    a[i] = ch.set;
+    if (i < 4) {
+      lm_dispatch_facts e = facts((uint64_t)(100 + i), 2, "b", 11);
+      lm_policy_choose(p, &e, &ch);
+      b[i] = ch.set;
+      if (i == 2) CHECK(ch.selected == 1 && ch.instance == 2);
+    }
+  }
+  /* selected instances 0,2,4,6 of a cycle sets 0,1,2,0; b has its own cycle */
+  CHECK(a[0] == 0 && a[1] == -1 && a[2] == 1 && a[3] == -1 && a[4] == 2 && a[6] == 0);
+  CHECK(b[0] == 0 && b[1] == -1 && b[2] == 1 && b[3] == -1);
+  lm_policy_free(p);
+  lm_tool_config_fini(&c);
+
+  /* --join grid: each launch configuration cycles separately. */
+  make_config(&c, LM_REPLAY_INSTANCE);
+  c.key_grid = 1;
+  p = policy_for(&c);
+  if (!p) return;
+  int small[3], large[3];
+  for (int i = 0; i < 3; i++) {
+    lm_dispatch_facts d = facts((uint64_t)(2 * i), 1, "a", 10);
+    lm_policy_choose(p, &d, &ch);
+    small[i] = ch.set;
+    lm_dispatch_facts e = facts((uint64_t)(2 * i + 1), 1, "a", 10);
+    e.grid = 4096;
+    lm_policy_choose(p, &e, &ch);
+    large[i] = ch.set;
+    CHECK_STR(ch.key, "a|4096|256|0");
+  }
+  CHECK(small[0] == 0 && small[1] == 1 && small[2] == 2);
+  CHECK(large[0] == 0 && large[1] == 1 && large[2] == 2);
+  lm_policy_free(p);
+  lm_tool_config_fini(&c);
+}
+
+static void test_assigned(void) {
+  lm_tool_config c;
+  make_config(&c, LM_REPLAY_ASSIGNED);
+  c.assign_key = calloc(2, sizeof *c.assign_key);
+  c.assign_instance = calloc(2, sizeof *c.assign_instance);
+  c.assign_set = calloc(2, sizeof *c.assign_set);
+  c.assign_key[0] = strdup("a");
+  c.assign_instance[0] = 1;
+  c.assign_set[0] = 2;
+  c.assign_key[1] = strdup("b");
+  c.assign_instance[1] = 0;
+  c.assign_set[1] = 1;
+  c.n_assign = 2;
+  lm_policy *p = policy_for(&c);
+  if (!p) return;
+  lm_choice ch;
+  int got[6];
+  const char *names[] = {"a", "b", "a", "b", "a", "b"};
+  for (int i = 0; i < 6; i++) {
+    lm_dispatch_facts d = facts((uint64_t)i, names[i][0] == 'a' ? 1 : 2, names[i], 10);
+    lm_policy_choose(p, &d, &ch);
+    got[i] = ch.set;
+  }
+  CHECK(got[0] == -1 && got[1] == 1 && got[2] == 2 && got[3] == -1 && got[4] == -1 && got[5] == -1);
+  lm_policy_free(p);
+  lm_tool_config_fini(&c);
+}
+
+static void test_regions(void) {
+  lm_tool_config c;
+  make_config(&c, LM_REPLAY_APP);
+  c.regions = calloc(2, sizeof *c.regions);
+  c.regions[0] = strdup("inner");
+  c.n_regions = 1;
+  lm_policy *p = policy_for(&c);
+  if (!p) return;
+  lm_choice ch;
+  int outer = lm_policy_region_push(p, 10, "outer");
+  int inner = lm_policy_region_push(p, 10, "inner");
+  CHECK(outer == 1 && inner == 2);
+  lm_dispatch_facts d = facts(0, 1, "k", 10);
+  lm_policy_choose(p, &d, &ch);
+  CHECK(ch.set == 0);
+  CHECK_STR(ch.regions, "1,2");
+  /* another thread is not inside thread 10's regions */
+  d = facts(1, 1, "k", 11);
+  lm_policy_choose(p, &d, &ch);
+  CHECK(ch.set == -1);
+  CHECK_STR(ch.regions, "");
+  lm_policy_region_pop(p, 10);
+  d = facts(2, 1, "k", 10);
+  lm_policy_choose(p, &d, &ch);
+  CHECK(ch.set == -1);
+  CHECK_STR(ch.regions, "1");
+  /* a process-wide range covers every thread until it stops */
+  int r = lm_policy_range_start(p, 77, "inner");
+  CHECK(r == inner);
+  d = facts(3, 1, "k", 12);
+  lm_policy_choose(p, &d, &ch);
+  CHECK(ch.set == 0);
+  lm_policy_range_stop(p, 77);
+  d = facts(4, 1, "k", 12);
+  lm_policy_choose(p, &d, &ch);
+  CHECK(ch.set == -1);
+  CHECK_STR(lm_policy_region_name(p, 2), "inner");
+  CHECK(lm_policy_region_name(p, 3) == NULL);
+  /* popping an empty stack is harmless */
+  lm_policy_region_pop(p, 99);
+  lm_policy_free(p);
+  lm_tool_config_fini(&c);
+}
+
+int main(void) {
+  test_config_round_trip();
+  test_app_replay_and_filters();
+  test_instance_cycling();
+  test_assigned();
+  test_regions();
+  return check_report("test_policy");
+}
