@@ -68,6 +68,7 @@ void cli_apply_verbosity(const cli_args *args);
 int cmd_analyze(int argc, char **argv, int first);
 int cmd_list(int argc, char **argv, int first);
 int cmd_profile(int argc, char **argv, int first);
+int cmd_export(int argc, char **argv, int first);
 void cli_help(FILE *out, const char *mode);
 
 #endif

@@ -35,10 +35,12 @@ static const char *const usage_text =
     "usage: lumen MODE [flags]\n"
     "\n"
     "modes:\n"
+    "  profile   run an application and collect its kernels' counters\n"
     "  analyze   evaluate the metric panels of one or more workloads\n"
-    "  list      list metrics, architectures or counters\n"
-    "  help      help on a mode (`lumen help analyze`)\n"
-    "  profile, db, serve, export: not part of this build yet\n"
+    "  list      list metrics, architectures, counters or backends\n"
+    "  export    write a workload in the rocprofiler-compute folder layout\n"
+    "  help      help on a mode (`lumen help profile`)\n"
+    "  db, serve: not part of this build yet\n"
     "\n"
     "common flags: -v/--verbose (repeat for more), -q/--quiet, --self-time,\n"
     "              --version, -h/--help; LUMEN_LOG=error|warn|info|debug|trace\n";
@@ -46,8 +48,8 @@ static const char *const usage_text =
 static const char *const analyze_help =
     "usage: lumen analyze -w DIR [-w DIR2 ...] [flags]\n"
     "\n"
-    "Reads Omniperf/rocprofiler-compute workload folders (never writes into\n"
-    "them) and shows every metric panel. With several -w the first is the\n"
+    "Reads lumen workloads and Omniperf/rocprofiler-compute workload folders\n"
+    "(never writes into them) and shows every metric panel. With several -w the first is the\n"
     "baseline and the others are compared with it (value and change in %).\n"
     "\n"
     "  -w, --workload DIR    workload folder (repeatable; -p is accepted too)\n"
@@ -57,6 +59,8 @@ static const char *const analyze_help =
     "  -d, --dispatch SPEC   Dispatch_ID values: 3  2,5  4:8 (8 excluded)  >10\n"
     "  -g, --gpu SPEC        GPU_ID values, same syntax\n"
     "  --instance SPEC       per-kernel instance numbers from 0: 3  4:8  ::4\n"
+    "  -r, --region NAME     dispatches inside region NAME (lumen profiles of\n"
+    "                        programs with markers); repeatable\n"
     "  -b, --block ITEM      panel (2), table (2.1), metric id (2.1.3), metric\n"
     "                        name (\"VALU FLOPs\") or hardware block (TCC);\n"
     "                        repeatable\n"
@@ -69,6 +73,9 @@ static const char *const analyze_help =
     "  --time-unit U         s, ms, us, ns (default ns) for the top tables\n"
     "  --metrics-dir DIR     your own metric definitions (see docs/metric-format.md)\n"
     "  --list-stats          only the kernel and dispatch lists\n"
+    "  --clock max|measured  peaks at the GPU's maximum clocks (default, as the\n"
+    "                        reference tool) or at the clocks sampled while the\n"
+    "                        selected dispatches ran (lumen profiles)\n"
     "  --corrected           fix the reference tool's known mistakes (units as\n"
     "                        written, e.g. GB/s; corrected formulas, see\n"
     "                        docs/compatibility.md); default: its exact output\n"
@@ -77,16 +84,64 @@ static const char *const analyze_help =
     "to every workload; given once per -w, the n-th applies to the n-th\n"
     "workload. Otherwise repeated values add up.\n";
 
+static const char *const profile_help =
+    "usage: lumen profile -n NAME [-w DIR] [flags] -- APP [ARGS...]\n"
+    "       lumen profile --plan --arch ARCH [-b ITEM ...]\n"
+    "       lumen profile -w DIR --resume [--replay auto]\n"
+    "\n"
+    "Runs APP with lumen's tool library loaded and collects the hardware\n"
+    "counters that the asked-for metrics need, packed into counter sets under\n"
+    "the GPU's per-block limits. Writes a lumen workload folder (DIR, default\n"
+    "workloads/NAME) holding lumen.db; `lumen analyze -w DIR` reads it. Each\n"
+    "finished run is kept: a profile stopped at run k continues with --resume.\n"
+    "It never overwrites a workload.\n"
+    "\n"
+    "  -n, --name NAME       the workload's name\n"
+    "  -w, --workload DIR    the folder to write (default workloads/NAME)\n"
+    "  -b, --block ITEM      collect only what these panels, tables, metrics or\n"
+    "                        hardware blocks need (repeatable; default: all)\n"
+    "  --replay MODE         app: one application run per counter set (default);\n"
+    "                        instance: one run, successive instances of a kernel\n"
+    "                        cycle through the sets; auto: instance, then extra\n"
+    "                        runs only for the sets some dispatches miss\n"
+    "  --join kernel|grid    line instances up per kernel name (default) or per\n"
+    "                        kernel name and launch parameters\n"
+    "  -k, --kernel REGEX    collect kernels whose name matches; '!REGEX' excludes\n"
+    "  --instance SPEC       instances of each kernel from 0: 3  4:8  ::4\n"
+    "  -d, --dispatch SPEC   dispatch numbers: 3  2,5  4:8\n"
+    "  -g, --gpu SPEC        GPU ids\n"
+    "  -r, --region NAME     only dispatches inside region NAME (lumen markers,\n"
+    "                        ROCTx or NVTX ranges); repeatable\n"
+    "  --plan                print the counter sets and why each counter is\n"
+    "                        needed, then stop (with --arch, no device needed)\n"
+    "  --backend NAME        counter backend (see `lumen list backends`)\n"
+    "  --resume              continue the unfinished profile in -w DIR\n"
+    "\n"
+    "A dispatch that is not selected costs no counter collection. Without a\n"
+    "supported GPU runtime, the simulated device (LUMEN_SIM_RECORDING=a recorded\n"
+    "workload folder) replays recorded counters: it is for tests and demos and\n"
+    "never a measurement.\n";
+
+static const char *const export_help =
+    "usage: lumen export -w WORKLOAD --omniperf DIR\n"
+    "\n"
+    "Writes the workload (a lumen profile, or any folder lumen reads) as a new\n"
+    "folder DIR in the rocprofiler-compute layout: pmc_perf.csv, the SQ_*\n"
+    "accumulate tables, sysinfo.csv and roofline.csv.\n";
+
 static const char *const list_help =
     "usage: lumen list metrics [--arch ARCH] [-v]\n"
     "       lumen list architectures\n"
     "       lumen list counters --arch ARCH\n"
+    "       lumen list backends\n"
     "\n"
     "No workload is needed. --metrics-dir DIR lists your own definitions.\n";
 
 void cli_help(FILE *out, const char *mode) {
   if (mode && strcmp(mode, "analyze") == 0) fputs(analyze_help, out);
   else if (mode && strcmp(mode, "list") == 0) fputs(list_help, out);
+  else if (mode && strcmp(mode, "profile") == 0) fputs(profile_help, out);
+  else if (mode && strcmp(mode, "export") == 0) fputs(export_help, out);
   else fputs(usage_text, out);
 }
 
@@ -116,11 +171,11 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "analyze") == 0) return cmd_analyze(argc, argv, 2);
   if (strcmp(mode, "list") == 0) return cmd_list(argc, argv, 2);
   if (strcmp(mode, "profile") == 0) return cmd_profile(argc, argv, 2);
-  if (strcmp(mode, "db") == 0 || strcmp(mode, "serve") == 0 ||
-      strcmp(mode, "export") == 0) {
+  if (strcmp(mode, "export") == 0) return cmd_export(argc, argv, 2);
+  if (strcmp(mode, "db") == 0 || strcmp(mode, "serve") == 0) {
     cli_error(mode, "this mode is not part of this build yet");
     return 2;
   }
-  cli_error(NULL, "unknown mode '%s' (modes: analyze, list, help)", mode);
+  cli_error(NULL, "unknown mode '%s' (modes: profile, analyze, list, export, help)", mode);
   return 2;
 }

@@ -47,6 +47,11 @@ int lm_parse_number(const char *s, const char *e, double *value, int *is_int);
  * pmc_perf.csv; every row with a missing cell). */
 lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag);
 
+/* lm_workload_export_omniperf: write w as a new folder `dir` in the
+ * reference tool's layout (pmc_perf.csv, SQ_*.csv, sysinfo.csv,
+ * roofline.csv). Refuses a folder that exists. */
+lm_status lm_workload_export_omniperf(const lm_workload *w, const char *dir, lm_diag *diag);
+
 /* ------------------------------------------------ lumen workloads (SQLite) */
 
 /* A lumen workload folder holds its data in this file. */

@@ -334,6 +334,35 @@ clocks)
   run analyze -w "$TMP/p" --clock sometimes
   expect_status 2
   ;;
+export)
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  run profile -n ex -w "$TMP/p" -- "$APP" -g 2 "$VCOPY:3"
+  expect_status 0
+  run export -w "$TMP/p" --omniperf "$TMP/omni"
+  expect_status 0
+  for f in pmc_perf.csv sysinfo.csv roofline.csv SQ_LEVEL_WAVES.csv SQ_INST_LEVEL_VMEM.csv; do
+    [ -f "$TMP/omni/$f" ] || fail "export lacks $f"
+  done
+  head -1 "$TMP/omni/pmc_perf.csv" | grep -q '^Dispatch_ID,Kernel_Name,GPU_ID,Grid_Size,' || fail "pmc_perf.csv header"
+  golden_equal "$TMP/omni" vcopy/MI200
+  # The exported folder is the reference's format: no lumen database in it.
+  [ ! -e "$TMP/omni/lumen.db" ] || fail "lumen.db in an Omniperf folder"
+  run export -w "$TMP/p" --omniperf "$TMP/omni"
+  expect_status 1
+  one_line_err
+  expect_err "already exists"
+  run export -w "$TMP/p"
+  expect_status 2
+  # Omniperf folders export too (a copy in canonical form).
+  run export -w "$WL/_mix/mix_MI300X_A1" --omniperf "$TMP/mix"
+  expect_status 0
+  run analyze -w "$WL/_mix/mix_MI300X_A1" --format csv -o "$TMP/a1"
+  run analyze -w "$TMP/mix" --format csv -o "$TMP/a2"
+  for f in "$TMP"/a1/*.csv; do
+    [ "$(basename "$f")" = 1.1.csv ] && continue
+    cmp -s "$f" "$TMP/a2/$(basename "$f")" || fail "table $(basename "$f") differs after export"
+  done
+  ;;
 list_backends)
   export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
   run list backends
