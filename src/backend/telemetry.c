@@ -6,6 +6,8 @@
  * them and says why there is no telemetry.
  */
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,7 +225,15 @@ size_t lm_backends_probe(lm_backend_status *out, size_t cap) {
     b->kind = "telemetry";
     b->built = 1;
     char why[200];
+    /* rocm-smi prints its own complaints on stderr when there is no AMD
+     * GPU; the probe reports the reason in one line instead. */
+    fflush(stderr);
+    int saved = dup(2), devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (saved >= 0 && devnull >= 0) dup2(devnull, 2);
     lm_telemetry *t = lm_telemetry_open_rocm_smi(why, sizeof why);
+    if (saved >= 0 && devnull >= 0) dup2(saved, 2);
+    if (saved >= 0) close(saved);
+    if (devnull >= 0) close(devnull);
     b->usable = t != NULL;
     snprintf(b->why, sizeof b->why, "%s", t ? "AMD GPU clocks" : why);
     lm_telemetry_close(t);

@@ -3,14 +3,15 @@
  * application (LD_PRELOAD; ROCP_TOOL_LIBRARIES or CUDA_INJECTION64_PATH for
  * the vendor runtimes).
  *
- * At load time it reads its configuration (LUMEN_TOOL_CONFIG: the counter
- * sets, the replay mode, the filters) and builds the policy. A backend
- * then attaches it to the GPU runtime: here the simulated device's
- * simgpu_tool_init. Dispatches are decided by the vendor-neutral policy;
- * their timestamps, counters and regions are appended to a records file
- * that `lumen profile` reads after the run. lumen's region markers are
- * defined here too, so that they take over the no-op markers library when
- * the program runs under lumen. A background thread samples GPU clocks.
+ * This file is the vendor-neutral core (core.h). At load time it reads its
+ * configuration (LUMEN_TOOL_CONFIG: the counter sets, the replay mode, the
+ * filters) and builds the policy. A backend (backend_sim.c) attaches it to
+ * the GPU runtime and forwards the runtime's callbacks. Dispatches are
+ * decided by the policy; their timestamps, counters and regions are
+ * appended to a records file, one flushed line each, that `lumen profile`
+ * reads after the run. lumen's region markers are defined here too, so
+ * that they take over the no-op markers library when the program runs
+ * under lumen. A background thread samples GPU clocks.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -24,9 +25,7 @@
 
 #define LUMEN_MARKERS
 #include "lumen/markers.h"
-#include "profile/profile.h"
-#include "sim/simgpu_tool.h"
-#include "backend/backend.h"
+#include "tool/core.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -37,8 +36,6 @@ static struct {
   pthread_mutex_t out_lock;
   FILE *out;
   unsigned long records;
-  int *handles;          /* device configuration per set */
-  const simgpu_runtime_api *sim;
   pthread_t sampler;
   int sampler_running;
   volatile int stop;
@@ -72,10 +69,13 @@ static void clean(const char *in, char *out, size_t cap) {
   out[i] = '\0';
 }
 
-static void tool_error(const char *what) {
+void lm_tool_error(const char *what) {
   emit("E\t%s\n", what);
   fprintf(stderr, "lumen tool: %s\n", what);
+  T.active = 0;
 }
+
+const lm_tool_config *lm_tool_config_now(void) { return T.active ? &T.cfg : NULL; }
 
 __attribute__((constructor)) static void tool_load(void) {
   const char *path = getenv("LUMEN_TOOL_CONFIG");
@@ -95,7 +95,7 @@ __attribute__((constructor)) static void tool_load(void) {
   emit("lumen-records 1\nP\t%ld\n", (long)getpid());
   if (lm_policy_new(&T.cfg, &T.policy, &d) != LM_OK) {
     char line[1024];
-    tool_error(lm_diag_format(&d, line, sizeof line));
+    lm_tool_error(lm_diag_format(&d, line, sizeof line));
     return;
   }
   T.active = 1;
@@ -109,7 +109,7 @@ static void stop_sampler(void) {
   }
 }
 
-static void tool_finish(void) {
+void lm_tool_finish(void) {
   if (!T.active) return;
   stop_sampler();
   if (T.telemetry) lm_telemetry_sample(T.telemetry, emit);
@@ -131,7 +131,7 @@ static void tool_finish(void) {
   T.active = 0;
 }
 
-__attribute__((destructor)) static void tool_unload(void) { tool_finish(); }
+__attribute__((destructor)) static void tool_unload(void) { lm_tool_finish(); }
 
 static void *sampler_main(void *arg) {
   (void)arg;
@@ -143,131 +143,88 @@ static void *sampler_main(void *arg) {
   return NULL;
 }
 
-/* ------------------------------------------------- the simulated device */
+/* ------------------------------------------------------ backend events */
 
-static void sim_kernel(void *user, unsigned long long kernel_id, const char *name) {
-  (void)user;
+int lm_tool_attached(const char *arch) {
+  if (!T.active) return -1;
+  if (strcmp(arch, T.cfg.arch) != 0) {
+    char msg[256];
+    snprintf(msg, sizeof msg, "the counter sets were planned for %s but the device is %s", T.cfg.arch,
+             arch);
+    lm_tool_error(msg);
+    return -1;
+  }
+  char clean_arch[128];
+  clean(arch, clean_arch, sizeof clean_arch);
+  emit("A\t%s\n", clean_arch);
+  return 0;
+}
+
+void lm_tool_telemetry(lm_telemetry *t) {
+  if (!T.active || !t) {
+    lm_telemetry_close(t);
+    return;
+  }
+  T.telemetry = t;
+  if (strcmp(T.cfg.telemetry, "none") != 0 && pthread_create(&T.sampler, NULL, sampler_main, NULL) == 0)
+    T.sampler_running = 1;
+}
+
+void lm_tool_kernel_symbol(uint64_t kernel_id, const char *name) {
   if (!T.active) return;
   lm_policy_kernel(T.policy, kernel_id, name);
   char clean_name[4096];
   clean(name, clean_name, sizeof clean_name);
-  emit("K\t%llu\t%s\n", kernel_id, clean_name);
+  emit("K\t%llu\t%s\n", (unsigned long long)kernel_id, clean_name);
 }
 
-/* The choice made at dispatch time, found again at completion (the
- * simulated device completes on the launching thread). */
-static _Thread_local lm_choice last_choice;
-
-static int sim_dispatch(void *user, const simgpu_dispatch *d) {
-  (void)user;
-  if (!T.active) return 0;
+int lm_tool_dispatch_begin(const lm_tool_dispatch *d, lm_choice *choice) {
+  choice->set = -1;
+  if (!T.active) return -1;
   lm_dispatch_facts f;
   f.dispatch_id = d->dispatch_id;
   f.kernel_id = d->kernel_id;
   f.kernel_name = d->kernel_name;
   f.gpu = d->gpu;
   f.tid = d->tid;
-  f.grid = (uint64_t)d->params.grid.x * (d->params.grid.y ? d->params.grid.y : 1) *
-           (d->params.grid.z ? d->params.grid.z : 1);
-  f.workgroup = (uint64_t)d->params.workgroup.x * (d->params.workgroup.y ? d->params.workgroup.y : 1) *
-                (d->params.workgroup.z ? d->params.workgroup.z : 1);
-  f.lds = d->params.lds_bytes;
-  lm_policy_choose(T.policy, &f, &last_choice);
-  int set = last_choice.set;
-  return set >= 0 && set < T.cfg.n_sets ? T.handles[set] : 0;
+  f.grid = d->grid;
+  f.workgroup = d->workgroup;
+  f.lds = d->lds;
+  lm_policy_choose(T.policy, &f, choice);
+  return choice->set >= 0 && choice->set < T.cfg.n_sets ? choice->set : -1;
 }
 
-static void sim_completed(void *user, const simgpu_dispatch *d, int config,
-                          unsigned long long start, unsigned long long end,
-                          const simgpu_counter_value *values, int n) {
-  (void)user;
-  (void)config;
+void lm_tool_dispatch_end(const lm_tool_dispatch *d, const lm_choice *c, uint64_t start,
+                          uint64_t end, const lm_tool_value *values, int n) {
   if (!T.active) return;
-  const lm_choice *c = &last_choice;
-  const simgpu_launch_params *p = &d->params;
   char key[1024];
   clean(c->key, key, sizeof key);
   emit("D\t%llu\t%llu\t%lld\t%lld\t%d\t%d\t%lu\t%llu\t%llu\t%u\t%u\t%u\t%u\t%u\t%llu\t%llu\t%s\t%s\n",
-       d->dispatch_id, d->kernel_id, (long long)c->instance, (long long)c->selected, c->set,
-       d->gpu, d->tid,
-       (unsigned long long)p->grid.x * (p->grid.y ? p->grid.y : 1) * (p->grid.z ? p->grid.z : 1),
-       (unsigned long long)p->workgroup.x * (p->workgroup.y ? p->workgroup.y : 1) *
-           (p->workgroup.z ? p->workgroup.z : 1),
-       p->lds_bytes, p->scratch_bytes, p->arch_vgprs, p->accum_vgprs, p->sgprs, start, end,
-       c->regions[0] ? c->regions : "-", key);
+       (unsigned long long)d->dispatch_id, (unsigned long long)d->kernel_id, (long long)c->instance,
+       (long long)c->selected, c->set, d->gpu, d->tid, (unsigned long long)d->grid,
+       (unsigned long long)d->workgroup, d->lds, d->scratch, d->arch_vgpr, d->accum_vgpr, d->sgpr,
+       (unsigned long long)start, (unsigned long long)end, c->regions[0] ? c->regions : "-", key);
   if (c->set < 0 || n <= 0) return;
   /* Values on one line: column=value pairs. */
   size_t cap = 64 + (size_t)n * 48, at = 0;
   char *line = malloc(cap);
   if (!line) return;
-  at += (size_t)snprintf(line, cap, "V\t%llu", d->dispatch_id);
+  at += (size_t)snprintf(line, cap, "V\t%llu", (unsigned long long)d->dispatch_id);
   for (int i = 0; i < n && at < cap; i++)
     at += (size_t)snprintf(line + at, cap - at, "\t%s=%.17g", values[i].column, values[i].value);
   emit("%s\n", line);
   free(line);
 }
 
-static void sim_marker(void *user, int op, unsigned long thread, const char *message,
-                       unsigned long long id) {
-  (void)user;
+void lm_tool_marker(int op, unsigned long thread, const char *message, uint64_t id) {
   if (!T.active) return;
   switch (op) {
-  case SIMGPU_MARK_PUSH: lm_policy_region_push(T.policy, thread, message ? message : ""); break;
-  case SIMGPU_MARK_POP: lm_policy_region_pop(T.policy, thread); break;
-  case SIMGPU_MARK_START: lm_policy_range_start(T.policy, id, message ? message : ""); break;
-  case SIMGPU_MARK_STOP: lm_policy_range_stop(T.policy, id); break;
+  case LM_TOOL_PUSH: lm_policy_region_push(T.policy, thread, message ? message : ""); break;
+  case LM_TOOL_POP: lm_policy_region_pop(T.policy, thread); break;
+  case LM_TOOL_START: lm_policy_range_start(T.policy, id, message ? message : ""); break;
+  case LM_TOOL_STOP: lm_policy_range_stop(T.policy, id); break;
   default: break;
   }
-}
-
-static void sim_shutdown(void *user) {
-  (void)user;
-  tool_finish();
-}
-
-EXPORT int simgpu_tool_init(const simgpu_runtime_api *api, simgpu_tool_hooks *hooks) {
-  if (!T.active || api->abi != SIMGPU_TOOL_ABI) return -1;
-  T.sim = api;
-  if (strcmp(api->arch, T.cfg.arch) != 0) {
-    char msg[256];
-    snprintf(msg, sizeof msg, "the counter sets were planned for %s but the device is %s",
-             T.cfg.arch, api->arch);
-    tool_error(msg);
-    T.active = 0;
-    return -1;
-  }
-  T.handles = calloc((size_t)T.cfg.n_sets + 1, sizeof *T.handles);
-  if (!T.handles) return -1;
-  for (int s = 0; s < T.cfg.n_sets; s++) {
-    int n = 0;
-    while (T.cfg.set_counters[s] && T.cfg.set_counters[s][n]) n++;
-    char why[512] = "";
-    T.handles[s] = api->create_config((const char *const *)T.cfg.set_counters[s], n,
-                                      T.cfg.set_accumulate[s], why, sizeof why);
-    if (T.handles[s] <= 0) {
-      char msg[768];
-      snprintf(msg, sizeof msg, "the device refused counter set %d: %s", s, why);
-      tool_error(msg);
-      T.active = 0;
-      return -1;
-    }
-  }
-  /* In a cycle of sets, successive instances repeat one recorded dispatch. */
-  if (T.cfg.mode != LM_REPLAY_APP) api->set_instance_stride(T.cfg.n_sets);
-  hooks->user = NULL;
-  hooks->kernel_symbol = sim_kernel;
-  hooks->dispatch = sim_dispatch;
-  hooks->completed = sim_completed;
-  hooks->marker = sim_marker;
-  hooks->shutdown = sim_shutdown;
-  /* Telemetry: the device's own clock log. */
-  if (strcmp(T.cfg.telemetry, "none") != 0) {
-    T.telemetry = lm_telemetry_open_sim(api);
-    if (T.telemetry && pthread_create(&T.sampler, NULL, sampler_main, NULL) == 0)
-      T.sampler_running = 1;
-  }
-  emit("A\t%s\n", api->arch);
-  return 0;
 }
 
 /* ------------------------------------------------------ lumen's markers */

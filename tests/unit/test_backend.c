@@ -1,0 +1,77 @@
+/* test_backend.c - what `lumen list backends` reports, and the samplers:
+ * every backend has a row with a reason; the simulated device's sampler
+ * passes on its clock log once, in order; the SMI samplers fail cleanly
+ * with a reason where there is no GPU (always so on a build machine). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "check.h"
+#include "sim/simgpu_tool.h"
+
+static char lines[4096];
+static int n_lines;
+
+static void sink(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  size_t at = strlen(lines);
+  vsnprintf(lines + at, sizeof lines - at, fmt, ap);
+  va_end(ap);
+  n_lines++;
+}
+
+static simgpu_clock_sample log_[3] = {{2, 100, 1700, 1600}, {2, 200, 1530, 1600}, {3, 300, 1000, 800}};
+static size_t n_log = 2;
+
+static size_t samples(size_t from, simgpu_clock_sample *out, size_t cap) {
+  size_t n = 0;
+  for (size_t i = from; i < n_log && n < cap; i++) out[n++] = log_[i];
+  return n;
+}
+
+int main(void) {
+  lm_backend_status b[16];
+  size_t n = lm_backends_probe(b, 16);
+  CHECK(n == 5);
+  const char *names[] = {"sim", "rocprofiler-sdk", "cupti", "rocm-smi", "nvml"};
+  for (size_t i = 0; i < n && i < 5; i++) {
+    CHECK_STR(b[i].name, names[i]);
+    CHECK(b[i].why[0] != '\0');
+    CHECK(!b[i].usable || b[i].built);
+  }
+  CHECK(lm_backends_probe(b, 2) == 2);
+
+  setenv("LUMEN_SIM_RECORDING", "/somewhere", 1);
+  n = lm_backends_probe(b, 16);
+  CHECK(b[0].usable && strstr(b[0].why, "/somewhere") != NULL);
+  unsetenv("LUMEN_SIM_RECORDING");
+  n = lm_backends_probe(b, 16);
+  CHECK(!b[0].usable && strstr(b[0].why, "LUMEN_SIM_RECORDING") != NULL);
+
+  simgpu_runtime_api api;
+  memset(&api, 0, sizeof api);
+  api.clock_samples = samples;
+  lm_telemetry *t = lm_telemetry_open_sim(&api);
+  CHECK(t != NULL);
+  lm_telemetry_sample(t, sink);
+  CHECK(n_lines == 2);
+  CHECK(strcmp(lines, "C\t2\t100\t1700.000\t1600.000\nC\t2\t200\t1530.000\t1600.000\n") == 0);
+  lm_telemetry_sample(t, sink); /* nothing new */
+  CHECK(n_lines == 2);
+  n_log = 3;
+  lm_telemetry_sample(t, sink);
+  CHECK(n_lines == 3 && strstr(lines, "C\t3\t300\t1000.000\t800.000\n") != NULL);
+  lm_telemetry_close(t);
+  lm_telemetry_close(NULL);
+  lm_telemetry_sample(NULL, sink);
+
+  char why[200] = "";
+  lm_telemetry *smi = lm_telemetry_open_nvml(why, sizeof why);
+  if (!smi) CHECK(why[0] != '\0');
+  lm_telemetry_close(smi);
+  CHECK(lm_clock_ns() > 0);
+  return check_report("test_backend");
+}
