@@ -49,7 +49,7 @@ lm_column *lm_table_add_column(lm_table *t, const char *name, int with_text) {
   c->values = (double *)t->block + t->n_cols * rows;
   if (with_text) {
     c->text_ids = lm_arena_alloc(t->arena, rows * sizeof(int32_t));
-    for (size_t r = 0; c->text_ids && r < t->n_rows; r++) c->values[r] = NAN;
+    for (size_t r = 0; c->text_ids && r < t->n_rows; r++) c->values[r] = LM_NAN;
   }
   if (!c->name || (with_text && !c->text_ids)) return NULL;
   if (lm_map_put(t->by_name, name, (int64_t)t->n_cols) != LM_OK) return NULL;

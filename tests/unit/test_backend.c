@@ -14,6 +14,9 @@
 static char lines[4096];
 static int n_lines;
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
 static void sink(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
