@@ -2,7 +2,8 @@
 # Debian 12 packages that lumen builds and tests with.
 set -euo pipefail
 pkgs="build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
-      libyaml-dev libpcre2-dev libcjson-dev libsqlite3-dev librocm-smi-dev"
+      libyaml-dev libpcre2-dev libcjson-dev libsqlite3-dev librocm-smi-dev
+      libpq-dev postgresql"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # Everything CI checks, from a fresh Debian 12 machine: install the build
-# dependencies, build with warnings as errors, run every test, then build
-# again with AddressSanitizer + UndefinedBehaviorSanitizer and run the unit,
-# golden and integration tests there, and run the fuzzers for a bounded time.
+# dependencies, start a throwaway PostgreSQL server on loopback (the store's
+# tests run on SQLite and on it), build with warnings as errors, run every
+# test, then build again with AddressSanitizer + UndefinedBehaviorSanitizer
+# and run the unit, golden and integration tests there, and run the fuzzers
+# for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
+
+pg_dir=$(mktemp -d "${TMPDIR:-/tmp}/lumen-pg-XXXXXX")
+trap 'scripts/pg-server.sh stop "$pg_dir/pg"; rm -rf "$pg_dir"' EXIT
+LUMEN_TEST_PG=$(scripts/pg-server.sh start "$pg_dir/pg")
+export LUMEN_TEST_PG
 
 jobs=$(nproc)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo

@@ -125,6 +125,15 @@ lm_status lm_analyze_run(const lm_workload *workload, const lm_catalog *catalog,
                          lm_diag *diag);
 void lm_analysis_free(lm_analysis *analysis);
 
+/* lm_analysis_serialize: the analysis as bytes (appended to b), for a
+ * cache; only this build of lumen reads them back. */
+lm_status lm_analysis_serialize(const lm_analysis *analysis, lm_buf *b);
+/* lm_analysis_deserialize: an analysis from lm_analysis_serialize bytes,
+ * attached to workload w (its system info and dispatch count are what
+ * reports show) and catalog cat. Damaged bytes are refused. */
+lm_status lm_analysis_deserialize(const void *data, size_t len, const lm_workload *w,
+                                  const lm_catalog *cat, lm_analysis **out, lm_diag *diag);
+
 /* lm_analysis_find: the result table with id "2.1", or NULL. */
 const lm_rtable *lm_analysis_find(const lm_analysis *analysis, const char *id);
 

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "store/store.h"
 #include "io/io.h"
 #include "report/report.h"
 
@@ -174,6 +175,7 @@ int cmd_analyze(int argc, char **argv, int first) {
   const char **blocks = NULL;
   char **block_copies = NULL;
   const char **region_names = NULL;
+  lm_store *store = NULL;
   lm_buf out = {0};
   lm_diag diag;
   lm_diag_clear(&diag);
@@ -244,9 +246,12 @@ int cmd_analyze(int argc, char **argv, int first) {
     goto done;
   }
   if (cli_has(&a, "db")) {
-    cli_error(MODE, "--db: the store is not part of this build yet");
-    status = 2;
-    goto done;
+    char url_buf[4096];
+    const char *url = cli_store_url(&a, url_buf, sizeof url_buf);
+    if (lm_store_open_existing(url, &store, &diag) != LM_OK) {
+      cli_diag(MODE, &diag);
+      goto done;
+    }
   }
   const char *clock = cli_get(&a, "clock");
   if (clock && strcmp(clock, "max") != 0 && strcmp(clock, "measured") != 0) {
@@ -288,15 +293,25 @@ int cmd_analyze(int argc, char **argv, int first) {
   for (size_t k = 0; k < n; k++) {
     const char *path = cli_nth(&a, "workload", k);
     uint64_t t0 = lm_phase_begin();
-    if (lm_workload_read(path, &workloads[k], &diag) != LM_OK) {
-      cli_diag(MODE, &diag);
-      goto done;
+    lm_store_entry entry;
+    if (store) {
+      /* -w names a workload of the store. */
+      if (lm_store_get(store, path, &entry, &diag) != LM_OK) {
+        cli_diag(MODE, &diag);
+        goto done;
+      }
+    } else {
+      if (lm_workload_read(path, &workloads[k], &diag) != LM_OK) {
+        cli_diag(MODE, &diag);
+        goto done;
+      }
+      lm_phase_end("load", t0);
+      lm_log(LM_LOG_DEBUG, "%s: %s, %zu dispatches, %zu columns", path, workloads[k]->arch,
+             workloads[k]->pmc->n_rows, workloads[k]->pmc->n_cols);
     }
-    lm_phase_end("load", t0);
-    lm_log(LM_LOG_DEBUG, "%s: %s, %zu dispatches, %zu columns", path, workloads[k]->arch,
-           workloads[k]->pmc->n_rows, workloads[k]->pmc->n_cols);
-    const lm_catalog *cat = catalog_for(workloads[k]->arch, cli_get(&a, "metrics-dir"),
-                                        workloads[k]->sysinfo_table->path, &owned[k]);
+    const lm_catalog *cat = catalog_for(store ? entry.arch : workloads[k]->arch, cli_get(&a, "metrics-dir"),
+                                        store ? lm_store_where(store) : workloads[k]->sysinfo_table->path,
+                                        &owned[k]);
     if (!cat) goto done;
     if (!build_filters(&a, k, n, &filters[k])) {
       status = 2;
@@ -326,7 +341,16 @@ int cmd_analyze(int argc, char **argv, int first) {
     }
     o.regions = region_names;
     o.n_regions = n_region_flags;
-    if (lm_analyze_run(workloads[k], cat, &o, &runs[k], &diag) != LM_OK) {
+    if (store) {
+      int cached = 0;
+      if (lm_store_analyze(store, path, owned[k], &o, &workloads[k], &runs[k], &cached, &diag) != LM_OK) {
+        if (!diag.file[0]) snprintf(diag.file, sizeof diag.file, "%s", path);
+        cli_diag(MODE, &diag);
+        goto done;
+      }
+      lm_phase_end(cached ? "load cached analysis" : "load and evaluate", t0);
+      lm_log(LM_LOG_DEBUG, "%s: %s analysis from %s", path, cached ? "a stored" : "a new", lm_store_where(store));
+    } else if (lm_analyze_run(workloads[k], cat, &o, &runs[k], &diag) != LM_OK) {
       if (!diag.file[0]) snprintf(diag.file, sizeof diag.file, "%s", path);
       cli_diag(MODE, &diag);
       goto done;
@@ -371,6 +395,7 @@ done:
   free(owned);
   free(filters);
   free(region_names);
+  lm_store_close(store);
   lm_buf_fini(&out);
   lm_phase_end("total", t_all);
   if (a.self_time) {

@@ -32,7 +32,7 @@ static const flag flags[] = {
     {"norm", 0, 1, MODE_ANALYZE | MODE_SERVE, NULL},
     {"weight", 0, 1, MODE_ANALYZE | MODE_SERVE, NULL},
     {"output", 'o', 1, MODE_ANALYZE | MODE_LIST | MODE_EXPORT, NULL},
-    {"format", 0, 1, MODE_ANALYZE | MODE_LIST, NULL},
+    {"format", 0, 1, MODE_ANALYZE | MODE_LIST | MODE_DB, NULL},
     {"db", 0, 1, MODE_ANALYZE | MODE_DB | MODE_SERVE, NULL},
     {"verbose", 'v', 0, MODE_ALL, NULL},
     {"quiet", 'q', 0, MODE_ALL, NULL},

@@ -40,7 +40,8 @@ static const char *const usage_text =
     "  list      list metrics, architectures, counters or backends\n"
     "  export    write a workload in the rocprofiler-compute folder layout\n"
     "  help      help on a mode (`lumen help profile`)\n"
-    "  db, serve: not part of this build yet\n"
+    "  db        the workload store: import, list, rm, export\n"
+    "  serve: not part of this build yet\n"
     "\n"
     "common flags: -v/--verbose (repeat for more), -q/--quiet, --self-time,\n"
     "              --version, -h/--help; LUMEN_LOG=error|warn|info|debug|trace\n";
@@ -72,6 +73,7 @@ static const char *const analyze_help =
     "  --max-stat-num N      rows of the top-kernels and dispatch tables (10)\n"
     "  --time-unit U         s, ms, us, ns (default ns) for the top tables\n"
     "  --metrics-dir DIR     your own metric definitions (see docs/metric-format.md)\n"
+    "  --db URL              -w names workloads of this store (see `lumen help db`)\n"
     "  --list-stats          only the kernel and dispatch lists\n"
     "  --clock max|measured  peaks at the GPU's maximum clocks (default, as the\n"
     "                        reference tool) or at the clocks sampled while the\n"
@@ -129,6 +131,20 @@ static const char *const export_help =
     "folder DIR in the rocprofiler-compute layout: pmc_perf.csv, the SQ_*\n"
     "accumulate tables, sysinfo.csv and roofline.csv.\n";
 
+static const char *const db_help =
+    "usage: lumen db import -w DIR [-w DIR ...] [-n NAME] [--team T] [--db URL]\n"
+    "       lumen db list [--format csv] [--db URL]\n"
+    "       lumen db rm NAME [NAME ...] [--db URL]\n"
+    "       lumen db export NAME -w DIR [--db URL]\n"
+    "\n"
+    "The store holds many workloads: a SQLite file (default\n"
+    "~/.local/share/lumen/lumen.db, or $LUMEN_DB) or a PostgreSQL database\n"
+    "(--db postgresql://user@host/db). import takes lumen workload folders\n"
+    "and Omniperf/rocprofiler-compute folders; importing the same contents\n"
+    "again finds the copy already there, and a failed import leaves nothing.\n"
+    "export writes a workload as a lumen workload folder. Then:\n"
+    "  lumen analyze --db URL -w NAME     (the same output as the folder)\n";
+
 static const char *const list_help =
     "usage: lumen list metrics [--arch ARCH] [-v]\n"
     "       lumen list architectures\n"
@@ -142,6 +158,7 @@ void cli_help(FILE *out, const char *mode) {
   else if (mode && strcmp(mode, "list") == 0) fputs(list_help, out);
   else if (mode && strcmp(mode, "profile") == 0) fputs(profile_help, out);
   else if (mode && strcmp(mode, "export") == 0) fputs(export_help, out);
+  else if (mode && strcmp(mode, "db") == 0) fputs(db_help, out);
   else fputs(usage_text, out);
 }
 
@@ -172,7 +189,8 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "list") == 0) return cmd_list(argc, argv, 2);
   if (strcmp(mode, "profile") == 0) return cmd_profile(argc, argv, 2);
   if (strcmp(mode, "export") == 0) return cmd_export(argc, argv, 2);
-  if (strcmp(mode, "db") == 0 || strcmp(mode, "serve") == 0) {
+  if (strcmp(mode, "db") == 0) return cmd_db(argc, argv, 2);
+  if (strcmp(mode, "serve") == 0) {
     cli_error(mode, "this mode is not part of this build yet");
     return 2;
   }

@@ -11,6 +11,7 @@
 
 #include "base/base.h"
 #include "model/model.h"
+#include "io/sql.h"
 
 /* Options of the CSV loader. A zeroed struct asks for the defaults. */
 typedef struct lm_csv_options {
@@ -57,35 +58,46 @@ lm_status lm_workload_export_omniperf(const lm_workload *w, const char *dir, lm_
 /* A lumen workload folder holds its data in this file. */
 #define LM_WORKLOAD_DB "lumen.db"
 
-typedef struct sqlite3 sqlite3;
+
 
 /* lm_db_open: open a lumen database read-only (LM_DB_READ), for writing
  * (LM_DB_WRITE), or creating it and its schema if needed (LM_DB_CREATE).
  * Refuses files of another format or schema version. */
-enum { LM_DB_READ = 0, LM_DB_CREATE = 1, LM_DB_WRITE = 2 };
 lm_status lm_db_open(const char *path, int mode, sqlite3 **out, lm_diag *diag);
 void lm_db_close(sqlite3 *db);
+
+/* lm_db_schema: create the schema (create set) and check the database is
+ * lumen's, of this schema version. Works on SQLite and PostgreSQL. */
+lm_status lm_db_schema(lm_sql *sql, int create, lm_diag *diag);
 
 /* lm_db_write_workload: add a loaded workload under `name` in one
  * transaction (nothing is written if it fails). team and origin may be
  * NULL. *id_out (may be NULL) receives its id. */
-lm_status lm_db_write_workload(sqlite3 *db, const lm_workload *w, const char *name,
-                               const char *team, const char *origin, int64_t *id_out,
-                               lm_diag *diag);
+lm_status lm_db_write_workload(lm_sql *sql, const lm_workload *w, const char *name, const char *team,
+                               const char *origin, int64_t *id_out, lm_diag *diag);
 
 /* lm_db_create_workload: the workload's row only (complete = 0 while a
  * profile is still collecting); *id_out receives its id. */
-lm_status lm_db_create_workload(sqlite3 *db, const char *name, const char *team,
-                                const char *source, const char *origin, const char *arch,
-                                const char *gpu_model, size_t n_dispatches, int complete,
-                                int64_t *id_out, lm_diag *diag);
+lm_status lm_db_create_workload(lm_sql *sql, const char *name, const char *team, const char *source,
+                                const char *origin, const char *arch, const char *gpu_model,
+                                size_t n_dispatches, int complete, int64_t *id_out, lm_diag *diag);
 
-/* lm_db_write_tables: system info, kernels, dispatches and counter columns
- * of w under workload id wid, inside the caller's transaction. */
-lm_status lm_db_write_tables(sqlite3 *db, int64_t wid, const lm_workload *w, lm_diag *diag);
+/* lm_db_write_tables: system info, kernels, dispatches, regions and
+ * counter columns of w under workload id wid, inside the caller's
+ * transaction. */
+lm_status lm_db_write_tables(lm_sql *sql, int64_t wid, const lm_workload *w, lm_diag *diag);
+
+/* lm_db_find_workload: the id, dispatch count and completeness of the
+ * workload `name` (NULL: the first one). */
+lm_status lm_db_find_workload(lm_sql *sql, const char *name, int64_t *wid, size_t *n_rows, int *complete,
+                              lm_diag *diag);
+
+/* lm_db_read_info: the workload's system info, regions and dispatch count
+ * (an empty pmc_perf table of that many rows), without counter columns. */
+lm_status lm_db_read_info(lm_sql *sql, const char *name, lm_workload **out, lm_diag *diag);
 
 /* lm_db_read_workload: load the workload `name` (NULL: the first one) as
  * the same tables an Omniperf folder gives. */
-lm_status lm_db_read_workload(sqlite3 *db, const char *name, lm_workload **out, lm_diag *diag);
+lm_status lm_db_read_workload(lm_sql *sql, const char *name, lm_workload **out, lm_diag *diag);
 
 #endif

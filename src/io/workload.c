@@ -154,11 +154,12 @@ lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag) {
   char *db_path = join_path(arena, dir, LM_WORKLOAD_DB);
   if (!db_path) goto nomem;
   if (file_exists(db_path)) {
-    sqlite3 *db = NULL;
+    lm_sql *db = NULL;
     lm_workload *loaded = NULL;
-    status = lm_db_open(db_path, LM_DB_READ, &db, diag);
+    status = lm_sql_open(db_path, LM_DB_READ, &db, diag);
+    if (status == LM_OK) status = lm_db_schema(db, 0, diag);
     if (status == LM_OK) status = lm_db_read_workload(db, NULL, &loaded, diag);
-    lm_db_close(db);
+    lm_sql_close(db);
     lm_workload_free(w);
     if (status == LM_OK) *out = loaded;
     return status;

@@ -1045,6 +1045,20 @@ lm_status lm_metrics_compile_texts(const char *const *names, const char *const *
 
   cat = lm_arena_alloc(b.arena, sizeof *cat);
   if (!cat) goto nomem;
+  {
+    /* The definitions' identity: FNV-1a over file names and texts. */
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+      const char *base = strrchr(names[i], '/');
+      for (const char *p = base ? base + 1 : names[i]; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+      for (const char *p = texts[i]; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+      h = (h ^ 0xff) * 1099511628211ULL;
+    }
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+    cat->digest = lm_arena_strdup(b.arena, hex);
+    if (!cat->digest) goto nomem;
+  }
   cat->arch = b.arch;
   cat->products = b.products;
   cat->l2_channels_per_xcd = b.l2_channels;

@@ -145,6 +145,8 @@ lm_status lm_catalog_emit_c(const lm_catalog *c, const char *sym, lm_buf *out) {
                 (int)c->n_rows, sym, (int)c->n_cells, sym, (int)c->n_counters, sym,
                 (int)c->n_limits, sym, (int)c->n_aliases);
   emit_string(out, c->accumulate);
-  lm_buf_puts(out, ", NULL\n};\n");
+  lm_buf_puts(out, ", NULL, ");
+  emit_string(out, c->digest);
+  lm_buf_puts(out, "\n};\n");
   return out->failed ? LM_ENOMEM : LM_OK;
 }

@@ -225,6 +225,8 @@ typedef struct lm_catalog {
                                   "" if none: sources other than pmc_perf name
                                   the level counter it accumulates */
   lm_arena *arena;             /* owner for run-time catalogs; NULL built-in */
+  const char *digest;          /* 16 hex digits identifying the definitions
+                                  (a hash of their source texts) */
 } lm_catalog;
 
 /* lm_metrics_builtin: the catalog compiled into lumen for `arch`, or NULL. */

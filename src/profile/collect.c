@@ -1022,7 +1022,9 @@ static lm_status compose(sqlite3 *db, int64_t wid, const set_info *sets, int n_s
     sqlite3_finalize(s);
     s = NULL;
   }
-  st = lm_db_write_tables(db, wid, w, diag);
+  lm_sql *sql = lm_sql_wrap_sqlite(db);
+  st = sql ? lm_db_write_tables(sql, wid, w, diag) : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  lm_sql_close(sql);
   if (st != LM_OK) goto rollback;
   /* Where each value came from: the run and the set, per row. */
   if (sqlite3_prepare_v2(db, "UPDATE column_data SET runs = ?, sets = ? WHERE workload_id = ? AND "
@@ -1705,8 +1707,11 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     long mi = lm_sysinfo_find(&rec->sysinfo, "gpu_model");
     const char *model = mi >= 0 ? rec->sysinfo.texts[mi] : "";
     if ((st = exec_sql(x.db, "BEGIN IMMEDIATE", diag)) != LM_OK) goto done;
-    st = lm_db_create_workload(x.db, o->name, NULL, "lumen", "simulated device", rec->arch, model, 0,
-                               0, &x.wid, diag);
+    lm_sql *sql = lm_sql_wrap_sqlite(x.db);
+    st = sql ? lm_db_create_workload(sql, o->name, NULL, "lumen", "simulated device", rec->arch, model, 0, 0,
+                                     &x.wid, diag)
+             : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    lm_sql_close(sql);
     if (st == LM_OK) st = store_options(x.db, x.wid, o, diag);
     if (st == LM_OK) st = store_plan(x.db, x.wid, plan, diag);
     if (st == LM_OK) st = exec_sql(x.db, "COMMIT", diag);

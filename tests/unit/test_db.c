@@ -1,6 +1,7 @@
 /* test_db.c - the lumen workload database: every shared workload folder,
  * written to a database and read back, gives exactly the same analysis
- * (every cell of every table); names are unique; a bad file is refused. */
+ * (every cell of every table); names are unique; a bad file is refused.
+ * With LUMEN_TEST_PG (a postgresql:// server) set, the same round trips run on PostgreSQL. */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,14 +28,15 @@ static int same_cells(const lm_analysis *a, const lm_analysis *b) {
   return 1;
 }
 
-static int roundtrip(const char *dir, const char *db_path) {
+static int roundtrip(const char *dir, const char *url) {
   lm_workload *w = NULL, *back = NULL;
   lm_diag d;
   if (lm_workload_read(dir, &w, &d) != LM_OK) return -1; /* refused folders */
-  unlink(db_path);
-  sqlite3 *db = NULL;
+  if (strncmp(url, "postgres", 8) != 0) unlink(url);
+  lm_sql *db = NULL;
   int ok = 0;
-  if (lm_db_open(db_path, LM_DB_CREATE, &db, &d) == LM_OK &&
+  if (lm_sql_open(url, LM_DB_CREATE, &db, &d) == LM_OK && lm_db_schema(db, 1, &d) == LM_OK &&
+      lm_sql_exec(db, "DELETE FROM workload WHERE name = 'w'", 0, &d) == LM_OK &&
       lm_db_write_workload(db, w, "w", NULL, dir, NULL, &d) == LM_OK &&
       lm_db_read_workload(db, "w", &back, &d) == LM_OK) {
     const lm_catalog *cat = lm_metrics_builtin(w->arch);
@@ -49,24 +51,20 @@ static int roundtrip(const char *dir, const char *db_path) {
     lm_analysis_free(b);
     /* The same name twice is refused, and leaves the first intact. */
     CHECK(lm_db_write_workload(db, w, "w", NULL, dir, NULL, &d) == LM_EINVAL);
+    lm_workload_free(back);
+    back = NULL;
+    CHECK(lm_db_read_workload(db, "w", &back, &d) == LM_OK);
   } else {
     char line[1024];
     fprintf(stderr, "%s: %s\n", dir, lm_diag_format(&d, line, sizeof line));
   }
-  lm_db_close(db);
+  lm_sql_close(db);
   lm_workload_free(w);
   lm_workload_free(back);
   return ok;
 }
 
-int main(void) {
-  const char *shared = getenv("LUMEN_SHARED_DIR");
-  if (!shared) shared = "../shared";
-  char db_path[] = "/tmp/lumen-test-db-XXXXXX";
-  int fd = mkstemp(db_path);
-  if (fd >= 0) close(fd);
-  char root[4096];
-  snprintf(root, sizeof root, "%s/workloads", shared);
+static int run_all(const char *root, const char *url) {
   DIR *d = opendir(root);
   CHECK(d != NULL);
   int n = 0;
@@ -83,7 +81,7 @@ int main(void) {
       snprintf(wl, sizeof wl, "%s/%s", test_dir, g->d_name);
       struct stat st;
       if (stat(wl, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
-      int r = roundtrip(wl, db_path);
+      int r = roundtrip(wl, url);
       if (r >= 0) {
         CHECK(r == 1);
         n++;
@@ -92,6 +90,26 @@ int main(void) {
     if (sub) closedir(sub);
   }
   if (d) closedir(d);
+  return n;
+}
+
+int main(void) {
+  const char *shared = getenv("LUMEN_SHARED_DIR");
+  if (!shared) shared = "../shared";
+  char db_path[] = "/tmp/lumen-test-db-XXXXXX";
+  int fd = mkstemp(db_path);
+  if (fd >= 0) close(fd);
+  char root[4096];
+  snprintf(root, sizeof root, "%s/workloads", shared);
+  int n = run_all(root, db_path);
+  const char *server = getenv("LUMEN_TEST_PG");
+  char pg[1024];
+  snprintf(pg, sizeof pg, "%s/test_db", server ? server : "");
+  if (server && *server) {
+    int n_pg = run_all(root, pg);
+    CHECK(n_pg == n);
+    printf("PostgreSQL round trips: %d workloads\n", n_pg);
+  }
   CHECK(n > 80);
   /* A file that is not a lumen database is refused. */
   FILE *f = fopen(db_path, "w");

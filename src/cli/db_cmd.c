@@ -1,0 +1,152 @@
+/*
+ * db_cmd.c - `lumen db import|list|rm|export`: the workload store.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "store/store.h"
+
+#define MODE "db"
+
+/* The store named by --db, or the default one. */
+const char *cli_store_url(const cli_args *a, char *buf, size_t cap) {
+  const char *url = cli_get(a, "db");
+  if (url) return url;
+  const char *env = getenv("LUMEN_DB");
+  if (env && *env) return env;
+  return lm_store_default_path(buf, cap);
+}
+
+static void csv_quoted(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    if (*s == '"') putchar('"');
+    putchar(*s);
+  }
+  putchar('"');
+}
+
+static int usage(void) {
+  cli_error(MODE, "give a subcommand: import -w DIR, list, rm NAME, export NAME -w DIR (see `lumen help db`)");
+  return 2;
+}
+
+int cmd_db(int argc, char **argv, int first) {
+  cli_args a;
+  if (cli_parse(argc, argv, first, MODE, MODE_DB, &a) != 0) return 2;
+  int status = 2;
+  lm_store *store = NULL;
+  lm_store_entry *entries = NULL;
+  lm_diag diag;
+  lm_diag_clear(&diag);
+  cli_apply_verbosity(&a);
+  char url_buf[4096];
+  const char *url = cli_store_url(&a, url_buf, sizeof url_buf);
+  if (cli_has(&a, "help")) {
+    cli_help(stdout, MODE);
+    status = 0;
+    goto done;
+  }
+  if (a.n_positional == 0) {
+    status = usage();
+    goto done;
+  }
+  const char *sub = a.positional[0];
+  const char *format = cli_get(&a, "format");
+  if (strcmp(sub, "import") == 0) {
+    size_t nw = cli_count(&a, "workload");
+    if (nw == 0 || a.n_positional > 1) {
+      cli_error(MODE, "import: give the folders with -w DIR (repeatable)");
+      goto done;
+    }
+    if (nw > 1 && cli_has(&a, "name")) {
+      cli_error(MODE, "import: -n names one workload; import several folders without it");
+      goto done;
+    }
+    status = 1;
+    if (lm_store_open(url, 1, &store, &diag) != LM_OK) {
+      cli_diag(MODE, &diag);
+      goto done;
+    }
+    int failed = 0;
+    for (size_t i = 0; i < nw; i++) {
+      const char *dir = cli_nth(&a, "workload", i);
+      lm_import_result r;
+      if (lm_store_import(store, dir, cli_get(&a, "name"), cli_get(&a, "team"), &r, &diag) != LM_OK) {
+        cli_diag(MODE, &diag);
+        failed = 1;
+        continue;
+      }
+      if (r.existed) printf("%s: already in the store as '%s'\n", dir, r.name);
+      else printf("%s: imported as '%s' (%zu dispatches)\n", dir, r.name, r.n_dispatches);
+    }
+    status = failed;
+  } else if (strcmp(sub, "list") == 0) {
+    status = 1;
+    size_t n = 0;
+    if (lm_store_open(url, 0, &store, &diag) != LM_OK || lm_store_list(store, &entries, &n, &diag) != LM_OK) {
+      cli_diag(MODE, &diag);
+      goto done;
+    }
+    if (format && strcmp(format, "csv") == 0) {
+      printf("name,team,arch,gpu_model,dispatches,source,created,fingerprint\n");
+      for (size_t i = 0; i < n; i++) {
+        csv_quoted(entries[i].name);
+        putchar(',');
+        csv_quoted(entries[i].team);
+        printf(",%s,%s,%zu,%s,%s,%s\n", entries[i].arch, entries[i].gpu_model, entries[i].n_dispatches,
+               entries[i].source, entries[i].created, entries[i].fingerprint);
+      }
+    } else {
+      printf("%-32s %-10s %-8s %-10s %10s %-8s %s\n", "name", "team", "arch", "gpu", "dispatches", "source",
+             "created");
+      for (size_t i = 0; i < n; i++)
+        printf("%-32s %-10s %-8s %-10s %10zu %-8s %s\n", entries[i].name, entries[i].team, entries[i].arch,
+               entries[i].gpu_model, entries[i].n_dispatches, entries[i].source, entries[i].created);
+    }
+    status = 0;
+  } else if (strcmp(sub, "rm") == 0) {
+    if (a.n_positional < 2) {
+      cli_error(MODE, "rm: give the workload's name: lumen db rm NAME");
+      goto done;
+    }
+    status = 1;
+    if (lm_store_open(url, 1, &store, &diag) != LM_OK) {
+      cli_diag(MODE, &diag);
+      goto done;
+    }
+    int failed = 0;
+    for (size_t i = 1; i < a.n_positional; i++) {
+      if (lm_store_remove(store, a.positional[i], &diag) != LM_OK) {
+        cli_diag(MODE, &diag);
+        failed = 1;
+      } else {
+        printf("removed '%s'\n", a.positional[i]);
+      }
+    }
+    status = failed;
+  } else if (strcmp(sub, "export") == 0) {
+    const char *dir = cli_get(&a, "workload");
+    if (a.n_positional != 2 || !dir) {
+      cli_error(MODE, "export: lumen db export NAME -w DIR");
+      goto done;
+    }
+    status = 1;
+    if (lm_store_open(url, 0, &store, &diag) != LM_OK ||
+        lm_store_export(store, a.positional[1], dir, &diag) != LM_OK) {
+      cli_diag(MODE, &diag);
+      goto done;
+    }
+    printf("'%s' written to %s\n", a.positional[1], dir);
+    status = 0;
+  } else {
+    cli_error(MODE, "unknown subcommand '%s' (import, list, rm, export)", sub);
+  }
+done:
+  free(entries);
+  lm_store_close(store);
+  cli_args_fini(&a);
+  return status;
+}

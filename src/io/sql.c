@@ -1,0 +1,566 @@
+/*
+ * sql.c - the two drivers behind sql.h.
+ *
+ * SQLite is called directly. PostgreSQL goes through libpq: a statement's
+ * '?' placeholders become $1..$n, parameters travel as text (numbers,
+ * text) or binary (blobs), and results come back in binary so that a
+ * column of 100,000 doubles arrives as 800,000 bytes rather than 1.6 MB of
+ * hex. Numbers are decoded from the server's big-endian form by type.
+ * Built without libpq, a postgresql:// URL gets a one-line error.
+ */
+#include <ctype.h>
+#include <endian.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "io/sql.h"
+
+#ifdef LUMEN_HAVE_PQ
+#include <libpq-fe.h>
+#else
+typedef struct pg_conn PGconn;
+typedef struct pg_result PGresult;
+#endif
+
+enum { ENGINE_SQLITE, ENGINE_PG };
+
+struct lm_sql {
+  int engine;
+  sqlite3 *db;
+  int owned;
+  PGconn *pg;
+  char where[512];
+};
+
+struct lm_stmt {
+  lm_sql *sql;
+  sqlite3_stmt *st;
+  int last_rc;
+  /* PostgreSQL */
+  char *text;
+  int n_params;
+  char **values;
+  int *lengths, *formats;
+  PGresult *res;
+  int executed, row, n_rows;
+  char error[512];
+  int unique;
+};
+
+static int is_pg_url(const char *url) {
+  return strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0;
+}
+
+/* ----------------------------------------------------------- connection */
+
+static void pg_where(const char *url, char *out, size_t cap) {
+  /* postgresql://user:secret@host/db -> postgresql://user@host/db */
+  const char *scheme = strstr(url, "://");
+  const char *at = scheme ? strchr(scheme + 3, '@') : NULL;
+  const char *colon = scheme ? strchr(scheme + 3, ':') : NULL;
+  if (at && colon && colon < at)
+    snprintf(out, cap, "%.*s%s", (int)(colon - url), url, at);
+  else
+    snprintf(out, cap, "%s", url);
+}
+
+lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag) {
+  *out = NULL;
+  lm_sql *s = calloc(1, sizeof *s);
+  if (!s) return lm_diag_set(diag, LM_ENOMEM, url, 0, 0, NULL, "out of memory");
+  if (is_pg_url(url)) {
+    pg_where(url, s->where, sizeof s->where);
+#ifdef LUMEN_HAVE_PQ
+    s->engine = ENGINE_PG;
+    s->pg = PQconnectdb(url);
+    if (PQstatus(s->pg) != CONNECTION_OK) {
+      char msg[512];
+      snprintf(msg, sizeof msg, "%s", PQerrorMessage(s->pg));
+      msg[strcspn(msg, "\n")] = '\0';
+      lm_status st = lm_diag_set(diag, LM_EIO, s->where, 0, 0, NULL, "cannot connect: %s", msg);
+      lm_sql_close(s);
+      return st;
+    }
+    PGresult *r = PQexec(s->pg, mode == LM_DB_READ
+                                    ? "SET client_min_messages = warning; SET default_transaction_read_only = on"
+                                    : "SET client_min_messages = warning");
+    PQclear(r);
+    *out = s;
+    return LM_OK;
+#else
+    free(s);
+    return lm_diag_set(diag, LM_EINVAL, url, 0, 0, "--db",
+                       "this lumen was built without PostgreSQL support (libpq)");
+#endif
+  }
+  s->engine = ENGINE_SQLITE;
+  s->owned = 1;
+  snprintf(s->where, sizeof s->where, "%s", url);
+  if (mode != LM_DB_CREATE) {
+    struct stat sb;
+    if (stat(url, &sb) != 0) {
+      free(s);
+      return lm_diag_set(diag, LM_ENOTFOUND, url, 0, 0, NULL, "no such database");
+    }
+  }
+  int flags = mode == LM_DB_CREATE  ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+              : mode == LM_DB_WRITE ? SQLITE_OPEN_READWRITE
+                                    : SQLITE_OPEN_READONLY;
+  if (sqlite3_open_v2(url, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    lm_status st = lm_diag_set(diag, LM_EIO, url, 0, 0, NULL, "cannot open the database: %s",
+                               s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    lm_sql_close(s);
+    return st;
+  }
+  sqlite3_busy_timeout(s->db, 60000);
+  /* Large pages suit column blobs (fewer overflow pages); reads through a
+   * memory map skip a copy. page_size only affects a new, empty file. */
+  sqlite3_exec(s->db, "PRAGMA foreign_keys = ON; PRAGMA mmap_size = 2147418112", NULL, NULL, NULL);
+  if (mode == LM_DB_CREATE) sqlite3_exec(s->db, "PRAGMA page_size = 65536", NULL, NULL, NULL);
+  *out = s;
+  return LM_OK;
+}
+
+lm_sql *lm_sql_wrap_sqlite(sqlite3 *db) {
+  lm_sql *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->engine = ENGINE_SQLITE;
+  s->db = db;
+  const char *f = sqlite3_db_filename(db, "main");
+  snprintf(s->where, sizeof s->where, "%s", f ? f : "");
+  return s;
+}
+
+void lm_sql_close(lm_sql *s) {
+  if (!s) return;
+  if (s->db && s->owned) sqlite3_close(s->db);
+#ifdef LUMEN_HAVE_PQ
+  if (s->pg) PQfinish(s->pg);
+#endif
+  free(s);
+}
+
+const char *lm_sql_where(const lm_sql *s) { return s->where; }
+int lm_sql_is_postgres(const lm_sql *s) { return s->engine == ENGINE_PG; }
+
+/* Schema text for PostgreSQL: INTEGER PRIMARY KEY -> BIGSERIAL PRIMARY KEY,
+ * INTEGER -> BIGINT, REAL -> DOUBLE PRECISION, BLOB -> BYTEA (whole
+ * upper-case words); PRAGMA statements dropped. */
+static char *pg_schema(const char *in) {
+  size_t cap = strlen(in) * 2 + 64;
+  char *out = malloc(cap), *o = out;
+  if (!out) return NULL;
+  static const struct {
+    const char *from, *to;
+  } map[] = {{"INTEGER PRIMARY KEY", "BIGSERIAL PRIMARY KEY"},
+             {"INTEGER", "BIGINT"},
+             {"REAL", "DOUBLE PRECISION"},
+             {"BLOB", "BYTEA"}};
+  for (const char *p = in; *p;) {
+    if (strncmp(p, "PRAGMA", 6) == 0 && (p == in || p[-1] == '\n' || p[-1] == ';')) {
+      const char *end = strchr(p, ';');
+      p = end ? end + 1 : p + strlen(p);
+      continue;
+    }
+    int done = 0;
+    if (p == in || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) {
+      for (size_t k = 0; k < sizeof map / sizeof *map && !done; k++) {
+        size_t n = strlen(map[k].from);
+        if (strncmp(p, map[k].from, n) == 0 && !(isalnum((unsigned char)p[n]) || p[n] == '_')) {
+          o += sprintf(o, "%s", map[k].to);
+          p += n;
+          done = 1;
+        }
+      }
+    }
+    if (!done) *o++ = *p++;
+  }
+  *o = '\0';
+  return out;
+}
+
+lm_status lm_sql_exec(lm_sql *s, const char *text, int schema, lm_diag *diag) {
+  if (s->engine == ENGINE_SQLITE) {
+    char *err = NULL;
+    if (sqlite3_exec(s->db, text, NULL, NULL, &err) == SQLITE_OK) return LM_OK;
+    lm_status st = lm_diag_set(diag, LM_EIO, s->where, 0, 0, NULL, "%s", err ? err : "?");
+    sqlite3_free(err);
+    return st;
+  }
+#ifdef LUMEN_HAVE_PQ
+  char *mapped = schema ? pg_schema(text) : NULL;
+  if (schema && !mapped) return lm_diag_set(diag, LM_ENOMEM, s->where, 0, 0, NULL, "out of memory");
+  PGresult *r = PQexec(s->pg, mapped ? mapped : text);
+  free(mapped);
+  ExecStatusType rs = PQresultStatus(r);
+  lm_status st = LM_OK;
+  if (rs != PGRES_COMMAND_OK && rs != PGRES_TUPLES_OK) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", PQresultErrorMessage(r));
+    msg[strcspn(msg, "\n")] = '\0';
+    st = lm_diag_set(diag, LM_EIO, s->where, 0, 0, NULL, "%s", msg);
+  }
+  PQclear(r);
+  return st;
+#else
+  (void)schema;
+  return lm_diag_set(diag, LM_EINVAL, s->where, 0, 0, NULL, "no PostgreSQL support");
+#endif
+}
+
+lm_status lm_sql_begin(lm_sql *s, lm_diag *diag) {
+  return lm_sql_exec(s, s->engine == ENGINE_SQLITE ? "BEGIN IMMEDIATE" : "BEGIN", 0, diag);
+}
+
+lm_status lm_sql_commit(lm_sql *s, lm_diag *diag) { return lm_sql_exec(s, "COMMIT", 0, diag); }
+
+void lm_sql_rollback(lm_sql *s) { lm_sql_exec(s, "ROLLBACK", 0, NULL); }
+
+/* ------------------------------------------------------------ statements */
+
+lm_status lm_sql_prepare(lm_sql *sql, const char *text, lm_stmt **out, lm_diag *diag) {
+  *out = NULL;
+  lm_stmt *s = calloc(1, sizeof *s);
+  if (!s) return lm_diag_set(diag, LM_ENOMEM, sql->where, 0, 0, NULL, "out of memory");
+  s->sql = sql;
+  if (sql->engine == ENGINE_SQLITE) {
+    if (sqlite3_prepare_v2(sql->db, text, -1, &s->st, NULL) != SQLITE_OK) {
+      lm_status st = lm_diag_set(diag, LM_EIO, sql->where, 0, 0, NULL, "%s", sqlite3_errmsg(sql->db));
+      free(s);
+      return st;
+    }
+    *out = s;
+    return LM_OK;
+  }
+  /* '?' -> $n outside quoted text. */
+  size_t cap = strlen(text) * 4 + 16;
+  s->text = malloc(cap);
+  if (!s->text) {
+    free(s);
+    return lm_diag_set(diag, LM_ENOMEM, sql->where, 0, 0, NULL, "out of memory");
+  }
+  char *o = s->text;
+  char quote = 0;
+  for (const char *p = text; *p; p++) {
+    if (quote) {
+      if (*p == quote) quote = 0;
+      *o++ = *p;
+    } else if (*p == '\'' || *p == '"') {
+      quote = *p;
+      *o++ = *p;
+    } else if (*p == '?') {
+      o += sprintf(o, "$%d", ++s->n_params);
+    } else {
+      *o++ = *p;
+    }
+  }
+  *o = '\0';
+  int n = s->n_params ? s->n_params : 1;
+  s->values = calloc((size_t)n, sizeof *s->values);
+  s->lengths = calloc((size_t)n, sizeof *s->lengths);
+  s->formats = calloc((size_t)n, sizeof *s->formats);
+  if (!s->values || !s->lengths || !s->formats) {
+    lm_stmt_free(s);
+    return lm_diag_set(diag, LM_ENOMEM, sql->where, 0, 0, NULL, "out of memory");
+  }
+  *out = s;
+  return LM_OK;
+}
+
+static void pg_param(lm_stmt *s, int i, const void *data, size_t n, int binary) {
+  if (i < 1 || i > s->n_params) return;
+  free(s->values[i - 1]);
+  s->values[i - 1] = NULL;
+  s->lengths[i - 1] = 0;
+  s->formats[i - 1] = binary;
+  if (!data) return;
+  s->values[i - 1] = malloc(n + 1);
+  if (!s->values[i - 1]) return;
+  if (n) memcpy(s->values[i - 1], data, n);
+  s->values[i - 1][n] = '\0';
+  s->lengths[i - 1] = (int)n;
+}
+
+void lm_stmt_bind_int64(lm_stmt *s, int i, int64_t v) {
+  if (s->st) {
+    sqlite3_bind_int64(s->st, i, (sqlite3_int64)v);
+    return;
+  }
+  char b[32];
+  int n = snprintf(b, sizeof b, "%lld", (long long)v);
+  pg_param(s, i, b, (size_t)n, 0);
+}
+
+void lm_stmt_bind_double(lm_stmt *s, int i, double v) {
+  if (isnan(v)) {
+    lm_stmt_bind_null(s, i);
+    return;
+  }
+  if (s->st) {
+    sqlite3_bind_double(s->st, i, v);
+    return;
+  }
+  char b[40];
+  int n = isinf(v) ? snprintf(b, sizeof b, "%s", v > 0 ? "Infinity" : "-Infinity")
+                   : snprintf(b, sizeof b, "%.17g", v);
+  pg_param(s, i, b, (size_t)n, 0);
+}
+
+void lm_stmt_bind_text(lm_stmt *s, int i, const char *v) {
+  if (!v) {
+    lm_stmt_bind_null(s, i);
+    return;
+  }
+  if (s->st) {
+    sqlite3_bind_text(s->st, i, v, -1, SQLITE_TRANSIENT);
+    return;
+  }
+  pg_param(s, i, v, strlen(v), 0);
+}
+
+void lm_stmt_bind_blob(lm_stmt *s, int i, const void *p, size_t n) {
+  if (s->st) {
+    sqlite3_bind_blob64(s->st, i, n ? p : "", n, SQLITE_TRANSIENT);
+    return;
+  }
+  pg_param(s, i, n ? p : "", n, 1);
+}
+
+void lm_stmt_bind_null(lm_stmt *s, int i) {
+  if (s->st) {
+    sqlite3_bind_null(s->st, i);
+    return;
+  }
+  pg_param(s, i, NULL, 0, 0);
+}
+
+int lm_stmt_step(lm_stmt *s) {
+  if (s->st) {
+    s->last_rc = sqlite3_step(s->st);
+    if (s->last_rc == SQLITE_ROW) return 1;
+    if (s->last_rc == SQLITE_DONE) return 0;
+    int ext = sqlite3_extended_errcode(s->sql->db);
+    s->unique = ext == SQLITE_CONSTRAINT_UNIQUE || ext == SQLITE_CONSTRAINT_PRIMARYKEY;
+    snprintf(s->error, sizeof s->error, "%s", sqlite3_errmsg(s->sql->db));
+    return -1;
+  }
+#ifdef LUMEN_HAVE_PQ
+  if (!s->executed) {
+    s->res = PQexecParams(s->sql->pg, s->text, s->n_params, NULL, (const char *const *)s->values,
+                          s->lengths, s->formats, 1);
+    s->executed = 1;
+    s->row = -1;
+    ExecStatusType rs = PQresultStatus(s->res);
+    if (rs != PGRES_COMMAND_OK && rs != PGRES_TUPLES_OK) {
+      const char *state = PQresultErrorField(s->res, PG_DIAG_SQLSTATE);
+      s->unique = state && strcmp(state, "23505") == 0;
+      snprintf(s->error, sizeof s->error, "%s", PQresultErrorMessage(s->res));
+      s->error[strcspn(s->error, "\n")] = '\0';
+      return -1;
+    }
+    s->n_rows = rs == PGRES_TUPLES_OK ? PQntuples(s->res) : 0;
+  }
+  if (s->row + 1 < s->n_rows) {
+    s->row++;
+    return 1;
+  }
+  return 0;
+#else
+  snprintf(s->error, sizeof s->error, "no PostgreSQL support");
+  return -1;
+#endif
+}
+
+void lm_stmt_reset(lm_stmt *s) {
+  if (s->st) {
+    sqlite3_reset(s->st);
+    return;
+  }
+#ifdef LUMEN_HAVE_PQ
+  PQclear(s->res);
+#endif
+  s->res = NULL;
+  s->executed = 0;
+  s->row = -1;
+  s->n_rows = 0;
+}
+
+void lm_stmt_free(lm_stmt *s) {
+  if (!s) return;
+  if (s->st) sqlite3_finalize(s->st);
+#ifdef LUMEN_HAVE_PQ
+  PQclear(s->res);
+#endif
+  for (int i = 0; s->values && i < s->n_params; i++) free(s->values[i]);
+  free(s->values);
+  free(s->lengths);
+  free(s->formats);
+  free(s->text);
+  free(s);
+}
+
+lm_status lm_stmt_error(lm_stmt *s, const char *what, lm_diag *diag) {
+  return lm_diag_set(diag, LM_EIO, s->sql->where, 0, 0, NULL, "%s: %s", what,
+                     s->error[0] ? s->error : "database error");
+}
+
+int lm_stmt_unique_violation(const lm_stmt *s) { return s->unique; }
+
+/* ----------------------------------------------------------------- rows */
+
+#ifdef LUMEN_HAVE_PQ
+enum { OID_BOOL = 16, OID_BYTEA = 17, OID_INT8 = 20, OID_INT2 = 21, OID_INT4 = 23, OID_FLOAT4 = 700,
+       OID_FLOAT8 = 701 };
+
+static uint64_t be_u64(const char *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return be64toh(v);
+}
+#endif
+
+int lm_stmt_columns(const lm_stmt *s) {
+  if (s->st) return sqlite3_column_count(s->st);
+#ifdef LUMEN_HAVE_PQ
+  return s->res ? PQnfields(s->res) : 0;
+#else
+  return 0;
+#endif
+}
+
+const char *lm_stmt_column_name(lm_stmt *s, int col) {
+  if (s->st) {
+    const char *n = sqlite3_column_name(s->st, col);
+    return n ? n : "";
+  }
+#ifdef LUMEN_HAVE_PQ
+  const char *n = s->res ? PQfname(s->res, col) : NULL;
+  return n ? n : "";
+#else
+  return "";
+#endif
+}
+
+int lm_stmt_kind(lm_stmt *s, int col) {
+  if (s->st) {
+    switch (sqlite3_column_type(s->st, col)) {
+    case SQLITE_INTEGER: return 'i';
+    case SQLITE_FLOAT: return 'r';
+    case SQLITE_TEXT: return 't';
+    case SQLITE_BLOB: return 'b';
+    default: return 'n';
+    }
+  }
+#ifdef LUMEN_HAVE_PQ
+  if (!s->res || PQgetisnull(s->res, s->row, col)) return 'n';
+  switch ((int)PQftype(s->res, col)) {
+  case OID_BOOL:
+  case OID_INT2:
+  case OID_INT4:
+  case OID_INT8: return 'i';
+  case OID_FLOAT4:
+  case OID_FLOAT8: return 'r';
+  case OID_BYTEA: return 'b';
+  default: return 't';
+  }
+#else
+  return 'n';
+#endif
+}
+
+int lm_stmt_is_null(lm_stmt *s, int col) { return lm_stmt_kind(s, col) == 'n'; }
+
+int64_t lm_stmt_int64(lm_stmt *s, int col) {
+  if (s->st) return (int64_t)sqlite3_column_int64(s->st, col);
+#ifdef LUMEN_HAVE_PQ
+  if (!s->res || PQgetisnull(s->res, s->row, col)) return 0;
+  const char *p = PQgetvalue(s->res, s->row, col);
+  switch ((int)PQftype(s->res, col)) {
+  case OID_BOOL: return p[0] != 0;
+  case OID_INT2: {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return (int16_t)be16toh(v);
+  }
+  case OID_INT4: {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return (int32_t)be32toh(v);
+  }
+  case OID_INT8: return (int64_t)be_u64(p);
+  case OID_FLOAT4:
+  case OID_FLOAT8: return (int64_t)lm_stmt_double(s, col);
+  default: return strtoll(p, NULL, 10);
+  }
+#else
+  return 0;
+#endif
+}
+
+double lm_stmt_double(lm_stmt *s, int col) {
+  if (s->st)
+    return sqlite3_column_type(s->st, col) == SQLITE_NULL ? LM_NAN : sqlite3_column_double(s->st, col);
+#ifdef LUMEN_HAVE_PQ
+  if (!s->res || PQgetisnull(s->res, s->row, col)) return LM_NAN;
+  const char *p = PQgetvalue(s->res, s->row, col);
+  switch ((int)PQftype(s->res, col)) {
+  case OID_FLOAT8: {
+    uint64_t bits = be_u64(p);
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+  }
+  case OID_FLOAT4: {
+    uint32_t bits;
+    memcpy(&bits, p, 4);
+    bits = be32toh(bits);
+    float f;
+    memcpy(&f, &bits, 4);
+    return (double)f;
+  }
+  case OID_BOOL:
+  case OID_INT2:
+  case OID_INT4:
+  case OID_INT8: return (double)lm_stmt_int64(s, col);
+  default: return strtod(p, NULL);
+  }
+#else
+  return LM_NAN;
+#endif
+}
+
+const char *lm_stmt_text(lm_stmt *s, int col) {
+  if (s->st) {
+    const unsigned char *t = sqlite3_column_text(s->st, col);
+    return t ? (const char *)t : "";
+  }
+#ifdef LUMEN_HAVE_PQ
+  if (!s->res || PQgetisnull(s->res, s->row, col)) return "";
+  return PQgetvalue(s->res, s->row, col);
+#else
+  return "";
+#endif
+}
+
+const void *lm_stmt_blob(lm_stmt *s, int col, size_t *len) {
+  if (s->st) {
+    *len = (size_t)sqlite3_column_bytes(s->st, col);
+    const void *p = sqlite3_column_blob(s->st, col);
+    return p ? p : "";
+  }
+#ifdef LUMEN_HAVE_PQ
+  if (!s->res || PQgetisnull(s->res, s->row, col)) {
+    *len = 0;
+    return "";
+  }
+  *len = (size_t)PQgetlength(s->res, s->row, col);
+  return PQgetvalue(s->res, s->row, col);
+#else
+  *len = 0;
+  return "";
+#endif
+}

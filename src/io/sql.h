@@ -1,0 +1,77 @@
+/*
+ * sql.h - one small SQL interface over SQLite and PostgreSQL, so that the
+ * store's schema, writes and reads are written once and give the same
+ * results on both.
+ *
+ * Statements use '?' placeholders (the PostgreSQL driver numbers them),
+ * the portable subset of SQL both engines share (CREATE TABLE IF NOT
+ * EXISTS, INSERT ... ON CONFLICT, RETURNING), and the type words INTEGER,
+ * REAL, TEXT and BLOB, which the PostgreSQL driver maps to BIGINT, DOUBLE
+ * PRECISION, TEXT and BYTEA in schema statements. Values come back typed:
+ * integers, doubles, text and blobs, NULL testable.
+ */
+#ifndef LUMEN_SQL_H
+#define LUMEN_SQL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+typedef struct lm_sql lm_sql;
+typedef struct lm_stmt lm_stmt;
+typedef struct sqlite3 sqlite3;
+
+/* Open modes (also used by lm_db_open). */
+enum { LM_DB_READ = 0, LM_DB_CREATE = 1, LM_DB_WRITE = 2 };
+
+/* lm_sql_open: a SQLite file path or a postgresql:// (postgres://) URL.
+ * LM_DB_CREATE creates a missing SQLite file; schema creation is the
+ * caller's (lm_db_schema). */
+lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag);
+/* lm_sql_wrap_sqlite: use an open SQLite handle (not closed by lm_sql_close). */
+lm_sql *lm_sql_wrap_sqlite(sqlite3 *db);
+void lm_sql_close(lm_sql *sql);
+/* lm_sql_where: the database as shown in messages (a path, or the URL
+ * without its password). */
+const char *lm_sql_where(const lm_sql *sql);
+int lm_sql_is_postgres(const lm_sql *sql);
+
+/* lm_sql_exec: statements without results (several, separated by ';').
+ * With schema set, type words are mapped for the engine. */
+lm_status lm_sql_exec(lm_sql *sql, const char *text, int schema, lm_diag *diag);
+/* Transactions: begin takes the write lock at once (no upgrade deadlocks). */
+lm_status lm_sql_begin(lm_sql *sql, lm_diag *diag);
+lm_status lm_sql_commit(lm_sql *sql, lm_diag *diag);
+void lm_sql_rollback(lm_sql *sql);
+
+lm_status lm_sql_prepare(lm_sql *sql, const char *text, lm_stmt **out, lm_diag *diag);
+/* Binding, 1-based. Text and blobs are copied. A NaN double binds NULL. */
+void lm_stmt_bind_int64(lm_stmt *s, int i, int64_t v);
+void lm_stmt_bind_double(lm_stmt *s, int i, double v);
+void lm_stmt_bind_text(lm_stmt *s, int i, const char *v); /* NULL binds NULL */
+void lm_stmt_bind_blob(lm_stmt *s, int i, const void *p, size_t n);
+void lm_stmt_bind_null(lm_stmt *s, int i);
+/* lm_stmt_step: 1 for a row, 0 when done, -1 on an error (then
+ * lm_stmt_error fills a diagnostic). */
+int lm_stmt_step(lm_stmt *s);
+/* lm_stmt_reset: ready to bind and run again. */
+void lm_stmt_reset(lm_stmt *s);
+void lm_stmt_free(lm_stmt *s);
+lm_status lm_stmt_error(lm_stmt *s, const char *what, lm_diag *diag);
+/* lm_stmt_unique_violation: the last step broke a UNIQUE or PRIMARY KEY
+ * constraint. */
+int lm_stmt_unique_violation(const lm_stmt *s);
+
+/* Columns of the current row, 0-based. */
+int lm_stmt_columns(const lm_stmt *s);
+const char *lm_stmt_column_name(lm_stmt *s, int col);
+int lm_stmt_is_null(lm_stmt *s, int col);
+int64_t lm_stmt_int64(lm_stmt *s, int col);
+double lm_stmt_double(lm_stmt *s, int col); /* NULL reads NaN */
+const char *lm_stmt_text(lm_stmt *s, int col); /* NULL reads "" */
+const void *lm_stmt_blob(lm_stmt *s, int col, size_t *len);
+/* lm_stmt_kind: 'i' integer, 'r' real, 't' text, 'b' blob, 'n' NULL. */
+int lm_stmt_kind(lm_stmt *s, int col);
+
+#endif

@@ -1,0 +1,746 @@
+/*
+ * store.c - the workload store over sql.h (SQLite or PostgreSQL).
+ *
+ * Everything a workload holds hangs off its `workload` row, so an import
+ * is one transaction that inserts the row and its tables, a removal is one
+ * DELETE that cascades, and copying a workload between a folder and a
+ * store is the same row copy in either direction. Idempotency rests on a
+ * unique (team, fingerprint) index: two imports of the same contents, even
+ * at the same moment from two processes, leave one copy, and the loser is
+ * told where the winner put it.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/store.h"
+
+#ifndef LUMEN_VERSION
+#define LUMEN_VERSION "0.0.0"
+#endif
+
+struct lm_store {
+  lm_sql *sql;
+  int writable;
+};
+
+/* The tables of a workload other than `workload` itself, parents first. */
+static const char *const workload_tables[] = {
+    "sysinfo",        "kernel",     "dispatch",      "column_data",    "region",
+    "dispatch_region", "log",       "profile_option", "profile_set",   "profile_run",
+    "profile_record", "profile_value", "profile_region", "clock_sample"};
+
+const char *lm_store_default_path(char *out, size_t cap) {
+  const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+  if (xdg && *xdg) snprintf(out, cap, "%s/lumen/lumen.db", xdg);
+  else snprintf(out, cap, "%s/.local/share/lumen/lumen.db", home && *home ? home : ".");
+  return out;
+}
+
+static int is_pg(const char *url) {
+  return strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0;
+}
+
+static lm_status make_parent(const char *path, lm_diag *diag) {
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (!slash || slash == dir) return LM_OK;
+  *slash = '\0';
+  for (char *p = dir + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) goto fail;
+    *p = '/';
+  }
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) goto fail;
+  return LM_OK;
+fail:
+  return lm_diag_set(diag, LM_EIO, dir, 0, 0, NULL, "cannot create the store's folder: %s", strerror(errno));
+}
+
+lm_status lm_store_open(const char *url, int writable, lm_store **out, lm_diag *diag) {
+  *out = NULL;
+  lm_status st;
+  if (!url || !*url) return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--db", "an empty store URL");
+  if (writable && !is_pg(url) && (st = make_parent(url, diag)) != LM_OK) return st;
+  lm_store *s = calloc(1, sizeof *s);
+  if (!s) return lm_diag_set(diag, LM_ENOMEM, url, 0, 0, NULL, "out of memory");
+  s->writable = writable;
+  st = lm_sql_open(url, writable ? LM_DB_CREATE : LM_DB_READ, &s->sql, diag);
+  if (st == LM_OK) st = lm_db_schema(s->sql, writable, diag);
+  if (st != LM_OK) {
+    if (st == LM_ENOTFOUND && !writable)
+      lm_diag_set(diag, LM_ENOTFOUND, url, 0, 0, NULL,
+                  "no store here (`lumen db import` creates one; --db names another)");
+    lm_store_close(s);
+    return st;
+  }
+  *out = s;
+  return LM_OK;
+}
+
+lm_status lm_store_open_existing(const char *url, lm_store **out, lm_diag *diag) {
+  *out = NULL;
+  if (!url || !*url) return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--db", "an empty store URL");
+  lm_store *s = calloc(1, sizeof *s);
+  if (!s) return lm_diag_set(diag, LM_ENOMEM, url, 0, 0, NULL, "out of memory");
+  lm_diag ignored;
+  s->writable = 1;
+  lm_status st = lm_sql_open(url, LM_DB_WRITE, &s->sql, &ignored);
+  if (st == LM_OK && !is_pg(url) && access(url, W_OK) != 0) {
+    lm_sql_close(s->sql);
+    s->sql = NULL;
+    st = LM_EIO;
+  }
+  if (st != LM_OK) {
+    s->writable = 0;
+    st = lm_sql_open(url, LM_DB_READ, &s->sql, diag);
+  }
+  if (st == LM_OK) st = lm_db_schema(s->sql, 0, diag);
+  if (st != LM_OK) {
+    if (st == LM_ENOTFOUND)
+      lm_diag_set(diag, LM_ENOTFOUND, url, 0, 0, NULL,
+                  "no store here (`lumen db import` creates one; --db names another)");
+    lm_store_close(s);
+    return st;
+  }
+  *out = s;
+  return LM_OK;
+}
+
+void lm_store_close(lm_store *s) {
+  if (!s) return;
+  lm_sql_close(s->sql);
+  free(s);
+}
+
+const char *lm_store_where(const lm_store *s) { return lm_sql_where(s->sql); }
+lm_sql *lm_store_sql(lm_store *s) { return s->sql; }
+
+/* ----------------------------------------------------------------- list */
+
+static const char *entry_sql =
+    "SELECT id, name, team, source, origin, created, arch, gpu_model, n_dispatches, complete, "
+    "fingerprint FROM workload";
+
+static void fill_entry(lm_stmt *q, lm_store_entry *e) {
+  memset(e, 0, sizeof *e);
+  e->id = lm_stmt_int64(q, 0);
+  snprintf(e->name, sizeof e->name, "%s", lm_stmt_text(q, 1));
+  snprintf(e->team, sizeof e->team, "%s", lm_stmt_text(q, 2));
+  snprintf(e->source, sizeof e->source, "%s", lm_stmt_text(q, 3));
+  snprintf(e->origin, sizeof e->origin, "%s", lm_stmt_text(q, 4));
+  snprintf(e->created, sizeof e->created, "%s", lm_stmt_text(q, 5));
+  snprintf(e->arch, sizeof e->arch, "%s", lm_stmt_text(q, 6));
+  snprintf(e->gpu_model, sizeof e->gpu_model, "%s", lm_stmt_text(q, 7));
+  e->n_dispatches = (size_t)lm_stmt_int64(q, 8);
+  e->complete = (int)lm_stmt_int64(q, 9);
+  snprintf(e->fingerprint, sizeof e->fingerprint, "%s", lm_stmt_text(q, 10));
+}
+
+lm_status lm_store_list(lm_store *s, lm_store_entry **out, size_t *n, lm_diag *diag) {
+  *out = NULL;
+  *n = 0;
+  char text[512];
+  snprintf(text, sizeof text, "%s ORDER BY name", entry_sql);
+  lm_stmt *q = NULL;
+  lm_status st = lm_sql_prepare(s->sql, text, &q, diag);
+  if (st != LM_OK) return st;
+  size_t cap = 0;
+  int rc;
+  while ((rc = lm_stmt_step(q)) == 1) {
+    if (*n == cap) {
+      cap = cap ? cap * 2 : 16;
+      lm_store_entry *grown = realloc(*out, cap * sizeof *grown);
+      if (!grown) {
+        lm_stmt_free(q);
+        return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+      }
+      *out = grown;
+    }
+    fill_entry(q, &(*out)[(*n)++]);
+  }
+  if (rc < 0) st = lm_stmt_error(q, "list workloads", diag);
+  lm_stmt_free(q);
+  return st;
+}
+
+lm_status lm_store_get(lm_store *s, const char *name, lm_store_entry *out, lm_diag *diag) {
+  char text[512];
+  snprintf(text, sizeof text, "%s WHERE name = ?", entry_sql);
+  lm_stmt *q = NULL;
+  lm_status st = lm_sql_prepare(s->sql, text, &q, diag);
+  if (st != LM_OK) return st;
+  lm_stmt_bind_text(q, 1, name);
+  int rc = lm_stmt_step(q);
+  if (rc == 1) fill_entry(q, out);
+  else if (rc == 0)
+    st = lm_diag_set(diag, LM_ENOTFOUND, lm_store_where(s), 0, 0, NULL, "no workload named '%s' in the store",
+                     name);
+  else st = lm_stmt_error(q, "read", diag);
+  lm_stmt_free(q);
+  return st;
+}
+
+/* ----------------------------------------------------------- fingerprint */
+
+typedef struct hasher {
+  uint64_t a, b;
+} hasher;
+
+static void mix(hasher *h, const void *data, size_t n) {
+  const unsigned char *p = data;
+  uint64_t a = h->a, b = h->b;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t v;
+    memcpy(&v, p + i, 8);
+    a = (a ^ v) * 0x9E3779B97F4A7C15ULL;
+    a ^= a >> 29;
+    b = (b + v) * 0xBF58476D1CE4E5B9ULL;
+    b ^= b >> 31;
+  }
+  for (; i < n; i++) {
+    a = (a ^ p[i]) * 0x100000001B3ULL;
+    b = (b + p[i]) * 0xC2B2AE3D27D4EB4FULL;
+  }
+  a = (a ^ n) * 0x9E3779B97F4A7C15ULL;
+  h->a = a;
+  h->b = b ^ (b >> 33);
+}
+
+static void mix_str(hasher *h, const char *s) { mix(h, s ? s : "", s ? strlen(s) + 1 : 1); }
+
+/* A table's contents, independent of how it was stored: numeric columns
+ * that hold any value, in case-insensitive name order, then the kernel
+ * names. (A CSV keeps blank and text columns that a database drops.) */
+static const lm_table *g_sort_table;
+static int cmp_cols(const void *x, const void *y) {
+  return strcasecmp(g_sort_table->cols[*(const size_t *)x].name, g_sort_table->cols[*(const size_t *)y].name);
+}
+
+static void mix_table(hasher *h, const lm_table *t) {
+  mix_str(h, t->name);
+  uint64_t n = t->n_rows;
+  mix(h, &n, sizeof n);
+  size_t *order = malloc((t->n_cols + 1) * sizeof *order), k = 0;
+  if (!order) return;
+  for (size_t c = 0; c < t->n_cols; c++) {
+    const lm_column *col = &t->cols[c];
+    if (col->text_ids || col->n_text || col->n_missing == t->n_rows) continue;
+    order[k++] = c;
+  }
+  g_sort_table = t;
+  qsort(order, k, sizeof *order, cmp_cols);
+  for (size_t i = 0; i < k; i++) {
+    char lower[256];
+    size_t j = 0;
+    for (const char *p = t->cols[order[i]].name; *p && j + 1 < sizeof lower; p++)
+      lower[j++] = (char)tolower((unsigned char)*p);
+    lower[j] = '\0';
+    mix_str(h, lower);
+    mix(h, t->cols[order[i]].values, t->n_rows * sizeof(double));
+  }
+  free(order);
+  long kc = strcmp(t->name, "pmc_perf") == 0 ? lm_table_find(t, "Kernel_Name") : -1;
+  for (size_t r = 0; kc >= 0 && r < t->n_rows; r++) mix_str(h, lm_table_text(t, (size_t)kc, r));
+}
+
+static int cmp_tables(const void *x, const void *y) {
+  return strcmp((*(lm_table *const *)x)->name, (*(lm_table *const *)y)->name);
+}
+
+void lm_workload_fingerprint(const lm_workload *w, char out[33]) {
+  hasher h = {0x6A09E667F3BCC908ULL, 0xBB67AE8584CAA73BULL};
+  for (size_t i = 0; i < w->sysinfo.n_fields; i++) {
+    /* The name and time of a profile say nothing of its contents. */
+    if (strcmp(w->sysinfo.names[i], "workload_name") == 0) continue;
+    mix_str(&h, w->sysinfo.names[i]);
+    mix_str(&h, w->sysinfo.texts[i]);
+  }
+  mix_table(&h, w->pmc);
+  lm_table **levels = malloc((w->n_levels + 1) * sizeof *levels);
+  if (levels) {
+    memcpy(levels, w->levels, w->n_levels * sizeof *levels);
+    qsort(levels, w->n_levels, sizeof *levels, cmp_tables);
+    for (size_t i = 0; i < w->n_levels; i++) mix_table(&h, levels[i]);
+    free(levels);
+  }
+  if (w->roofline) mix_table(&h, w->roofline);
+  for (size_t i = 0; i < w->n_regions; i++) mix_str(&h, w->region_names[i]);
+  if (w->row_regions) mix(&h, w->row_regions, w->pmc->n_rows * sizeof *w->row_regions);
+  snprintf(out, 33, "%016llx%016llx", (unsigned long long)h.a, (unsigned long long)h.b);
+}
+
+/* --------------------------------------------------------------- import */
+
+static lm_status check_name(const char *name, lm_diag *diag) {
+  size_t n = strlen(name);
+  if (n == 0 || n > 200)
+    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "-n", "a workload name has 1 to 200 characters");
+  for (const char *p = name; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "-n", "a workload name has no control characters");
+  return LM_OK;
+}
+
+/* A name from the folder: its last component, or parent_last when the
+ * last one is the GPU (the reference tool's NAME/GPU layout). */
+static void name_from_dir(const char *dir, const lm_workload *w, char *out, size_t cap) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s", dir);
+  size_t n = strlen(path);
+  while (n > 1 && path[n - 1] == '/') path[--n] = '\0';
+  char *base = strrchr(path, '/');
+  const char *last = base ? base + 1 : path;
+  const char *model = lm_sysinfo_text(&w->sysinfo, "gpu_model");
+  int gpu_folder = (model && strcmp(model, last) == 0) || strncmp(last, "MI", 2) == 0;
+  if (gpu_folder && base && base > path) {
+    *base = '\0';
+    char *pb = strrchr(path, '/');
+    snprintf(out, cap, "%s_%s", pb ? pb + 1 : path, last);
+  } else {
+    snprintf(out, cap, "%s", last);
+  }
+}
+
+/* Copy the rows of `table` of workload from_wid into to_wid. */
+static lm_status copy_table(lm_sql *from, int64_t from_wid, lm_sql *to, int64_t to_wid, const char *table,
+                            lm_diag *diag) {
+  char text[256];
+  snprintf(text, sizeof text, "SELECT * FROM %s WHERE workload_id = ?", table);
+  lm_stmt *q = NULL, *ins = NULL;
+  lm_status st = lm_sql_prepare(from, text, &q, diag);
+  if (st != LM_OK) return st;
+  lm_stmt_bind_int64(q, 1, from_wid);
+  int rc, n_cols = 0, wid_col = -1;
+  while ((rc = lm_stmt_step(q)) == 1) {
+    if (!ins) {
+      n_cols = lm_stmt_columns(q);
+      lm_buf b = {0};
+      lm_buf_printf(&b, "INSERT INTO %s(", table);
+      for (int c = 0; c < n_cols; c++) {
+        const char *name = lm_stmt_column_name(q, c);
+        if (strcmp(name, "workload_id") == 0) wid_col = c;
+        lm_buf_printf(&b, "%s%s", c ? ", " : "", name);
+      }
+      lm_buf_puts(&b, ") VALUES (");
+      for (int c = 0; c < n_cols; c++) lm_buf_puts(&b, c ? ", ?" : "?");
+      lm_buf_puts(&b, ")");
+      st = b.failed ? lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory")
+                    : lm_sql_prepare(to, lm_buf_cstr(&b), &ins, diag);
+      lm_buf_fini(&b);
+      if (st != LM_OK) break;
+    }
+    for (int c = 0; c < n_cols; c++) {
+      if (c == wid_col) {
+        lm_stmt_bind_int64(ins, c + 1, to_wid);
+        continue;
+      }
+      size_t len;
+      const void *p;
+      switch (lm_stmt_kind(q, c)) {
+      case 'i': lm_stmt_bind_int64(ins, c + 1, lm_stmt_int64(q, c)); break;
+      case 'r': lm_stmt_bind_double(ins, c + 1, lm_stmt_double(q, c)); break;
+      case 't': lm_stmt_bind_text(ins, c + 1, lm_stmt_text(q, c)); break;
+      case 'b':
+        p = lm_stmt_blob(q, c, &len);
+        lm_stmt_bind_blob(ins, c + 1, p, len);
+        break;
+      default: lm_stmt_bind_null(ins, c + 1); break;
+      }
+    }
+    if (lm_stmt_step(ins) < 0) {
+      st = lm_stmt_error(ins, table, diag);
+      break;
+    }
+    lm_stmt_reset(ins);
+  }
+  if (st == LM_OK && rc < 0) st = lm_stmt_error(q, table, diag);
+  lm_stmt_free(ins);
+  lm_stmt_free(q);
+  return st;
+}
+
+/* Copy workload from_wid of `from` as a new workload `name` of `to`. */
+static lm_status copy_workload(lm_sql *from, int64_t from_wid, lm_sql *to, const char *name, const char *team,
+                               const char *origin, const char *fingerprint, int64_t *new_wid, lm_diag *diag) {
+  lm_stmt *q = NULL;
+  lm_status st = lm_sql_prepare(from, "SELECT source, arch, gpu_model, n_dispatches, complete, origin "
+                                      "FROM workload WHERE id = ?", &q, diag);
+  if (st != LM_OK) return st;
+  lm_stmt_bind_int64(q, 1, from_wid);
+  if (lm_stmt_step(q) != 1) {
+    st = lm_stmt_error(q, "read the workload", diag);
+    lm_stmt_free(q);
+    return st;
+  }
+  char source[32], arch[32], model[64], old_origin[1024];
+  snprintf(source, sizeof source, "%s", lm_stmt_text(q, 0));
+  snprintf(arch, sizeof arch, "%s", lm_stmt_text(q, 1));
+  snprintf(model, sizeof model, "%s", lm_stmt_text(q, 2));
+  size_t n = (size_t)lm_stmt_int64(q, 3);
+  int complete = (int)lm_stmt_int64(q, 4);
+  snprintf(old_origin, sizeof old_origin, "%s", lm_stmt_text(q, 5));
+  lm_stmt_free(q);
+  st = lm_db_create_workload(to, name, team, source, origin ? origin : old_origin, arch, model, n, complete,
+                             new_wid, diag);
+  if (st == LM_OK && fingerprint) {
+    if ((st = lm_sql_prepare(to, "UPDATE workload SET fingerprint = ? WHERE id = ?", &q, diag)) == LM_OK) {
+      lm_stmt_bind_text(q, 1, fingerprint);
+      lm_stmt_bind_int64(q, 2, *new_wid);
+      if (lm_stmt_step(q) < 0) {
+        st = lm_stmt_unique_violation(q) ? LM_EDATA : lm_stmt_error(q, "write the fingerprint", diag);
+        if (st == LM_EDATA) lm_diag_set(diag, LM_EDATA, NULL, 0, 0, NULL, "duplicate");
+      }
+      lm_stmt_free(q);
+    }
+  }
+  for (size_t i = 0; st == LM_OK && i < LM_ARRAY_LEN(workload_tables); i++)
+    st = copy_table(from, from_wid, to, *new_wid, workload_tables[i], diag);
+  return st;
+}
+
+/* The name of the workload with this fingerprint (and team), if any. */
+static int find_fingerprint(lm_sql *sql, const char *fp, const char *team, char *name, size_t cap) {
+  lm_stmt *q = NULL;
+  lm_diag ignored;
+  int found = 0;
+  if (lm_sql_prepare(sql, "SELECT name FROM workload WHERE fingerprint = ? AND team = ?", &q, &ignored) != LM_OK)
+    return 0;
+  lm_stmt_bind_text(q, 1, fp);
+  lm_stmt_bind_text(q, 2, team);
+  if (lm_stmt_step(q) == 1) {
+    snprintf(name, cap, "%s", lm_stmt_text(q, 0));
+    found = 1;
+  }
+  lm_stmt_free(q);
+  return found;
+}
+
+static int name_taken(lm_sql *sql, const char *name) {
+  int64_t wid;
+  lm_diag ignored;
+  return lm_db_find_workload(sql, name, &wid, NULL, NULL, &ignored) == LM_OK;
+}
+
+static lm_status set_fingerprint(lm_sql *sql, int64_t wid, const char *fp, lm_diag *diag) {
+  lm_stmt *q = NULL;
+  lm_status st = lm_sql_prepare(sql, "UPDATE workload SET fingerprint = ? WHERE id = ?", &q, diag);
+  if (st != LM_OK) return st;
+  lm_stmt_bind_text(q, 1, fp);
+  lm_stmt_bind_int64(q, 2, wid);
+  if (lm_stmt_step(q) < 0)
+    st = lm_stmt_unique_violation(q) ? lm_diag_set(diag, LM_EDATA, NULL, 0, 0, NULL, "duplicate")
+                                     : lm_stmt_error(q, "write the fingerprint", diag);
+  lm_stmt_free(q);
+  return st;
+}
+
+/* The default view (every panel, no filter) of a new workload, kept so
+ * that the first look at it costs no evaluation. */
+static void precompute(lm_store *s, const char *name, const lm_workload *w) {
+  const lm_catalog *cat = lm_metrics_builtin(w->arch);
+  if (!cat) return;
+  lm_analyze_opts o;
+  memset(&o, 0, sizeof o);
+  lm_analysis *an = NULL;
+  lm_diag ignored;
+  if (lm_analyze_run(w, cat, &o, &an, &ignored) == LM_OK) {
+    char key[1024];
+    lm_store_cache_key(cat, &o, key, sizeof key);
+    lm_buf b = {0};
+    if (lm_analysis_serialize(an, &b) == LM_OK) lm_store_cache_put(s, name, key, b.data, b.len, &ignored);
+    lm_buf_fini(&b);
+  }
+  lm_analysis_free(an);
+}
+
+lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const char *team,
+                          lm_import_result *res, lm_diag *diag) {
+  memset(res, 0, sizeof *res);
+  if (!s->writable) return lm_diag_set(diag, LM_EINVAL, lm_store_where(s), 0, 0, NULL, "opened read-only");
+  if (!team) team = "";
+  lm_workload *w = NULL;
+  lm_sql *folder = NULL;
+  lm_status st = lm_workload_read(dir, &w, diag);
+  if (st != LM_OK) return st;
+  char db_path[PATH_MAX], fp[33], chosen[256], origin[PATH_MAX];
+  snprintf(db_path, sizeof db_path, "%s/%s", dir, LM_WORKLOAD_DB);
+  struct stat sb;
+  int lumen_folder = stat(db_path, &sb) == 0;
+  if (!realpath(dir, origin)) snprintf(origin, sizeof origin, "%s", dir);
+  lm_workload_fingerprint(w, fp);
+  int64_t folder_wid = 0;
+  if (lumen_folder) {
+    if ((st = lm_sql_open(db_path, LM_DB_READ, &folder, diag)) != LM_OK) goto done;
+    lm_store_entry e;
+    lm_stmt *q = NULL;
+    if ((st = lm_sql_prepare(folder, "SELECT id, name FROM workload ORDER BY id", &q, diag)) != LM_OK) goto done;
+    if (lm_stmt_step(q) == 1) {
+      folder_wid = lm_stmt_int64(q, 0);
+      snprintf(e.name, sizeof e.name, "%s", lm_stmt_text(q, 1));
+    } else {
+      e.name[0] = '\0';
+    }
+    lm_stmt_free(q);
+    snprintf(chosen, sizeof chosen, "%s", name ? name : e.name);
+  } else if (name) {
+    snprintf(chosen, sizeof chosen, "%s", name);
+  } else {
+    name_from_dir(dir, w, chosen, sizeof chosen);
+  }
+  if ((st = check_name(chosen, diag)) != LM_OK) goto done;
+  snprintf(res->name, sizeof res->name, "%s", chosen);
+  res->n_dispatches = w->pmc->n_rows;
+
+  for (int attempt = 0; attempt < 2; attempt++) {
+    if ((st = lm_sql_begin(s->sql, diag)) != LM_OK) goto done;
+    char existing[256];
+    if (find_fingerprint(s->sql, fp, team, existing, sizeof existing)) {
+      lm_sql_rollback(s->sql);
+      snprintf(res->name, sizeof res->name, "%s", existing);
+      res->existed = 1;
+      st = LM_OK;
+      goto done;
+    }
+    if (name_taken(s->sql, chosen)) {
+      lm_sql_rollback(s->sql);
+      st = lm_diag_set(diag, LM_EINVAL, lm_store_where(s), 0, 0, "-n",
+                       "a different workload named '%s' is already in the store (`lumen db rm %s` "
+                       "first, or import under another -n)", chosen, chosen);
+      goto done;
+    }
+    int64_t wid = 0;
+    if (lumen_folder) {
+      st = copy_workload(folder, folder_wid, s->sql, chosen, team, origin, fp, &wid, diag);
+    } else {
+      const char *model = lm_sysinfo_text(&w->sysinfo, "gpu_model");
+      st = lm_db_create_workload(s->sql, chosen, team, "omniperf", origin, w->arch, model, w->pmc->n_rows, 1,
+                                 &wid, diag);
+      if (st == LM_OK) st = set_fingerprint(s->sql, wid, fp, diag);
+      if (st == LM_OK) st = lm_db_write_tables(s->sql, wid, w, diag);
+    }
+    if (st == LM_OK) st = lm_sql_commit(s->sql, diag);
+    if (st == LM_OK) {
+      precompute(s, chosen, w);
+      goto done;
+    }
+    lm_sql_rollback(s->sql);
+    /* Lost a race with an import of the same contents or name: look again. */
+    if (st != LM_EDATA && !(st == LM_EINVAL && strstr(diag->message, "already in the database"))) goto done;
+  }
+done:
+  lm_sql_close(folder);
+  lm_workload_free(w);
+  return st;
+}
+
+lm_status lm_store_remove(lm_store *s, const char *name, lm_diag *diag) {
+  if (!s->writable) return lm_diag_set(diag, LM_EINVAL, lm_store_where(s), 0, 0, NULL, "opened read-only");
+  int64_t wid;
+  lm_status st = lm_sql_begin(s->sql, diag);
+  if (st != LM_OK) return st;
+  if ((st = lm_db_find_workload(s->sql, name, &wid, NULL, NULL, diag)) != LM_OK) {
+    lm_sql_rollback(s->sql);
+    lm_diag_set(diag, LM_ENOTFOUND, lm_store_where(s), 0, 0, NULL, "no workload named '%s' in the store", name);
+    return LM_ENOTFOUND;
+  }
+  /* Children first: a store made by an older SQLite may lack cascades. */
+  lm_stmt *q = NULL;
+  for (size_t i = 0; st == LM_OK && i <= LM_ARRAY_LEN(workload_tables) + 1; i++) {
+    char text[128];
+    if (i < LM_ARRAY_LEN(workload_tables))
+      snprintf(text, sizeof text, "DELETE FROM %s WHERE workload_id = ?",
+               workload_tables[LM_ARRAY_LEN(workload_tables) - 1 - i]);
+    else if (i == LM_ARRAY_LEN(workload_tables))
+      snprintf(text, sizeof text, "DELETE FROM analysis_cache WHERE workload_id = ?");
+    else
+      snprintf(text, sizeof text, "DELETE FROM workload WHERE id = ?");
+    if ((st = lm_sql_prepare(s->sql, text, &q, diag)) != LM_OK) break;
+    lm_stmt_bind_int64(q, 1, wid);
+    if (lm_stmt_step(q) < 0) st = lm_stmt_error(q, "remove", diag);
+    lm_stmt_free(q);
+  }
+  if (st == LM_OK) st = lm_sql_commit(s->sql, diag);
+  if (st != LM_OK) lm_sql_rollback(s->sql);
+  return st;
+}
+
+lm_status lm_store_export(lm_store *s, const char *name, const char *dir, lm_diag *diag) {
+  int64_t wid;
+  lm_status st = lm_db_find_workload(s->sql, name, &wid, NULL, NULL, diag);
+  if (st != LM_OK)
+    return lm_diag_set(diag, LM_ENOTFOUND, lm_store_where(s), 0, 0, NULL, "no workload named '%s' in the store",
+                       name);
+  struct stat sb;
+  if (stat(dir, &sb) == 0)
+    return lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL, "already exists; export writes a new folder");
+  if (mkdir(dir, 0777) != 0)
+    return lm_diag_set(diag, LM_EIO, dir, 0, 0, NULL, "cannot create the folder: %s", strerror(errno));
+  char db_path[PATH_MAX];
+  snprintf(db_path, sizeof db_path, "%s/%s", dir, LM_WORKLOAD_DB);
+  lm_sql *out = NULL;
+  if ((st = lm_sql_open(db_path, LM_DB_CREATE, &out, diag)) == LM_OK && (st = lm_db_schema(out, 1, diag)) == LM_OK &&
+      (st = lm_sql_begin(out, diag)) == LM_OK) {
+    int64_t new_wid = 0;
+    lm_store_entry e;
+    if ((st = lm_store_get(s, name, &e, diag)) == LM_OK)
+      st = copy_workload(s->sql, wid, out, name, e.team, NULL, e.fingerprint[0] ? e.fingerprint : NULL, &new_wid,
+                         diag);
+    if (st == LM_OK) st = lm_sql_commit(out, diag);
+    else lm_sql_rollback(out);
+  }
+  lm_sql_close(out);
+  if (st != LM_OK) {
+    unlink(db_path);
+    rmdir(dir);
+  }
+  return st;
+}
+
+lm_status lm_store_load(lm_store *s, const char *name, lm_workload **out, lm_diag *diag) {
+  return lm_db_read_workload(s->sql, name, out, diag);
+}
+
+lm_status lm_store_load_info(lm_store *s, const char *name, lm_workload **out, lm_diag *diag) {
+  return lm_db_read_info(s->sql, name, out, diag);
+}
+
+/* ---------------------------------------------------------------- cache */
+
+static void put_idset(lm_buf *b, const char *tag, const lm_idset *set) {
+  if (!set || !set->n) return;
+  lm_buf_printf(b, "|%s=", tag);
+  for (size_t i = 0; i < set->n; i++)
+    lm_buf_printf(b, "%d:%lld:%lld:%lld,", set->items[i].kind, (long long)set->items[i].a,
+                  (long long)set->items[i].b, (long long)set->items[i].step);
+}
+
+void lm_store_cache_key(const lm_catalog *cat, const lm_analyze_opts *o, char *out, size_t cap) {
+  lm_buf b = {0};
+  lm_buf_printf(&b, "lumen " LUMEN_VERSION "|%s|%s", cat->arch, cat->digest ? cat->digest : "-");
+  for (size_t i = 0; i < o->n_kernels; i++) lm_buf_printf(&b, "|k=%s", o->kernels[i]);
+  for (size_t i = 0; i < o->n_kernel_index; i++) lm_buf_printf(&b, "|ki=%ld", o->kernel_index[i]);
+  put_idset(&b, "d", o->dispatch);
+  put_idset(&b, "g", o->gpu);
+  put_idset(&b, "i", o->instance);
+  for (size_t i = 0; i < o->n_blocks; i++) lm_buf_printf(&b, "|b=%s", o->blocks[i]);
+  for (size_t i = 0; i < o->n_regions; i++) lm_buf_printf(&b, "|r=%s", o->regions[i]);
+  lm_buf_printf(&b, "|norm=%s|t=%s|s=%d|c=%d|m=%d", o->norm ? o->norm : "", o->time_unit ? o->time_unit : "",
+                o->stats_only, o->corrected, o->clock_measured);
+  /* Long keys are hashed into a fixed length. */
+  const char *text = lm_buf_cstr(&b);
+  size_t n = strlen(text);
+  if (n < cap) {
+    snprintf(out, cap, "%s", text);
+  } else {
+    hasher h = {1, 2};
+    mix(&h, text, n);
+    snprintf(out, cap, "%.*s#%016llx%016llx", (int)(cap > 64 ? cap - 40 : 0), text, (unsigned long long)h.a,
+             (unsigned long long)h.b);
+  }
+  lm_buf_fini(&b);
+}
+
+lm_status lm_store_cache_get(lm_store *s, const char *name, const char *key, void **data, size_t *len,
+                             lm_diag *diag) {
+  *data = NULL;
+  *len = 0;
+  lm_stmt *q = NULL;
+  lm_status st = lm_sql_prepare(s->sql,
+                                "SELECT c.data FROM analysis_cache c JOIN workload w ON w.id = c.workload_id "
+                                "WHERE w.name = ? AND c.key = ?",
+                                &q, diag);
+  if (st != LM_OK) return st;
+  lm_stmt_bind_text(q, 1, name);
+  lm_stmt_bind_text(q, 2, key);
+  int rc = lm_stmt_step(q);
+  if (rc == 1) {
+    size_t n;
+    const void *p = lm_stmt_blob(q, 0, &n);
+    *data = malloc(n ? n : 1);
+    if (!*data) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    else {
+      memcpy(*data, p, n);
+      *len = n;
+    }
+  } else {
+    st = rc == 0 ? LM_ENOTFOUND : lm_stmt_error(q, "read the cache", diag);
+  }
+  lm_stmt_free(q);
+  return st;
+}
+
+lm_status lm_store_cache_put(lm_store *s, const char *name, const char *key, const void *data, size_t len,
+                             lm_diag *diag) {
+  if (!s->writable) return LM_OK;
+  int64_t wid;
+  lm_status st = lm_db_find_workload(s->sql, name, &wid, NULL, NULL, diag);
+  if (st != LM_OK) return st;
+  char created[64];
+  time_t now = time(NULL);
+  strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+  lm_stmt *q = NULL;
+  if ((st = lm_sql_prepare(s->sql,
+                           "INSERT INTO analysis_cache(workload_id, key, created, data) VALUES (?,?,?,?) "
+                           "ON CONFLICT(workload_id, key) DO UPDATE SET data = excluded.data, "
+                           "created = excluded.created",
+                           &q, diag)) != LM_OK)
+    return st;
+  lm_stmt_bind_int64(q, 1, wid);
+  lm_stmt_bind_text(q, 2, key);
+  lm_stmt_bind_text(q, 3, created);
+  lm_stmt_bind_blob(q, 4, data, len);
+  if (lm_stmt_step(q) < 0) st = lm_stmt_error(q, "write the cache", diag);
+  lm_stmt_free(q);
+  return st;
+}
+
+lm_status lm_store_analyze(lm_store *s, const char *name, const lm_catalog *override, const lm_analyze_opts *o,
+                           lm_workload **workload, lm_analysis **out, int *cached, lm_diag *diag) {
+  *workload = NULL;
+  *out = NULL;
+  *cached = 0;
+  lm_store_entry e;
+  lm_status st = lm_store_get(s, name, &e, diag);
+  if (st != LM_OK) return st;
+  const lm_catalog *cat = override ? override : lm_metrics_builtin(e.arch);
+  if (!cat)
+    return lm_diag_set(diag, LM_EARCH, lm_store_where(s), 0, 0, "gpu_arch",
+                       "workload '%s' is %s, which lumen has no definitions for", name, e.arch);
+  char key[1024];
+  lm_store_cache_key(cat, o, key, sizeof key);
+  void *data = NULL;
+  size_t len = 0;
+  if (e.complete && lm_store_cache_get(s, name, key, &data, &len, diag) == LM_OK) {
+    st = lm_store_load_info(s, name, workload, diag);
+    if (st == LM_OK) st = lm_analysis_deserialize(data, len, *workload, cat, out, diag);
+    free(data);
+    if (st == LM_OK) {
+      *cached = 1;
+      return LM_OK;
+    }
+    lm_workload_free(*workload);
+    *workload = NULL;
+    lm_log(LM_LOG_WARN, "%s: ignoring a damaged cached analysis of '%s'", lm_store_where(s), name);
+  }
+  if ((st = lm_store_load(s, name, workload, diag)) != LM_OK) return st;
+  if ((st = lm_analyze_run(*workload, cat, o, out, diag)) != LM_OK) return st;
+  if (s->writable) {
+    lm_buf b = {0};
+    lm_diag ignored;
+    if (lm_analysis_serialize(*out, &b) == LM_OK)
+      lm_store_cache_put(s, name, key, b.data, b.len, &ignored);
+    lm_buf_fini(&b);
+  }
+  return LM_OK;
+}

@@ -1,0 +1,93 @@
+/*
+ * store.h - the workload store: many workloads in one database, SQLite
+ * (a file, the default) or PostgreSQL (a team server), with the schema of
+ * a lumen workload folder (docs/workload-format.md).
+ *
+ * Imports are atomic (one transaction) and idempotent: a workload is
+ * identified by a fingerprint of its contents, and importing the same
+ * contents again (even concurrently) finds the copy already there. A
+ * store also keeps finished analyses, keyed by lumen's version, the
+ * definitions and the options, so a repeated view costs no evaluation.
+ */
+#ifndef LUMEN_STORE_H
+#define LUMEN_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze/analyze.h"
+#include "io/io.h"
+
+typedef struct lm_store lm_store;
+
+/* lm_store_default_path: ~/.local/share/lumen/lumen.db (XDG_DATA_HOME
+ * respected), written into out. */
+const char *lm_store_default_path(char *out, size_t cap);
+
+/* lm_store_open: a store by URL (a SQLite path or postgresql://...). With
+ * writable set, a missing SQLite file and its folder are created and the
+ * schema is made; read-only opens refuse a missing store. */
+lm_status lm_store_open(const char *url, int writable, lm_store **out, lm_diag *diag);
+/* lm_store_open_existing: an existing store, written to when permitted
+ * (to keep analyses), else read-only. */
+lm_status lm_store_open_existing(const char *url, lm_store **out, lm_diag *diag);
+void lm_store_close(lm_store *store);
+const char *lm_store_where(const lm_store *store);
+lm_sql *lm_store_sql(lm_store *store);
+
+typedef struct lm_store_entry {
+  char name[256], team[128], source[32], origin[1024], created[32], arch[32], gpu_model[64];
+  char fingerprint[40];
+  int64_t id;
+  size_t n_dispatches;
+  int complete;
+} lm_store_entry;
+
+/* lm_store_list: every workload (in name order); free with free(). */
+lm_status lm_store_list(lm_store *store, lm_store_entry **out, size_t *n, lm_diag *diag);
+/* lm_store_get: one workload's entry. */
+lm_status lm_store_get(lm_store *store, const char *name, lm_store_entry *out, lm_diag *diag);
+
+typedef struct lm_import_result {
+  char name[256];   /* the name it has in the store */
+  int existed;      /* the same contents were already there */
+  size_t n_dispatches;
+} lm_import_result;
+
+/* lm_store_import: a lumen workload folder or an Omniperf/rocprofiler-
+ * compute folder. name NULL: the workload's own name (lumen) or one made
+ * from the folder's path. team may be NULL. A different workload under
+ * the same name is refused. */
+lm_status lm_store_import(lm_store *store, const char *dir, const char *name, const char *team,
+                          lm_import_result *result, lm_diag *diag);
+/* lm_store_remove: delete a workload and everything of it. */
+lm_status lm_store_remove(lm_store *store, const char *name, lm_diag *diag);
+/* lm_store_export: write workload `name` as a new lumen workload folder. */
+lm_status lm_store_export(lm_store *store, const char *name, const char *dir, lm_diag *diag);
+/* lm_store_load: the workload's tables, as analysis reads them. */
+lm_status lm_store_load(lm_store *store, const char *name, lm_workload **out, lm_diag *diag);
+/* lm_store_load_info: the workload without its counter columns (system
+ * info and dispatch count), enough to report a cached analysis. */
+lm_status lm_store_load_info(lm_store *store, const char *name, lm_workload **out, lm_diag *diag);
+
+/* lm_workload_fingerprint: 32 hex digits over a workload's contents. */
+void lm_workload_fingerprint(const lm_workload *w, char out[33]);
+
+/* Analysis cache. lm_store_cache_key: the key of an analysis of a workload
+ * with these options and definitions (into out). */
+void lm_store_cache_key(const lm_catalog *cat, const lm_analyze_opts *o, char *out, size_t cap);
+/* lm_store_cache_get: LM_OK with *data (free with free()) or LM_ENOTFOUND. */
+lm_status lm_store_cache_get(lm_store *store, const char *name, const char *key, void **data, size_t *len,
+                             lm_diag *diag);
+lm_status lm_store_cache_put(lm_store *store, const char *name, const char *key, const void *data, size_t len,
+                             lm_diag *diag);
+
+/* lm_store_analyze: the analysis of workload `name` with options o, from
+ * the cache when it is there (then *workload holds only system info),
+ * else evaluated and, when the store is writable, kept. Free both with
+ * lm_analysis_free and lm_workload_free. */
+lm_status lm_store_analyze(lm_store *store, const char *name, const lm_catalog *override,
+                           const lm_analyze_opts *o, lm_workload **workload, lm_analysis **out,
+                           int *cached, lm_diag *diag);
+
+#endif

@@ -1,0 +1,318 @@
+/* test_store.c - the workload store, on SQLite and (with LUMEN_TEST_PG, a postgresql:// server)
+ * on PostgreSQL: imports of Omniperf and lumen folders give the same
+ * analysis as the folders; importing the same contents again, or from four
+ * processes at once, keeps one copy; a different workload under a taken
+ * name is refused; a failure in the middle of an import leaves nothing;
+ * removal leaves no row behind; export and re-import find the same
+ * workload; stored analyses come back cell for cell, a damaged one is
+ * ignored; names with SQL metacharacters are just names. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "store/store.h"
+
+static char shared[2048];
+
+static int same_cells(const lm_analysis *a, const lm_analysis *b) {
+  if (a->n_tables != b->n_tables || a->n_selected != b->n_selected) return 0;
+  for (int32_t t = 0; t < a->n_tables; t++) {
+    const lm_rtable *x = &a->tables[t], *y = &b->tables[t];
+    if (x->n_rows != y->n_rows || x->n_cols != y->n_cols || strcmp(x->id, y->id) != 0) return 0;
+    for (int32_t i = 0; i < x->n_rows * x->n_cols; i++) {
+      const lm_cell *p = &x->cells[i], *q = &y->cells[i];
+      if (p->kind != q->kind || p->integer != q->integer) return 0;
+      if (p->kind == LM_CELL_NUMBER && !(p->num == q->num || (isnan(p->num) && isnan(q->num)))) return 0;
+      if (p->kind == LM_CELL_TEXT && strcmp(p->text, q->text) != 0) return 0;
+    }
+    for (int32_t r = 0; x->row_ids && r < x->n_rows; r++)
+      if (!y->row_ids || strcmp(x->row_ids[r] ? x->row_ids[r] : "", y->row_ids[r] ? y->row_ids[r] : "") != 0)
+        return 0;
+  }
+  return 1;
+}
+
+static int64_t count(lm_store *s, const char *sql) {
+  lm_stmt *q = NULL;
+  lm_diag d;
+  int64_t n = -1;
+  if (lm_sql_prepare(lm_store_sql(s), sql, &q, &d) == LM_OK && lm_stmt_step(q) == 1) n = lm_stmt_int64(q, 0);
+  lm_stmt_free(q);
+  return n;
+}
+
+static int64_t orphans(lm_store *s) {
+  static const char *const tables[] = {"sysinfo", "kernel", "dispatch", "column_data", "region",
+                                       "dispatch_region", "profile_run", "profile_record", "profile_value",
+                                       "analysis_cache"};
+  int64_t n = 0;
+  for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s WHERE workload_id NOT IN (SELECT id FROM workload)",
+             tables[i]);
+    n += count(s, sql);
+  }
+  return n;
+}
+
+/* The analysis of a folder and of its copy in the store agree. */
+static void check_same_as_folder(lm_store *s, const char *dir, const char *name) {
+  lm_workload *w = NULL, *sw = NULL;
+  lm_analysis *a = NULL, *b = NULL;
+  lm_diag d;
+  CHECK(lm_workload_read(dir, &w, &d) == LM_OK);
+  if (!w) return;
+  lm_analyze_opts o;
+  memset(&o, 0, sizeof o);
+  CHECK(lm_analyze_run(w, lm_metrics_builtin(w->arch), &o, &a, &d) == LM_OK);
+  int cached = 0;
+  CHECK(lm_store_analyze(s, name, NULL, &o, &sw, &b, &cached, &d) == LM_OK);
+  CHECK(cached == 1); /* the import kept the default view */
+  CHECK(a && b && same_cells(a, b));
+  lm_analysis_free(b);
+  lm_workload_free(sw);
+  /* A filtered view is evaluated from the stored columns, then kept. */
+  const char *k[] = {"vec"};
+  o.kernels = k;
+  o.n_kernels = 1;
+  o.norm = "per_kernel";
+  lm_analysis_free(a);
+  CHECK(lm_analyze_run(w, lm_metrics_builtin(w->arch), &o, &a, &d) == LM_OK);
+  CHECK(lm_store_analyze(s, name, NULL, &o, &sw, &b, &cached, &d) == LM_OK && cached == 0);
+  CHECK(a && b && same_cells(a, b));
+  lm_analysis_free(b);
+  lm_workload_free(sw);
+  CHECK(lm_store_analyze(s, name, NULL, &o, &sw, &b, &cached, &d) == LM_OK && cached == 1);
+  CHECK(a && b && same_cells(a, b));
+  lm_analysis_free(b);
+  lm_workload_free(sw);
+  lm_analysis_free(a);
+  lm_workload_free(w);
+}
+
+static void run_suite(const char *url, const char *tmp) {
+  lm_store *s = NULL;
+  lm_diag d;
+  printf("store: %s\n", url);
+  CHECK(lm_store_open(url, 1, &s, &d) == LM_OK);
+  if (!s) {
+    char line[1024];
+    fprintf(stderr, "%s\n", lm_diag_format(&d, line, sizeof line));
+    return;
+  }
+  /* Start from nothing (a PostgreSQL database may hold an earlier run). */
+  lm_store_entry *e = NULL;
+  size_t n = 0;
+  CHECK(lm_store_list(s, &e, &n, &d) == LM_OK);
+  for (size_t i = 0; i < n; i++) CHECK(lm_store_remove(s, e[i].name, &d) == LM_OK);
+  free(e);
+
+  char vcopy[4096], mix[4096];
+  snprintf(vcopy, sizeof vcopy, "%s/workloads/vcopy/MI200", shared);
+  snprintf(mix, sizeof mix, "%s/workloads/_mix/mix_MI300X_A1", shared);
+  lm_import_result r;
+  CHECK(lm_store_import(s, vcopy, NULL, NULL, &r, &d) == LM_OK);
+  CHECK_STR(r.name, "vcopy_MI200");
+  CHECK(r.existed == 0 && r.n_dispatches == 3);
+  check_same_as_folder(s, vcopy, "vcopy_MI200");
+  /* Again: found, not duplicated, whatever name is asked for. */
+  CHECK(lm_store_import(s, vcopy, "another", NULL, &r, &d) == LM_OK);
+  CHECK(r.existed == 1);
+  CHECK_STR(r.name, "vcopy_MI200");
+  CHECK(count(s, "SELECT COUNT(*) FROM workload") == 1);
+  /* A different workload under a taken name is refused. */
+  CHECK(lm_store_import(s, mix, "vcopy_MI200", NULL, &r, &d) == LM_EINVAL);
+  CHECK(strstr(d.message, "already in the store") != NULL);
+  /* Names are data, whatever characters they hold. */
+  const char *odd = "x'); DROP TABLE workload; --\"";
+  CHECK(lm_store_import(s, mix, odd, "team 'a'", &r, &d) == LM_OK);
+  CHECK(count(s, "SELECT COUNT(*) FROM workload") == 2);
+  lm_store_entry got;
+  CHECK(lm_store_get(s, odd, &got, &d) == LM_OK);
+  CHECK_STR(got.team, "team 'a'");
+  CHECK(got.n_dispatches == 24);
+  /* The same contents under another team is another workload. */
+  CHECK(lm_store_import(s, vcopy, NULL, "other", &r, &d) == LM_EINVAL); /* names are unique */
+  CHECK(lm_store_import(s, vcopy, "vc-other", "other", &r, &d) == LM_OK && r.existed == 0);
+  CHECK(count(s, "SELECT COUNT(*) FROM workload") == 3);
+  CHECK(lm_store_remove(s, "vcopy_MI200", &d) == LM_OK);
+  CHECK(lm_store_import(s, vcopy, "vc", "other", &r, &d) == LM_OK && r.existed == 1);
+
+  /* Export to a lumen folder, import it back: the same workload. */
+  char out_dir[4096];
+  snprintf(out_dir, sizeof out_dir, "%s/export-%d", tmp, (int)getpid());
+  CHECK(lm_store_export(s, odd, out_dir, &d) == LM_OK);
+  CHECK(lm_store_export(s, odd, out_dir, &d) == LM_EINVAL); /* never overwrites */
+  CHECK(lm_store_export(s, "nobody", out_dir, &d) == LM_ENOTFOUND);
+  lm_workload *ew = NULL;
+  CHECK(lm_workload_read(out_dir, &ew, &d) == LM_OK);
+  lm_workload_free(ew);
+  CHECK(lm_store_remove(s, odd, &d) == LM_OK);
+  CHECK(lm_store_import(s, out_dir, NULL, "team 'a'", &r, &d) == LM_OK && r.existed == 0);
+  CHECK_STR(r.name, odd); /* a lumen folder keeps its name */
+  CHECK(lm_store_import(s, mix, NULL, "team 'a'", &r, &d) == LM_OK && r.existed == 1);
+  char rm[8192];
+  snprintf(rm, sizeof rm, "rm -rf '%s'", out_dir);
+  CHECK(system(rm) == 0);
+
+  /* A lumen profile folder (with its profile tables) imports too. */
+  const char *profile = getenv("LUMEN_TEST_PROFILE_DIR");
+  if (profile && *profile) {
+    CHECK(lm_store_import(s, profile, "profiled", NULL, &r, &d) == LM_OK);
+    CHECK(count(s, "SELECT COUNT(*) FROM profile_run r JOIN workload w ON w.id = r.workload_id "
+                   "WHERE w.name = 'profiled'") > 0);
+  }
+
+  /* Removal leaves nothing behind; unknown names are refused. */
+  CHECK(lm_store_remove(s, "vc-other", &d) == LM_OK);
+  CHECK(lm_store_remove(s, "vc-other", &d) == LM_ENOTFOUND);
+  CHECK(orphans(s) == 0);
+
+  /* A damaged stored analysis is ignored and replaced. */
+  CHECK(lm_store_import(s, vcopy, NULL, NULL, &r, &d) == LM_OK);
+  lm_analyze_opts o;
+  memset(&o, 0, sizeof o);
+  char key[1024];
+  lm_store_cache_key(lm_metrics_builtin("gfx90a"), &o, key, sizeof key);
+  CHECK(lm_store_cache_put(s, "vcopy_MI200", key, "LMAN0001garbage", 15, &d) == LM_OK);
+  lm_workload *sw = NULL;
+  lm_analysis *an = NULL;
+  int cached = 1;
+  CHECK(lm_store_analyze(s, "vcopy_MI200", NULL, &o, &sw, &an, &cached, &d) == LM_OK && cached == 0);
+  CHECK(an && an->n_selected == 3);
+  lm_analysis_free(an);
+  lm_workload_free(sw);
+  CHECK(lm_store_analyze(s, "vcopy_MI200", NULL, &o, &sw, &an, &cached, &d) == LM_OK && cached == 1);
+  lm_analysis_free(an);
+  lm_workload_free(sw);
+
+  /* Four processes import the same folder at once: one copy. */
+  CHECK(lm_store_remove(s, "vcopy_MI200", &d) == LM_OK);
+  lm_store_close(s);
+  s = NULL;
+  pid_t kids[4];
+  for (int i = 0; i < 4; i++) {
+    kids[i] = fork();
+    if (kids[i] == 0) {
+      lm_store *c = NULL;
+      lm_diag cd;
+      lm_import_result cr;
+      int ok = lm_store_open(url, 1, &c, &cd) == LM_OK && lm_store_import(c, vcopy, NULL, NULL, &cr, &cd) == LM_OK;
+      if (!ok) {
+        char line[1024];
+        fprintf(stderr, "concurrent import: %s\n", lm_diag_format(&cd, line, sizeof line));
+      }
+      lm_store_close(c);
+      _exit(ok ? 0 : 1);
+    }
+  }
+  for (int i = 0; i < 4; i++) {
+    int status = 0;
+    waitpid(kids[i], &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  CHECK(lm_store_open(url, 1, &s, &d) == LM_OK);
+  if (!s) return;
+  int64_t others = profile && *profile ? 2 : 1;
+  CHECK(count(s, "SELECT COUNT(*) FROM workload WHERE name = 'vcopy_MI200'") == 1);
+  CHECK(count(s, "SELECT COUNT(*) FROM workload") == others + 1);
+
+  /* A failure in the middle of an import leaves nothing. */
+  if (!lm_sql_is_postgres(lm_store_sql(s))) {
+    CHECK(lm_sql_exec(lm_store_sql(s),
+                      "CREATE TEMP TRIGGER fail_import BEFORE INSERT ON column_data "
+                      "WHEN NEW.name = 'TCC_HIT_sum' BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
+                      0, &d) == LM_OK);
+  } else {
+    CHECK(lm_sql_exec(lm_store_sql(s),
+                      "CREATE OR REPLACE FUNCTION lumen_test_fail() RETURNS trigger AS $$ BEGIN "
+                      "IF NEW.name = 'TCC_HIT_sum' THEN RAISE EXCEPTION 'injected failure'; END IF; "
+                      "RETURN NEW; END $$ LANGUAGE plpgsql; DROP TRIGGER IF EXISTS fail_import ON column_data; "
+                      "CREATE TRIGGER fail_import BEFORE INSERT ON column_data FOR EACH ROW "
+                      "EXECUTE FUNCTION lumen_test_fail()",
+                      0, &d) == LM_OK);
+  }
+  int64_t rows_before = count(s, "SELECT COUNT(*) FROM dispatch");
+  char mix200[4096];
+  snprintf(mix200, sizeof mix200, "%s/workloads/_mix/mix_MI200", shared);
+  CHECK(lm_store_import(s, mix200, NULL, NULL, &r, &d) != LM_OK);
+  CHECK(strstr(d.message, "injected failure") != NULL);
+  CHECK(count(s, "SELECT COUNT(*) FROM workload") == others + 1);
+  CHECK(count(s, "SELECT COUNT(*) FROM dispatch") == rows_before);
+  CHECK(orphans(s) == 0);
+  if (lm_sql_is_postgres(lm_store_sql(s)))
+    lm_sql_exec(lm_store_sql(s), "DROP TRIGGER IF EXISTS fail_import ON column_data", 0, &d);
+  lm_store_close(s);
+
+  /* Read-only opening of a missing store says so. */
+  char missing[4096];
+  snprintf(missing, sizeof missing, "%s/none/lumen.db", tmp);
+  CHECK(lm_store_open(missing, 0, &s, &d) == LM_ENOTFOUND);
+  CHECK(strstr(d.message, "no store here") != NULL);
+}
+
+static void test_serialize(void) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/workloads/_mix/mix_MI200", shared);
+  lm_workload *w = NULL;
+  lm_diag d;
+  CHECK(lm_workload_read(dir, &w, &d) == LM_OK);
+  if (!w) return;
+  lm_analyze_opts o;
+  memset(&o, 0, sizeof o);
+  lm_analysis *a = NULL, *b = NULL;
+  CHECK(lm_analyze_run(w, lm_metrics_builtin(w->arch), &o, &a, &d) == LM_OK);
+  lm_buf buf = {0};
+  CHECK(lm_analysis_serialize(a, &buf) == LM_OK);
+  CHECK(lm_analysis_deserialize(buf.data, buf.len, w, a->catalog, &b, &d) == LM_OK);
+  CHECK(b && same_cells(a, b));
+  CHECK_STR(b->norm, a->norm);
+  lm_analysis_free(b);
+  /* Every truncation and a flipped magic are refused. */
+  int refused = 0, tries = 0;
+  for (size_t cut = 0; cut < buf.len; cut += 1 + buf.len / 97, tries++) {
+    b = NULL;
+    if (lm_analysis_deserialize(buf.data, cut, w, a->catalog, &b, &d) != LM_OK) refused++;
+    lm_analysis_free(b);
+  }
+  CHECK(refused == tries);
+  buf.data[0] ^= 1;
+  CHECK(lm_analysis_deserialize(buf.data, buf.len, w, a->catalog, &b, &d) == LM_EDATA);
+  lm_buf_fini(&buf);
+  lm_analysis_free(a);
+  /* Fingerprints: stable, and different for different contents. */
+  char f1[33], f2[33];
+  lm_workload_fingerprint(w, f1);
+  lm_workload_fingerprint(w, f2);
+  CHECK_STR(f1, f2);
+  w->pmc->cols[w->pmc->n_cols - 1].values[0] += 1;
+  lm_workload_fingerprint(w, f2);
+  CHECK(strcmp(f1, f2) != 0);
+  lm_workload_free(w);
+}
+
+int main(void) {
+  const char *sh = getenv("LUMEN_SHARED_DIR");
+  snprintf(shared, sizeof shared, "%s", sh ? sh : "../shared");
+  test_serialize();
+  char tmp[] = "/tmp/lumen-test-store-XXXXXX";
+  if (!mkdtemp(tmp)) return 1;
+  char url[4096];
+  snprintf(url, sizeof url, "%s/sub/store.db", tmp);
+  run_suite(url, tmp);
+  const char *server = getenv("LUMEN_TEST_PG");
+  if (server && *server) {
+    char pg[1024];
+    snprintf(pg, sizeof pg, "%s/test_store", server);
+    run_suite(pg, tmp);
+  } else {
+    printf("LUMEN_TEST_PG is not set: PostgreSQL part skipped\n");
+  }
+  char rm[4200];
+  snprintf(rm, sizeof rm, "rm -rf '%s'", tmp);
+  if (system(rm) != 0) return 1;
+  return check_report("test_store");
+}
