@@ -14,7 +14,6 @@ bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 as_pg() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
-port=${LUMEN_PG_PORT:-55432}
 case $cmd in
 start)
   mkdir -p "$dir"
@@ -24,8 +23,22 @@ start)
   fi
   as_pg "$bin/initdb" -D "$dir/data" -A trust -U lumen -E UTF8 >"$dir/initdb.log" 2>&1 ||
     { cat "$dir/initdb.log" >&2; exit 1; }
-  as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null
+  # A free port: try a few, from one that depends on this process.
+  port=${LUMEN_PG_PORT:-$((40000 + $$ % 20000))}
+  started=0
+  for _ in 1 2 3 4 5 6 7 8; do
+    if as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null 2>&1; then
+      started=1
+      break
+    fi
+    port=$((port + 1))
+  done
+  if [ "$started" -ne 1 ]; then
+    echo "pg-server: the server did not start:" >&2
+    tail -5 "$dir/server.log" >&2
+    exit 1
+  fi
   for db in test_db test_store test_cli test_serve; do
     as_pg "$bin/createdb" -h 127.0.0.1 -p "$port" -U lumen "$db"
   done
