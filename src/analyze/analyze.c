@@ -690,6 +690,31 @@ done:
   return status;
 }
 
+lm_status lm_analyze_rows(const lm_workload *w, const lm_analyze_opts *o, size_t **rows, size_t *n,
+                          lm_diag *diag) {
+  ctx c;
+  memset(&c, 0, sizeof c);
+  c.w = w;
+  c.o = o;
+  c.diag = diag;
+  c.pmc = w->pmc;
+  c.col_kernel = lm_table_find(c.pmc, "Kernel_Name");
+  c.col_dispatch = lm_table_find(c.pmc, "Dispatch_ID");
+  c.col_gpu = lm_table_find(c.pmc, "GPU_ID");
+  c.col_start = lm_table_find(c.pmc, "Start_Timestamp");
+  c.col_end = lm_table_find(c.pmc, "End_Timestamp");
+  *rows = NULL;
+  *n = 0;
+  if (c.col_kernel < 0)
+    return lm_diag_set(diag, LM_EDATA, c.pmc->path, 0, 0, "Kernel_Name", "no kernel names in the workload");
+  size_t *top = NULL, n_top = 0;
+  uint8_t *chosen = NULL;
+  lm_status st = select_rows(&c, &top, &n_top, rows, n, &chosen);
+  lm_free(top);
+  lm_free(chosen);
+  return st;
+}
+
 lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_analyze_opts *o,
                          lm_analysis **out, lm_diag *diag) {
   ctx c;

@@ -125,6 +125,41 @@ lm_status lm_analyze_run(const lm_workload *workload, const lm_catalog *catalog,
                          lm_diag *diag);
 void lm_analysis_free(lm_analysis *analysis);
 
+/* lm_analyze_rows: the pmc rows the filters of o select (kernels,
+ * dispatches, GPUs, instances, regions; not --kernel-index), in order.
+ * Free *rows with lm_free. */
+lm_status lm_analyze_rows(const lm_workload *workload, const lm_analyze_opts *opts, size_t **rows, size_t *n,
+                          lm_diag *diag);
+
+/* ------------------------------------------------------------ roofline */
+
+/* One kernel's point: means per call over the selected dispatches. */
+typedef struct lm_roof_point {
+  const char *kernel;
+  size_t calls;
+  double duration_ns;    /* mean duration */
+  double flops;          /* VALU + MFMA floating-point operations */
+  double valu_flops;
+  double bytes_l1, bytes_l2, bytes_hbm, bytes_lds;
+} lm_roof_point;
+
+typedef struct lm_roofline {
+  /* Ceilings from roofline.csv (the first selected GPU's row), GB/s and
+   * GFLOP/s; NaN when the workload has no benchmark results. */
+  double hbm_bw, l2_bw, l1_bw, lds_bw, fp32, fp64, mfma_bf16, mfma_f16, mfma_f32, mfma_f64, mfma_i8;
+  lm_roof_point *points;  /* the top kernels by total duration */
+  size_t n_points;
+  const char *missing;    /* a counter the points need that is absent, or NULL */
+  lm_arena *arena;
+} lm_roofline;
+
+/* lm_roofline_compute: the reference tool's roofline (ceilings and the
+ * kernel points at L1, L2 and HBM, by kernel, the `top` longest) for the
+ * dispatches o selects. Free with lm_roofline_free. */
+lm_status lm_roofline_compute(const lm_workload *workload, const lm_analyze_opts *opts, size_t top,
+                              lm_roofline **out, lm_diag *diag);
+void lm_roofline_free(lm_roofline *roofline);
+
 /* lm_analysis_serialize: the analysis as bytes (appended to b), for a
  * cache; only this build of lumen reads them back. */
 lm_status lm_analysis_serialize(const lm_analysis *analysis, lm_buf *b);

@@ -70,6 +70,7 @@ int cmd_list(int argc, char **argv, int first);
 int cmd_profile(int argc, char **argv, int first);
 int cmd_export(int argc, char **argv, int first);
 int cmd_db(int argc, char **argv, int first);
+int cmd_serve(int argc, char **argv, int first);
 /* cli_store_url: --db, else LUMEN_DB, else the default store path. */
 const char *cli_store_url(const cli_args *args, char *buf, size_t cap);
 void cli_help(FILE *out, const char *mode);

@@ -41,7 +41,7 @@ static const char *const usage_text =
     "  export    write a workload in the rocprofiler-compute folder layout\n"
     "  help      help on a mode (`lumen help profile`)\n"
     "  db        the workload store: import, list, rm, export\n"
-    "  serve: not part of this build yet\n"
+    "  serve     the web GUI and a JSON API over folders and a store\n"
     "\n"
     "common flags: -v/--verbose (repeat for more), -q/--quiet, --self-time,\n"
     "              --version, -h/--help; LUMEN_LOG=error|warn|info|debug|trace\n";
@@ -145,6 +145,24 @@ static const char *const db_help =
     "export writes a workload as a lumen workload folder. Then:\n"
     "  lumen analyze --db URL -w NAME     (the same output as the folder)\n";
 
+static const char *const serve_help =
+    "usage: lumen serve [-w DIR ...] [--db URL] [--listen ADDR:PORT] [--token T | --token-file F]\n"
+    "\n"
+    "Serves the web GUI and its JSON API (read-only) over workload folders and\n"
+    "a store. Open the printed URL in a browser. The default address is\n"
+    "loopback (127.0.0.1:8080); another address needs a token of at least 16\n"
+    "characters, sent by clients as `Authorization: Bearer T` (open the GUI\n"
+    "once as http://HOST:PORT/?token=T). Stop it with Ctrl-C.\n"
+    "\n"
+    "  -w, --workload DIR    a workload folder to serve (repeatable)\n"
+    "  --db URL              serve the workloads of this store\n"
+    "  --listen ADDR:PORT    where to listen (port 0: any free port)\n"
+    "  --threads N           analyses evaluated at once (default 2)\n"
+    "\n"
+    "API: GET /api/workloads, /api/info?w=ID, /api/analysis?w=ID[&base=ID]\n"
+    "[&k=REGEX][&kn=NAME][&d=SPEC][&g=SPEC][&i=SPEC][&r=REGION][&b=ITEM]\n"
+    "[&norm=per_wave|per_cycle|per_second|per_kernel], /api/roofline?w=ID[...].\n";
+
 static const char *const list_help =
     "usage: lumen list metrics [--arch ARCH] [-v]\n"
     "       lumen list architectures\n"
@@ -159,6 +177,7 @@ void cli_help(FILE *out, const char *mode) {
   else if (mode && strcmp(mode, "profile") == 0) fputs(profile_help, out);
   else if (mode && strcmp(mode, "export") == 0) fputs(export_help, out);
   else if (mode && strcmp(mode, "db") == 0) fputs(db_help, out);
+  else if (mode && strcmp(mode, "serve") == 0) fputs(serve_help, out);
   else fputs(usage_text, out);
 }
 
@@ -190,10 +209,7 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "profile") == 0) return cmd_profile(argc, argv, 2);
   if (strcmp(mode, "export") == 0) return cmd_export(argc, argv, 2);
   if (strcmp(mode, "db") == 0) return cmd_db(argc, argv, 2);
-  if (strcmp(mode, "serve") == 0) {
-    cli_error(mode, "this mode is not part of this build yet");
-    return 2;
-  }
+  if (strcmp(mode, "serve") == 0) return cmd_serve(argc, argv, 2);
   cli_error(NULL, "unknown mode '%s' (modes: profile, analyze, list, export, help)", mode);
   return 2;
 }

@@ -476,10 +476,11 @@ static cJSON *json_cell(const lm_cell *c) {
   return cJSON_CreateNumber(c->num);
 }
 
-static cJSON *json_run_info(const lm_analysis *a) {
+static cJSON *json_run_info(const lm_analysis *a, const char *name) {
   cJSON *o = cJSON_CreateObject();
   const lm_sysinfo *info = &a->workload->sysinfo;
-  cJSON_AddStringToObject(o, "path", a->workload->path);
+  if (name) cJSON_AddStringToObject(o, "id", name);
+  else cJSON_AddStringToObject(o, "path", a->workload->path);
   cJSON_AddStringToObject(o, "arch", a->catalog->arch);
   const char *model = lm_sysinfo_text(info, "gpu_model");
   cJSON_AddStringToObject(o, "gpu_model", model ? model : "");
@@ -491,13 +492,13 @@ static cJSON *json_run_info(const lm_analysis *a) {
 
 lm_status lm_report_json(const lm_analysis *const *runs, size_t n, const lm_report_opts *o,
                          lm_buf *out) {
-  (void)o;
   const lm_analysis *a = runs[0];
   cJSON *root = cJSON_CreateObject();
   if (!root) return LM_ENOMEM;
   cJSON_AddStringToObject(root, "tool", "lumen");
   cJSON *wl = cJSON_AddArrayToObject(root, "workloads");
-  for (size_t k = 0; k < n; k++) cJSON_AddItemToArray(wl, json_run_info(runs[k]));
+  for (size_t k = 0; k < n; k++)
+    cJSON_AddItemToArray(wl, json_run_info(runs[k], o && o->names ? o->names[k] : NULL));
   cJSON *panels = cJSON_AddArrayToObject(root, "panels");
   cJSON *panel = NULL, *tables = NULL;
   int32_t last_panel = -1;

@@ -18,6 +18,8 @@ typedef struct lm_report_opts {
                            in text (default 10; 0 = all) */
   int width;            /* terminal width for wrapping (0: no wrapping) */
   int verbose;          /* text: 1 adds each metric's description, 2 its formula */
+  const char *const *names; /* json: shown instead of each run's path (the
+                               server names workloads by id), or NULL */
 } lm_report_opts;
 
 /* lm_report_text: render runs[0..n) as terminal tables into out. */

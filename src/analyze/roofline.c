@@ -1,0 +1,174 @@
+/*
+ * roofline.c - the roofline the reference tool draws: ceilings from the
+ * micro-benchmark's roofline.csv and one point per kernel at each memory
+ * level, arithmetic intensity (FLOPs per byte) against achieved GFLOP/s.
+ *
+ * The counts follow the reference's definitions: FLOPs are 64 lanes times
+ * the VALU add, multiply, transcendental and (twice) fused multiply-add
+ * instructions of F16, F32 and F64, plus 512 times the MFMA operation
+ * counters; bytes are 64 per L1 access and per L2 request, and per HBM
+ * request 32 or 64 by size (MI300 adds the 128-byte bubbles). Points are
+ * means per call of each kernel over the selected dispatches, ranked by
+ * total duration.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "analyze/analyze.h"
+
+typedef struct acc {
+  int32_t kernel;
+  size_t calls;
+  double duration, flops, valu, l1, l2, hbm, lds;
+} acc;
+
+static double col_at(const lm_table *t, long c, size_t r) {
+  if (c < 0) return 0;
+  double v = t->cols[c].values[r];
+  return isnan(v) ? 0 : v;
+}
+
+/* A column, remembering the first one that is missing. */
+static long need(const lm_table *t, const char *name, const char **missing) {
+  long c = lm_table_find(t, name);
+  if (c < 0 && !*missing) *missing = name;
+  return c;
+}
+
+static int cmp_total(const void *x, const void *y) {
+  const acc *a = x, *b = y;
+  double ta = a->duration, tb = b->duration;
+  return (ta < tb) - (ta > tb);
+}
+
+static double roof_value(const lm_table *t, size_t row, const char *name) {
+  for (size_t c = 0; t && c < t->n_cols; c++)
+    if (strcasecmp(t->cols[c].name, name) == 0) return t->cols[c].values[row];
+  return LM_NAN;
+}
+
+void lm_roofline_free(lm_roofline *r) {
+  if (r) lm_arena_free(r->arena);
+}
+
+lm_status lm_roofline_compute(const lm_workload *w, const lm_analyze_opts *o, size_t top, lm_roofline **out,
+                              lm_diag *diag) {
+  *out = NULL;
+  size_t *rows = NULL, n = 0;
+  lm_status st = lm_analyze_rows(w, o, &rows, &n, diag);
+  if (st != LM_OK) return st;
+  lm_arena *arena = lm_arena_new(1 << 12);
+  lm_roofline *r = arena ? lm_arena_alloc(arena, sizeof *r) : NULL;
+  acc *groups = NULL;
+  if (!r) goto nomem;
+  memset(r, 0, sizeof *r);
+  r->arena = arena;
+  const lm_table *t = w->pmc;
+  const char *missing = NULL;
+  static const char *const valu[] = {"SQ_INSTS_VALU_ADD_F16", "SQ_INSTS_VALU_MUL_F16", "SQ_INSTS_VALU_TRANS_F16",
+                                     "SQ_INSTS_VALU_FMA_F16", "SQ_INSTS_VALU_ADD_F32", "SQ_INSTS_VALU_MUL_F32",
+                                     "SQ_INSTS_VALU_TRANS_F32", "SQ_INSTS_VALU_FMA_F32", "SQ_INSTS_VALU_ADD_F64",
+                                     "SQ_INSTS_VALU_MUL_F64", "SQ_INSTS_VALU_TRANS_F64", "SQ_INSTS_VALU_FMA_F64"};
+  static const char *const mfma[] = {"SQ_INSTS_VALU_MFMA_MOPS_F16", "SQ_INSTS_VALU_MFMA_MOPS_BF16",
+                                     "SQ_INSTS_VALU_MFMA_MOPS_F32", "SQ_INSTS_VALU_MFMA_MOPS_F64"};
+  long vc[12], mc[4];
+  for (int i = 0; i < 12; i++) vc[i] = need(t, valu[i], &missing);
+  for (int i = 0; i < 4; i++) mc[i] = need(t, mfma[i], &missing);
+  long l1 = need(t, "TCP_TOTAL_CACHE_ACCESSES_sum", &missing);
+  long l2[4] = {need(t, "TCP_TCC_READ_REQ_sum", &missing), need(t, "TCP_TCC_WRITE_REQ_sum", &missing),
+                need(t, "TCP_TCC_ATOMIC_WITH_RET_REQ_sum", &missing),
+                need(t, "TCP_TCC_ATOMIC_WITHOUT_RET_REQ_sum", &missing)};
+  int mi300 = w->arch && strncmp(w->arch, "gfx94", 5) == 0;
+  long rd = need(t, mi300 ? "TCC_EA0_RDREQ_sum" : "TCC_EA_RDREQ_sum", &missing);
+  long rd32 = need(t, mi300 ? "TCC_EA0_RDREQ_32B_sum" : "TCC_EA_RDREQ_32B_sum", &missing);
+  long wr = need(t, mi300 ? "TCC_EA0_WRREQ_sum" : "TCC_EA_WRREQ_sum", &missing);
+  long wr64 = need(t, mi300 ? "TCC_EA0_WRREQ_64B_sum" : "TCC_EA_WRREQ_64B_sum", &missing);
+  long bubble = mi300 ? need(t, "TCC_BUBBLE_sum", &missing) : -1;
+  long lds_active = lm_table_find(t, "SQ_LDS_IDX_ACTIVE"), lds_conflict = lm_table_find(t, "SQ_LDS_BANK_CONFLICT");
+  long kcol = lm_table_find(t, "Kernel_Name"), ts = lm_table_find(t, "Start_Timestamp"),
+       te = lm_table_find(t, "End_Timestamp"), gcol = lm_table_find(t, "GPU_ID");
+  long banks_at = lm_sysinfo_find(&w->sysinfo, "lds_banks_per_cu");
+  double banks = banks_at >= 0 && !isnan(w->sysinfo.values[banks_at]) ? w->sysinfo.values[banks_at] : 32;
+  r->missing = missing ? lm_arena_strdup(arena, missing) : NULL;
+
+  groups = calloc(t->n_strings + 1, sizeof *groups);
+  if (!groups) goto nomem;
+  for (size_t s = 0; s < t->n_strings; s++) groups[s].kernel = (int32_t)s;
+  for (size_t i = 0; i < n; i++) {
+    size_t row = rows[i];
+    int32_t k = kcol >= 0 && t->cols[kcol].text_ids ? t->cols[kcol].text_ids[row] : -1;
+    if (k < 0) continue;
+    acc *g = &groups[k];
+    double v = 0;
+    for (int j = 0; j < 12; j++) v += col_at(t, vc[j], row) * ((j % 4) == 3 ? 2 : 1);
+    v *= 64;
+    double m = 0;
+    for (int j = 0; j < 4; j++) m += col_at(t, mc[j], row);
+    g->calls++;
+    g->duration += col_at(t, te, row) - col_at(t, ts, row);
+    g->valu += v;
+    g->flops += v + 512 * m;
+    g->l1 += 64 * col_at(t, l1, row);
+    g->l2 += 64 * (col_at(t, l2[0], row) + col_at(t, l2[1], row) + col_at(t, l2[2], row) + col_at(t, l2[3], row));
+    double r32 = col_at(t, rd32, row), w64 = col_at(t, wr64, row);
+    if (mi300) {
+      double b = col_at(t, bubble, row);
+      g->hbm += 128 * b + 32 * r32 + 64 * (col_at(t, rd, row) - b - r32) + 32 * (col_at(t, wr, row) - w64) + 64 * w64;
+    } else {
+      g->hbm += 32 * r32 + 64 * (col_at(t, rd, row) - r32) + 64 * w64 + 32 * (col_at(t, wr, row) - w64);
+    }
+    g->lds += (col_at(t, lds_active, row) - col_at(t, lds_conflict, row)) * 4 * banks;
+  }
+  qsort(groups, t->n_strings, sizeof *groups, cmp_total);
+  size_t kept = 0;
+  while (kept < t->n_strings && kept < top && groups[kept].calls) kept++;
+  r->points = lm_arena_alloc(arena, (kept ? kept : 1) * sizeof *r->points);
+  if (!r->points) goto nomem;
+  for (size_t i = 0; i < kept; i++) {
+    const acc *g = &groups[i];
+    lm_roof_point *p = &r->points[i];
+    double c = (double)g->calls;
+    p->kernel = lm_arena_strdup(arena, t->strings[g->kernel]);
+    p->calls = g->calls;
+    p->duration_ns = g->duration / c;
+    p->flops = g->flops / c;
+    p->valu_flops = g->valu / c;
+    p->bytes_l1 = g->l1 / c;
+    p->bytes_l2 = g->l2 / c;
+    p->bytes_hbm = g->hbm / c;
+    p->bytes_lds = g->lds / c;
+  }
+  r->n_points = kept;
+  /* Ceilings: the benchmark row of the first selected dispatch's GPU, or
+   * the first row. */
+  const lm_table *roof = w->roofline;
+  size_t rr = 0;
+  if (roof && n && gcol >= 0) {
+    double gpu = t->cols[gcol].values[rows[0]];
+    for (size_t i = 0; i < roof->n_rows; i++)
+      if (roof_value(roof, i, "device") == gpu) rr = i;
+  }
+  int have = roof && roof->n_rows > 0;
+  r->hbm_bw = have ? roof_value(roof, rr, "HBMBw") : LM_NAN;
+  r->l2_bw = have ? roof_value(roof, rr, "L2Bw") : LM_NAN;
+  r->l1_bw = have ? roof_value(roof, rr, "L1Bw") : LM_NAN;
+  r->lds_bw = have ? roof_value(roof, rr, "LDSBw") : LM_NAN;
+  r->fp32 = have ? roof_value(roof, rr, "FP32Flops") : LM_NAN;
+  r->fp64 = have ? roof_value(roof, rr, "FP64Flops") : LM_NAN;
+  r->mfma_bf16 = have ? roof_value(roof, rr, "MFMABF16Flops") : LM_NAN;
+  r->mfma_f16 = have ? roof_value(roof, rr, "MFMAF16Flops") : LM_NAN;
+  r->mfma_f32 = have ? roof_value(roof, rr, "MFMAF32Flops") : LM_NAN;
+  r->mfma_f64 = have ? roof_value(roof, rr, "MFMAF64Flops") : LM_NAN;
+  r->mfma_i8 = have ? roof_value(roof, rr, "MFMAI8Ops") : LM_NAN;
+  free(groups);
+  lm_free(rows);
+  *out = r;
+  return LM_OK;
+nomem:
+  free(groups);
+  lm_free(rows);
+  lm_arena_free(arena);
+  return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+}

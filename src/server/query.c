@@ -1,0 +1,208 @@
+/*
+ * query.c - the request parameter parser of `lumen serve`.
+ *
+ * Input is whatever a client sends, so the parser bounds everything: the
+ * raw length, the number of values per parameter, each value's length.
+ * Values are percent-decoded into one buffer ('+' is a space); an escape
+ * that is not two hex digits, a NUL or another control character is
+ * refused. Exact kernel names (kn) become anchored, quoted PCRE2 patterns
+ * so that the analysis treats both kinds of kernel filter alike. The
+ * canonical form of the selection is the key of the server's caches.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/server.h"
+
+static int hexval(int c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* Decode [p, end) into out; returns the length or -1. */
+static long decode(const char *p, const char *end, char *out) {
+  long n = 0;
+  while (p < end) {
+    int c = (unsigned char)*p++;
+    if (c == '+') c = ' ';
+    else if (c == '%') {
+      if (end - p < 2) return -1;
+      int hi = hexval((unsigned char)p[0]), lo = hexval((unsigned char)p[1]);
+      if (hi < 0 || lo < 0) return -1;
+      c = hi * 16 + lo;
+      p += 2;
+    }
+    if (c < 0x20 || c == 0x7f) return -1;
+    out[n++] = (char)c;
+  }
+  out[n] = '\0';
+  return n;
+}
+
+/* A PCRE2 pattern matching exactly `name`: ^\Q...\E$ with any \E inside
+ * split out. */
+static char *exact_pattern(const char *name) {
+  size_t n = strlen(name);
+  char *out = malloc(n * 6 + 8), *o = out;
+  if (!out) return NULL;
+  o += sprintf(o, "^\\Q");
+  for (const char *p = name; *p; p++) {
+    if (p[0] == '\\' && p[1] == 'E') {
+      o += sprintf(o, "\\E\\\\E\\Q");
+      p++;
+      continue;
+    }
+    *o++ = *p;
+  }
+  sprintf(o, "\\E$");
+  return out;
+}
+
+void lm_query_fini(lm_query *q) {
+  free(q->buf);
+  for (size_t i = 0; i < q->n_kernels; i++)
+    if (q->kernel_owned[i]) free((char *)q->kernels[i]);
+  lm_idset_fini(&q->dispatch);
+  lm_idset_fini(&q->gpu);
+  lm_idset_fini(&q->instance);
+  memset(q, 0, sizeof *q);
+}
+
+static lm_status one(const char **slot, const char *key, const char *value, lm_diag *diag) {
+  if (*slot) return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "parameter '%s' is given twice", key);
+  *slot = value;
+  return LM_OK;
+}
+
+static lm_status oneof(const char *key, const char *value, const char *const *allowed, lm_diag *diag) {
+  for (const char *const *a = allowed; *a; a++)
+    if (strcmp(*a, value) == 0) return LM_OK;
+  lm_buf list = {0};
+  for (const char *const *a = allowed; *a; a++) lm_buf_printf(&list, "%s%s", a == allowed ? "" : ", ", *a);
+  lm_status st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "%s=%.64s: expected one of %s", key, value,
+                             lm_buf_cstr(&list));
+  lm_buf_fini(&list);
+  return st;
+}
+
+static int valid_id(const char *v) {
+  size_t n = strlen(v);
+  return n > 0 && n <= 512;
+}
+
+lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag) {
+  memset(q, 0, sizeof *q);
+  if (len > LM_QUERY_MAX_BYTES)
+    return lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, NULL, "the query has %zu bytes; at most %d", len,
+                       LM_QUERY_MAX_BYTES);
+  if (len && memchr(raw, '\0', len)) return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "a NUL in the query");
+  q->buf = malloc(len + 1);
+  if (!q->buf) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  char *out = q->buf;
+  const char *p = raw, *end = raw + len;
+  lm_status st = LM_OK;
+  while (p < end && st == LM_OK) {
+    const char *amp = memchr(p, '&', (size_t)(end - p));
+    const char *stop = amp ? amp : end;
+    if (stop == p) {
+      p = stop + 1;
+      continue;
+    }
+    const char *eq = memchr(p, '=', (size_t)(stop - p));
+    const char *kend = eq ? eq : stop;
+    char key[32];
+    long kn = (kend - p) < (long)sizeof key ? decode(p, kend, key) : -1;
+    if (kn <= 0) {
+      st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "a malformed parameter name");
+      break;
+    }
+    char *value = out;
+    long vn = eq ? decode(eq + 1, stop, value) : (value[0] = '\0', 0);
+    if (vn < 0) {
+      st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "parameter '%s': a bad %%-escape or a control character",
+                       key);
+      break;
+    }
+    out += vn + 1;
+    p = amp ? amp + 1 : end;
+    if (strcmp(key, "w") == 0 || strcmp(key, "base") == 0) {
+      if (!valid_id(value)) st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "%s: an empty or over-long id", key);
+      else st = one(key[0] == 'w' ? &q->w : &q->base, key, value, diag);
+    } else if (strcmp(key, "k") == 0 || strcmp(key, "kn") == 0) {
+      if (q->n_kernels >= LM_QUERY_MAX_ITEMS || vn > 1024 || vn == 0) {
+        st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, key, "%s: at most %d kernel filters of 1 to 1024 characters",
+                         key, LM_QUERY_MAX_ITEMS);
+      } else if (key[1] == 'n') {
+        char *pat = exact_pattern(value);
+        if (!pat) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        else {
+          q->kernel_owned[q->n_kernels] = 1;
+          q->kernels[q->n_kernels++] = pat;
+        }
+      } else {
+        q->kernels[q->n_kernels++] = value;
+      }
+    } else if (strcmp(key, "r") == 0) {
+      if (q->n_regions >= LM_QUERY_MAX_ITEMS || vn == 0 || vn > 256)
+        st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, key, "r: at most %d regions of 1 to 256 characters",
+                         LM_QUERY_MAX_ITEMS);
+      else q->regions[q->n_regions++] = value;
+    } else if (strcmp(key, "b") == 0) {
+      /* comma lists, like -b */
+      char *save = NULL;
+      for (char *tok = strtok_r(value, ",", &save); tok && st == LM_OK; tok = strtok_r(NULL, ",", &save)) {
+        if (q->n_blocks >= LM_ARRAY_LEN(q->blocks) || strlen(tok) > 256)
+          st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, key, "b: at most %zu items", LM_ARRAY_LEN(q->blocks));
+        else q->blocks[q->n_blocks++] = tok;
+      }
+    } else if (strcmp(key, "d") == 0 || strcmp(key, "g") == 0 || strcmp(key, "i") == 0) {
+      lm_idset *set = key[0] == 'd' ? &q->dispatch : key[0] == 'g' ? &q->gpu : &q->instance;
+      const char *flag = key[0] == 'd' ? "d" : key[0] == 'g' ? "g" : "i";
+      if (vn > 1024 || set->n > 256) st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, key, "%s: too long", key);
+      else if (vn) st = lm_idset_parse(set, value, flag, diag);
+    } else if (strcmp(key, "norm") == 0) {
+      static const char *const norms[] = {"per_wave", "per_cycle", "per_second", "per_kernel", NULL};
+      st = oneof(key, value, norms, diag);
+      if (st == LM_OK) st = one(&q->norm, key, value, diag);
+    } else if (strcmp(key, "weight") == 0) {
+      static const char *const weights[] = {"count", "time", NULL};
+      st = oneof(key, value, weights, diag);
+      if (st == LM_OK) st = one(&q->weight, key, value, diag);
+    } else if (strcmp(key, "clock") == 0) {
+      static const char *const clocks[] = {"max", "measured", NULL};
+      st = oneof(key, value, clocks, diag);
+      if (st == LM_OK) st = one(&q->clock, key, value, diag);
+    } else if (strcmp(key, "corrected") == 0) {
+      static const char *const flags[] = {"0", "1", NULL};
+      st = oneof(key, value, flags, diag);
+      q->corrected = value[0] == '1';
+    } else if (strcmp(key, "token") == 0) {
+      st = one(&q->token, key, value, diag);
+    } else if (strcmp(key, "_") == 0) {
+      /* cache buster: ignored */
+    } else {
+      st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "unknown parameter '%.31s'", key);
+    }
+  }
+  if (st != LM_OK) return st;
+  /* The canonical selection (token excluded). */
+  lm_buf b = {0};
+  lm_buf_printf(&b, "w=%s|base=%s|norm=%s|weight=%s|clock=%s|c=%d", q->w ? q->w : "", q->base ? q->base : "",
+                q->norm ? q->norm : "", q->weight ? q->weight : "", q->clock ? q->clock : "", q->corrected);
+  for (size_t i = 0; i < q->n_kernels; i++) lm_buf_printf(&b, "|k=%s", q->kernels[i]);
+  for (size_t i = 0; i < q->n_regions; i++) lm_buf_printf(&b, "|r=%s", q->regions[i]);
+  for (size_t i = 0; i < q->n_blocks; i++) lm_buf_printf(&b, "|b=%s", q->blocks[i]);
+  const lm_idset *sets[3] = {&q->dispatch, &q->gpu, &q->instance};
+  for (int s = 0; s < 3; s++)
+    for (size_t i = 0; i < sets[s]->n; i++)
+      lm_buf_printf(&b, "|%c=%d:%lld:%lld:%lld", "dgi"[s], sets[s]->items[i].kind, (long long)sets[s]->items[i].a,
+                    (long long)sets[s]->items[i].b, (long long)sets[s]->items[i].step);
+  if (b.failed || b.len >= sizeof q->canonical) st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, NULL, "query too large");
+  else memcpy(q->canonical, b.data ? b.data : "", b.len + 1);
+  lm_buf_fini(&b);
+  return st;
+}

@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# API tests against a running `lumen serve` on loopback: answers equal the
+# CLI's JSON, hostile requests get clear 4xx errors, limits hold, tokens are
+# checked, and the same suite runs with a PostgreSQL store when
+# LUMEN_TEST_PG names a server.
+# Usage: serve_test.sh LUMEN JSON_GET SHARED_DIR TEST_NAME
+set -u
+LUMEN=$1
+JSON_GET=$2
+SHARED=$3
+NAME=$4
+WL=$SHARED/workloads
+TMP=$(mktemp -d /tmp/lumen-st-XXXXXX)
+PIDS=""
+cleanup() {
+  for p in $PIDS; do kill "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+cd "$TMP" || exit 1
+
+fail() { echo "FAIL ($KIND): $*"; exit 1; }
+KIND=sqlite
+
+# start_server ARGS...: runs lumen serve on a free loopback port; sets URL.
+start_server() {
+  "$LUMEN" serve --listen 127.0.0.1:0 "$@" >"$TMP/serve.out" 2>"$TMP/serve.err" &
+  SERVER=$!
+  PIDS="$PIDS $SERVER"
+  for _ in $(seq 1 100); do
+    URL=$(grep -o 'http://[^ ]*' "$TMP/serve.out" 2>/dev/null | head -1)
+    [ -n "$URL" ] && return 0
+    kill -0 "$SERVER" 2>/dev/null || fail "the server exited: $(cat "$TMP/serve.err")"
+    sleep 0.1
+  done
+  fail "the server did not start: $(cat "$TMP/serve.err")"
+}
+stop_server() {
+  kill "$SERVER" 2>/dev/null
+  wait "$SERVER" 2>/dev/null
+}
+# get PATH_AND_QUERY [curl args]: body to $TMP/body, status to $CODE
+get() {
+  local path=$1
+  shift
+  CODE=$(curl -s -o "$TMP/body" -w '%{http_code}' "$@" "$URL${path#/}")
+}
+expect_code() { [ "$CODE" = "$1" ] || fail "$2: HTTP $CODE, expected $1 ($(head -c 300 "$TMP/body"))"; }
+body_has() { grep -qF -- "$1" "$TMP/body" || fail "body lacks '$1': $(head -c 300 "$TMP/body")"; }
+# The CLI's JSON and the server's agree but for how the workload is named.
+strip_names() { sed -e 's/"path":"[^"]*",//g' -e 's/"id":"[^"]*","arch"/"arch"/g' "$1"; }
+same_json() { # SERVER_BODY CLI_ARGS...
+  local body=$1
+  shift
+  "$LUMEN" analyze "$@" --format json >"$TMP/cli.json" 2>"$TMP/cli.err" || fail "cli: $(cat "$TMP/cli.err")"
+  strip_names "$body" >"$TMP/a.json"
+  strip_names "$TMP/cli.json" >"$TMP/b.json"
+  cmp -s "$TMP/a.json" "$TMP/b.json" || fail "the API and \`lumen analyze $*\` differ: $(cmp "$TMP/a.json" "$TMP/b.json")"
+}
+
+api_suite() {
+  local DB=$1
+  "$LUMEN" db import --db "$DB" -w "$WL/_mix/mix_MI300X_A1" -n "mi300 mix" >/dev/null || fail "import"
+  start_server -w "$WL/vcopy/MI200" -w "$WL/_mix/mix_MI200" --db "$DB"
+  get /api/health
+  expect_code 200 health
+  get /api/workloads
+  expect_code 200 workloads
+  [ "$("$JSON_GET" workloads.0.id <"$TMP/body")" = f0 ] || fail "f0"
+  [ "$("$JSON_GET" workloads.1.name <"$TMP/body")" = _mix/mix_MI200 ] || fail "f1 name"
+  [ "$("$JSON_GET" workloads.2.id <"$TMP/body")" = "db:mi300 mix" ] || fail "store entry: $(cat "$TMP/body")"
+  grep -q '/work\|/tmp' "$TMP/body" && fail "a server path leaks: $(cat "$TMP/body")"
+  get "/api/analysis?w=f0"
+  expect_code 200 analysis
+  cp "$TMP/body" "$TMP/s0.json"
+  same_json "$TMP/s0.json" -w "$WL/vcopy/MI200"
+  get "/api/analysis?w=f1&k=vec&norm=per_kernel&d=0:30"
+  expect_code 200 filtered
+  cp "$TMP/body" "$TMP/s1.json"
+  same_json "$TMP/s1.json" -w "$WL/_mix/mix_MI200" -k vec --norm per_kernel -d 0:30
+  get "/api/analysis?w=f1&base=f0&b=2&b=10"
+  expect_code 200 comparison
+  cp "$TMP/body" "$TMP/s2.json"
+  same_json "$TMP/s2.json" -w "$WL/vcopy/MI200" -w "$WL/_mix/mix_MI200" -b 2 -b 10
+  get "/api/analysis?w=db:mi300%20mix&norm=per_cycle"
+  expect_code 200 store
+  cp "$TMP/body" "$TMP/s3.json"
+  same_json "$TMP/s3.json" -w "$WL/_mix/mix_MI300X_A1" --norm per_cycle
+  # An exact kernel name, with regex characters in it.
+  name='void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>) [clone .kd]'
+  enc=$(printf '%s' "$name" | od -An -tx1 | tr -d ' \n' | sed 's/../%&/g')
+  get "/api/analysis?w=f1&kn=$enc&b=0"
+  expect_code 200 "exact kernel"
+  [ "$("$JSON_GET" workloads.0.dispatches_selected <"$TMP/body")" = 8 ] || fail "kn selects 8 dispatches"
+  get "/api/info?w=f1"
+  expect_code 200 info
+  [ "$("$JSON_GET" kernels.0.count <"$TMP/body")" -gt 0 ] || fail "info kernels"
+  [ "$("$JSON_GET" gpus.0 <"$TMP/body")" = 2 ] || fail "info gpus"
+  get "/api/roofline?w=f0"
+  expect_code 200 roofline
+  [ "$("$JSON_GET" ceilings.HBM <"$TMP/body")" = 1389.0227 ] || fail "roofline ceiling: $(cat "$TMP/body")"
+  [ "$("$JSON_GET" points.0.calls <"$TMP/body")" = 3 ] || fail "roofline point"
+  # Concurrent clients all get answers.
+  for i in 1 2 3 4 5 6 7 8; do
+    curl -s -o "$TMP/par$i" -w '%{http_code}\n' "${URL}api/analysis?w=f1&norm=per_second&b=$((i % 4 + 2))" >"$TMP/code$i" &
+  done
+  wait $(jobs -p | grep -v "$SERVER") 2>/dev/null
+  for i in 1 2 3 4 5 6 7 8; do [ "$(cat "$TMP/code$i")" = 200 ] || fail "parallel request $i: $(cat "$TMP/code$i")"; done
+  stop_server
+}
+
+case $NAME in
+api)
+  api_suite "$TMP/store.db"
+  if [ -n "${LUMEN_TEST_PG:-}" ]; then
+    KIND=postgresql
+    "$LUMEN" db rm --db "$LUMEN_TEST_PG/test_serve" "mi300 mix" >/dev/null 2>&1
+    api_suite "$LUMEN_TEST_PG/test_serve"
+  else
+    echo "LUMEN_TEST_PG is not set: PostgreSQL part skipped"
+  fi
+  ;;
+hostile)
+  start_server -w "$WL/vcopy/MI200"
+  get "/api/analysis?w=f0&zz=1"
+  expect_code 400 "unknown parameter"
+  body_has "unknown parameter 'zz'"
+  get "/api/analysis?w=f0&k=%zz"
+  expect_code 400 "bad escape"
+  get "/api/analysis?w=f0&k=%0a"
+  expect_code 400 "control character"
+  get "/api/analysis?w=f0&norm=per_nothing"
+  expect_code 400 "bad norm"
+  body_has "expected one of per_wave"
+  get "/api/analysis?w=f0&norm=per_wave&norm=per_cycle"
+  expect_code 400 "repeated"
+  get "/api/analysis?w=f0&d=1:x"
+  expect_code 400 "bad spec"
+  get "/api/analysis?w=f0&k=(unclosed"
+  expect_code 400 "bad regex"
+  get "/api/analysis?w=f9"
+  expect_code 404 "unknown workload"
+  get "/api/analysis?w=..%2F..%2Fetc%2Fpasswd"
+  expect_code 404 "path as id"
+  get "/api/analysis?w=db:x'%20OR%201=1%20--"
+  expect_code 404 "sql in a store id without a store"
+  get "/api/analysis"
+  expect_code 400 "no workload"
+  for p in "/../../etc/passwd" "/%2e%2e/%2e%2e/etc/passwd" "/api/../../etc/passwd" "/vendor/../../../etc/passwd" "/index.html/.." "/app.js%00.html"; do
+    CODE=$(curl -s --path-as-is -o "$TMP/body" -w '%{http_code}' "$URL${p#/}")
+    [ "$CODE" = 404 ] || [ "$CODE" = 400 ] || fail "$p: HTTP $CODE"
+    grep -q 'root:' "$TMP/body" && fail "$p leaked a file"
+  done
+  get /api/workloads -X POST -d x
+  [ "$CODE" = 413 ] || [ "$CODE" = 405 ] || fail "POST with a body: $CODE"
+  get /api/workloads -X DELETE
+  expect_code 405 DELETE
+  get /api/workloads -I
+  expect_code 200 HEAD
+  long=$(head -c 70000 /dev/zero | tr '\0' 'a')
+  get "/api/analysis?w=f0&k=$long"
+  [ "$CODE" = 414 ] || [ "$CODE" = 400 ] || [ "$CODE" = 431 ] || fail "huge URL: $CODE"
+  many=$(for i in $(seq 1 40); do printf '&k=a%d' "$i"; done)
+  get "/api/analysis?w=f0$many"
+  [ "$CODE" = 414 ] || [ "$CODE" = 400 ] || fail "too many filters: $CODE"
+  big_header=$(head -c 60000 /dev/zero | tr '\0' 'h')
+  get /api/health -H "X-Big: $big_header"
+  [ "$CODE" = 431 ] || [ "$CODE" = 413 ] || [ "$CODE" = 400 ] || [ "$CODE" = 000 ] || fail "huge header: $CODE"
+  # A client that sends half a request and stalls holds only its connection.
+  port=${URL##*:}
+  port=${port%/}
+  exec 3<>"/dev/tcp/127.0.0.1/$port"
+  printf 'GET /api/health HTTP/1.1\r\nHost: x\r\n' >&3
+  t0=$(date +%s%N)
+  get /api/workloads
+  expect_code 200 "next to a stalled client"
+  t1=$(date +%s%N)
+  [ $(((t1 - t0) / 1000000)) -lt 2000 ] || fail "a stalled client slowed others down"
+  exec 3>&-
+  # Garbage on the wire is answered or dropped, and the server lives on.
+  printf 'GARBAGE\r\n\r\n\x00\xff' | timeout 5 bash -c "cat > /dev/tcp/127.0.0.1/$port" 2>/dev/null
+  get /api/health
+  expect_code 200 "after garbage"
+  stop_server
+  ;;
+limits)
+  # Rate limit (forced on for loopback clients here).
+  LUMEN_SERVE_RATE=5 start_server -w "$WL/vcopy/MI200"
+  limited=0
+  for i in $(seq 1 30); do
+    get /api/health
+    [ "$CODE" = 429 ] && limited=$((limited + 1))
+  done
+  [ "$limited" -gt 10 ] || fail "rate limit: only $limited of 30 refused"
+  sleep 1.2
+  get /api/health
+  expect_code 200 "after the rate window"
+  stop_server
+  # Tokens.
+  token=0123456789abcdef-secret
+  start_server -w "$WL/vcopy/MI200" --token "$token"
+  get /api/workloads
+  expect_code 401 "no token"
+  get / 
+  expect_code 401 "page without a token"
+  get /api/workloads -H "Authorization: Bearer wrong-token-0000000"
+  expect_code 401 "wrong token"
+  get /api/workloads -H "Authorization: Bearer $token"
+  expect_code 200 "bearer token"
+  CODE=$(curl -s -o "$TMP/body" -D "$TMP/headers" -w '%{http_code}' "$URL?token=$token")
+  expect_code 200 "token in the page URL"
+  grep -qi '^set-cookie: lumen_token=.*HttpOnly' "$TMP/headers" || fail "no cookie: $(cat "$TMP/headers")"
+  get /api/workloads -H "Cookie: lumen_token=$token"
+  expect_code 200 "cookie"
+  stop_server
+  # Other addresses need a token.
+  run_err=$("$LUMEN" serve -w "$WL/vcopy/MI200" --listen 0.0.0.0:0 2>&1 >/dev/null)
+  [ $? -eq 2 ] || fail "non-loopback without a token started"
+  echo "$run_err" | grep -q "needs --token" || fail "message: $run_err"
+  printf 'short\n' >"$TMP/tok"
+  run_err=$("$LUMEN" serve -w "$WL/vcopy/MI200" --listen 0.0.0.0:0 --token-file "$TMP/tok" 2>&1 >/dev/null)
+  [ $? -eq 2 ] || fail "a short token was accepted"
+  run_err=$("$LUMEN" serve --listen nowhere:80 -w "$WL/vcopy/MI200" 2>&1 >/dev/null)
+  [ $? -eq 2 ] || fail "bad address accepted"
+  run_err=$("$LUMEN" serve -w "$TMP/none" 2>&1 >/dev/null)
+  [ $? -ne 0 ] || fail "a missing folder was served"
+  run_err=$("$LUMEN" serve 2>&1 >/dev/null)
+  [ $? -eq 2 ] && echo "$run_err" | grep -q "nothing to serve" || fail "nothing to serve: $run_err"
+  ;;
+*)
+  fail "unknown test $NAME"
+  ;;
+esac
+echo PASS

@@ -1,0 +1,487 @@
+/*
+ * app.js - lumen's web GUI. One page, no framework: the selection lives in
+ * the URL (#w=f0&base=f1&k=gemm&norm=per_kernel...), the server answers
+ * /api/analysis with the same JSON as `lumen analyze --format json`, and
+ * every panel is drawn from it as tables, with charts where they help
+ * (speed-of-light, instruction mix, per-channel L2, the memory chart and
+ * the roofline).
+ */
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const KEYS = ['w', 'base', 'k', 'kn', 'd', 'g', 'r', 'norm', 'weight'];
+const MULTI = new Set(['kn']);
+const charts = [];
+let infoCache = {};
+let lastReport = null;
+
+/* ------------------------------------------------------------ selection */
+
+function readHash() {
+  const s = {};
+  const params = new URLSearchParams(location.hash.replace(/^#/, ''));
+  for (const key of KEYS) {
+    const all = params.getAll(key).filter((v) => v !== '');
+    if (all.length) s[key] = MULTI.has(key) ? all : all[0];
+  }
+  return s;
+}
+
+function query(s, withBase = true) {
+  const p = new URLSearchParams();
+  for (const key of KEYS) {
+    if (key === 'base' && !withBase) continue;
+    const v = s[key];
+    if (v === undefined || v === '') continue;
+    if (Array.isArray(v)) v.forEach((x) => p.append(key, x));
+    else p.append(key, v);
+  }
+  return p.toString();
+}
+
+function selectionFromForm() {
+  const s = { w: $('workload').value };
+  if ($('baseline').value) s.base = $('baseline').value;
+  if ($('kregex').value.trim()) s.k = $('kregex').value.trim();
+  const kn = Array.from($('klist').selectedOptions).map((o) => o.value);
+  if (kn.length) s.kn = kn;
+  if ($('dispatch').value.trim()) s.d = $('dispatch').value.trim();
+  if ($('gpu').value.trim()) s.g = $('gpu').value.trim();
+  if ($('region').value) s.r = $('region').value;
+  if ($('norm').value) s.norm = $('norm').value;
+  if ($('weight').value && $('weight').value !== 'count') s.weight = $('weight').value;
+  return s;
+}
+
+function setStatus(text, error = false) {
+  $('status').textContent = text;
+  $('status').className = error ? 'error' : '';
+}
+
+async function getJSON(url) {
+  const r = await fetch(url, { credentials: 'same-origin' });
+  let body = null;
+  try {
+    body = await r.json();
+  } catch (e) {
+    throw new Error(`${r.status} ${r.statusText}`);
+  }
+  if (!r.ok) throw new Error(body && body.error ? body.error : `${r.status}`);
+  return body;
+}
+
+/* --------------------------------------------------------------- setup */
+
+async function init() {
+  let list;
+  try {
+    list = await getJSON('api/workloads');
+  } catch (e) {
+    setStatus(`cannot list workloads: ${e.message}`, true);
+    return;
+  }
+  for (const sel of [$('workload'), $('baseline')]) {
+    for (const w of list.workloads) {
+      const o = document.createElement('option');
+      o.value = w.id;
+      o.textContent = w.kind === 'store' ? `${w.name} (store${w.team ? ', ' + w.team : ''})` : w.name;
+      sel.appendChild(o);
+    }
+  }
+  if (list.store_error) setStatus(`store: ${list.store_error}`, true);
+  $('filters').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    location.hash = query(selectionFromForm());
+  });
+  $('reset').addEventListener('click', () => {
+    location.hash = query({ w: $('workload').value });
+  });
+  for (const id of ['workload', 'baseline', 'norm', 'weight', 'region', 'klist']) {
+    $(id).addEventListener('change', () => {
+      const s = selectionFromForm();
+      if (id === 'workload') { delete s.kn; delete s.r; }
+      location.hash = query(s);
+    });
+  }
+  window.addEventListener('hashchange', show);
+  if (!location.hash && list.workloads.length) location.hash = query({ w: list.workloads[0].id });
+  else show();
+}
+
+async function info(id) {
+  if (!infoCache[id]) infoCache[id] = await getJSON(`api/info?w=${encodeURIComponent(id)}`);
+  return infoCache[id];
+}
+
+function fillForm(s, inf) {
+  $('workload').value = s.w;
+  $('baseline').value = s.base || '';
+  $('kregex').value = s.k || '';
+  $('dispatch').value = s.d || '';
+  $('gpu').value = s.g || '';
+  const norm = $('norm');
+  norm.innerHTML = '';
+  for (const n of inf.norms) {
+    const o = document.createElement('option');
+    o.value = n;
+    o.textContent = n;
+    norm.appendChild(o);
+  }
+  norm.value = s.norm || inf.norms[0] || '';
+  const kl = $('klist');
+  kl.innerHTML = '';
+  for (const k of inf.kernels) {
+    const o = document.createElement('option');
+    o.value = k.name;
+    o.textContent = `${k.name} (${k.count})`;
+    o.title = k.name;
+    o.selected = (s.kn || []).includes(k.name);
+    kl.appendChild(o);
+  }
+  const reg = $('region');
+  reg.innerHTML = '<option value="">all</option>';
+  for (const r of inf.regions) {
+    const o = document.createElement('option');
+    o.value = r;
+    o.textContent = r;
+    reg.appendChild(o);
+  }
+  reg.value = s.r || '';
+  reg.disabled = inf.regions.length === 0;
+  $('weight').value = s.weight || 'count';
+  $('share').href = location.href;
+}
+
+/* -------------------------------------------------------------- render */
+
+async function show() {
+  const s = readHash();
+  if (!s.w) return;
+  setStatus('loading…');
+  document.body.dataset.state = 'loading';
+  let inf;
+  try {
+    inf = await info(s.w);
+    fillForm(s, inf);
+    const report = await getJSON(`api/analysis?${query(s)}`);
+    lastReport = report;
+    render(report, s, inf);
+    const n = report.workloads[report.workloads.length - 1];
+    setStatus(`${n.dispatches_selected} of ${n.dispatches_total} dispatches, ${report.workloads[0].normalization}`);
+    document.body.dataset.state = 'ready';
+  } catch (e) {
+    setStatus(e.message, true);
+    document.body.dataset.state = 'error';
+  }
+}
+
+function fmt(v) {
+  if (v === null || v === undefined) return '';
+  if (typeof v !== 'number') return String(v);
+  if (Number.isInteger(v)) return v.toLocaleString('en-US');
+  const a = Math.abs(v);
+  if (a !== 0 && (a < 0.01 || a >= 1e9)) return v.toExponential(2);
+  return v.toLocaleString('en-US', { maximumFractionDigits: 2, minimumFractionDigits: 2 });
+}
+
+function cell(tr, v, cls) {
+  const td = document.createElement('td');
+  td.textContent = fmt(v);
+  if (typeof v === 'number') {
+    td.dataset.value = String(v);
+    td.title = String(v);
+  } else {
+    td.className = 'text';
+  }
+  if (cls) td.classList.add(cls);
+  tr.appendChild(td);
+  return td;
+}
+
+function render(report, s, inf) {
+  for (const c of charts.splice(0)) c.destroy();
+  const main = $('content');
+  const nav = $('panels');
+  main.innerHTML = '';
+  nav.innerHTML = '';
+  const comparing = report.workloads.length > 1;
+  for (const panel of report.panels) {
+    const sec = document.createElement('section');
+    sec.className = 'panel';
+    sec.id = `panel-${panel.id}`;
+    const h = document.createElement('h2');
+    h.textContent = `${panel.id}. ${panel.title}`;
+    sec.appendChild(h);
+    const a = document.createElement('a');
+    a.href = `#${location.hash.replace(/^#/, '')}`;
+    a.textContent = `${panel.id}. ${panel.title}`;
+    a.addEventListener('click', (ev) => { ev.preventDefault(); sec.scrollIntoView(); });
+    nav.appendChild(a);
+    for (const t of panel.tables) sec.appendChild(renderTable(t, panel, comparing, s, inf));
+    main.appendChild(sec);
+  }
+}
+
+/* The values a row shows: the compared workload's when comparing (the
+ * baseline's are the JSON's "cells"). */
+function rowCells(row, comparing) {
+  return comparing && row.compare && row.compare[0] ? row.compare[0].cells : row.cells;
+}
+
+function renderTable(t, panel, comparing, s, inf) {
+  const box = document.createElement('div');
+  box.className = 'tablebox';
+  box.id = `table-${t.id}`;
+  box.dataset.table = t.id;
+  const h = document.createElement('h3');
+  h.textContent = `${t.id} ${t.title || panel.title}`;
+  box.appendChild(h);
+  if (t.note) {
+    const p = document.createElement('p');
+    p.className = 'note';
+    p.textContent = t.note;
+    box.appendChild(p);
+  }
+  if (t.style === 'mem_chart') box.appendChild(memoryChart(t, comparing));
+  else if (t.kind === 'roofline') box.appendChild(rooflineChart(s, inf));
+  else {
+    const chart = chartFor(t, panel, comparing);
+    if (chart) box.appendChild(chart);
+  }
+  const wrap = document.createElement('div');
+  wrap.className = 'scroll';
+  const table = document.createElement('table');
+  const head = document.createElement('tr');
+  const numericCols = new Set();
+  for (const row of t.rows)
+    row.cells.forEach((v, i) => { if (typeof v === 'number' && i > 0) numericCols.add(i); });
+  t.columns.forEach((c, i) => {
+    const th = document.createElement('th');
+    th.textContent = c;
+    if (i === 0 || !numericCols.has(i)) th.className = 'text';
+    head.appendChild(th);
+    if (comparing && numericCols.has(i) && t.kind !== 'sysinfo') {
+      const d = document.createElement('th');
+      d.textContent = 'Δ%';
+      head.appendChild(d);
+    }
+  });
+  table.appendChild(head);
+  for (const row of t.rows) {
+    const tr = document.createElement('tr');
+    tr.dataset.row = row.id;
+    if (row.description) tr.title = row.description;
+    const cells = rowCells(row, comparing);
+    const deltas = comparing && row.compare && row.compare[0] ? row.compare[0].delta_pct : null;
+    cells.forEach((v, i) => {
+      cell(tr, v);
+      if (comparing && numericCols.has(i) && t.kind !== 'sysinfo') {
+        const dv = deltas ? deltas[i] : null;
+        const td = cell(tr, dv === null || dv === undefined ? null : dv, 'delta');
+        if (typeof dv === 'number' && dv !== 0) td.classList.add(dv > 0 ? 'better' : 'worse');
+        if (typeof row.cells[i] === 'number') td.title = `baseline ${row.cells[i]}`;
+      }
+    });
+    table.appendChild(tr);
+  }
+  wrap.appendChild(table);
+  box.appendChild(wrap);
+  return box;
+}
+
+/* ------------------------------------------------------------- charts */
+
+function canvasBox(tall) {
+  const div = document.createElement('div');
+  div.className = tall ? 'chart tall' : 'chart';
+  const canvas = document.createElement('canvas');
+  div.appendChild(canvas);
+  return [div, canvas];
+}
+
+function makeChart(canvas, config) {
+  if (!window.Chart) return;
+  config.options = Object.assign({ responsive: true, maintainAspectRatio: false, animation: false }, config.options || {});
+  requestAnimationFrame(() => charts.push(new window.Chart(canvas, config)));
+}
+
+function chartFor(t, panel, comparing) {
+  const col = (name) => t.columns.indexOf(name);
+  const labels = t.rows.map((r) => String(r.cells[0]));
+  const series = (i, which) => t.rows.map((r) => {
+    const v = which ? (r.compare && r.compare[0] ? r.compare[0].cells[i] : null) : r.cells[i];
+    return typeof v === 'number' ? v : null;
+  });
+  const bar = (i, title, horizontal) => {
+    const [div, canvas] = canvasBox(t.rows.length > 12);
+    const datasets = [{ label: comparing ? 'baseline' : title, data: series(i, false), backgroundColor: '#2f5eb8' }];
+    if (comparing) datasets.push({ label: 'compared', data: series(i, true), backgroundColor: '#e59f2b' });
+    makeChart(canvas, {
+      type: 'bar',
+      data: { labels, datasets },
+      options: { indexAxis: horizontal ? 'y' : 'x', plugins: { legend: { display: comparing }, title: { display: true, text: title } } },
+    });
+    return div;
+  };
+  if (col('Pct of Peak') > 0) return bar(col('Pct of Peak'), 'Percent of peak', true);
+  if (t.style === 'bar' && col('Avg') > 0) return bar(col('Avg'), 'Avg', true);
+  if (panel.id === 10 && col('Avg') > 0) return bar(col('Avg'), 'Avg', true);
+  if (t.style === 'multi_bar') {
+    const [div, canvas] = canvasBox(true);
+    const palette = ['#2f5eb8', '#e59f2b', '#1a7f37', '#8e44ad', '#c0392b'];
+    const datasets = t.columns.slice(1).map((name, k) => ({
+      label: name, data: series(k + 1, comparing), backgroundColor: palette[k % palette.length],
+    }));
+    makeChart(canvas, { type: 'bar', data: { labels, datasets }, options: { plugins: { title: { display: true, text: t.title } } } });
+    return div;
+  }
+  if (t.style === 'box' && col('Q1') > 0 && col('Q3') > 0) {
+    const [div, canvas] = canvasBox(t.rows.length > 12);
+    const q1 = series(col('Q1'), comparing), q3 = series(col('Q3'), comparing), med = series(col('Median'), comparing);
+    makeChart(canvas, {
+      type: 'bar',
+      data: {
+        labels,
+        datasets: [
+          { label: 'Q1 to Q3', data: q1.map((v, i) => (v === null || q3[i] === null ? null : [v, q3[i]])), backgroundColor: '#9db4e6' },
+          { type: 'line', label: 'median', data: med, showLine: false, pointStyle: 'line', pointRadius: 8, borderColor: '#1d2330' },
+        ],
+      },
+      options: { plugins: { title: { display: true, text: t.title } } },
+    });
+    return div;
+  }
+  return null;
+}
+
+/* The memory chart as a diagram: blocks with their numbers in place. */
+function memoryChart(t, comparing) {
+  const v = {};
+  for (const row of t.rows) v[row.cells[0]] = rowCells(row, comparing)[1];
+  const blocks = [
+    { x: 10, y: 10, w: 190, title: 'Wavefronts', names: ['Wavefront Occupancy', 'Wave Life', 'Wavefronts', 'Workgroups', 'Active CUs', 'Num CUs', 'VGPR', 'SGPR', 'LDS Allocation', 'Scratch Allocation'] },
+    { x: 230, y: 10, w: 150, title: 'Instructions', names: ['SALU', 'SMEM', 'VALU', 'MFMA', 'VMEM', 'LDS', 'GWS', 'BR'] },
+    { x: 410, y: 10, w: 170, title: 'LDS', names: ['LDS Req', 'LDS Util', 'LDS Latency'] },
+    { x: 410, y: 110, w: 170, title: 'Vector L1', names: ['VL1 Rd', 'VL1 Wr', 'VL1 Atomic', 'VL1 Hit', 'VL1 Lat', 'VL1 Coalesce', 'VL1 Stall'] },
+    { x: 410, y: 270, w: 170, title: 'Scalar L1D', names: ['VL1D Rd', 'VL1D Hit', 'VL1D Lat'] },
+    { x: 410, y: 370, w: 170, title: 'Instr. L1', names: ['IL1 Fetch', 'IL1 Hit', 'IL1 Lat'] },
+    { x: 650, y: 110, w: 170, title: 'L2', names: ['L2 Rd', 'L2 Wr', 'L2 Atomic', 'L2 Hit', 'L2 Rd Lat', 'L2 Wr Lat'] },
+    { x: 880, y: 110, w: 170, title: 'Fabric', names: ['Fabric_L2 Rd', 'Fabric_L2 Wr', 'Fabric_L2 Atomic', 'Fabric Rd Lat', 'Fabric Wr Lat', 'Fabric Atomic Lat'] },
+    { x: 880, y: 300, w: 170, title: 'HBM', names: ['HBM Rd', 'HBM Wr'] },
+  ];
+  const links = [
+    { from: 3, to: 6, names: ['VL1_L2 Rd', 'VL1_L2 Wr', 'VL1_L2 Atomic'] },
+    { from: 4, to: 6, names: ['VL1D_L2 Rd', 'VL1D_L2 Wr', 'VL1D_L2 Atomic'] },
+    { from: 5, to: 6, names: ['IL1_L2 Rd'] },
+  ];
+  const NS = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(NS, 'svg');
+  svg.setAttribute('class', 'memchart');
+  svg.setAttribute('viewBox', '0 0 1070 460');
+  svg.setAttribute('role', 'img');
+  svg.setAttribute('aria-label', 'memory chart');
+  const text = (x, y, s, cls, metric) => {
+    const e = document.createElementNS(NS, 'text');
+    e.setAttribute('x', x);
+    e.setAttribute('y', y);
+    if (cls) e.setAttribute('class', cls);
+    if (metric) {
+      e.dataset.metric = metric;
+      if (typeof v[metric] === 'number') e.dataset.value = String(v[metric]);
+    }
+    e.textContent = s;
+    svg.appendChild(e);
+  };
+  for (const b of blocks) {
+    const h = 24 + b.names.length * 15;
+    b.h = h;
+    const r = document.createElementNS(NS, 'rect');
+    r.setAttribute('x', b.x);
+    r.setAttribute('y', b.y);
+    r.setAttribute('width', b.w);
+    r.setAttribute('height', h);
+    r.setAttribute('rx', 4);
+    r.setAttribute('class', 'block');
+    svg.appendChild(r);
+    text(b.x + 8, b.y + 16, b.title, 'title');
+    b.names.forEach((n, i) => text(b.x + 8, b.y + 32 + i * 15, `${n.replace(/^(VL1D|VL1|IL1|L2|Fabric_L2|Fabric|HBM|LDS) /, '')}: ${fmt(v[n])}`, 'v', n));
+  }
+  const line = (x1, y1, x2, y2) => {
+    const l = document.createElementNS(NS, 'line');
+    l.setAttribute('x1', x1); l.setAttribute('y1', y1); l.setAttribute('x2', x2); l.setAttribute('y2', y2);
+    svg.appendChild(l);
+  };
+  for (const k of links) {
+    const a = blocks[k.from], b = blocks[k.to];
+    const y = a.y + a.h / 2;
+    line(a.x + a.w, y, b.x, Math.min(Math.max(y, b.y + 10), b.y + b.h - 10));
+    text(a.x + a.w + 6, y - 4, k.names.map((n) => fmt(v[n])).join(' / '), 'v', k.names[0]);
+  }
+  line(blocks[1].x + blocks[1].w, 60, blocks[2].x, 40);
+  line(blocks[1].x + blocks[1].w, 90, blocks[3].x, 150);
+  line(blocks[6].x + blocks[6].w, 160, blocks[7].x, 160);
+  line(blocks[7].x + 85, blocks[7].y + blocks[7].h, blocks[8].x + 85, blocks[8].y);
+  return svg;
+}
+
+/* The roofline: ceilings from roofline.csv and kernel points at L1, L2 and
+ * HBM, on log-log axes. */
+function rooflineChart(s, inf) {
+  const [div, canvas] = canvasBox(true);
+  div.id = 'roofline';
+  if (!inf.roofline) {
+    const p = document.createElement('p');
+    p.className = 'note';
+    p.textContent = 'This workload has no roofline benchmark results.';
+    return p;
+  }
+  const sel = Object.assign({}, s);
+  delete sel.base;
+  getJSON(`api/roofline?${query(sel, false)}`).then((r) => {
+    const c = r.ceilings;
+    const peak = Math.max(c.FP32 || 0, c.FP64 || 0, c.MFMA_F32 || 0, c.MFMA_F16 || 0);
+    const datasets = [];
+    const colors = { HBM: '#2f5eb8', L2: '#c0392b', L1: '#1a7f37', LDS: '#8e44ad' };
+    for (const level of ['HBM', 'L2', 'L1', 'LDS']) {
+      const bw = c[level];
+      if (!bw) continue;
+      const ridge = peak / bw;
+      datasets.push({ type: 'line', label: `${level} ${fmt(bw)} GB/s`, data: [{ x: 0.01, y: 0.01 * bw }, { x: ridge, y: peak }],
+        borderColor: colors[level], pointRadius: 0, borderWidth: 1.5 });
+    }
+    for (const [name, key] of [['FP32', 'FP32'], ['FP64', 'FP64'], ['MFMA F16', 'MFMA_F16'], ['MFMA F32', 'MFMA_F32']]) {
+      const p = c[key];
+      if (!p) continue;
+      const ridge = p / Math.max(c.HBM || 1, 1);
+      datasets.push({ type: 'line', label: `${name} ${fmt(p)} GFLOP/s`, data: [{ x: ridge, y: p }, { x: 1000, y: p }],
+        borderColor: '#687082', borderDash: [4, 3], pointRadius: 0, borderWidth: 1 });
+    }
+    for (const level of ['L1', 'L2', 'HBM']) {
+      datasets.push({
+        type: 'scatter', label: `kernels at ${level}`, backgroundColor: colors[level], pointRadius: 5,
+        data: r.points.filter((pt) => pt.ai[level] > 0 && pt.gflops_per_s > 0)
+          .map((pt) => ({ x: pt.ai[level], y: pt.gflops_per_s, kernel: pt.kernel })),
+      });
+    }
+    div.dataset.points = String(r.points.length);
+    makeChart(canvas, {
+      type: 'scatter',
+      data: { datasets },
+      options: {
+        scales: {
+          x: { type: 'logarithmic', title: { display: true, text: 'Arithmetic intensity (FLOP/byte)' }, min: 0.01, max: 1000 },
+          y: { type: 'logarithmic', title: { display: true, text: 'Performance (GFLOP/s)' } },
+        },
+        plugins: {
+          tooltip: { callbacks: { label: (ctx) => (ctx.raw.kernel ? `${ctx.raw.kernel}: ${fmt(ctx.raw.x)} FLOP/B, ${fmt(ctx.raw.y)} GFLOP/s` : ctx.dataset.label) } },
+        },
+      },
+    });
+  }).catch((e) => {
+    div.textContent = `roofline: ${e.message}`;
+  });
+  return div;
+}
+
+window.lumenReport = () => lastReport;
+document.addEventListener('DOMContentLoaded', init);
