@@ -808,6 +808,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
   return ok;
 }
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 0)))
+#endif
 static void mhd_log(void *cls, const char *fmt, va_list ap) {
   (void)cls;
   char line[1024];
