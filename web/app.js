@@ -278,7 +278,7 @@ function renderTable(t, panel, comparing, s, inf) {
       if (comparing && numericCols.has(i) && t.kind !== 'sysinfo') {
         const dv = deltas ? deltas[i] : null;
         const td = cell(tr, dv === null || dv === undefined ? null : dv, 'delta');
-        if (typeof dv === 'number' && dv !== 0) td.classList.add(dv > 0 ? 'better' : 'worse');
+        if (typeof dv === 'number' && dv !== 0) td.classList.add(dv > 0 ? 'up' : 'down');
         if (typeof row.cells[i] === 'number') td.title = `baseline ${row.cells[i]}`;
       }
     });
@@ -365,9 +365,9 @@ function memoryChart(t, comparing) {
     { x: 410, y: 110, w: 170, title: 'Vector L1', names: ['VL1 Rd', 'VL1 Wr', 'VL1 Atomic', 'VL1 Hit', 'VL1 Lat', 'VL1 Coalesce', 'VL1 Stall'] },
     { x: 410, y: 270, w: 170, title: 'Scalar L1D', names: ['VL1D Rd', 'VL1D Hit', 'VL1D Lat'] },
     { x: 410, y: 370, w: 170, title: 'Instr. L1', names: ['IL1 Fetch', 'IL1 Hit', 'IL1 Lat'] },
-    { x: 650, y: 110, w: 170, title: 'L2', names: ['L2 Rd', 'L2 Wr', 'L2 Atomic', 'L2 Hit', 'L2 Rd Lat', 'L2 Wr Lat'] },
-    { x: 880, y: 110, w: 170, title: 'Fabric', names: ['Fabric_L2 Rd', 'Fabric_L2 Wr', 'Fabric_L2 Atomic', 'Fabric Rd Lat', 'Fabric Wr Lat', 'Fabric Atomic Lat'] },
-    { x: 880, y: 300, w: 170, title: 'HBM', names: ['HBM Rd', 'HBM Wr'] },
+    { x: 740, y: 110, w: 170, title: 'L2', names: ['L2 Rd', 'L2 Wr', 'L2 Atomic', 'L2 Hit', 'L2 Rd Lat', 'L2 Wr Lat'] },
+    { x: 960, y: 110, w: 170, title: 'Fabric', names: ['Fabric_L2 Rd', 'Fabric_L2 Wr', 'Fabric_L2 Atomic', 'Fabric Rd Lat', 'Fabric Wr Lat', 'Fabric Atomic Lat'] },
+    { x: 960, y: 300, w: 170, title: 'HBM', names: ['HBM Rd', 'HBM Wr'] },
   ];
   const links = [
     { from: 3, to: 6, names: ['VL1_L2 Rd', 'VL1_L2 Wr', 'VL1_L2 Atomic'] },
@@ -377,7 +377,7 @@ function memoryChart(t, comparing) {
   const NS = 'http://www.w3.org/2000/svg';
   const svg = document.createElementNS(NS, 'svg');
   svg.setAttribute('class', 'memchart');
-  svg.setAttribute('viewBox', '0 0 1070 460');
+  svg.setAttribute('viewBox', '0 0 1150 460');
   svg.setAttribute('role', 'img');
   svg.setAttribute('aria-label', 'memory chart');
   const text = (x, y, s, cls, metric) => {

@@ -875,7 +875,17 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
     }
     ew = &measured;
   }
-  lm_eval_request req = {ew, metric_rows, n_metric, norm, eval_tables, o->threads, o->corrected};
+  /* --weight time: each dispatch's duration weighs its values. */
+  double *weights = NULL;
+  if (o->weight_time) {
+    weights = alloc(&c, (n_metric ? n_metric : 1) * sizeof *weights);
+    if (c.status != LM_OK) goto nomem;
+    for (size_t i = 0; i < n_metric; i++) {
+      double d = cell_value(c.pmc, c.col_end, metric_rows[i]) - cell_value(c.pmc, c.col_start, metric_rows[i]);
+      weights[i] = d > 0 ? d : 0;
+    }
+  }
+  lm_eval_request req = {ew, metric_rows, n_metric, norm, eval_tables, o->threads, o->corrected, weights};
   uint64_t t0 = lm_phase_begin();
   if (lm_eval_run(cat, &req, &ev, diag) != LM_OK) {
     c.status = diag ? diag->status : LM_EDATA;

@@ -65,6 +65,8 @@ typedef struct lm_analyze_opts {
   size_t n_regions;
   int clock_measured;          /* --clock measured: peaks use the clocks
                                   sampled during the selected dispatches */
+  int weight_time;             /* --weight time: averages over dispatches
+                                  weighted by their durations */
 } lm_analyze_opts;
 
 /* ------------------------------------------------------------ results */

@@ -239,9 +239,9 @@ int cmd_analyze(int argc, char **argv, int first) {
     goto done;
   }
   const char *weight = cli_get(&a, "weight");
-  if (weight && strcmp(weight, "count") != 0) {
-    cli_error(MODE, "--weight %s: only count weighting (the reference tool's) is available "
-                    "in this version", weight);
+  if (weight && strcmp(weight, "count") != 0 && strcmp(weight, "time") != 0) {
+    cli_error(MODE, "--weight %s: use count (each dispatch once, the reference tool's) or time "
+                    "(each dispatch by its duration)", weight);
     status = 2;
     goto done;
   }
@@ -334,6 +334,7 @@ int cmd_analyze(int argc, char **argv, int first) {
     o.stats_only = cli_has(&a, "list-stats");
     o.corrected = cli_has(&a, "corrected");
     o.clock_measured = clock && strcmp(clock, "measured") == 0;
+    o.weight_time = weight && strcmp(weight, "time") == 0;
     if (n_region_flags && !region_names) {
       region_names = calloc(n_region_flags + 1, sizeof *region_names);
       if (!region_names) goto done;

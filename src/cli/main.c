@@ -66,6 +66,8 @@ static const char *const analyze_help =
     "                        name (\"VALU FLOPs\") or hardware block (TCC);\n"
     "                        repeatable\n"
     "  --norm UNIT           per_wave (default), per_cycle, per_second, per_kernel\n"
+    "  --weight count|time   averages over dispatches: each once (default, the\n"
+    "                        reference tool's) or weighted by duration\n"
     "  --format FMT          text (default), csv, json\n"
     "  -o, --output PATH     file for text and json; folder for csv (one\n"
     "                        <table id>.csv per table)\n"

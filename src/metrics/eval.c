@@ -82,6 +82,7 @@ typedef struct acc {
   double sum, min, max;
   size_t count;
   int nan;   /* masked operand: a NaN that is not "not available" was seen */
+  double wsum, wx; /* weighted AVG: the weights and the weighted values */
 } acc;
 
 typedef struct worker {
@@ -304,6 +305,26 @@ static void accumulate(run *r, worker *w, int32_t k, int32_t ch, size_t first, s
       return;
   }
   acc *a = &w->accs[(size_t)k * (size_t)r->ev->n_ch + (size_t)ch];
+  if (n->op == LM_OP_AVG && r->req->weights) {
+    /* Time weighting: each dispatch counts by its weight. */
+    const double *wt = r->req->weights + first;
+    int masked = r->cat->nodes[n->a].masked;
+    double wsum = a->wsum, wx = a->wx;
+    for (size_t i = 0; i < len; i++) {
+      double x = v[i];
+      if (masked && is_na(x)) continue;
+      if (isnan(x)) {
+        if (masked) a->nan = 1;
+        continue;
+      }
+      wsum += wt[i];
+      wx += wt[i] * x;
+      a->count++;
+    }
+    a->wsum = wsum;
+    a->wx = wx;
+    return;
+  }
   double sum = a->sum, mn = a->min, mx = a->max;
   size_t count = a->count;
   if (r->cat->nodes[n->a].masked) {
@@ -579,17 +600,22 @@ static void *finalize_range(void *arg) {
           result = sqrt(ss / (double)(n_sorted - 1));
         }
       } else {
-        acc total = {0, LM_INF, -LM_INF, 0, 0};
+        acc total = {0, LM_INF, -LM_INF, 0, 0, 0, 0};
         for (int i = 0; i < n_workers; i++) {
           const acc *a = &workers[i].accs[(size_t)k * (size_t)n_ch + (size_t)ch];
           total.nan |= a->nan;
           total.sum += a->sum;
           total.count += a->count;
+          total.wsum += a->wsum;
+          total.wx += a->wx;
           if (a->min < total.min) total.min = a->min;
           if (a->max > total.max) total.max = a->max;
         }
         switch ((lm_op)n->op) {
-        case LM_OP_AVG: result = total.count ? total.sum / (double)total.count : LM_NAN; break;
+        case LM_OP_AVG:
+          if (r->req->weights) result = total.count && total.wsum > 0 ? total.wx / total.wsum : LM_NAN;
+          else result = total.count ? total.sum / (double)total.count : LM_NAN;
+          break;
         case LM_OP_MIN: result = total.count ? total.min : LM_NAN; break;
         case LM_OP_MAX: result = total.count ? total.max : LM_NAN; break;
         case LM_OP_SUM: result = total.sum; break;
@@ -729,6 +755,8 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
       w->accs[k].min = LM_INF;
       w->accs[k].max = -LM_INF;
       w->accs[k].nan = 0;
+      w->accs[k].wsum = 0;
+      w->accs[k].wx = 0;
     }
   }
   if (n_workers == 2) lm_run_pair(work, &workers[0], &workers[1]);

@@ -303,6 +303,9 @@ typedef struct lm_eval_request {
   const uint8_t *tables;   /* per table: 1 to evaluate; NULL for all */
   int threads;             /* 0: automatic */
   int corrected;           /* evaluate the corrected cells where defined */
+  const double *weights;   /* per selected row: the weight of AVG (time
+                              weighting: the dispatch's duration); NULL:
+                              every dispatch counts once */
 } lm_eval_request;
 
 typedef struct lm_eval lm_eval;

@@ -342,6 +342,7 @@ static void opts_from_query(const lm_query *q, lm_analyze_opts *o) {
   o->n_regions = q->n_regions;
   o->corrected = q->corrected;
   o->clock_measured = q->clock && strcmp(q->clock, "measured") == 0;
+  o->weight_time = q->weight && strcmp(q->weight, "time") == 0;
   o->threads = 1;
 }
 
@@ -495,8 +496,6 @@ static enum MHD_Result api_info(struct MHD_Connection *c, const lm_query *q) {
 
 static enum MHD_Result api_analysis(struct MHD_Connection *c, const lm_query *q) {
   if (!q->w) return send_error(c, MHD_HTTP_BAD_REQUEST, "w: which workload?");
-  if (q->weight && strcmp(q->weight, "count") != 0)
-    return send_error(c, MHD_HTTP_BAD_REQUEST, "weight=%s: only count weighting is available", q->weight);
   char key[sizeof q->canonical + 16];
   snprintf(key, sizeof key, "analysis|%s", q->canonical);
   size_t len = 0;

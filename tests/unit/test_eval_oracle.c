@@ -31,6 +31,7 @@ typedef struct env {
   size_t n;
   const lm_table *pmc;
   const lm_sysinfo *sys;
+  const double *weights; /* time weighting of AVG, or NULL */
 } env;
 
 static double py_min(double a, double b) { return b < a ? b : a; }
@@ -68,7 +69,7 @@ static void naive(const env *E, const lm_expr *e, nval *out);
  * the way its masked reductions do (NaN from arithmetic is not skipped by
  * mean/min/max/std/quantile; the median skips it). */
 static double reduce(const env *E, const char *fn, const nval *x, double q) {
-  double vals[ROWS_MAX];
+  double vals[ROWS_MAX], wts[ROWS_MAX];
   size_t k = 0;
   int nan_seen = 0;
   for (size_t i = 0; i < E->n; i++) {
@@ -77,6 +78,7 @@ static double reduce(const env *E, const char *fn, const nval *x, double q) {
       nan_seen = 1;
       continue;
     }
+    wts[k] = E->weights ? E->weights[i] : 1;
     vals[k++] = x->v[i];
   }
   if (x->masked && nan_seen && strcmp(fn, "MEDIAN") != 0 && strcmp(fn, "COUNT") != 0) return LM_NAN;
@@ -86,6 +88,14 @@ static double reduce(const env *E, const char *fn, const nval *x, double q) {
   for (size_t i = 0; i < k; i++) sum += vals[i];
   if (strcmp(fn, "SUM") == 0) return sum;
   if (k == 0) return LM_NAN;
+  if (strcmp(fn, "AVG") == 0 && E->weights) {
+    double wsum = 0, wx = 0;
+    for (size_t i = 0; i < k; i++) {
+      wsum += wts[i];
+      wx += wts[i] * vals[i];
+    }
+    return wsum > 0 ? wx / wsum : LM_NAN;
+  }
   if (strcmp(fn, "AVG") == 0) return sum / (double)k;
   /* Extremes scanned in dispatch order: the first of equal values wins. */
   double mn = vals[0], mx = vals[0];
@@ -485,9 +495,16 @@ static void run_round(unsigned seed, size_t rows, int formulas) {
   size_t *sel = malloc(rows * sizeof *sel);
   for (size_t r = 0; r < rows; r++) sel[r] = r;
   lm_eval *ev = NULL;
-  lm_eval_request req = {w, sel, rows, 0, NULL, seed % 2 ? 2 : 1, 0};
+  /* Every third round weighs AVG by positive weights (time weighting),
+   * some of them zero. */
+  double *weights = NULL;
+  if (seed % 3 == 0) {
+    weights = malloc(rows * sizeof *weights);
+    for (size_t r = 0; r < rows; r++) weights[r] = (r * 7 + (size_t)seed) % 5 == 0 ? 0 : 1.0 + (double)((r * 13 + (size_t)seed) % 97);
+  }
+  lm_eval_request req = {w, sel, rows, 0, NULL, seed % 2 ? 2 : 1, 0, weights};
   if (cat) CHECK(lm_eval_run(cat, &req, &ev, &d) == LM_OK);
-  env E = {rows, w->pmc, &w->sysinfo};
+  env E = {rows, w->pmc, &w->sysinfo, weights};
   static const char *const aggs[] = {"AVG", "MIN", "MAX", "MEDIAN", "STD", "QUANTILE",
                                      "QUANTILE", "SUM", "COUNT"};
   static const double qs[] = {0, 0, 0, 0, 0, 0.25, 0.75, 0, 0};
@@ -534,6 +551,7 @@ static void run_round(unsigned seed, size_t rows, int formulas) {
   free(vec_text);
   free(scal_text);
   free(sel);
+  free(weights);
   lm_arena_free(arena);
   lm_eval_free(ev);
   lm_catalog_free(cat);

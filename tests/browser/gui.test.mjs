@@ -1,0 +1,217 @@
+// gui.test.mjs - the web GUI in a real browser (Playwright driving Debian's
+// Chromium, headless): open it, pick a workload, filter to one kernel,
+// switch the normalization, add a baseline, and check the numbers on the
+// page against `lumen analyze --format json` for the same selection. Saves
+// screenshots of the main views.
+//
+// Usage: node gui.test.mjs URL LUMEN SHARED_DIR SCREENSHOT_DIR
+import { chromium } from 'playwright-core';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+
+const [url, lumen, shared, shots] = process.argv.slice(2);
+const WL = `${shared}/workloads`;
+mkdirSync(shots, { recursive: true });
+const failures = [];
+const check = (ok, what) => {
+  if (!ok) failures.push(what);
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
+};
+
+function cli(...args) {
+  const out = execFileSync(lumen, ['analyze', ...args, '--format', 'json'], { maxBuffer: 64 << 20 });
+  return JSON.parse(out.toString());
+}
+
+function cliTable(report, id) {
+  for (const p of report.panels) for (const t of p.tables) if (t.id === id) return t;
+  return null;
+}
+
+// Numbers of a table as shown: row id -> [data-value of each numeric cell].
+async function pageTable(page, id) {
+  return page.$$eval(`[data-table="${id}"] tr[data-row]`, (rows) =>
+    rows.map((r) => ({
+      id: r.dataset.row,
+      values: Array.from(r.querySelectorAll('td'))
+        .filter((td) => !td.classList.contains('delta'))
+        .map((td) => (td.dataset.value === undefined ? null : Number(td.dataset.value))),
+      deltas: Array.from(r.querySelectorAll('td.delta')).map((td) =>
+        td.dataset.value === undefined ? null : Number(td.dataset.value)),
+    })));
+}
+
+function near(a, b) {
+  if (a === null || b === null) return a === b;
+  if (a === b) return true;
+  return Math.abs(a - b) <= 1e-12 * Math.max(Math.abs(a), Math.abs(b));
+}
+
+// Compare a table on the page with the CLI's: the shown run's numbers
+// (the compared run when there is a baseline) and the deltas.
+async function compareTable(page, report, id, label) {
+  const t = cliTable(report, id);
+  const shown = await pageTable(page, id);
+  if (!t) return check(false, `${label}: no table ${id} in the CLI output`);
+  check(shown.length === t.rows.length, `${label}: table ${id} has ${t.rows.length} rows (page: ${shown.length})`);
+  let same = true;
+  let compared = 0;
+  // The page adds a Δ% column after every column that is numeric in some
+  // row of the baseline.
+  const numericCols = new Set();
+  t.rows.forEach((row) => row.cells.forEach((v, k) => { if (k > 0 && typeof v === 'number') numericCols.add(k); }));
+  t.rows.forEach((row, i) => {
+    const cells = row.compare && row.compare[0] ? row.compare[0].cells : row.cells;
+    const want = cells.map((v) => (typeof v === 'number' ? v : null));
+    const got = shown[i] ? shown[i].values : [];
+    want.forEach((v, k) => {
+      if (v === null) return;
+      compared++;
+      if (!near(v, got[k])) {
+        same = false;
+        console.log(`   ${id} row ${row.id} col ${k}: CLI ${v}, page ${got[k]}`);
+      }
+    });
+    if (row.compare && row.compare[0]) {
+      const wantD = row.compare[0].delta_pct.filter((_, k) => numericCols.has(k));
+      const gotD = shown[i] ? shown[i].deltas : [];
+      wantD.forEach((v, k) => {
+        compared++;
+        if (!near(v === undefined ? null : v, gotD[k] === undefined ? null : gotD[k])) {
+          same = false;
+          console.log(`   ${id} row ${row.id} delta ${k}: CLI ${v}, page ${gotD[k]}`);
+        }
+      });
+    }
+  });
+  check(same && compared > 0, `${label}: table ${id} equals the CLI (${compared} numbers)`);
+}
+
+async function ready(page) {
+  await page.waitForFunction(() => document.body.dataset.state === 'ready' || document.body.dataset.state === 'error',
+    null, { timeout: 60000 });
+  const state = await page.evaluate(() => document.body.dataset.state);
+  if (state !== 'ready') throw new Error(`the page says: ${await page.textContent('#status')}`);
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-background-networking', '--disable-dev-shm-usage', '--disable-gpu'],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+
+  // 1. Open: the first workload is shown.
+  await page.goto(url);
+  await ready(page);
+  const options = await page.$$eval('#workload option', (os) => os.map((o) => ({ value: o.value, text: o.textContent })));
+  check(options.length >= 3, `the workload list has folders and the store (${options.map((o) => o.text).join(', ')})`);
+
+  // 2. Pick the multi-kernel workload.
+  const mix = options.find((o) => o.text === '_mix/mix_MI200');
+  await page.selectOption('#workload', mix.value);
+  await ready(page);
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: `${shots}/01-overview.png` });
+  await compareTable(page, cli('-w', `${WL}/_mix/mix_MI200`), '2.1', 'mix_MI200');
+  await compareTable(page, cli('-w', `${WL}/_mix/mix_MI200`), '0.1', 'mix_MI200 top kernels');
+  const sol = await page.$('[data-table="2.1"]');
+  await sol.screenshot({ path: `${shots}/02-speed-of-light.png` });
+
+  // 3. Filter to one kernel (the list of exact names).
+  const kernel = 'void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>) [clone .kd]';
+  await page.selectOption('#klist', [kernel]);
+  await ready(page);
+  const exact = `^\\Q${kernel}\\E$`;
+  await compareTable(page, cli('-w', `${WL}/_mix/mix_MI200`, '-k', exact), '2.1', 'one kernel');
+  await compareTable(page, cli('-w', `${WL}/_mix/mix_MI200`, '-k', exact), '10.1', 'one kernel, instruction mix');
+  const status = await page.textContent('#status');
+  check(status.startsWith('8 of 40 dispatches'), `the status counts the kernel's dispatches (${status})`);
+  const mixChart = await page.$('[data-table="10.1"]');
+  await mixChart.screenshot({ path: `${shots}/03-instruction-mix.png` });
+
+  // 4. Switch the normalization.
+  await page.selectOption('#norm', 'per_kernel');
+  await ready(page);
+  await compareTable(page, cli('-w', `${WL}/_mix/mix_MI200`, '-k', exact, '--norm', 'per_kernel'), '2.1', 'per_kernel');
+  await compareTable(page, cli('-w', `${WL}/_mix/mix_MI200`, '-k', exact, '--norm', 'per_kernel'), '17.2', 'per_kernel L2');
+
+  // 5. The memory chart and the roofline.
+  await page.selectOption('#klist', []);
+  await ready(page);
+  const mem = await page.$('[data-table="3.1"] svg.memchart');
+  check(mem !== null, 'the memory chart is drawn');
+  const memValues = await page.$$eval('[data-table="3.1"] svg text[data-value]', (ts) =>
+    Object.fromEntries(ts.map((t) => [t.dataset.metric, Number(t.dataset.value)])));
+  const memCli = cliTable(cli('-w', `${WL}/_mix/mix_MI200`, '--norm', 'per_kernel'), '3.1');
+  const l2hit = memCli.rows.find((r) => r.cells[0] === 'L2 Hit').cells[1];
+  check(near(memValues['L2 Hit'], l2hit), `the memory chart shows L2 Hit = ${l2hit} (page ${memValues['L2 Hit']})`);
+  await (await page.$('[data-table="3.1"]')).screenshot({ path: `${shots}/04-memory-chart.png` });
+  await page.waitForFunction(() => {
+    const r = document.getElementById('roofline');
+    return r && r.dataset.points !== undefined;
+  }, null, { timeout: 30000 });
+  const points = await page.$eval('#roofline', (e) => Number(e.dataset.points));
+  check(points >= 1, `the roofline has kernel points (${points})`);
+  await page.waitForTimeout(300);
+  await (await page.$('[data-table="4.1"]')).screenshot({ path: `${shots}/05-roofline.png` });
+  await (await page.$('[data-table="18.4"]')).screenshot({ path: `${shots}/06-l2-per-channel.png` });
+
+  // 6. Add a baseline: Δ% columns, the compared run's numbers.
+  const vcopy = options.find((o) => o.text === 'vcopy/MI200');
+  await page.selectOption('#baseline', vcopy.value);
+  await ready(page);
+  const cmpCli = cli('-w', `${WL}/vcopy/MI200`, '-w', `${WL}/_mix/mix_MI200`, '--norm', 'per_kernel');
+  await compareTable(page, cmpCli, '2.1', 'against a baseline');
+  await compareTable(page, cmpCli, '11.2', 'against a baseline, pipeline');
+  const deltaCols = await page.$$eval('[data-table="2.1"] th', (ths) => ths.filter((t) => t.textContent === 'Δ%').length);
+  check(deltaCols >= 2, `Δ% columns are shown (${deltaCols})`);
+  const colored = await page.$$eval('[data-table="2.1"] td.delta.up, [data-table="2.1"] td.delta.down', (t) => t.length);
+  check(colored > 0, `changes are coloured (${colored} cells)`);
+  await page.evaluate(() => document.getElementById('panel-2').scrollIntoView());
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: `${shots}/07-comparison.png` });
+
+  // 7. The URL is the view: a new page opened on it shows the same.
+  const shared = page.url();
+  check(shared.includes('base=') && shared.includes('norm=per_kernel'), `the URL encodes the selection (${shared})`);
+  const again = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await again.goto(shared);
+  await ready(again);
+  await compareTable(again, cmpCli, '2.1', 'a shared link');
+
+  // 8. A store workload (kept analysis).
+  const stored = options.find((o) => o.text.includes('(store'));
+  await page.selectOption('#baseline', '');
+  await ready(page);
+  await page.selectOption('#workload', stored.value);
+  await ready(page);
+  await compareTable(page, cli('-w', `${WL}/_mix/mix_MI300X_A1`), '2.1', 'a store workload');
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: `${shots}/08-store-workload.png` });
+
+  // 8b. Time weighting.
+  await page.selectOption('#weight', 'time');
+  await ready(page);
+  await compareTable(page, cli('-w', `${WL}/_mix/mix_MI300X_A1`, '--weight', 'time'), '7.1', 'time weighting');
+
+  check(errors.length === 0, `no errors in the page's console (${errors.join(' | ')})`);
+
+  // 9. A bad filter says so on the page.
+  await page.fill('#kregex', '(unclosed');
+  await page.click('#apply');
+  await page.waitForFunction(() => document.body.dataset.state === 'error', null, { timeout: 30000 });
+  const err = await page.textContent('#status');
+  check(/-k|missing|unclosed|parenthes/i.test(err), `a bad regex is reported on the page (${err})`);
+} finally {
+  await browser.close();
+}
+if (failures.length) {
+  console.log(`${failures.length} check(s) failed`);
+  process.exit(1);
+}
+console.log('PASS');
