@@ -60,8 +60,8 @@ static int32_t block_limit(const lm_catalog *cat, const char *block) {
 }
 
 static int collectable(const lm_catalog *cat, const char *column, const char *base) {
-  char with_sum[256];
-  snprintf(with_sum, sizeof with_sum, "%s_sum", base);
+  char with_sum[300];
+  snprintf(with_sum, sizeof with_sum, "%.250s_sum", base);
   for (int32_t i = 0; i < cat->n_counters; i++) {
     const char *c = cat->counters[i];
     if (strcmp(c, base) == 0 || strcmp(c, with_sum) == 0 || strcmp(c, column) == 0) return 1;
