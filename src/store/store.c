@@ -721,7 +721,11 @@ lm_status lm_store_analyze(lm_store *s, const char *name, const lm_catalog *over
   lm_store_cache_key(cat, o, key, sizeof key);
   void *data = NULL;
   size_t len = 0;
-  if (e.complete && lm_store_cache_get(s, name, key, &data, &len, diag) == LM_OK) {
+  /* LUMEN_STORE_CACHE=off: evaluate every time and keep nothing (for
+   * measurements and for checking a suspect kept analysis). */
+  const char *mode = getenv("LUMEN_STORE_CACHE");
+  int use_cache = !(mode && strcmp(mode, "off") == 0);
+  if (use_cache && e.complete && lm_store_cache_get(s, name, key, &data, &len, diag) == LM_OK) {
     st = lm_store_load_info(s, name, workload, diag);
     if (st == LM_OK) st = lm_analysis_deserialize(data, len, *workload, cat, out, diag);
     free(data);
@@ -735,7 +739,7 @@ lm_status lm_store_analyze(lm_store *s, const char *name, const lm_catalog *over
   }
   if ((st = lm_store_load(s, name, workload, diag)) != LM_OK) return st;
   if ((st = lm_analyze_run(*workload, cat, o, out, diag)) != LM_OK) return st;
-  if (s->writable) {
+  if (s->writable && use_cache) {
     lm_buf b = {0};
     lm_diag ignored;
     if (lm_analysis_serialize(*out, &b) == LM_OK)
