@@ -824,7 +824,7 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
   S.o = o;
   S.max_evaluations = o->threads > 0 ? o->threads : 2;
   const char *host = o->host ? o->host : "127.0.0.1";
-  int port = o->port > 0 ? o->port : 8080;
+  int port = o->port >= 0 ? o->port : 8080; /* 0: any free port */
   struct sockaddr_in sa4;
   struct sockaddr_in6 sa6;
   memset(&sa4, 0, sizeof sa4);

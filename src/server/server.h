@@ -49,7 +49,7 @@ void lm_query_fini(lm_query *q);
 
 typedef struct lm_server_opts {
   const char *host;            /* address to listen on (default 127.0.0.1) */
-  int port;                    /* default 8080 */
+  int port;                    /* 0: any free port; negative: 8080 */
   const char *token;           /* required when host is not loopback */
   const char *const *folders;  /* -w: workload folders */
   size_t n_folders;
