@@ -388,7 +388,20 @@ static lm_status analysis_of(const char *id, const lm_analyze_opts *o, lm_analys
 
 /* ------------------------------------------------------------ endpoints */
 
+/* The list is read again at most every two seconds: imports show up
+ * quickly, and a busy GUI does not query the store on every call. */
+static char *workloads_text;
+static double workloads_at;
+
 static enum MHD_Result api_workloads(struct MHD_Connection *c) {
+  pthread_mutex_lock(&S.lock);
+  char *hit = workloads_text && now_s() - workloads_at < 2 ? strdup(workloads_text) : NULL;
+  pthread_mutex_unlock(&S.lock);
+  if (hit) {
+    enum MHD_Result ok = send_body(c, MHD_HTTP_OK, "application/json", hit, strlen(hit), 1, 0);
+    free(hit);
+    return ok;
+  }
   cJSON *o = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(o, "workloads");
   for (size_t i = 0; i < S.n_folders; i++) {
     cJSON *e = cJSON_CreateObject();
@@ -426,8 +439,16 @@ static enum MHD_Result api_workloads(struct MHD_Connection *c) {
     free(entries);
     lm_store_close(st);
   }
-  enum MHD_Result ok = send_json(c, o);
+  char *text = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
+  if (!text) return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+  pthread_mutex_lock(&S.lock);
+  free(workloads_text);
+  workloads_text = strdup(text);
+  workloads_at = now_s();
+  pthread_mutex_unlock(&S.lock);
+  enum MHD_Result ok = send_body(c, MHD_HTTP_OK, "application/json", text, strlen(text), 1, 0);
+  cJSON_free(text);
   return ok;
 }
 
@@ -921,6 +942,8 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
   }
   memset(S.loaded, 0, sizeof S.loaded);
   memset(S.answers, 0, sizeof S.answers);
+  free(workloads_text);
+  workloads_text = NULL;
   free(S.folders);
   S.folders = NULL;
   return LM_OK;
