@@ -202,6 +202,11 @@ void lm_run_pair(void *(*fn)(void *), void *first, void *second);
 #define LM_NAN ((double)NAN)
 #define LM_INF ((double)INFINITY)
 
+/* lm_make_dirs: create folder dir and its missing parents (mkdir -p).
+ * On failure the message says what and why; on a permission error `hint`
+ * (may be NULL) is added, e.g. "choose a writable place with -w". */
+lm_status lm_make_dirs(const char *dir, const char *what, const char *hint, lm_diag *diag);
+
 /* lm_read_file: read a whole file into a NUL-terminated owned buffer
  * (free with lm_free). Refuses files larger than max_bytes. */
 lm_status lm_read_file(const char *path, size_t max_bytes, char **out,

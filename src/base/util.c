@@ -25,6 +25,24 @@ int lm_str_ieq(const char *a, const char *b) {
   }
 }
 
+lm_status lm_make_dirs(const char *dir, const char *what, const char *hint, lm_diag *diag) {
+  char path[4096];
+  if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+    return lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, NULL, "a folder path over %zu bytes", sizeof path);
+  for (char *p = path + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) goto fail;
+    *p = '/';
+  }
+  if (mkdir(path, 0777) != 0 && errno != EEXIST) goto fail;
+  return LM_OK;
+fail:
+  if (hint && (errno == EACCES || errno == EROFS))
+    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot create %s: %s (%s)", what, strerror(errno), hint);
+  return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot create %s: %s", what, strerror(errno));
+}
+
 lm_status lm_read_file(const char *path, size_t max_bytes, char **out,
                        size_t *out_len, lm_diag *diag) {
   lm_status status = LM_OK;

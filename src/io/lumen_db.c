@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "io/io.h"
@@ -163,31 +162,14 @@ lm_status lm_db_schema(lm_sql *sql, int create, lm_diag *diag) {
 
 lm_status lm_db_open(const char *path, int mode, sqlite3 **out, lm_diag *diag) {
   *out = NULL;
-  struct stat sb;
-  if (mode != LM_DB_CREATE && stat(path, &sb) != 0)
-    return lm_diag_set(diag, LM_ENOTFOUND, path, 0, 0, NULL, "no such database");
-  int flags = mode == LM_DB_CREATE  ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
-              : mode == LM_DB_WRITE ? SQLITE_OPEN_READWRITE
-                                    : SQLITE_OPEN_READONLY;
-  sqlite3 *db = NULL;
-  if (sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-    lm_status st = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot open the database: %s",
-                               db ? sqlite3_errmsg(db) : "out of memory");
-    sqlite3_close(db);
-    return st;
-  }
-  sqlite3_busy_timeout(db, 60000);
-  sqlite3_exec(db, "PRAGMA foreign_keys = ON; PRAGMA mmap_size = 2147418112", NULL, NULL, NULL);
-  if (mode == LM_DB_CREATE) sqlite3_exec(db, "PRAGMA page_size = 65536", NULL, NULL, NULL);
-  lm_sql *sql = lm_sql_wrap_sqlite(db);
-  lm_status st = sql ? lm_db_schema(sql, mode == LM_DB_CREATE, diag)
-                     : lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
-  lm_sql_close(sql);
+  lm_sql *sql = NULL;
+  lm_status st = lm_sql_open(path, mode, &sql, diag);
+  if (st == LM_OK) st = lm_db_schema(sql, mode == LM_DB_CREATE, diag);
   if (st != LM_OK) {
-    sqlite3_close(db);
+    lm_sql_close(sql);
     return st;
   }
-  *out = db;
+  *out = lm_sql_detach(sql);
   return LM_OK;
 }
 
@@ -235,6 +217,26 @@ static lm_status put_columns(lm_sql *sql, int64_t wid, const lm_table *t, const 
       lm_stmt_bind_null(s, 8);
     }
     if (lm_stmt_step(s) < 0) return stmt_fail(s, sql, "write a column", diag);
+    lm_stmt_reset(s);
+  }
+  lm_stmt_free(s);
+  return LM_OK;
+}
+
+/* Rows (workload, id, name) of a name table (kernel, region): ids are the
+ * positions in names. */
+static lm_status put_names(lm_sql *sql, int64_t wid, const char *table, const char *const *names, size_t n,
+                           lm_diag *diag) {
+  char text[128];
+  snprintf(text, sizeof text, "INSERT INTO %s(workload_id, id, name) VALUES (?,?,?)", table);
+  lm_stmt *s = NULL;
+  lm_status st = lm_sql_prepare(sql, text, &s, diag);
+  if (st != LM_OK) return st;
+  for (size_t i = 0; i < n; i++) {
+    lm_stmt_bind_int64(s, 1, wid);
+    lm_stmt_bind_int64(s, 2, (int64_t)i);
+    lm_stmt_bind_text(s, 3, names[i]);
+    if (lm_stmt_step(s) < 0) return stmt_fail(s, sql, table, diag);
     lm_stmt_reset(s);
   }
   lm_stmt_free(s);
@@ -297,16 +299,7 @@ lm_status lm_db_write_tables(lm_sql *sql, int64_t wid, const lm_workload *w, lm_
   /* Kernels: the pmc table's interned names keep their ids. */
   const lm_table *pmc = w->pmc;
   long kcol = lm_table_find(pmc, "Kernel_Name");
-  if ((st = lm_sql_prepare(sql, "INSERT INTO kernel(workload_id, id, name) VALUES (?,?,?)", &s, diag)) != LM_OK)
-    return st;
-  for (size_t k = 0; k < pmc->n_strings; k++) {
-    lm_stmt_bind_int64(s, 1, wid);
-    lm_stmt_bind_int64(s, 2, (int64_t)k);
-    lm_stmt_bind_text(s, 3, pmc->strings[k]);
-    if (lm_stmt_step(s) < 0) return stmt_fail(s, sql, "write kernels", diag);
-    lm_stmt_reset(s);
-  }
-  lm_stmt_free(s);
+  if ((st = put_names(sql, wid, "kernel", pmc->strings, pmc->n_strings, diag)) != LM_OK) return st;
 
   /* Dispatches. */
   long fixed_idx[LM_ARRAY_LEN(fixed_cols)];
@@ -340,16 +333,7 @@ lm_status lm_db_write_tables(lm_sql *sql, int64_t wid, const lm_workload *w, lm_
 
   /* Regions. */
   if (w->n_regions && w->row_regions) {
-    if ((st = lm_sql_prepare(sql, "INSERT INTO region(workload_id, id, name) VALUES (?,?,?)", &s, diag)) != LM_OK)
-      return st;
-    for (size_t i = 0; i < w->n_regions; i++) {
-      lm_stmt_bind_int64(s, 1, wid);
-      lm_stmt_bind_int64(s, 2, (int64_t)i);
-      lm_stmt_bind_text(s, 3, w->region_names[i]);
-      if (lm_stmt_step(s) < 0) return stmt_fail(s, sql, "write regions", diag);
-      lm_stmt_reset(s);
-    }
-    lm_stmt_free(s);
+    if ((st = put_names(sql, wid, "region", w->region_names, w->n_regions, diag)) != LM_OK) return st;
     if ((st = lm_sql_prepare(sql, "INSERT INTO dispatch_region(workload_id, row, region_id) VALUES (?,?,?)",
                              &s, diag)) != LM_OK)
       return st;

@@ -144,6 +144,14 @@ void lm_sql_close(lm_sql *s) {
   free(s);
 }
 
+sqlite3 *lm_sql_detach(lm_sql *s) {
+  if (!s) return NULL;
+  sqlite3 *db = s->db;
+  s->db = NULL;
+  lm_sql_close(s);
+  return db;
+}
+
 const char *lm_sql_where(const lm_sql *s) { return s->where; }
 int lm_sql_is_postgres(const lm_sql *s) { return s->engine == ENGINE_PG; }
 

@@ -32,6 +32,9 @@ lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag);
 /* lm_sql_wrap_sqlite: use an open SQLite handle (not closed by lm_sql_close). */
 lm_sql *lm_sql_wrap_sqlite(sqlite3 *db);
 void lm_sql_close(lm_sql *sql);
+/* lm_sql_detach: hand the SQLite handle of sql to the caller (who closes
+ * it with sqlite3_close) and free sql; NULL for PostgreSQL. */
+sqlite3 *lm_sql_detach(lm_sql *sql);
 /* lm_sql_where: the database as shown in messages (a path, or the URL
  * without its password). */
 const char *lm_sql_where(const lm_sql *sql);

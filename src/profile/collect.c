@@ -1570,26 +1570,6 @@ static int dir_is_empty(const char *dir) {
   return empty;
 }
 
-static lm_status make_dirs(const char *dir, lm_diag *diag) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s", dir);
-  for (char *p = path + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
-    if (mkdir(path, 0777) != 0 && errno != EEXIST) goto fail;
-    *p = '/';
-  }
-  if (mkdir(path, 0777) != 0 && errno != EEXIST) goto fail;
-  return LM_OK;
-fail:
-  if (errno == EACCES || errno == EROFS)
-    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL,
-                       "cannot create the workload folder: %s (choose a writable place with -w)",
-                       strerror(errno));
-  return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot create the workload folder: %s",
-                     strerror(errno));
-}
-
 static void copy_opts(const lm_profile_opts *o, stored *s) {
   memset(s, 0, sizeof *s);
   s->argv = calloc((size_t)o->argc + 1, sizeof *s->argv);
@@ -1699,7 +1679,8 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
                        "or add --resume to continue an unfinished profile)");
       goto done;
     }
-    if ((st = make_dirs(o->dir, diag)) != LM_OK) goto done;
+    if ((st = lm_make_dirs(o->dir, "the workload folder", "choose a writable place with -w", diag)) != LM_OK)
+      goto done;
     if ((st = lm_plan_build(cat, o->items, o->n_items, &plan, diag)) != LM_OK) goto done;
     if ((st = lm_db_open(db_path, LM_DB_CREATE, &x.db, diag)) != LM_OK) goto done;
     copy_opts(o, &x.opt);

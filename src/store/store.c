@@ -48,22 +48,14 @@ static int is_pg(const char *url) {
   return strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0;
 }
 
+/* The folder a SQLite store file goes in. */
 static lm_status make_parent(const char *path, lm_diag *diag) {
   char dir[PATH_MAX];
   snprintf(dir, sizeof dir, "%s", path);
   char *slash = strrchr(dir, '/');
   if (!slash || slash == dir) return LM_OK;
   *slash = '\0';
-  for (char *p = dir + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) goto fail;
-    *p = '/';
-  }
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST) goto fail;
-  return LM_OK;
-fail:
-  return lm_diag_set(diag, LM_EIO, dir, 0, 0, NULL, "cannot create the store's folder: %s", strerror(errno));
+  return lm_make_dirs(dir, "the store's folder", "choose another --db", diag);
 }
 
 lm_status lm_store_open(const char *url, int writable, lm_store **out, lm_diag *diag) {
@@ -370,6 +362,19 @@ static lm_status copy_table(lm_sql *from, int64_t from_wid, lm_sql *to, int64_t 
   return st;
 }
 
+static lm_status set_fingerprint(lm_sql *sql, int64_t wid, const char *fp, lm_diag *diag) {
+  lm_stmt *q = NULL;
+  lm_status st = lm_sql_prepare(sql, "UPDATE workload SET fingerprint = ? WHERE id = ?", &q, diag);
+  if (st != LM_OK) return st;
+  lm_stmt_bind_text(q, 1, fp);
+  lm_stmt_bind_int64(q, 2, wid);
+  if (lm_stmt_step(q) < 0)
+    st = lm_stmt_unique_violation(q) ? lm_diag_set(diag, LM_EDATA, NULL, 0, 0, NULL, "duplicate")
+                                     : lm_stmt_error(q, "write the fingerprint", diag);
+  lm_stmt_free(q);
+  return st;
+}
+
 /* Copy workload from_wid of `from` as a new workload `name` of `to`. */
 static lm_status copy_workload(lm_sql *from, int64_t from_wid, lm_sql *to, const char *name, const char *team,
                                const char *origin, const char *fingerprint, int64_t *new_wid, lm_diag *diag) {
@@ -393,17 +398,7 @@ static lm_status copy_workload(lm_sql *from, int64_t from_wid, lm_sql *to, const
   lm_stmt_free(q);
   st = lm_db_create_workload(to, name, team, source, origin ? origin : old_origin, arch, model, n, complete,
                              new_wid, diag);
-  if (st == LM_OK && fingerprint) {
-    if ((st = lm_sql_prepare(to, "UPDATE workload SET fingerprint = ? WHERE id = ?", &q, diag)) == LM_OK) {
-      lm_stmt_bind_text(q, 1, fingerprint);
-      lm_stmt_bind_int64(q, 2, *new_wid);
-      if (lm_stmt_step(q) < 0) {
-        st = lm_stmt_unique_violation(q) ? LM_EDATA : lm_stmt_error(q, "write the fingerprint", diag);
-        if (st == LM_EDATA) lm_diag_set(diag, LM_EDATA, NULL, 0, 0, NULL, "duplicate");
-      }
-      lm_stmt_free(q);
-    }
-  }
+  if (st == LM_OK && fingerprint) st = set_fingerprint(to, *new_wid, fingerprint, diag);
   for (size_t i = 0; st == LM_OK && i < LM_ARRAY_LEN(workload_tables); i++)
     st = copy_table(from, from_wid, to, *new_wid, workload_tables[i], diag);
   return st;
@@ -430,19 +425,6 @@ static int name_taken(lm_sql *sql, const char *name) {
   int64_t wid;
   lm_diag ignored;
   return lm_db_find_workload(sql, name, &wid, NULL, NULL, &ignored) == LM_OK;
-}
-
-static lm_status set_fingerprint(lm_sql *sql, int64_t wid, const char *fp, lm_diag *diag) {
-  lm_stmt *q = NULL;
-  lm_status st = lm_sql_prepare(sql, "UPDATE workload SET fingerprint = ? WHERE id = ?", &q, diag);
-  if (st != LM_OK) return st;
-  lm_stmt_bind_text(q, 1, fp);
-  lm_stmt_bind_int64(q, 2, wid);
-  if (lm_stmt_step(q) < 0)
-    st = lm_stmt_unique_violation(q) ? lm_diag_set(diag, LM_EDATA, NULL, 0, 0, NULL, "duplicate")
-                                     : lm_stmt_error(q, "write the fingerprint", diag);
-  lm_stmt_free(q);
-  return st;
 }
 
 /* The default view (every panel, no filter) of a new workload, kept so
