@@ -690,6 +690,17 @@ done:
   return status;
 }
 
+/* The pmc columns selection and the top tables read. */
+static void find_columns(ctx *c, const lm_table *pmc) {
+  c->pmc = pmc;
+  c->col_kernel = lm_table_find(pmc, "Kernel_Name");
+  c->col_dispatch = lm_table_find(pmc, "Dispatch_ID");
+  c->col_gpu = lm_table_find(pmc, "GPU_ID");
+  c->col_start = lm_table_find(pmc, "Start_Timestamp");
+  c->col_end = lm_table_find(pmc, "End_Timestamp");
+  c->col_grbm = lm_table_find(pmc, "GRBM_GUI_ACTIVE");
+}
+
 lm_status lm_analyze_rows(const lm_workload *w, const lm_analyze_opts *o, size_t **rows, size_t *n,
                           lm_diag *diag) {
   ctx c;
@@ -697,12 +708,7 @@ lm_status lm_analyze_rows(const lm_workload *w, const lm_analyze_opts *o, size_t
   c.w = w;
   c.o = o;
   c.diag = diag;
-  c.pmc = w->pmc;
-  c.col_kernel = lm_table_find(c.pmc, "Kernel_Name");
-  c.col_dispatch = lm_table_find(c.pmc, "Dispatch_ID");
-  c.col_gpu = lm_table_find(c.pmc, "GPU_ID");
-  c.col_start = lm_table_find(c.pmc, "Start_Timestamp");
-  c.col_end = lm_table_find(c.pmc, "End_Timestamp");
+  find_columns(&c, w->pmc);
   *rows = NULL;
   *n = 0;
   if (c.col_kernel < 0)
@@ -729,7 +735,7 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
   c.cat = cat;
   c.o = o;
   c.diag = diag;
-  c.pmc = w->pmc;
+  find_columns(&c, w->pmc);
   c.arena = lm_arena_new(1 << 16);
   if (!c.arena) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   c.an = lm_arena_alloc(c.arena, sizeof *c.an);
@@ -737,12 +743,6 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
   c.an->arena = c.arena;
   c.an->workload = w;
   c.an->catalog = cat;
-  c.col_kernel = lm_table_find(c.pmc, "Kernel_Name");
-  c.col_dispatch = lm_table_find(c.pmc, "Dispatch_ID");
-  c.col_gpu = lm_table_find(c.pmc, "GPU_ID");
-  c.col_start = lm_table_find(c.pmc, "Start_Timestamp");
-  c.col_end = lm_table_find(c.pmc, "End_Timestamp");
-  c.col_grbm = lm_table_find(c.pmc, "GRBM_GUI_ACTIVE");
 
   /* Normalization. */
   int32_t norm = 0;
