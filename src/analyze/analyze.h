@@ -18,30 +18,6 @@
 #include "metrics/metrics.h"
 #include "model/model.h"
 
-/* ------------------------------------------------------------ id sets */
-
-/* A set of non-negative integers written as a comma list of items: N,
- * START:STOP[:STEP] (Python slice: STOP excluded, either end may be left
- * out), or >N. Used for -d, -g and --instance. */
-typedef struct lm_idset_item {
-  uint8_t kind;   /* 0: equal, 1: slice, 2: greater than */
-  int64_t a, b;   /* value or start, stop (-1: open) */
-  int64_t step;
-} lm_idset_item;
-
-typedef struct lm_idset {
-  lm_idset_item *items;
-  size_t n;
-} lm_idset;
-
-/* lm_idset_parse: add the items of `text` to set (items from lm_malloc).
- * On bad text returns LM_EINVAL with a message naming `flag` and the text. */
-lm_status lm_idset_parse(lm_idset *set, const char *text, const char *flag,
-                         lm_diag *diag);
-void lm_idset_fini(lm_idset *set);
-/* lm_idset_has: 1 if value is in the set; an empty set holds nothing. */
-int lm_idset_has(const lm_idset *set, int64_t value);
-
 /* ----------------------------------------------------------- options */
 
 typedef struct lm_analyze_opts {

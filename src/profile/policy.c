@@ -203,86 +203,13 @@ done:
 
 /* ------------------------------------------------------------ the policy */
 
-/* Minimal id sets (the same syntax as lumen analyze: N, A:B[:S], >N). */
-typedef struct spec_item {
-  int kind; /* 0 =, 1 slice, 2 > */
-  int64_t a, b, step;
-} spec_item;
-
-typedef struct spec {
-  spec_item *items;
-  size_t n;
-} spec;
-
-static int spec_parse(const char *text, spec *s) {
-  memset(s, 0, sizeof *s);
-  if (!text) return 1;
-  const char *p = text;
-  for (;;) {
-    spec_item it = {0, 0, -1, 1};
-    char *end;
-    if (*p == '>') {
-      it.kind = 2;
-      it.a = strtoll(p + 1, &end, 10);
-      if (end == p + 1) return 0;
-      p = end;
-    } else {
-      long long a = strtoll(p, &end, 10);
-      int have = end != p;
-      p = end;
-      if (*p == ':') {
-        it.kind = 1;
-        it.a = have ? a : 0;
-        p++;
-        long long b = strtoll(p, &end, 10);
-        if (end != p) it.b = b;
-        p = end;
-        if (*p == ':') {
-          p++;
-          long long st = strtoll(p, &end, 10);
-          if (end != p) it.step = st > 0 ? st : 1;
-          p = end;
-        }
-      } else if (!have) {
-        return 0;
-      } else {
-        it.a = a;
-      }
-    }
-    spec_item *grown = realloc(s->items, (s->n + 1) * sizeof *grown);
-    if (!grown) return 0;
-    s->items = grown;
-    s->items[s->n++] = it;
-    if (*p == ',') {
-      p++;
-      continue;
-    }
-    return *p == '\0';
-  }
-}
-
-static int spec_has(const spec *s, int64_t v) {
-  if (!s->n) return 1; /* no spec: everything */
-  for (size_t i = 0; i < s->n; i++) {
-    const spec_item *it = &s->items[i];
-    if (it->kind == 0 && v == it->a) return 1;
-    if (it->kind == 2 && v > it->a) return 1;
-    if (it->kind == 1 && v >= it->a && (it->b < 0 || v < it->b) && (v - it->a) % it->step == 0)
-      return 1;
-  }
-  return 0;
-}
+/* An id filter: no list given selects everything. */
+static int spec_has(const lm_idset *s, int64_t v) { return !s->n || lm_idset_has(s, v); }
 
 typedef struct kstate {
-  uint64_t id;
   int selected_by_name;
   int64_t instances;
 } kstate;
-
-typedef struct keystate {
-  char *key;
-  int64_t selected;
-} keystate;
 
 #define MAX_DEPTH 64
 
@@ -297,11 +224,11 @@ struct lm_policy {
   pthread_mutex_t lock;
   pcre2_code **include, **exclude;
   size_t n_include, n_exclude;
-  spec instance, dispatch, gpu;
+  lm_idset instance, dispatch, gpu;
   kstate *kernels;
   size_t n_kernels, cap_kernels;
-  keystate *keys;
-  size_t n_keys, cap_keys;
+  lm_map *kernel_index; /* kernel id (decimal) -> index in kernels */
+  lm_map *selected;     /* cycling key -> selected dispatches so far */
   char **region_names;
   int n_regions;
   int *wanted_regions; /* region ids of -r names, resolved as they appear */
@@ -337,13 +264,18 @@ lm_status lm_policy_new(const lm_tool_config *cfg, lm_policy **out, lm_diag *dia
     if (excl) p->exclude[p->n_exclude++] = re;
     else p->include[p->n_include++] = re;
   }
-  if (!spec_parse(cfg->instance, &p->instance) || !spec_parse(cfg->dispatch, &p->dispatch) ||
-      !spec_parse(cfg->gpu, &p->gpu)) {
+  lm_status st = LM_OK;
+  if (cfg->instance) st = lm_idset_parse(&p->instance, cfg->instance, "--instance", diag);
+  if (st == LM_OK && cfg->dispatch) st = lm_idset_parse(&p->dispatch, cfg->dispatch, "-d", diag);
+  if (st == LM_OK && cfg->gpu) st = lm_idset_parse(&p->gpu, cfg->gpu, "-g", diag);
+  if (st != LM_OK) {
     lm_policy_free(p);
-    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "bad --instance, -d or -g list");
+    return st;
   }
   p->wanted_regions = calloc(cfg->n_regions + 1, sizeof *p->wanted_regions);
-  if (!p->wanted_regions) goto nomem;
+  p->kernel_index = lm_map_new();
+  p->selected = lm_map_new();
+  if (!p->wanted_regions || !p->kernel_index || !p->selected) goto nomem;
   *out = p;
   return LM_OK;
 nomem:
@@ -357,12 +289,12 @@ void lm_policy_free(lm_policy *p) {
   for (size_t i = 0; i < p->n_exclude; i++) pcre2_code_free(p->exclude[i]);
   free(p->include);
   free(p->exclude);
-  free(p->instance.items);
-  free(p->dispatch.items);
-  free(p->gpu.items);
+  lm_idset_fini(&p->instance);
+  lm_idset_fini(&p->dispatch);
+  lm_idset_fini(&p->gpu);
   free(p->kernels);
-  for (size_t i = 0; i < p->n_keys; i++) free(p->keys[i].key);
-  free(p->keys);
+  lm_map_free(p->kernel_index);
+  lm_map_free(p->selected);
   for (int i = 0; i < p->n_regions; i++) free(p->region_names[i]);
   free(p->region_names);
   free(p->wanted_regions);
@@ -390,8 +322,10 @@ static int name_selected(lm_policy *p, const char *name) {
 }
 
 static kstate *kernel_state(lm_policy *p, uint64_t id, const char *name) {
-  for (size_t i = 0; i < p->n_kernels; i++)
-    if (p->kernels[i].id == id) return &p->kernels[i];
+  char key[24];
+  snprintf(key, sizeof key, "%llu", (unsigned long long)id);
+  int64_t at;
+  if (lm_map_get(p->kernel_index, key, &at)) return &p->kernels[at];
   if (p->n_kernels == p->cap_kernels) {
     size_t cap = p->cap_kernels ? p->cap_kernels * 2 : 64;
     kstate *grown = realloc(p->kernels, cap * sizeof *grown);
@@ -399,8 +333,8 @@ static kstate *kernel_state(lm_policy *p, uint64_t id, const char *name) {
     p->kernels = grown;
     p->cap_kernels = cap;
   }
+  if (lm_map_put(p->kernel_index, key, (int64_t)p->n_kernels) != LM_OK) return NULL;
   kstate *k = &p->kernels[p->n_kernels++];
-  k->id = id;
   k->instances = 0;
   k->selected_by_name = name_selected(p, name ? name : "");
   return k;
@@ -497,24 +431,6 @@ const char *lm_policy_region_name(lm_policy *p, int id) {
   return name;
 }
 
-static keystate *key_state(lm_policy *p, const char *key) {
-  for (size_t i = 0; i < p->n_keys; i++)
-    if (strcmp(p->keys[i].key, key) == 0) return &p->keys[i];
-  if (p->n_keys == p->cap_keys) {
-    size_t cap = p->cap_keys ? p->cap_keys * 2 : 64;
-    keystate *grown = realloc(p->keys, cap * sizeof *grown);
-    if (!grown) return NULL;
-    p->keys = grown;
-    p->cap_keys = cap;
-  }
-  keystate *k = &p->keys[p->n_keys];
-  k->key = strdup(key);
-  if (!k->key) return NULL;
-  k->selected = 0;
-  p->n_keys++;
-  return k;
-}
-
 void lm_policy_choose(lm_policy *p, const lm_dispatch_facts *d, lm_choice *out) {
   const lm_tool_config *cfg = p->cfg;
   out->set = -1;
@@ -550,9 +466,10 @@ void lm_policy_choose(lm_policy *p, const lm_dispatch_facts *d, lm_choice *out) 
   if (!k->selected_by_name || !in_wanted || !spec_has(&p->instance, out->instance) ||
       !spec_has(&p->dispatch, (int64_t)d->dispatch_id) || !spec_has(&p->gpu, d->gpu))
     goto done;
-  keystate *ks = key_state(p, out->key);
-  if (!ks) goto done;
-  out->selected = ks->selected++;
+  int64_t selected = 0;
+  lm_map_get(p->selected, out->key, &selected);
+  if (lm_map_put(p->selected, out->key, selected + 1) != LM_OK) goto done;
+  out->selected = selected;
   switch ((lm_replay)cfg->mode) {
   case LM_REPLAY_APP: out->set = cfg->pass; break;
   case LM_REPLAY_INSTANCE: out->set = cfg->n_sets ? (int)(out->selected % cfg->n_sets) : -1; break;

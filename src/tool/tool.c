@@ -8,7 +8,7 @@
  * filters) and builds the policy. A backend (backend_sim.c) attaches it to
  * the GPU runtime and forwards the runtime's callbacks. Dispatches are
  * decided by the policy; their timestamps, counters and regions are
- * appended to a records file, one flushed line each, that `lumen profile`
+ * appended to a records file, pushed to it dispatch by dispatch, that `lumen profile`
  * reads after the run. lumen's region markers are defined here too, so
  * that they take over the no-op markers library when the program runs
  * under lumen. A background thread samples GPU clocks.
@@ -35,12 +35,10 @@ static struct {
   lm_policy *policy;
   pthread_mutex_t out_lock;
   FILE *out;
-  unsigned long records;
   pthread_t sampler;
   int sampler_running;
   volatile int stop;
   lm_telemetry *telemetry;
-  int regions_written;
 } T = {.out_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static unsigned long tid(void) { return (unsigned long)syscall(SYS_gettid); }
@@ -55,10 +53,17 @@ static void emit(const char *fmt, ...) {
   va_start(ap, fmt);
   vfprintf(T.out, fmt, ap);
   va_end(ap);
-  /* Each record reaches the file at once: a program that crashes keeps
-   * what it collected up to the crash. */
+  pthread_mutex_unlock(&T.out_lock);
+}
+
+/* Write lines and push them to the file: one write per dispatch (and per
+ * sampler tick), so that a program that crashes keeps what it collected
+ * up to the crash. */
+static void emit_now(const char *text, size_t len) {
+  if (!T.out) return;
+  pthread_mutex_lock(&T.out_lock);
+  if (len) fwrite(text, 1, len, T.out);
   fflush(T.out);
-  T.records++;
   pthread_mutex_unlock(&T.out_lock);
 }
 
@@ -71,6 +76,7 @@ static void clean(const char *in, char *out, size_t cap) {
 
 void lm_tool_error(const char *what) {
   emit("E\t%s\n", what);
+  emit_now("", 0);
   fprintf(stderr, "lumen tool: %s\n", what);
   T.active = 0;
 }
@@ -138,6 +144,7 @@ static void *sampler_main(void *arg) {
   struct timespec period = {0, 1000000}; /* 1 ms */
   while (!T.stop) {
     lm_telemetry_sample(T.telemetry, emit);
+    emit_now("", 0);
     nanosleep(&period, NULL);
   }
   return NULL;
@@ -199,21 +206,21 @@ void lm_tool_dispatch_end(const lm_tool_dispatch *d, const lm_choice *c, uint64_
   if (!T.active) return;
   char key[1024];
   clean(c->key, key, sizeof key);
-  emit("D\t%llu\t%llu\t%lld\t%lld\t%d\t%d\t%lu\t%llu\t%llu\t%u\t%u\t%u\t%u\t%u\t%llu\t%llu\t%s\t%s\n",
-       (unsigned long long)d->dispatch_id, (unsigned long long)d->kernel_id, (long long)c->instance,
-       (long long)c->selected, c->set, d->gpu, d->tid, (unsigned long long)d->grid,
-       (unsigned long long)d->workgroup, d->lds, d->scratch, d->arch_vgpr, d->accum_vgpr, d->sgpr,
-       (unsigned long long)start, (unsigned long long)end, c->regions[0] ? c->regions : "-", key);
-  if (c->set < 0 || n <= 0) return;
-  /* Values on one line: column=value pairs. */
-  size_t cap = 64 + (size_t)n * 48, at = 0;
-  char *line = malloc(cap);
-  if (!line) return;
-  at += (size_t)snprintf(line, cap, "V\t%llu", (unsigned long long)d->dispatch_id);
-  for (int i = 0; i < n && at < cap; i++)
-    at += (size_t)snprintf(line + at, cap - at, "\t%s=%.17g", values[i].column, values[i].value);
-  emit("%s\n", line);
-  free(line);
+  /* The dispatch line, then its values on one line as column=value pairs. */
+  lm_buf b = {0};
+  lm_buf_printf(&b, "D\t%llu\t%llu\t%lld\t%lld\t%d\t%d\t%lu\t%llu\t%llu\t%u\t%u\t%u\t%u\t%u\t%llu\t%llu\t%s\t%s\n",
+                (unsigned long long)d->dispatch_id, (unsigned long long)d->kernel_id, (long long)c->instance,
+                (long long)c->selected, c->set, d->gpu, d->tid, (unsigned long long)d->grid,
+                (unsigned long long)d->workgroup, d->lds, d->scratch, d->arch_vgpr, d->accum_vgpr, d->sgpr,
+                (unsigned long long)start, (unsigned long long)end, c->regions[0] ? c->regions : "-", key);
+  if (c->set >= 0 && n > 0) {
+    lm_buf_printf(&b, "V\t%llu", (unsigned long long)d->dispatch_id);
+    for (int i = 0; i < n; i++) lm_buf_printf(&b, "\t%s=%.17g", values[i].column, values[i].value);
+    lm_buf_putc(&b, '\n');
+  }
+  if (b.failed) lm_tool_error("out of memory while recording a dispatch");
+  else emit_now(b.data, b.len);
+  lm_buf_fini(&b);
 }
 
 void lm_tool_marker(int op, unsigned long thread, const char *message, uint64_t id) {
@@ -257,4 +264,5 @@ EXPORT void lumen_mark(const char *name) {
   struct timespec ts;
   clock_gettime(CLOCK_BOOTTIME, &ts);
   emit("M\t%lu\t%lld\t%s\n", tid(), (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec, clean_name);
+  emit_now("", 0);
 }
