@@ -77,7 +77,6 @@ static struct {
   client clients[MAX_CLIENTS];
   size_t n_clients;
   int evaluations, max_evaluations;
-  char cookie[512];
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
 
 static double now_s(void) {
@@ -88,8 +87,10 @@ static double now_s(void) {
 
 /* ------------------------------------------------------------ responses */
 
-static enum MHD_Result send_body(struct MHD_Connection *c, unsigned status, const char *type, const void *body,
-                                 size_t len, int copy, int cacheable) {
+/* Queue a response with the headers every answer carries; cookie (or
+ * NULL) is set on the client. */
+static enum MHD_Result send_body_cookie(struct MHD_Connection *c, unsigned status, const char *type,
+                                        const void *body, size_t len, int copy, int cacheable, const char *cookie) {
   struct MHD_Response *r = MHD_create_response_from_buffer(
       len, (void *)body, copy ? MHD_RESPMEM_MUST_COPY : MHD_RESPMEM_PERSISTENT);
   if (!r) return MHD_NO;
@@ -101,10 +102,15 @@ static enum MHD_Result send_body(struct MHD_Connection *c, unsigned status, cons
                           "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
                           "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
   MHD_add_response_header(r, "Cache-Control", cacheable ? "private, max-age=300" : "no-store");
-  if (S.cookie[0]) MHD_add_response_header(r, "Set-Cookie", S.cookie);
+  if (cookie) MHD_add_response_header(r, "Set-Cookie", cookie);
   enum MHD_Result ok = MHD_queue_response(c, status, r);
   MHD_destroy_response(r);
   return ok;
+}
+
+static enum MHD_Result send_body(struct MHD_Connection *c, unsigned status, const char *type, const void *body,
+                                 size_t len, int copy, int cacheable) {
+  return send_body_cookie(c, status, type, body, len, copy, cacheable, NULL);
 }
 
 static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
@@ -359,22 +365,10 @@ static lm_status analysis_of(const char *id, const lm_analyze_opts *o, lm_analys
     if (lm_store_open(S.o->store, 0, &st, diag) != LM_OK) return diag->status;
     lm_status s = lm_store_get(st, id + 3, &e, diag);
     const lm_catalog *cat = s == LM_OK ? lm_metrics_builtin(e.arch) : NULL;
-    if (cat) {
-      char key[1024];
-      lm_store_cache_key(cat, o, key, sizeof key);
-      void *data = NULL;
-      size_t len = 0;
-      lm_diag ignored;
-      if (lm_store_cache_get(st, id + 3, key, &data, &len, &ignored) == LM_OK &&
-          lm_store_load_info(st, id + 3, info, &ignored) == LM_OK &&
-          lm_analysis_deserialize(data, len, *info, cat, out, &ignored) == LM_OK) {
-        free(data);
-        lm_store_close(st);
-        return LM_OK;
-      }
-      free(data);
-      lm_workload_free(*info);
-      *info = NULL;
+    lm_diag ignored;
+    if (cat && lm_store_kept(st, id + 3, cat, o, info, out, &ignored) == LM_OK) {
+      lm_store_close(st);
+      return LM_OK;
     }
     lm_store_close(st);
     if (s != LM_OK) return s;
@@ -795,19 +789,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (S.o->token && q.token) {
       char cookie[512];
       snprintf(cookie, sizeof cookie, "lumen_token=%s; HttpOnly; SameSite=Strict; Path=/", S.o->token);
-      struct MHD_Response *r = NULL;
       const lm_web_asset *a = find_asset(url);
-      if (a) {
-        r = MHD_create_response_from_buffer(a->size, (void *)a->data, MHD_RESPMEM_PERSISTENT);
-        MHD_add_response_header(r, "Content-Type", a->type);
-        MHD_add_response_header(r, "Set-Cookie", cookie);
-        MHD_add_response_header(r, "Cache-Control", "no-store");
-        MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-        ok = MHD_queue_response(c, MHD_HTTP_OK, r);
-        MHD_destroy_response(r);
-      } else {
-        ok = send_error(c, MHD_HTTP_NOT_FOUND, "not found");
-      }
+      ok = a ? send_body_cookie(c, MHD_HTTP_OK, a->type, a->data, a->size, 0, 0, cookie)
+             : send_error(c, MHD_HTTP_NOT_FOUND, "not found");
     } else {
       ok = send_asset(c, url);
     }

@@ -427,6 +427,9 @@ static int name_taken(lm_sql *sql, const char *name) {
   return lm_db_find_workload(sql, name, &wid, NULL, NULL, &ignored) == LM_OK;
 }
 
+static void keep(lm_store *s, const char *name, const lm_catalog *cat, const lm_analyze_opts *o,
+                 const lm_analysis *an);
+
 /* The default view (every panel, no filter) of a new workload, kept so
  * that the first look at it costs no evaluation. */
 static void precompute(lm_store *s, const char *name, const lm_workload *w) {
@@ -436,13 +439,7 @@ static void precompute(lm_store *s, const char *name, const lm_workload *w) {
   memset(&o, 0, sizeof o);
   lm_analysis *an = NULL;
   lm_diag ignored;
-  if (lm_analyze_run(w, cat, &o, &an, &ignored) == LM_OK) {
-    char key[1024];
-    lm_store_cache_key(cat, &o, key, sizeof key);
-    lm_buf b = {0};
-    if (lm_analysis_serialize(an, &b) == LM_OK) lm_store_cache_put(s, name, key, b.data, b.len, &ignored);
-    lm_buf_fini(&b);
-  }
+  if (lm_analyze_run(w, cat, &o, &an, &ignored) == LM_OK) keep(s, name, cat, &o, an);
   lm_analysis_free(an);
 }
 
@@ -687,6 +684,48 @@ lm_status lm_store_cache_put(lm_store *s, const char *name, const char *key, con
   return st;
 }
 
+/* LUMEN_STORE_CACHE=off: evaluate every time and keep nothing (for
+ * measurements and for checking a suspect kept analysis). */
+static int cache_on(void) {
+  const char *mode = getenv("LUMEN_STORE_CACHE");
+  return !(mode && strcmp(mode, "off") == 0);
+}
+
+/* Keep an analysis of workload `name` under its key (writable stores). */
+static void keep(lm_store *s, const char *name, const lm_catalog *cat, const lm_analyze_opts *o,
+                 const lm_analysis *an) {
+  if (!s->writable || !cache_on()) return;
+  char key[1024];
+  lm_store_cache_key(cat, o, key, sizeof key);
+  lm_buf b = {0};
+  lm_diag ignored;
+  if (lm_analysis_serialize(an, &b) == LM_OK) lm_store_cache_put(s, name, key, b.data, b.len, &ignored);
+  lm_buf_fini(&b);
+}
+
+lm_status lm_store_kept(lm_store *s, const char *name, const lm_catalog *cat, const lm_analyze_opts *o,
+                        lm_workload **info, lm_analysis **out, lm_diag *diag) {
+  *info = NULL;
+  *out = NULL;
+  if (!cache_on()) return LM_ENOTFOUND;
+  char key[1024];
+  lm_store_cache_key(cat, o, key, sizeof key);
+  void *data = NULL;
+  size_t len = 0;
+  lm_status st = lm_store_cache_get(s, name, key, &data, &len, diag);
+  if (st != LM_OK) return st;
+  st = lm_store_load_info(s, name, info, diag);
+  if (st == LM_OK) st = lm_analysis_deserialize(data, len, *info, cat, out, diag);
+  free(data);
+  if (st != LM_OK) {
+    lm_workload_free(*info);
+    *info = NULL;
+    lm_log(LM_LOG_WARN, "%s: ignoring a damaged kept analysis of '%s'", lm_store_where(s), name);
+    return LM_ENOTFOUND;
+  }
+  return LM_OK;
+}
+
 lm_status lm_store_analyze(lm_store *s, const char *name, const lm_catalog *override, const lm_analyze_opts *o,
                            lm_workload **workload, lm_analysis **out, int *cached, lm_diag *diag) {
   *workload = NULL;
@@ -699,34 +738,13 @@ lm_status lm_store_analyze(lm_store *s, const char *name, const lm_catalog *over
   if (!cat)
     return lm_diag_set(diag, LM_EARCH, lm_store_where(s), 0, 0, "gpu_arch",
                        "workload '%s' is %s, which lumen has no definitions for", name, e.arch);
-  char key[1024];
-  lm_store_cache_key(cat, o, key, sizeof key);
-  void *data = NULL;
-  size_t len = 0;
-  /* LUMEN_STORE_CACHE=off: evaluate every time and keep nothing (for
-   * measurements and for checking a suspect kept analysis). */
-  const char *mode = getenv("LUMEN_STORE_CACHE");
-  int use_cache = !(mode && strcmp(mode, "off") == 0);
-  if (use_cache && e.complete && lm_store_cache_get(s, name, key, &data, &len, diag) == LM_OK) {
-    st = lm_store_load_info(s, name, workload, diag);
-    if (st == LM_OK) st = lm_analysis_deserialize(data, len, *workload, cat, out, diag);
-    free(data);
-    if (st == LM_OK) {
-      *cached = 1;
-      return LM_OK;
-    }
-    lm_workload_free(*workload);
-    *workload = NULL;
-    lm_log(LM_LOG_WARN, "%s: ignoring a damaged cached analysis of '%s'", lm_store_where(s), name);
+  lm_diag ignored;
+  if (e.complete && lm_store_kept(s, name, cat, o, workload, out, &ignored) == LM_OK) {
+    *cached = 1;
+    return LM_OK;
   }
   if ((st = lm_store_load(s, name, workload, diag)) != LM_OK) return st;
   if ((st = lm_analyze_run(*workload, cat, o, out, diag)) != LM_OK) return st;
-  if (s->writable && use_cache) {
-    lm_buf b = {0};
-    lm_diag ignored;
-    if (lm_analysis_serialize(*out, &b) == LM_OK)
-      lm_store_cache_put(s, name, key, b.data, b.len, &ignored);
-    lm_buf_fini(&b);
-  }
+  keep(s, name, cat, o, *out);
   return LM_OK;
 }

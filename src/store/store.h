@@ -82,6 +82,13 @@ lm_status lm_store_cache_get(lm_store *store, const char *name, const char *key,
 lm_status lm_store_cache_put(lm_store *store, const char *name, const char *key, const void *data, size_t len,
                              lm_diag *diag);
 
+/* lm_store_kept: the analysis kept for workload `name` with catalog cat
+ * and options o, attached to the workload's info (no counter columns):
+ * LM_OK, or LM_ENOTFOUND when none is kept (or it is damaged, or
+ * LUMEN_STORE_CACHE=off). Free both when done. */
+lm_status lm_store_kept(lm_store *store, const char *name, const lm_catalog *cat, const lm_analyze_opts *o,
+                        lm_workload **info, lm_analysis **out, lm_diag *diag);
+
 /* lm_store_analyze: the analysis of workload `name` with options o, from
  * the cache when it is there (then *workload holds only system info),
  * else evaluated and, when the store is writable, kept. Free both with
