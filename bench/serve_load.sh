@@ -9,26 +9,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-10}
 CONNS=${2:-16}
-SHARED=${LUMEN_SHARED_DIR:-../shared}
-scripts/deps.sh
-cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
-cmake --build build-bench -j "$(nproc)" >/dev/null
-LUMEN=build-bench/src/cli/lumen
+. bench/lib.sh
+. scripts/serve-lib.sh
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/lumen-bench-serve-XXXXXX")
 SERVER=""
 trap '[ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; rm -rf "$WORK"' EXIT
 
 "$LUMEN" db import --db "$WORK/store.db" -w "$SHARED/workloads/_mix/mix_MI300X_A1" -n mix300 >/dev/null
-"$LUMEN" serve --listen 127.0.0.1:0 -w "$SHARED/workloads/vcopy/MI200" -w "$SHARED/workloads/_mix/mix_MI200" \
-  --db "$WORK/store.db" >"$WORK/out" 2>"$WORK/err" &
-SERVER=$!
-URL=""
-for _ in $(seq 1 100); do
-  URL=$(grep -o 'http://[^ ]*' "$WORK/out" 2>/dev/null | head -1 || true)
-  [ -n "$URL" ] && break
-  sleep 0.1
-done
-[ -n "$URL" ] || { echo "the server did not start: $(cat "$WORK/err")"; exit 1; }
+start_lumen_serve "$LUMEN" "$WORK" -w "$SHARED/workloads/vcopy/MI200" -w "$SHARED/workloads/_mix/mix_MI200" \
+  --db "$WORK/store.db" || exit 1
 
 # wrk reports non-2xx answers through this script.
 cat >"$WORK/report.lua" <<'EOF'

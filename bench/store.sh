@@ -12,13 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-100000}
 RUNS=${2:-5}
-SHARED=${LUMEN_SHARED_DIR:-../shared}
-scripts/deps.sh
-cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
-cmake --build build-bench -j "$(nproc)" >/dev/null
-cc -O2 -o build-bench/scale_workload bench/scale_workload.c
-cc -O2 -o build-bench/measure bench/measure.c
-LUMEN=build-bench/src/cli/lumen
+. bench/lib.sh
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/lumen-bench-store-XXXXXX")
 trap 'chmod -R u+w "$WORK"; rm -rf "$WORK"' EXIT
 

@@ -15,16 +15,9 @@ TMP=$(mktemp -d /tmp/lumen-bt-XXXXXX)
 SERVER=""
 trap '[ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; rm -rf "$TMP"' EXIT
 "$LUMEN" db import --db "$TMP/store.db" -w "$SHARED/workloads/_mix/mix_MI300X_A1" -n "mi300 mix" >/dev/null
-"$LUMEN" serve --listen 127.0.0.1:0 -w "$SHARED/workloads/vcopy/MI200" -w "$SHARED/workloads/_mix/mix_MI200" \
-  --db "$TMP/store.db" >"$TMP/out" 2>"$TMP/err" &
-SERVER=$!
-URL=""
-for _ in $(seq 1 100); do
-  URL=$(grep -o 'http://[^ ]*' "$TMP/out" 2>/dev/null | head -1 || true)
-  [ -n "$URL" ] && break
-  sleep 0.1
-done
-[ -n "$URL" ] || { echo "the server did not start: $(cat "$TMP/err")"; exit 1; }
+. "$HERE/../../scripts/serve-lib.sh"
+start_lumen_serve "$LUMEN" "$TMP" -w "$SHARED/workloads/vcopy/MI200" -w "$SHARED/workloads/_mix/mix_MI200" \
+  --db "$TMP/store.db" || exit 1
 rm -rf "$WORK/screenshots"
 node "$WORK/gui.test.mjs" "$URL" "$LUMEN" "$SHARED" "$WORK/screenshots"
 echo "screenshots: $WORK/screenshots"

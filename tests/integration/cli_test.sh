@@ -11,16 +11,8 @@ WL=$SHARED/workloads
 TMP=$(mktemp -d /tmp/lumen-it-XXXXXX)
 trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
 
-fail() { echo "FAIL: $*"; exit 1; }
-# run: capture stdout, stderr and status of lumen
-run() {
-  "$LUMEN" "$@" >"$TMP/out" 2>"$TMP/err"
-  STATUS=$?
-}
-expect_status() { [ "$STATUS" -eq "$1" ] || fail "exit status $STATUS, expected $1 (stderr: $(head -c 400 "$TMP/err"))"; }
-expect_out() { grep -qF -- "$1" "$TMP/out" || fail "stdout lacks '$1'"; }
-expect_err() { grep -qF -- "$1" "$TMP/err" || fail "stderr lacks '$1' (stderr: $(head -c 400 "$TMP/err"))"; }
-one_line_err() { [ "$(grep -c . "$TMP/err")" -eq 1 ] || fail "error is not one line: $(cat "$TMP/err")"; }
+SRCDIR=$(cd "$(dirname "$0")" && pwd)
+. "$SRCDIR/lib.sh"
 near() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; s = (a < 0 ? -a : a); exit !(d <= 1e-9 * s + 1e-12) }' || fail "$1 is not $2"; }
 copy_wl() { cp -r "$WL/$1" "$TMP/wl"; chmod -R u+w "$TMP/wl"; }
 

@@ -12,15 +12,8 @@ TMP=$(mktemp -d /tmp/lumen-dbt-XXXXXX)
 trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
 cd "$TMP" || exit 1
 
-fail() { echo "FAIL ($STORE_KIND): $*"; exit 1; }
-run() {
-  "$LUMEN" "$@" >"$TMP/out" 2>"$TMP/err"
-  STATUS=$?
-}
-expect_status() { [ "$STATUS" -eq "$1" ] || fail "exit status $STATUS, expected $1 (stderr: $(head -c 600 "$TMP/err"))"; }
-expect_out() { grep -qF -- "$1" "$TMP/out" || fail "stdout lacks '$1' (stdout: $(head -c 600 "$TMP/out"))"; }
-expect_err() { grep -qF -- "$1" "$TMP/err" || fail "stderr lacks '$1' (stderr: $(head -c 600 "$TMP/err"))"; }
-one_line_err() { [ "$(grep -c . "$TMP/err")" -eq 1 ] || fail "error is not one line: $(cat "$TMP/err")"; }
+SRCDIR=$(cd "$(dirname "$0")" && pwd)
+. "$SRCDIR/lib.sh"
 same_tables() { # DIR_A DIR_B: every csv table equal (1.1 may differ in the path only)
   for f in "$1"/*.csv; do
     cmp -s "$f" "$2/$(basename "$f")" || fail "table $(basename "$f") differs: $(diff "$f" "$2/$(basename "$f")" | head -4)"
@@ -150,10 +143,10 @@ suite() {
   esac
 }
 
-STORE_KIND=sqlite
+KIND=sqlite
 suite "$TMP/store.db"
 if [ -n "${LUMEN_TEST_PG:-}" ]; then
-  STORE_KIND=postgresql
+  KIND=postgresql
   suite "$LUMEN_TEST_PG/test_cli"
 else
   echo "LUMEN_TEST_PG is not set: PostgreSQL part skipped"

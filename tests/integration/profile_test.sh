@@ -14,15 +14,8 @@ TMP=$(mktemp -d /tmp/lumen-pt-XXXXXX)
 trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
 cd "$TMP" || exit 1
 
-fail() { echo "FAIL: $*"; exit 1; }
-run() {
-  "$LUMEN" "$@" >"$TMP/out" 2>"$TMP/err"
-  STATUS=$?
-}
-expect_status() { [ "$STATUS" -eq "$1" ] || fail "exit status $STATUS, expected $1 (stderr: $(head -c 600 "$TMP/err"))"; }
-expect_out() { grep -qF -- "$1" "$TMP/out" || fail "stdout lacks '$1'"; }
-expect_err() { grep -qF -- "$1" "$TMP/err" || fail "stderr lacks '$1' (stderr: $(head -c 600 "$TMP/err"))"; }
-one_line_err() { [ "$(grep -c . "$TMP/err")" -eq 1 ] || fail "error is not one line: $(cat "$TMP/err")"; }
+SRCDIR=$(cd "$(dirname "$0")" && pwd)
+. "$SRCDIR/lib.sh"
 # q DIR SQL: one query on a profile's database
 q() { "$Q" "$1/lumen.db" "$2" || fail "query failed: $2"; }
 same() { [ "$1" = "$2" ] || fail "$3: got '$1', expected '$2'"; }

@@ -20,21 +20,17 @@ cleanup() {
 trap cleanup EXIT
 cd "$TMP" || exit 1
 
-fail() { echo "FAIL ($KIND): $*"; exit 1; }
+SRCDIR=$(cd "$(dirname "$0")" && pwd)
+. "$SRCDIR/lib.sh"
+. "$SRCDIR/../../scripts/serve-lib.sh"
 KIND=sqlite
 
-# start_server ARGS...: runs lumen serve on a free loopback port; sets URL.
+# start_server ARGS...: lumen serve on a free loopback port; sets URL.
 start_server() {
-  "$LUMEN" serve --listen 127.0.0.1:0 "$@" >"$TMP/serve.out" 2>"$TMP/serve.err" &
-  SERVER=$!
+  start_lumen_serve "$LUMEN" "$TMP" "$@" 2>"$TMP/start.err"
+  local ok=$?
   PIDS="$PIDS $SERVER"
-  for _ in $(seq 1 100); do
-    URL=$(grep -o 'http://[^ ]*' "$TMP/serve.out" 2>/dev/null | head -1)
-    [ -n "$URL" ] && return 0
-    kill -0 "$SERVER" 2>/dev/null || fail "the server exited: $(cat "$TMP/serve.err")"
-    sleep 0.1
-  done
-  fail "the server did not start: $(cat "$TMP/serve.err")"
+  [ "$ok" -eq 0 ] || fail "$(cat "$TMP/start.err")"
 }
 stop_server() {
   kill "$SERVER" 2>/dev/null
