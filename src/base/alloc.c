@@ -123,6 +123,9 @@ void lm_arena_free(lm_arena *arena) {
 }
 
 void *lm_arena_alloc(lm_arena *arena, size_t size) {
+  /* Round up to 16 without wrapping: sizes near SIZE_MAX (and any that
+   * cannot fit with a block header) fail like malloc would. */
+  if (size > SIZE_MAX - 15 - sizeof(block)) return NULL;
   size = (size + 15) & ~(size_t)15;
   block *b = arena->head;
   if (!b || b->size - b->used < size) {

@@ -231,10 +231,33 @@ int lm_idset_has(const lm_idset *set, int64_t value);
  * (may be NULL) is added, e.g. "choose a writable place with -w". */
 lm_status lm_make_dirs(const char *dir, const char *what, const char *hint, lm_diag *diag);
 
+/* Flags for lm_open_read and lm_path_kind. */
+enum {
+  LM_OPEN_CONTAINED = 1 /* a symbolic link must resolve inside the folder holding the path */
+};
+
+/* lm_open_read: open path for reading. It must be a regular file: a
+ * folder, FIFO, socket or device is refused with a message naming what it
+ * is, without blocking. With LM_OPEN_CONTAINED a symbolic link is
+ * followed only when its target lies inside the folder holding path. On
+ * LM_OK *fd_out is an open descriptor (the caller closes it) and *size_out
+ * (may be NULL) the file's size. */
+lm_status lm_open_read(const char *path, int flags, int *fd_out, size_t *size_out, lm_diag *diag);
+
+/* lm_path_kind: LM_OK when path names a regular file that lm_open_read
+ * with the same flags would open; LM_ENOTFOUND when nothing is there;
+ * another status, with the reason, for anything else. Opens nothing. */
+lm_status lm_path_kind(const char *path, int flags, lm_diag *diag);
+
 /* lm_read_file: read a whole file into a NUL-terminated owned buffer
- * (free with lm_free). Refuses files larger than max_bytes. */
+ * (free with lm_free), opened as lm_open_read with LM_OPEN_CONTAINED.
+ * Refuses files larger than max_bytes. */
 lm_status lm_read_file(const char *path, size_t max_bytes, char **out,
                        size_t *out_len, lm_diag *diag);
+/* lm_read_file_any: the same, following symbolic links anywhere (for files
+ * the user names directly, such as a token file). */
+lm_status lm_read_file_any(const char *path, size_t max_bytes, char **out, size_t *out_len,
+                           lm_diag *diag);
 
 /* lm_format_double: Python's repr() of a float ("0.0", "1638.4", "1e-05",
  * "inf", "nan"): the shortest text that reads back to the same double.

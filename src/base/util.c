@@ -1,17 +1,24 @@
 /*
- * util.c - small helpers: whole-file reads, Python-compatible float text,
- * case-insensitive comparison.
+ * util.c - small helpers: safe file opens and whole-file reads, Python-
+ * compatible float text, case-insensitive comparison.
+ *
+ * Input files are opened without blocking (a FIFO or device under a file's
+ * name is refused, not waited on) and, for folder contents, without
+ * following a symbolic link out of the folder: a workload served over HTTP
+ * must not become a way to read the server's other files.
  *
  * lm_format_double reproduces Python's repr() so that lumen's CSV and JSON
  * numbers read exactly like the reference tool's: the shortest digit string
  * that round-trips, fixed notation for exponents -4..15, a trailing ".0".
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/base.h"
 
@@ -43,37 +50,139 @@ fail:
   return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot create %s: %s", what, strerror(errno));
 }
 
-lm_status lm_read_file(const char *path, size_t max_bytes, char **out,
-                       size_t *out_len, lm_diag *diag) {
+static const char *kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "not a regular file";
+}
+
+/* Resolve the symbolic link `path` and check that its target lies inside
+ * the folder that holds the link; on success *real is the target (owned). */
+static lm_status resolve_inside(const char *path, char **real, lm_diag *diag) {
+  lm_status status = LM_OK;
+  char *dir = NULL, *real_dir = NULL;
+  *real = realpath(path, NULL);
+  if (!*real)
+    return lm_diag_set(diag, errno == ENOENT ? LM_ENOTFOUND : LM_EIO, path, 0, 0, NULL,
+                       "a symbolic link whose target cannot be opened: %s", strerror(errno));
+  const char *slash = strrchr(path, '/');
+  dir = slash ? lm_strndup(path, slash == path ? 1 : (size_t)(slash - path)) : lm_strdup(".");
+  if (!dir) {
+    status = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+    goto done;
+  }
+  real_dir = realpath(dir, NULL);
+  size_t n = real_dir ? strlen(real_dir) : 0;
+  int inside = real_dir && strncmp(*real, real_dir, n) == 0 &&
+               ((*real)[n] == '/' || (n == 1 && real_dir[0] == '/'));
+  if (!inside)
+    status = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL,
+                         "a symbolic link to a file outside its folder: refused (copy the file "
+                         "into the folder instead)");
+done:
+  if (status != LM_OK) {
+    free(*real);
+    *real = NULL;
+  }
+  free(real_dir);
+  lm_free(dir);
+  return status;
+}
+
+lm_status lm_open_read(const char *path, int flags, int *fd_out, size_t *size_out, lm_diag *diag) {
+  lm_status status = LM_OK;
+  char *real = NULL;
+  int contained = (flags & LM_OPEN_CONTAINED) != 0;
+  int base = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+  int fd = open(path, base | (contained ? O_NOFOLLOW : 0));
+  *fd_out = -1;
+  if (fd < 0 && errno == ELOOP && contained) {
+    if ((status = resolve_inside(path, &real, diag)) != LM_OK) goto done;
+    fd = open(real, base | O_NOFOLLOW);
+  }
+  if (fd < 0) {
+    status = lm_diag_set(diag, errno == ENOENT ? LM_ENOTFOUND : LM_EIO, path, 0, 0, NULL,
+                         "cannot open: %s", strerror(errno));
+    goto done;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    status = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot read: %s", strerror(errno));
+    goto done;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    status = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "%s, not a regular file: refused",
+                         kind_of(st.st_mode));
+    goto done;
+  }
+  /* A regular file never blocks; reads go back to the ordinary mode. */
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  if (size_out) *size_out = (size_t)st.st_size;
+  *fd_out = fd;
+  fd = -1;
+done:
+  if (fd >= 0) close(fd);
+  free(real);
+  return status;
+}
+
+lm_status lm_path_kind(const char *path, int flags, lm_diag *diag) {
+  struct stat st;
+  if (lstat(path, &st) != 0)
+    return lm_diag_set(diag, errno == ENOENT || errno == ENOTDIR ? LM_ENOTFOUND : LM_EIO, path, 0,
+                       0, NULL, "cannot open: %s", strerror(errno));
+  if (S_ISLNK(st.st_mode)) {
+    char *real = NULL;
+    lm_status status = LM_OK;
+    if (flags & LM_OPEN_CONTAINED) {
+      status = resolve_inside(path, &real, diag);
+      if (status != LM_OK) return status;
+    } else if (!(real = realpath(path, NULL))) {
+      return lm_diag_set(diag, errno == ENOENT ? LM_ENOTFOUND : LM_EIO, path, 0, 0, NULL,
+                         "a symbolic link whose target cannot be opened: %s", strerror(errno));
+    }
+    if (stat(real, &st) != 0)
+      status = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    free(real);
+    if (status != LM_OK) return status;
+  }
+  if (!S_ISREG(st.st_mode))
+    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "%s, not a regular file: refused",
+                       kind_of(st.st_mode));
+  return LM_OK;
+}
+
+static lm_status read_whole(const char *path, size_t max_bytes, int flags, char **out,
+                            size_t *out_len, lm_diag *diag) {
   lm_status status = LM_OK;
   char *data = NULL;
-  FILE *f = fopen(path, "rb");
+  size_t size = 0;
+  int fd = -1;
   *out = NULL;
-  if (!f)
-    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot open: %s",
-                       strerror(errno));
-  struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    status = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "not a regular file");
-    goto done;
-  }
-  if ((size_t)st.st_size > max_bytes) {
+  if ((status = lm_open_read(path, flags, &fd, &size, diag)) != LM_OK) return status;
+  if (size > max_bytes) {
     status = lm_diag_set(diag, LM_ELIMIT, path, 0, 0, NULL,
-                         "file is %lld bytes, over the %zu-byte limit",
-                         (long long)st.st_size, max_bytes);
+                         "file is %zu bytes, over the %zu-byte limit", size, max_bytes);
     goto done;
   }
-  size_t size = (size_t)st.st_size;
   data = lm_malloc(size + 1);
   if (!data) {
     status = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
     goto done;
   }
-  size_t got = fread(data, 1, size, f);
-  if (got != size && ferror(f)) {
-    status = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "read failed: %s",
-                         strerror(errno));
-    goto done;
+  size_t got = 0;
+  while (got < size) {
+    ssize_t r = read(fd, data + got, size - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      status = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "read failed: %s", strerror(errno));
+      goto done;
+    }
+    if (r == 0) break; /* the file shrank while being read */
+    got += (size_t)r;
   }
   data[got] = '\0';
   *out = data;
@@ -81,8 +190,18 @@ lm_status lm_read_file(const char *path, size_t max_bytes, char **out,
   data = NULL;
 done:
   lm_free(data);
-  fclose(f);
+  close(fd);
   return status;
+}
+
+lm_status lm_read_file(const char *path, size_t max_bytes, char **out, size_t *out_len,
+                       lm_diag *diag) {
+  return read_whole(path, max_bytes, LM_OPEN_CONTAINED, out, out_len, diag);
+}
+
+lm_status lm_read_file_any(const char *path, size_t max_bytes, char **out, size_t *out_len,
+                           lm_diag *diag) {
+  return read_whole(path, max_bytes, 0, out, out_len, diag);
 }
 
 char *lm_format_double(double value, char *out) {

@@ -84,7 +84,7 @@ int cmd_serve(int argc, char **argv, int first) {
   }
   if (token_file) {
     size_t len = 0;
-    if (lm_read_file(token_file, 4096, &token_buf, &len, &diag) != LM_OK) {
+    if (lm_read_file_any(token_file, 4096, &token_buf, &len, &diag) != LM_OK) {
       cli_diag(MODE, &diag);
       status = 1;
       goto done;

@@ -802,16 +802,10 @@ lm_status lm_csv_parse(const char *data, size_t len, const char *path,
 lm_status lm_csv_read(const char *path, const lm_csv_options *options,
                       lm_table **out, lm_diag *diag) {
   *out = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return lm_diag_set(diag, errno == ENOENT ? LM_ENOTFOUND : LM_EIO, path, 0,
-                       0, NULL, "cannot open: %s", strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "not a regular file");
-  }
-  size_t len = (size_t)st.st_size;
+  int fd = -1;
+  size_t len = 0;
+  lm_status opened = lm_open_read(path, LM_OPEN_CONTAINED, &fd, &len, diag);
+  if (opened != LM_OK) return opened;
   if (len == 0) {
     close(fd);
     return lm_diag_set(diag, LM_EPARSE, path, 1, 0, NULL,

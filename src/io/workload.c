@@ -30,9 +30,16 @@ static char *join_path(lm_arena *arena, const char *dir, const char *name) {
   return path;
 }
 
-static int file_exists(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+/* Whether the folder holds file `path`: 1 (a regular file, or a link to
+ * one inside the folder), 0 (nothing there), or -1 with diag filled (a
+ * folder, FIFO or device under that name, or a link leading out). */
+static int file_present(const char *path, lm_diag *diag) {
+  lm_diag why;
+  lm_status st = lm_path_kind(path, LM_OPEN_CONTAINED, &why);
+  if (st == LM_OK) return 1;
+  if (st == LM_ENOTFOUND) return 0;
+  if (diag) *diag = why;
+  return -1;
 }
 
 static int cmp_names(const void *a, const void *b) {
@@ -153,7 +160,12 @@ lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag) {
   /* A lumen workload: its database. */
   char *db_path = join_path(arena, dir, LM_WORKLOAD_DB);
   if (!db_path) goto nomem;
-  if (file_exists(db_path)) {
+  int db_present = file_present(db_path, diag);
+  if (db_present < 0) {
+    status = diag ? diag->status : LM_EIO;
+    goto fail;
+  }
+  if (db_present) {
     lm_sql *db = NULL;
     lm_workload *loaded = NULL;
     status = lm_sql_open(db_path, LM_DB_READ, &db, diag);
@@ -167,7 +179,12 @@ lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag) {
 
   char *pmc_path = join_path(arena, dir, "pmc_perf.csv");
   if (!pmc_path) goto nomem;
-  if (!file_exists(pmc_path)) {
+  int pmc_present = file_present(pmc_path, diag);
+  if (pmc_present < 0) {
+    status = diag ? diag->status : LM_EIO;
+    goto fail;
+  }
+  if (!pmc_present) {
     if (n_unmerged)
       status = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL,
                            "cannot find pmc_perf.csv (the folder holds %zu "
@@ -230,7 +247,12 @@ lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag) {
 
   char *roof_path = join_path(arena, dir, "roofline.csv");
   if (!roof_path) goto nomem;
-  if (file_exists(roof_path)) {
+  int roof_present = file_present(roof_path, diag);
+  if (roof_present < 0) {
+    status = diag ? diag->status : LM_EIO;
+    goto fail;
+  }
+  if (roof_present) {
     status = lm_csv_read(roof_path, NULL, &w->roofline, diag);
     if (status != LM_OK) goto fail;
   }

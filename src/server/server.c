@@ -854,19 +854,25 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
   /* Folders: validate now, load on first use. */
   S.folders = calloc(o->n_folders + 1, sizeof *S.folders);
   if (!S.folders) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-  S.n_folders = o->n_folders;
+  S.n_folders = 0;
+  size_t n_refused = 0;
   for (size_t i = 0; i < o->n_folders; i++) {
-    folder *f = &S.folders[i];
+    folder *f = &S.folders[S.n_folders];
     snprintf(f->id, sizeof f->id, "f%u", (unsigned)i);
     snprintf(f->path, sizeof f->path, "%s", o->folders[i]);
     lm_workload *w = NULL;
-    lm_status st = lm_workload_read(f->path, &w, diag);
+    lm_diag why;
+    lm_diag_clear(&why);
+    lm_status st = lm_workload_read(f->path, &w, &why);
     if (st != LM_OK) {
-      free(S.folders);
-      S.folders = NULL;
-      return st;
+      /* One unreadable folder does not keep the others from being served. */
+      char line[2048];
+      lm_log(LM_LOG_WARN, "not serving %s: %s", f->path, lm_diag_format(&why, line, sizeof line));
+      if (!n_refused++ && diag) *diag = why;
+      continue;
     }
     lm_workload_free(w);
+    S.n_folders++;
     /* The folder's last two path components name it. */
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s", f->path);
@@ -880,6 +886,11 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
     } else {
       snprintf(f->name, sizeof f->name, "%s", last ? last + 1 : tmp);
     }
+  }
+  if (n_refused && !S.n_folders && !o->store) {
+    free(S.folders);
+    S.folders = NULL;
+    return diag->status ? diag->status : LM_EIO;
   }
   if (o->store) {
     lm_store *st = NULL;
@@ -910,7 +921,7 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
   }
   const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
   int bound = info ? info->port : port;
-  lm_log(LM_LOG_INFO, "serving %zu folder(s)%s%s on http://%s%s%s:%d/%s", o->n_folders, o->store ? " and the store " : "",
+  lm_log(LM_LOG_INFO, "serving %zu folder(s)%s%s on http://%s%s%s:%d/%s", S.n_folders, o->store ? " and the store " : "",
          o->store ? o->store : "", v6 ? "[" : "", host, v6 ? "]" : "", bound, o->token ? " (token required)" : "");
   /* A line on stdout that scripts can wait for. */
   printf("listening on http://%s%s%s:%d/\n", v6 ? "[" : "", host, v6 ? "]" : "", bound);

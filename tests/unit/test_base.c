@@ -59,6 +59,12 @@ static void test_arena(void) {
   CHECK_STR(s, "hello");
   CHECK(((uintptr_t)lm_arena_alloc(a, 3) & 15) == 0);
   CHECK(lm_arena_bytes(a) >= 100000);
+  /* Sizes whose rounding to 16 would wrap fail instead of returning a
+   * tiny block (12.18). */
+  CHECK(lm_arena_alloc(a, SIZE_MAX) == NULL);
+  CHECK(lm_arena_alloc(a, SIZE_MAX - 7) == NULL);
+  CHECK(lm_arena_alloc(a, SIZE_MAX - 15) == NULL);
+  CHECK(lm_arena_alloc(a, 16) != NULL);
   lm_arena_free(a);
   lm_arena_free(NULL);
 }

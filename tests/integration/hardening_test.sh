@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# Hostile input and faults: each case is one defect found by attacking the
+# binary as a hostile user would, kept fixed. Cases run the real lumen
+# binary (and `lumen serve` on loopback where the defect is the server's).
+# Usage: hardening_test.sh LUMEN JSON_GET SHARED_DIR TEST_NAME
+set -u
+LUMEN=$1
+JSON_GET=$2
+SHARED=$3
+NAME=$4
+WL=$SHARED/workloads
+TMP=$(mktemp -d /tmp/lumen-hd-XXXXXX)
+PIDS=""
+cleanup() {
+  for p in $PIDS; do kill "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  chmod -R u+w "$TMP" 2>/dev/null
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+cd "$TMP" || exit 1
+
+SRCDIR=$(cd "$(dirname "$0")" && pwd)
+. "$SRCDIR/lib.sh"
+. "$SRCDIR/../../scripts/serve-lib.sh"
+
+copy_wl() { cp -r "$WL/$1" "$TMP/$2"; chmod -R u+w "$TMP/$2"; }
+start_server() {
+  start_lumen_serve "$LUMEN" "$TMP" "$@" 2>"$TMP/start.err"
+  local ok=$?
+  PIDS="$PIDS $SERVER"
+  [ "$ok" -eq 0 ] || fail "$(cat "$TMP/start.err")"
+}
+# get PATH_AND_QUERY [curl args]: body to $TMP/body, status to $CODE
+get() {
+  local path=$1
+  shift
+  CODE=$(curl -s -o "$TMP/body" -w '%{http_code}' "$@" "$URL${path#/}")
+}
+expect_code() { [ "$CODE" = "$1" ] || fail "$2: HTTP $CODE, expected $1 ($(head -c 300 "$TMP/body"))"; }
+body_lacks() { ! grep -qF -- "$1" "$TMP/body" || fail "body holds '$1'"; }
+# A secret outside every workload folder, one column-name-like line.
+make_secret() { printf 'SECRET_root_hash_x1,SECRET_two\n1,2\n' >"$TMP/secret.csv"; }
+
+case $NAME in
+symlink_cli)
+  # 12.1: a roofline.csv that links out of the folder is refused, and its
+  # content never reaches the output; a link inside the folder still works.
+  make_secret
+  copy_wl vcopy/MI200 wl
+  ln -sf "$TMP/secret.csv" "$TMP/wl/roofline.csv"
+  run analyze -w "$TMP/wl" --format json
+  expect_status 1
+  expect_err "roofline.csv"
+  expect_err "outside its folder"
+  one_line_err
+  ! grep -q SECRET "$TMP/out" "$TMP/err" || fail "the linked file's content was read"
+  # A sysinfo.csv, SQ table or pmc_perf.csv linking out: the same refusal.
+  copy_wl vcopy/MI200 wl2
+  ln -sf "$TMP/secret.csv" "$TMP/wl2/SQ_LEVEL_WAVES.csv" 2>/dev/null || true
+  sq=$(cd "$TMP/wl2" && ls SQ*.csv | head -1)
+  rm -f "$TMP/wl2/$sq" && ln -s "$TMP/secret.csv" "$TMP/wl2/$sq"
+  run analyze -w "$TMP/wl2"
+  expect_status 1
+  expect_err "outside its folder"
+  # A link to a file inside the same folder is followed.
+  copy_wl vcopy/MI200 wl3
+  mv "$TMP/wl3/sysinfo.csv" "$TMP/wl3/sysinfo.real.csv"
+  ln -s sysinfo.real.csv "$TMP/wl3/sysinfo.csv"
+  run analyze -w "$TMP/wl3" -b 2.1.1
+  expect_status 0
+  expect_out "VALU IOPs"
+  # A relative link that climbs out with ../ is refused too.
+  copy_wl vcopy/MI200 wl4
+  rm "$TMP/wl4/roofline.csv" 2>/dev/null
+  ln -s ../secret.csv "$TMP/wl4/roofline.csv"
+  run analyze -w "$TMP/wl4"
+  expect_status 1
+  expect_err "outside its folder"
+  ;;
+symlink_serve)
+  # 12.1 in the server: the linked file's line never reaches an HTTP client.
+  make_secret
+  copy_wl vcopy/MI200 good
+  copy_wl vcopy/MI200 evil
+  ln -sf "$TMP/secret.csv" "$TMP/evil/roofline.csv"
+  # 12.16: the server starts and serves the other folder, saying which one
+  # it refused and why.
+  start_server -w "$TMP/evil" -w "$TMP/good"
+  grep -q "not serving $TMP/evil" "$TMP/serve.err" || fail "the refused folder is not reported: $(cat "$TMP/serve.err")"
+  grep -q "outside its folder" "$TMP/serve.err" || fail "the reason is not reported"
+  get "api/workloads"
+  expect_code 200 "workloads"
+  body_lacks SECRET
+  grep -q '"f1"' "$TMP/body" || fail "the good folder is not listed: $(cat "$TMP/body")"
+  ! grep -q '"f0"' "$TMP/body" || fail "the refused folder is listed"
+  get "api/analysis?w=f0"
+  [ "$CODE" -ge 400 ] || fail "the evil workload was served (HTTP $CODE)"
+  body_lacks SECRET
+  get "api/roofline?w=f0"
+  body_lacks SECRET
+  get "api/analysis?w=f1"
+  expect_code 200 "the good workload"
+  # Every folder unreadable: the server does not start, and says why.
+  "$LUMEN" serve --listen 127.0.0.1:0 -w "$TMP/evil" >"$TMP/out" 2>"$TMP/err"
+  STATUS=$?
+  expect_status 1
+  expect_err "outside its folder"
+  ;;
+fifo)
+  # 12.7: a FIFO under a workload file's or a metric file's name is refused
+  # at once instead of blocking the reader (and the server's start).
+  copy_wl vcopy/MI200 wl
+  rm "$TMP/wl/sysinfo.csv" && mkfifo "$TMP/wl/sysinfo.csv"
+  timeout 10 "$LUMEN" analyze -w "$TMP/wl" >"$TMP/out" 2>"$TMP/err"
+  STATUS=$?
+  [ "$STATUS" -ne 124 ] || fail "analyze blocked on a FIFO sysinfo.csv"
+  expect_status 1
+  expect_err "sysinfo.csv"
+  expect_err "FIFO"
+  copy_wl vcopy/MI200 wl2
+  sq=$(cd "$TMP/wl2" && ls SQ*.csv | head -1)
+  rm "$TMP/wl2/$sq" && mkfifo "$TMP/wl2/$sq"
+  timeout 10 "$LUMEN" analyze -w "$TMP/wl2" >"$TMP/out" 2>"$TMP/err"
+  STATUS=$?
+  [ "$STATUS" -ne 124 ] || fail "analyze blocked on a FIFO $sq"
+  expect_status 1
+  expect_err "FIFO"
+  mkdir -p "$TMP/defs"
+  printf 'arch: gfx90a\ncounters: [SQ_WAVES]\n' >"$TMP/defs/arch.yaml"
+  mkfifo "$TMP/defs/evil.yaml"
+  timeout 10 "$LUMEN" analyze -w "$WL/vcopy/MI200" --metrics-dir "$TMP/defs" >"$TMP/out" 2>"$TMP/err"
+  STATUS=$?
+  [ "$STATUS" -ne 124 ] || fail "analyze blocked on a FIFO in --metrics-dir"
+  expect_status 1
+  expect_err "evil.yaml"
+  expect_err "FIFO"
+  timeout 10 "$LUMEN" serve --listen 127.0.0.1:0 -w "$TMP/wl" -w "$WL/vcopy/MI200" >"$TMP/out" 2>"$TMP/err" &
+  spid=$!
+  PIDS="$PIDS $spid"
+  ok=0
+  for _ in $(seq 1 80); do
+    grep -q 'http://' "$TMP/out" 2>/dev/null && ok=1 && break
+    kill -0 "$spid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ "$ok" = 1 ] || fail "serve did not start past a FIFO workload file: $(cat "$TMP/err")"
+  ;;
+not_regular)
+  # 12.13: a pmc_perf.csv that is a folder or a FIFO is named for what it
+  # is, not reported missing.
+  copy_wl vcopy/MI200 wl
+  rm "$TMP/wl/pmc_perf.csv" && mkdir "$TMP/wl/pmc_perf.csv"
+  run analyze -w "$TMP/wl"
+  expect_status 1
+  expect_err "pmc_perf.csv"
+  expect_err "a folder, not a regular file"
+  one_line_err
+  rmdir "$TMP/wl/pmc_perf.csv" && mkfifo "$TMP/wl/pmc_perf.csv"
+  timeout 10 "$LUMEN" analyze -w "$TMP/wl" >"$TMP/out" 2>"$TMP/err"
+  STATUS=$?
+  expect_status 1
+  expect_err "FIFO"
+  ! grep -q "cannot find" "$TMP/err" || fail "a FIFO reported as missing"
+  ;;
+*)
+  fail "unknown case $NAME"
+  ;;
+esac
+exit 0
