@@ -264,6 +264,25 @@ lm_status lm_read_file_any(const char *path, size_t max_bytes, char **out, size_
  * Writes into out (at least 32 bytes) and returns out. */
 char *lm_format_double(double value, char *out);
 
+/* ------------------------------------------------------------------ text */
+
+/* lm_text_escape: append n bytes of text to out in a form safe for a
+ * terminal: valid UTF-8 as it is, control characters (C0, DEL, C1) and
+ * bytes of invalid UTF-8 as visible \xNN escapes. With max_width > 0 the
+ * text is cut to at most max_width characters, the last being "…".
+ * Returns the width written, in characters. */
+size_t lm_text_escape(lm_buf *out, const char *text, size_t n, size_t max_width);
+/* lm_text_safe: the same into a new string (free with lm_free); NULL only
+ * when out of memory. text may be NULL (""). */
+char *lm_text_safe(const char *text, size_t max_width);
+/* lm_utf8_valid: 1 when the n bytes are valid UTF-8. */
+int lm_utf8_valid(const char *text, size_t n);
+/* lm_json_utf8_fix: JSON text whose strings may hold invalid UTF-8 bytes
+ * (cJSON copies bytes as they are): NULL when it is valid already (or out
+ * of memory), else a repaired copy (free with lm_free) in which each
+ * invalid byte is the escape \ufffd, U+FFFD REPLACEMENT CHARACTER. */
+char *lm_json_utf8_fix(const char *json);
+
 /* lm_str_ieq: ASCII case-insensitive equality. */
 int lm_str_ieq(const char *a, const char *b);
 

@@ -62,11 +62,15 @@ static const flag flags[] = {
 
 void cli_error(const char *mode, const char *fmt, ...) {
   va_list ap;
-  fprintf(stderr, "lumen%s%s: ", mode ? " " : "", mode ? mode : "");
+  lm_buf text = {0}, shown = {0};
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  lm_buf_vprintf(&text, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  /* Messages quote names from the data: no raw control bytes on stderr. */
+  lm_text_escape(&shown, text.data ? text.data : "", text.len, 0);
+  fprintf(stderr, "lumen%s%s: %s\n", mode ? " " : "", mode ? mode : "", lm_buf_cstr(&shown));
+  lm_buf_fini(&text);
+  lm_buf_fini(&shown);
 }
 
 void cli_diag(const char *mode, const lm_diag *diag) {

@@ -17,8 +17,11 @@ static void log_to_stderr(lm_log_level level, const char *message, void *user) {
   (void)user;
   static const char *const colors[] = {"\033[31m", "\033[33m", "", "\033[36m", "\033[90m"};
   int tty = isatty(2);
+  lm_buf shown = {0};
+  lm_text_escape(&shown, message, strlen(message), 0);
   fprintf(stderr, "%slumen %s:%s %s\n", tty ? colors[level] : "", lm_log_level_name(level),
-          tty ? "\033[0m" : "", message);
+          tty ? "\033[0m" : "", lm_buf_cstr(&shown));
+  lm_buf_fini(&shown);
 }
 
 void cli_apply_verbosity(const cli_args *args) {

@@ -6,6 +6,8 @@
  * by metric id, top kernels by kernel name (the reference tool pairs them
  * by rank, which compares different kernels once their order changes; see
  * docs/compatibility.md), system info by field, anything else by position.
+ * Terminal text is escaped (control characters and invalid UTF-8 become
+ * \xNN) and cells are cut to a width; JSON is always valid UTF-8.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -84,8 +86,10 @@ static size_t utf8_width(const char *s, size_t n) {
 
 /* Split text into lines of at most `width` characters, at most `max_lines`
  * lines, the last ending in "..." when cut. */
-static char *wrap(const char *text, size_t width, size_t max_lines) {
+static char *wrap(const char *raw, size_t width, size_t max_lines) {
   lm_buf b = {0};
+  char *text = lm_text_safe(raw, width * max_lines + 1);
+  if (!text) return NULL;
   size_t len = strlen(text), at = 0, lines = 0;
   while (at < len && lines < max_lines) {
     size_t take = len - at < width ? len - at : width;
@@ -99,13 +103,18 @@ static char *wrap(const char *text, size_t width, size_t max_lines) {
     at += take;
     lines++;
   }
+  lm_free(text);
   return lm_buf_take(&b);
 }
+
+/* The widest a text cell is shown in a terminal table; longer ones are cut
+ * with a marker (a 5 MB host name must not make a 5 MB-wide table). */
+#define CELL_MAX_WIDTH 200
 
 static char *fmt_number(const lm_cell *c, int decimal) {
   char buf[64];
   if (c->kind == LM_CELL_EMPTY) return lm_strdup("");
-  if (c->kind == LM_CELL_TEXT) return lm_strdup(c->text ? c->text : "");
+  if (c->kind == LM_CELL_TEXT) return lm_text_safe(c->text, CELL_MAX_WIDTH);
   if (isnan(c->num)) return lm_strdup("");
   if (isinf(c->num)) return lm_strdup(c->num < 0 ? "-inf" : "inf");
   if (c->integer) snprintf(buf, sizeof buf, "%.0f", c->num);
@@ -164,7 +173,7 @@ static lm_status build_grid(const lm_analysis *const *runs, size_t n_runs, int32
     else if (run_of[k] > 0) snprintf(title, sizeof title, "%s [%d]", t->titles[src_cols[k]],
                                      (int)run_of[k] + 1);
     else snprintf(title, sizeof title, "%s", t->titles[src_cols[k]]);
-    g->cells[k] = lm_strdup(title);
+    g->cells[k] = lm_text_safe(title, CELL_MAX_WIDTH);
     if (!g->cells[k]) return LM_ENOMEM;
     g->right[k] = src_cols[k] >= 0 && t->roles[src_cols[k]] == LM_RCOL_VALUE;
   }
@@ -173,7 +182,7 @@ static lm_status build_grid(const lm_analysis *const *runs, size_t n_runs, int32
       char *text;
       int32_t c = src_cols[k];
       if (c < 0) {
-        text = lm_strdup(t->row_ids[r]);
+        text = lm_text_safe(t->row_ids[r], CELL_MAX_WIDTH);
       } else if (run_of[k] == 0) {
         const lm_cell *cell = cell_at(t, (int32_t)r, c);
         if (cell->kind == LM_CELL_TEXT && t->roles[c] == LM_RCOL_NAME &&
@@ -199,6 +208,11 @@ static lm_status build_grid(const lm_analysis *const *runs, size_t n_runs, int32
     }
   }
   return LM_OK;
+}
+
+/* Text from definitions or data, escaped for the terminal. */
+static void put_safe(lm_buf *out, const char *s) {
+  if (s) lm_text_escape(out, s, strlen(s), CELL_MAX_WIDTH);
 }
 
 static void line_of(lm_buf *out, const size_t *widths, size_t nc, const char *left,
@@ -284,10 +298,17 @@ lm_status lm_report_text(const lm_analysis *const *runs, size_t n, const lm_repo
     if (t->panel_id != last_panel) {
       lm_buf_puts(out, "\n");
       for (int i = 0; i < 80; i++) lm_buf_puts(out, "─");
-      lm_buf_printf(out, "\n%d. %s\n", (int)t->panel_id, t->panel_title ? t->panel_title : "");
+      lm_buf_printf(out, "\n%d. ", (int)t->panel_id);
+      put_safe(out, t->panel_title);
+      lm_buf_putc(out, '\n');
       last_panel = t->panel_id;
     }
-    if (t->title && t->title[0]) lm_buf_printf(out, "%s %s\n", t->id, t->title);
+    if (t->title && t->title[0]) {
+      put_safe(out, t->id);
+      lm_buf_putc(out, ' ');
+      put_safe(out, t->title);
+      lm_buf_putc(out, '\n');
+    }
     if (t->note) {
       lm_buf_printf(out, "(%s)\n", t->note);
       continue;
@@ -573,7 +594,10 @@ lm_status lm_report_json(const lm_analysis *const *runs, size_t n, const lm_repo
   char *text = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
   if (!text) return LM_ENOMEM;
-  lm_buf_puts(out, text);
+  /* Names are copied from the data byte for byte; JSON must be UTF-8. */
+  char *fixed = lm_json_utf8_fix(text);
+  lm_buf_puts(out, fixed ? fixed : text);
+  lm_free(fixed);
   lm_buf_putc(out, '\n');
   cJSON_free(text);
   return out->failed ? LM_ENOMEM : LM_OK;

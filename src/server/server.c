@@ -113,6 +113,17 @@ static enum MHD_Result send_body(struct MHD_Connection *c, unsigned status, cons
   return send_body_cookie(c, status, type, body, len, copy, cacheable, NULL);
 }
 
+/* cJSON's text of o, repaired to valid UTF-8 (names come from the data
+ * byte for byte); free with free(). NULL when out of memory. */
+static char *print_json(const cJSON *o) {
+  char *text = cJSON_PrintUnformatted(o);
+  if (!text) return NULL;
+  char *fixed = lm_json_utf8_fix(text);
+  if (!fixed) return text;
+  cJSON_free(text);
+  return fixed;
+}
+
 static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -128,18 +139,18 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, con
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "error", msg);
   cJSON_AddNumberToObject(o, "status", status);
-  char *text = cJSON_PrintUnformatted(o);
+  char *text = print_json(o);
   cJSON_Delete(o);
   enum MHD_Result ok = send_body(c, status, "application/json", text ? text : "{}", text ? strlen(text) : 2, 1, 0);
-  cJSON_free(text);
+  free(text);
   return ok;
 }
 
 static enum MHD_Result send_json(struct MHD_Connection *c, cJSON *o) {
-  char *text = cJSON_PrintUnformatted(o);
+  char *text = print_json(o);
   if (!text) return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
   enum MHD_Result ok = send_body(c, MHD_HTTP_OK, "application/json", text, strlen(text), 1, 0);
-  cJSON_free(text);
+  free(text);
   return ok;
 }
 
@@ -433,7 +444,7 @@ static enum MHD_Result api_workloads(struct MHD_Connection *c) {
     free(entries);
     lm_store_close(st);
   }
-  char *text = cJSON_PrintUnformatted(o);
+  char *text = print_json(o);
   cJSON_Delete(o);
   if (!text) return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
   pthread_mutex_lock(&S.lock);
@@ -442,7 +453,7 @@ static enum MHD_Result api_workloads(struct MHD_Connection *c) {
   workloads_at = now_s();
   pthread_mutex_unlock(&S.lock);
   enum MHD_Result ok = send_body(c, MHD_HTTP_OK, "application/json", text, strlen(text), 1, 0);
-  cJSON_free(text);
+  free(text);
   return ok;
 }
 

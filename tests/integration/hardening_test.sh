@@ -163,6 +163,54 @@ not_regular)
   expect_err "FIFO"
   ! grep -q "cannot find" "$TMP/err" || fail "a FIFO reported as missing"
   ;;
+term_json)
+  # 12.4: escape sequences in a kernel name never reach the terminal raw,
+  # and invalid UTF-8 in names still gives valid JSON (CLI and server).
+  copy_wl vcopy/MI200 wl
+  sed -i 's/vecCopy(/vec\x1b]0;pwned\x07\x1b[2JCopy\xff\xfe(/' "$TMP/wl/pmc_perf.csv"
+  grep -q $'\x1b' "$TMP/wl/pmc_perf.csv" || fail "the test workload was not edited"
+  run analyze -w "$TMP/wl"
+  expect_status 0
+  ! grep -q $'\x1b' "$TMP/out" || fail "an escape byte reached the terminal output"
+  ! grep -q $'\x07' "$TMP/out" || fail "a BEL byte reached the terminal output"
+  expect_out 'vec\x1b]0;pwned\x07\x1b[2JCopy\xff\xfe('
+  run analyze -w "$TMP/wl" --format json
+  expect_status 0
+  iconv -f UTF-8 -t UTF-8 "$TMP/out" >/dev/null 2>&1 || fail "the CLI's JSON is not valid UTF-8"
+  python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$TMP/out" || fail "the CLI's JSON does not parse"
+  grep -q 'Copy\\ufffd\\ufffd(' "$TMP/out" || fail "invalid bytes are not replaced by U+FFFD"
+  start_server -w "$TMP/wl"
+  for path in "api/analysis?w=f0" "api/info?w=f0" "api/roofline?w=f0" "api/workloads"; do
+    get "$path"
+    expect_code 200 "$path"
+    iconv -f UTF-8 -t UTF-8 "$TMP/body" >/dev/null 2>&1 || fail "$path: not valid UTF-8"
+    python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$TMP/body" || fail "$path: not JSON"
+  done
+  ;;
+wide_cells)
+  # 12.10: a 5 MB host name does not make a 5 MB-wide table.
+  copy_wl vcopy/MI200 wl
+  python3 - "$TMP/wl/sysinfo.csv" <<'PY'
+import csv, sys
+p = sys.argv[1]
+rows = list(csv.reader(open(p, newline="")))
+rows[1][rows[0].index("hostname")] = "h" * (5 << 20)
+csv.writer(open(p, "w", newline=""), lineterminator="\n").writerows(rows)
+PY
+  run analyze -w "$TMP/wl"
+  expect_status 0
+  size=$(stat -c %s "$TMP/out")
+  [ "$size" -lt 2000000 ] || fail "text output is $size bytes"
+  longest=$(wc -L <"$TMP/out")
+  "$LUMEN" analyze -w "$WL/vcopy/MI200" >"$TMP/plain.out" 2>&1 || fail "analyze of the shared folder"
+  plain=$(wc -L <"$TMP/plain.out")
+  [ "$longest" -le "$plain" ] || fail "a line of $longest characters (the unedited folder's widest is $plain)"
+  expect_out "hhhh…"
+  # The data itself is kept: CSV and JSON still hold the whole name.
+  run analyze -w "$TMP/wl" --format json -b 1
+  expect_status 0
+  [ "$(stat -c %s "$TMP/out")" -gt 5000000 ] || fail "JSON lost the long value"
+  ;;
 *)
   fail "unknown case $NAME"
   ;;

@@ -102,10 +102,42 @@ static void test_alloc_failures(void) {
   CHECK(n < 500 && failures == n && failures > 5);
 }
 
+/* Safe text for terminals and JSON (12.4, 12.10). */
+static void test_text(void) {
+  char *t = lm_text_safe("a\x1b[2Jb\x07", 0);
+  CHECK_STR(t, "a\\x1b[2Jb\\x07");
+  lm_free(t);
+  t = lm_text_safe("caf\xc3\xa9 \xff\xc3", 0); /* valid é, a stray byte, a cut sequence */
+  CHECK_STR(t, "caf\xc3\xa9 \\xff\\xc3");
+  lm_free(t);
+  t = lm_text_safe("\xc2\x9b" "1m", 0); /* C1 CSI */
+  CHECK_STR(t, "\\xc2\\x9b1m");
+  lm_free(t);
+  t = lm_text_safe("\xed\xa0\x80\xc0\xaf", 0); /* a surrogate and an overlong '/' */
+  CHECK_STR(t, "\\xed\\xa0\\x80\\xc0\\xaf");
+  lm_free(t);
+  t = lm_text_safe("abcdefghij", 5);
+  CHECK_STR(t, "abcd…");
+  lm_free(t);
+  t = lm_text_safe("abcde", 5);
+  CHECK_STR(t, "abcde");
+  lm_free(t);
+  t = lm_text_safe(NULL, 0);
+  CHECK_STR(t, "");
+  lm_free(t);
+  CHECK(lm_utf8_valid("caf\xc3\xa9", 5));
+  CHECK(!lm_utf8_valid("\xf4\x90\x80\x80", 4)); /* past U+10FFFF */
+  CHECK(lm_json_utf8_fix("{\"a\":\"caf\xc3\xa9\"}") == NULL);
+  char *j = lm_json_utf8_fix("{\"a\":\"x\xff\xfey\"}");
+  CHECK_STR(j, "{\"a\":\"x\\ufffd\\ufffdy\"}");
+  lm_free(j);
+}
+
 int main(void) {
   test_format_double();
   test_buf_and_map();
   test_arena();
+  test_text();
   test_diag();
   test_alloc_failures();
   return check_report("test_base");
