@@ -97,6 +97,21 @@ int cmd_serve(int argc, char **argv, int first) {
     }
     o.token = token_buf;
   }
+  if (o.token && lm_token_check(o.token, token_file ? "--token-file" : "--token", &diag) != LM_OK) {
+    cli_diag(MODE, &diag);
+    status = 2;
+    goto done;
+  }
+  const char *header_timeout = cli_get(&a, "header-timeout");
+  if (header_timeout) {
+    char *end = NULL;
+    o.header_timeout = strtod(header_timeout, &end);
+    if (!end || *end || !(o.header_timeout >= 0.1 && o.header_timeout <= 3600)) {
+      cli_error(MODE, "--header-timeout %s: expected seconds, 0.1 to 3600", header_timeout);
+      status = 2;
+      goto done;
+    }
+  }
   const char *threads = cli_get(&a, "threads");
   if (threads) {
     o.threads = atoi(threads);

@@ -30,12 +30,18 @@
 
 #include "report/report.h"
 #include "server/server.h"
+#include "server/internal.h"
 #include "store/store.h"
 
 #define MAX_LOADED 4
 #define MAX_ANSWERS 512
 #define MAX_ANSWER_BYTES ((size_t)256 << 20)
 #define MAX_CLIENTS 1024
+/* Request headers lumen reads (name and value bytes together); larger
+ * ones are a 431. MHD's per-connection memory is set above this, so that
+ * such requests still reach the handler and get a JSON answer. */
+#define MAX_HEADER_BYTES 16384
+#define CONNECTION_MEMORY ((size_t)640 << 10)
 
 typedef struct folder {
   char id[32];
@@ -77,6 +83,7 @@ static struct {
   client clients[MAX_CLIENTS];
   size_t n_clients;
   int evaluations, max_evaluations;
+  int loopback; /* bound to a loopback address: the Host header is checked */
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
 
 static double now_s(void) {
@@ -87,10 +94,11 @@ static double now_s(void) {
 
 /* ------------------------------------------------------------ responses */
 
-/* Queue a response with the headers every answer carries; cookie (or
- * NULL) is set on the client. */
-static enum MHD_Result send_body_cookie(struct MHD_Connection *c, unsigned status, const char *type,
-                                        const void *body, size_t len, int copy, int cacheable, const char *cookie) {
+/* Queue a response with the headers every answer carries; header (or
+ * NULL, e.g. "Set-Cookie") is added with value. */
+static enum MHD_Result send_body_header(struct MHD_Connection *c, unsigned status, const char *type,
+                                        const void *body, size_t len, int copy, int cacheable, const char *header,
+                                        const char *value) {
   struct MHD_Response *r = MHD_create_response_from_buffer(
       len, (void *)body, copy ? MHD_RESPMEM_MUST_COPY : MHD_RESPMEM_PERSISTENT);
   if (!r) return MHD_NO;
@@ -102,7 +110,7 @@ static enum MHD_Result send_body_cookie(struct MHD_Connection *c, unsigned statu
                           "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
                           "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
   MHD_add_response_header(r, "Cache-Control", cacheable ? "private, max-age=300" : "no-store");
-  if (cookie) MHD_add_response_header(r, "Set-Cookie", cookie);
+  if (header) MHD_add_response_header(r, header, value);
   enum MHD_Result ok = MHD_queue_response(c, status, r);
   MHD_destroy_response(r);
   return ok;
@@ -110,7 +118,7 @@ static enum MHD_Result send_body_cookie(struct MHD_Connection *c, unsigned statu
 
 static enum MHD_Result send_body(struct MHD_Connection *c, unsigned status, const char *type, const void *body,
                                  size_t len, int copy, int cacheable) {
-  return send_body_cookie(c, status, type, body, len, copy, cacheable, NULL);
+  return send_body_header(c, status, type, body, len, copy, cacheable, NULL, NULL);
 }
 
 /* cJSON's text of o, repaired to valid UTF-8 (names come from the data
@@ -130,20 +138,28 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, con
 #endif
     ;
 
+/* An error answer: {"error": message, "status": code}, with header (or
+ * NULL) set to value. */
+static enum MHD_Result send_error_header(struct MHD_Connection *c, unsigned status, const char *header,
+                                         const char *value, const char *msg) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "error", msg);
+  cJSON_AddNumberToObject(o, "status", status);
+  char *text = print_json(o);
+  cJSON_Delete(o);
+  enum MHD_Result ok = send_body_header(c, status, "application/json", text ? text : "{}", text ? strlen(text) : 2,
+                                        1, 0, header, value);
+  free(text);
+  return ok;
+}
+
 static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...) {
   char msg[1024];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "error", msg);
-  cJSON_AddNumberToObject(o, "status", status);
-  char *text = print_json(o);
-  cJSON_Delete(o);
-  enum MHD_Result ok = send_body(c, status, "application/json", text ? text : "{}", text ? strlen(text) : 2, 1, 0);
-  free(text);
-  return ok;
+  return send_error_header(c, status, NULL, NULL, msg);
 }
 
 static enum MHD_Result send_json(struct MHD_Connection *c, cJSON *o) {
@@ -702,14 +718,18 @@ static int same_secret(const char *a, const char *b) {
   return diff == 0;
 }
 
-static int authorized(struct MHD_Connection *c, const lm_query *q) {
+/* Whether the request carries the token: in the Authorization header, in
+ * the cookie, or (only when allow_query: a page being opened from a
+ * shared link) in the query string. API calls never take it from the
+ * query, which ends up in logs and browser history. */
+static int authorized(struct MHD_Connection *c, const lm_query *q, int allow_query) {
   const char *token = S.o->token;
   if (!token) return 1;
   const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
   if (h && strncmp(h, "Bearer ", 7) == 0 && same_secret(h + 7, token)) return 1;
   const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "lumen_token");
   if (cookie && same_secret(cookie, token)) return 1;
-  return q->token && same_secret(q->token, token);
+  return allow_query && q->token && same_secret(q->token, token);
 }
 
 /* ------------------------------------------------------------- dispatch */
@@ -720,6 +740,18 @@ typedef struct request {
   int escaped_path; /* the path held %-escapes: no file or endpoint has any */
   int seen;
 } request;
+
+static enum MHD_Result add_header_bytes(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+  (void)kind;
+  *(size_t *)cls += (key ? strlen(key) : 0) + (value ? strlen(value) : 0) + 4;
+  return MHD_YES;
+}
+
+static size_t header_bytes(struct MHD_Connection *c) {
+  size_t n = 0;
+  MHD_get_connection_values(c, MHD_HEADER_KIND, add_header_bytes, &n);
+  return n;
+}
 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c) {
   (void)cls;
@@ -740,8 +772,8 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c) {
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode code) {
   (void)cls;
-  (void)c;
   (void)code;
+  lm_guard_request_done(c);
   request *r = *con_cls;
   if (r) {
     free(r->query);
@@ -759,17 +791,23 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
   if (!req) return MHD_NO;
   if (!req->seen) {
     req->seen = 1;
+    lm_guard_headers_done(c);
+    /* On loopback, only requests for this machine's own names: a page
+     * whose host name was rebound to 127.0.0.1 still sends its own. */
+    if (S.loopback &&
+        !lm_host_allowed(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)))
+      return send_error(c, MHD_HTTP_MISDIRECTED_REQUEST,
+                        "this server answers only requests for 127.0.0.1, localhost or [::1] (Host header)");
+    if (header_bytes(c) > MAX_HEADER_BYTES)
+      return send_error(c, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "the request headers are over %d bytes",
+                        MAX_HEADER_BYTES);
     /* Refuse bodies before they arrive: nothing here takes one. */
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
     if ((cl && strcmp(cl, "0") != 0) || te) return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "no request bodies");
-    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-      struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-      MHD_add_response_header(r, "Allow", "GET, HEAD");
-      enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
-      MHD_destroy_response(r);
-      return ok;
-    }
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+      return send_error_header(c, MHD_HTTP_METHOD_NOT_ALLOWED, "Allow", "GET, HEAD",
+                               "only GET and HEAD: the server is read-only");
     return MHD_YES;
   }
   if (*upload_size) {
@@ -785,7 +823,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     /* Who may not ask learns nothing about the question. */
     lm_query empty;
     memset(&empty, 0, sizeof empty);
-    enum MHD_Result ok = authorized(c, &empty) ? send_diag(c, &d)
+    enum MHD_Result ok = authorized(c, &empty, 0) ? send_diag(c, &d)
                                                : send_error(c, MHD_HTTP_UNAUTHORIZED, "a token is required");
     lm_query_fini(&q);
     return ok;
@@ -793,7 +831,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
   enum MHD_Result ok;
   if (req->escaped_path) {
     ok = send_error(c, MHD_HTTP_NOT_FOUND, "not found");
-  } else if (!authorized(c, &q)) {
+  } else if (!authorized(c, &q, strncmp(url, "/api/", 5) != 0)) {
     ok = send_error(c, MHD_HTTP_UNAUTHORIZED, "a token is required (Authorization: Bearer TOKEN)");
   } else if (strncmp(url, "/api/", 5) != 0) {
     /* A page opened with ?token=... keeps it in a cookie for its requests. */
@@ -801,7 +839,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
       char cookie[512];
       snprintf(cookie, sizeof cookie, "lumen_token=%s; HttpOnly; SameSite=Strict; Path=/", S.o->token);
       const lm_web_asset *a = find_asset(url);
-      ok = a ? send_body_cookie(c, MHD_HTTP_OK, a->type, a->data, a->size, 0, 0, cookie)
+      ok = a ? send_body_header(c, MHD_HTTP_OK, a->type, a->data, a->size, 0, 0, "Set-Cookie", cookie)
              : send_error(c, MHD_HTTP_NOT_FOUND, "not found");
     } else {
       ok = send_asset(c, url);
@@ -858,6 +896,8 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
       return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--listen", "%s is not an IP address", host);
   }
   int loopback = v6 ? IN6_IS_ADDR_LOOPBACK(&sa6.sin6_addr) : (ntohl(sa4.sin_addr.s_addr) >> 24) == 127;
+  S.loopback = loopback;
+  if (o->token && lm_token_check(o->token, "--token", diag) != LM_OK) return diag->status;
   if (!loopback && (!o->token || strlen(o->token) < 16))
     return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--listen",
                        "listening on %s (not loopback) needs --token or --token-file with a secret of at least "
@@ -917,14 +957,22 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
   signal(SIGPIPE, SIG_IGN);
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
   if (v6) flags |= MHD_USE_IPv6;
+  if (lm_guard_start(o->header_timeout > 0 ? o->header_timeout : 10, diag) != LM_OK) {
+    free(S.folders);
+    S.folders = NULL;
+    return diag->status;
+  }
   struct MHD_Daemon *d = MHD_start_daemon(
-      flags, (uint16_t)port, NULL, NULL, handle, NULL, MHD_OPTION_SOCK_ADDR,
+      flags, (uint16_t)port, lm_guard_accept, NULL, handle, NULL, MHD_OPTION_NOTIFY_CONNECTION, lm_guard_notify,
+      NULL, MHD_OPTION_SOCK_ADDR,
       v6 ? (const struct sockaddr *)(const void *)&sa6 : (const struct sockaddr *)(const void *)&sa4,
       MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-      MHD_OPTION_CONNECTION_LIMIT, (unsigned)512, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)64,
-      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)15, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned)(LM_GUARD_MAX_CONNECTIONS + 32), MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+      (unsigned)(LM_GUARD_PER_ADDRESS + 16), MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)15,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONNECTION_MEMORY,
       MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
   if (!d) {
+    lm_guard_stop();
     free(S.folders);
     S.folders = NULL;
     return lm_diag_set(diag, LM_EIO, NULL, 0, 0, "--listen", "cannot listen on %s:%d (%s)", host, port,
@@ -941,6 +989,7 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
   sigwait(&stop, &sig);
   lm_log(LM_LOG_INFO, "stopping (signal %d)", sig);
   MHD_stop_daemon(d);
+  lm_guard_stop();
   for (int i = 0; i < MAX_LOADED; i++) lm_workload_free(S.loaded[i].w);
   for (int i = 0; i < MAX_ANSWERS; i++) {
     free(S.answers[i].key);

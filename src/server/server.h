@@ -59,7 +59,14 @@ typedef struct lm_server_opts {
                                   remote clients, none for loopback */
   const char *web_dir;         /* serve the GUI from this folder instead of
                                   the embedded copy (development) */
+  double header_timeout;       /* seconds a client may take to send a
+                                  request's headers (0: 10) */
 } lm_server_opts;
+
+/* lm_token_check: LM_OK when token can serve as a secret: not blank, no
+ * control characters, and only characters a cookie value may hold; else
+ * LM_EINVAL with a message naming flag. */
+lm_status lm_token_check(const char *token, const char *flag, lm_diag *diag);
 
 /* lm_server_run: serve until SIGINT or SIGTERM. Logs the URL at info. */
 lm_status lm_server_run(const lm_server_opts *opts, lm_diag *diag);

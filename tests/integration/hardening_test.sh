@@ -24,6 +24,12 @@ SRCDIR=$(cd "$(dirname "$0")" && pwd)
 . "$SRCDIR/lib.sh"
 . "$SRCDIR/../../scripts/serve-lib.sh"
 
+# run_t ARGS...: run, but a command that should refuse at once and does not
+# fails after 10 s instead of hanging the suite.
+run_t() {
+  timeout 10 "$LUMEN" "$@" >"$TMP/out" 2>"$TMP/err"
+  STATUS=$?
+}
 copy_wl() { cp -r "$WL/$1" "$TMP/$2"; chmod -R u+w "$TMP/$2"; }
 start_server() {
   start_lumen_serve "$LUMEN" "$TMP" "$@" 2>"$TMP/start.err"
@@ -210,6 +216,101 @@ PY
   run analyze -w "$TMP/wl" --format json -b 1
   expect_status 0
   [ "$(stat -c %s "$TMP/out")" -gt 5000000 ] || fail "JSON lost the long value"
+  ;;
+dns_rebinding)
+  # 12.2: on loopback, a request for another host name (a page whose name
+  # was rebound to 127.0.0.1) is refused; the machine's own names work.
+  start_server -w "$WL/vcopy/MI200"
+  port=${URL##*:}
+  port=${port%/}
+  get "api/workloads" -H "Host: attacker.example"
+  expect_code 421 "a rebound host name"
+  grep -q '"error"' "$TMP/body" || fail "421 without a JSON body"
+  get "api/analysis?w=f0" -H "Host: attacker.example:$port"
+  expect_code 421 "a rebound host name with the port"
+  get "" -H "Host: 127.0.0.1.attacker.example"
+  expect_code 421 "a look-alike name"
+  for h in "127.0.0.1:$port" "localhost:$port" "localhost" "127.0.0.1" "[::1]:$port" "LOCALHOST:$port"; do
+    get "api/workloads" -H "Host: $h"
+    expect_code 200 "Host $h"
+  done
+  ;;
+slow_clients)
+  # 12.3: 64 connections that never finish their headers neither lock out
+  # a well-behaved client from the same address nor stay open past the
+  # header deadline.
+  start_server -w "$WL/vcopy/MI200" --header-timeout 3
+  port=${URL##*:}
+  port=${port%/}
+  timeout 60 python3 "$SRCDIR/slow_clients.py" "$port" 64 3 >"$TMP/slow.out" 2>&1 || fail "$(cat "$TMP/slow.out")"
+  cat "$TMP/slow.out"
+  get "api/health"
+  expect_code 200 "after the slow clients"
+  run_t serve --listen 127.0.0.1:0 -w "$WL/vcopy/MI200" --header-timeout 0
+  expect_status 2
+  expect_err "--header-timeout"
+  ;;
+tokens)
+  # 12.5: blank tokens and tokens with control characters are refused; the
+  # token is not taken from the query string of API calls.
+  printf '   \n' >"$TMP/blank"
+  run_t serve -w "$WL/vcopy/MI200" --listen 127.0.0.1:0 --token-file "$TMP/blank"
+  expect_status 2
+  expect_err "--token-file"
+  run_t serve -w "$WL/vcopy/MI200" --listen 127.0.0.1:0 --token "                    "
+  expect_status 2
+  expect_err "blank"
+  run_t serve -w "$WL/vcopy/MI200" --listen 127.0.0.1:0 --token "$(printf 'abcdefgh\x01ijklmnopq')"
+  expect_status 2
+  expect_err "control character"
+  printf 'abcdefghij\tklmnopq\n' >"$TMP/tab"
+  run_t serve -w "$WL/vcopy/MI200" --listen 127.0.0.1:0 --token-file "$TMP/tab"
+  expect_status 2
+  expect_err "control character"
+  run_t serve -w "$WL/vcopy/MI200" --listen 127.0.0.1:0 --token "abcdefgh;ijklmnopq"
+  expect_status 2
+  expect_err "cookie"
+  token=0123456789abcdef-secret
+  start_server -w "$WL/vcopy/MI200" --token "$token"
+  get "api/workloads?token=$token"
+  expect_code 401 "a token in an API call's query"
+  get "api/analysis?w=f0&token=$token"
+  expect_code 401 "a token in an API call's query"
+  get "api/workloads" -H "Authorization: Bearer $token"
+  expect_code 200 "the header"
+  CODE=$(curl -s -o "$TMP/body" -D "$TMP/headers" -w '%{http_code}' "$URL?token=$token")
+  expect_code 200 "a page opened with the token"
+  grep -qi '^set-cookie: lumen_token=' "$TMP/headers" || fail "no cookie for the page"
+  ;;
+http_errors)
+  # 12.11: every request that can be parsed gets an answer with a JSON
+  # body and the security headers: many parameters, a long URI, large
+  # headers, a method other than GET.
+  start_server -w "$WL/vcopy/MI200"
+  check_json_error() { # CODE WHAT
+    expect_code "$1" "$2"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["status"]==int(sys.argv[2]) and d["error"]' \
+      "$TMP/body" "$1" || fail "$2: no JSON error body: $(head -c 300 "$TMP/body")"
+    grep -qi '^x-content-type-options: nosniff' "$TMP/headers" || fail "$2: no security headers"
+    grep -qi '^content-security-policy:' "$TMP/headers" || fail "$2: no CSP"
+  }
+  q=$(python3 -c "print('&'.join('x%d=1' % i for i in range(500)))")
+  CODE=$(curl -s -o "$TMP/body" -D "$TMP/headers" -w '%{http_code}' "${URL}api/analysis?w=f0&$q")
+  check_json_error 400 "500 query parameters"
+  q=$(python3 -c "print('&'.join('a' for i in range(8190)))")
+  CODE=$(curl -s -o "$TMP/body" -D "$TMP/headers" -w '%{http_code}' "${URL}api/analysis?$q")
+  check_json_error 400 "8,190 empty parameters"
+  q=$(head -c 20000 /dev/zero | tr '\0' a)
+  CODE=$(curl -s -o "$TMP/body" -D "$TMP/headers" -w '%{http_code}' "${URL}api/analysis?w=$q")
+  check_json_error 414 "a 20 KB query"
+  big=$(head -c 20000 /dev/zero | tr '\0' a)
+  CODE=$(curl -s -o "$TMP/body" -D "$TMP/headers" -w '%{http_code}' -H "X-Big: $big" "${URL}api/workloads")
+  check_json_error 431 "20 KB of headers"
+  CODE=$(curl -s -o "$TMP/body" -D "$TMP/headers" -w '%{http_code}' -X DELETE "${URL}api/workloads")
+  check_json_error 405 "DELETE"
+  grep -qi '^allow: GET, HEAD' "$TMP/headers" || fail "405 without Allow"
+  get "api/health"
+  expect_code 200 "the server still answers"
   ;;
 *)
   fail "unknown case $NAME"
