@@ -107,7 +107,15 @@ typedef struct builder {
   VEC(lm_block_alias) aliases;
   const char *arch, *products, *accumulate;
   int32_t l2_channels;
+  int depth;       /* compile_expr calls under way (one stack frame each) */
+  int quant_depth; /* quantities being expanded, one inside the other */
 } builder;
+
+/* Quantities may refer to quantities this many levels deep; and a formula
+ * with the quantities it reaches expanded may be this deep in all (each
+ * level is one frame of compile_expr: the stack stays small). */
+#define MAX_QUANTITY_DEPTH 64
+#define MAX_COMPILE_DEPTH 4000
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 6, 7)))
@@ -321,9 +329,16 @@ static int32_t compile_var(builder *b, const lm_expr *e, const ctx *c) {
     if (q->busy)
       return error_at(b, c->file, c->line, expr_column(c, e->pos), NULL,
                       "quantity $%s is defined in terms of itself", q->name);
+    if (b->quant_depth >= MAX_QUANTITY_DEPTH)
+      return error_at(b, c->file, c->line, expr_column(c, e->pos), NULL,
+                      "quantities nested more than %d deep at $%s (a quantity that uses a quantity "
+                      "that uses ...): flatten the chain",
+                      MAX_QUANTITY_DEPTH, q->name);
     q->busy = 1;
+    b->quant_depth++;
     ctx qc = {source, c->template_ok, q->file, q->line, q->column, q->exact};
     int32_t node = compile_expr(b, q->expr, &qc);
+    b->quant_depth--;
     q = &b->quants.v[qi]; /* the vector may have moved */
     q->busy = 0;
     if (node < 0) return -1;
@@ -391,8 +406,21 @@ static int32_t compile_call(builder *b, const lm_expr *e, const ctx *c) {
   return make_node(b, op, x, y, -1, 0);
 }
 
+static int32_t compile_one(builder *b, const lm_expr *e, const ctx *c);
+
 static int32_t compile_expr(builder *b, const lm_expr *e, const ctx *c) {
   if (b->status != LM_OK) return -1;
+  if (b->depth >= MAX_COMPILE_DEPTH)
+    return error_at(b, c->file, c->line, expr_column(c, e->pos), NULL,
+                    "formula too deep with its quantities expanded: more than %d levels",
+                    MAX_COMPILE_DEPTH);
+  b->depth++;
+  int32_t node = compile_one(b, e, c);
+  b->depth--;
+  return node;
+}
+
+static int32_t compile_one(builder *b, const lm_expr *e, const ctx *c) {
   switch ((lm_expr_kind)e->kind) {
   case LM_X_NUM: return make_const(b, e->num);
   case LM_X_NONE: return make_const(b, LM_NAN);

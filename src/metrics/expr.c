@@ -196,6 +196,26 @@ static lm_expr *new_expr(parser *ps, lm_expr_kind kind, int32_t pos) {
   e->kind = (uint8_t)kind;
   e->pos = pos;
   e->index = LM_INDEX_NONE;
+  e->height = 1;
+  return e;
+}
+
+/* Set e's height from its operands; NULL (reported) past the limit. */
+static lm_expr *grown(parser *ps, lm_expr *e) {
+  int32_t h = 0;
+  const lm_expr *kids[3] = {e->a, e->b, e->c};
+  for (int i = 0; i < 3; i++)
+    if (kids[i] && kids[i]->height > h) h = kids[i]->height;
+  for (int32_t i = 0; i < e->n_args; i++)
+    if (e->args[i]->height > h) h = e->args[i]->height;
+  e->height = h + 1;
+  if (e->height > LM_EXPR_MAX_HEIGHT) {
+    fail(ps, e->pos,
+         "formula too deep: more than %d levels of operators (a chain of that many terms); "
+         "split it into quantities",
+         LM_EXPR_MAX_HEIGHT);
+    return NULL;
+  }
   return e;
 }
 
@@ -252,7 +272,7 @@ static lm_expr *parse_call(parser *ps, lm_expr *call) {
     return NULL;
   }
   next(ps);
-  return call;
+  return grown(ps, call);
 }
 
 /* atom: NUMBER | STRING | None | True | False | NAME ['[' index ']']
@@ -299,7 +319,7 @@ static lm_expr *parse_atom(parser *ps) {
       if (!e) return NULL;
       e->op = t.op;
       e->a = operand;
-      return e;
+      return grown(ps, e);
     }
     fail(ps, t.pos, "expected a value, found an operator");
     return NULL;
@@ -389,7 +409,8 @@ static lm_expr *parse_expr(parser *ps, int min_power) {
       e->a = left;
       e->b = cond;
       e->c = other;
-      left = e;
+      left = grown(ps, e);
+      if (!left) return NULL;
       continue;
     }
     /* ** is right-associative and takes a unary operand on its right. */
@@ -406,7 +427,8 @@ static lm_expr *parse_expr(parser *ps, int min_power) {
     e->op = t.op;
     e->a = left;
     e->b = right;
-    left = e;
+    left = grown(ps, e);
+    if (!left) return NULL;
   }
   ps->depth--;
   return ps->status == LM_OK ? left : NULL;

@@ -54,7 +54,13 @@ typedef struct lm_expr {
   struct lm_expr *a, *b, *c;
   struct lm_expr **args;
   int32_t n_args;
+  int32_t height; /* levels of operators below and at this node (a leaf: 1) */
 } lm_expr;
+
+/* The most levels of operators a formula may have: a left-deep chain
+ * `a + b + c + ...` of more terms is refused at parse time, so that every
+ * walk over a tree stays within a small, fixed stack. */
+#define LM_EXPR_MAX_HEIGHT 1000
 
 /* lm_expr_parse: parse `text` (a Python-style expression) into a tree
  * allocated from arena. On error returns LM_EPARSE with diag->column set to

@@ -312,6 +312,48 @@ http_errors)
   get "api/health"
   expect_code 200 "the server still answers"
   ;;
+deep_formulas)
+  # 12.6: a flat chain of 200,000 terms and a chain of 20,000 quantities
+  # are refused with a clear message (they crashed the compiler's stack).
+  mkdir -p "$TMP/defs"
+  printf 'arch: gfx90a\ncounters: [SQ_WAVES]\n' >"$TMP/defs/arch.yaml"
+  cat >"$TMP/defs/02_mine.yaml" <<'YAML'
+panel: 2
+title: Mine
+tables:
+- id: '2.1'
+  title: Waves
+  columns: {Metric: name, Avg: mean}
+  rows:
+  - metric: chained
+    expr: $q0
+YAML
+  python3 -c "print('quantities:\n  q0: ' + '+'.join(['SQ_WAVES'] * 200000))" >"$TMP/defs/quantities.yaml"
+  run analyze -w "$WL/vcopy/MI200" --metrics-dir "$TMP/defs"
+  [ "$STATUS" -lt 128 ] || fail "analyze died with signal $((STATUS - 128)) on a 200,000-term chain"
+  expect_status 1
+  one_line_err
+  expect_err "quantities.yaml:2:"
+  expect_err "formula too deep"
+  python3 -c "
+print('quantities:')
+for i in range(20000): print('  q%d: \$q%d + 1' % (i, i + 1))
+print('  q20000: SQ_WAVES')" >"$TMP/defs/quantities.yaml"
+  run analyze -w "$WL/vcopy/MI200" --metrics-dir "$TMP/defs"
+  [ "$STATUS" -lt 128 ] || fail "analyze died with signal $((STATUS - 128)) on 20,000 nested quantities"
+  expect_status 1
+  one_line_err
+  expect_err "quantities nested more than 64 deep"
+  # Deep but within the limits: 900 terms, 60 nested quantities compile.
+  python3 -c "
+print('quantities:')
+for i in range(60): print('  q%d: \$q%d + 1' % (i, i + 1))
+print('  q60: ' + '+'.join(['SQ_WAVES'] * 900))" >"$TMP/defs/quantities.yaml"
+  run analyze -w "$WL/vcopy/MI200" --metrics-dir "$TMP/defs" --format csv -o "$TMP/o"
+  expect_status 0
+  waves=$(awk -F, 'NR == 2 { print $3 }' "$TMP/o/2.1.csv")
+  [ "$waves" = "14745660.0" ] || fail "900 * SQ_WAVES + 60 is $waves, expected 14745660.0 (SQ_WAVES = 16384)"
+  ;;
 *)
   fail "unknown case $NAME"
   ;;
