@@ -49,22 +49,35 @@ static int is_na_token(const char *s, size_t n) {
   return 0;
 }
 
+/* A number the fast path cannot take: 1 and *value, 0 when the text is
+ * not a decimal number, 3 when it is one that no double holds (its
+ * magnitude overflows: "1e309", four hundred nines). */
 static int slow_number(const char *s, size_t n, double *value) {
-  char tmp[128];
-  if (n >= sizeof tmp) return 0;
+  char small[128];
+  char *tmp = n < sizeof small ? small : lm_malloc(n + 1);
+  int result = 0;
+  if (!tmp) return 0;
   memcpy(tmp, s, n);
   tmp[n] = '\0';
-  char *end;
-  errno = 0;
-  double v = strtod(tmp, &end);
-  if (end != tmp + n) return 0;
   /* strtod accepts hex floats and "infinity" spellings; keep only those the
    * reference reader accepts: decimal numbers and inf. */
   for (size_t i = 0; i < n; i++)
-    if (tmp[i] == 'x' || tmp[i] == 'X' || tmp[i] == 'p' || tmp[i] == 'P')
-      return 0;
+    if (tmp[i] == 'x' || tmp[i] == 'X' || tmp[i] == 'p' || tmp[i] == 'P' || tmp[i] == 'n' ||
+        tmp[i] == 'N')
+      goto done;
+  char *end;
+  errno = 0;
+  double v = strtod(tmp, &end);
+  if (end != tmp + n) goto done;
+  if (errno == ERANGE && isinf(v)) {
+    result = 3;
+    goto done;
+  }
   *value = v;
-  return 1;
+  result = 1;
+done:
+  if (tmp != small) lm_free(tmp);
+  return result;
 }
 
 int lm_parse_number(const char *s, const char *e, double *value, int *is_int) {
@@ -144,7 +157,8 @@ int lm_parse_number(const char *s, const char *e, double *value, int *is_int) {
       return 1;
     }
   }
-  if (slow_number(s, (size_t)(e - s), value)) return 1;
+  int slow = slow_number(s, (size_t)(e - s), value);
+  if (slow) return slow;
   *is_int = 0;
   return 0;
 not_plain:
@@ -308,6 +322,18 @@ static void *parse_part(void *arg) {
       }
       /* After the field: a separator, or the end of the record. */
       int last = c + 1 == n_cols;
+      if (quoted && p < end && *p != ',' && *p != '\n' && *p != '\r') {
+        pt->status = lm_diag_set(&pt->diag, LM_EPARSE, ctx->path, line, (long)c + 1, ctx->cols[c].name,
+                                 "text after a closing quote (a quote inside a quoted field must be "
+                                 "doubled)");
+        goto fail;
+      }
+      if (p + 1 < end && *p == '\r' && p[1] != '\n') {
+        pt->status = lm_diag_set(&pt->diag, LM_EPARSE, ctx->path, line, (long)c + 1, NULL,
+                                 "a line ends in a lone CR (old Mac line endings): convert the "
+                                 "file to LF or CRLF line endings");
+        goto fail;
+      }
       if (p < end && *p == ',') {
         if (last) {
           size_t extra = 0;
@@ -343,6 +369,23 @@ static void *parse_part(void *arg) {
       double v = int_value;
       int is_int = 1, kind = 1;
       if (!int_cell) kind = lm_parse_number(vs, ve, &v, &is_int);
+      if (kind == 3) {
+        pt->status = lm_diag_set(&pt->diag, LM_EDATA, ctx->path, line, (long)c + 1, col->name,
+                                 "number out of the range of a double: '%.40s%s'", vs,
+                                 ve - vs > 40 ? "..." : "");
+        goto fail;
+      }
+      if (kind == 0 && memchr(vs, '\0', (size_t)(ve - vs))) {
+        pt->status = lm_diag_set(&pt->diag, LM_EPARSE, ctx->path, line, (long)c + 1, col->name,
+                                 "a NUL byte inside the field (a binary or corrupt file?)");
+        goto fail;
+      }
+      if (kind == 0 && !quoted && !ctx->keep_text[c] && memchr(vs, '"', (size_t)(ve - vs))) {
+        pt->status = lm_diag_set(&pt->diag, LM_EPARSE, ctx->path, line, (long)c + 1, col->name,
+                                 "a quote inside an unquoted field (a field holding quotes must "
+                                 "be quoted, its quotes doubled)");
+        goto fail;
+      }
       col->values[row] = v;
       if (kind == 2) {
         pt->n_missing[c]++;
@@ -409,6 +452,17 @@ static lm_status parse_header(const char *data, size_t len, const char *path,
   lm_status status = LM_OK;
   if (!names) return lm_diag_set(diag, LM_ENOMEM, path, 1, 0, NULL, "out of memory");
   if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) i = 3;
+  {
+    const char *nl = memchr(data, '\n', len);
+    size_t first = nl ? (size_t)(nl - data) : len;
+    if ((len >= 2 && ((unsigned char)data[0] == 0xFF || (unsigned char)data[0] == 0xFE) &&
+         ((unsigned char)data[1] == 0xFE || (unsigned char)data[1] == 0xFF)) ||
+        memchr(data, '\0', first < 4096 ? first : 4096)) {
+      status = lm_diag_set(diag, LM_EPARSE, path, 1, 0, NULL,
+                           "the file is UTF-16 (or holds NUL bytes): save it as UTF-8 text");
+      goto done;
+    }
+  }
   if (i >= len || data[i] == '\n' || data[i] == '\r') {
     status = lm_diag_set(diag, LM_EPARSE, path, 1, 0, NULL,
                          "empty file: no header line");
@@ -430,6 +484,7 @@ static lm_status parse_header(const char *data, size_t len, const char *path,
                                "unterminated quoted header field");
           goto done;
         }
+        if (i > max_record) break; /* reported below */
         if (data[i] == '"') {
           if (i + 1 < len && data[i + 1] == '"') {
             lm_buf_putc(&scratch, '"');
@@ -443,8 +498,14 @@ static lm_status parse_header(const char *data, size_t len, const char *path,
       }
     } else {
       size_t s = i;
-      while (i < len && data[i] != ',' && data[i] != '\n' && data[i] != '\r') i++;
+      while (i < len && i <= max_record && data[i] != ',' && data[i] != '\n' && data[i] != '\r') i++;
       lm_buf_append(&scratch, data + s, i - s);
+    }
+    if (i > max_record) {
+      status = lm_diag_set(diag, LM_ELIMIT, path, 1, (long)n + 1, NULL,
+                           "header longer than %zu bytes (reached in field %zu)", max_record,
+                           n + 1);
+      goto done;
     }
     fs = lm_buf_cstr(&scratch);
     fe = fs + scratch.len;
@@ -463,9 +524,15 @@ static lm_status parse_header(const char *data, size_t len, const char *path,
       i++;
       continue;
     }
-    if (i < len && data[i] == '\r') i++;
+    int cr = i < len && data[i] == '\r';
+    if (cr) i++;
     if (i < len && data[i] == '\n') i++;
-    else if (i < len) {
+    else if (i < len && cr) {
+      status = lm_diag_set(diag, LM_EPARSE, path, 1, 0, NULL,
+                           "lines end in a lone CR (old Mac line endings): convert the file to LF "
+                           "or CRLF line endings");
+      goto done;
+    } else if (i < len) {
       status = lm_diag_set(diag, LM_EPARSE, path, 1, (long)n, NULL,
                            "text after a closing quote in the header");
       goto done;
@@ -656,6 +723,10 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
         if (!lm_map_get(t->by_name, candidate, NULL)) {
           name = lm_arena_strdup(arena, candidate);
           if (!name) goto nomem;
+          lm_log(LM_LOG_WARN,
+                 "%s:1:%zu: field '%s': a second column of this name; it is read as '%s' and "
+                 "the first one is used, as the reference tool does",
+                 path, c + 1, names[c], name);
           break;
         }
       }

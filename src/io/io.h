@@ -39,7 +39,8 @@ lm_status lm_csv_parse(const char *data, size_t len, const char *path,
 /* lm_parse_number: parse one CSV cell [s, e) as a number the way the
  * reference tool's CSV reader does. Returns 1 and sets *value (and *is_int
  * when the text is an integer) for a number, 2 for a missing-value token
- * (blank, "nan", "NULL", ...; *value = NaN), 0 for other text. */
+ * (blank, "nan", "NULL", ...; *value = NaN), 3 for a decimal number out
+ * of the range of a double ("1e309", 400 nines), 0 for other text. */
 int lm_parse_number(const char *s, const char *e, double *value, int *is_int);
 
 /* lm_workload_read: load an Omniperf/rocprofiler-compute workload folder:

@@ -104,6 +104,11 @@ static lm_status read_sysinfo(lm_workload *w, const char *path, lm_diag *diag) {
   if (t->n_rows < 1)
     return lm_diag_set(diag, LM_EDATA, path, 2, 0, NULL,
                        "no data row: sysinfo.csv must hold one row");
+  if (t->n_rows > 1)
+    lm_log(LM_LOG_WARN,
+           "%s:3: sysinfo.csv holds %zu data rows; only the first describes the system (as in "
+           "the reference tool), the others are ignored",
+           path, t->n_rows);
   lm_sysinfo *info = &w->sysinfo;
   info->n_fields = t->n_cols;
   info->names = lm_arena_alloc(w->arena, t->n_cols * sizeof(char *));

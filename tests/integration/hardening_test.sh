@@ -354,6 +354,103 @@ print('  q60: ' + '+'.join(['SQ_WAVES'] * 900))" >"$TMP/defs/quantities.yaml"
   waves=$(awk -F, 'NR == 2 { print $3 }' "$TMP/o/2.1.csv")
   [ "$waves" = "14745660.0" ] || fail "900 * SQ_WAVES + 60 is $waves, expected 14745660.0 (SQ_WAVES = 16384)"
   ;;
+csv_malformed)
+  # 12.9, 12.12, 12.13: malformed CSVs are errors naming file, line and
+  # field, or warnings where the reference tool reads them with the same
+  # numbers; none is accepted with changed numbers.
+  edit() { # CASE PYTHON: a fresh copy of vcopy/MI200 in $TMP/CASE, edited
+    rm -rf "$TMP/$1"
+    copy_wl vcopy/MI200 "$1"
+    (cd "$TMP/$1" && python3 -c "$2") || fail "could not build case $1"
+  }
+  "$LUMEN" analyze -w "$WL/vcopy/MI200" --format csv -o "$TMP/plain" >/dev/null 2>&1 || fail "plain"
+  # A header of 70 MB with no comma: the limit is met inside the field.
+  copy_wl vcopy/MI200 big
+  head -c 70000000 /dev/zero | tr '\0' A >"$TMP/big/pmc_perf.csv"
+  run analyze -w "$TMP/big"
+  expect_status 1; one_line_err
+  expect_err "pmc_perf.csv:1:1: header longer than 67108864 bytes"
+  rm -rf "$TMP/big"
+  # A second SQ_WAVES column: a warning, and the numbers of the first.
+  edit dup "
+import csv
+rows = list(csv.reader(open('pmc_perf.csv', newline='')))
+i = rows[0].index('SQ_WAVES')
+rows[0].append('SQ_WAVES')
+for r in rows[1:]: r.append(str(int(r[i]) * 7))
+csv.writer(open('pmc_perf.csv', 'w', newline=''), lineterminator='\n').writerows(rows)"
+  run analyze -w "$TMP/dup" --format csv -o "$TMP/dup.out"
+  expect_status 0
+  expect_err "pmc_perf.csv:1:"
+  expect_err "field 'SQ_WAVES': a second column of this name; it is read as 'SQ_WAVES.1'"
+  diff -r "$TMP/plain" "$TMP/dup.out" >/dev/null || fail "a duplicate column changed the tables: $(diff -r "$TMP/plain" "$TMP/dup.out" | head -5)"
+  # A NUL inside a quoted kernel name.
+  edit nul "
+d = open('pmc_perf.csv', 'rb').read().split(b'\n')
+d[2] = d[2].replace(b'vecCopy(', b'vec\x00Copy(')
+open('pmc_perf.csv', 'wb').write(b'\n'.join(d))"
+  run analyze -w "$TMP/nul"
+  expect_status 1; one_line_err
+  expect_err "pmc_perf.csv:3:2: field 'Kernel_Name': a NUL byte inside the field"
+  # A quote inside an unquoted number field.
+  edit quote "
+d = open('pmc_perf.csv').read().split('\n')
+d[1] = '0\"' + d[1][1:]
+open('pmc_perf.csv', 'w').write('\n'.join(d))"
+  run analyze -w "$TMP/quote"
+  expect_status 1; one_line_err
+  expect_err "pmc_perf.csv:2:1: field 'Dispatch_ID': a quote inside an unquoted field"
+  # A bare quote inside a quoted field.
+  edit quote2 "
+d = open('pmc_perf.csv').read().split('\n')
+d[1] = d[1].replace('\"vecCopy(', '\"vec\"Copy(', 1)
+open('pmc_perf.csv', 'w').write('\n'.join(d))"
+  run analyze -w "$TMP/quote2"
+  expect_status 1; one_line_err
+  expect_err "pmc_perf.csv:2:2: field 'Kernel_Name': text after a closing quote"
+  # A sysinfo.csv with two data rows: a warning, the first row used.
+  edit sys2 "
+d = open('sysinfo.csv').read().rstrip('\n').split('\n')
+open('sysinfo.csv', 'w').write('\n'.join(d + [d[1].replace('MI200', 'MI300X')]) + '\n')"
+  run analyze -w "$TMP/sys2" --format csv -o "$TMP/sys2.out"
+  expect_status 0
+  expect_err "sysinfo.csv:3: sysinfo.csv holds 2 data rows"
+  diff -r "$TMP/plain" "$TMP/sys2.out" >/dev/null || fail "a second sysinfo row changed the tables"
+  # Numbers no double holds: both spellings are errors.
+  for big in "$(printf '9%.0s' $(seq 400))" 1e309; do
+    edit huge "
+import csv
+rows = list(csv.reader(open('pmc_perf.csv', newline='')))
+rows[2][rows[0].index('SQ_WAVES')] = '$big'
+csv.writer(open('pmc_perf.csv', 'w', newline=''), lineterminator='\n').writerows(rows)"
+    run analyze -w "$TMP/huge"
+    expect_status 1; one_line_err
+    expect_err "pmc_perf.csv:3:"
+    expect_err "field 'SQ_WAVES': number out of the range of a double"
+  done
+  # A long number that a double does hold is read (it was refused).
+  edit long "
+import csv
+rows = list(csv.reader(open('pmc_perf.csv', newline='')))
+for r in rows[1:]: r[rows[0].index('SQ_WAVES')] = '16384.' + '0' * 300
+csv.writer(open('pmc_perf.csv', 'w', newline=''), lineterminator='\n').writerows(rows)"
+  run analyze -w "$TMP/long" --format csv -o "$TMP/long.out"
+  expect_status 0
+  diff -r "$TMP/plain" "$TMP/long.out" >/dev/null || fail "16384.000... read differently: $(diff -r "$TMP/plain" "$TMP/long.out" | head -4)"
+  # CR-only line endings and UTF-16 are named as such.
+  edit cr "
+d = open('pmc_perf.csv', 'rb').read()
+open('pmc_perf.csv', 'wb').write(d.replace(b'\n', b'\r'))"
+  run analyze -w "$TMP/cr"
+  expect_status 1; one_line_err
+  expect_err "lone CR"
+  edit utf16 "
+d = open('sysinfo.csv', encoding='utf-8').read()
+open('sysinfo.csv', 'wb').write(d.encode('utf-16'))"
+  run analyze -w "$TMP/utf16"
+  expect_status 1; one_line_err
+  expect_err "sysinfo.csv:1: the file is UTF-16"
+  ;;
 *)
   fail "unknown case $NAME"
   ;;
