@@ -61,6 +61,10 @@ lm_status lm_workload_export_omniperf(const lm_workload *w, const char *dir, lm_
 
 
 
+/* The most dispatches a workload in a lumen database may claim; a larger
+ * or negative count is a corrupt database. */
+#define LM_DB_MAX_DISPATCHES ((int64_t)1 << 32)
+
 /* lm_db_open: open a lumen database read-only (LM_DB_READ), for writing
  * (LM_DB_WRITE), or creating it and its schema if needed (LM_DB_CREATE).
  * Refuses files of another format or schema version. */

@@ -145,18 +145,30 @@ lm_status lm_db_schema(lm_sql *sql, int create, lm_diag *diag) {
   }
   /* Refuse databases of another format or a newer schema. */
   lm_stmt *q = NULL;
-  char version[64] = "";
+  char version[64] = "", format[64] = "";
+  int has_format = 0;
   lm_diag ignored;
-  if (lm_sql_prepare(sql, "SELECT value FROM lumen_meta WHERE key = 'schema_version'", &q, &ignored) ==
-          LM_OK &&
-      lm_stmt_step(q) == 1)
-    snprintf(version, sizeof version, "%s", lm_stmt_text(q, 0));
+  if (lm_sql_prepare(sql, "SELECT key, value FROM lumen_meta WHERE key IN ('schema_version', 'format')", &q,
+                     &ignored) == LM_OK)
+    while (lm_stmt_step(q) == 1) {
+      const char *key = lm_stmt_text(q, 0), *value = lm_stmt_text(q, 1);
+      if (!key || !value) continue;
+      if (strcmp(key, "format") == 0) {
+        has_format = 1;
+        snprintf(format, sizeof format, "%s", value);
+      } else {
+        snprintf(version, sizeof version, "%s", value);
+      }
+    }
   lm_stmt_free(q);
+  if (!version[0])
+    return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, NULL, "not a lumen database");
+  if (has_format && strcmp(format, "lumen") != 0)
+    return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, "lumen_meta.format",
+                       "format '%.40s': not a lumen database (lumen writes 'lumen')", format);
   if (strcmp(version, SCHEMA_VERSION) != 0)
     return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, NULL,
-                       version[0] ? "schema version %s; this lumen reads version " SCHEMA_VERSION
-                                  : "not a lumen database%s",
-                       version);
+                       "schema version %s; this lumen reads version " SCHEMA_VERSION, version);
   return LM_OK;
 }
 
@@ -553,13 +565,15 @@ static lm_status read_source(lm_sql *sql, int64_t wid, const char *source, size_
   lm_stmt_bind_text(s, 2, source);
   while ((rc = lm_stmt_step(s)) == 1) {
     const char *name = lm_stmt_text(s, 0);
-    size_t rows = (size_t)lm_stmt_int64(s, 1), bytes = 0;
+    int64_t rows = lm_stmt_int64(s, 1);
+    size_t bytes = 0;
     const void *data = lm_stmt_blob(s, 2, &bytes);
-    lm_column *c = lm_table_add_column(t, name, 0);
+    lm_column *c = lm_table_add_column(t, name ? name : "", 0);
     if (!c) goto nomem;
-    if (rows != n_rows || bytes != rows * sizeof(double)) {
-      st = lm_diag_set(diag, LM_EDATA, path, 0, 0, name, "column of %zu bytes for %zu rows (expected %zu rows)",
-                       bytes, rows, n_rows);
+    if (rows < 0 || (uint64_t)rows != n_rows || bytes != n_rows * sizeof(double)) {
+      st = lm_diag_set(diag, LM_EDATA, path, 0, 0, "column_data.n_rows",
+                       "column '%.100s': %zu bytes for %lld rows (expected %zu rows; corrupt database?)",
+                       name ? name : "", bytes, (long long)rows, n_rows);
       goto fail;
     }
     if (bytes) memcpy(c->values, data, bytes);
@@ -640,9 +654,13 @@ lm_status lm_db_find_workload(lm_sql *sql, const char *name, int64_t *wid, size_
                        name ? name : "");
   }
   *wid = lm_stmt_int64(s, 0);
-  if (n_rows) *n_rows = (size_t)lm_stmt_int64(s, 1);
+  int64_t n = lm_stmt_int64(s, 1);
   if (complete) *complete = (int)lm_stmt_int64(s, 2);
   lm_stmt_free(s);
+  if (n < 0 || n > LM_DB_MAX_DISPATCHES)
+    return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, "workload.n_dispatches",
+                       "%lld is not a dispatch count (corrupt database?)", (long long)n);
+  if (n_rows) *n_rows = (size_t)n;
   return LM_OK;
 }
 
@@ -660,6 +678,14 @@ lm_status lm_db_read_workload(lm_sql *sql, const char *name, lm_workload **out, 
     return lm_diag_set(diag, LM_EDATA, path, 0, 0, NULL,
                        "the profile that writes this workload has not finished (continue it "
                        "with `lumen profile --resume -w DIR`)");
+  {
+    /* The count sizes every column: check it before anything is allocated. */
+    int64_t held = count_of(sql, "SELECT COUNT(*) FROM dispatch WHERE workload_id = ?", wid, NULL);
+    if (held != (int64_t)n_rows)
+      return lm_diag_set(diag, LM_EDATA, path, 0, 0, "workload.n_dispatches",
+                         "the workload lists %zu dispatches but holds %lld (corrupt database?)", n_rows,
+                         (long long)held);
+  }
   lm_arena *arena = lm_arena_new(1 << 12);
   if (!arena) return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
   w = lm_arena_alloc(arena, sizeof *w);

@@ -16,8 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "io/sql.h"
+
+/* The advisory-lock key that serializes schema creation on PostgreSQL
+ * (the bytes of "lumen"). */
+#define LM_SQL_SCHEMA_LOCK "465826571630"
 
 #ifdef LUMEN_HAVE_PQ
 #include <libpq-fe.h>
@@ -68,7 +73,45 @@ static void pg_where(const char *url, char *out, size_t cap) {
     snprintf(out, cap, "%s", url);
 }
 
+/* A read-only connection cannot roll back a hot journal (a writer killed
+ * mid-transaction leaves one; the data is intact): reading then fails with
+ * SQLITE_READONLY_ROLLBACK. Where this process may write the file, one
+ * read-write connection rolls it back, as any writer would, and the
+ * read-only one is opened again; elsewhere the message says who can. */
+static lm_status probe_readable(lm_sql *s, const char *url, lm_diag *diag) {
+  for (int attempt = 0;; attempt++) {
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT 1 FROM sqlite_master LIMIT 1", -1, &q, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(q);
+    int ext = sqlite3_extended_errcode(s->db);
+    sqlite3_finalize(q);
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE) return LM_OK;
+    if (ext != SQLITE_READONLY_ROLLBACK || attempt > 0)
+      return lm_diag_set(diag, LM_EIO, url, 0, 0, NULL, "cannot read the database: %s",
+                         sqlite3_errstr(ext));
+    if (access(url, W_OK) != 0)
+      return lm_diag_set(diag, LM_EIO, url, 0, 0, NULL,
+                         "the database has an unfinished write (a writer was killed; the data is "
+                         "intact) that only a user who may write the file can roll back: run "
+                         "`lumen db list --db %s` as that user",
+                         url);
+    sqlite3 *rw = NULL;
+    if (sqlite3_open_v2(url, &rw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) {
+      sqlite3_busy_timeout(rw, 60000);
+      sqlite3_exec(rw, "SELECT 1 FROM sqlite_master LIMIT 1", NULL, NULL, NULL);
+    }
+    sqlite3_close(rw);
+    sqlite3_close(s->db);
+    s->db = NULL;
+    if (sqlite3_open_v2(url, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+      return lm_diag_set(diag, LM_EIO, url, 0, 0, NULL, "cannot open the database: %s",
+                         s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    sqlite3_busy_timeout(s->db, 60000);
+  }
+}
+
 lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag) {
+  lm_status st_probe;
   *out = NULL;
   lm_sql *s = calloc(1, sizeof *s);
   if (!s) return lm_diag_set(diag, LM_ENOMEM, url, 0, 0, NULL, "out of memory");
@@ -117,6 +160,10 @@ lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag) {
     return st;
   }
   sqlite3_busy_timeout(s->db, 60000);
+  if (mode == LM_DB_READ && (st_probe = probe_readable(s, url, diag)) != LM_OK) {
+    lm_sql_close(s);
+    return st_probe;
+  }
   /* Large pages suit column blobs (fewer overflow pages); reads through a
    * memory map skip a copy. page_size only affects a new, empty file. */
   sqlite3_exec(s->db, "PRAGMA foreign_keys = ON; PRAGMA mmap_size = 2147418112", NULL, NULL, NULL);
@@ -202,6 +249,21 @@ lm_status lm_sql_exec(lm_sql *s, const char *text, int schema, lm_diag *diag) {
 #ifdef LUMEN_HAVE_PQ
   char *mapped = schema ? pg_schema(text) : NULL;
   if (schema && !mapped) return lm_diag_set(diag, LM_ENOMEM, s->where, 0, 0, NULL, "out of memory");
+  if (mapped) {
+    /* CREATE ... IF NOT EXISTS races on PostgreSQL's catalogs when two
+     * first imports meet (duplicate key in pg_type): take a transaction-
+     * level advisory lock first, so that one creates and the other sees. */
+    static const char lock[] = "SELECT pg_advisory_xact_lock(" LM_SQL_SCHEMA_LOCK "); ";
+    char *locked = malloc(sizeof lock + strlen(mapped));
+    if (!locked) {
+      free(mapped);
+      return lm_diag_set(diag, LM_ENOMEM, s->where, 0, 0, NULL, "out of memory");
+    }
+    memcpy(locked, lock, sizeof lock - 1);
+    strcpy(locked + sizeof lock - 1, mapped);
+    free(mapped);
+    mapped = locked;
+  }
   PGresult *r = PQexec(s->pg, mapped ? mapped : text);
   free(mapped);
   ExecStatusType rs = PQresultStatus(r);
@@ -221,7 +283,12 @@ lm_status lm_sql_exec(lm_sql *s, const char *text, int schema, lm_diag *diag) {
 }
 
 lm_status lm_sql_begin(lm_sql *s, lm_diag *diag) {
-  return lm_sql_exec(s, s->engine == ENGINE_SQLITE ? "BEGIN IMMEDIATE" : "BEGIN", 0, diag);
+  /* As SQLite's BEGIN IMMEDIATE: one writer at a time, decided at the
+   * start, so that check-then-insert (fingerprints, names) cannot race. */
+  return lm_sql_exec(s,
+                     s->engine == ENGINE_SQLITE ? "BEGIN IMMEDIATE"
+                                                : "BEGIN; SELECT pg_advisory_xact_lock(" LM_SQL_SCHEMA_LOCK ")",
+                     0, diag);
 }
 
 lm_status lm_sql_commit(lm_sql *s, lm_diag *diag) { return lm_sql_exec(s, "COMMIT", 0, diag); }

@@ -451,6 +451,85 @@ open('sysinfo.csv', 'wb').write(d.encode('utf-16'))"
   expect_status 1; one_line_err
   expect_err "sysinfo.csv:1: the file is UTF-16"
   ;;
+store_corrupt)
+  # 12.13: a lumen database with impossible counts or another format is
+  # named as such, not "out of memory" or a wrapped number.
+  sq() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()" "$@"; }
+  for case in neg huge rows format; do
+    rm -f "$TMP/s.db"
+    "$LUMEN" db import --db "$TMP/s.db" -w "$WL/vcopy/MI200" -n v >/dev/null 2>&1 || fail "import"
+    case $case in
+    neg) sq "$TMP/s.db" "UPDATE workload SET n_dispatches = -5" ;;
+    huge) sq "$TMP/s.db" "UPDATE workload SET n_dispatches = 400000000000" ;;
+    rows) sq "$TMP/s.db" "UPDATE column_data SET n_rows = -1 WHERE name = 'SQ_WAVES'" ;;
+    format) sq "$TMP/s.db" "UPDATE lumen_meta SET value = 'other' WHERE key = 'format'" ;;
+    esac
+    LUMEN_STORE_CACHE=off "$LUMEN" analyze --db "$TMP/s.db" -w v >"$TMP/out" 2>"$TMP/err"
+    STATUS=$?
+    [ "$STATUS" -lt 128 ] || fail "$case: died with signal $((STATUS - 128))"
+    expect_status 1; one_line_err
+    ! grep -q "out of memory\|18446744073709551615" "$TMP/err" || fail "$case: $(cat "$TMP/err")"
+    case $case in
+    neg) expect_err "n_dispatches" ; expect_err "-5 is not a dispatch count" ;;
+    huge) expect_err "n_dispatches" ;;
+    rows) expect_err "column_data.n_rows"; expect_err "-1 rows" ;;
+    format) expect_err "format 'other': not a lumen database" ;;
+    esac
+  done
+  ;;
+hot_journal)
+  # 12.14: after a writer is killed mid-transaction (a hot journal), read-
+  # only commands still read the intact store instead of calling it foreign.
+  "$LUMEN" db import --db "$TMP/s.db" -w "$WL/vcopy/MI200" -n v >/dev/null 2>&1 || fail "import"
+  python3 - "$TMP/s.db" <<'PY'
+import os, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("pragma cache_size = 10")
+c.execute("begin")
+for i in range(3000):
+    c.execute("insert into lumen_meta(key, value) values (?, hex(randomblob(3000)))", ("junk%d" % i,))
+os._exit(0)  # no commit, no rollback: the journal stays hot
+PY
+  [ -s "$TMP/s.db-journal" ] || fail "no hot journal was left"
+  run db list --db "$TMP/s.db"
+  expect_status 0
+  expect_out "v"
+  ! grep -q "not a lumen database" "$TMP/err" || fail "an intact store was called foreign"
+  start_server --db "$TMP/s.db"
+  get "api/workloads"
+  expect_code 200 "workloads"
+  grep -q '"db:v"' "$TMP/body" || fail "the store's workload is not served: $(cat "$TMP/body")"
+  run analyze --db "$TMP/s.db" -w v -b 2.1.1
+  expect_status 0
+  expect_out "VALU IOPs"
+  ;;
+pg_schema_race)
+  # 12.15: concurrent first imports into a new PostgreSQL database all
+  # succeed (schema creation raced on pg_type).
+  if [ -z "${LUMEN_TEST_PG:-}" ]; then
+    echo "skipped: LUMEN_TEST_PG names no PostgreSQL server"
+    exit 77
+  fi
+  for i in 1 2 3 4 5 6; do
+    db="race_$$_$i"
+    psql -q "$LUMEN_TEST_PG/postgres" -c "CREATE DATABASE $db" >/dev/null || fail "createdb $db"
+    pids=""
+    for k in 1 2 3 4; do
+      "$LUMEN" db import --db "$LUMEN_TEST_PG/$db" -w "$WL/vcopy/MI200" -n "w$k" >"$TMP/imp$k.out" 2>"$TMP/imp$k.err" &
+      pids="$pids $!"
+    done
+    k=0
+    for p in $pids; do
+      k=$((k + 1))
+      wait "$p" || fail "round $i: import $k failed: $(cat "$TMP/imp$k.err")"
+    done
+    # One copy: the others find it by its fingerprint.
+    n=$("$LUMEN" db list --db "$LUMEN_TEST_PG/$db" --format csv | tail -n +2 | grep -c .)
+    [ "$n" -eq 1 ] || fail "round $i: $n copies of one folder, expected 1"
+    [ "$(cat "$TMP"/imp*.out | grep -c "imported as")" -eq 1 ] || fail "round $i: $(cat "$TMP"/imp*.out)"
+    psql -q "$LUMEN_TEST_PG/postgres" -c "DROP DATABASE $db" >/dev/null
+  done
+  ;;
 *)
   fail "unknown case $NAME"
   ;;
