@@ -19,6 +19,12 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j "$jobs"
 (cd build && ctest --output-on-failure -j "$jobs")
 
+# The default generator (Makefiles) builds from a fresh folder too.
+rm -rf build-make
+cmake -S . -B build-make -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build-make -j "$jobs" >/dev/null
+echo "build with the default generator: ok"
+
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLUMEN_SANITIZE=ON
 cmake --build build-asan -j "$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
