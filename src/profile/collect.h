@@ -1,0 +1,125 @@
+/*
+ * collect.h - the parts of `lumen profile` that its files share (internal
+ * to the collect library): running the application (app.c), recording
+ * runs in the workload's database (record.c), composing dispatch rows from
+ * the recorded runs (compose.c), and the run loop (collect.c).
+ */
+#ifndef LUMEN_COLLECT_H
+#define LUMEN_COLLECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "io/io.h"
+#include "profile/profile.h"
+
+/* Options read back for --resume: owned strings. */
+typedef struct lm_stored_opts {
+  char **argv;
+  int argc;
+  char **items, **kernels, **regions;
+  size_t n_items, n_kernels, n_regions;
+  char *instance, *dispatch, *gpu, *name;
+  int replay, key_grid;
+} lm_stored_opts;
+
+typedef struct lm_set_info {
+  char **counters; /* NULL-terminated */
+  char *accumulate;
+} lm_set_info;
+
+typedef struct lm_run_spec {
+  int id;
+  int mode;   /* lm_replay */
+  int pass;
+  /* assigned (key, selected) -> set */
+  char **assign_key;
+  int64_t *assign_instance;
+  int *assign_set;
+  int64_t *assign_group; /* the composed row each assignment completes */
+  size_t n_assign;
+  int n_sets;
+} lm_run_spec;
+
+typedef struct lm_progress {
+  int enabled;
+  int run, runs;
+  int n_sets;
+  long dispatches;
+  unsigned char *seen_sets;
+  char *buf;
+  size_t len, cap;
+  off_t read_at;
+} lm_progress;
+
+/* ------------------------------------------------------------- app.c */
+
+/* lm_collect_run_app: run the application once with the tool library
+ * preloaded. Returns LM_OK when it ran to completion (exit 0), LM_EDATA
+ * when it failed or was killed (*exit_code / *sig say how), another code
+ * (diag filled) when it could not be started. */
+lm_status lm_collect_run_app(char *const *argv, const char *tool, const char *config_path,
+                             const char *records, int pass, lm_progress *prog, int *exit_code,
+                             int *sig, lm_diag *diag);
+/* lm_collect_signal_text: "11 (SIGSEGV)" into buf. */
+const char *lm_collect_signal_text(int sig, char *buf, size_t cap);
+/* lm_collect_check_program: prog can be started (found on PATH when its
+ * name has no '/', and executable). */
+lm_status lm_collect_check_program(const char *prog, lm_diag *diag);
+
+/* ---------------------------------------------------------- record.c */
+
+void lm_collect_now_text(char *out, size_t cap);
+/* SQL helpers: run statements / turn the handle's last error into diag. */
+lm_status lm_collect_exec_sql(sqlite3 *db, const char *sql, lm_diag *diag);
+lm_status lm_collect_sql_error(sqlite3 *db, lm_diag *diag);
+/* Options of the profile (for --resume): one row per value. */
+lm_status lm_collect_put_option(sqlite3 *db, int64_t wid, const char *key, int pos,
+                                const char *value, lm_diag *diag);
+lm_status lm_collect_store_options(sqlite3 *db, int64_t wid, const lm_profile_opts *o,
+                                   lm_diag *diag);
+/* lm_collect_read_options: fills out (owned; lm_collect_stored_fini). */
+lm_status lm_collect_read_options(sqlite3 *db, int64_t wid, lm_stored_opts *out, lm_diag *diag);
+void lm_collect_stored_fini(lm_stored_opts *s);
+/* The plan's counter sets: stored once, loaded by every run. */
+lm_status lm_collect_store_plan(sqlite3 *db, int64_t wid, const lm_plan *plan, lm_diag *diag);
+lm_status lm_collect_load_plan(sqlite3 *db, int64_t wid, lm_set_info **out, int *n_out,
+                               lm_diag *diag);
+void lm_collect_sets_fini(lm_set_info *sets, int n);
+/* lm_collect_ingest: read a run's records file into the database. Sets
+ * *tool_ok when the tool finished (END) without an error; the tool's first
+ * error goes to why. A missing file is not an error (why says so). */
+lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *path,
+                            long *n_dispatches, int *tool_ok, char *why, size_t why_cap,
+                            lm_diag *diag);
+const char *lm_collect_mode_name(int mode);
+/* lm_collect_note: a message for the user (lm_log) and for the workload's
+ * log table, in its own statement (a profile that stops later keeps it). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+void lm_collect_note(sqlite3 *db, int64_t wid, lm_log_level level, const char *fmt, ...);
+/* lm_collect_run_done: a run of this mode (and pass; -1 any) finished well. */
+int lm_collect_run_done(sqlite3 *db, int64_t wid, const char *mode, int pass);
+int lm_collect_next_run_id(sqlite3 *db, int64_t wid);
+/* lm_collect_only_workload: the one workload of a lumen database. */
+lm_status lm_collect_only_workload(sqlite3 *db, const char *path, int64_t *wid, int *complete,
+                                   lm_diag *diag);
+
+/* --------------------------------------------------------- compose.c */
+
+/* lm_collect_compose: line the successful runs up into dispatch rows and
+ * write the workload's tables (pmc_perf, level tables, system info,
+ * regions, clocks per dispatch); rows that miss a set are counted and
+ * described in summary. */
+lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, int n_sets,
+                             const char *accumulator, const lm_workload *rec_wl, const char *name,
+                             char *const *argv, int argc, const char *ip_blocks,
+                             lm_profile_summary *summary, lm_diag *diag);
+/* lm_collect_plan_gaps: the rows still missing sets after the runs so
+ * far (*n_gaps), and the assignments of the next run that fills them. */
+lm_status lm_collect_plan_gaps(sqlite3 *db, int64_t wid, int n_sets, lm_run_spec *run,
+                               size_t *n_gaps, lm_diag *diag);
+
+#endif

@@ -1,0 +1,711 @@
+/*
+ * compose.c - dispatch rows from recorded runs. In application replay the
+ * n-th selected instance of a kernel in every run is one row; in instance
+ * cycling each run of consecutive instances that went through all sets is
+ * one row; assigned runs complete the rows they were planned for. Rows
+ * that miss a set are left out and reported; plan_gaps plans the runs
+ * that would complete them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <time.h>
+
+#include "profile/collect.h"
+
+/* --------------------------------------------------------- composition */
+
+typedef struct crec {
+  int run, mode;
+  int64_t did, instance, selected, group;
+  char *kernel, *regions, *key;
+  int set, gpu;
+  int64_t pid, tid, grid, wg, lds, scratch, vgpr, agpr, sgpr;
+  double start, end;
+  char **cols;
+  double *vals;
+  int n_vals, cap_vals;
+} crec;
+
+typedef struct composite {
+  int *members; /* per set: record index or -1 */
+  int first;    /* the member that orders the row */
+} composite;
+
+typedef struct collected {
+  crec *recs;
+  size_t n_recs;
+  composite *comps;
+  size_t n_comps;
+  int n_sets;
+} collected;
+
+static void collected_fini(collected *c) {
+  for (size_t i = 0; i < c->n_recs; i++) {
+    crec *r = &c->recs[i];
+    free(r->kernel);
+    free(r->regions);
+    free(r->key);
+    for (int k = 0; k < r->n_vals; k++) free(r->cols[k]);
+    free(r->cols);
+    free(r->vals);
+  }
+  free(c->recs);
+  for (size_t i = 0; i < c->n_comps; i++) free(c->comps[i].members);
+  free(c->comps);
+  memset(c, 0, sizeof *c);
+}
+
+static char *dup_col(sqlite3_stmt *s, int i) {
+  const unsigned char *t = sqlite3_column_text(s, i);
+  return strdup(t ? (const char *)t : "");
+}
+
+/* Load the records (with a set) of the successful runs, their values, and
+ * group them into composite rows. */
+static lm_status load_collected(sqlite3 *db, int64_t wid, int n_sets, collected *c, lm_diag *diag) {
+  memset(c, 0, sizeof *c);
+  c->n_sets = n_sets;
+  sqlite3_stmt *s = NULL;
+  lm_status st = LM_OK;
+  lm_map *by_dispatch = lm_map_new(), *groups = lm_map_new();
+  if (!by_dispatch || !groups) goto nomem;
+  if (sqlite3_prepare_v2(db,
+                         "SELECT r.run_id, r.dispatch_id, r.kernel, r.instance, r.selected, r.set_id, "
+                         "r.gpu_id, r.pid, r.tid, r.grid_size, r.workgroup_size, r.lds_per_workgroup, "
+                         "r.scratch_per_workitem, r.arch_vgpr, r.accum_vgpr, r.sgpr, r.start_ns, "
+                         "r.end_ns, r.regions, r.cycle_key, u.mode, r.row_group FROM profile_record r JOIN "
+                         "profile_run u ON u.workload_id = r.workload_id AND u.id = r.run_id WHERE "
+                         "r.workload_id = ? AND u.status = 'ok' AND r.set_id >= 0 AND r.row_group IS NOT NULL ORDER BY "
+                         "r.run_id, r.dispatch_id", -1, &s, NULL) != SQLITE_OK)
+    goto sql_fail;
+  sqlite3_bind_int64(s, 1, wid);
+  size_t cap = 0;
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    if (c->n_recs == cap) {
+      cap = cap ? cap * 2 : 256;
+      crec *grown = realloc(c->recs, cap * sizeof *grown);
+      if (!grown) goto nomem;
+      c->recs = grown;
+    }
+    crec *r = &c->recs[c->n_recs];
+    memset(r, 0, sizeof *r);
+    r->run = sqlite3_column_int(s, 0);
+    r->did = sqlite3_column_int64(s, 1);
+    r->kernel = dup_col(s, 2);
+    r->instance = sqlite3_column_int64(s, 3);
+    r->selected = sqlite3_column_int64(s, 4);
+    r->set = sqlite3_column_int(s, 5);
+    r->gpu = sqlite3_column_int(s, 6);
+    r->pid = sqlite3_column_int64(s, 7);
+    r->tid = sqlite3_column_int64(s, 8);
+    r->grid = sqlite3_column_int64(s, 9);
+    r->wg = sqlite3_column_int64(s, 10);
+    r->lds = sqlite3_column_int64(s, 11);
+    r->scratch = sqlite3_column_int64(s, 12);
+    r->vgpr = sqlite3_column_int64(s, 13);
+    r->agpr = sqlite3_column_int64(s, 14);
+    r->sgpr = sqlite3_column_int64(s, 15);
+    r->start = sqlite3_column_double(s, 16);
+    r->end = sqlite3_column_double(s, 17);
+    r->regions = dup_col(s, 18);
+    r->key = dup_col(s, 19);
+    const char *mode = (const char *)sqlite3_column_text(s, 20);
+    r->mode = mode && strcmp(mode, "app") == 0 ? LM_REPLAY_APP : LM_REPLAY_INSTANCE;
+    if (!r->kernel || !r->regions || !r->key) goto nomem;
+    char k[64];
+    snprintf(k, sizeof k, "%d:%lld", r->run, (long long)r->did);
+    if (lm_map_put(by_dispatch, k, (int64_t)c->n_recs) != LM_OK) goto nomem;
+    c->n_recs++;
+    if (r->set >= n_sets) continue;
+    /* The composite row it belongs to. */
+    int64_t group = sqlite3_column_int64(s, 21);
+    r->group = group;
+    char gk[1100];
+    snprintf(gk, sizeof gk, "%d\x1f%s\x1f%lld", r->mode == LM_REPLAY_APP, r->key, (long long)group);
+    int64_t ci;
+    if (!lm_map_get(groups, gk, &ci)) {
+      composite *grown = realloc(c->comps, (c->n_comps + 1) * sizeof *grown);
+      if (!grown) goto nomem;
+      c->comps = grown;
+      composite *cp = &c->comps[c->n_comps];
+      cp->members = malloc((size_t)(n_sets ? n_sets : 1) * sizeof *cp->members);
+      if (!cp->members) goto nomem;
+      for (int k2 = 0; k2 < n_sets; k2++) cp->members[k2] = -1;
+      cp->first = (int)(c->n_recs - 1);
+      ci = (int64_t)c->n_comps++;
+      if (lm_map_put(groups, gk, ci) != LM_OK) goto nomem;
+    }
+    composite *cp = &c->comps[ci];
+    if (cp->members[r->set] < 0) cp->members[r->set] = (int)(c->n_recs - 1);
+  }
+  if (rc != SQLITE_DONE) goto sql_fail;
+  sqlite3_finalize(s);
+  s = NULL;
+  /* Values. */
+  if (sqlite3_prepare_v2(db, "SELECT v.run_id, v.dispatch_id, v.column_name, v.value FROM profile_value v "
+                             "JOIN profile_run u ON u.workload_id = v.workload_id AND u.id = v.run_id "
+                             "WHERE v.workload_id = ? AND u.status = 'ok'", -1, &s, NULL) != SQLITE_OK)
+    goto sql_fail;
+  sqlite3_bind_int64(s, 1, wid);
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    char k[64];
+    snprintf(k, sizeof k, "%d:%lld", sqlite3_column_int(s, 0), (long long)sqlite3_column_int64(s, 1));
+    int64_t ri;
+    if (!lm_map_get(by_dispatch, k, &ri)) continue;
+    crec *r = &c->recs[ri];
+    if (r->n_vals == r->cap_vals) {
+      int ncap = r->cap_vals ? r->cap_vals * 2 : 32;
+      char **gc = realloc(r->cols, (size_t)ncap * sizeof *gc);
+      if (gc) r->cols = gc;
+      double *gv = realloc(r->vals, (size_t)ncap * sizeof *gv);
+      if (gv) r->vals = gv;
+      if (!gc || !gv) goto nomem;
+      r->cap_vals = ncap;
+    }
+    r->cols[r->n_vals] = dup_col(s, 2);
+    r->vals[r->n_vals] = sqlite3_column_type(s, 3) == SQLITE_NULL ? LM_NAN : sqlite3_column_double(s, 3);
+    if (!r->cols[r->n_vals]) goto nomem;
+    r->n_vals++;
+  }
+  if (rc != SQLITE_DONE) goto sql_fail;
+  goto done;
+nomem:
+  st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  goto done;
+sql_fail:
+  st = lm_collect_sql_error(db, diag);
+done:
+  sqlite3_finalize(s);
+  lm_map_free(by_dispatch);
+  lm_map_free(groups);
+  return st;
+}
+
+static int composite_complete(const collected *c, const composite *cp) {
+  for (int s = 0; s < c->n_sets; s++)
+    if (cp->members[s] < 0) return 0;
+  return 1;
+}
+
+/* An ordering of complete rows: by the run and dispatch id of each row's
+ * earliest record. */
+static const collected *g_sort_c;
+static int cmp_rows(const void *x, const void *y) {
+  const composite *a = &g_sort_c->comps[*(const size_t *)x], *b = &g_sort_c->comps[*(const size_t *)y];
+  const crec *ra = &g_sort_c->recs[a->first], *rb = &g_sort_c->recs[b->first];
+  if (ra->run != rb->run) return ra->run < rb->run ? -1 : 1;
+  return (ra->did > rb->did) - (ra->did < rb->did);
+}
+
+/* Names of the columns of set s that go to pmc_perf / to its level table. */
+static int is_level_only(const char *col, const lm_set_info *si, const char *accumulator) {
+  if (!si->accumulate) return 0;
+  size_t n = strlen(accumulator);
+  if (strncmp(col, accumulator, n) == 0) return 1;
+  n = strlen(si->accumulate);
+  return strncmp(col, si->accumulate, n) == 0 && (col[n] == '\0' || col[n] == '[' || !strcmp(col + n, "_sum"));
+}
+
+typedef struct name_list {
+  char **v;
+  size_t n, cap;
+  lm_map *index;
+} name_list;
+
+static int64_t name_add(name_list *l, const char *name) {
+  int64_t i;
+  if (lm_map_get(l->index, name, &i)) return i;
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 64;
+    char **grown = realloc(l->v, cap * sizeof *grown);
+    if (!grown) return -1;
+    l->v = grown;
+    l->cap = cap;
+  }
+  l->v[l->n] = strdup(name);
+  if (!l->v[l->n] || lm_map_put(l->index, name, (int64_t)l->n) != LM_OK) return -1;
+  return (int64_t)l->n++;
+}
+
+static void name_list_fini(name_list *l) {
+  for (size_t i = 0; i < l->n; i++) free(l->v[i]);
+  free(l->v);
+  lm_map_free(l->index);
+}
+
+static double exact_mean(const double *v, size_t n) {
+  if (!n) return LM_NAN;
+  double sum = 0;
+  for (size_t i = 1; i < n; i++) sum += v[i] - v[0];
+  return v[0] + sum / (double)n;
+}
+
+/* Fixed dispatch columns of a pmc_perf table, in pmc_perf.csv order. */
+static const char *const fixed_names[] = {"Dispatch_ID", "GPU_ID", "Grid_Size", "Workgroup_Size",
+                                          "LDS_Per_Workgroup", "Scratch_Per_Workitem", "Arch_VGPR",
+                                          "Accum_VGPR", "SGPR", "Wave_Size"};
+
+typedef struct provenance {
+  char *source, *column;
+  int16_t *runs, *sets;
+} provenance;
+
+lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, int n_sets,
+                         const char *accumulator, const lm_workload *rec_wl, const char *name,
+                         char *const *argv, int argc, const char *ip_blocks,
+                         lm_profile_summary *summary, lm_diag *diag) {
+  collected c;
+  lm_status st = load_collected(db, wid, n_sets, &c, diag);
+  size_t *rows = NULL;
+  name_list pmc_cols = {0}, regions = {0};
+  lm_workload *w = NULL;
+  lm_table *pmc = NULL, **levels = NULL;
+  provenance *prov = NULL;
+  size_t n_prov = 0;
+  sqlite3_stmt *s = NULL;
+  if (st != LM_OK) return st;
+  pmc_cols.index = lm_map_new();
+  regions.index = lm_map_new();
+  rows = malloc((c.n_comps + 1) * sizeof *rows);
+  levels = calloc((size_t)n_sets + 1, sizeof *levels);
+  if (!pmc_cols.index || !regions.index || !rows || !levels) goto nomem;
+  size_t n_rows = 0;
+  summary->dropped = 0;
+  summary->dropped_detail[0] = '\0';
+  size_t detail_at = 0;
+  for (size_t i = 0; i < c.n_comps; i++) {
+    if (composite_complete(&c, &c.comps[i])) {
+      rows[n_rows++] = i;
+      continue;
+    }
+    summary->dropped++;
+    const crec *r = &c.recs[c.comps[i].first];
+    if (detail_at < sizeof summary->dropped_detail - 200) {
+      int missing = 0, first_missing = -1;
+      for (int k = 0; k < n_sets; k++)
+        if (c.comps[i].members[k] < 0) {
+          missing++;
+          if (first_missing < 0) first_missing = k;
+        }
+      detail_at += (size_t)snprintf(summary->dropped_detail + detail_at,
+                                    sizeof summary->dropped_detail - detail_at,
+                                    "%s%.80s from instance %lld misses %d of %d sets (first: set %d)",
+                                    detail_at ? "; " : "", r->kernel, (long long)r->instance,
+                                    missing, n_sets, first_missing);
+    }
+  }
+  g_sort_c = &c;
+  qsort(rows, n_rows, sizeof *rows, cmp_rows);
+  /* Columns: pmc_perf gets every value but the accumulate ones. */
+  for (size_t i = 0; i < n_rows; i++) {
+    const composite *cp = &c.comps[rows[i]];
+    for (int k = 0; k < n_sets; k++) {
+      const crec *r = &c.recs[cp->members[k]];
+      for (int v = 0; v < r->n_vals; v++)
+        if (!is_level_only(r->cols[v], &sets[k], accumulator) && name_add(&pmc_cols, r->cols[v]) < 0)
+          goto nomem;
+    }
+  }
+  const char *db_path = sqlite3_db_filename(db, "main");
+  pmc = lm_table_create(db_path, "pmc_perf", n_rows, LM_ARRAY_LEN(fixed_names) + 3 + pmc_cols.n);
+  if (!pmc) goto nomem;
+  lm_column *fixed[LM_ARRAY_LEN(fixed_names)];
+  for (size_t k = 0; k < LM_ARRAY_LEN(fixed_names); k++)
+    if (!(fixed[k] = lm_table_add_column(pmc, fixed_names[k], 0))) goto nomem;
+  lm_column *kcol = lm_table_add_column(pmc, "Kernel_Name", 1);
+  lm_column **ccols = calloc(pmc_cols.n + 1, sizeof *ccols);
+  if (!kcol || !ccols) {
+    free(ccols);
+    goto nomem;
+  }
+  prov = calloc(pmc_cols.n + (size_t)n_sets * 64 + 1, sizeof *prov);
+  if (!prov) {
+    free(ccols);
+    goto nomem;
+  }
+  for (size_t k = 0; k < pmc_cols.n; k++) {
+    ccols[k] = lm_table_add_column(pmc, pmc_cols.v[k], 0);
+    prov[n_prov].source = strdup("pmc_perf");
+    prov[n_prov].column = strdup(pmc_cols.v[k]);
+    prov[n_prov].runs = calloc(n_rows + 1, sizeof(int16_t));
+    prov[n_prov].sets = calloc(n_rows + 1, sizeof(int16_t));
+    if (!ccols[k] || !prov[n_prov].runs || !prov[n_prov].sets) {
+      free(ccols);
+      goto nomem;
+    }
+    n_prov++;
+    for (size_t r = 0; r < n_rows; r++) {
+      ccols[k]->values[r] = LM_NAN;
+      prov[k].runs[r] = prov[k].sets[r] = -1;
+    }
+  }
+  lm_column *start_col = lm_table_add_column(pmc, "Start_Timestamp", 0);
+  lm_column *end_col = lm_table_add_column(pmc, "End_Timestamp", 0);
+  if (!start_col || !end_col) {
+    free(ccols);
+    goto nomem;
+  }
+  double wave = 64;
+  long wi = lm_sysinfo_find(&rec_wl->sysinfo, "wave_size");
+  if (wi >= 0 && !isnan(rec_wl->sysinfo.values[wi])) wave = rec_wl->sysinfo.values[wi];
+  double *starts = malloc(((size_t)n_sets + 1) * sizeof *starts);
+  double *ends = malloc(((size_t)n_sets + 1) * sizeof *ends);
+  if (!starts || !ends) {
+    free(starts);
+    free(ends);
+    free(ccols);
+    goto nomem;
+  }
+  for (size_t i = 0; i < n_rows; i++) {
+    const composite *cp = &c.comps[rows[i]];
+    const crec *f = &c.recs[cp->first];
+    /* Dispatch_ID numbers the composed rows in launch order (a row of
+     * instance cycling spans several of the application's dispatches,
+     * which profile_record keeps). */
+    double attrs[] = {(double)i, f->gpu, (double)f->grid, (double)f->wg, (double)f->lds,
+                      (double)f->scratch, (double)f->vgpr, (double)f->agpr, (double)f->sgpr, wave};
+    for (size_t k = 0; k < LM_ARRAY_LEN(fixed_names); k++) fixed[k]->values[i] = attrs[k];
+    kcol->text_ids[i] = lm_table_intern(pmc, f->kernel);
+    for (int k = 0; k < n_sets; k++) {
+      const crec *r = &c.recs[cp->members[k]];
+      starts[k] = r->start;
+      ends[k] = r->end;
+      for (int v = 0; v < r->n_vals; v++) {
+        int64_t ci;
+        if (!lm_map_get(pmc_cols.index, r->cols[v], &ci)) continue;
+        if (prov[ci].sets[i] >= 0) continue; /* the first set that has it */
+        ccols[ci]->values[i] = r->vals[v];
+        prov[ci].runs[i] = (int16_t)r->run;
+        prov[ci].sets[i] = (int16_t)k;
+      }
+    }
+    /* Timestamps: the mean over the runs, as the reference tool merges
+     * passes (exact when they agree). */
+    start_col->values[i] = exact_mean(starts, (size_t)n_sets);
+    end_col->values[i] = exact_mean(ends, (size_t)n_sets);
+  }
+  free(starts);
+  free(ends);
+  free(ccols);
+  lm_table_finish(pmc);
+  /* Level tables: every value of each accumulate set. */
+  size_t n_levels = 0;
+  for (int k = 0; k < n_sets; k++) {
+    if (!sets[k].accumulate) continue;
+    name_list lc = {0};
+    lc.index = lm_map_new();
+    if (!lc.index) goto nomem;
+    for (size_t i = 0; i < n_rows; i++) {
+      const crec *r = &c.recs[c.comps[rows[i]].members[k]];
+      for (int v = 0; v < r->n_vals; v++) name_add(&lc, r->cols[v]);
+    }
+    lm_table *t = lm_table_create(db_path, sets[k].accumulate, n_rows, 4 + lc.n);
+    if (!t) {
+      name_list_fini(&lc);
+      goto nomem;
+    }
+    levels[n_levels++] = t;
+    lm_column *d = lm_table_add_column(t, "Dispatch_ID", 0), *g = lm_table_add_column(t, "GPU_ID", 0);
+    lm_column **vc = calloc(lc.n + 1, sizeof *vc);
+    if (!d || !g || !vc) {
+      free(vc);
+      name_list_fini(&lc);
+      goto nomem;
+    }
+    for (size_t j = 0; j < lc.n; j++) {
+      vc[j] = lm_table_add_column(t, lc.v[j], 0);
+      for (size_t i = 0; vc[j] && i < n_rows; i++) vc[j]->values[i] = LM_NAN;
+    }
+    lm_column *ts = lm_table_add_column(t, "Start_Timestamp", 0), *te = lm_table_add_column(t, "End_Timestamp", 0);
+    for (size_t i = 0; ts && te && i < n_rows; i++) {
+      const crec *r = &c.recs[c.comps[rows[i]].members[k]];
+      d->values[i] = (double)c.recs[c.comps[rows[i]].first].did;
+      g->values[i] = r->gpu;
+      ts->values[i] = r->start;
+      te->values[i] = r->end;
+      for (int v = 0; v < r->n_vals; v++) {
+        int64_t j;
+        if (lm_map_get(lc.index, r->cols[v], &j) && vc[j]) vc[j]->values[i] = r->vals[v];
+      }
+    }
+    free(vc);
+    name_list_fini(&lc);
+    lm_table_finish(t);
+  }
+  /* The workload in memory: the device's system info with this profile's
+   * name, command and time. */
+  lm_arena *arena = lm_arena_new(1 << 12);
+  if (!arena) goto nomem;
+  w = lm_arena_alloc(arena, sizeof *w);
+  if (!w) {
+    lm_arena_free(arena);
+    goto nomem;
+  }
+  w->arena = arena;
+  w->pmc = pmc;
+  w->levels = levels;
+  w->n_levels = n_levels;
+  w->arch = rec_wl->arch;
+  w->roofline = rec_wl->roofline;
+  w->sysinfo = rec_wl->sysinfo;
+  size_t nf = rec_wl->sysinfo.n_fields;
+  w->sysinfo.texts = lm_arena_alloc(arena, (nf + 1) * sizeof(char *));
+  if (!w->sysinfo.texts) goto nomem;
+  char command[4096] = "", stamp[64];
+  for (int i = 0, at = 0; i < argc && at < (int)sizeof command - 2; i++)
+    at += snprintf(command + at, sizeof command - (size_t)at, "%s%s", i ? " " : "", argv[i]);
+  time_t now = time(NULL);
+  strftime(stamp, sizeof stamp, "%a %d %b %Y %I:%M:%S %p (%Z)", localtime(&now));
+  for (size_t i = 0; i < nf; i++) {
+    const char *field = rec_wl->sysinfo.names[i], *text = rec_wl->sysinfo.texts[i];
+    if (strcmp(field, "workload_name") == 0) text = name;
+    else if (strcmp(field, "command") == 0) text = command;
+    else if (strcmp(field, "timestamp") == 0) text = stamp;
+    else if (strcmp(field, "ip_blocks") == 0 && ip_blocks) text = ip_blocks;
+    w->sysinfo.texts[i] = lm_arena_strdup(arena, text);
+    if (!w->sysinfo.texts[i]) goto nomem;
+  }
+  if ((st = lm_collect_exec_sql(db, "BEGIN IMMEDIATE", diag)) != LM_OK) goto done;
+  static const char *const clear[] = {"DELETE FROM sysinfo WHERE workload_id = ?",
+                                      "DELETE FROM kernel WHERE workload_id = ?",
+                                      "DELETE FROM dispatch WHERE workload_id = ?",
+                                      "DELETE FROM column_data WHERE workload_id = ?",
+                                      "DELETE FROM region WHERE workload_id = ?",
+                                      "DELETE FROM dispatch_region WHERE workload_id = ?"};
+  for (size_t i = 0; i < LM_ARRAY_LEN(clear); i++) {
+    if (sqlite3_prepare_v2(db, clear[i], -1, &s, NULL) != SQLITE_OK) goto sql_fail_tx;
+    sqlite3_bind_int64(s, 1, wid);
+    sqlite3_step(s);
+    sqlite3_finalize(s);
+    s = NULL;
+  }
+  lm_sql *sql = lm_sql_wrap_sqlite(db);
+  st = sql ? lm_db_write_tables(sql, wid, w, diag) : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  lm_sql_close(sql);
+  if (st != LM_OK) goto rollback;
+  /* Where each value came from: the run and the set, per row. */
+  if (sqlite3_prepare_v2(db, "UPDATE column_data SET runs = ?, sets = ? WHERE workload_id = ? AND "
+                             "source = ? AND name = ?", -1, &s, NULL) != SQLITE_OK)
+    goto sql_fail_tx;
+  for (size_t k = 0; k < n_prov; k++) {
+    sqlite3_bind_blob64(s, 1, prov[k].runs, n_rows * sizeof(int16_t), SQLITE_STATIC);
+    sqlite3_bind_blob64(s, 2, prov[k].sets, n_rows * sizeof(int16_t), SQLITE_STATIC);
+    sqlite3_bind_int64(s, 3, wid);
+    sqlite3_bind_text(s, 4, prov[k].source, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 5, prov[k].column, -1, SQLITE_STATIC);
+    if (sqlite3_step(s) != SQLITE_DONE) goto sql_fail_tx;
+    sqlite3_reset(s);
+  }
+  sqlite3_finalize(s);
+  s = NULL;
+  /* Per row: instance, process, thread, regions and measured clocks. */
+  sqlite3_stmt *up = NULL, *clk = NULL, *rn = NULL, *dr = NULL, *rg = NULL;
+  int ok = sqlite3_prepare_v2(db, "UPDATE dispatch SET instance = ?, pid = ?, tid = ?, sclk_mhz = ?, "
+                                  "mclk_mhz = ? WHERE workload_id = ? AND row = ?", -1, &up, NULL) == SQLITE_OK &&
+           sqlite3_prepare_v2(db, "SELECT AVG(sclk_mhz), AVG(mclk_mhz), COUNT(*) FROM clock_sample WHERE "
+                                  "workload_id = ? AND run_id = ? AND gpu_id = ? AND t_ns BETWEEN ? AND ?",
+                              -1, &clk, NULL) == SQLITE_OK &&
+           sqlite3_prepare_v2(db, "SELECT name FROM profile_region WHERE workload_id = ? AND run_id = ? "
+                                  "AND id = ?", -1, &rn, NULL) == SQLITE_OK &&
+           sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO dispatch_region(workload_id, row, region_id) "
+                                  "VALUES (?,?,?)", -1, &dr, NULL) == SQLITE_OK &&
+           sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO region(workload_id, id, name) VALUES (?,?,?)",
+                              -1, &rg, NULL) == SQLITE_OK;
+  for (size_t i = 0; ok && i < n_rows; i++) {
+    const composite *cp = &c.comps[rows[i]];
+    const crec *f = &c.recs[cp->first];
+    double sclk = LM_NAN, mclk = LM_NAN;
+    sqlite3_bind_int64(clk, 1, wid);
+    sqlite3_bind_int(clk, 2, f->run);
+    sqlite3_bind_int(clk, 3, f->gpu);
+    sqlite3_bind_double(clk, 4, f->start);
+    sqlite3_bind_double(clk, 5, f->end);
+    if (sqlite3_step(clk) == SQLITE_ROW && sqlite3_column_int(clk, 2) > 0) {
+      sclk = sqlite3_column_double(clk, 0);
+      mclk = sqlite3_column_double(clk, 1);
+    }
+    sqlite3_reset(clk);
+    sqlite3_bind_int64(up, 1, f->instance);
+    sqlite3_bind_int64(up, 2, f->pid);
+    sqlite3_bind_int64(up, 3, f->tid);
+    if (isnan(sclk)) sqlite3_bind_null(up, 4);
+    else sqlite3_bind_double(up, 4, sclk);
+    if (isnan(mclk)) sqlite3_bind_null(up, 5);
+    else sqlite3_bind_double(up, 5, mclk);
+    sqlite3_bind_int64(up, 6, wid);
+    sqlite3_bind_int64(up, 7, (sqlite3_int64)i);
+    ok = sqlite3_step(up) == SQLITE_DONE;
+    sqlite3_reset(up);
+    /* Regions of every record of the row, by name. */
+    for (int k = 0; ok && k < n_sets; k++) {
+      const crec *r = &c.recs[cp->members[k]];
+      char buf[512];
+      snprintf(buf, sizeof buf, "%s", r->regions);
+      for (char *tok = strtok(buf, ","); tok && ok; tok = strtok(NULL, ",")) {
+        sqlite3_bind_int64(rn, 1, wid);
+        sqlite3_bind_int(rn, 2, r->run);
+        sqlite3_bind_int(rn, 3, atoi(tok));
+        if (sqlite3_step(rn) == SQLITE_ROW) {
+          const char *rname = (const char *)sqlite3_column_text(rn, 0);
+          int64_t gid = name_add(&regions, rname ? rname : "");
+          if (gid >= 0) {
+            sqlite3_bind_int64(rg, 1, wid);
+            sqlite3_bind_int64(rg, 2, gid);
+            sqlite3_bind_text(rg, 3, rname ? rname : "", -1, SQLITE_TRANSIENT);
+            sqlite3_step(rg);
+            sqlite3_reset(rg);
+            sqlite3_bind_int64(dr, 1, wid);
+            sqlite3_bind_int64(dr, 2, (sqlite3_int64)i);
+            sqlite3_bind_int64(dr, 3, gid);
+            ok = sqlite3_step(dr) == SQLITE_DONE;
+            sqlite3_reset(dr);
+          }
+        }
+        sqlite3_reset(rn);
+      }
+    }
+  }
+  sqlite3_finalize(up);
+  sqlite3_finalize(clk);
+  sqlite3_finalize(rn);
+  sqlite3_finalize(dr);
+  sqlite3_finalize(rg);
+  if (!ok) goto sql_fail_tx;
+  if (sqlite3_prepare_v2(db, "UPDATE workload SET complete = 1, n_dispatches = ? WHERE id = ?", -1, &s,
+                         NULL) != SQLITE_OK)
+    goto sql_fail_tx;
+  sqlite3_bind_int64(s, 1, (sqlite3_int64)n_rows);
+  sqlite3_bind_int64(s, 2, wid);
+  if (sqlite3_step(s) != SQLITE_DONE) goto sql_fail_tx;
+  sqlite3_finalize(s);
+  s = NULL;
+  if ((st = lm_collect_exec_sql(db, "COMMIT", diag)) != LM_OK) goto rollback;
+  summary->dispatches = n_rows;
+  goto done;
+sql_fail_tx:
+  st = lm_collect_sql_error(db, diag);
+rollback:
+  sqlite3_finalize(s);
+  s = NULL;
+  lm_collect_exec_sql(db, "ROLLBACK", NULL);
+  goto done;
+nomem:
+  st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+done:
+  sqlite3_finalize(s);
+  for (size_t k = 0; prov && k < n_prov; k++) {
+    free(prov[k].source);
+    free(prov[k].column);
+    free(prov[k].runs);
+    free(prov[k].sets);
+  }
+  free(prov);
+  if (w) lm_arena_free(w->arena);
+  lm_table_free(pmc);
+  for (int k = 0; levels && k < n_sets; k++) lm_table_free(levels[k]);
+  free(levels);
+  free(rows);
+  name_list_fini(&pmc_cols);
+  name_list_fini(&regions);
+  collected_fini(&c);
+  return st;
+}
+
+/* Gaps after the runs so far, and the next run that fills them. A row
+ * that misses set k gets a selected instance of its kernel assigned to
+ * set k: one of its own instances first, then any other instance of the
+ * same kernel (instance cycling assumes they behave alike), each instance
+ * at most once per run. */
+static int add_assignment(lm_run_spec *run, size_t *cap, const char *key, int64_t selected, int set,
+                          int64_t group) {
+  if (run->n_assign == *cap) {
+    size_t ncap = *cap ? *cap * 2 : 64;
+    char **gk = realloc(run->assign_key, ncap * sizeof *gk);
+    if (gk) run->assign_key = gk;
+    int64_t *gi = realloc(run->assign_instance, ncap * sizeof *gi);
+    if (gi) run->assign_instance = gi;
+    int *gs = realloc(run->assign_set, ncap * sizeof *gs);
+    if (gs) run->assign_set = gs;
+    int64_t *gg = realloc(run->assign_group, ncap * sizeof *gg);
+    if (gg) run->assign_group = gg;
+    if (!gk || !gi || !gs || !gg) return 0;
+    *cap = ncap;
+  }
+  run->assign_key[run->n_assign] = strdup(key);
+  if (!run->assign_key[run->n_assign]) return 0;
+  run->assign_instance[run->n_assign] = selected;
+  run->assign_set[run->n_assign] = set;
+  run->assign_group[run->n_assign] = group;
+  run->n_assign++;
+  return 1;
+}
+
+lm_status lm_collect_plan_gaps(sqlite3 *db, int64_t wid, int n_sets, lm_run_spec *run, size_t *n_gaps,
+                           lm_diag *diag) {
+  collected c;
+  lm_status st = load_collected(db, wid, n_sets, &c, diag);
+  *n_gaps = 0;
+  if (st != LM_OK) return st;
+  size_t cap = 0;
+  char k[1100];
+  lm_map *used = lm_map_new(), *pool_seen = lm_map_new();
+  /* Every selected instance per key, in order: the pool. */
+  int64_t *pool_sel = malloc((c.n_recs + 1) * sizeof *pool_sel);
+  const char **pool_key = malloc((c.n_recs + 1) * sizeof *pool_key);
+  size_t n_pool = 0;
+  if (!used || !pool_seen || !pool_sel || !pool_key) goto nomem;
+  for (size_t i = 0; i < c.n_recs; i++) {
+    const crec *r = &c.recs[i];
+    if (r->mode == LM_REPLAY_APP) continue;
+    snprintf(k, sizeof k, "%s\x1f%lld", r->key, (long long)r->selected);
+    int64_t dummy;
+    if (lm_map_get(pool_seen, k, &dummy)) continue;
+    if (lm_map_put(pool_seen, k, 1) != LM_OK) goto nomem;
+    pool_sel[n_pool] = r->selected;
+    pool_key[n_pool++] = r->key;
+  }
+  for (size_t i = 0; i < c.n_comps; i++) {
+    const composite *cp = &c.comps[i];
+    if (composite_complete(&c, cp)) continue;
+    (*n_gaps)++;
+    const crec *first = &c.recs[cp->first];
+    if (first->mode == LM_REPLAY_APP) continue; /* app replay re-runs whole sets */
+    int64_t group = first->group;
+    size_t scan = 0;
+    for (int set = 0; set < n_sets; set++) {
+      if (cp->members[set] >= 0) continue;
+      /* Its own instances first. */
+      int64_t pick = -1, dummy;
+      for (int m = 0; m < n_sets && pick < 0; m++) {
+        if (cp->members[m] < 0) continue;
+        snprintf(k, sizeof k, "%s\x1f%lld", first->key, (long long)c.recs[cp->members[m]].selected);
+        if (!lm_map_get(used, k, &dummy)) pick = c.recs[cp->members[m]].selected;
+      }
+      for (; pick < 0 && scan < n_pool; scan++) {
+        if (strcmp(pool_key[scan], first->key) != 0) continue;
+        snprintf(k, sizeof k, "%s\x1f%lld", first->key, (long long)pool_sel[scan]);
+        if (!lm_map_get(used, k, &dummy)) pick = pool_sel[scan];
+      }
+      if (pick < 0) break; /* every instance of the kernel is busy this run */
+      snprintf(k, sizeof k, "%s\x1f%lld", first->key, (long long)pick);
+      if (lm_map_put(used, k, 1) != LM_OK || !add_assignment(run, &cap, first->key, pick, set, group))
+        goto nomem;
+    }
+  }
+  goto done;
+nomem:
+  st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+done:
+  free(pool_sel);
+  free(pool_key);
+  lm_map_free(used);
+  lm_map_free(pool_seen);
+  collected_fini(&c);
+  return st;
+}
+

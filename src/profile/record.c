@@ -1,0 +1,460 @@
+/*
+ * record.c - what `lumen profile` keeps in the workload's database while
+ * it runs: the options (so --resume repeats them), the plan's counter
+ * sets, the runs, their dispatch records, values, regions and clock
+ * samples (read from the records file the tool library writes), and the
+ * log. Every run is committed before the next starts.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <time.h>
+
+#include "profile/collect.h"
+
+/* ----------------------------------------------------------- utilities */
+
+void lm_collect_now_text(char *out, size_t cap) {
+  time_t now = time(NULL);
+  strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+}
+
+lm_status lm_collect_exec_sql(sqlite3 *db, const char *sql, lm_diag *diag) {
+  char *err = NULL;
+  if (sqlite3_exec(db, sql, NULL, NULL, &err) == SQLITE_OK) return LM_OK;
+  lm_status st = lm_diag_set(diag, LM_EIO, sqlite3_db_filename(db, "main"), 0, 0, NULL, "%s", err ? err : "?");
+  sqlite3_free(err);
+  return st;
+}
+
+lm_status lm_collect_sql_error(sqlite3 *db, lm_diag *diag) {
+  return lm_diag_set(diag, LM_EIO, sqlite3_db_filename(db, "main"), 0, 0, NULL, "%s", sqlite3_errmsg(db));
+}
+
+/* ------------------------------------------------------------- options */
+
+lm_status lm_collect_put_option(sqlite3 *db, int64_t wid, const char *key, int pos, const char *value,
+                            lm_diag *diag) {
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_option(workload_id, key, position, value) "
+                             "VALUES (?,?,?,?)", -1, &s, NULL) != SQLITE_OK)
+    return lm_collect_sql_error(db, diag);
+  sqlite3_bind_int64(s, 1, wid);
+  sqlite3_bind_text(s, 2, key, -1, SQLITE_STATIC);
+  sqlite3_bind_int(s, 3, pos);
+  sqlite3_bind_text(s, 4, value ? value : "", -1, SQLITE_STATIC);
+  lm_status st = sqlite3_step(s) == SQLITE_DONE ? LM_OK : lm_collect_sql_error(db, diag);
+  sqlite3_finalize(s);
+  return st;
+}
+
+void lm_collect_stored_fini(lm_stored_opts *s) {
+  for (int i = 0; i < s->argc; i++) free(s->argv[i]);
+  free(s->argv);
+  for (size_t i = 0; i < s->n_items; i++) free(s->items[i]);
+  for (size_t i = 0; i < s->n_kernels; i++) free(s->kernels[i]);
+  for (size_t i = 0; i < s->n_regions; i++) free(s->regions[i]);
+  free(s->items);
+  free(s->kernels);
+  free(s->regions);
+  free(s->instance);
+  free(s->dispatch);
+  free(s->gpu);
+  free(s->name);
+}
+
+lm_status lm_collect_read_options(sqlite3 *db, int64_t wid, lm_stored_opts *out, lm_diag *diag) {
+  sqlite3_stmt *s = NULL;
+  memset(out, 0, sizeof *out);
+  if (sqlite3_prepare_v2(db, "SELECT key, value FROM profile_option WHERE workload_id = ? "
+                             "ORDER BY key, position", -1, &s, NULL) != SQLITE_OK)
+    return lm_collect_sql_error(db, diag);
+  sqlite3_bind_int64(s, 1, wid);
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    const char *k = (const char *)sqlite3_column_text(s, 0);
+    const char *v = (const char *)sqlite3_column_text(s, 1);
+    char ***list = NULL;
+    size_t *n = NULL;
+    if (strcmp(k, "argv") == 0) {
+      char **grown = realloc(out->argv, (size_t)(out->argc + 2) * sizeof *grown);
+      if (!grown) break;
+      out->argv = grown;
+      out->argv[out->argc++] = strdup(v);
+      out->argv[out->argc] = NULL;
+      continue;
+    }
+    if (strcmp(k, "block") == 0) list = &out->items, n = &out->n_items;
+    else if (strcmp(k, "kernel") == 0) list = &out->kernels, n = &out->n_kernels;
+    else if (strcmp(k, "region") == 0) list = &out->regions, n = &out->n_regions;
+    if (list) {
+      char **grown = realloc(*list, (*n + 1) * sizeof *grown);
+      if (!grown) break;
+      *list = grown;
+      grown[(*n)++] = strdup(v);
+      continue;
+    }
+    if (strcmp(k, "instance") == 0) out->instance = strdup(v);
+    else if (strcmp(k, "dispatch") == 0) out->dispatch = strdup(v);
+    else if (strcmp(k, "gpu") == 0) out->gpu = strdup(v);
+    else if (strcmp(k, "name") == 0) out->name = strdup(v);
+    else if (strcmp(k, "replay") == 0) out->replay = atoi(v);
+    else if (strcmp(k, "key_grid") == 0) out->key_grid = atoi(v);
+  }
+  sqlite3_finalize(s);
+  return LM_OK;
+}
+
+lm_status lm_collect_store_plan(sqlite3 *db, int64_t wid, const lm_plan *plan, lm_diag *diag) {
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db, "INSERT INTO profile_set(workload_id, set_id, position, counter, "
+                             "block, accumulate, why) VALUES (?,?,?,?,?,?,?)", -1, &s, NULL) != SQLITE_OK)
+    return lm_collect_sql_error(db, diag);
+  lm_status st = LM_OK;
+  for (int32_t i = 0; i < plan->n_counters && st == LM_OK; i++) {
+    const lm_plan_counter *c = &plan->counters[i];
+    const lm_plan_set *ps = &plan->sets[c->set];
+    sqlite3_bind_int64(s, 1, wid);
+    sqlite3_bind_int(s, 2, c->set);
+    sqlite3_bind_int(s, 3, i - ps->first);
+    sqlite3_bind_text(s, 4, c->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 5, c->block, -1, SQLITE_STATIC);
+    if (ps->accumulate) sqlite3_bind_text(s, 6, ps->accumulate, -1, SQLITE_STATIC);
+    else sqlite3_bind_null(s, 6);
+    sqlite3_bind_text(s, 7, c->why, -1, SQLITE_STATIC);
+    if (sqlite3_step(s) != SQLITE_DONE) st = lm_collect_sql_error(db, diag);
+    sqlite3_reset(s);
+  }
+  sqlite3_finalize(s);
+  return st;
+}
+
+void lm_collect_sets_fini(lm_set_info *sets, int n) {
+  for (int i = 0; sets && i < n; i++) {
+    for (char **c = sets[i].counters; c && *c; c++) free(*c);
+    free(sets[i].counters);
+    free(sets[i].accumulate);
+  }
+  free(sets);
+}
+
+lm_status lm_collect_load_plan(sqlite3 *db, int64_t wid, lm_set_info **out, int *n_out, lm_diag *diag) {
+  sqlite3_stmt *s = NULL;
+  *out = NULL;
+  *n_out = 0;
+  if (sqlite3_prepare_v2(db, "SELECT set_id, counter, accumulate FROM profile_set WHERE workload_id = ? "
+                             "ORDER BY set_id, position", -1, &s, NULL) != SQLITE_OK)
+    return lm_collect_sql_error(db, diag);
+  sqlite3_bind_int64(s, 1, wid);
+  lm_set_info *sets = NULL;
+  int n = 0;
+  size_t *counts = NULL;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    int id = sqlite3_column_int(s, 0);
+    if (id < 0 || id > 4096) continue;
+    if (id >= n) {
+      lm_set_info *grown = realloc(sets, (size_t)(id + 1) * sizeof *grown);
+      size_t *gc = realloc(counts, (size_t)(id + 1) * sizeof *gc);
+      if (!grown || !gc) {
+        free(grown ? grown : sets);
+        free(gc ? gc : counts);
+        sqlite3_finalize(s);
+        return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+      }
+      sets = grown;
+      counts = gc;
+      for (int k = n; k <= id; k++) {
+        memset(&sets[k], 0, sizeof sets[k]);
+        counts[k] = 0;
+      }
+      n = id + 1;
+    }
+    char **grown = realloc(sets[id].counters, (counts[id] + 2) * sizeof *grown);
+    if (!grown) continue;
+    sets[id].counters = grown;
+    grown[counts[id]++] = strdup((const char *)sqlite3_column_text(s, 1));
+    grown[counts[id]] = NULL;
+    if (sqlite3_column_type(s, 2) != SQLITE_NULL && !sets[id].accumulate)
+      sets[id].accumulate = strdup((const char *)sqlite3_column_text(s, 2));
+  }
+  sqlite3_finalize(s);
+  free(counts);
+  *out = sets;
+  *n_out = n;
+  return LM_OK;
+}
+
+/* Read a records file into the database under run `run`. Sets *tool_ok
+ * when the tool finished (END) without reporting an error; the tool's
+ * first error goes to why. */
+/* The composed row a record belongs to: in application replay the n-th
+ * selected instance of a key in every run; in instance cycling each
+ * n_sets consecutive instances; in a gap-filling run, the row it was
+ * assigned to. -1: none. */
+static int64_t row_group(const lm_run_spec *spec, const char *key, int64_t selected, int set) {
+  if (set < 0 || selected < 0) return -1;
+  if (spec->mode == LM_REPLAY_APP) return selected;
+  if (spec->mode == LM_REPLAY_INSTANCE) return selected / (spec->n_sets ? spec->n_sets : 1);
+  for (size_t i = 0; i < spec->n_assign; i++)
+    if (spec->assign_instance[i] == selected && spec->assign_set[i] == set &&
+        strcmp(spec->assign_key[i], key) == 0)
+      return spec->assign_group[i];
+  return -1;
+}
+
+lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *path,
+                        long *n_dispatches, int *tool_ok, char *why, size_t why_cap, lm_diag *diag) {
+  int run = spec->id;
+  FILE *f = fopen(path, "r");
+  *tool_ok = 0;
+  *n_dispatches = 0;
+  why[0] = '\0';
+  if (!f) {
+    snprintf(why, why_cap, "the tool library wrote no records (was it loaded? a setuid "
+                           "program ignores LD_PRELOAD)");
+    return LM_OK;
+  }
+  sqlite3_stmt *rec = NULL, *val = NULL, *clk = NULL, *reg = NULL;
+  lm_status st = LM_OK;
+  if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_record(workload_id, run_id, dispatch_id, "
+                             "kernel, instance, selected, set_id, gpu_id, pid, tid, grid_size, "
+                             "workgroup_size, lds_per_workgroup, scratch_per_workitem, arch_vgpr, "
+                             "accum_vgpr, sgpr, start_ns, end_ns, regions, cycle_key, row_group) VALUES "
+                             "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &rec, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_value(workload_id, run_id, dispatch_id, "
+                             "column_name, value) VALUES (?,?,?,?,?)", -1, &val, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(db, "INSERT INTO clock_sample(workload_id, run_id, gpu_id, t_ns, sclk_mhz, "
+                             "mclk_mhz) VALUES (?,?,?,?,?,?)", -1, &clk, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_region(workload_id, run_id, id, name) "
+                             "VALUES (?,?,?,?)", -1, &reg, NULL) != SQLITE_OK) {
+    st = lm_collect_sql_error(db, diag);
+    goto done;
+  }
+  /* Kernel ids of this run -> names. */
+  char **kernels = NULL;
+  size_t n_kernels = 0;
+  long pid = 0;
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  while ((len = getline(&line, &cap, f)) > 0) {
+    if (line[len - 1] != '\n') break; /* a truncated last line */
+    line[--len] = '\0';
+    if (line[0] == 'V' && line[1] == '\t') {
+      /* V <dispatch> <column>=<value>...: any number of values. */
+      char *p = line + 2;
+      sqlite3_int64 did = (sqlite3_int64)strtoull(p, &p, 10);
+      while (p && *p == '\t') {
+        char *item = p + 1;
+        char *next = strchr(item, '\t');
+        if (next) *next = '\0';
+        char *eq = strrchr(item, '=');
+        if (eq) {
+          *eq = '\0';
+          sqlite3_bind_int64(val, 1, wid);
+          sqlite3_bind_int(val, 2, run);
+          sqlite3_bind_int64(val, 3, did);
+          sqlite3_bind_text(val, 4, item, -1, SQLITE_TRANSIENT);
+          double v = strtod(eq + 1, NULL);
+          if (isnan(v)) sqlite3_bind_null(val, 5);
+          else sqlite3_bind_double(val, 5, v);
+          if (sqlite3_step(val) != SQLITE_DONE) {
+            st = lm_collect_sql_error(db, diag);
+            break;
+          }
+          sqlite3_reset(val);
+        }
+        if (!next) break;
+        *next = '\t';
+        p = next;
+      }
+      if (st != LM_OK) break;
+      continue;
+    }
+    char *fields[32];
+    int nf = 0;
+    for (char *p = line; nf < 32;) {
+      fields[nf++] = p;
+      char *tab = strchr(p, '\t');
+      if (!tab) break;
+      *tab = '\0';
+      p = tab + 1;
+    }
+    const char *tag = fields[0];
+    if (strcmp(tag, "END") == 0) {
+      if (!why[0]) *tool_ok = 1;
+    } else if (strcmp(tag, "E") == 0 && nf >= 2) {
+      if (!why[0]) snprintf(why, why_cap, "%s", fields[1]);
+    } else if (strcmp(tag, "P") == 0 && nf >= 2) {
+      pid = atol(fields[1]);
+    } else if (strcmp(tag, "K") == 0 && nf >= 3) {
+      size_t id = (size_t)strtoull(fields[1], NULL, 10);
+      if (id < 1000000) {
+        if (id >= n_kernels) {
+          char **grown = realloc(kernels, (id + 1) * sizeof *grown);
+          if (!grown) continue;
+          for (size_t k = n_kernels; k <= id; k++) grown[k] = NULL;
+          kernels = grown;
+          n_kernels = id + 1;
+        }
+        free(kernels[id]);
+        kernels[id] = strdup(fields[2]);
+      }
+    } else if (strcmp(tag, "D") == 0 && nf >= 19) {
+      size_t kid = (size_t)strtoull(fields[2], NULL, 10);
+      const char *kname = kid < n_kernels && kernels[kid] ? kernels[kid] : "?";
+      sqlite3_bind_int64(rec, 1, wid);
+      sqlite3_bind_int(rec, 2, run);
+      sqlite3_bind_int64(rec, 3, (sqlite3_int64)strtoull(fields[1], NULL, 10));
+      sqlite3_bind_text(rec, 4, kname, -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int64(rec, 5, strtoll(fields[3], NULL, 10));
+      sqlite3_bind_int64(rec, 6, strtoll(fields[4], NULL, 10));
+      sqlite3_bind_int(rec, 7, atoi(fields[5]));
+      sqlite3_bind_int(rec, 8, atoi(fields[6]));
+      sqlite3_bind_int64(rec, 9, pid);
+      sqlite3_bind_int64(rec, 10, strtoll(fields[7], NULL, 10));
+      for (int k = 0; k < 7; k++) sqlite3_bind_int64(rec, 11 + k, strtoll(fields[8 + k], NULL, 10));
+      sqlite3_bind_double(rec, 18, strtod(fields[15], NULL));
+      sqlite3_bind_double(rec, 19, strtod(fields[16], NULL));
+      sqlite3_bind_text(rec, 20, strcmp(fields[17], "-") ? fields[17] : "", -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(rec, 21, fields[18], -1, SQLITE_TRANSIENT);
+      int64_t group = row_group(spec, fields[18], strtoll(fields[4], NULL, 10), atoi(fields[5]));
+      if (group >= 0) sqlite3_bind_int64(rec, 22, group);
+      else sqlite3_bind_null(rec, 22);
+      if (sqlite3_step(rec) != SQLITE_DONE) {
+        st = lm_collect_sql_error(db, diag);
+        break;
+      }
+      sqlite3_reset(rec);
+      (*n_dispatches)++;
+    } else if (strcmp(tag, "C") == 0 && nf >= 5) {
+      sqlite3_bind_int64(clk, 1, wid);
+      sqlite3_bind_int(clk, 2, run);
+      sqlite3_bind_int(clk, 3, atoi(fields[1]));
+      sqlite3_bind_double(clk, 4, strtod(fields[2], NULL));
+      sqlite3_bind_double(clk, 5, strtod(fields[3], NULL));
+      sqlite3_bind_double(clk, 6, strtod(fields[4], NULL));
+      if (sqlite3_step(clk) != SQLITE_DONE) st = lm_collect_sql_error(db, diag);
+      sqlite3_reset(clk);
+    } else if (strcmp(tag, "G") == 0 && nf >= 3) {
+      sqlite3_bind_int64(reg, 1, wid);
+      sqlite3_bind_int(reg, 2, run);
+      sqlite3_bind_int(reg, 3, atoi(fields[1]));
+      sqlite3_bind_text(reg, 4, fields[2], -1, SQLITE_TRANSIENT);
+      if (sqlite3_step(reg) != SQLITE_DONE) st = lm_collect_sql_error(db, diag);
+      sqlite3_reset(reg);
+    }
+    if (st != LM_OK) break;
+  }
+  free(line);
+  for (size_t k = 0; k < n_kernels; k++) free(kernels[k]);
+  free(kernels);
+done:
+  sqlite3_finalize(rec);
+  sqlite3_finalize(val);
+  sqlite3_finalize(clk);
+  sqlite3_finalize(reg);
+  fclose(f);
+  return st;
+}
+
+const char *lm_collect_mode_name(int mode) {
+  return mode == LM_REPLAY_APP ? "app" : mode == LM_REPLAY_INSTANCE ? "instance" : "assigned";
+}
+
+/* A message for the user and for the workload's log table (written in
+ * its own statement: a profile that stops later keeps it). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+void lm_collect_note(sqlite3 *db, int64_t wid, lm_log_level level, const char *fmt, ...) {
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  lm_log(level, "%s", msg);
+  if (!db) return;
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db, "INSERT INTO log(workload_id, seq, t_ns, level, message) SELECT ?, "
+                             "COALESCE(MAX(seq), 0) + 1, ?, ?, ? FROM log WHERE workload_id = ?",
+                         -1, &s, NULL) != SQLITE_OK)
+    return;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  sqlite3_bind_int64(s, 1, wid);
+  sqlite3_bind_int64(s, 2, (sqlite3_int64)ts.tv_sec * 1000000000 + ts.tv_nsec);
+  sqlite3_bind_text(s, 3, lm_log_level_name(level), -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 4, msg, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(s, 5, wid);
+  sqlite3_step(s);
+  sqlite3_finalize(s);
+}
+
+/* Whether a run of this kind already finished well. */
+int lm_collect_run_done(sqlite3 *db, int64_t wid, const char *mode, int pass) {
+  sqlite3_stmt *s = NULL;
+  int found = 0;
+  if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM profile_run WHERE workload_id = ? AND mode = ? AND "
+                             "(pass = ? OR ? < 0) AND status = 'ok'", -1, &s, NULL) != SQLITE_OK)
+    return 0;
+  sqlite3_bind_int64(s, 1, wid);
+  sqlite3_bind_text(s, 2, mode, -1, SQLITE_STATIC);
+  sqlite3_bind_int(s, 3, pass);
+  sqlite3_bind_int(s, 4, pass);
+  if (sqlite3_step(s) == SQLITE_ROW) found = sqlite3_column_int(s, 0);
+  sqlite3_finalize(s);
+  return found;
+}
+
+int lm_collect_next_run_id(sqlite3 *db, int64_t wid) {
+  sqlite3_stmt *s = NULL;
+  int id = 1;
+  if (sqlite3_prepare_v2(db, "SELECT COALESCE(MAX(id), 0) + 1 FROM profile_run WHERE workload_id = ?",
+                         -1, &s, NULL) != SQLITE_OK)
+    return 1;
+  sqlite3_bind_int64(s, 1, wid);
+  if (sqlite3_step(s) == SQLITE_ROW) id = sqlite3_column_int(s, 0);
+  sqlite3_finalize(s);
+  return id;
+}
+
+lm_status lm_collect_store_options(sqlite3 *db, int64_t wid, const lm_profile_opts *o, lm_diag *diag) {
+  lm_status st = LM_OK;
+  char num[32];
+  st = lm_collect_put_option(db, wid, "name", 0, o->name, diag);
+  for (int i = 0; st == LM_OK && i < o->argc; i++) st = lm_collect_put_option(db, wid, "argv", i, o->argv[i], diag);
+  for (size_t i = 0; st == LM_OK && i < o->n_items; i++) st = lm_collect_put_option(db, wid, "block", (int)i, o->items[i], diag);
+  for (size_t i = 0; st == LM_OK && i < o->n_kernels; i++)
+    st = lm_collect_put_option(db, wid, "kernel", (int)i, o->kernels[i], diag);
+  for (size_t i = 0; st == LM_OK && i < o->n_regions; i++)
+    st = lm_collect_put_option(db, wid, "region", (int)i, o->regions[i], diag);
+  if (st == LM_OK && o->instance) st = lm_collect_put_option(db, wid, "instance", 0, o->instance, diag);
+  if (st == LM_OK && o->dispatch) st = lm_collect_put_option(db, wid, "dispatch", 0, o->dispatch, diag);
+  if (st == LM_OK && o->gpu) st = lm_collect_put_option(db, wid, "gpu", 0, o->gpu, diag);
+  snprintf(num, sizeof num, "%d", o->replay < 0 ? LM_REPLAY_APP : o->replay);
+  if (st == LM_OK) st = lm_collect_put_option(db, wid, "replay", 0, num, diag);
+  snprintf(num, sizeof num, "%d", o->key_grid);
+  if (st == LM_OK) st = lm_collect_put_option(db, wid, "key_grid", 0, num, diag);
+  return st;
+}
+
+/* The workload id of the one workload in a lumen workload database. */
+lm_status lm_collect_only_workload(sqlite3 *db, const char *path, int64_t *wid, int *complete, lm_diag *diag) {
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT id, complete FROM workload ORDER BY id LIMIT 1", -1, &s, NULL) != SQLITE_OK)
+    return lm_collect_sql_error(db, diag);
+  lm_status st = LM_OK;
+  if (sqlite3_step(s) == SQLITE_ROW) {
+    *wid = sqlite3_column_int64(s, 0);
+    *complete = sqlite3_column_int(s, 1);
+  } else {
+    st = lm_diag_set(diag, LM_ENOTFOUND, path, 0, 0, NULL, "holds no workload to resume");
+  }
+  sqlite3_finalize(s);
+  return st;
+}
+
