@@ -123,11 +123,17 @@ static const char *const profile_help =
     "                        needed, then stop (with --arch, no device needed)\n"
     "  --backend NAME        counter backend (see `lumen list backends`)\n"
     "  --resume              continue the unfinished profile in -w DIR\n"
+    "  --timeout SECONDS     stop a run of the application that takes longer\n"
+    "                        (recorded as timed out; --resume runs it again)\n"
     "\n"
     "A dispatch that is not selected costs no counter collection. Without a\n"
     "supported GPU runtime, the simulated device (LUMEN_SIM_RECORDING=a recorded\n"
     "workload folder) replays recorded counters: it is for tests and demos and\n"
-    "never a measurement.\n";
+    "never a measurement.\n"
+    "\n"
+    "The application runs in its own process group: SIGINT, SIGTERM and SIGHUP\n"
+    "sent to lumen are passed on to it, and whatever is left of the group when\n"
+    "the application ends, or lumen exits, is killed.\n";
 
 static const char *const export_help =
     "usage: lumen export -w WORKLOAD --omniperf DIR\n"

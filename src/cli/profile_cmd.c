@@ -146,7 +146,12 @@ int cmd_profile(int argc, char **argv, int first) {
     o.key_grid = join && strcmp(join, "grid") == 0;
     o.backend = cli_get(&a, "backend");
     o.progress = isatty(2) && !a.quiet;
-    if (o.replay == -2) {
+    const char *timeout = cli_get(&a, "timeout");
+    char *timeout_end = NULL;
+    if (timeout) o.timeout = strtod(timeout, &timeout_end);
+    if (timeout && (timeout_end == timeout || *timeout_end || !(o.timeout > 0) || o.timeout > 1e7)) {
+      cli_error(MODE, "--timeout %s: give a number of seconds above 0", timeout);
+    } else if (o.replay == -2) {
       cli_error(MODE, "--replay %s: use app, instance or auto", cli_get(&a, "replay"));
     } else if (join && strcmp(join, "grid") != 0 && strcmp(join, "kernel") != 0) {
       cli_error(MODE, "--join %s: use kernel or grid", join);

@@ -1,8 +1,12 @@
 /*
  * app.c - running the profiled application: fork, preload the tool
  * library, exec, wait, and draw progress from the records file the tool
- * pushes while the program runs. Nothing here touches the database: a
- * run's outcome goes back to the caller (exit status or signal).
+ * pushes while the program runs. The application runs in its own process
+ * group: SIGINT, SIGTERM and SIGHUP sent to lumen are forwarded to the
+ * group, the group is killed when the application ends (its leftovers),
+ * at a run's deadline (after SIGTERM and a grace) and when lumen dies
+ * (the parent-death signal). Nothing here touches the database: a run's
+ * outcome goes back to the caller.
  */
 #if defined(__SANITIZE_ADDRESS__)
 #define _GNU_SOURCE /* dl_iterate_phdr */
@@ -13,6 +17,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -83,25 +88,67 @@ static int find_asan(struct dl_phdr_info *info, size_t size, void *data) {
 }
 #endif
 
-/* Run the application once. Returns LM_OK when it ran to completion
- * (exit 0); *exit_code / *sig describe how it ended. */
+/* Signals lumen forwards to the application's process group while it
+ * runs. The handler only records the signal and forwards it (kill is
+ * async-signal-safe); the wait loop decides what happens next. */
+static volatile sig_atomic_t g_group;    /* the running application's group, 0: none */
+static volatile sig_atomic_t g_received; /* the first signal lumen received */
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
+
+static void forward(int sig) {
+  if (!g_received) g_received = sig;
+  if (g_group > 0) kill(-(pid_t)g_group, sig);
+}
+
+/* lumen exits while an application runs (an error path, exit()): take its
+ * group with it. */
+static void kill_group_at_exit(void) {
+  if (g_group > 0) kill(-(pid_t)g_group, SIGKILL);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 lm_status lm_collect_run_app(char *const *argv, const char *tool, const char *config_path,
-                         const char *records, int pass, lm_progress *prog, int *exit_code, int *sig,
-                         lm_diag *diag) {
+                             const char *records, int pass, double timeout_s, lm_progress *prog,
+                             lm_run_outcome *out, lm_diag *diag) {
+  static int at_exit_set;
   int pipe_fds[2];
-  *exit_code = -1;
-  *sig = 0;
+  memset(out, 0, sizeof *out);
+  out->exit_code = -1;
+  if (!at_exit_set && atexit(kill_group_at_exit) == 0) at_exit_set = 1;
   if (pipe(pipe_fds) != 0)
     return lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "pipe: %s", strerror(errno));
+  fcntl(pipe_fds[0], F_SETFD, FD_CLOEXEC);
   fcntl(pipe_fds[1], F_SETFD, FD_CLOEXEC);
+  /* Forward signals from now on; the group id is known after fork. */
+  struct sigaction act, old_act[3];
+  memset(&act, 0, sizeof act);
+  act.sa_handler = forward;
+  sigemptyset(&act.sa_mask);
+  g_received = 0;
+  g_group = 0;
+  for (int i = 0; i < 3; i++) sigaction(forwarded[i], &act, &old_act[i]);
+  /* A terminal in the foreground goes to the application's group, so
+   * that it can read it and Ctrl-C reaches it directly. */
+  int tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
   pid_t pid = fork();
   if (pid < 0) {
+    int err = errno;
+    for (int i = 0; i < 3; i++) sigaction(forwarded[i], &old_act[i], NULL);
     close(pipe_fds[0]);
     close(pipe_fds[1]);
-    return lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "fork: %s", strerror(errno));
+    return lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "fork: %s", strerror(err));
   }
   if (pid == 0) {
     close(pipe_fds[0]);
+    /* Its own process group, which dies with lumen. */
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    for (int i = 0; i < 3; i++) sigaction(forwarded[i], &old_act[i], NULL);
     char preload[8192], pass_text[32];
     const char *old = getenv("LD_PRELOAD");
     char runtime[4096] = "";
@@ -109,7 +156,8 @@ lm_status lm_collect_run_app(char *const *argv, const char *tool, const char *co
     dl_iterate_phdr(find_asan, runtime);
     if (runtime[0]) strcat(runtime, ":");
 #endif
-    snprintf(preload, sizeof preload, "%s%s%s%s", runtime, tool, old && *old ? ":" : "", old && *old ? old : "");
+    snprintf(preload, sizeof preload, "%s%s%s%s", runtime, tool, old && *old ? ":" : "",
+             old && *old ? old : "");
     snprintf(pass_text, sizeof pass_text, "%d", pass);
     setenv("LD_PRELOAD", preload, 1);
     setenv("LUMEN_TOOL_CONFIG", config_path, 1);
@@ -120,38 +168,79 @@ lm_status lm_collect_run_app(char *const *argv, const char *tool, const char *co
     (void)w;
     _exit(127);
   }
+  setpgid(pid, pid); /* also here: no window in which a signal misses it */
+  g_group = pid;
+  if (g_received) kill(-pid, g_received);
+  if (tty) {
+    signal(SIGTTOU, SIG_IGN);
+    tcsetpgrp(STDIN_FILENO, pid);
+  }
   close(pipe_fds[1]);
   int exec_errno = 0;
-  ssize_t got = read(pipe_fds[0], &exec_errno, sizeof exec_errno);
+  ssize_t got;
+  while ((got = read(pipe_fds[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  }
   close(pipe_fds[0]);
   int status = 0;
+  lm_status st = LM_OK;
   if (got == (ssize_t)sizeof exec_errno) {
-    waitpid(pid, &status, 0);
-    if (exec_errno == ENOENT)
-      return lm_diag_set(diag, LM_ENOTFOUND, argv[0], 0, 0, NULL,
-                         "no such program (give its path, or put it on PATH)");
-    if (exec_errno == EACCES)
-      return lm_diag_set(diag, LM_EINVAL, argv[0], 0, 0, NULL,
-                         "not executable (chmod +x %s, or run it through its interpreter)", argv[0]);
-    return lm_diag_set(diag, LM_EIO, argv[0], 0, 0, NULL, "cannot run: %s", strerror(exec_errno));
-  }
-  for (;;) {
-    pid_t r = waitpid(pid, &status, prog && prog->enabled ? WNOHANG : 0);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) return lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "wait: %s", strerror(errno));
-    if (prog && prog->enabled) {
-      progress_poll(prog, records);
-      struct timespec ts = {0, 200000000};
-      nanosleep(&ts, NULL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    if (exec_errno == ENOENT)
+      st = lm_diag_set(diag, LM_ENOTFOUND, argv[0], 0, 0, NULL,
+                       "no such program (give its path, or put it on PATH)");
+    else if (exec_errno == EACCES)
+      st = lm_diag_set(diag, LM_EINVAL, argv[0], 0, 0, NULL,
+                       "not executable (chmod +x %s, or run it through its interpreter)", argv[0]);
+    else
+      st = lm_diag_set(diag, LM_EIO, argv[0], 0, 0, NULL, "cannot run: %s", strerror(exec_errno));
+    goto restore;
+  }
+  /* Wait, drawing progress; stop the group at the deadline, and kill it
+   * when it outlives a forwarded signal or the deadline by the grace. */
+  const double grace_s = 3;
+  double started = now_s(), stop_at = 0, last_poll = 0;
+  for (;;) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) {
+      st = lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "wait: %s", strerror(errno));
+      kill(-pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      goto restore;
+    }
+    double t = now_s();
+    if (timeout_s > 0 && !out->timed_out && t - started >= timeout_s) {
+      out->timed_out = 1;
+      kill(-pid, SIGTERM);
+      stop_at = t;
+    }
+    if (g_received && stop_at == 0) stop_at = t;
+    if (stop_at > 0 && t - stop_at >= grace_s) {
+      kill(-pid, SIGKILL);
+      stop_at = t + 1e9; /* once */
+    }
+    if (prog && prog->enabled && t - last_poll >= 0.2) {
+      progress_poll(prog, records);
+      last_poll = t;
+    }
+    struct timespec ts = {0, 20000000};
+    nanosleep(&ts, NULL);
   }
   if (prog) progress_poll(prog, records);
-  if (WIFSIGNALED(status)) {
-    *sig = WTERMSIG(status);
-    return LM_EDATA;
-  }
-  *exit_code = WEXITSTATUS(status);
-  return *exit_code == 0 ? LM_OK : LM_EDATA;
+  if (WIFSIGNALED(status)) out->sig = WTERMSIG(status);
+  else out->exit_code = WEXITSTATUS(status);
+  if (out->sig == 0 && out->exit_code == 0 && !out->timed_out && !g_received) st = LM_OK;
+  else st = LM_EDATA;
+restore:
+  /* Whatever the application left in its group goes with it. */
+  kill(-pid, SIGKILL);
+  if (tty) tcsetpgrp(STDIN_FILENO, getpgrp());
+  g_group = 0;
+  out->interrupted = g_received;
+  for (int i = 0; i < 3; i++) sigaction(forwarded[i], &old_act[i], NULL);
+  return st;
 }
 
 const char *lm_collect_signal_text(int sig, char *buf, size_t cap) {

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,7 +49,7 @@ typedef struct profile_ctx {
 
 /* One application run, committed to the database when it ends. */
 static lm_status do_run(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag) {
-  char config_path[4096], records[4096], started[64], finished[64], why[1024];
+  char config_path[4096], records[4096], why[1024];
   snprintf(config_path, sizeof config_path, "%s/run_%d.config", x->dir, spec->id);
   snprintf(records, sizeof records, "%s/run_%d.records", x->dir, spec->id);
   lm_tool_config cfg;
@@ -90,20 +92,7 @@ static lm_status do_run(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag) 
   unlink(records);
 
   /* The run is known before it starts: a profile killed now shows it. */
-  lm_collect_now_text(started, sizeof started);
-  sqlite3_stmt *s = NULL;
-  if (sqlite3_prepare_v2(x->db, "INSERT OR REPLACE INTO profile_run(workload_id, id, mode, pass, "
-                                "started, status) VALUES (?,?,?,?,?, 'running')", -1, &s, NULL) != SQLITE_OK)
-    return lm_collect_sql_error(x->db, diag);
-  sqlite3_bind_int64(s, 1, x->wid);
-  sqlite3_bind_int(s, 2, spec->id);
-  sqlite3_bind_text(s, 3, lm_collect_mode_name(spec->mode), -1, SQLITE_STATIC);
-  if (spec->mode == LM_REPLAY_APP) sqlite3_bind_int(s, 4, spec->pass);
-  else sqlite3_bind_null(s, 4);
-  sqlite3_bind_text(s, 5, started, -1, SQLITE_STATIC);
-  st = sqlite3_step(s) == SQLITE_DONE ? LM_OK : lm_collect_sql_error(x->db, diag);
-  sqlite3_finalize(s);
-  if (st != LM_OK) return st;
+  if ((st = lm_collect_run_begin(x->db, x->wid, spec, diag)) != LM_OK) return st;
 
   if (!x->prog.enabled) {
     char what[64] = "";
@@ -116,61 +105,33 @@ static lm_status do_run(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag) 
   x->prog.runs = x->runs_planned;
   x->prog.read_at = 0;
   x->prog.len = 0;
-  int exit_code = -1, sig = 0;
+  lm_run_outcome how;
   lm_diag run_diag;
   lm_diag_clear(&run_diag);
-  lm_status run_st = lm_collect_run_app(x->opt.argv, x->tool, config_path, records, spec->id, &x->prog,
-                             &exit_code, &sig, &run_diag);
+  lm_status run_st = lm_collect_run_app(x->opt.argv, x->tool, config_path, records, spec->id,
+                                        x->opt.timeout, &x->prog, &how, &run_diag);
   if (x->prog.enabled) fputc('\n', stderr);
-  if (run_st != LM_OK && exit_code < 0 && sig == 0) {
+  if (run_st != LM_OK && run_st != LM_EDATA) {
     /* The program could not be started at all. */
-    sqlite3_prepare_v2(x->db, "DELETE FROM profile_run WHERE workload_id = ? AND id = ?", -1, &s, NULL);
-    sqlite3_bind_int64(s, 1, x->wid);
-    sqlite3_bind_int(s, 2, spec->id);
-    sqlite3_step(s);
-    sqlite3_finalize(s);
+    lm_collect_run_forget(x->db, x->wid, spec->id);
     unlink(config_path);
     *diag = run_diag;
     return run_st;
   }
   /* Keep what the run wrote, whatever happened. */
-  if ((st = lm_collect_exec_sql(x->db, "BEGIN IMMEDIATE", diag)) != LM_OK) return st;
   long n_dispatches = 0;
   int tool_ok = 0;
-  st = lm_collect_ingest(x->db, x->wid, spec, records, &n_dispatches, &tool_ok, why, sizeof why, diag);
-  if (st != LM_OK) {
-    lm_collect_exec_sql(x->db, "ROLLBACK", NULL);
-    return st;
-  }
-  int ok = run_st == LM_OK && tool_ok;
-  lm_collect_now_text(finished, sizeof finished);
-  if (sqlite3_prepare_v2(x->db, "UPDATE profile_run SET finished = ?, status = ?, exit_code = ?, "
-                                "signal = ?, n_dispatches = ? WHERE workload_id = ? AND id = ?",
-                         -1, &s, NULL) != SQLITE_OK) {
-    st = lm_collect_sql_error(x->db, diag);
-    lm_collect_exec_sql(x->db, "ROLLBACK", NULL);
-    return st;
-  }
-  sqlite3_bind_text(s, 1, finished, -1, SQLITE_STATIC);
-  sqlite3_bind_text(s, 2, ok ? "ok" : "failed", -1, SQLITE_STATIC);
-  if (exit_code >= 0) sqlite3_bind_int(s, 3, exit_code);
-  else sqlite3_bind_null(s, 3);
-  if (sig) sqlite3_bind_int(s, 4, sig);
-  else sqlite3_bind_null(s, 4);
-  sqlite3_bind_int64(s, 5, n_dispatches);
-  sqlite3_bind_int64(s, 6, x->wid);
-  sqlite3_bind_int(s, 7, spec->id);
-  st = sqlite3_step(s) == SQLITE_DONE ? LM_OK : lm_collect_sql_error(x->db, diag);
-  sqlite3_finalize(s);
-  if (st == LM_OK) st = lm_collect_exec_sql(x->db, "COMMIT", diag);
-  else lm_collect_exec_sql(x->db, "ROLLBACK", NULL);
+  const char *status = how.timed_out ? "timeout" : how.interrupted ? "interrupted"
+                       : run_st == LM_OK ? "ok" : "failed";
+  st = lm_collect_run_end(x->db, x->wid, spec, records, status, &how, &n_dispatches, &tool_ok, why,
+                          sizeof why, diag);
   if (st != LM_OK) return st;
   /* The run is in the database: its files are no longer needed. */
   unlink(records);
   unlink(config_path);
   x->runs_done++;
   x->summary->runs++;
-  if (ok) {
+  if (run_st == LM_OK && tool_ok) {
     if (x->prog.enabled)
       lm_collect_note(x->db, x->wid, LM_LOG_DEBUG, "run %d: %ld dispatches", spec->id, n_dispatches);
     return LM_OK;
@@ -183,17 +144,47 @@ static lm_status do_run(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag) 
     snprintf(what, sizeof what, "run %d (%s)", spec->id,
              spec->mode == LM_REPLAY_INSTANCE ? "instance cycling" : "filling missing sets");
   char sigbuf[64];
-  if (sig)
+  if (how.timed_out)
+    return lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
+                       "%s: the application did not finish within --timeout %g s and was stopped "
+                       "after %ld dispatches; earlier runs are kept (`lumen profile --resume -w %s` "
+                       "runs it again)", what, x->opt.timeout, n_dispatches, x->dir);
+  if (how.interrupted)
+    return lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
+                       "%s: interrupted by signal %s (passed on to the application) after %ld "
+                       "dispatches; earlier runs are kept (`lumen profile --resume -w %s` continues)",
+                       what, lm_collect_signal_text(how.interrupted, sigbuf, sizeof sigbuf),
+                       n_dispatches, x->dir);
+  if (how.sig)
     return lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
                        "%s: the application was killed by signal %s after %ld dispatches; earlier "
                        "runs are kept (`lumen profile --resume -w %s` continues)",
-                       what, lm_collect_signal_text(sig, sigbuf, sizeof sigbuf), n_dispatches, x->dir);
-  if (exit_code != 0)
+                       what, lm_collect_signal_text(how.sig, sigbuf, sizeof sigbuf), n_dispatches, x->dir);
+  if (how.exit_code != 0)
     return lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
                        "%s: the application exited with status %d; earlier runs are kept "
-                       "(`lumen profile --resume -w %s` continues)", what, exit_code, x->dir);
+                       "(`lumen profile --resume -w %s` continues)", what, how.exit_code, x->dir);
   return lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL, "%s: %s", what,
                      why[0] ? why : "the tool library did not finish its records");
+}
+
+/* lock_folder: one `lumen profile` at a time per workload folder (an
+ * advisory lock on the folder, released when lumen ends however it ends),
+ * so that a run left 'running' in the database is known to be dead. */
+static lm_status lock_folder(const char *dir, int *fd_out, lm_diag *diag) {
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return lm_diag_set(diag, LM_EIO, dir, 0, 0, NULL, "cannot open the folder: %s", strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    close(fd);
+    if (err == EWOULDBLOCK)
+      return lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL,
+                         "another `lumen profile` is writing this workload; wait for it to end");
+    return lm_diag_set(diag, LM_EIO, dir, 0, 0, NULL, "cannot lock the folder: %s", strerror(err));
+  }
+  *fd_out = fd;
+  return LM_OK;
 }
 
 /* Whether dir is missing or an empty folder. */
@@ -224,6 +215,7 @@ static void copy_opts(const lm_profile_opts *o, lm_stored_opts *s) {
   s->name = strdup(o->name ? o->name : "");
   s->replay = o->replay;
   s->key_grid = o->key_grid;
+  s->timeout = o->timeout;
 }
 
 lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, lm_diag *diag) {
@@ -238,7 +230,7 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
   lm_run_spec spec;
   memset(&spec, 0, sizeof spec);
   lm_status st = LM_OK;
-  int was_complete = 0;
+  int was_complete = 0, lock_fd = -1;
   char db_path[4096];
   snprintf(db_path, sizeof db_path, "%s/%s", o->dir, LM_WORKLOAD_DB);
 
@@ -277,6 +269,7 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
                        "nothing to resume: no %s in this folder", LM_WORKLOAD_DB);
       goto done;
     }
+    if ((st = lock_folder(o->dir, &lock_fd, diag)) != LM_OK) goto done;
     if ((st = lm_db_open(db_path, LM_DB_WRITE, &x.db, diag)) != LM_OK) goto done;
     int complete = 0;
     if ((st = lm_collect_only_workload(x.db, db_path, &x.wid, &complete, diag)) != LM_OK) goto done;
@@ -293,6 +286,19 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
       st = lm_diag_set(diag, LM_EDATA, db_path, 0, 0, "profile_option", "no command to resume");
       goto done;
     }
+    if (o->timeout > 0 && o->timeout != x.opt.timeout) {
+      char num[32];
+      snprintf(num, sizeof num, "%.17g", o->timeout);
+      if ((st = lm_collect_put_option(x.db, x.wid, "timeout", 0, num, diag)) != LM_OK) goto done;
+      x.opt.timeout = o->timeout;
+    }
+    /* A run that a lumen which died left 'running', and its files. */
+    int recovered = 0;
+    if ((st = lm_collect_recover(x.db, x.wid, o->dir, &recovered, diag)) != LM_OK) goto done;
+    if (recovered)
+      lm_collect_note(x.db, x.wid, LM_LOG_INFO,
+                      "%d run%s left unfinished by an earlier lumen marked interrupted", recovered,
+                      recovered == 1 ? "" : "s");
     if (o->argc > 0) {
       int same = o->argc == x.opt.argc;
       for (int i = 0; same && i < o->argc; i++) same = strcmp(o->argv[i], x.opt.argv[i]) == 0;
@@ -319,6 +325,7 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     }
     if ((st = lm_make_dirs(o->dir, "the workload folder", "choose a writable place with -w", diag)) != LM_OK)
       goto done;
+    if ((st = lock_folder(o->dir, &lock_fd, diag)) != LM_OK) goto done;
     if ((st = lm_plan_build(cat, o->items, o->n_items, &plan, diag)) != LM_OK) goto done;
     if ((st = lm_db_open(db_path, LM_DB_CREATE, &x.db, diag)) != LM_OK) goto done;
     copy_opts(o, &x.opt);
@@ -425,5 +432,6 @@ done:
   lm_db_close(x.db);
   lm_plan_free(plan);
   lm_workload_free(rec);
+  if (lock_fd >= 0) close(lock_fd);
   return st;
 }

@@ -22,6 +22,7 @@ typedef struct lm_stored_opts {
   size_t n_items, n_kernels, n_regions;
   char *instance, *dispatch, *gpu, *name;
   int replay, key_grid;
+  double timeout; /* seconds per run, 0: none */
 } lm_stored_opts;
 
 typedef struct lm_set_info {
@@ -55,13 +56,22 @@ typedef struct lm_progress {
 
 /* ------------------------------------------------------------- app.c */
 
+/* How a run ended. */
+typedef struct lm_run_outcome {
+  int exit_code;   /* its exit status, or -1 when killed */
+  int sig;         /* the signal that killed it, or 0 */
+  int timed_out;   /* stopped at its deadline */
+  int interrupted; /* the signal lumen received (and forwarded), or 0 */
+} lm_run_outcome;
+
 /* lm_collect_run_app: run the application once with the tool library
- * preloaded. Returns LM_OK when it ran to completion (exit 0), LM_EDATA
- * when it failed or was killed (*exit_code / *sig say how), another code
+ * preloaded, in its own process group, stopped after timeout_s seconds
+ * (0: no limit). Returns LM_OK when it ran to completion (exit 0), LM_EDATA
+ * when it failed, timed out or was stopped (*out says how), another code
  * (diag filled) when it could not be started. */
 lm_status lm_collect_run_app(char *const *argv, const char *tool, const char *config_path,
-                             const char *records, int pass, lm_progress *prog, int *exit_code,
-                             int *sig, lm_diag *diag);
+                             const char *records, int pass, double timeout_s, lm_progress *prog,
+                             lm_run_outcome *out, lm_diag *diag);
 /* lm_collect_signal_text: "11 (SIGSEGV)" into buf. */
 const char *lm_collect_signal_text(int sig, char *buf, size_t cap);
 /* lm_collect_check_program: prog can be started (found on PATH when its
@@ -106,6 +116,24 @@ int lm_collect_next_run_id(sqlite3 *db, int64_t wid);
 /* lm_collect_only_workload: the one workload of a lumen database. */
 lm_status lm_collect_only_workload(sqlite3 *db, const char *path, int64_t *wid, int *complete,
                                    lm_diag *diag);
+
+/* lm_collect_run_begin: the run's row, status 'running', before it starts
+ * (a profile killed during the run shows it). */
+lm_status lm_collect_run_begin(sqlite3 *db, int64_t wid, const lm_run_spec *spec, lm_diag *diag);
+/* lm_collect_run_forget: remove the row of a run that never started. */
+void lm_collect_run_forget(sqlite3 *db, int64_t wid, int run);
+/* lm_collect_run_end: in one transaction, ingest the run's records file
+ * and record how it ended: status "ok" (downgraded to "failed" when the
+ * tool did not finish cleanly), "failed", "timeout" or "interrupted". */
+lm_status lm_collect_run_end(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *records,
+                             const char *status, const lm_run_outcome *how, long *n_dispatches,
+                             int *tool_ok, char *why, size_t why_cap, lm_diag *diag);
+/* lm_collect_recover: before a --resume, mark runs left 'running' by a
+ * lumen that died as 'interrupted' (*n_recovered of them) and remove the
+ * run_N.config / run_N.records files left in dir. The caller holds the
+ * folder's lock, so no run is active. */
+lm_status lm_collect_recover(sqlite3 *db, int64_t wid, const char *dir, int *n_recovered,
+                             lm_diag *diag);
 
 /* --------------------------------------------------------- compose.c */
 

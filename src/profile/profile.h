@@ -160,6 +160,8 @@ typedef struct lm_profile_opts {
   const char *tool_library;    /* path of liblumen_tool.so */
   int progress;                /* draw progress on stderr */
   const char *backend;         /* --backend, or NULL for the first usable */
+  double timeout;              /* --timeout: seconds per run (0: none; with
+                                  --resume, 0 keeps the stored one) */
 } lm_profile_opts;
 
 #define LM_REPLAY_AUTO 3

@@ -12,7 +12,9 @@
 #include <math.h>
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <dirent.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "profile/collect.h"
 
@@ -103,6 +105,7 @@ lm_status lm_collect_read_options(sqlite3 *db, int64_t wid, lm_stored_opts *out,
     else if (strcmp(k, "name") == 0) out->name = strdup(v);
     else if (strcmp(k, "replay") == 0) out->replay = atoi(v);
     else if (strcmp(k, "key_grid") == 0) out->key_grid = atoi(v);
+    else if (strcmp(k, "timeout") == 0) out->timeout = strtod(v, NULL);
   }
   sqlite3_finalize(s);
   return LM_OK;
@@ -439,6 +442,8 @@ lm_status lm_collect_store_options(sqlite3 *db, int64_t wid, const lm_profile_op
   if (st == LM_OK) st = lm_collect_put_option(db, wid, "replay", 0, num, diag);
   snprintf(num, sizeof num, "%d", o->key_grid);
   if (st == LM_OK) st = lm_collect_put_option(db, wid, "key_grid", 0, num, diag);
+  snprintf(num, sizeof num, "%.17g", o->timeout > 0 ? o->timeout : 0);
+  if (st == LM_OK) st = lm_collect_put_option(db, wid, "timeout", 0, num, diag);
   return st;
 }
 
@@ -458,3 +463,112 @@ lm_status lm_collect_only_workload(sqlite3 *db, const char *path, int64_t *wid, 
   return st;
 }
 
+
+/* ------------------------------------------------------------- runs */
+
+lm_status lm_collect_run_begin(sqlite3 *db, int64_t wid, const lm_run_spec *spec, lm_diag *diag) {
+  char started[64];
+  lm_collect_now_text(started, sizeof started);
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_run(workload_id, id, mode, pass, "
+                             "started, status) VALUES (?,?,?,?,?, 'running')",
+                         -1, &s, NULL) != SQLITE_OK)
+    return lm_collect_sql_error(db, diag);
+  sqlite3_bind_int64(s, 1, wid);
+  sqlite3_bind_int(s, 2, spec->id);
+  sqlite3_bind_text(s, 3, lm_collect_mode_name(spec->mode), -1, SQLITE_STATIC);
+  if (spec->mode == LM_REPLAY_APP) sqlite3_bind_int(s, 4, spec->pass);
+  else sqlite3_bind_null(s, 4);
+  sqlite3_bind_text(s, 5, started, -1, SQLITE_STATIC);
+  lm_status st = sqlite3_step(s) == SQLITE_DONE ? LM_OK : lm_collect_sql_error(db, diag);
+  sqlite3_finalize(s);
+  return st;
+}
+
+void lm_collect_run_forget(sqlite3 *db, int64_t wid, int run) {
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db, "DELETE FROM profile_run WHERE workload_id = ? AND id = ?", -1, &s,
+                         NULL) != SQLITE_OK)
+    return;
+  sqlite3_bind_int64(s, 1, wid);
+  sqlite3_bind_int(s, 2, run);
+  sqlite3_step(s);
+  sqlite3_finalize(s);
+}
+
+lm_status lm_collect_run_end(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *records,
+                             const char *status, const lm_run_outcome *how, long *n_dispatches,
+                             int *tool_ok, char *why, size_t why_cap, lm_diag *diag) {
+  lm_status st = lm_collect_exec_sql(db, "BEGIN IMMEDIATE", diag);
+  if (st != LM_OK) return st;
+  st = lm_collect_ingest(db, wid, spec, records, n_dispatches, tool_ok, why, why_cap, diag);
+  if (st != LM_OK) {
+    lm_collect_exec_sql(db, "ROLLBACK", NULL);
+    return st;
+  }
+  /* A run that ended well but whose tool did not finish its records failed. */
+  if (strcmp(status, "ok") == 0 && !*tool_ok) status = "failed";
+  char finished[64];
+  lm_collect_now_text(finished, sizeof finished);
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db, "UPDATE profile_run SET finished = ?, status = ?, exit_code = ?, "
+                             "signal = ?, n_dispatches = ? WHERE workload_id = ? AND id = ?",
+                         -1, &s, NULL) != SQLITE_OK) {
+    st = lm_collect_sql_error(db, diag);
+    lm_collect_exec_sql(db, "ROLLBACK", NULL);
+    return st;
+  }
+  sqlite3_bind_text(s, 1, finished, -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 2, status, -1, SQLITE_STATIC);
+  if (how->exit_code >= 0) sqlite3_bind_int(s, 3, how->exit_code);
+  else sqlite3_bind_null(s, 3);
+  if (how->sig) sqlite3_bind_int(s, 4, how->sig);
+  else sqlite3_bind_null(s, 4);
+  sqlite3_bind_int64(s, 5, *n_dispatches);
+  sqlite3_bind_int64(s, 6, wid);
+  sqlite3_bind_int(s, 7, spec->id);
+  st = sqlite3_step(s) == SQLITE_DONE ? LM_OK : lm_collect_sql_error(db, diag);
+  sqlite3_finalize(s);
+  if (st == LM_OK) st = lm_collect_exec_sql(db, "COMMIT", diag);
+  else lm_collect_exec_sql(db, "ROLLBACK", NULL);
+  return st;
+}
+
+/* Whether name is run_<digits>.config or run_<digits>.records. */
+static int is_run_file(const char *name) {
+  if (strncmp(name, "run_", 4) != 0) return 0;
+  const char *p = name + 4, *digits = p;
+  while (*p >= '0' && *p <= '9') p++;
+  return p > digits && (strcmp(p, ".config") == 0 || strcmp(p, ".records") == 0);
+}
+
+lm_status lm_collect_recover(sqlite3 *db, int64_t wid, const char *dir, int *n_recovered,
+                             lm_diag *diag) {
+  *n_recovered = 0;
+  char finished[64];
+  lm_collect_now_text(finished, sizeof finished);
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db, "UPDATE profile_run SET status = 'interrupted', finished = ? WHERE "
+                             "workload_id = ? AND status = 'running'",
+                         -1, &s, NULL) != SQLITE_OK)
+    return lm_collect_sql_error(db, diag);
+  sqlite3_bind_text(s, 1, finished, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(s, 2, wid);
+  lm_status st = sqlite3_step(s) == SQLITE_DONE ? LM_OK : lm_collect_sql_error(db, diag);
+  sqlite3_finalize(s);
+  if (st != LM_OK) return st;
+  *n_recovered = sqlite3_changes(db);
+  /* No run is active (the caller holds the folder's lock): every run file
+   * left in the folder belongs to a run that did not end. */
+  DIR *d = opendir(dir);
+  if (!d) return LM_OK;
+  struct dirent *e;
+  char path[4096];
+  while ((e = readdir(d)) != NULL) {
+    if (!is_run_file(e->d_name)) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  closedir(d);
+  return LM_OK;
+}

@@ -10,19 +10,26 @@
  *
  *   simapp [-g GPU] [-t THREADS] [-R NAME:FROM:TO] [-S NAME:FROM:TO]
  *          [--vary NAME] [--crash-run N] [--crash-after K] [--fail-run N]
+ *          [--hang-run N] [--pid-file FILE] [--spawn]
  *          NAME:COUNT[:GRID[:WORKGROUP[:LDS]]] ...
  *
  * -R marks iterations FROM..TO-1 as lumen region NAME (per thread); -S does
  * the same with the runtime's range push/pop. --vary NAME launches NAME one
  * more time per run number (LUMEN_PASS, set by lumen profile), which makes
  * its count differ between runs. --crash-run N kills the program with
- * SIGSEGV after K launches in run N; --fail-run N exits with status 3.
+ * SIGSEGV after K launches in run N; --fail-run N exits with status 3;
+ * --hang-run N stops making progress after K launches in run N (it waits
+ * forever, as a deadlocked program does). --pid-file FILE appends the
+ * program's pid to FILE at start; --spawn also starts a child process that
+ * waits forever (its pid goes to FILE too), as a program that leaves a
+ * helper process behind.
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define LUMEN_MARKERS
 #include "lumen/markers.h"
@@ -47,8 +54,16 @@ static launch launches[MAX_LAUNCHES];
 static int n_launches;
 static mark marks[MAX_MARKS];
 static int n_marks;
-static int gpu, crash_run = -1, crash_after = 0, fail_run = -1, run_number;
-static const char *vary;
+static int gpu, crash_run = -1, crash_after = 0, fail_run = -1, hang_run = -1, run_number;
+static const char *vary, *pid_file;
+static int spawn;
+
+static void note_pid(long pid) {
+  FILE *f = pid_file ? fopen(pid_file, "a") : NULL;
+  if (!f) return;
+  fprintf(f, "%ld\n", pid);
+  fclose(f);
+}
 static long total;
 static pthread_mutex_t total_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -99,6 +114,11 @@ static void count_launch(void) {
     fflush(stderr);
     signal(SIGSEGV, SIG_DFL); /* die by the signal, even under a sanitizer */
     raise(SIGSEGV);
+  }
+  if (run_number == hang_run && done == crash_after) {
+    fprintf(stderr, "simapp: hanging in run %d as asked\n", run_number);
+    fflush(stderr);
+    for (;;) pause();
   }
 }
 
@@ -164,6 +184,9 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--crash-run") == 0 && v) crash_run = atoi(argv[++i]);
     else if (strcmp(a, "--crash-after") == 0 && v) crash_after = atoi(argv[++i]);
     else if (strcmp(a, "--fail-run") == 0 && v) fail_run = atoi(argv[++i]);
+    else if (strcmp(a, "--hang-run") == 0 && v) hang_run = atoi(argv[++i]);
+    else if (strcmp(a, "--pid-file") == 0 && v) pid_file = argv[++i];
+    else if (strcmp(a, "--spawn") == 0) spawn = 1;
     else if (a[0] != '-' && n_launches < MAX_LAUNCHES) {
       if (!parse_launch(a, &launches[n_launches])) {
         fprintf(stderr, "simapp: bad launch %s (NAME:COUNT[:GRID[:WORKGROUP[:LDS]]])\n", a);
@@ -178,6 +201,15 @@ int main(int argc, char **argv) {
   if (threads < 1 || threads > 64 || n_launches == 0) {
     fprintf(stderr, "usage: simapp [-g GPU] [-t THREADS] NAME:COUNT[:GRID[:WG[:LDS]]] ...\n");
     return 2;
+  }
+  note_pid((long)getpid());
+  if (spawn) {
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0) {
+      for (;;) pause();
+    }
+    if (child > 0) note_pid((long)child);
   }
   if (simgpu_init() != 0) return 4;
   if (crash_after == 0) crash_after = 1;

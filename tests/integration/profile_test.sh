@@ -11,7 +11,15 @@ SHARED=$5
 NAME=$6
 WL=$SHARED/workloads
 TMP=$(mktemp -d /tmp/lumen-pt-XXXXXX)
-trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
+# Processes this test started (a background lumen, the applications whose
+# pids they wrote) do not outlive it, even when it fails.
+cleanup() {
+  [ -n "${LP:-}" ] && kill -KILL "$LP" 2>/dev/null
+  [ -f "$TMP/pids" ] && for p in $(cat "$TMP/pids"); do kill -KILL "$p" 2>/dev/null; done
+  chmod -R u+w "$TMP" 2>/dev/null
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
 cd "$TMP" || exit 1
 
 SRCDIR=$(cd "$(dirname "$0")" && pwd)
@@ -50,6 +58,28 @@ golden_equal() { # WORKLOAD_DIR GOLDEN_CASE
   "$GOLDEN" "$LUMEN" "$SHARED" "$SHARED/golden/$2" --workload "$1" --ignore 1.1:workload_name \
     --ignore 1.1:command --ignore 1.1:timestamp >"$TMP/golden" 2>&1 || fail "analyze differs from golden/$2: $(tail -8 "$TMP/golden")"
   grep -q '^cells equal \([0-9]*\) / \1$' "$TMP/golden" || fail "golden: $(tail -2 "$TMP/golden")"
+}
+# alive PID: the process exists and is not a zombie.
+alive() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat" 2>/dev/null; }
+# all_gone: every pid in $TMP/pids is gone (within 5 s).
+all_gone() {
+  local pid i
+  for pid in $(cat "$TMP/pids"); do
+    for i in $(seq 50); do alive "$pid" || break; sleep 0.1; done
+    alive "$pid" && fail "process $pid ($(tr '\0' ' ' <"/proc/$pid/cmdline")) outlived lumen profile"
+  done
+  return 0
+}
+# start_hanging DIR [ARGS]: lumen profile in the background (pid in LP) of
+# an application whose run 2 hangs after one launch; returns once it hangs.
+start_hanging() {
+  local dir=$1 i
+  shift
+  "$LUMEN" profile -n h -w "$TMP/$dir" -- "$APP" -g 2 --hang-run 2 --crash-after 1 --pid-file "$TMP/pids" "$@" \
+    "$VCOPY:3" >"$TMP/out" 2>"$TMP/err" &
+  LP=$!
+  for i in $(seq 200); do grep -q 'hanging in run 2' "$TMP/err" 2>/dev/null && return 0; sleep 0.05; done
+  fail "the application did not start hanging: $(cat "$TMP/err")"
 }
 n_sets() { "$LUMEN" profile --plan --arch "$1" | tail -1 | sed 's/^sets: \([0-9]*\).*/\1/'; }
 
@@ -355,6 +385,69 @@ export)
     [ "$(basename "$f")" = 1.1.csv ] && continue
     cmp -s "$f" "$TMP/a2/$(basename "$f")" || fail "table $(basename "$f") differs after export"
   done
+  ;;
+signals)
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  # Run 2 hangs; each run's application leaves a helper process behind.
+  start_hanging p --spawn
+  # The run that ended took its helper with it.
+  [ "$(wc -l <"$TMP/pids")" -eq 4 ] || fail "expected 4 pids: $(cat "$TMP/pids")"
+  alive "$(sed -n 2p "$TMP/pids")" && fail "run 1's helper outlived its run"
+  # One profile per folder at a time.
+  run profile -w "$TMP/p" --resume
+  expect_status 2
+  expect_err "another \`lumen profile\` is writing this workload"
+  kill -TERM "$LP"
+  wait "$LP"
+  STATUS=$?
+  expect_status 1
+  expect_err "run 2 (application replay, set 1 of"
+  expect_err "interrupted by signal 15 (SIGTERM)"
+  all_gone
+  same "$(q p "SELECT group_concat(id || ':' || status, ' ') FROM profile_run")" "1:ok 2:interrupted" "runs"
+  run profile -w "$TMP/p" --resume
+  expect_status 0
+  sets=$(q p "SELECT COUNT(DISTINCT set_id) FROM profile_set")
+  same "$(q p "SELECT COUNT(*) FROM profile_run WHERE status = 'ok'")" "$sets" "runs after resume"
+  golden_equal "$TMP/p" vcopy/MI200
+  ;;
+timeout)
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  run profile -n t -w "$TMP/p" --timeout 2 -- "$APP" -g 2 --hang-run 2 --crash-after 1 --pid-file "$TMP/pids" "$VCOPY:3"
+  expect_status 1
+  expect_err "run 2 (application replay, set 1 of"
+  expect_err "did not finish within --timeout 2 s and was stopped after 1 dispatches"
+  all_gone
+  same "$(q p "SELECT group_concat(id || ':' || status, ' ') FROM profile_run")" "1:ok 2:timeout" "runs"
+  same "$(q p "SELECT value FROM profile_option WHERE key = 'timeout'")" 2 "stored timeout"
+  run profile -n t2 -w "$TMP/bad" --timeout 0 -- "$APP" fill:1
+  expect_status 2
+  expect_err "--timeout 0: give a number of seconds above 0"
+  # --resume runs the timed-out set again (run 3 does not hang).
+  run profile -w "$TMP/p" --resume
+  expect_status 0
+  sets=$(q p "SELECT COUNT(DISTINCT set_id) FROM profile_set")
+  same "$(q p "SELECT COUNT(*) FROM profile_run WHERE status = 'ok'")" "$sets" "runs after resume"
+  same "$(q p "SELECT status FROM profile_run WHERE id = 3")" ok "the retried run"
+  golden_equal "$TMP/p" vcopy/MI200
+  ;;
+resume_leftovers)
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  start_hanging p
+  # lumen dies without a chance to clean up: the application goes with it.
+  kill -KILL "$LP"
+  wait "$LP" 2>/dev/null
+  all_gone
+  same "$(q p "SELECT group_concat(id || ':' || status, ' ') FROM profile_run")" "1:ok 2:running" "runs before resume"
+  [ -e "$TMP/p/run_2.config" ] || fail "expected run 2's files before --resume"
+  run profile -w "$TMP/p" --resume
+  expect_status 0
+  same "$(q p "SELECT COUNT(*) FROM profile_run WHERE status = 'running'")" 0 "runs left running"
+  same "$(q p "SELECT status FROM profile_run WHERE id = 2")" interrupted "the interrupted run"
+  left=$(cd "$TMP/p" && ls run_* 2>/dev/null)
+  [ -z "$left" ] || fail "leftover run files: $left"
+  expect_err "1 run left unfinished by an earlier lumen marked interrupted"
+  golden_equal "$TMP/p" vcopy/MI200
   ;;
 list_backends)
   export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
