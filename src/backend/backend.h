@@ -18,11 +18,24 @@ typedef struct lm_backend_status {
   const char *kind;   /* "counters" or "telemetry" */
   int built;          /* compiled into this lumen */
   int usable;         /* can be used on this machine now */
-  char why[256];      /* what decides usable */
+  char why[512];      /* what decides usable */
 } lm_backend_status;
 
 /* lm_backends_probe: fill up to cap entries; returns how many. */
 size_t lm_backends_probe(lm_backend_status *out, size_t cap);
+
+/* ------------------------------------------------------ rocprofiler-sdk */
+
+struct lm_rocp_api;
+/* lm_rocp_load: open rocprofiler-sdk (already_loaded: only one the process
+ * has loaded, as inside the profiled application), check its version
+ * (0.5 or later) and resolve the functions lumen calls. Returns 0, or -1
+ * with the reason and the fix in why. */
+int lm_rocp_load(struct lm_rocp_api *api, int already_loaded, char *why, size_t cap);
+void lm_rocp_unload(struct lm_rocp_api *api);
+/* lm_rocp_probe: whether rocprofiler-sdk can collect here (library,
+ * version, a GPU agent); why says which, or what was found. */
+int lm_rocp_probe(char *why, size_t cap);
 
 /* ------------------------------------------------------------ telemetry */
 

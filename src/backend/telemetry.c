@@ -205,9 +205,8 @@ size_t lm_backends_probe(lm_backend_status *out, size_t cap) {
     memset(b, 0, sizeof *b);
     b->name = "rocprofiler-sdk";
     b->kind = "counters";
-    b->built = 0;
-    snprintf(b->why, sizeof b->why,
-             "not built: its headers need ROCm 6.x or later (HSA/HIP), which this build lacks");
+    b->built = 1;
+    b->usable = lm_rocp_probe(b->why, sizeof b->why);
   }
   if (n < cap) {
     lm_backend_status *b = &out[n++];

@@ -240,9 +240,15 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     lm_backend_status b[8];
     size_t nb = lm_backends_probe(b, 8);
     for (size_t i = 0; i < nb; i++)
-      if (strcmp(b[i].name, backend) == 0 && strcmp(b[i].kind, "counters") == 0)
+      if (strcmp(b[i].name, backend) == 0 && strcmp(b[i].kind, "counters") == 0) {
+        if (b[i].usable)
+          return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--backend",
+                             "%s is present (%s), but `lumen profile` does not collect through it "
+                             "yet; this version collects from the simulated device only",
+                             backend, b[i].why);
         return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--backend", "%s cannot collect here: %s",
                            backend, b[i].why);
+      }
     return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--backend",
                        "no counter backend named '%s' (see `lumen list backends`)", backend);
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of `lumen profile` on the simulated GPU (a test device
 # that replays shared workloads; nothing here is a real measurement).
-# Usage: profile_test.sh LUMEN SIMAPP DB_QUERY GOLDEN_CASE SHARED_DIR TEST_NAME
+# Usage: profile_test.sh LUMEN SIMAPP DB_QUERY GOLDEN_CASE SHARED_DIR TEST_NAME SIMSDK ROCP_CHECK
 set -u
 LUMEN=$1
 APP=$2
@@ -9,6 +9,8 @@ Q=$3
 GOLDEN=$4
 SHARED=$5
 NAME=$6
+SIMSDK=${7:-}
+ROCP_CHECK=${8:-}
 WL=$SHARED/workloads
 TMP=$(mktemp -d /tmp/lumen-pt-XXXXXX)
 # Processes this test started (a background lumen, the applications whose
@@ -386,6 +388,34 @@ export)
     cmp -s "$f" "$TMP/a2/$(basename "$f")" || fail "table $(basename "$f") differs after export"
   done
   ;;
+rocprofiler_sdk)
+  # lumen finds the SDK (here the simulated one), checks its version and
+  # its agents, and says why it cannot be used.
+  rocp_row() { "$LUMEN" list backends | grep '^rocprofiler-sdk '; }
+  row=$(LUMEN_ROCPROFILER_SDK=$SIMSDK LUMEN_SIMSDK_VERSION=0.4.2 rocp_row)
+  case $row in *"no  "*"version 0.4.2 found; lumen needs 0.5 or later (ROCm 6.3+)"*) ;; *) fail "old SDK: $row" ;; esac
+  row=$(LUMEN_ROCPROFILER_SDK=$SIMSDK rocp_row)
+  case $row in *"no  "*"version 1.0.0 found, but it reports no GPU agent"*) ;; *) fail "no agent: $row" ;; esac
+  row=$(LUMEN_ROCPROFILER_SDK=$TMP/nowhere.so rocp_row)
+  case $row in *"LUMEN_ROCPROFILER_SDK=$TMP/nowhere.so cannot be loaded"*) ;; *) fail "bad path: $row" ;; esac
+  row=$(LUMEN_ROCPROFILER_SDK=$SIMSDK LUMEN_SIM_RECORDING=$WL/vcopy/MI200 rocp_row)
+  case $row in *"yes  "*"version 1.0.0, 8 GPU agents"*) ;; *) fail "usable: $row" ;; esac
+  # Agents, counters with their dimensions, configs under the limits.
+  export LUMEN_ROCPROFILER_SDK=$SIMSDK LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  "$ROCP_CHECK" SQ_WAVES TCC_HIT TCP_TOTAL_CACHE_ACCESSES TCP_TCC_READ_REQ >"$TMP/chk" || fail "rocp_check: $(cat "$TMP/chk")"
+  same "$(cat "$TMP/chk")" "$(printf '%s\n' 'version 1.0.0' 'agent 0 gfx90a gfx_target_version=90010 xcc=1 cu=104' 'gpus 8' \
+    'counter SQ_WAVES block SQ dimension XCC x1' 'counter TCC_HIT block TCC dimension INSTANCE x32' \
+    'counter TCP_TOTAL_CACHE_ACCESSES block TCP dimension INSTANCE x104' 'counter TCP_TCC_READ_REQ block TCP dimension INSTANCE x104' \
+    'config of 4: accepted')" "simulated MI200"
+  # A smaller TCP budget: the same config is refused.
+  LUMEN_SIMSDK_LIMITS=TCP=1 "$ROCP_CHECK" TCP_TOTAL_CACHE_ACCESSES TCP_TCC_READ_REQ | grep -qx 'config of 2: exceeds the hardware limit' ||
+    fail "no refusal over the limit"
+  "$ROCP_CHECK" TCP_TCP_LATENCY_NOPE | grep -qx 'counter TCP_TCP_LATENCY_NOPE not supported by agent 0' || fail "unknown counter"
+  # MI300X: eight XCDs.
+  LUMEN_SIM_RECORDING=$WL/vcopy/MI300X_A1 "$ROCP_CHECK" SQ_WAVES TCC_HIT >"$TMP/chk"
+  grep -qx 'agent 0 gfx942 gfx_target_version=90402 xcc=8 cu=304' "$TMP/chk" || fail "MI300X agent: $(cat "$TMP/chk")"
+  grep -qx 'counter SQ_WAVES block SQ dimension XCC x8' "$TMP/chk" || fail "MI300X SQ_WAVES: $(cat "$TMP/chk")"
+  ;;
 signals)
   export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
   # Run 2 hangs; each run's application leaves a helper process behind.
@@ -454,7 +484,8 @@ list_backends)
   run list backends
   expect_status 0
   grep -q '^sim  *counters  *yes  *yes ' "$TMP/out" || fail "sim row: $(cat "$TMP/out")"
-  grep -q '^rocprofiler-sdk  *counters  *no  *no ' "$TMP/out" || fail "rocprofiler-sdk row"
+  grep -q '^rocprofiler-sdk  *counters  *yes  *no  *librocprofiler-sdk.so not found: install rocprofiler-sdk 0.5 or later (ROCm 6.3+)' "$TMP/out" ||
+    fail "rocprofiler-sdk row: $(grep rocprofiler "$TMP/out")"
   grep -q '^rocm-smi  *telemetry  *yes ' "$TMP/out" || fail "rocm-smi row"
   grep -q '^nvml  *telemetry  *yes ' "$TMP/out" || fail "nvml row"
   unset LUMEN_SIM_RECORDING

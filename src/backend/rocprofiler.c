@@ -1,0 +1,136 @@
+/*
+ * rocprofiler.c - finding rocprofiler-sdk at run time: open the library
+ * (LUMEN_ROCPROFILER_SDK names it, else the loader's search path and
+ * /opt/rocm/lib), resolve the functions lumen calls (rocprofiler_abi.h),
+ * refuse a version older than the dispatch counting API, and count its GPU
+ * agents. One lumen binary and one tool library thus work on any machine,
+ * and `lumen list backends` says precisely why the SDK is not usable.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "backend/rocprofiler_abi.h"
+
+static const char *const fix =
+    "install rocprofiler-sdk 0.5 or later (ROCm 6.3+) and put its lib folder on LD_LIBRARY_PATH, "
+    "or set LUMEN_ROCPROFILER_SDK to the library's path";
+
+static void *sym(void *lib, const char *name, const char *old_name) {
+  void *f = dlsym(lib, name);
+  if (!f && old_name) f = dlsym(lib, old_name);
+  return f;
+}
+
+int lm_rocp_load(lm_rocp_api *api, int already_loaded, char *why, size_t cap) {
+  memset(api, 0, sizeof *api);
+  const char *env = getenv("LUMEN_ROCPROFILER_SDK");
+  const char *names[] = {env && *env ? env : NULL, "librocprofiler-sdk.so", "librocprofiler-sdk.so.1",
+                         "librocprofiler-sdk.so.0", "/opt/rocm/lib/librocprofiler-sdk.so"};
+  int flags = RTLD_NOW | RTLD_LOCAL | (already_loaded ? RTLD_NOLOAD : 0);
+  for (size_t i = 0; i < sizeof names / sizeof *names && !api->lib; i++) {
+    if (!names[i]) continue;
+    api->lib = dlopen(names[i], flags);
+    if (i == 0 && !api->lib) {
+      snprintf(why, cap, "LUMEN_ROCPROFILER_SDK=%s cannot be loaded: %s", names[0], dlerror());
+      return -1;
+    }
+  }
+  if (!api->lib) {
+    snprintf(why, cap, "librocprofiler-sdk.so not found: %s", fix);
+    return -1;
+  }
+  api->get_version = (rocp_status(*)(uint32_t *, uint32_t *, uint32_t *))sym(
+      api->lib, "rocprofiler_get_version", NULL);
+  if (!api->get_version || api->get_version(&api->major, &api->minor, &api->patch) != 0) {
+    snprintf(why, cap, "the library found does not report its version (is it rocprofiler-sdk?): %s",
+             fix);
+    goto fail;
+  }
+  if (api->major * 100 + api->minor < LM_ROCP_MIN_MAJOR * 100 + LM_ROCP_MIN_MINOR) {
+    snprintf(why, cap,
+             "version %u.%u.%u found; lumen needs %d.%d or later (ROCm 6.3+), the first with the "
+             "dispatch counting API: %s",
+             api->major, api->minor, api->patch, LM_ROCP_MIN_MAJOR, LM_ROCP_MIN_MINOR, fix);
+    goto fail;
+  }
+  /* Casts through void * of dlsym results: POSIX guarantees them. */
+  *(void **)&api->create_context = sym(api->lib, "rocprofiler_create_context", NULL);
+  *(void **)&api->start_context = sym(api->lib, "rocprofiler_start_context", NULL);
+  *(void **)&api->stop_context = sym(api->lib, "rocprofiler_stop_context", NULL);
+  *(void **)&api->query_available_agents = sym(api->lib, "rocprofiler_query_available_agents", NULL);
+  *(void **)&api->iterate_agent_supported_counters =
+      sym(api->lib, "rocprofiler_iterate_agent_supported_counters", NULL);
+  *(void **)&api->query_counter_info = sym(api->lib, "rocprofiler_query_counter_info", NULL);
+  *(void **)&api->create_counter_config =
+      sym(api->lib, "rocprofiler_create_counter_config", "rocprofiler_create_profile_config");
+  *(void **)&api->configure_callback_dispatch_counting_service =
+      sym(api->lib, "rocprofiler_configure_callback_dispatch_counting_service", NULL);
+  *(void **)&api->configure_callback_tracing_service =
+      sym(api->lib, "rocprofiler_configure_callback_tracing_service", NULL);
+  *(void **)&api->query_record_counter_id = sym(api->lib, "rocprofiler_query_record_counter_id", NULL);
+  *(void **)&api->query_record_dimension_position =
+      sym(api->lib, "rocprofiler_query_record_dimension_position", NULL);
+  struct {
+    const char *name;
+    void *f;
+  } need[] = {{"rocprofiler_create_context", *(void **)&api->create_context},
+              {"rocprofiler_start_context", *(void **)&api->start_context},
+              {"rocprofiler_query_available_agents", *(void **)&api->query_available_agents},
+              {"rocprofiler_iterate_agent_supported_counters",
+               *(void **)&api->iterate_agent_supported_counters},
+              {"rocprofiler_query_counter_info", *(void **)&api->query_counter_info},
+              {"rocprofiler_create_counter_config", *(void **)&api->create_counter_config},
+              {"rocprofiler_configure_callback_dispatch_counting_service",
+               *(void **)&api->configure_callback_dispatch_counting_service},
+              {"rocprofiler_configure_callback_tracing_service",
+               *(void **)&api->configure_callback_tracing_service},
+              {"rocprofiler_query_record_counter_id", *(void **)&api->query_record_counter_id},
+              {"rocprofiler_query_record_dimension_position",
+               *(void **)&api->query_record_dimension_position}};
+  for (size_t i = 0; i < sizeof need / sizeof *need; i++)
+    if (!need[i].f) {
+      snprintf(why, cap, "version %u.%u.%u lacks %s: %s", api->major, api->minor, api->patch,
+               need[i].name, fix);
+      goto fail;
+    }
+  return 0;
+fail:
+  dlclose(api->lib);
+  api->lib = NULL;
+  return -1;
+}
+
+void lm_rocp_unload(lm_rocp_api *api) {
+  if (api->lib) dlclose(api->lib);
+  api->lib = NULL;
+}
+
+static rocp_status count_gpus(int version, const void **agents, size_t n, void *user) {
+  (void)version;
+  for (size_t i = 0; i < n; i++)
+    if (((const rocp_agent *)agents[i])->type == ROCP_AGENT_TYPE_GPU) (*(size_t *)user)++;
+  return ROCP_STATUS_SUCCESS;
+}
+
+int lm_rocp_probe(char *why, size_t cap) {
+  lm_rocp_api api;
+  if (lm_rocp_load(&api, 0, why, cap) != 0) return 0;
+  size_t n_gpus = 0;
+  rocp_status st = api.query_available_agents(ROCP_AGENT_INFO_VERSION_0, count_gpus,
+                                              sizeof(rocp_agent), &n_gpus);
+  int usable = st == ROCP_STATUS_SUCCESS && n_gpus > 0;
+  if (st != ROCP_STATUS_SUCCESS)
+    snprintf(why, cap, "version %u.%u.%u cannot list agents (status %d)", api.major, api.minor,
+             api.patch, st);
+  else if (!n_gpus)
+    snprintf(why, cap, "version %u.%u.%u found, but it reports no GPU agent (is the amdgpu driver "
+                       "loaded, and may this user open /dev/kfd?)", api.major, api.minor, api.patch);
+  else
+    snprintf(why, cap, "version %u.%u.%u, %zu GPU agent%s", api.major, api.minor, api.patch, n_gpus,
+             n_gpus == 1 ? "" : "s");
+  lm_rocp_unload(&api);
+  return usable;
+}

@@ -1,0 +1,263 @@
+/*
+ * rocprofiler_abi.h - the part of rocprofiler-sdk's C ABI that lumen uses,
+ * declared by lumen itself so that it builds without ROCm (the SDK's own
+ * headers need the HSA and HIP headers of a ROCm install).
+ *
+ * The declarations follow the public headers of rocprofiler-sdk 1.x as
+ * published in ROCm/rocm-systems (projects/rocprofiler-sdk, 2026); the
+ * dispatch counting API they use exists since SDK 0.5 (ROCm 6.3), under the
+ * names noted where 0.5 differs. Only what lumen reads or writes is
+ * declared: a struct the SDK hands over is declared up to the last field
+ * lumen reads (the SDK owns the storage), and a struct lumen fills is
+ * declared whole. Functions are never linked: lm_rocp_load resolves them
+ * at run time (backend/rocprofiler.c).
+ */
+#ifndef LUMEN_ROCPROFILER_ABI_H
+#define LUMEN_ROCPROFILER_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Status codes (rocprofiler_status_t): the ones lumen tells apart. */
+typedef int rocp_status;
+enum {
+  ROCP_STATUS_SUCCESS = 0,
+  ROCP_STATUS_ERROR = 1,
+  ROCP_STATUS_ERROR_COUNTER_NOT_FOUND = 8,
+  ROCP_STATUS_ERROR_EXCEEDS_HW_LIMIT = 39
+};
+
+/* Handles: one 64-bit value each. */
+typedef struct { uint64_t handle; } rocp_context_id;
+typedef struct { uint64_t handle; } rocp_agent_id;
+typedef struct { uint64_t handle; } rocp_queue_id;
+typedef struct { uint64_t handle; } rocp_counter_id;
+typedef struct { uint64_t handle; } rocp_counter_config_id; /* 0.5: "profile config" */
+
+typedef union {
+  uint64_t value;
+  void *ptr;
+} rocp_user_data;
+
+typedef struct {
+  uint32_t x, y, z;
+} rocp_dim3;
+
+/* rocprofiler_agent_type_t */
+enum { ROCP_AGENT_TYPE_NONE = 0, ROCP_AGENT_TYPE_CPU = 1, ROCP_AGENT_TYPE_GPU = 2 };
+/* rocprofiler_agent_version_t */
+enum { ROCP_AGENT_INFO_VERSION_0 = 1 };
+
+/* rocprofiler_agent_v0_t, up to logical_node_type_id. The three HSA
+ * unions (engine version, firmware id, capability) are 32-bit words. */
+typedef struct rocp_agent {
+  uint64_t size;
+  rocp_agent_id id;
+  int type; /* ROCP_AGENT_TYPE_* */
+  uint32_t cpu_cores_count, simd_count, mem_banks_count, caches_count, io_links_count;
+  uint32_t cpu_core_id_base, simd_id_base, max_waves_per_simd, lds_size_in_kb, gds_size_in_kb;
+  uint32_t num_gws, wave_front_size, num_xcc, cu_count, array_count, num_shader_banks;
+  uint32_t simd_arrays_per_engine, cu_per_simd_array, simd_per_cu, max_slots_scratch_cu;
+  uint32_t gfx_target_version; /* e.g. 90010 for gfx90a, 90402 for gfx942 */
+  uint16_t vendor_id, device_id;
+  uint32_t location_id, domain, drm_render_minor;
+  uint32_t num_sdma_engines, num_sdma_xgmi_engines, num_sdma_queues_per_engine, num_cp_queues;
+  uint32_t max_engine_clk_ccompute, max_engine_clk_fcompute; /* MHz */
+  uint32_t sdma_fw_version, fw_version, capability;
+  uint32_t cu_per_engine, max_waves_per_cu, family_id, workgroup_max_size, grid_max_size;
+  uint64_t local_mem_size, hive_id, gpu_id;
+  rocp_dim3 workgroup_max_dim, grid_max_dim;
+  const void *mem_banks, *caches, *io_links;
+  const char *name;         /* "gfx90a" */
+  const char *vendor_name;
+  const char *product_name; /* marketing name */
+  const char *model_name;
+  uint32_t node_id;
+  int32_t logical_node_id;
+  int32_t logical_node_type_id; /* 0.. among GPUs: the GPU id lumen reports */
+} rocp_agent;
+
+typedef rocp_status (*rocp_agents_cb)(int version, const void **agents, size_t n, void *user);
+
+/* rocprofiler_counter_info_version_id_t */
+enum { ROCP_COUNTER_INFO_VERSION_0 = 1, ROCP_COUNTER_INFO_VERSION_1 = 2 };
+
+/* rocprofiler_counter_record_dimension_info_t */
+typedef struct rocp_dimension {
+  const char *name; /* "XCC", "SE", "INSTANCE", ... */
+  size_t instance_size;
+  uint64_t id;
+} rocp_dimension;
+
+/* rocprofiler_counter_info_v1_t (SDK >= 1.0; v0 is its prefix from id to
+ * the bit-fields, without the leading size), filled by the SDK into lumen's
+ * storage: declared whole. */
+typedef struct rocp_counter_info {
+  uint64_t size;
+  rocp_counter_id id;
+  const char *name;
+  const char *description;
+  const char *block;
+  const char *expression;
+  uint8_t is_constant : 1;
+  uint8_t is_derived : 1;
+  uint64_t dimensions_count;
+  const rocp_dimension **dimensions;
+  uint64_t dimensions_instances_count;
+  const void **dimensions_instances;
+  uint8_t spm_support;
+  uint8_t reserved_padding[7];
+} rocp_counter_info;
+
+typedef rocp_status (*rocp_counters_cb)(rocp_agent_id agent, rocp_counter_id *counters, size_t n,
+                                        void *user);
+
+/* rocprofiler_kernel_dispatch_info_t: 128 bytes by contract. */
+typedef struct rocp_dispatch_info {
+  uint64_t size;
+  rocp_agent_id agent_id;
+  rocp_queue_id queue_id;
+  uint64_t kernel_id;
+  uint64_t dispatch_id;
+  uint32_t private_segment_size; /* scratch per work-item */
+  uint32_t group_segment_size;   /* LDS per workgroup */
+  rocp_dim3 workgroup_size;
+  rocp_dim3 grid_size;
+  uint8_t reserved_padding[56];
+} rocp_dispatch_info;
+
+/* rocprofiler_async_correlation_id_t */
+typedef struct {
+  uint64_t internal;
+  rocp_user_data external;
+} rocp_async_correlation_id;
+
+/* rocprofiler_dispatch_counting_service_data_t (passed by value). */
+typedef struct rocp_dispatch_data {
+  uint64_t size;
+  rocp_async_correlation_id correlation_id;
+  uint64_t start_timestamp, end_timestamp; /* ns, CLOCK_BOOTTIME */
+  rocp_dispatch_info dispatch_info;
+} rocp_dispatch_data;
+
+/* rocprofiler_counter_record_t (0.5: rocprofiler_record_counter_t). */
+typedef struct rocp_counter_record {
+  uint64_t id; /* instance id: counter and dimension positions */
+  double counter_value;
+  uint64_t dispatch_id;
+  rocp_user_data user_data;
+  rocp_agent_id agent_id;
+} rocp_counter_record;
+
+typedef void (*rocp_dispatch_cb)(rocp_dispatch_data data, rocp_counter_config_id *config,
+                                 rocp_user_data *user_data, void *arg);
+typedef void (*rocp_record_cb)(rocp_dispatch_data data, rocp_counter_record *records, size_t n,
+                               rocp_user_data user_data, void *arg);
+
+/* Callback tracing. */
+enum {
+  ROCP_TRACING_MARKER_CORE_API = 7, /* rocprofiler_callback_tracing_kind_t */
+  ROCP_TRACING_CODE_OBJECT = 10
+};
+enum { ROCP_CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER = 2 };
+enum { ROCP_PHASE_NONE = 0, ROCP_PHASE_ENTER = 1, ROCP_PHASE_EXIT = 2 }; /* LOAD = ENTER */
+/* rocprofiler_marker_core_api_id_t */
+enum {
+  ROCP_MARKER_roctxMarkA = 0,
+  ROCP_MARKER_roctxRangePushA = 1,
+  ROCP_MARKER_roctxRangePop = 2,
+  ROCP_MARKER_roctxRangeStartA = 3,
+  ROCP_MARKER_roctxRangeStop = 4
+};
+
+/* rocprofiler_correlation_id_t (1.x: with ancestor). */
+typedef struct {
+  uint64_t internal;
+  rocp_user_data external;
+  uint64_t ancestor;
+} rocp_correlation_id;
+
+/* rocprofiler_callback_tracing_record_t (passed by value). */
+typedef struct rocp_tracing_record {
+  rocp_context_id context_id;
+  uint64_t thread_id;
+  rocp_correlation_id correlation_id;
+  int kind;
+  int32_t operation;
+  int phase;
+  void *payload;
+} rocp_tracing_record;
+
+typedef void (*rocp_tracing_cb)(rocp_tracing_record record, rocp_user_data *user_data, void *arg);
+
+/* rocprofiler_callback_tracing_code_object_kernel_symbol_register_data_t,
+ * up to accum_vgpr_count. */
+typedef struct rocp_kernel_symbol {
+  uint64_t size;
+  uint64_t kernel_id;
+  uint64_t code_object_id;
+  const char *kernel_name; /* mangled */
+  uint64_t kernel_object;
+  uint32_t kernarg_segment_size, kernarg_segment_alignment;
+  uint32_t group_segment_size, private_segment_size;
+  uint32_t sgpr_count, arch_vgpr_count, accum_vgpr_count;
+} rocp_kernel_symbol;
+
+/* rocprofiler_callback_tracing_marker_api_data_t, up to the first word of
+ * its argument union: the message of roctxMarkA / roctxRangePushA /
+ * roctxRangeStartA, the id of roctxRangeStop. */
+typedef struct rocp_marker_data {
+  uint64_t size;
+  union {
+    const char *message;
+    uint64_t range_id;
+  } arg;
+} rocp_marker_data;
+
+/* Registration: what rocprofiler_configure returns. */
+typedef struct {
+  size_t size;
+  const char *name;
+  const uint32_t handle;
+} rocp_client_id;
+typedef void (*rocp_client_finalize)(rocp_client_id id);
+typedef struct rocp_configure_result {
+  size_t size;
+  int (*initialize)(rocp_client_finalize finalize, void *tool_data);
+  void (*finalize)(void *tool_data);
+  void *tool_data;
+} rocp_configure_result;
+
+/* The functions lumen calls, resolved with dlsym (lm_rocp_load). */
+typedef struct lm_rocp_api {
+  void *lib;
+  uint32_t major, minor, patch;
+  rocp_status (*get_version)(uint32_t *major, uint32_t *minor, uint32_t *patch);
+  rocp_status (*create_context)(rocp_context_id *ctx);
+  rocp_status (*start_context)(rocp_context_id ctx);
+  rocp_status (*stop_context)(rocp_context_id ctx);
+  rocp_status (*query_available_agents)(int version, rocp_agents_cb cb, size_t agent_size,
+                                        void *user);
+  rocp_status (*iterate_agent_supported_counters)(rocp_agent_id agent, rocp_counters_cb cb,
+                                                  void *user);
+  rocp_status (*query_counter_info)(rocp_counter_id id, int version, void *info);
+  /* rocprofiler_create_counter_config, or 0.5's create_profile_config. */
+  rocp_status (*create_counter_config)(rocp_agent_id agent, rocp_counter_id *counters, size_t n,
+                                       rocp_counter_config_id *config);
+  rocp_status (*configure_callback_dispatch_counting_service)(rocp_context_id ctx,
+                                                              rocp_dispatch_cb dispatch_cb,
+                                                              void *dispatch_arg,
+                                                              rocp_record_cb record_cb,
+                                                              void *record_arg);
+  rocp_status (*configure_callback_tracing_service)(rocp_context_id ctx, int kind,
+                                                    const int32_t *operations, size_t n,
+                                                    rocp_tracing_cb cb, void *arg);
+  rocp_status (*query_record_counter_id)(uint64_t instance, rocp_counter_id *counter);
+  rocp_status (*query_record_dimension_position)(uint64_t instance, uint64_t dim, size_t *pos);
+} lm_rocp_api;
+
+/* The oldest SDK lumen accepts: its dispatch counting API. */
+#define LM_ROCP_MIN_MAJOR 0
+#define LM_ROCP_MIN_MINOR 5
+
+#endif

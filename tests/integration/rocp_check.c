@@ -1,0 +1,81 @@
+/*
+ * rocp_check.c - drives a rocprofiler-sdk library (the simulated one in the
+ * tests) through lumen's loader and ABI declarations, the way the tool
+ * library will: agents, the supported counters of the first GPU with their
+ * dimensions, and counter configs. Prints what it saw, one fact per line,
+ * for profile_test.sh to compare.
+ *
+ *   rocp_check COUNTER...   (one config with all of them, then one each)
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "backend/rocprofiler_abi.h"
+
+static lm_rocp_api api;
+static rocp_agent_id gpu;
+static int n_gpus;
+static rocp_counter_id ids[4096];
+static size_t n_ids;
+
+static rocp_status agents(int version, const void **list, size_t n, void *user) {
+  (void)version;
+  (void)user;
+  for (size_t i = 0; i < n; i++) {
+    const rocp_agent *a = list[i];
+    if (a->type != ROCP_AGENT_TYPE_GPU) continue;
+    if (n_gpus++ == 0) {
+      gpu = a->id;
+      printf("agent %d %s gfx_target_version=%u xcc=%u cu=%u\n", a->logical_node_type_id, a->name,
+             a->gfx_target_version, a->num_xcc, a->cu_count);
+    }
+  }
+  return ROCP_STATUS_SUCCESS;
+}
+
+static rocp_status counters(rocp_agent_id agent, rocp_counter_id *list, size_t n, void *user) {
+  (void)agent;
+  (void)user;
+  for (size_t i = 0; i < n && n_ids < 4096; i++) ids[n_ids++] = list[i];
+  return ROCP_STATUS_SUCCESS;
+}
+
+static int find(const char *name, rocp_counter_id *out) {
+  for (size_t i = 0; i < n_ids; i++) {
+    rocp_counter_info info;
+    if (api.query_counter_info(ids[i], ROCP_COUNTER_INFO_VERSION_1, &info) == 0 &&
+        strcmp(info.name, name) == 0) {
+      *out = ids[i];
+      printf("counter %s block %s dimension %s x%zu\n", info.name, info.block,
+             info.dimensions_count ? info.dimensions[0]->name : "-",
+             info.dimensions_count ? info.dimensions[0]->instance_size : 0);
+      return 1;
+    }
+  }
+  printf("counter %s not supported by agent 0\n", name);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  char why[512];
+  if (lm_rocp_load(&api, 0, why, sizeof why) != 0) {
+    printf("load: %s\n", why);
+    return 1;
+  }
+  printf("version %u.%u.%u\n", api.major, api.minor, api.patch);
+  api.query_available_agents(ROCP_AGENT_INFO_VERSION_0, agents, sizeof(rocp_agent), NULL);
+  printf("gpus %d\n", n_gpus);
+  if (!n_gpus || api.iterate_agent_supported_counters(gpu, counters, NULL) != 0) return 1;
+  rocp_counter_id want[64];
+  int n = 0;
+  for (int i = 1; i < argc && n < 64; i++)
+    if (find(argv[i], &want[n])) n++;
+  rocp_counter_config_id cfg = {0};
+  rocp_status st = api.create_counter_config(gpu, want, (size_t)n, &cfg);
+  printf("config of %d: %s\n", n,
+         st == 0 ? "accepted" : st == ROCP_STATUS_ERROR_EXCEEDS_HW_LIMIT ? "exceeds the hardware limit"
+                                                                         : "refused");
+  lm_rocp_unload(&api);
+  return 0;
+}
