@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "cli/cli.h"
@@ -164,6 +166,51 @@ static int write_text(const char *path, const lm_buf *b) {
   return 1;
 }
 
+/* The width text output is laid out for: --width, else the terminal's,
+ * else $COLUMNS, else 80. */
+static int terminal_width(const cli_args *a) {
+  long v;
+  if (cli_has(a, "width") && parse_long(cli_get(a, "width"), &v) && v >= 40 && v <= 1000) return (int)v;
+  struct winsize ws;
+  if (isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+  const char *cols = getenv("COLUMNS");
+  if (cols && parse_long(cols, &v) && v >= 40 && v <= 1000) return (int)v;
+  return 80;
+}
+
+/* The summary of workload w for the user's selection o: built-in rules
+ * for its architecture plus --rules-dir. A rule file that does not fit
+ * the definitions (say, --metrics-dir with other metric names) leaves the
+ * summary without findings and says why; a broken --rules-dir is an error. */
+static int summary_for(const cli_args *a, const lm_workload *w, const lm_catalog *cat, const lm_analyze_opts *o,
+                       lm_summary **out) {
+  lm_diag diag, rules_diag;
+  lm_diag_clear(&diag);
+  lm_diag_clear(&rules_diag);
+  lm_ruleset *rules = NULL;
+  uint64_t t0 = lm_phase_begin();
+  lm_status rs = lm_rules_load_texts(cat, lm_rules_builtin(), &rules, &rules_diag);
+  const char *dir = cli_get(a, "rules-dir");
+  if (rs == LM_OK && dir && lm_rules_add_dir(rules, cat, dir, &diag) != LM_OK) {
+    cli_diag(MODE, &diag);
+    lm_rules_free(rules);
+    return 0;
+  }
+  if (lm_advise_summary(w, cat, rs == LM_OK ? rules : NULL, o, 5, out, &diag) != LM_OK) {
+    cli_diag(MODE, &diag);
+    lm_rules_free(rules);
+    return 0;
+  }
+  if (rs != LM_OK) {
+    char line[1200];
+    (*out)->rules_error = lm_arena_strdup((*out)->arena, lm_diag_format(&rules_diag, line, sizeof line));
+  }
+  /* Findings point at their rules: keep the set as long as the summary. */
+  (*out)->rules = rules;
+  lm_phase_end("summary", t0);
+  return 1;
+}
+
 int cmd_analyze(int argc, char **argv, int first) {
   cli_args a;
   int status = 1;
@@ -176,6 +223,9 @@ int cmd_analyze(int argc, char **argv, int first) {
   char **block_copies = NULL;
   const char **region_names = NULL;
   lm_store *store = NULL;
+  lm_summary *summary = NULL;
+  lm_analyze_opts last_opts;
+  memset(&last_opts, 0, sizeof last_opts);
   lm_buf out = {0};
   lm_diag diag;
   lm_diag_clear(&diag);
@@ -205,7 +255,7 @@ int cmd_analyze(int argc, char **argv, int first) {
     status = 2;
     goto done;
   }
-  lm_report_opts ropts = {2, 10, 0, a.verbosity, NULL};
+  lm_report_opts ropts = {2, 10, 0, a.verbosity, NULL, NULL};
   if (cli_has(&a, "decimal")) {
     long v;
     if (!parse_long(cli_get(&a, "decimal"), &v) || v < 0 || v > 17) {
@@ -342,6 +392,7 @@ int cmd_analyze(int argc, char **argv, int first) {
     }
     o.regions = region_names;
     o.n_regions = n_region_flags;
+    if (k == 0) last_opts = o;
     if (store) {
       int cached = 0;
       if (lm_store_analyze(store, path, owned[k], &o, &workloads[k], &runs[k], &cached, &diag) != LM_OK) {
@@ -361,6 +412,13 @@ int cmd_analyze(int argc, char **argv, int first) {
     lm_log(LM_LOG_WARN, "comparing %s with %s: metrics are matched by id", runs[0]->catalog->arch,
            runs[1]->catalog->arch);
 
+  /* The guided-analysis summary: the first screen of a single workload's
+   * text report (not with -b, --list-stats or --full), or on request. */
+  int want_summary = cli_has(&a, "summary") ||
+                     (n == 1 && strcmp(format, "text") == 0 && !nb && !cli_has(&a, "list-stats") &&
+                      !cli_has(&a, "full"));
+  if (want_summary && !summary_for(&a, workloads[0], runs[0]->catalog, &last_opts, &summary)) goto done;
+  ropts.summary = summary;
   uint64_t t_render = lm_phase_begin();
   const lm_analysis *const *cruns = (const lm_analysis *const *)runs;
   const char *output = cli_get(&a, "output");
@@ -370,9 +428,15 @@ int cmd_analyze(int argc, char **argv, int first) {
       goto done;
     }
   } else {
-    lm_status st = strcmp(format, "json") == 0  ? lm_report_json(cruns, n, &ropts, &out)
-                   : strcmp(format, "csv") == 0 ? lm_report_csv_stream(cruns, n, &out)
-                                                : lm_report_text(cruns, n, &ropts, &out);
+    lm_status st = LM_OK;
+    if (summary && strcmp(format, "text") == 0) {
+      st = lm_report_summary_text(summary, workloads[0], (size_t)terminal_width(&a), &out);
+      if (st == LM_OK && !cli_has(&a, "summary")) lm_buf_puts(&out, "\n");
+    }
+    if (st == LM_OK && !(cli_has(&a, "summary") && strcmp(format, "text") == 0))
+      st = strcmp(format, "json") == 0  ? lm_report_json(cruns, n, &ropts, &out)
+           : strcmp(format, "csv") == 0 ? lm_report_csv_stream(cruns, n, &out)
+                                        : lm_report_text(cruns, n, &ropts, &out);
     if (st != LM_OK) {
       cli_error(MODE, "out of memory while rendering");
       goto done;
@@ -397,6 +461,7 @@ done:
   free(filters);
   free(region_names);
   lm_store_close(store);
+  lm_summary_free(summary);
   lm_buf_fini(&out);
   lm_phase_end("total", t_all);
   if (a.self_time) {

@@ -1,5 +1,5 @@
 /*
- * list_cmd.c - `lumen list metrics|architectures|counters|backends`: what
+ * list_cmd.c - `lumen list metrics|architectures|counters|backends|rules`: what
  * lumen knows and can collect with, without a workload.
  */
 #include <stdio.h>
@@ -87,8 +87,29 @@ int cmd_list(int argc, char **argv, int first) {
       lm_buf_printf(&out, "%-16s %-10s %-6s %-7s %s\n", b[i].name, b[i].kind, b[i].built ? "yes" : "no",
                     b[i].usable ? "yes" : "no", b[i].why);
     status = print_buf(&out);
+  } else if (strcmp(what, "rules") == 0) {
+    /* The rules of each architecture (or of --arch / --metrics-dir), each
+     * checked against that architecture's metrics, plus --rules-dir. */
+    const char *rules_dir = cli_get(&a, "rules-dir");
+    const char *const *archs = lm_metrics_builtin_list();
+    status = 0;
+    for (size_t i = 0; only ? i == 0 : archs[i] != NULL; i++) {
+      const lm_catalog *c = only ? only : lm_metrics_builtin(archs[i]);
+      lm_ruleset *rules = NULL;
+      if (lm_rules_load_texts(c, lm_rules_builtin(), &rules, &diag) != LM_OK ||
+          (rules_dir && lm_rules_add_dir(rules, c, rules_dir, &diag) != LM_OK)) {
+        cli_diag(MODE, &diag);
+        lm_rules_free(rules);
+        status = 1;
+        goto done;
+      }
+      lm_buf_printf(&out, "== %s (%s): %zu rules\n", c->arch, c->products, rules->n_rules);
+      lm_report_list_rules(rules, a.verbosity > 0, &out);
+      lm_rules_free(rules);
+    }
+    status = print_buf(&out);
   } else {
-    cli_error(MODE, "unknown list '%s' (metrics, architectures, counters, backends)", what);
+    cli_error(MODE, "unknown list '%s' (metrics, architectures, counters, backends, rules)", what);
   }
 done:
   lm_buf_fini(&out);

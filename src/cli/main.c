@@ -55,6 +55,9 @@ static const char *const analyze_help =
     "Reads lumen workloads and Omniperf/rocprofiler-compute workload folders\n"
     "(never writes into them) and shows every metric panel. With several -w the first is the\n"
     "baseline and the others are compared with it (value and change in %).\n"
+    "For one workload the text report opens with a summary: the kernels that\n"
+    "take the most time, their busiest units, their place on the roofline and\n"
+    "what the rules (`lumen list rules`) find limits them.\n"
     "\n"
     "  -w, --workload DIR    workload folder (repeatable; -p is accepted too)\n"
     "  -k, --kernel REGEX    kernels whose name matches (PCRE2); '!REGEX'\n"
@@ -80,6 +83,13 @@ static const char *const analyze_help =
     "  --metrics-dir DIR     your own metric definitions (see docs/metric-format.md)\n"
     "  --db URL              -w names workloads of this store (see `lumen help db`)\n"
     "  --list-stats          only the kernel and dispatch lists\n"
+    "  --summary             only the summary (text); with --format json, the\n"
+    "                        panels plus a \"summary\" object\n"
+    "  --full                only the panels, no summary\n"
+    "  --rules-dir DIR       your own rules besides the built-in ones (see\n"
+    "                        docs/rules.md)\n"
+    "  --width N             lay text out for N columns (default: the\n"
+    "                        terminal's, else $COLUMNS, else 80)\n"
     "  --clock max|measured  peaks at the GPU's maximum clocks (default, as the\n"
     "                        reference tool) or at the clocks sampled while the\n"
     "                        selected dispatches ran (lumen profiles)\n"
@@ -183,8 +193,10 @@ static const char *const list_help =
     "       lumen list architectures\n"
     "       lumen list counters --arch ARCH\n"
     "       lumen list backends\n"
+    "       lumen list rules [--arch ARCH] [--rules-dir DIR] [-v]\n"
     "\n"
-    "No workload is needed. --metrics-dir DIR lists your own definitions.\n";
+    "No workload is needed. --metrics-dir DIR lists your own definitions;\n"
+    "rules are checked against each architecture's metrics as they are listed.\n";
 
 void cli_help(FILE *out, const char *mode) {
   if (mode && strcmp(mode, "analyze") == 0) fputs(analyze_help, out);

@@ -338,4 +338,70 @@ double lm_py_mod(double a, double b);
 double lm_py_round(double x, int digits);
 double lm_quantile_sorted(const double *sorted, size_t n, double q);
 
+
+/* ---------------------------------------------------------------- rules */
+
+/* Guided analysis: rules as data (see rules.c and docs/rules.md). */
+
+/* A piece of a verdict: text, or an expression shown with `digits`
+ * digits after the point (digits < 0 for a text piece). */
+typedef struct lm_rule_part {
+  const char *text;
+  lm_expr *expr;
+  int digits;
+} lm_rule_part;
+
+typedef struct lm_rule_text {
+  lm_rule_part *parts;
+  int32_t n_parts;
+} lm_rule_text;
+
+typedef struct lm_rule {
+  const char *id;          /* "hbm-bound" */
+  int severity;            /* 0 info, 1 warning, 2 critical */
+  lm_expr *when;           /* the condition */
+  lm_rule_text verdict;    /* one line, with {expression} placeholders */
+  lm_expr *gain;           /* estimated fraction of the kernel's time a fix
+                              saves (0..1), or NULL */
+  const char *explain;     /* what it means on this hardware */
+  const char *source;      /* where the threshold comes from */
+  const char **uses;       /* the metrics that support it */
+  int32_t n_uses;
+  const char *file;
+  long line;
+} lm_rule;
+
+typedef struct lm_ruleset {
+  lm_rule *rules;
+  size_t n_rules, cap;
+  lm_arena *arena;
+} lm_ruleset;
+
+/* A rule file in memory: {name, text}; lists end in {NULL, NULL}. */
+typedef struct lm_rules_text {
+  const char *name;
+  const char *text;
+} lm_rules_text;
+
+/* lm_rules_builtin: the rule files compiled into lumen (from
+ * metrics/rules/ at build time; defined in the built-in library). */
+const lm_rules_text *lm_rules_builtin(void);
+
+/* The per-kernel variables rules read as $name, NULL-terminated. */
+extern const char *const lm_rule_vars[];
+
+/* lm_rules_load_texts: the rules of the given files that apply to catalog
+ * cat's architecture (files whose `archs` list leaves out cat->arch are
+ * skipped). Every metric a rule names must exist in cat (with cat NULL
+ * nothing is resolved). Errors name file:line. Free with lm_rules_free. */
+lm_status lm_rules_load_texts(const lm_catalog *cat, const lm_rules_text *files, lm_ruleset **out,
+                              lm_diag *diag);
+/* lm_rules_add_dir: add the rules of every *.yaml in dir (a user's own,
+ * --rules-dir) to set, under the same checks. */
+lm_status lm_rules_add_dir(lm_ruleset *set, const lm_catalog *cat, const char *dir, lm_diag *diag);
+void lm_rules_free(lm_ruleset *set); /* NULL is a no-op */
+
+/* lm_rule_severity_name: "info", "warning" or "critical". */
+const char *lm_rule_severity_name(int severity);
+
 #endif

@@ -591,6 +591,7 @@ lm_status lm_report_json(const lm_analysis *const *runs, size_t n, const lm_repo
     }
     cJSON_AddItemToArray(tables, jt);
   }
+  if (o && o->summary) cJSON_AddItemToObject(root, "summary", (cJSON *)lm_report_summary_json(o->summary));
   char *text = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
   if (!text) return LM_ENOMEM;

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "advise/advise.h"
 #include "analyze/analyze.h"
 #include "base/base.h"
 
@@ -20,6 +21,8 @@ typedef struct lm_report_opts {
   int verbose;          /* text: 1 adds each metric's description, 2 its formula */
   const char *const *names; /* json: shown instead of each run's path (the
                                server names workloads by id), or NULL */
+  const lm_summary *summary; /* json: the guided-analysis summary of the
+                                first run, added as "summary", or NULL */
 } lm_report_opts;
 
 /* lm_report_text: render runs[0..n) as terminal tables into out. */
@@ -42,6 +45,24 @@ lm_status lm_report_csv_stream(const lm_analysis *const *runs, size_t n,
 /* lm_report_json: one JSON document with every shown table. */
 lm_status lm_report_json(const lm_analysis *const *runs, size_t n,
                          const lm_report_opts *opts, lm_buf *out);
+
+/* lm_report_summary_text: the summary of workload w as text whose lines
+ * are at most width characters (at least 40). */
+lm_status lm_report_summary_text(const lm_summary *summary, const lm_workload *w, size_t width, lm_buf *out);
+
+/* lm_report_summary_json: the summary as a cJSON object (returned as
+ * void *, so that this header needs no cJSON; the caller owns it). */
+void *lm_report_summary_json(const lm_summary *summary);
+
+/* lm_report_short_name: a kernel name shortened to at most width
+ * characters (argument list first, then nested template arguments, then
+ * the middle), escaped for a terminal; with focus != (size_t)-1 the
+ * character at that index stays visible. Free with lm_free. */
+char *lm_report_short_name(const char *name, size_t width, size_t focus);
+
+/* lm_report_list_rules: one line per rule (id, severity, condition), with
+ * explanation, source and file when verbose. */
+void lm_report_list_rules(const lm_ruleset *rules, int verbose, lm_buf *out);
 
 /* lm_report_list_metrics: the panel/table/metric tree of a catalog, with
  * descriptions when verbose. */

@@ -1,0 +1,434 @@
+/*
+ * advise.c - the per-kernel summary and the rule evaluator.
+ *
+ * The kernels come from the top-kernels table of the user's selection (so
+ * the order and the names are the ones the panels show); each is then
+ * analyzed alone with --kernel-index, and the rules read that analysis's
+ * cells by metric name or id. Rule expressions are small trees walked
+ * directly: a rule reads a handful of cells once per kernel, where a
+ * compiled program would buy nothing. A metric that is missing (an absent
+ * counter, a blank cell) is NaN, and a comparison with NaN is false, so a
+ * rule whose inputs are missing does not fire.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "advise/advise.h"
+
+enum {
+  V_CALLS, V_TOTAL, V_MEAN, V_MIN, V_MAX, V_SHARE, V_CV, V_GRID, V_WG, V_WGS, V_LDS, V_SCRATCH, V_AVGPR,
+  V_ACCVGPR, V_SGPR, V_WAVE, V_VGPR_WAVES, V_MAX_WAVES, V__COUNT
+};
+
+/* ------------------------------------------------------- metric lookup */
+
+static int is_metric_id(const char *s) {
+  int dots = 0;
+  for (const char *p = s; *p; p++) {
+    if (*p == '.') dots++;
+    else if (!isdigit((unsigned char)*p)) return 0;
+  }
+  return dots >= 2;
+}
+
+static int32_t col_titled(const lm_rtable *t, const char *const *titles) {
+  for (const char *const *want = titles; *want; want++)
+    for (int32_t c = 0; c < t->n_cols; c++)
+      if (t->roles[c] == LM_RCOL_VALUE && strcmp(t->titles[c], *want) == 0) return c;
+  return -1;
+}
+
+/* The cell of metric `name` (or id) in column kind 0 value, 1 peak, 2 pct. */
+static double metric_cell(const lm_analysis *a, const char *name, int kind, const char **unit) {
+  static const char *const value_cols[] = {"Avg", "Value", "Mean", "Count", NULL};
+  static const char *const peak_cols[] = {"Peak", NULL};
+  static const char *const pct_cols[] = {"Pct of Peak", "Pct", NULL};
+  const char *const *cols = kind == 0 ? value_cols : kind == 1 ? peak_cols : pct_cols;
+  int by_id = is_metric_id(name);
+  for (int32_t ti = 0; ti < a->n_tables; ti++) {
+    const lm_rtable *t = &a->tables[ti];
+    if (t->kind != LM_TABLE_METRIC || !t->n_rows) continue;
+    int32_t name_col = -1;
+    for (int32_t c = 0; c < t->n_cols; c++)
+      if (t->roles[c] == LM_RCOL_NAME) {
+        name_col = c;
+        break;
+      }
+    for (int32_t r = 0; r < t->n_rows; r++) {
+      const lm_cell *nc = name_col >= 0 ? &t->cells[(size_t)r * (size_t)t->n_cols + (size_t)name_col] : NULL;
+      int match = by_id ? t->row_ids && strcmp(t->row_ids[r], name) == 0
+                        : nc && nc->kind == LM_CELL_TEXT && nc->text && strcmp(nc->text, name) == 0;
+      if (!match) continue;
+      int32_t c = col_titled(t, cols);
+      if (c < 0) return LM_NAN;
+      if (unit) {
+        *unit = "";
+        for (int32_t u = 0; u < t->n_cols; u++) {
+          const lm_cell *uc = &t->cells[(size_t)r * (size_t)t->n_cols + (size_t)u];
+          if (t->roles[u] == LM_RCOL_UNIT && uc->kind == LM_CELL_TEXT && uc->text) *unit = uc->text;
+        }
+      }
+      const lm_cell *cell = &t->cells[(size_t)r * (size_t)t->n_cols + (size_t)c];
+      return cell->kind == LM_CELL_NUMBER ? cell->num : LM_NAN;
+    }
+  }
+  return LM_NAN;
+}
+
+/* ---------------------------------------------------------- evaluation */
+
+static int truthy(double v) { return !isnan(v) && v != 0; }
+
+static double sysinfo_var(const lm_analysis *a, const char *name) {
+  const char *text = lm_sysinfo_text(&a->workload->sysinfo, name);
+  if (!text || !*text) return LM_NAN;
+  char *end = NULL;
+  double v = strtod(text, &end);
+  return end && *end == '\0' ? v : LM_NAN;
+}
+
+double lm_advise_eval(const lm_expr *e, const lm_analysis *a, const double *vars) {
+  switch ((lm_expr_kind)e->kind) {
+  case LM_X_NUM: return e->num;
+  case LM_X_NONE:
+  case LM_X_STRING:
+  case LM_X_COL: return LM_NAN;
+  case LM_X_VAR:
+    for (int i = 0; lm_rule_vars[i]; i++)
+      if (strcmp(lm_rule_vars[i], e->name) == 0) return vars[i];
+    return sysinfo_var(a, e->name);
+  case LM_X_CALL: {
+    if (!strcmp(e->name, "value") || !strcmp(e->name, "peak") || !strcmp(e->name, "pct")) {
+      int kind = e->name[0] == 'v' ? 0 : e->name[1] == 'e' ? 1 : 2;
+      return e->n_args == 1 && e->args[0]->kind == LM_X_STRING ? metric_cell(a, e->args[0]->name, kind, NULL)
+                                                                : LM_NAN;
+    }
+    double x = e->n_args > 0 ? lm_advise_eval(e->args[0], a, vars) : LM_NAN;
+    double y = e->n_args > 1 ? lm_advise_eval(e->args[1], a, vars) : LM_NAN;
+    if (!strcmp(e->name, "MIN")) return isnan(x) || isnan(y) ? LM_NAN : (x < y ? x : y);
+    if (!strcmp(e->name, "MAX")) return isnan(x) || isnan(y) ? LM_NAN : (x > y ? x : y);
+    if (!strcmp(e->name, "ABS")) return fabs(x);
+    return LM_NAN;
+  }
+  case LM_X_UNARY: {
+    double x = lm_advise_eval(e->a, a, vars);
+    if (e->op == '-') return -x;
+    if (e->op == 'n') return truthy(x) ? 0 : 1;
+    return x;
+  }
+  case LM_X_IF:
+    return truthy(lm_advise_eval(e->b, a, vars)) ? lm_advise_eval(e->a, a, vars) : lm_advise_eval(e->c, a, vars);
+  case LM_X_BINARY:
+  case LM_X_COMPARE: {
+    double x = lm_advise_eval(e->a, a, vars);
+    if (e->op == '&') return truthy(x) ? (truthy(lm_advise_eval(e->b, a, vars)) ? 1 : 0) : 0;
+    if (e->op == '|') return truthy(x) ? 1 : (truthy(lm_advise_eval(e->b, a, vars)) ? 1 : 0);
+    double y = lm_advise_eval(e->b, a, vars);
+    if (e->kind == LM_X_COMPARE && (isnan(x) || isnan(y))) return 0;
+    switch (e->op) {
+    case '+': return x + y;
+    case '-': return x - y;
+    case '*': return x * y;
+    case '/': return y == 0 ? LM_NAN : x / y;
+    case '%': return y == 0 ? LM_NAN : fmod(x, y);
+    case 'p': return pow(x, y);
+    case '=': return x == y;
+    case '!': return x != y;
+    case '<': return x < y;
+    case '>': return x > y;
+    case 'l': return x <= y;
+    case 'g': return x >= y;
+    default: return LM_NAN;
+    }
+  }
+  }
+  return LM_NAN;
+}
+
+/* A verdict with its placeholders filled in ("n/a" for a missing value). */
+static char *fill(const lm_rule_text *t, const lm_analysis *a, const double *vars, lm_arena *arena) {
+  lm_buf b = {0};
+  for (int32_t i = 0; i < t->n_parts; i++) {
+    const lm_rule_part *p = &t->parts[i];
+    if (p->digits < 0) {
+      lm_buf_puts(&b, p->text);
+      continue;
+    }
+    double v = lm_advise_eval(p->expr, a, vars);
+    if (!isfinite(v)) lm_buf_puts(&b, "n/a");
+    else lm_buf_printf(&b, "%.*f", p->digits, v);
+  }
+  char *s = lm_buf_take(&b);
+  char *out = s ? lm_arena_strdup(arena, s) : NULL;
+  lm_free(s);
+  return out;
+}
+
+/* --------------------------------------------------------- kernel facts */
+
+static double mean_col(const lm_table *t, const char *name, const size_t *rows, size_t n) {
+  long c = lm_table_find(t, name);
+  if (c < 0 || !n) return LM_NAN;
+  double sum = 0;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    double v = t->cols[c].values[rows[i]];
+    if (!isnan(v)) sum += v, k++;
+  }
+  return k ? sum / (double)k : LM_NAN;
+}
+
+/* Waves per SIMD the vector registers allow, and the most a SIMD holds. */
+static void vgpr_limits(const char *arch, double arch_vgpr, double accum_vgpr, double *waves, double *max_waves) {
+  int unified = !strcmp(arch, "gfx90a") || !strncmp(arch, "gfx94", 5) || !strncmp(arch, "gfx95", 5);
+  *max_waves = unified ? 8 : 10;
+  if (isnan(arch_vgpr)) {
+    *waves = LM_NAN;
+    return;
+  }
+  double acc = isnan(accum_vgpr) ? 0 : accum_vgpr;
+  double regs = unified ? arch_vgpr + acc : (arch_vgpr > acc ? arch_vgpr : acc);
+  double granule = unified ? 8 : 4, file = unified ? 512 : 256;
+  double used = ceil((regs > 1 ? regs : 1) / granule) * granule;
+  double w = floor(file / used);
+  *waves = w < *max_waves ? w : *max_waves;
+}
+
+static void kernel_facts(const lm_workload *w, const char *arch, const size_t *rows, size_t n, double total_all,
+                         double *v) {
+  const lm_table *t = w->pmc;
+  long cs = lm_table_find(t, "Start_Timestamp"), ce = lm_table_find(t, "End_Timestamp");
+  double sum = 0, sq = 0, mn = LM_INF, mx = -LM_INF;
+  size_t k = 0;
+  for (size_t i = 0; cs >= 0 && ce >= 0 && i < n; i++) {
+    double d = t->cols[ce].values[rows[i]] - t->cols[cs].values[rows[i]];
+    if (isnan(d)) continue;
+    sum += d, sq += d * d, k++;
+    if (d < mn) mn = d;
+    if (d > mx) mx = d;
+  }
+  for (int i = 0; i < V__COUNT; i++) v[i] = LM_NAN;
+  v[V_CALLS] = (double)n;
+  if (k) {
+    double mean = sum / (double)k, var = sq / (double)k - mean * mean;
+    v[V_TOTAL] = sum, v[V_MEAN] = mean, v[V_MIN] = mn, v[V_MAX] = mx;
+    v[V_SHARE] = total_all > 0 ? sum / total_all : LM_NAN;
+    v[V_CV] = mean > 0 ? sqrt(var > 0 ? var : 0) / mean : LM_NAN;
+  }
+  v[V_GRID] = mean_col(t, "Grid_Size", rows, n);
+  v[V_WG] = mean_col(t, "Workgroup_Size", rows, n);
+  v[V_WGS] = v[V_WG] > 0 ? ceil(v[V_GRID] / v[V_WG]) : LM_NAN;
+  v[V_LDS] = mean_col(t, "LDS_Per_Workgroup", rows, n);
+  v[V_SCRATCH] = mean_col(t, "Scratch_Per_Workitem", rows, n);
+  v[V_AVGPR] = mean_col(t, "Arch_VGPR", rows, n);
+  v[V_ACCVGPR] = mean_col(t, "Accum_VGPR", rows, n);
+  v[V_SGPR] = mean_col(t, "SGPR", rows, n);
+  v[V_WAVE] = mean_col(t, "wave_size", rows, n);
+  if (isnan(v[V_WAVE])) {
+    const char *ws = lm_sysinfo_text(&w->sysinfo, "wave_size");
+    v[V_WAVE] = ws && *ws ? atof(ws) : 64;
+  }
+  vgpr_limits(arch, v[V_AVGPR], v[V_ACCVGPR], &v[V_VGPR_WAVES], &v[V_MAX_WAVES]);
+}
+
+/* --------------------------------------------------------------- summary */
+
+static int cmp_findings(const void *x, const void *y) {
+  const lm_finding *a = x, *b = y;
+  if (a->rule->severity != b->rule->severity) return b->rule->severity - a->rule->severity;
+  double ga = isnan(a->gain) ? -1 : a->gain, gb = isnan(b->gain) ? -1 : b->gain;
+  return (ga < gb) - (ga > gb);
+}
+
+static int cmp_pct(const void *x, const void *y) {
+  const lm_highlight *a = x, *b = y;
+  double pa = isnan(a->pct) ? -1 : a->pct, pb = isnan(b->pct) ? -1 : b->pct;
+  return (pa < pb) - (pa > pb);
+}
+
+/* The speed-of-light highlights: the busiest rows of the first metric table. */
+static lm_status highlights(const lm_analysis *a, lm_arena *arena, lm_kernel_summary *k) {
+  const lm_rtable *t = NULL;
+  for (int32_t ti = 0; ti < a->n_tables && !t; ti++)
+    if (a->tables[ti].kind == LM_TABLE_METRIC && a->tables[ti].n_rows) t = &a->tables[ti];
+  if (!t) return LM_OK;
+  static const char *const pct_cols[] = {"Pct of Peak", "Pct", NULL};
+  if (col_titled(t, pct_cols) < 0) return LM_OK;
+  lm_highlight *all = lm_arena_alloc(arena, (size_t)t->n_rows * sizeof *all);
+  if (!all) return LM_ENOMEM;
+  size_t n = 0;
+  int32_t name_col = -1;
+  for (int32_t c = 0; c < t->n_cols; c++)
+    if (t->roles[c] == LM_RCOL_NAME && name_col < 0) name_col = c;
+  for (int32_t r = 0; name_col >= 0 && r < t->n_rows; r++) {
+    const lm_cell *nc = &t->cells[(size_t)r * (size_t)t->n_cols + (size_t)name_col];
+    if (nc->kind != LM_CELL_TEXT || !nc->text) continue;
+    lm_highlight h;
+    h.name = nc->text;
+    h.value = metric_cell(a, t->row_ids[r], 0, &h.unit);
+    h.peak = metric_cell(a, t->row_ids[r], 1, NULL);
+    h.pct = metric_cell(a, t->row_ids[r], 2, NULL);
+    if (!isfinite(h.pct) || !isfinite(h.peak)) continue;
+    /* Throughput and utilization only: a hit rate or a lane count at 100 %
+     * of its "peak" says nothing about what limits the kernel. */
+    if (strstr(h.name, "Hit Rate") || strstr(h.name, "Active Threads") || strstr(h.name, "Latency")) continue;
+    all[n++] = h;
+  }
+  qsort(all, n, sizeof *all, cmp_pct);
+  k->highlights = all;
+  k->n_highlights = n < 4 ? n : 4;
+  return LM_OK;
+}
+
+static void place_on_roofline(const lm_roofline *roof, const lm_analysis *a, lm_kernel_summary *k) {
+  k->intensity = k->gflops = k->attainable = k->roof_pct = LM_NAN;
+  const lm_roof_point *p = NULL;
+  for (size_t i = 0; roof && i < roof->n_points; i++)
+    if (strcmp(roof->points[i].kernel, k->name) == 0) p = &roof->points[i];
+  if (!p) {
+    k->roof_reason = roof && roof->missing ? "a counter the roofline needs is missing" : "no roofline point";
+    return;
+  }
+  if (!(p->flops > 0)) {
+    k->roof_reason = "no floating-point work: not on the FLOP roofline";
+    return;
+  }
+  if (!(p->bytes_hbm > 0) || !(p->duration_ns > 0)) {
+    k->roof_reason = "no HBM traffic or no duration measured";
+    return;
+  }
+  double bw = roof->hbm_bw, peak = roof->fp32;
+  k->roof_source = "roofline.csv";
+  if (isnan(bw) || isnan(peak)) {
+    bw = metric_cell(a, "L2-Fabric Read BW", 1, NULL);
+    peak = metric_cell(a, "VALU FLOPs", 1, NULL);
+    k->roof_source = "theoretical peaks";
+  }
+  k->intensity = p->flops / p->bytes_hbm;
+  k->gflops = p->flops / p->duration_ns;
+  if (isnan(bw) || isnan(peak)) {
+    k->roof_reason = "no peak known for this GPU";
+    return;
+  }
+  double memory_roof = k->intensity * bw;
+  k->attainable = memory_roof < peak ? memory_roof : peak;
+  k->roof_bound = memory_roof < peak ? "memory" : "compute";
+  k->roof_pct = k->attainable > 0 ? k->gflops / k->attainable * 100 : LM_NAN;
+}
+
+lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const lm_ruleset *rules,
+                            const lm_analyze_opts *o, size_t top, lm_summary **out, lm_diag *diag) {
+  lm_status st = LM_OK;
+  lm_analysis *stats = NULL, *ka = NULL;
+  lm_roofline *roof = NULL;
+  size_t *rows = NULL, n_rows = 0, *mine = NULL;
+  *out = NULL;
+  lm_summary *s = calloc(1, sizeof *s);
+  if (!s || !(s->arena = lm_arena_new(1 << 14))) {
+    free(s);
+    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  }
+  lm_analyze_opts base = *o;
+  base.kernel_index = NULL;
+  base.n_kernel_index = 0;
+  base.blocks = NULL;
+  base.n_blocks = 0;
+  lm_analyze_opts so = base;
+  so.stats_only = 1;
+  if ((st = lm_analyze_run(w, cat, &so, &stats, diag)) != LM_OK) goto fail;
+  const lm_rtable *tk = NULL;
+  for (int32_t i = 0; i < stats->n_tables && !tk; i++)
+    if (stats->tables[i].kind == LM_TABLE_TOP_KERNELS) tk = &stats->tables[i];
+  if (!tk) goto done;
+  if ((st = lm_analyze_rows(w, &base, &rows, &n_rows, diag)) != LM_OK) goto fail;
+  long kcol = lm_table_find(w->pmc, "Kernel_Name");
+  mine = lm_malloc((n_rows ? n_rows : 1) * sizeof *mine);
+  if (!mine) goto nomem;
+  /* The selection's total time, for shares. */
+  double all_facts[V__COUNT];
+  kernel_facts(w, cat->arch, rows, n_rows, 0, all_facts);
+  s->total_ns = all_facts[V_TOTAL];
+  s->n_total_kernels = (size_t)tk->n_rows;
+  size_t n = (size_t)tk->n_rows < top ? (size_t)tk->n_rows : top;
+  s->kernels = lm_arena_alloc(s->arena, (n ? n : 1) * sizeof *s->kernels);
+  if (!s->kernels) goto nomem;
+  lm_status rs = lm_roofline_compute(w, &base, (size_t)tk->n_rows, &roof, NULL);
+  if (rs != LM_OK) roof = NULL;
+  for (size_t i = 0; i < n; i++) {
+    lm_kernel_summary *k = &s->kernels[s->n_kernels];
+    memset(k, 0, sizeof *k);
+    const lm_cell *nc = &tk->cells[i * (size_t)tk->n_cols + 1];
+    k->name = lm_arena_strdup(s->arena, nc->text ? nc->text : "");
+    if (!k->name) goto nomem;
+    size_t n_mine = 0;
+    for (size_t r = 0; kcol >= 0 && r < n_rows; r++) {
+      const char *name = lm_table_text(w->pmc, (size_t)kcol, rows[r]);
+      if (name && strcmp(name, k->name) == 0) mine[n_mine++] = rows[r];
+    }
+    double vars[V__COUNT];
+    kernel_facts(w, cat->arch, mine, n_mine, s->total_ns, vars);
+    k->calls = n_mine;
+    k->total_ns = vars[V_TOTAL];
+    k->mean_ns = vars[V_MEAN];
+    k->share = vars[V_SHARE];
+    lm_analyze_opts ko = base;
+    long index = (long)i;
+    ko.kernel_index = &index;
+    ko.n_kernel_index = 1;
+    lm_diag kd;
+    lm_diag_clear(&kd);
+    if (lm_analyze_run(w, cat, &ko, &ka, &kd) != LM_OK) {
+      /* A kernel that cannot be evaluated alone (every dispatch of it idle,
+       * say) is still listed with its times. */
+      k->roof_reason = lm_arena_strdup(s->arena, kd.message);
+      s->n_kernels++;
+      continue;
+    }
+    if (highlights(ka, s->arena, k) != LM_OK) goto nomem;
+    place_on_roofline(roof, ka, k);
+    size_t n_rules = rules ? rules->n_rules : 0;
+    k->findings = lm_arena_alloc(s->arena, (n_rules ? n_rules : 1) * sizeof *k->findings);
+    if (!k->findings) goto nomem;
+    for (size_t r = 0; r < n_rules; r++) {
+      const lm_rule *rule = &rules->rules[r];
+      if (!truthy(lm_advise_eval(rule->when, ka, vars))) continue;
+      lm_finding *f = &k->findings[k->n_findings++];
+      f->rule = rule;
+      f->verdict = fill(&rule->verdict, ka, vars, s->arena);
+      if (!f->verdict) goto nomem;
+      f->gain = rule->gain ? lm_advise_eval(rule->gain, ka, vars) : LM_NAN;
+      if (!isnan(f->gain)) f->gain = f->gain < 0 ? 0 : f->gain > 1 ? 1 : f->gain;
+    }
+    qsort(k->findings, k->n_findings, sizeof *k->findings, cmp_findings);
+    lm_analysis_free(ka);
+    ka = NULL;
+    s->n_kernels++;
+  }
+done:
+  lm_analysis_free(stats);
+  lm_roofline_free(roof);
+  lm_free(rows);
+  lm_free(mine);
+  *out = s;
+  return LM_OK;
+nomem:
+  st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+fail:
+  lm_analysis_free(stats);
+  lm_analysis_free(ka);
+  lm_roofline_free(roof);
+  lm_free(rows);
+  lm_free(mine);
+  lm_summary_free(s);
+  return st;
+}
+
+void lm_summary_free(lm_summary *s) {
+  if (!s) return;
+  lm_rules_free(s->rules);
+  lm_arena_free(s->arena);
+  free(s);
+}

@@ -1,0 +1,71 @@
+/*
+ * advise.h - guided analysis: what limits each top kernel.
+ *
+ * For each of the kernels that take the most time, the summary holds its
+ * share of the time, a few speed-of-light highlights, its place on the
+ * roofline, and the rules (metrics/rules/, data) that fire on its own
+ * metrics, most severe first. It is computed from per-kernel analyses of
+ * the same selection the user asked for, so its numbers are the panels'
+ * numbers for that kernel alone.
+ */
+#ifndef LUMEN_ADVISE_H
+#define LUMEN_ADVISE_H
+
+#include "analyze/analyze.h"
+#include "metrics/metrics.h"
+
+/* A rule that fired on a kernel. */
+typedef struct lm_finding {
+  const lm_rule *rule;
+  char *verdict;      /* the verdict with its values filled in */
+  double gain;        /* estimated fraction of the kernel's time a fix saves, NaN if none */
+} lm_finding;
+
+/* A speed-of-light highlight: one metric of the first metric table. */
+typedef struct lm_highlight {
+  const char *name;
+  double value, peak, pct; /* NaN when not available */
+  const char *unit;
+} lm_highlight;
+
+typedef struct lm_kernel_summary {
+  const char *name;
+  size_t calls;
+  double total_ns, mean_ns, share; /* share of the selection's time, 0..1 */
+  lm_highlight *highlights;
+  size_t n_highlights;
+  /* Roofline position at HBM: arithmetic intensity (FLOP/byte), achieved
+   * GFLOP/s, the attainable GFLOP/s at that intensity and its percentage;
+   * NaN with `roof_reason` set when the point cannot be placed. */
+  double intensity, gflops, attainable, roof_pct;
+  const char *roof_bound;  /* "memory" or "compute" */
+  const char *roof_source; /* "roofline.csv" or "theoretical peaks" */
+  const char *roof_reason;
+  lm_finding *findings;
+  size_t n_findings;
+} lm_kernel_summary;
+
+typedef struct lm_summary {
+  lm_kernel_summary *kernels;
+  size_t n_kernels;
+  size_t n_total_kernels; /* kernels in the selection (the summary shows the top ones) */
+  double total_ns;
+  const char *rules_error; /* why no rule could be evaluated, or NULL */
+  lm_ruleset *rules;       /* owned when set: freed with the summary */
+  lm_arena *arena;
+} lm_summary;
+
+/* lm_advise_summary: the summary of the top `top` kernels (by total time)
+ * of the dispatches o selects (o's --kernel-index is ignored; each kernel
+ * is analyzed alone). rules may be NULL (no findings). Free with
+ * lm_summary_free. */
+lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const lm_ruleset *rules,
+                            const lm_analyze_opts *o, size_t top, lm_summary **out, lm_diag *diag);
+void lm_summary_free(lm_summary *summary);
+
+/* lm_advise_eval: evaluate rule expression e for kernel facts `vars`
+ * (names lm_rule_vars, same order) over analysis a; NaN when a metric it
+ * reads is missing. Exposed for tests. */
+double lm_advise_eval(const lm_expr *e, const lm_analysis *a, const double *vars);
+
+#endif

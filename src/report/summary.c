@@ -1,0 +1,346 @@
+/*
+ * summary.c - the guided-analysis summary as text (the first screen of
+ * `lumen analyze`) and as JSON.
+ *
+ * Text fits a terminal width: every line is wrapped at words to `width`
+ * characters, and kernel names too long for it are shortened (argument
+ * lists, then nested template arguments, then the middle) in a way that
+ * keeps two different kernels looking different: when two shortened names
+ * would be equal, both show the part where the full names differ.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report/report.h"
+
+static size_t width_of(const char *s) {
+  size_t w = 0;
+  for (; *s; s++)
+    if (((unsigned char)*s & 0xC0) != 0x80) w++;
+  return w;
+}
+
+/* Byte offset of the n-th character of s (or its end). */
+static size_t offset_of(const char *s, size_t n) {
+  size_t i = 0, w = 0;
+  while (s[i] && w < n) {
+    i++;
+    while (((unsigned char)s[i] & 0xC0) == 0x80) i++;
+    w++;
+  }
+  return i;
+}
+
+/* name with template arguments below depth `keep` written as "…". */
+static void collapse_templates(const char *name, int keep, lm_buf *out) {
+  int depth = 0;
+  for (const char *p = name; *p; p++) {
+    if (*p == '<') {
+      depth++;
+      if (depth == keep + 1) lm_buf_puts(out, "<…");
+      if (depth <= keep) lm_buf_putc(out, '<');
+      continue;
+    }
+    if (*p == '>' && depth > 0) {
+      if (depth == keep + 1) lm_buf_putc(out, '>');
+      if (depth <= keep) lm_buf_putc(out, '>');
+      depth--;
+      continue;
+    }
+    if (depth <= keep) lm_buf_putc(out, *p);
+  }
+}
+
+/* The middle of s replaced by "…", keeping `focus` (a character index
+ * that must stay visible, or (size_t)-1) and fitting width characters. */
+static char *elide(const char *s, size_t width, size_t focus) {
+  size_t n = width_of(s);
+  lm_buf b = {0};
+  if (n <= width) {
+    lm_buf_puts(&b, s);
+  } else if (focus == (size_t)-1 || focus < width / 2 || focus + width / 4 >= n) {
+    size_t head = (width - 1) * 2 / 3, tail = width - 1 - head;
+    lm_buf_append(&b, s, offset_of(s, head));
+    lm_buf_puts(&b, "…");
+    lm_buf_puts(&b, s + offset_of(s, n - tail));
+  } else {
+    /* head … around the focus … tail */
+    size_t head = (width - 2) / 3, tail = (width - 2) / 4, mid = width - 2 - head - tail;
+    size_t from = focus > mid / 2 ? focus - mid / 2 : 0;
+    if (from < head) from = head;
+    if (from + mid > n - tail) from = n - tail - mid;
+    lm_buf_append(&b, s, offset_of(s, head));
+    lm_buf_puts(&b, "…");
+    lm_buf_append(&b, s + offset_of(s, from), offset_of(s, from + mid) - offset_of(s, from));
+    lm_buf_puts(&b, "…");
+    lm_buf_puts(&b, s + offset_of(s, n - tail));
+  }
+  return lm_buf_take(&b);
+}
+
+/* The '(' that opens a demangled name's argument list: the last one
+ * outside template arguments and other parentheses, or NULL. */
+static const char *arg_list(const char *s) {
+  int angle = 0, paren = 0;
+  const char *last = NULL;
+  for (const char *p = s; *p; p++) {
+    if (*p == '<') angle++;
+    else if (*p == '>' && angle > 0) angle--;
+    else if (*p == '(') {
+      if (!angle && !paren) last = p;
+      paren++;
+    } else if (*p == ')' && paren > 0) paren--;
+  }
+  return last;
+}
+
+char *lm_report_short_name(const char *name, size_t width, size_t focus) {
+  char *safe = lm_text_safe(name, 0);
+  if (!safe) return NULL;
+  if (width_of(safe) <= width || width < 12) return safe;
+  if (focus != (size_t)-1) {
+    /* Two kernels that would look alike: keep where they differ. */
+    char *out = elide(safe, width, focus);
+    lm_free(safe);
+    return out;
+  }
+  /* The argument list of a demangled name goes first, then template
+   * arguments from the innermost out; what is still too long loses its
+   * middle. */
+  lm_buf b = {0};
+  const char *args = arg_list(safe);
+  size_t keep = args && args != safe ? (size_t)(args - safe) : strlen(safe);
+  lm_buf_append(&b, safe, keep);
+  if (keep < strlen(safe)) lm_buf_puts(&b, "(…)");
+  char *cur = lm_buf_take(&b);
+  for (int depth = 2; cur && width_of(cur) > width && depth >= 0; depth--) {
+    lm_buf c = {0};
+    collapse_templates(cur, depth, &c);
+    char *next = lm_buf_take(&c);
+    if (!next) break;
+    lm_free(cur);
+    cur = next;
+  }
+  lm_free(safe);
+  if (!cur || width_of(cur) <= width) return cur;
+  char *out = elide(cur, width, (size_t)-1);
+  lm_free(cur);
+  return out;
+}
+
+/* Shortened names for all kernels, distinct where the full names are. */
+static char **short_names(const lm_summary *s, size_t width) {
+  char **names = lm_calloc(s->n_kernels ? s->n_kernels : 1, sizeof *names);
+  if (!names) return NULL;
+  for (size_t i = 0; i < s->n_kernels; i++) names[i] = lm_report_short_name(s->kernels[i].name, width, (size_t)-1);
+  for (size_t i = 0; i < s->n_kernels; i++)
+    for (size_t j = 0; j < s->n_kernels; j++) {
+      if (i == j || !names[i] || !names[j] || strcmp(names[i], names[j]) != 0) continue;
+      if (strcmp(s->kernels[i].name, s->kernels[j].name) == 0) continue;
+      const char *a = s->kernels[i].name, *b = s->kernels[j].name;
+      size_t p = 0;
+      while (a[p] && a[p] == b[p]) p++;
+      size_t chars = width_of(a) - width_of(a + p);
+      for (size_t k = 0; k < 2; k++) {
+        size_t idx = k ? j : i;
+        lm_free(names[idx]);
+        names[idx] = lm_report_short_name(s->kernels[idx].name, width, chars);
+      }
+    }
+  return names;
+}
+
+/* Append text wrapped at words to width, continuation lines indented by
+ * `indent` spaces; the first line is prefixed by `lead` (its width counts). */
+static void wrapped(lm_buf *out, const char *lead, const char *text, size_t indent, size_t width) {
+  char *safe = lm_text_safe(text, 0);
+  if (!safe) {
+    out->failed = 1;
+    return;
+  }
+  lm_buf_puts(out, lead);
+  size_t col = width_of(lead);
+  const char *p = safe;
+  int first = 1;
+  while (*p) {
+    while (*p == ' ') p++;
+    if (!*p) break;
+    const char *e = p;
+    while (*e && *e != ' ') e++;
+    char word[1024];
+    size_t len = (size_t)(e - p) < sizeof word - 1 ? (size_t)(e - p) : sizeof word - 1;
+    memcpy(word, p, len);
+    word[len] = '\0';
+    size_t w = width_of(word);
+    if (!first && col + 1 + w > width) {
+      lm_buf_putc(out, '\n');
+      for (size_t i = 0; i < indent; i++) lm_buf_putc(out, ' ');
+      col = indent;
+      first = 1;
+    }
+    if (!first) {
+      lm_buf_putc(out, ' ');
+      col++;
+    }
+    if (col + w > width && width > indent + 2) {
+      /* A word longer than the line: cut it. */
+      char *cut = lm_text_safe(word, width - col);
+      lm_buf_puts(out, cut ? cut : "");
+      col += cut ? width_of(cut) : 0;
+      lm_free(cut);
+    } else {
+      lm_buf_puts(out, word);
+      col += w;
+    }
+    first = 0;
+    p = e;
+  }
+  lm_buf_putc(out, '\n');
+  lm_free(safe);
+}
+
+static void time_text(double ns, char *out, size_t cap) {
+  if (isnan(ns)) snprintf(out, cap, "n/a");
+  else if (ns >= 1e9) snprintf(out, cap, "%.2f s", ns / 1e9);
+  else if (ns >= 1e6) snprintf(out, cap, "%.2f ms", ns / 1e6);
+  else if (ns >= 1e3) snprintf(out, cap, "%.1f µs", ns / 1e3);
+  else snprintf(out, cap, "%.0f ns", ns);
+}
+
+static const char *const marks[] = {"i", "!", "!!"};
+
+lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size_t width, lm_buf *out) {
+  if (width < 40) width = 40;
+  char total[32];
+  time_text(s->total_ns, total, sizeof total);
+  const char *model = lm_sysinfo_text(&w->sysinfo, "gpu_model");
+  char head[512];
+  snprintf(head, sizeof head, "Summary: %zu kernel%s, %s of GPU time%s%s%s%s", s->n_total_kernels,
+           s->n_total_kernels == 1 ? "" : "s", total, model && *model ? " on " : "", model ? model : "",
+           w->arch ? " " : "", w->arch ? w->arch : "");
+  wrapped(out, "", head, 2, width);
+  if (s->n_kernels < s->n_total_kernels) {
+    snprintf(head, sizeof head, "(the %zu that take the most time; --full shows every panel)", s->n_kernels);
+    wrapped(out, "", head, 2, width);
+  }
+  if (s->rules_error) wrapped(out, "rules not evaluated: ", s->rules_error, 4, width);
+  if (!(s->total_ns > 0))
+    wrapped(out, "",
+            "(no durations: End_Timestamp equals Start_Timestamp in this workload, so time shares "
+            "and every rate are unknown or infinite)",
+            1, width);
+  char **names = short_names(s, width - 4);
+  if (!names) return LM_ENOMEM;
+  for (size_t i = 0; i < s->n_kernels; i++) {
+    const lm_kernel_summary *k = &s->kernels[i];
+    char line[1024], t1[32], t2[32];
+    lm_buf_putc(out, '\n');
+    snprintf(line, sizeof line, "%zu. ", i + 1);
+    wrapped(out, line, names[i] ? names[i] : "", 4, width);
+    time_text(k->total_ns, t1, sizeof t1);
+    time_text(k->mean_ns, t2, sizeof t2);
+    snprintf(line, sizeof line, "%.1f %% of the time: %zu call%s, %s in all, %s each",
+             isnan(k->share) ? 0.0 : k->share * 100, k->calls, k->calls == 1 ? "" : "s", t1, t2);
+    wrapped(out, "   ", line, 5, width);
+    if (k->n_highlights) {
+      lm_buf hl = {0};
+      lm_buf_puts(&hl, "busiest:");
+      for (size_t h = 0; h < k->n_highlights; h++)
+        lm_buf_printf(&hl, "%s %s %.0f %% of peak", h ? ";" : "", k->highlights[h].name, k->highlights[h].pct);
+      wrapped(out, "   ", lm_buf_cstr(&hl), 5, width);
+      lm_buf_fini(&hl);
+    }
+    if (!isnan(k->roof_pct))
+      snprintf(line, sizeof line,
+               "roofline (HBM, %s): %.3g FLOP/byte, %.3g GFLOP/s = %.0f %% of the attainable %.3g GFLOP/s "
+               "(%s-bound)",
+               k->roof_source, k->intensity, k->gflops, k->roof_pct, k->attainable, k->roof_bound);
+    else
+      snprintf(line, sizeof line, "roofline: not placed (%s)", k->roof_reason ? k->roof_reason : "no data");
+    wrapped(out, "   ", line, 5, width);
+    if (!k->n_findings) wrapped(out, "   ", "no rule fired", 5, width);
+    for (size_t f = 0; f < k->n_findings; f++) {
+      const lm_finding *fd = &k->findings[f];
+      char lead[64];
+      snprintf(lead, sizeof lead, "   %-2s ", marks[fd->rule->severity]);
+      lm_buf v = {0};
+      lm_buf_puts(&v, fd->verdict);
+      if (!isnan(fd->gain) && fd->gain > 0) lm_buf_printf(&v, " (up to %.0f %% of its time)", fd->gain * 100);
+      lm_buf_printf(&v, " [%s]", fd->rule->id);
+      wrapped(out, lead, lm_buf_cstr(&v), 6, width);
+      lm_buf_fini(&v);
+    }
+  }
+  for (size_t i = 0; i < s->n_kernels; i++) lm_free(names[i]);
+  lm_free(names);
+  return out->failed ? LM_ENOMEM : LM_OK;
+}
+
+static cJSON *num_or_null(double v) { return isnan(v) || isinf(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v); }
+
+void *lm_report_summary_json(const lm_summary *s) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "kernels_total", (double)s->n_total_kernels);
+  cJSON_AddItemToObject(o, "total_ns", num_or_null(s->total_ns));
+  if (s->rules_error) cJSON_AddStringToObject(o, "rules_error", s->rules_error);
+  cJSON *ks = cJSON_AddArrayToObject(o, "kernels");
+  for (size_t i = 0; i < s->n_kernels; i++) {
+    const lm_kernel_summary *k = &s->kernels[i];
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", k->name);
+    cJSON_AddNumberToObject(j, "calls", (double)k->calls);
+    cJSON_AddItemToObject(j, "total_ns", num_or_null(k->total_ns));
+    cJSON_AddItemToObject(j, "mean_ns", num_or_null(k->mean_ns));
+    cJSON_AddItemToObject(j, "share", num_or_null(k->share));
+    cJSON *hs = cJSON_AddArrayToObject(j, "highlights");
+    for (size_t h = 0; h < k->n_highlights; h++) {
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddStringToObject(x, "metric", k->highlights[h].name);
+      cJSON_AddItemToObject(x, "value", num_or_null(k->highlights[h].value));
+      cJSON_AddStringToObject(x, "unit", k->highlights[h].unit ? k->highlights[h].unit : "");
+      cJSON_AddItemToObject(x, "peak", num_or_null(k->highlights[h].peak));
+      cJSON_AddItemToObject(x, "pct", num_or_null(k->highlights[h].pct));
+      cJSON_AddItemToArray(hs, x);
+    }
+    cJSON *r = cJSON_AddObjectToObject(j, "roofline");
+    cJSON_AddItemToObject(r, "intensity", num_or_null(k->intensity));
+    cJSON_AddItemToObject(r, "gflops", num_or_null(k->gflops));
+    cJSON_AddItemToObject(r, "attainable_gflops", num_or_null(k->attainable));
+    cJSON_AddItemToObject(r, "pct_of_attainable", num_or_null(k->roof_pct));
+    if (k->roof_bound) cJSON_AddStringToObject(r, "bound", k->roof_bound);
+    if (k->roof_source) cJSON_AddStringToObject(r, "source", k->roof_source);
+    if (k->roof_reason) cJSON_AddStringToObject(r, "not_placed", k->roof_reason);
+    cJSON *fs = cJSON_AddArrayToObject(j, "findings");
+    for (size_t f = 0; f < k->n_findings; f++) {
+      const lm_finding *fd = &k->findings[f];
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddStringToObject(x, "rule", fd->rule->id);
+      cJSON_AddStringToObject(x, "severity", lm_rule_severity_name(fd->rule->severity));
+      cJSON_AddStringToObject(x, "verdict", fd->verdict);
+      cJSON_AddStringToObject(x, "explain", fd->rule->explain);
+      cJSON_AddStringToObject(x, "source", fd->rule->source);
+      cJSON *u = cJSON_AddArrayToObject(x, "uses");
+      for (int32_t m = 0; m < fd->rule->n_uses; m++) cJSON_AddItemToArray(u, cJSON_CreateString(fd->rule->uses[m]));
+      cJSON_AddItemToObject(x, "gain", num_or_null(fd->gain));
+      cJSON_AddItemToArray(fs, x);
+    }
+    cJSON_AddItemToArray(ks, j);
+  }
+  return o;
+}
+
+void lm_report_list_rules(const lm_ruleset *rules, int verbose, lm_buf *out) {
+  for (size_t i = 0; i < rules->n_rules; i++) {
+    const lm_rule *r = &rules->rules[i];
+    lm_buf_printf(out, "%-20s %-8s ", r->id, lm_rule_severity_name(r->severity));
+    lm_buf when = {0};
+    lm_expr_print(r->when, &when);
+    lm_buf_printf(out, "%s\n", lm_buf_cstr(&when));
+    lm_buf_fini(&when);
+    if (verbose) {
+      lm_buf_printf(out, "    %s\n    source: %s\n    (%s:%ld)\n", r->explain, r->source, r->file, r->line);
+    }
+  }
+}

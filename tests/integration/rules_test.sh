@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Guided analysis end to end: the rules of metrics/rules fire on workloads
+# built from a real folder by editing single counters, each case firing
+# exactly its rule; the summary in text fits the terminal width and agrees
+# with JSON; user rules and rule errors.
+# Usage: rules_test.sh LUMEN SHARED_DIR SOURCE_DIR TEST_NAME
+set -u
+LUMEN=$1
+SHARED=$2
+SOURCE=$3
+NAME=$4
+WL=$SHARED/workloads
+TMP=$(mktemp -d /tmp/lumen-rules-XXXXXX)
+trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
+SRCDIR=$(cd "$(dirname "$0")" && pwd)
+. "$SRCDIR/lib.sh"
+EDIT="python3 $SRCDIR/edit_csv.py"
+
+# fired DIR: the rule ids that fire on the top kernel of DIR, sorted, one line.
+fired() {
+  "$LUMEN" analyze -w "$1" --summary --format json >"$TMP/s.json" 2>"$TMP/s.err" || fail "analyze $1: $(cat "$TMP/s.err")"
+  python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(sorted(f["rule"] for f in d["summary"]["kernels"][0]["findings"])))' "$TMP/s.json"
+}
+# clean NAME [SRC]: a copy of SRC (vcopy/MI200) on which no rule fires: the
+# L2 hit rate raised to 95 %.
+clean() {
+  cp -r "$WL/${2:-vcopy/MI200}" "$TMP/$1"
+  chmod -R u+w "$TMP/$1"
+  $EDIT "$TMP/$1/pmc_perf.csv" "TCC_HIT_sum=TCC_MISS_sum*19" || fail "edit"
+}
+expect_fired() { # DIR "ids"
+  local got
+  got=$(fired "$1")
+  [ "$got" = "$2" ] || fail "$(basename "$1"): rules fired: '$got', expected '$2'"
+}
+
+case $NAME in
+fire)
+  expect_fired "$WL/vcopy/MI200" "l2-hit-low"
+  clean base
+  expect_fired "$TMP/base" ""
+  clean small; $EDIT "$TMP/small/pmc_perf.csv" "Grid_Size=256*50"
+  expect_fired "$TMP/small" "small-grid"
+  clean vgpr; $EDIT "$TMP/vgpr/pmc_perf.csv" "Arch_VGPR=256"
+  $EDIT "$TMP/vgpr/SQ_LEVEL_WAVES.csv" "SQ_ACCUM_PREV_HIRES=SQ_ACCUM_PREV_HIRES*0.5"
+  expect_fired "$TMP/vgpr" "vgpr-limited"
+  clean occ; $EDIT "$TMP/occ/SQ_LEVEL_WAVES.csv" "SQ_ACCUM_PREV_HIRES=SQ_ACCUM_PREV_HIRES*0.3"
+  expect_fired "$TMP/occ" "low-occupancy"
+  clean lds; $EDIT "$TMP/lds/pmc_perf.csv" "SQ_LDS_IDX_ACTIVE=100000" "SQ_LDS_BANK_CONFLICT=60000"
+  expect_fired "$TMP/lds" "lds-bank-conflicts"
+  clean var; $EDIT "$TMP/var/pmc_perf.csv" "2:End_Timestamp=Start_Timestamp+(End_Timestamp-Start_Timestamp)*3"
+  expect_fired "$TMP/var" "instances-differ"
+  clean hbm; $EDIT "$TMP/hbm/pmc_perf.csv" "TCC_EA_RDREQ_sum=TCC_EA_RDREQ_sum*2.5" "TCC_EA_RDREQ_32B_sum=TCC_EA_RDREQ_32B_sum*2.5"
+  expect_fired "$TMP/hbm" "hbm-bound"
+  clean valu; $EDIT "$TMP/valu/pmc_perf.csv" "SQ_ACTIVE_INST_VALU=SQ_ACTIVE_INST_VALU*30" "SQ_THREAD_CYCLES_VALU=SQ_THREAD_CYCLES_VALU*30"
+  expect_fired "$TMP/valu" "valu-bound"
+  clean div; $EDIT "$TMP/div/pmc_perf.csv" "SQ_ACTIVE_INST_VALU=SQ_ACTIVE_INST_VALU*4"
+  expect_fired "$TMP/div" "divergence"
+  # Short kernels: 1,000 calls of 5 us, the traffic scaled to keep the rates.
+  clean short _synthetic/vcopy_MI200_x1000
+  $EDIT "$TMP/short/pmc_perf.csv" "TCC_EA_RDREQ_sum=TCC_EA_RDREQ_sum/4" "TCC_EA_RDREQ_32B_sum=TCC_EA_RDREQ_32B_sum/4" \
+    "TCC_EA_WRREQ_sum=TCC_EA_WRREQ_sum/4" "TCC_EA_WRREQ_64B_sum=TCC_EA_WRREQ_64B_sum/4" "End_Timestamp=Start_Timestamp+5000"
+  expect_fired "$TMP/short" "short-kernel"
+  ;;
+verdicts)
+  # A verdict carries the numbers of the kernel; text and JSON agree.
+  clean small; $EDIT "$TMP/small/pmc_perf.csv" "Grid_Size=256*50"
+  run analyze -w "$TMP/small" --summary --width 200
+  expect_status 0
+  expect_out "too small to fill the GPU: 50 workgroups for 104 compute units (up to 52 % of its time) [small-grid]"
+  run analyze -w "$TMP/small" --summary --format json
+  expect_status 0
+  python3 -c '
+import json, sys
+k = json.load(open(sys.argv[1]))["summary"]["kernels"][0]
+f = k["findings"][0]
+assert f["rule"] == "small-grid" and f["severity"] == "warning", f
+assert f["verdict"] == "too small to fill the GPU: 50 workgroups for 104 compute units", f["verdict"]
+assert abs(f["gain"] - (1 - 50 / 104)) < 1e-12, f["gain"]
+assert f["source"] and f["explain"] and f["uses"] == ["Active CUs"], f
+assert k["calls"] == 3 and abs(k["share"] - 1) < 1e-12, k' "$TMP/out" || fail "JSON summary"
+  ;;
+width)
+  # At 80 columns no line of the summary (and of its names) is longer, the
+  # two rocprim reductions stay distinguishable, and the default text report
+  # starts with the summary.
+  for w in 80 60 40; do
+    run analyze -w "$WL/_mix/mix_MI200" --summary --width $w
+    expect_status 0
+    longest=$(wc -L <"$TMP/out")
+    [ "$longest" -le $w ] || fail "a line of $longest characters at --width $w: $(awk -v w=$w 'length($0) > w' "$TMP/out" | head -2)"
+    plus=$(grep -c 'plus' "$TMP/out")
+    maxi=$(grep -c 'maximum\|ximum' "$TMP/out")
+    [ "$plus" -ge 1 ] && [ "$maxi" -ge 1 ] || fail "--width $w: the two reductions look alike: $(grep rocprim "$TMP/out")"
+  done
+  COLUMNS=72 "$LUMEN" analyze -w "$WL/_mix/mix_MI200" >"$TMP/out" 2>&1 || fail "analyze"
+  head -1 "$TMP/out" | grep -q "^Summary: 5 kernels" || fail "the report does not open with the summary: $(head -2 "$TMP/out")"
+  expect_out "0.1 Top Kernels"
+  # The summary part (up to the first panel rule) is laid out for $COLUMNS.
+  sed '/^────/,$d' "$TMP/out" >"$TMP/first"
+  [ "$(wc -L <"$TMP/first")" -le 72 ] || fail "the first screen is wider than COLUMNS=72"
+  run analyze -w "$WL/_mix/mix_MI200" --full
+  expect_status 0
+  ! grep -q "^Summary:" "$TMP/out" || fail "--full shows the summary"
+  run analyze -w "$WL/_mix/mix_MI200" -b 2.1
+  ! grep -q "^Summary:" "$TMP/out" || fail "-b shows the summary"
+  ;;
+user_rules)
+  # --rules-dir adds rules; a rule naming a metric the GPU lacks, or with a
+  # bad field, is an error naming the file and line.
+  mkdir -p "$TMP/rules"
+  cat >"$TMP/rules/mine.yaml" <<'YAML'
+family: mine
+archs: [gfx90a]
+rules:
+- id: any-vmem
+  severity: critical
+  when: value('VMEM Utilization') > 0 and $calls == 3
+  verdict: 'VMEM busy {value("VMEM Utilization"):.3f} %'
+  source: a test
+YAML
+  run analyze -w "$WL/vcopy/MI200" --summary --rules-dir "$TMP/rules"
+  expect_status 0
+  expect_out "!! VMEM busy"
+  expect_out "[any-vmem]"
+  run list rules --arch gfx90a --rules-dir "$TMP/rules"
+  expect_status 0
+  expect_out "any-vmem"
+  expect_out "== gfx90a (MI210, MI250, MI250X): 11 rules"
+  sed -i "s/VMEM Utilization') > 0/VMEM Utilisation') > 0/" "$TMP/rules/mine.yaml"
+  run analyze -w "$WL/vcopy/MI200" --summary --rules-dir "$TMP/rules"
+  expect_status 1; one_line_err
+  expect_err "mine.yaml:6:"
+  expect_err "value('VMEM Utilisation'): gfx90a has no such metric"
+  sed -i "s/VMEM Utilisation/VMEM Utilization/; s/severity: critical/severity: fatal/" "$TMP/rules/mine.yaml"
+  run list rules --arch gfx90a --rules-dir "$TMP/rules"
+  expect_status 1; one_line_err
+  expect_err "'fatal': expected info, warning or critical"
+  # Another architecture's files are skipped.
+  run analyze -w "$WL/vcopy/MI100" --summary --rules-dir "$TMP/rules"
+  expect_status 0
+  ;;
+zero_durations)
+  # MI300 test folders have End == Start: the summary says so and shows no
+  # infinite percentages.
+  run analyze -w "$WL/vcopy/MI300X_A1" --summary
+  expect_status 0
+  expect_out "no durations"
+  ! grep -q "inf %" "$TMP/out" || fail "infinite percentages: $(grep 'inf %' "$TMP/out")"
+  ;;
+*)
+  fail "unknown case $NAME"
+  ;;
+esac
+exit 0

@@ -1,0 +1,128 @@
+/* test_rules.c - unit tests of the rules as data (src/metrics/rules.c),
+ * their evaluation (src/advise) and the summary's name shortening
+ * (src/report/summary.c). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "advise/advise.h"
+#include "check.h"
+#include "report/report.h"
+
+/* Every built-in rule loads against every built-in architecture: a rule
+ * naming a metric that some architecture lacks fails here. */
+static void test_builtin_rules(void) {
+  for (const char *const *n = lm_metrics_builtin_list(); *n; n++) {
+    const lm_catalog *cat = lm_metrics_builtin(*n);
+    lm_ruleset *rules = NULL;
+    lm_diag d;
+    lm_diag_clear(&d);
+    lm_status st = lm_rules_load_texts(cat, lm_rules_builtin(), &rules, &d);
+    if (st != LM_OK) fprintf(stderr, "%s: %s\n", *n, d.message);
+    CHECK(st == LM_OK);
+    CHECK(rules && rules->n_rules >= 8);
+    for (size_t i = 0; rules && i < rules->n_rules; i++) {
+      CHECK(rules->rules[i].source[0] != '\0');
+      CHECK(rules->rules[i].explain[0] != '\0');
+    }
+    lm_rules_free(rules);
+  }
+}
+
+static lm_status load_one(const char *text, lm_diag *d) {
+  const lm_catalog *cat = lm_metrics_builtin("gfx90a");
+  lm_rules_text files[] = {{"t.yaml", text}, {NULL, NULL}};
+  lm_ruleset *rules = NULL;
+  lm_diag_clear(d);
+  lm_status st = lm_rules_load_texts(cat, files, &rules, d);
+  lm_rules_free(rules);
+  return st;
+}
+
+static void test_rule_errors(void) {
+  lm_diag d;
+  const char *head = "archs: [gfx90a]\nrules:\n- id: r\n  source: s\n";
+  char text[1024];
+  snprintf(text, sizeof text, "%s  when: value('No Such Metric') > 1\n  verdict: v\n", head);
+  CHECK(load_one(text, &d) == LM_ENOTFOUND);
+  CHECK(d.line == 5 && strstr(d.message, "gfx90a has no such metric"));
+  snprintf(text, sizeof text, "%s  when: $nope > 1\n  verdict: v\n", head);
+  CHECK(load_one(text, &d) == LM_EPARSE && strstr(d.message, "unknown variable $nope"));
+  snprintf(text, sizeof text, "%s  when: SQ_WAVES > 1\n  verdict: v\n", head);
+  CHECK(load_one(text, &d) == LM_EPARSE && strstr(d.message, "value('NAME')"));
+  snprintf(text, sizeof text, "%s  when: $calls > 1\n  verdict: 'x {$calls:.2g}'\n", head);
+  CHECK(load_one(text, &d) == LM_EPARSE && strstr(d.message, ":.Nf"));
+  snprintf(text, sizeof text, "%s  when: $calls > 1\n  verdict: 'x {$calls'\n", head);
+  CHECK(load_one(text, &d) == LM_EPARSE && strstr(d.message, "'}'"));
+  CHECK(load_one("archs: [gfx90a]\nrules:\n- id: r\n  when: $calls > 1\n  verdict: v\n", &d) == LM_EPARSE);
+  CHECK(strstr(d.message, "needs a source") != NULL);
+  snprintf(text, sizeof text, "%s  when: $calls > 1\n  verdict: v\n- id: r\n  source: s\n  when: 1\n  verdict: w\n",
+           head);
+  CHECK(load_one(text, &d) == LM_EPARSE && strstr(d.message, "twice"));
+  snprintf(text, sizeof text, "%s  when: $calls > 1\n  verdict: v\n", head);
+  CHECK(load_one(text, &d) == LM_OK);
+  /* Files for other architectures are skipped, whatever they name. */
+  CHECK(load_one("archs: [gfx942]\nrules:\n- id: r\n  source: s\n  when: value('Nothing') > 1\n  verdict: v\n",
+                 &d) == LM_OK);
+}
+
+/* The evaluator: missing metrics are NaN and comparisons with NaN false. */
+static void test_eval(void) {
+  lm_arena *arena = lm_arena_new(4096);
+  lm_analysis a;
+  memset(&a, 0, sizeof a);
+  double vars[32];
+  for (int i = 0; i < 32; i++) vars[i] = i;
+  const char *cases[][2] = {{"$calls + 2 * $mean_ns", "4"},  /* calls = 0, mean_ns = 2 */
+                            {"value('Missing') > 1", "0"},
+                            {"not (value('Missing') > 1)", "1"},
+                            {"MAX($share, 3) if $cv > 5 else -1", "5"}, /* share = 5, cv = 6 */
+                            {"MIN(value('Missing'), 1)", "nan"},
+                            {"$calls / 0", "nan"}};
+  for (size_t i = 0; i < LM_ARRAY_LEN(cases); i++) {
+    lm_expr *e = NULL;
+    lm_diag d;
+    CHECK(lm_expr_parse(cases[i][0], arena, &e, &d) == LM_OK);
+    double v = lm_advise_eval(e, &a, vars);
+    if (strcmp(cases[i][1], "nan") == 0) CHECK(isnan(v));
+    else CHECK_NEAR(v, atof(cases[i][1]), 1e-12);
+  }
+  lm_arena_free(arena);
+}
+
+static size_t chars(const char *s) {
+  size_t n = 0;
+  for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+  return n;
+}
+
+static void test_short_names(void) {
+  const char *plus = "void rocprim::detail::block_reduce_kernel<true, rocprim::detail::wrapped_reduce_config<"
+                     "rocprim::default_config, float>, float*, float*, float, rocprim::plus<float> >(float*, "
+                     "unsigned long, float*, float, rocprim::plus<float>) [clone .kd]";
+  char *s = lm_report_short_name(plus, 76, (size_t)-1);
+  CHECK(s && chars(s) <= 76);
+  /* Without a focus: arguments, then template arguments, go first. */
+  CHECK_STR(s, "void rocprim::detail::block_reduce_kernel<…>(…)");
+  lm_free(s);
+  s = lm_report_short_name("short(int)", 76, (size_t)-1);
+  CHECK_STR(s, "short(int)");
+  lm_free(s);
+  /* A focus keeps the differing part visible. */
+  size_t at = (size_t)(strstr(plus, "plus") - plus);
+  s = lm_report_short_name(plus, 40, at);
+  CHECK(s && chars(s) <= 40 && strstr(s, "plus"));
+  lm_free(s);
+  /* Control characters never survive. */
+  s = lm_report_short_name("k\x1b[2J", 76, (size_t)-1);
+  CHECK(s && !strchr(s, '\x1b'));
+  lm_free(s);
+}
+
+int main(void) {
+  test_builtin_rules();
+  test_rule_errors();
+  test_eval();
+  test_short_names();
+  return check_report("test_rules");
+}
