@@ -163,9 +163,14 @@ async function show() {
   try {
     inf = await info(s.w);
     fillForm(s, inf);
-    const report = await getJSON(`api/analysis?${query(s)}`);
+    /* The summary (one workload, no baseline) comes with the panels. */
+    const [report, summary] = await Promise.all([
+      getJSON(`api/analysis?${query(s)}`),
+      s.base ? Promise.resolve(null) : getJSON(`api/summary?${query(s, false)}`).catch((e) => ({ error: e.message })),
+    ]);
     lastReport = report;
     render(report, s, inf);
+    if (summary) renderSummary(summary, s);
     const n = report.workloads[report.workloads.length - 1];
     setStatus(`${n.dispatches_selected} of ${n.dispatches_total} dispatches, ${report.workloads[0].normalization}`);
     document.body.dataset.state = 'ready';
@@ -220,6 +225,95 @@ function render(report, s, inf) {
     for (const t of panel.tables) sec.appendChild(renderTable(t, panel, comparing, s, inf));
     main.appendChild(sec);
   }
+}
+
+/* ------------------------------------------------------------- summary */
+
+const SEVERITY_MARK = { critical: '!!', warning: '!', info: 'i' };
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function timeText(ns) {
+  if (ns === null || ns === undefined) return 'n/a';
+  if (ns >= 1e9) return `${(ns / 1e9).toFixed(2)} s`;
+  if (ns >= 1e6) return `${(ns / 1e6).toFixed(2)} ms`;
+  if (ns >= 1e3) return `${(ns / 1e3).toFixed(1)} µs`;
+  return `${ns.toFixed(0)} ns`;
+}
+
+/* One card per top kernel: share, busiest units as labelled bars, the
+ * roofline position, and the rules that fired with their explanations. */
+function renderSummary(data, s) {
+  const main = $('content');
+  const sec = el('section', 'panel summary');
+  sec.id = 'panel-summary';
+  sec.appendChild(el('h2', '', 'Summary: what limits each kernel'));
+  if (data.error) {
+    sec.appendChild(el('p', 'note', `No summary: ${data.error}`));
+  } else {
+    const sum = data.summary;
+    sec.appendChild(el('p', 'note', `${sum.kernels_total} kernel${sum.kernels_total === 1 ? '' : 's'}, ` +
+      `${timeText(sum.total_ns)} of GPU time${sum.kernels.length < sum.kernels_total ? `; the ${sum.kernels.length} longest` : ''}`));
+    if (sum.rules_error) sec.appendChild(el('p', 'note', `Rules not evaluated: ${sum.rules_error}`));
+    sum.kernels.forEach((k, i) => {
+      const card = el('article', 'card');
+      card.dataset.kernel = k.name;
+      const h = el('h3', 'kname', `${i + 1}. ${k.name}`);
+      h.title = k.name;
+      card.appendChild(h);
+      card.appendChild(el('p', 'facts', `${k.share === null ? 'n/a' : (k.share * 100).toFixed(1)} % of the time · ` +
+        `${k.calls} call${k.calls === 1 ? '' : 's'} · ${timeText(k.total_ns)} in all · ${timeText(k.mean_ns)} each`));
+      if (k.highlights.length) {
+        const bars = el('div', 'bars');
+        for (const hl of k.highlights) {
+          const row = el('div', 'bar');
+          row.appendChild(el('span', 'label', hl.metric));
+          const track = el('span', 'track');
+          const fill = el('span', 'fill');
+          fill.style.width = `${Math.max(0, Math.min(100, hl.pct))}%`;
+          track.appendChild(fill);
+          row.appendChild(track);
+          row.appendChild(el('span', 'pct', `${hl.pct.toFixed(0)} % of peak (${fmt(hl.value)} ${hl.unit} of ${fmt(hl.peak)})`));
+          bars.appendChild(row);
+        }
+        card.appendChild(bars);
+      }
+      const r = k.roofline;
+      card.appendChild(el('p', 'roof', r.pct_of_attainable !== null && r.pct_of_attainable !== undefined
+        ? `Roofline (HBM, ${r.source}): ${fmt(r.intensity)} FLOP/byte, ${fmt(r.gflops)} GFLOP/s = ` +
+          `${r.pct_of_attainable.toFixed(0)} % of the attainable ${fmt(r.attainable_gflops)} GFLOP/s (${r.bound}-bound)`
+        : `Roofline: not placed (${r.not_placed || 'no data'})`));
+      const list = el('ul', 'findings');
+      if (!k.findings.length) list.appendChild(el('li', 'finding none', 'No rule fired.'));
+      for (const f of k.findings) {
+        const li = el('li', `finding ${f.severity}`);
+        const d = el('details');
+        const sm = el('summary');
+        sm.appendChild(el('span', 'sev', SEVERITY_MARK[f.severity] || ''));
+        sm.appendChild(document.createTextNode(` ${f.verdict}` +
+          (f.gain ? ` (up to ${(f.gain * 100).toFixed(0)} % of its time)` : '')));
+        d.appendChild(sm);
+        d.appendChild(el('p', '', f.explain));
+        d.appendChild(el('p', 'note', `Rule ${f.rule}; supported by ${f.uses.join(', ') || 'kernel facts'}; ` +
+          `source: ${f.source}`));
+        li.appendChild(d);
+        list.appendChild(li);
+      }
+      card.appendChild(list);
+      sec.appendChild(card);
+    });
+  }
+  main.insertBefore(sec, main.firstChild);
+  const nav = $('panels');
+  const a = el('a', '', 'Summary');
+  a.href = location.hash;
+  a.addEventListener('click', (ev) => { ev.preventDefault(); sec.scrollIntoView(); });
+  nav.insertBefore(a, nav.firstChild);
 }
 
 /* The values a row shows: the compared workload's when comparing (the

@@ -275,6 +275,10 @@ static lm_status highlights(const lm_analysis *a, lm_arena *arena, lm_kernel_sum
     /* Throughput and utilization only: a hit rate or a lane count at 100 %
      * of its "peak" says nothing about what limits the kernel. */
     if (strstr(h.name, "Hit Rate") || strstr(h.name, "Active Threads") || strstr(h.name, "Latency")) continue;
+    /* The analysis goes before the summary does: keep copies. */
+    h.name = lm_arena_strdup(arena, h.name);
+    h.unit = lm_arena_strdup(arena, h.unit ? h.unit : "");
+    if (!h.name || !h.unit) return LM_ENOMEM;
     all[n++] = h;
   }
   qsort(all, n, sizeof *all, cmp_pct);

@@ -186,7 +186,8 @@ static const char *const serve_help =
     "\n"
     "API: GET /api/workloads, /api/info?w=ID, /api/analysis?w=ID[&base=ID]\n"
     "[&k=REGEX][&kn=NAME][&d=SPEC][&g=SPEC][&i=SPEC][&r=REGION][&b=ITEM]\n"
-    "[&norm=per_wave|per_cycle|per_second|per_kernel], /api/roofline?w=ID[...].\n";
+    "[&norm=per_wave|per_cycle|per_second|per_kernel], /api/roofline?w=ID[...],\n"
+    "/api/summary?w=ID[...] (what limits each top kernel, see docs/rules.md).\n";
 
 static const char *const list_help =
     "usage: lumen list metrics [--arch ARCH] [-v]\n"

@@ -12,6 +12,7 @@
  * connection still sending headers makes room for the new one, so a
  * client that completes its request promptly always gets in.
  */
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <string.h>
@@ -193,6 +194,25 @@ unsigned long lm_guard_dropped(void) {
 }
 
 /* ------------------------------------------------------------- checks */
+
+int lm_is_loopback(const struct sockaddr *sa) {
+  if (!sa) return 0;
+  if (sa->sa_family == AF_INET)
+    return (ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >> 24) == 127;
+  if (sa->sa_family == AF_INET6) {
+    const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+  }
+  return 0;
+}
+
+int lm_same_secret(const char *a, const char *b) {
+  size_t na = strlen(a), nb = strlen(b);
+  unsigned diff = (unsigned)(na ^ nb);
+  for (size_t i = 0; i < na; i++) diff |= (unsigned char)a[i] ^ (unsigned char)b[i % (nb ? nb : 1)];
+  return diff == 0;
+}
+
 
 int lm_host_allowed(const char *host) {
   if (!host) return 1;

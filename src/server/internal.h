@@ -36,6 +36,13 @@ void lm_guard_request_done(struct MHD_Connection *c);
 /* lm_guard_dropped: connections closed by the guard so far. */
 unsigned long lm_guard_dropped(void);
 
+/* lm_is_loopback: whether a client address is a loopback one (127/8,
+ * ::1, or ::ffff:127.x). NULL is not. */
+int lm_is_loopback(const struct sockaddr *sa);
+/* lm_same_secret: a and b equal, compared in time that does not depend on
+ * where they differ. */
+int lm_same_secret(const char *a, const char *b);
+
 /* lm_host_allowed: whether a Host header value names the loopback server
  * itself (127.0.0.1, localhost or [::1], with an optional port); NULL (an
  * HTTP/1.0 request without Host) is allowed. A page whose name was

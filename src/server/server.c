@@ -586,6 +586,51 @@ static void add_num(cJSON *o, const char *name, double v) {
   else cJSON_AddNumberToObject(o, name, v);
 }
 
+/* The guided-analysis summary of one workload for the selection: the
+ * "summary" object of `lumen analyze --summary --format json`. */
+static enum MHD_Result api_summary(struct MHD_Connection *c, const lm_query *q) {
+  if (!q->w) return send_error(c, MHD_HTTP_BAD_REQUEST, "w: which workload?");
+  char key[sizeof q->canonical + 16];
+  snprintf(key, sizeof key, "summary|%s", q->canonical);
+  size_t len = 0;
+  char *hit = cached_answer(key, &len);
+  if (hit) {
+    enum MHD_Result ok = send_body(c, MHD_HTTP_OK, "application/json", hit, len, 1, 0);
+    free(hit);
+    return ok;
+  }
+  if (!begin_evaluation()) return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "busy; try again");
+  lm_analyze_opts o;
+  opts_from_query(q, &o);
+  loaded *l = NULL;
+  lm_ruleset *rules = NULL;
+  lm_summary *sum = NULL;
+  lm_diag d;
+  lm_diag_clear(&d);
+  lm_status st = acquire(q->w, &l, &d);
+  const lm_catalog *cat = st == LM_OK ? lm_metrics_builtin(l->w->arch) : NULL;
+  if (st == LM_OK && !cat) st = lm_diag_set(&d, LM_EARCH, NULL, 0, 0, "w", "%s has no metric definitions", l->w->arch);
+  if (st == LM_OK) st = lm_rules_load_texts(cat, lm_rules_builtin(), &rules, &d);
+  if (st == LM_OK) st = lm_advise_summary(l->w, cat, rules, &o, 5, &sum, &d);
+  char *text = NULL;
+  if (st == LM_OK) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddItemToObject(root, "summary", (cJSON *)lm_report_summary_json(sum));
+    text = print_json(root);
+    cJSON_Delete(root);
+    if (!text) st = lm_diag_set(&d, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  }
+  lm_summary_free(sum);
+  lm_rules_free(rules);
+  release(l);
+  end_evaluation();
+  if (st != LM_OK) return send_diag(c, &d);
+  keep_answer(key, text, strlen(text));
+  enum MHD_Result ok = send_body(c, MHD_HTTP_OK, "application/json", text, strlen(text), 1, 0);
+  free(text);
+  return ok;
+}
+
 static enum MHD_Result api_roofline(struct MHD_Connection *c, const lm_query *q) {
   if (!q->w) return send_error(c, MHD_HTTP_BAD_REQUEST, "w: which workload?");
   if (!begin_evaluation()) return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "busy; try again");
@@ -662,22 +707,11 @@ static enum MHD_Result send_asset(struct MHD_Connection *c, const char *path) {
 
 /* ------------------------------------------------------ access control */
 
-static int is_loopback(const struct sockaddr *sa) {
-  if (!sa) return 0;
-  if (sa->sa_family == AF_INET)
-    return (ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >> 24) == 127;
-  if (sa->sa_family == AF_INET6) {
-    const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
-    return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
-  }
-  return 0;
-}
-
 /* Token bucket per client address. */
 static int rate_ok(const struct sockaddr *sa) {
   double rate = S.o->rate;
   if (rate <= 0) {
-    if (is_loopback(sa)) return 1;
+    if (lm_is_loopback(sa)) return 1;
     rate = 50;
   }
   struct in6_addr key;
@@ -711,13 +745,6 @@ static int rate_ok(const struct sockaddr *sa) {
   return ok;
 }
 
-static int same_secret(const char *a, const char *b) {
-  size_t na = strlen(a), nb = strlen(b);
-  unsigned diff = (unsigned)(na ^ nb);
-  for (size_t i = 0; i < na; i++) diff |= (unsigned char)a[i] ^ (unsigned char)b[i % (nb ? nb : 1)];
-  return diff == 0;
-}
-
 /* Whether the request carries the token: in the Authorization header, in
  * the cookie, or (only when allow_query: a page being opened from a
  * shared link) in the query string. API calls never take it from the
@@ -726,10 +753,10 @@ static int authorized(struct MHD_Connection *c, const lm_query *q, int allow_que
   const char *token = S.o->token;
   if (!token) return 1;
   const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-  if (h && strncmp(h, "Bearer ", 7) == 0 && same_secret(h + 7, token)) return 1;
+  if (h && strncmp(h, "Bearer ", 7) == 0 && lm_same_secret(h + 7, token)) return 1;
   const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "lumen_token");
-  if (cookie && same_secret(cookie, token)) return 1;
-  return allow_query && q->token && same_secret(q->token, token);
+  if (cookie && lm_same_secret(cookie, token)) return 1;
+  return allow_query && q->token && lm_same_secret(q->token, token);
 }
 
 /* ------------------------------------------------------------- dispatch */
@@ -852,6 +879,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     ok = api_info(c, &q);
   } else if (strcmp(url, "/api/analysis") == 0) {
     ok = api_analysis(c, &q);
+  } else if (strcmp(url, "/api/summary") == 0) {
+    ok = api_summary(c, &q);
   } else if (strcmp(url, "/api/roofline") == 0) {
     ok = api_roofline(c, &q);
   } else {

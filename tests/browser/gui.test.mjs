@@ -122,6 +122,27 @@ try {
   const sol = await page.$('[data-table="2.1"]');
   await sol.screenshot({ path: `${shots}/02-speed-of-light.png` });
 
+  // 2b. The summary: one card per top kernel, the same kernels and the
+  // same verdicts as `lumen analyze --summary --format json`.
+  await page.waitForSelector('#panel-summary .card');
+  const cards = await page.$$eval('#panel-summary .card', (cs) => cs.map((c) => ({
+    kernel: c.dataset.kernel,
+    verdicts: Array.from(c.querySelectorAll('li.finding summary')).map((s) => s.textContent),
+    bars: c.querySelectorAll('.bar').length,
+  })));
+  const cliSummary = JSON.parse(execFileSync(lumen, ['analyze', '-w', `${WL}/_mix/mix_MI200`, '--summary', '--format', 'json'],
+    { maxBuffer: 64 << 20 })).summary;
+  check(cards.length === cliSummary.kernels.length, `summary cards ${cards.length}, CLI kernels ${cliSummary.kernels.length}`);
+  cliSummary.kernels.forEach((k, i) => {
+    const card = cards[i] || { verdicts: [] };
+    check(card.kernel === k.name, `summary card ${i + 1} is ${k.name}`);
+    check(card.bars === k.highlights.length, `summary card ${i + 1} has ${k.highlights.length} labelled bars`);
+    k.findings.forEach((f, j) => check((card.verdicts[j] || '').includes(f.verdict), `card ${i + 1} verdict ${f.verdict}`));
+  });
+  const summaryFirst = await page.$eval('#content', (m) => m.firstElementChild && m.firstElementChild.id);
+  check(summaryFirst === 'panel-summary', 'the summary is the first panel');
+  await (await page.$('#panel-summary')).screenshot({ path: `${shots}/00-summary.png` });
+
   // 3. Filter to one kernel (the list of exact names).
   const kernel = 'void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>) [clone .kd]';
   await page.selectOption('#klist', [kernel]);

@@ -143,6 +143,27 @@ YAML
   run analyze -w "$WL/vcopy/MI100" --summary --rules-dir "$TMP/rules"
   expect_status 0
   ;;
+serve)
+  # The server's summary is the CLI's, for the same selection.
+  . "$SRCDIR/../../scripts/serve-lib.sh"
+  start_lumen_serve "$LUMEN" "$TMP" -w "$WL/_mix/mix_MI200" 2>"$TMP/start.err" || fail "$(cat "$TMP/start.err")"
+  trap 'kill $SERVER 2>/dev/null; chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
+  for q in "" "&norm=per_kernel" "&k=rocprim"; do
+    code=$(curl -s -o "$TMP/api.json" -w '%{http_code}' "${URL}api/summary?w=f0$q")
+    [ "$code" = 200 ] || fail "api/summary$q: HTTP $code $(head -c 300 "$TMP/api.json")"
+    args=""
+    [ "$q" = "&norm=per_kernel" ] && args="--norm per_kernel"
+    [ "$q" = "&k=rocprim" ] && args="-k rocprim"
+    # shellcheck disable=SC2086
+    "$LUMEN" analyze -w "$WL/_mix/mix_MI200" --summary --format json $args >"$TMP/cli.json" || fail "cli"
+    python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))["summary"]
+b = json.load(open(sys.argv[2]))["summary"]
+assert a == b, "the API and the CLI summaries differ"
+assert a["kernels"], "no kernels"' "$TMP/api.json" "$TMP/cli.json" || fail "api/summary$q differs from the CLI"
+  done
+  ;;
 zero_durations)
   # MI300 test folders have End == Start: the summary says so and shows no
   # infinite percentages.
