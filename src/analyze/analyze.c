@@ -526,10 +526,42 @@ static lm_status select_rows(ctx *c, size_t **top_rows, size_t *n_top, size_t **
     goto fail;
   }
   if (nt == 0) {
+    /* Say which ids there are (on the selected GPUs): ranges of
+     * consecutive ids, the first few of them. */
+    lm_buf ids = {0};
+    double lo = LM_NAN, hi = LM_NAN;
+    size_t shown = 0, n_ids = 0;
+    for (size_t r = 0; r <= n; r++) {
+      double d = LM_NAN;
+      if (r < n) {
+        if (c->o->gpu && c->o->gpu->n) {
+          double g = cell_value(pmc, c->col_gpu, r);
+          if (isnan(g) || !lm_idset_has(c->o->gpu, (int64_t)g)) continue;
+        }
+        d = dispatch_id(c, r);
+        if (isnan(d)) continue;
+        n_ids++;
+        if (!isnan(hi) && d == hi + 1) {
+          hi = d;
+          continue;
+        }
+      }
+      if (!isnan(lo) && shown < 8) {
+        if (lo == hi) lm_buf_printf(&ids, "%s%.0f", shown ? ", " : "", lo);
+        else lm_buf_printf(&ids, "%s%.0f:%.0f", shown ? ", " : "", lo, hi + 1);
+        shown++;
+      } else if (!isnan(lo) && shown == 8) {
+        lm_buf_puts(&ids, ", ...");
+        shown++;
+      }
+      lo = hi = d;
+    }
     status = lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
                          region_mask ? "-r/-d: no dispatch in the region(s) with the ids asked for%s"
-                                     : "-d: no dispatch with the ids asked for%s",
-                         c->o->gpu && c->o->gpu->n ? " on the selected GPU(s)" : "");
+                                     : "-d: no dispatch with the ids asked for%s (Dispatch_ID values%s: %s)",
+                         c->o->gpu && c->o->gpu->n ? " on the selected GPU(s)" : "",
+                         c->o->gpu && c->o->gpu->n ? " there" : "", n_ids ? lm_buf_cstr(&ids) : "none");
+    lm_buf_fini(&ids);
     goto fail;
   }
   *top_rows = top;

@@ -224,6 +224,8 @@ int cmd_analyze(int argc, char **argv, int first) {
   const char **region_names = NULL;
   lm_store *store = NULL;
   lm_summary *summary = NULL;
+  lm_workload *summary_workload = NULL;
+  int first_cached = 0; /* the first workload came as a kept analysis (no counters) */
   lm_analyze_opts last_opts;
   memset(&last_opts, 0, sizeof last_opts);
   lm_buf out = {0};
@@ -301,6 +303,25 @@ int cmd_analyze(int argc, char **argv, int first) {
     if (lm_store_open_existing(url, &store, &diag) != LM_OK) {
       cli_diag(MODE, &diag);
       goto done;
+    }
+  }
+  if (!store) {
+    /* -w NAME with no such folder: a workload of that name in the default
+     * store (or $LUMEN_DB). */
+    const char *first_w = cli_nth(&a, "workload", 0);
+    struct stat sb;
+    char url_buf[4096];
+    if (first_w && stat(first_w, &sb) != 0 && !strchr(first_w, '/')) {
+      const char *url = cli_store_url(&a, url_buf, sizeof url_buf);
+      lm_store *def = NULL;
+      lm_store_entry entry;
+      lm_diag ignored;
+      if (lm_store_open_existing(url, &def, &ignored) == LM_OK && lm_store_get(def, first_w, &entry, &ignored) == LM_OK) {
+        lm_log(LM_LOG_INFO, "-w %s: no such folder; the workload of that name in the store %s", first_w, url);
+        store = def;
+      } else {
+        lm_store_close(def);
+      }
     }
   }
   const char *clock = cli_get(&a, "clock");
@@ -401,6 +422,7 @@ int cmd_analyze(int argc, char **argv, int first) {
         goto done;
       }
       lm_phase_end(cached ? "load cached analysis" : "load and evaluate", t0);
+      if (k == 0) first_cached = cached;
       lm_log(LM_LOG_DEBUG, "%s: %s analysis from %s", path, cached ? "a stored" : "a new", lm_store_where(store));
     } else if (lm_analyze_run(workloads[k], cat, &o, &runs[k], &diag) != LM_OK) {
       if (!diag.file[0]) snprintf(diag.file, sizeof diag.file, "%s", path);
@@ -417,7 +439,17 @@ int cmd_analyze(int argc, char **argv, int first) {
   int want_summary = cli_has(&a, "summary") ||
                      (n == 1 && strcmp(format, "text") == 0 && !nb && !cli_has(&a, "list-stats") &&
                       !cli_has(&a, "full"));
-  if (want_summary && !summary_for(&a, workloads[0], runs[0]->catalog, &last_opts, &summary)) goto done;
+  if (want_summary && store && first_cached) {
+    /* A kept analysis came with system information only: the summary
+     * analyzes each kernel, so it needs the dispatches. */
+    if (lm_store_load(store, cli_nth(&a, "workload", 0), &summary_workload, &diag) != LM_OK) {
+      cli_diag(MODE, &diag);
+      goto done;
+    }
+  }
+  if (want_summary && !summary_for(&a, summary_workload ? summary_workload : workloads[0], runs[0]->catalog,
+                                   &last_opts, &summary))
+    goto done;
   ropts.summary = summary;
   uint64_t t_render = lm_phase_begin();
   const lm_analysis *const *cruns = (const lm_analysis *const *)runs;
@@ -462,6 +494,7 @@ done:
   free(region_names);
   lm_store_close(store);
   lm_summary_free(summary);
+  lm_workload_free(summary_workload);
   lm_buf_fini(&out);
   lm_phase_end("total", t_all);
   if (a.self_time) {

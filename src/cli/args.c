@@ -84,6 +84,44 @@ void cli_diag(const char *mode, const lm_diag *diag) {
   cli_error(mode, "%s", lm_diag_format(diag, line, sizeof line));
 }
 
+/* Edit distance between a[0..n) and b (insertions, deletions,
+ * substitutions and swaps of neighbours), capped at 9. */
+static int distance(const char *a, size_t n, const char *b) {
+  size_t m = strlen(b);
+  if (n > 40 || m > 40) return 9;
+  int d[41][41];
+  for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+  for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
+  for (size_t i = 1; i <= n; i++)
+    for (size_t j = 1; j <= m; j++) {
+      int cost = a[i - 1] != b[j - 1];
+      int best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (d[i - 1][j - 1] + cost < best) best = d[i - 1][j - 1] + cost;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[n][m] < 9 ? d[n][m] : 9;
+}
+
+/* The flag of this mode closest to an unknown one, if close enough to be
+ * a typo (at most 2 edits, and fewer than half its letters). */
+static const char *nearest_flag(const char *name, size_t len, int mode) {
+  const char *best = NULL;
+  int best_d = 3;
+  for (size_t i = 0; i < LM_ARRAY_LEN(flags); i++) {
+    if (!(flags[i].modes & mode)) continue;
+    int d = distance(name, len, flags[i].name);
+    if (d < best_d && (size_t)d * 2 < len) {
+      best = flags[i].name;
+      best_d = d;
+    }
+  }
+  return best;
+}
+
+
 static const flag *find_long(const char *name, size_t len) {
   for (size_t i = 0; i < LM_ARRAY_LEN(flags); i++)
     if (strlen(flags[i].name) == len && strncmp(flags[i].name, name, len) == 0) return &flags[i];
@@ -141,8 +179,13 @@ static int parse_inner(int argc, char **argv, int first, const char *mode_name, 
           add(a, "version", NULL, workloads);
           continue;
         }
-        cli_error(mode_name, "unknown flag %s (see `lumen help%s%s`)", shown,
-                  mode_name ? " " : "", mode_name ? mode_name : "");
+        const char *near = nearest_flag(arg + 2, len, mode);
+        if (near)
+          cli_error(mode_name, "unknown flag %s: did you mean --%s? (see `lumen help%s%s`)", shown, near,
+                    mode_name ? " " : "", mode_name ? mode_name : "");
+        else
+          cli_error(mode_name, "unknown flag %s (see `lumen help%s%s`)", shown, mode_name ? " " : "",
+                    mode_name ? mode_name : "");
         return 2;
       }
     } else {

@@ -1,6 +1,7 @@
 /*
  * db_cmd.c - `lumen db import|list|rm|export`: the workload store.
  */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,10 @@ int cmd_db(int argc, char **argv, int first) {
   }
   const char *sub = a.positional[0];
   const char *format = cli_get(&a, "format");
+  if (format && strcmp(format, "text") && strcmp(format, "csv") && strcmp(format, "json")) {
+    cli_error(MODE, "--format %s: expected text, csv or json", format);
+    goto done;
+  }
   if (strcmp(sub, "import") == 0) {
     size_t nw = cli_count(&a, "workload");
     if (nw == 0 || a.n_positional > 1) {
@@ -99,12 +104,41 @@ int cmd_db(int argc, char **argv, int first) {
         printf(",%s,%s,%zu,%s,%s,%s\n", entries[i].arch, entries[i].gpu_model, entries[i].n_dispatches,
                entries[i].source, entries[i].created, entries[i].fingerprint);
       }
+    } else if (format && strcmp(format, "json") == 0) {
+      cJSON *root = cJSON_CreateObject();
+      cJSON *list = cJSON_AddArrayToObject(root, "workloads");
+      for (size_t i = 0; i < n; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", entries[i].name);
+        cJSON_AddStringToObject(e, "team", entries[i].team);
+        cJSON_AddStringToObject(e, "arch", entries[i].arch);
+        cJSON_AddStringToObject(e, "gpu_model", entries[i].gpu_model);
+        cJSON_AddNumberToObject(e, "dispatches", (double)entries[i].n_dispatches);
+        cJSON_AddStringToObject(e, "source", entries[i].source);
+        cJSON_AddStringToObject(e, "created", entries[i].created);
+        cJSON_AddStringToObject(e, "fingerprint", entries[i].fingerprint);
+        cJSON_AddItemToArray(list, e);
+      }
+      char *text = cJSON_PrintUnformatted(root);
+      char *fixed = text ? lm_json_utf8_fix(text) : NULL;
+      cJSON_Delete(root);
+      if (!text) {
+        cli_error(MODE, "out of memory");
+        goto done;
+      }
+      puts(fixed ? fixed : text);
+      lm_free(fixed);
+      cJSON_free(text);
     } else {
       printf("%-32s %-10s %-8s %-10s %10s %-8s %s\n", "name", "team", "arch", "gpu", "dispatches", "source",
              "created");
-      for (size_t i = 0; i < n; i++)
-        printf("%-32s %-10s %-8s %-10s %10zu %-8s %s\n", entries[i].name, entries[i].team, entries[i].arch,
+      for (size_t i = 0; i < n; i++) {
+        char *name = lm_text_safe(entries[i].name, 0), *team = lm_text_safe(entries[i].team, 0);
+        printf("%-32s %-10s %-8s %-10s %10zu %-8s %s\n", name ? name : "", team ? team : "", entries[i].arch,
                entries[i].gpu_model, entries[i].n_dispatches, entries[i].source, entries[i].created);
+        lm_free(name);
+        lm_free(team);
+      }
     }
     status = 0;
   } else if (strcmp(sub, "rm") == 0) {

@@ -229,6 +229,13 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(mode, "help") == 0) {
+    static const char *const modes[] = {"profile", "analyze", "list", "export", "db", "serve", "help", NULL};
+    int known = argc <= 2;
+    for (size_t i = 0; !known && modes[i]; i++) known = strcmp(argv[2], modes[i]) == 0;
+    if (!known) {
+      cli_error(NULL, "help %s: no such mode (modes: profile, analyze, list, export, db, serve)", argv[2]);
+      return 2;
+    }
     cli_help(stdout, argc > 2 ? argv[2] : NULL);
     return 0;
   }
@@ -238,6 +245,6 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "export") == 0) return cmd_export(argc, argv, 2);
   if (strcmp(mode, "db") == 0) return cmd_db(argc, argv, 2);
   if (strcmp(mode, "serve") == 0) return cmd_serve(argc, argv, 2);
-  cli_error(NULL, "unknown mode '%s' (modes: profile, analyze, list, export, help)", mode);
+  cli_error(NULL, "unknown mode '%s' (modes: profile, analyze, list, export, db, serve, help)", mode);
   return 2;
 }

@@ -274,6 +274,38 @@ EOF
   run analyze -w "$WL/vcopy/MI200" --format csv -o "$TMP/m2"
   diff -r "$TMP/m1" "$TMP/m2" >/dev/null || fail "run-time and built-in catalogs differ"
   ;;
+fail_fast)
+  # Mistakes fail at once with a message that helps.
+  run analyze -w "$WL/vcopy/MI200" --nrom per_kernel
+  expect_status 2; one_line_err; expect_err "did you mean --norm?"
+  run analyze -w "$WL/vcopy/MI200" --zzzz
+  expect_status 2; ! grep -q "did you mean" "$TMP/err" || fail "a suggestion for --zzzz"
+  run help foo
+  expect_status 2; one_line_err; expect_err "help foo: no such mode"
+  run help analyze
+  expect_status 0
+  run analyze -w "$WL/vcopy/MI200" -d 99
+  expect_status 1; one_line_err; expect_err "(Dispatch_ID values: 0:3)"
+  run analyze -w "$WL/_mix/mix2gpu_MI200" -g 3 -d 99
+  expect_status 1; expect_err "Dispatch_ID values there: 2:4, 6:9"
+  # db list in every format; an unknown one is an error.
+  LUMEN_DB="$TMP/s.db" "$LUMEN" db import -w "$WL/vcopy/MI200" -n vc >/dev/null 2>&1 || fail "import"
+  LUMEN_DB="$TMP/s.db" run db list --format json
+  expect_status 0
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["workloads"][0]["name"] == "vc" and d["workloads"][0]["dispatches"] == 3' "$TMP/out" || fail "db list json"
+  LUMEN_DB="$TMP/s.db" run db list --format xml
+  expect_status 2; expect_err "--format xml: expected text, csv or json"
+  # -w NAME with no such folder: the workload of that name in the store.
+  (cd "$TMP" && LUMEN_DB="$TMP/s.db" "$LUMEN" analyze -w vc -b 2.1.1 >"$TMP/out" 2>"$TMP/err")
+  STATUS=$?
+  expect_status 0; expect_out "427.03"
+  (cd "$TMP" && LUMEN_DB="$TMP/s.db" "$LUMEN" analyze -w vc >"$TMP/out" 2>"$TMP/err")
+  STATUS=$?
+  expect_status 0; expect_out "Summary: 1 kernel"
+  (cd "$TMP" && LUMEN_DB="$TMP/s.db" "$LUMEN" analyze -w nothere >"$TMP/out" 2>"$TMP/err")
+  STATUS=$?
+  expect_status 1; expect_err "no such workload folder"
+  ;;
 *)
   fail "unknown test $NAME"
   ;;
