@@ -493,6 +493,39 @@ resume_leftovers)
   expect_err "1 run left unfinished by an earlier lumen marked interrupted"
   golden_equal "$TMP/p" vcopy/MI200
   ;;
+refused_split)
+  # The SDK accepts at most two TCP counters per config: lumen's sets (made
+  # for four) are refused on the device, split before the first run, and
+  # the split parts get runs of their own; the tables are still the
+  # recording's.
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  planned=$(n_sets gfx90a)
+  LUMEN_SIMSDK_LIMITS=TCP=2 run profile -n s -w "$TMP/p" -- "$APP" -g 2 "$VCOPY:3"
+  expect_status 0
+  expect_err "counter set 0: rocprofiler-sdk refused it on gfx90a (over the hardware limits); split: "
+  sets=$(q p "SELECT COUNT(DISTINCT set_id) FROM profile_set")
+  [ "$sets" -gt "$planned" ] || fail "no set was split: $sets sets"
+  same "$(q p "SELECT COUNT(*) FROM profile_run WHERE status = 'ok'")" "$sets" "a run per set"
+  same "$(q p "SELECT MAX(n) FROM (SELECT COUNT(*) n FROM profile_set WHERE block = 'TCP' GROUP BY set_id)")" 2 "TCP counters per set"
+  same "$(q p "SELECT COUNT(*) FROM log WHERE message LIKE '%refused it on gfx90a%'")" "$((sets - planned))" "logged splits"
+  check_values_in_set p
+  golden_equal "$TMP/p" vcopy/MI200
+  ;;
+counter_lacking)
+  # rocprofiler-sdk defines no TCP_TCP_LATENCY for gfx942: asked for (-b),
+  # it is an error naming counter and agent; in a full profile it is left
+  # out with a warning and its metrics have no value.
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI300X_A1
+  run profile -n l -w "$TMP/b" -b 3.1.25 -- "$APP" -g 2 "$VCOPY:3"
+  expect_status 2
+  one_line_err
+  expect_err "counter TCP_TCP_LATENCY is not supported by agent gfx942 (GPU 0, rocprofiler-sdk 1.0.0)"
+  run profile -n l -w "$TMP/p" -- "$APP" -g 2 "$VCOPY:3"
+  expect_status 0
+  expect_err "counter TCP_TCP_LATENCY is not supported by agent gfx942 (GPU 0): left out"
+  same "$(q p "SELECT COUNT(*) FROM profile_set WHERE counter = 'TCP_TCP_LATENCY'")" 0 "TCP_TCP_LATENCY in a set"
+  golden_equal "$TMP/p" vcopy/MI300X_A1
+  ;;
 list_backends)
   export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
   run list backends
