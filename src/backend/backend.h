@@ -14,7 +14,7 @@
 
 /* One row of `lumen list backends`. */
 typedef struct lm_backend_status {
-  const char *name;   /* "sim", "rocprofiler-sdk", "cupti", "rocm-smi", "nvml" */
+  const char *name;   /* "rocprofiler-sdk", "cupti", "rocm-smi", "nvml" */
   const char *kind;   /* "counters" or "telemetry" */
   int built;          /* compiled into this lumen */
   int usable;         /* can be used on this machine now */
@@ -45,11 +45,10 @@ typedef struct lm_telemetry lm_telemetry;
  * line per reading. */
 typedef void (*lm_telemetry_emit)(const char *fmt, ...);
 
-struct simgpu_runtime_api;
-
-/* Samplers. The SMI ones return NULL with the reason in why when their
- * library or a GPU is missing. */
-lm_telemetry *lm_telemetry_open_sim(const struct simgpu_runtime_api *api);
+/* Samplers. lm_telemetry_open_sim: the clock log of the simulated SDK's
+ * device when it is in the process (NULL otherwise). The SMI ones return
+ * NULL with the reason in why when their library or a GPU is missing. */
+lm_telemetry *lm_telemetry_open_sim(void);
 lm_telemetry *lm_telemetry_open_rocm_smi(char *why, size_t cap);
 lm_telemetry *lm_telemetry_open_nvml(char *why, size_t cap);
 /* lm_telemetry_sample: take the readings available now. */

@@ -228,6 +228,11 @@ typedef struct rocp_configure_result {
   void *tool_data;
 } rocp_configure_result;
 
+/* The tool's entry point (registration.h), defined by lumen's tool
+ * library and looked up by the SDK's registration. */
+rocp_configure_result *rocprofiler_configure(uint32_t version, const char *runtime_version,
+                                             uint32_t priority, rocp_client_id *client_id);
+
 /* The functions lumen calls, resolved with dlsym (lm_rocp_load). */
 typedef struct lm_rocp_api {
   void *lib;

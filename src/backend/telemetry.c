@@ -1,6 +1,7 @@
 /*
- * telemetry.c - GPU clock samplers: the simulated device's clock log,
- * rocm-smi and NVML. The SMI libraries are opened with dlopen and called
+ * telemetry.c - GPU clock samplers: the simulated SDK device's clock log
+ * (found in the process with dlsym: simsdk_clock_samples), rocm-smi and
+ * NVML. The SMI libraries are opened with dlopen and called
  * through prototypes declared here (NVML ships no header on this system;
  * rocm-smi's header gives the types), so lumen builds and runs without
  * them and says why there is no telemetry.
@@ -15,7 +16,6 @@
 #include <time.h>
 
 #include "backend/backend.h"
-#include "sim/simgpu_tool.h"
 
 typedef enum { SAMPLER_SIM, SAMPLER_RSMI, SAMPLER_NVML } sampler_kind;
 
@@ -37,7 +37,8 @@ struct lm_telemetry {
   void *lib;
   uint32_t n_gpus;
   /* simulated device */
-  const simgpu_runtime_api *sim;
+  size_t (*sim_samples)(size_t from, int *gpu, unsigned long long *t_ns, double *sclk, double *mclk,
+                        size_t cap);
   size_t next_sample;
   /* rocm-smi */
   rsmi_status_t (*rsmi_shut_down)(void);
@@ -54,11 +55,13 @@ unsigned long long lm_clock_ns(void) {
   return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
 }
 
-lm_telemetry *lm_telemetry_open_sim(const simgpu_runtime_api *api) {
+lm_telemetry *lm_telemetry_open_sim(void) {
+  void *f = dlsym(RTLD_DEFAULT, "simsdk_clock_samples");
+  if (!f) return NULL;
   lm_telemetry *t = calloc(1, sizeof *t);
   if (!t) return NULL;
   t->kind = SAMPLER_SIM;
-  t->sim = api;
+  *(void **)&t->sim_samples = f;
   return t;
 }
 
@@ -146,11 +149,13 @@ void lm_telemetry_sample(lm_telemetry *t, lm_telemetry_emit emit) {
   if (!t) return;
   switch (t->kind) {
   case SAMPLER_SIM: {
-    simgpu_clock_sample buf[256];
+    int gpu[256];
+    unsigned long long t_ns[256];
+    double sclk[256], mclk[256];
     size_t n;
-    while ((n = t->sim->clock_samples(t->next_sample, buf, 256)) > 0) {
+    while ((n = t->sim_samples(t->next_sample, gpu, t_ns, sclk, mclk, 256)) > 0) {
       for (size_t i = 0; i < n; i++)
-        emit("C\t%d\t%llu\t%.3f\t%.3f\n", buf[i].gpu, buf[i].t_ns, buf[i].sclk_mhz, buf[i].mclk_mhz);
+        emit("C\t%d\t%llu\t%.3f\t%.3f\n", gpu[i], t_ns[i], sclk[i], mclk[i]);
       t->next_sample += n;
     }
     return;
@@ -188,18 +193,6 @@ void lm_telemetry_close(lm_telemetry *t) {
 
 size_t lm_backends_probe(lm_backend_status *out, size_t cap) {
   size_t n = 0;
-  if (n < cap) {
-    lm_backend_status *b = &out[n++];
-    memset(b, 0, sizeof *b);
-    b->name = "sim";
-    b->kind = "counters";
-    b->built = 1;
-    const char *rec = getenv("LUMEN_SIM_RECORDING");
-    b->usable = rec && *rec;
-    snprintf(b->why, sizeof b->why, "%s%s",
-             b->usable ? "replays the recorded workload " : "set LUMEN_SIM_RECORDING to a recorded workload folder (test and demo device: no real measurement)",
-             b->usable ? rec : "");
-  }
   if (n < cap) {
     lm_backend_status *b = &out[n++];
     memset(b, 0, sizeof *b);

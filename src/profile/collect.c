@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "backend/rocprofiler.h"
 #include "profile/collect.h"
 
 static void run_spec_fini(lm_run_spec *r) {
@@ -218,6 +219,113 @@ static void copy_opts(const lm_profile_opts *o, lm_stored_opts *s) {
   s->timeout = o->timeout;
 }
 
+/* sql_counter: run one statement with (wid, set, counter[, new set]). */
+static lm_status sql_counter(sqlite3 *db, const char *sql, int64_t wid, int set, const char *counter,
+                             int new_set, lm_diag *diag) {
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) return lm_collect_sql_error(db, diag);
+  sqlite3_bind_int64(s, 1, wid);
+  sqlite3_bind_int(s, 2, set);
+  if (counter) sqlite3_bind_text(s, 3, counter, -1, SQLITE_STATIC);
+  if (new_set >= 0) sqlite3_bind_int(s, 4, new_set);
+  lm_status st = sqlite3_step(s) == SQLITE_DONE ? LM_OK : lm_collect_sql_error(db, diag);
+  sqlite3_finalize(s);
+  return st;
+}
+
+/* check_sets: every set against the device (the first GPU agent), before
+ * the first run. A counter the agent lacks is an error naming it when the
+ * metrics were asked for with -b; in a full profile it is left out with a
+ * warning (the metrics that read it show no value). A set the SDK refuses
+ * is split: the counters that do not fit move to a new set (with the
+ * counters every set carries), which gets a run of its own; the reason is
+ * noted. The revised plan replaces the stored one. */
+static lm_status check_sets(profile_ctx *x, const lm_rocp_api *api, rocp_agent_id agent,
+                            const char *arch, int explicit_items, lm_diag *diag) {
+  lm_rocp_catalog cat;
+  char why[512];
+  if (lm_rocp_catalog_load(api, agent, &cat, why, sizeof why) != 0)
+    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "%s", why);
+  lm_status st = lm_collect_exec_sql(x->db, "BEGIN IMMEDIATE", diag);
+  int n_original = x->n_sets;
+  for (int s = 0; st == LM_OK && s < x->n_sets; s++) {
+    int n = 0;
+    while (x->sets[s].counters && x->sets[s].counters[n]) n++;
+    int *stay = calloc((size_t)n + 1, sizeof *stay), *copy = calloc((size_t)n + 1, sizeof *copy);
+    int *lacking = calloc((size_t)n + 1, sizeof *lacking), *part = calloc((size_t)n + 1, sizeof *part);
+    if (!stay || !copy || !lacking || !part) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (int i = 0; st == LM_OK && i < n; i++) {
+      const char *c = x->sets[s].counters[i];
+      int in_all = 1;
+      for (int t = 0; t < n_original && in_all; t++) {
+        int found = 0;
+        for (char **k = x->sets[t].counters; k && *k && !found; k++) found = strcmp(*k, c) == 0;
+        in_all = found;
+      }
+      copy[i] = in_all && n_original > 1;
+      stay[i] = copy[i] || (x->sets[s].accumulate && (strcmp(c, x->sets[s].accumulate) == 0 ||
+                                                      strcmp(c, "SQ_ACCUM_PREV_HIRES") == 0));
+    }
+    int moved = st == LM_OK ? lm_rocp_check_set(api, &cat, agent, (const char *const *)x->sets[s].counters,
+                                                n, stay, lacking, part, why, sizeof why)
+                            : 0;
+    if (st == LM_OK && moved < 0)
+      st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "counter set %d on %s: %s", s, arch, why);
+    for (int i = 0; st == LM_OK && i < n; i++) {
+      if (!lacking[i]) continue;
+      const char *c = x->sets[s].counters[i];
+      if (explicit_items) {
+        st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "-b",
+                         "counter %s is not supported by agent %s (GPU 0, rocprofiler-sdk %u.%u.%u): "
+                         "the metrics asked for cannot be collected on this device",
+                         c, arch, api->major, api->minor, api->patch);
+        break;
+      }
+      lm_collect_note(x->db, x->wid, LM_LOG_WARN,
+                      "counter %s is not supported by agent %s (GPU 0): left out; the metrics "
+                      "reading it will show no value", c, arch);
+      st = sql_counter(x->db, "DELETE FROM profile_set WHERE workload_id = ? AND set_id = ? AND counter = ?",
+                       x->wid, s, c, -1, diag);
+    }
+    if (st == LM_OK && moved > 0) {
+      int fresh = x->n_sets;
+      for (int i = 0; st == LM_OK && i < n; i++) {
+        const char *c = x->sets[s].counters[i];
+        if (part[i])
+          st = sql_counter(x->db, "UPDATE profile_set SET set_id = ?4, accumulate = NULL WHERE "
+                                  "workload_id = ?1 AND set_id = ?2 AND counter = ?3", x->wid, s, c, fresh, diag);
+        else if (copy[i])
+          st = sql_counter(x->db, "INSERT INTO profile_set(workload_id, set_id, position, counter, block, "
+                                  "accumulate, why) SELECT workload_id, ?4, position, counter, block, NULL, why "
+                                  "FROM profile_set WHERE workload_id = ?1 AND set_id = ?2 AND counter = ?3",
+                           x->wid, s, c, fresh, diag);
+      }
+      if (st == LM_OK)
+        lm_collect_note(x->db, x->wid, LM_LOG_INFO,
+                        "counter set %d: rocprofiler-sdk refused it on %s (over the hardware limits); "
+                        "split: %d counter%s moved to set %d, which gets a run of its own", s, arch,
+                        moved, moved == 1 ? "" : "s", fresh);
+    }
+    int any_lacking = 0;
+    for (int i = 0; lacking && i < n; i++) any_lacking |= lacking[i];
+    free(stay);
+    free(copy);
+    free(lacking);
+    free(part);
+    if (st == LM_OK && (moved > 0 || any_lacking)) {
+      /* Reload: the loop goes on over the sets as they are now. */
+      lm_collect_sets_fini(x->sets, x->n_sets);
+      x->sets = NULL;
+      x->n_sets = 0;
+      st = lm_collect_load_plan(x->db, x->wid, &x->sets, &x->n_sets, diag);
+    }
+  }
+  if (st == LM_OK) st = lm_collect_exec_sql(x->db, "COMMIT", diag);
+  else lm_collect_exec_sql(x->db, "ROLLBACK", NULL);
+  lm_rocp_catalog_fini(&cat);
+  return st;
+}
+
 lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, lm_diag *diag) {
   memset(summary, 0, sizeof *summary);
   profile_ctx x;
@@ -231,39 +339,49 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
   memset(&spec, 0, sizeof spec);
   lm_status st = LM_OK;
   int was_complete = 0, lock_fd = -1;
+  lm_rocp_api api;
+  rocp_agent_id agent = {0};
+  memset(&api, 0, sizeof api);
   char db_path[4096];
   snprintf(db_path, sizeof db_path, "%s/%s", o->dir, LM_WORKLOAD_DB);
 
-  /* The counter backend. This build collects from the simulated device. */
-  const char *backend = o->backend ? o->backend : "sim";
-  if (strcmp(backend, "sim") != 0) {
+  /* The counter backend: rocprofiler-sdk (the real one, or the simulated
+   * one of the tests), the only one this version collects through. */
+  const char *backend = o->backend ? o->backend : "rocprofiler-sdk";
+  if (strcmp(backend, "rocprofiler-sdk") != 0) {
     lm_backend_status b[8];
     size_t nb = lm_backends_probe(b, 8);
     for (size_t i = 0; i < nb; i++)
-      if (strcmp(b[i].name, backend) == 0 && strcmp(b[i].kind, "counters") == 0) {
-        if (b[i].usable)
-          return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--backend",
-                             "%s is present (%s), but `lumen profile` does not collect through it "
-                             "yet; this version collects from the simulated device only",
-                             backend, b[i].why);
+      if (strcmp(b[i].name, backend) == 0 && strcmp(b[i].kind, "counters") == 0)
         return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--backend", "%s cannot collect here: %s",
                            backend, b[i].why);
-      }
     return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--backend",
                        "no counter backend named '%s' (see `lumen list backends`)", backend);
   }
-  const char *recording = getenv("LUMEN_SIM_RECORDING");
-  if (!recording || !*recording)
+  char why[512], arch[64];
+  if (lm_rocp_load(&api, 0, why, sizeof why) != 0 ||
+      lm_rocp_first_gpu(&api, &agent, arch, sizeof arch, why, sizeof why) != 0) {
+    lm_rocp_unload(&api);
     return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
-                       "no usable counter backend: this build has no vendor GPU backend, and the "
-                       "simulated device needs LUMEN_SIM_RECORDING set to a recorded workload "
-                       "folder (see `lumen list backends`)");
+                       "no usable counter backend: rocprofiler-sdk: %s (see `lumen list backends`)",
+                       why);
+  }
+  /* System information: this version takes it from the recording a
+   * simulated device replays. */
+  const char *recording = getenv("LUMEN_SIM_RECORDING");
+  if (!recording || !*recording) {
+    st = lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
+                     "rocprofiler-sdk reports a %s, but this version of lumen takes the system "
+                     "information only from the recording of a simulated device "
+                     "(LUMEN_SIM_RECORDING)", arch);
+    goto done;
+  }
   if ((st = lm_workload_read(recording, &rec, diag)) != LM_OK) goto done;
-  x.arch = rec->arch;
-  const lm_catalog *cat = lm_metrics_builtin(rec->arch);
+  x.arch = arch;
+  const lm_catalog *cat = lm_metrics_builtin(arch);
   if (!cat) {
     st = lm_diag_set(diag, LM_EARCH, recording, 0, 0, "gpu_arch",
-                     "the device is %s, which lumen has no definitions for", rec->arch);
+                     "the device is %s, which lumen has no definitions for", arch);
     goto done;
   }
 
@@ -340,7 +458,7 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     const char *model = mi >= 0 ? rec->sysinfo.texts[mi] : "";
     if ((st = lm_collect_exec_sql(x.db, "BEGIN IMMEDIATE", diag)) != LM_OK) goto done;
     lm_sql *sql = lm_sql_wrap_sqlite(x.db);
-    st = sql ? lm_db_create_workload(sql, o->name, NULL, "lumen", "simulated device", rec->arch, model, 0, 0,
+    st = sql ? lm_db_create_workload(sql, o->name, NULL, "lumen", "rocprofiler-sdk", arch, model, 0, 0,
                                      &x.wid, diag)
              : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     lm_sql_close(sql);
@@ -350,6 +468,8 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     else lm_collect_exec_sql(x.db, "ROLLBACK", NULL);
     if (st != LM_OK) goto done;
     if ((st = lm_collect_load_plan(x.db, x.wid, &x.sets, &x.n_sets, diag)) != LM_OK) goto done;
+    /* The sets on the device, before the first run. */
+    if ((st = check_sets(&x, &api, agent, arch, o->n_items > 0, diag)) != LM_OK) goto done;
   }
   if (x.n_sets == 0) {
     st = lm_diag_set(diag, LM_EDATA, db_path, 0, 0, "profile_set", "the plan has no counter sets");
@@ -438,6 +558,7 @@ done:
   lm_db_close(x.db);
   lm_plan_free(plan);
   lm_workload_free(rec);
+  lm_rocp_unload(&api);
   if (lock_fd >= 0) close(lock_fd);
   return st;
 }

@@ -21,7 +21,7 @@
 #include "sim/simsdk.h"
 
 #define EXPORT __attribute__((visibility("default")))
-#define N_AGENTS 8
+#define N_AGENTS SIMSDK_AGENTS
 
 static struct {
   pthread_mutex_t lock;
@@ -73,7 +73,7 @@ int simsdk_load(void) {
     rocp_agent *a = &G.agents[i];
     memset(a, 0, sizeof *a);
     a->size = sizeof *a;
-    a->id.handle = 0x1000 + (uint64_t)i;
+    a->id.handle = SIMSDK_AGENT_BASE + (uint64_t)i;
     a->type = ROCP_AGENT_TYPE_GPU;
     a->cu_count = (uint32_t)sysinfo_number("cu_per_gpu", 104);
     a->num_xcc = (uint32_t)sysinfo_number("num_xcd", 1);
@@ -131,38 +131,51 @@ EXPORT rocp_status rocprofiler_create_context(rocp_context_id *ctx) {
   return ROCP_STATUS_SUCCESS;
 }
 
-static int context_valid(rocp_context_id ctx) { return ctx.handle > 0 && ctx.handle < next_context; }
+/* -------------------------------------------------------------- services */
+
+/* The services each context configured; a context's callbacks run only
+ * while it is started. */
+#define MAX_CONTEXTS 16
+static struct {
+  int started[MAX_CONTEXTS];
+  rocp_dispatch_cb dispatch_cb[MAX_CONTEXTS];
+  void *dispatch_arg[MAX_CONTEXTS];
+  rocp_record_cb record_cb[MAX_CONTEXTS];
+  void *record_arg[MAX_CONTEXTS];
+  rocp_tracing_cb tracing_cb[MAX_CONTEXTS][16];
+  void *tracing_arg[MAX_CONTEXTS][16];
+} S;
+
+static int context_valid(rocp_context_id ctx) {
+  return ctx.handle > 0 && ctx.handle < next_context && ctx.handle < MAX_CONTEXTS;
+}
 
 EXPORT rocp_status rocprofiler_start_context(rocp_context_id ctx) {
-  return context_valid(ctx) ? ROCP_STATUS_SUCCESS : ROCP_STATUS_ERROR;
+  if (!context_valid(ctx)) return ROCP_STATUS_ERROR;
+  pthread_mutex_lock(&G.lock);
+  S.started[ctx.handle] = 1;
+  pthread_mutex_unlock(&G.lock);
+  return ROCP_STATUS_SUCCESS;
 }
 
 EXPORT rocp_status rocprofiler_stop_context(rocp_context_id ctx) {
-  return context_valid(ctx) ? ROCP_STATUS_SUCCESS : ROCP_STATUS_ERROR;
+  if (!context_valid(ctx)) return ROCP_STATUS_ERROR;
+  pthread_mutex_lock(&G.lock);
+  S.started[ctx.handle] = 0;
+  pthread_mutex_unlock(&G.lock);
+  return ROCP_STATUS_SUCCESS;
 }
-
-/* -------------------------------------------------------------- services */
-
-/* The services a tool configured; the simulated runtime that would drive
- * them (dispatch callbacks, records, symbols, markers) is not part of this
- * file yet. */
-static struct {
-  rocp_dispatch_cb dispatch_cb;
-  void *dispatch_arg;
-  rocp_record_cb record_cb;
-  void *record_arg;
-  rocp_tracing_cb tracing_cb[16];
-  void *tracing_arg[16];
-} S;
 
 EXPORT rocp_status rocprofiler_configure_callback_dispatch_counting_service(
     rocp_context_id ctx, rocp_dispatch_cb dispatch_cb, void *dispatch_arg, rocp_record_cb record_cb,
     void *record_arg) {
   if (!context_valid(ctx) || !dispatch_cb || !record_cb) return ROCP_STATUS_ERROR;
-  S.dispatch_cb = dispatch_cb;
-  S.dispatch_arg = dispatch_arg;
-  S.record_cb = record_cb;
-  S.record_arg = record_arg;
+  pthread_mutex_lock(&G.lock);
+  S.dispatch_cb[ctx.handle] = dispatch_cb;
+  S.dispatch_arg[ctx.handle] = dispatch_arg;
+  S.record_cb[ctx.handle] = record_cb;
+  S.record_arg[ctx.handle] = record_arg;
+  pthread_mutex_unlock(&G.lock);
   return ROCP_STATUS_SUCCESS;
 }
 
@@ -173,97 +186,131 @@ EXPORT rocp_status rocprofiler_configure_callback_tracing_service(rocp_context_i
   (void)operations;
   (void)n;
   if (!context_valid(ctx) || kind < 0 || kind >= 16 || !cb) return ROCP_STATUS_ERROR;
-  S.tracing_cb[kind] = cb;
-  S.tracing_arg[kind] = arg;
+  pthread_mutex_lock(&G.lock);
+  S.tracing_cb[ctx.handle][kind] = cb;
+  S.tracing_arg[ctx.handle][kind] = arg;
+  pthread_mutex_unlock(&G.lock);
   return ROCP_STATUS_SUCCESS;
+}
+
+void simsdk_services_now(simsdk_services *out) {
+  memset(out, 0, sizeof *out);
+  pthread_mutex_lock(&G.lock);
+  for (uint64_t c = 1; c < next_context && c < MAX_CONTEXTS; c++) {
+    if (!S.started[c]) continue;
+    if (S.dispatch_cb[c] && !out->dispatch_cb) {
+      out->dispatch_cb = S.dispatch_cb[c];
+      out->dispatch_arg = S.dispatch_arg[c];
+      out->record_cb = S.record_cb[c];
+      out->record_arg = S.record_arg[c];
+    }
+    if (S.tracing_cb[c][ROCP_TRACING_CODE_OBJECT] && !out->code_object_cb) {
+      out->code_object_cb = S.tracing_cb[c][ROCP_TRACING_CODE_OBJECT];
+      out->code_object_arg = S.tracing_arg[c][ROCP_TRACING_CODE_OBJECT];
+      out->code_object_ctx.handle = c;
+    }
+    if (S.tracing_cb[c][ROCP_TRACING_MARKER_CORE_API] && !out->marker_cb) {
+      out->marker_cb = S.tracing_cb[c][ROCP_TRACING_MARKER_CORE_API];
+      out->marker_arg = S.tracing_arg[c][ROCP_TRACING_MARKER_CORE_API];
+      out->marker_ctx.handle = c;
+    }
+  }
+  pthread_mutex_unlock(&G.lock);
 }
 
 /* -------------------------------------------------------------- counters */
 
-/* The counters of the simulated agents are the hardware counters the
- * recording holds (not lumen's definitions): every column whose name is a
- * counter's. Dimensions follow how the reference tool reported them:
- * X[0..n) columns are one counter X with an INSTANCE dimension of n; a
- * counter recorded only as X_sum (summed over its block's instances) has an
- * INSTANCE dimension of one per compute unit; other counters have an XCC
- * dimension (one instance per XCD). */
+/* The counters of the simulated agents are those rocprofiler-sdk defines
+ * for the recording's architecture (sdk_counters.inc: facts from the SDK's
+ * published definitions), not the recording's columns nor lumen's metric
+ * files; a counter the recording holds no value for is listed all the
+ * same, and its records are left out ("no value"). */
+static const struct {
+  const char *name, *kind, *archs;
+} defs[] = {
+#include "sim/sdk_counters.inc"
+};
+
 #define MAX_COUNTERS 1024
 static struct {
   int ready;
   size_t n;
-  char *name[MAX_COUNTERS];
-  char block[MAX_COUNTERS][16];
-  size_t instances[MAX_COUNTERS];
-  unsigned char plain[MAX_COUNTERS], summed[MAX_COUNTERS];
-  rocp_dimension dim[MAX_COUNTERS];
-  const rocp_dimension *dim_ptr[MAX_COUNTERS];
+  simsdk_counter c[MAX_COUNTERS];
+  rocp_dimension dim[MAX_COUNTERS][2];
+  const rocp_dimension *dim_ptr[MAX_COUNTERS][2];
 } C;
 
-/* The counter a column holds (base) and how: 0 plain, 1 an instance
- * X[n], 2 a sum X_sum; -1: not a counter's column. */
-static int counter_name(const char *col, char *base, size_t cap) {
-  size_t n = strcspn(col, "[");
-  if (n >= cap) return -1;
-  memcpy(base, col, n);
-  base[n] = '\0';
-  int how = col[n] == '[' ? 1 : 0;
-  if (n > 4 && strcmp(base + n - 4, "_sum") == 0) {
-    base[n - 4] = '\0';
-    how = 2;
-  }
-  if (!strchr(base, '_') || strcmp(base, "GPU_ID") == 0) return -1;
-  for (const char *p = base; *p; p++)
-    if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_')) return -1;
-  return how;
+static int arch_listed(const char *archs, const char *arch) {
+  size_t n = strlen(arch);
+  for (const char *p = strstr(archs, arch); p; p = strstr(p + 1, arch))
+    if ((p == archs || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
+  return 0;
 }
 
-static void add_columns(const lm_table *t) {
-  for (size_t k = 0; t && k < t->n_cols; k++) {
-    char base[256];
-    int how = counter_name(t->cols[k].name, base, sizeof base);
-    if (how < 0) continue;
-    size_t i = 0;
-    while (i < C.n && strcmp(C.name[i], base) != 0) i++;
-    if (i == C.n) {
-      if (C.n == MAX_COUNTERS) return;
-      C.name[i] = strdup(base);
-      if (!C.name[i]) return;
-      snprintf(C.block[i], sizeof C.block[i], "%.*s", (int)strcspn(base, "_"), base);
-      C.n++;
-    }
-    if (how == 1) C.instances[i]++;
-    else if (how == 2) C.summed[i] = 1;
-    else C.plain[i] = 1;
+/* Per-instance blocks: TCC and TCA per channel, TCP, TA and TD per compute
+ * unit. Other blocks report one value per XCC. */
+static size_t instances_of(const char *block) {
+  size_t xcc = G.agents[0].num_xcc ? G.agents[0].num_xcc : 1;
+  if (strcmp(block, "TCC") == 0 || strcmp(block, "TCA") == 0) {
+    size_t ch = (size_t)sysinfo_number("total_l2_chan", 16);
+    return ch / xcc ? ch / xcc : 1;
   }
+  if (strcmp(block, "TCP") == 0 || strcmp(block, "TA") == 0 || strcmp(block, "TD") == 0)
+    return G.agents[0].cu_count / xcc ? G.agents[0].cu_count / xcc : 1;
+  return 1;
 }
 
 static void counters_ready(void) {
   pthread_mutex_lock(&G.lock);
   if (!C.ready && G.rec) {
-    add_columns(G.rec->pmc);
-    for (size_t l = 0; l < G.rec->n_levels; l++) add_columns(G.rec->levels[l]);
-    for (size_t i = 0; i < C.n; i++) {
-      int per_instance = C.instances[i] || (C.summed[i] && !C.plain[i]);
-      C.dim[i].name = per_instance ? "INSTANCE" : "XCC";
-      C.dim[i].instance_size = C.instances[i]   ? C.instances[i]
-                               : per_instance ? G.agents[0].cu_count
-                                              : G.agents[0].num_xcc;
-      C.dim[i].id = per_instance ? 1 : 0;
-      C.dim_ptr[i] = &C.dim[i];
-    }
+    size_t xcc = G.agents[0].num_xcc ? G.agents[0].num_xcc : 1;
+    for (int pass = 0; pass < 2; pass++)
+      for (size_t d = 0; d < sizeof defs / sizeof *defs && C.n < MAX_COUNTERS; d++) {
+        int derived = defs[d].kind[0] == '=';
+        if (derived != pass || !arch_listed(defs[d].archs, G.arch)) continue;
+        simsdk_counter *c = &C.c[C.n];
+        c->name = defs[d].name;
+        c->base = -1;
+        if (derived) {
+          for (size_t k = 0; k < C.n && c->base < 0; k++)
+            if (C.c[k].base < 0 && strcmp(C.c[k].name, defs[d].kind + 1) == 0) c->base = (int)k;
+          if (c->base < 0) continue;
+          c->block = C.c[c->base].block;
+          c->n_xcc = c->n_inst = 1;
+        } else {
+          c->block = defs[d].kind;
+          c->n_xcc = xcc;
+          c->n_inst = instances_of(c->block);
+          C.dim[C.n][0] = (rocp_dimension){"XCC", c->n_xcc, SIMSDK_DIM_XCC};
+          C.dim[C.n][1] = (rocp_dimension){"INSTANCE", c->n_inst, SIMSDK_DIM_INSTANCE};
+          C.dim_ptr[C.n][0] = &C.dim[C.n][0];
+          C.dim_ptr[C.n][1] = &C.dim[C.n][1];
+        }
+        C.n++;
+      }
     C.ready = 1;
   }
   pthread_mutex_unlock(&G.lock);
 }
 
-static int agent_index(rocp_agent_id agent) {
-  uint64_t i = agent.handle - 0x1000;
-  return agent.handle >= 0x1000 && i < N_AGENTS ? (int)i : -1;
+const simsdk_counter *simsdk_counter_get(size_t i) {
+  counters_ready();
+  return i < C.n ? &C.c[i] : NULL;
+}
+
+int simsdk_agent_index(rocp_agent_id agent) {
+  uint64_t i = agent.handle - SIMSDK_AGENT_BASE;
+  return agent.handle >= SIMSDK_AGENT_BASE && i < SIMSDK_AGENTS ? (int)i : -1;
+}
+
+rocp_agent_id simsdk_agent_id(int index) {
+  rocp_agent_id id = {SIMSDK_AGENT_BASE + (uint64_t)index};
+  return id;
 }
 
 EXPORT rocp_status rocprofiler_iterate_agent_supported_counters(rocp_agent_id agent,
                                                                 rocp_counters_cb cb, void *user) {
-  if (simsdk_load() != 0 || agent_index(agent) < 0) return ROCP_STATUS_ERROR;
+  if (simsdk_load() != 0 || simsdk_agent_index(agent) < 0) return ROCP_STATUS_ERROR;
   counters_ready();
   rocp_counter_id ids[MAX_COUNTERS];
   for (size_t i = 0; i < C.n; i++) ids[i].handle = i + 1;
@@ -271,36 +318,45 @@ EXPORT rocp_status rocprofiler_iterate_agent_supported_counters(rocp_agent_id ag
 }
 
 EXPORT rocp_status rocprofiler_query_counter_info(rocp_counter_id id, int version, void *info) {
+  counters_ready();
   if (id.handle < 1 || id.handle > C.n) return ROCP_STATUS_ERROR_COUNTER_NOT_FOUND;
   size_t i = id.handle - 1;
   if (version != ROCP_COUNTER_INFO_VERSION_1) return ROCP_STATUS_ERROR;
   rocp_counter_info *out = info;
+  const simsdk_counter *c = &C.c[i];
   memset(out, 0, sizeof *out);
   out->size = sizeof *out;
   out->id = id;
-  out->name = C.name[i];
+  out->name = c->name;
   out->description = "simulated counter (replayed from a recording)";
-  out->block = C.block[i];
-  out->expression = "";
-  out->dimensions_count = 1;
-  out->dimensions = &C.dim_ptr[i];
-  out->dimensions_instances_count = C.dim[i].instance_size;
+  out->block = c->base < 0 ? c->block : "";
+  out->expression = c->base < 0 ? "" : "reduce(X,sum)";
+  out->is_derived = c->base >= 0;
+  out->dimensions_count = c->base < 0 ? 2 : 0;
+  out->dimensions = c->base < 0 ? C.dim_ptr[i] : NULL;
+  out->dimensions_instances_count = c->n_xcc * c->n_inst;
   return ROCP_STATUS_SUCCESS;
 }
 
-/* A record's instance id: the counter id above 16 bits, the position in
- * its one dimension below. */
+/* A record's instance id: the counter id above bit 24, the XCC position in
+ * bits 16..23, the instance within the XCC below. */
+uint64_t simsdk_record_id(size_t i, size_t xcc, size_t inst) {
+  return ((uint64_t)(i + 1) << 24) | ((uint64_t)xcc << 16) | (uint64_t)inst;
+}
+
 EXPORT rocp_status rocprofiler_query_record_counter_id(uint64_t instance, rocp_counter_id *counter) {
-  counter->handle = instance >> 16;
+  counter->handle = instance >> 24;
   return counter->handle >= 1 && counter->handle <= C.n ? ROCP_STATUS_SUCCESS
                                                         : ROCP_STATUS_ERROR_COUNTER_NOT_FOUND;
 }
 
 EXPORT rocp_status rocprofiler_query_record_dimension_position(uint64_t instance, uint64_t dim,
                                                                size_t *pos) {
-  uint64_t c = instance >> 16;
+  uint64_t c = instance >> 24;
   if (c < 1 || c > C.n) return ROCP_STATUS_ERROR_COUNTER_NOT_FOUND;
-  *pos = C.dim[c - 1].id == dim ? (size_t)(instance & 0xffff) : 0;
+  if (dim == SIMSDK_DIM_XCC) *pos = (size_t)((instance >> 16) & 0xff);
+  else if (dim == SIMSDK_DIM_INSTANCE) *pos = (size_t)(instance & 0xffff);
+  else return ROCP_STATUS_ERROR;
   return ROCP_STATUS_SUCCESS;
 }
 
@@ -337,6 +393,8 @@ static int recorded_limit(const char *block) {
              tok = strtok_r(NULL, " \t\n", &save)) {
           char base[64];
           snprintf(base, sizeof base, "%.*s", (int)strcspn(tok, "["), tok);
+          size_t bl = strlen(base);
+          if (bl > 4 && strcmp(base + bl - 4, "_sum") == 0) base[bl - 4] = '\0';
           int dup = 0;
           for (int s = 0; s < n_seen && !dup; s++) dup = strcmp(seen[s], base) == 0;
           if (dup || n_seen == 256) continue;
@@ -364,7 +422,7 @@ static int recorded_limit(const char *block) {
 
 EXPORT rocp_status rocprofiler_create_counter_config(rocp_agent_id agent, rocp_counter_id *counters,
                                                      size_t n, rocp_counter_config_id *config) {
-  int a = agent_index(agent);
+  int a = simsdk_agent_index(agent);
   if (a < 0 || !config || (n && !counters)) return ROCP_STATUS_ERROR;
   counters_ready();
   pthread_mutex_lock(&G.lock);
@@ -386,10 +444,18 @@ EXPORT rocp_status rocprofiler_create_counter_config(rocp_agent_id agent, rocp_c
     if (counters[i].handle < 1 || counters[i].handle > C.n) st = ROCP_STATUS_ERROR_COUNTER_NOT_FOUND;
     else list[m++] = counters[i].handle - 1;
   }
+  /* Hardware counters used per block: a derived X_sum uses X's. */
   for (size_t i = 0; i < m && st == ROCP_STATUS_SUCCESS; i++) {
+    size_t hw_i = C.c[list[i]].base >= 0 ? (size_t)C.c[list[i]].base : list[i];
     int used = 0;
-    for (size_t j = 0; j < m; j++) used += strcmp(C.block[list[i]], C.block[list[j]]) == 0;
-    if (used > recorded_limit(C.block[list[i]])) st = ROCP_STATUS_ERROR_EXCEEDS_HW_LIMIT;
+    for (size_t j = 0; j < m; j++) {
+      size_t hw_j = C.c[list[j]].base >= 0 ? (size_t)C.c[list[j]].base : list[j];
+      int dup = 0;
+      for (size_t k = 0; k < j && !dup; k++)
+        dup = (C.c[list[k]].base >= 0 ? (size_t)C.c[list[k]].base : list[k]) == hw_j;
+      used += !dup && strcmp(C.c[hw_i].block, C.c[hw_j].block) == 0;
+    }
+    if (used > recorded_limit(C.c[hw_i].block)) st = ROCP_STATUS_ERROR_EXCEEDS_HW_LIMIT;
   }
   if (st == ROCP_STATUS_SUCCESS) {
     K.counters[K.n] = list;
@@ -403,10 +469,21 @@ EXPORT rocp_status rocprofiler_create_counter_config(rocp_agent_id agent, rocp_c
   return st;
 }
 
+int simsdk_config_counters(rocp_counter_config_id cfg, const size_t **list, size_t *n, int *agent) {
+  pthread_mutex_lock(&G.lock);
+  int ok = cfg.handle >= 1 && cfg.handle <= (uint64_t)K.n;
+  if (ok) {
+    *list = K.counters[cfg.handle - 1];
+    *n = K.n_counters[cfg.handle - 1];
+    *agent = K.agent[cfg.handle - 1];
+  }
+  pthread_mutex_unlock(&G.lock);
+  return ok ? 0 : -1;
+}
+
 /* The simulation's state lives as long as the library: unloading it (a
  * probe's dlclose, or the end of the process) frees it. */
 __attribute__((destructor)) static void simsdk_unload(void) {
-  for (size_t i = 0; i < C.n; i++) free(C.name[i]);
   for (int i = 0; i < K.n; i++) free(K.counters[i]);
   lm_workload_free(G.rec);
   memset(&C, 0, sizeof C);

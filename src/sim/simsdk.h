@@ -1,7 +1,13 @@
 /*
- * simsdk.h - what the simulated GPU runtime (simgpu.c) and the simulated
- * rocprofiler-sdk (simsdk.c) share inside the simulation. Test and demo
- * infrastructure: nothing here measures anything.
+ * simsdk.h - what the files of the simulated rocprofiler-sdk share, and
+ * the device interface its simulated runtime (simgpu.c) drives. Test and
+ * demo infrastructure: nothing here measures anything.
+ *
+ * simsdk.c implements the SDK's ABI subset (agents, counters, configs,
+ * contexts, services); simdevice.c is the device below it: it registers
+ * the tool (rocprofiler_configure), executes launches by replaying
+ * recorded dispatches, calls the tool's dispatch callback on the launching
+ * thread and delivers counter records from its own completion thread.
  */
 #ifndef LUMEN_SIMSDK_H
 #define LUMEN_SIMSDK_H
@@ -9,10 +15,16 @@
 #include "backend/rocprofiler_abi.h"
 #include "model/model.h"
 
+#define SIMSDK_AGENTS 8
+#define SIMSDK_AGENT_BASE 0x1000
+
 /* simsdk_load: read the recording (LUMEN_SIM_RECORDING) once; 0 or -1. */
 int simsdk_load(void);
 /* simsdk_recording: the recording, or NULL when it cannot be read. */
 const lm_workload *simsdk_recording(void);
+/* simsdk_agent_index: 0.. for a GPU agent handle, -1 otherwise. */
+int simsdk_agent_index(rocp_agent_id agent);
+rocp_agent_id simsdk_agent_id(int index);
 
 /* The SDK functions the simulation exports, under the SDK's names and with
  * the signatures of rocprofiler_abi.h. */
@@ -38,5 +50,67 @@ rocp_status rocprofiler_query_record_dimension_position(uint64_t instance, uint6
                                                         size_t *pos);
 rocp_status rocprofiler_create_counter_config(rocp_agent_id agent, rocp_counter_id *counters,
                                               size_t n, rocp_counter_config_id *config);
+
+/* ---------------------------------------------- counters (simsdk.c) */
+
+/* One counter of the simulated agents. Hardware counters have an XCC
+ * dimension, and those of per-instance blocks (TCC channels, TCP/TA/TD
+ * per compute unit) an INSTANCE dimension within each XCC; derived X_sum
+ * counters (reduce(X, sum)) have none. */
+typedef struct simsdk_counter {
+  const char *name;
+  const char *block; /* hardware block, or the base counter's block */
+  int base;          /* derived: index of X; hardware: -1 */
+  size_t n_xcc, n_inst;
+} simsdk_counter;
+
+enum { SIMSDK_DIM_XCC = 1, SIMSDK_DIM_INSTANCE = 2 };
+
+/* simsdk_counter_get: counter index i (0-based; the id is i + 1), or NULL. */
+const simsdk_counter *simsdk_counter_get(size_t i);
+/* simsdk_record_id: the instance id of a record of counter i. */
+uint64_t simsdk_record_id(size_t i, size_t xcc, size_t inst);
+/* simsdk_config_counters: the counters (indexes) of a config and its
+ * agent; 0, or -1 when the handle is unknown. Borrowed. */
+int simsdk_config_counters(rocp_counter_config_id cfg, const size_t **list, size_t *n, int *agent);
+
+/* Services of started contexts, for the device. */
+typedef struct simsdk_services {
+  rocp_dispatch_cb dispatch_cb;
+  void *dispatch_arg;
+  rocp_record_cb record_cb;
+  void *record_arg;
+  rocp_tracing_cb code_object_cb;
+  void *code_object_arg;
+  rocp_context_id code_object_ctx;
+  rocp_tracing_cb marker_cb;
+  void *marker_arg;
+  rocp_context_id marker_ctx;
+} simsdk_services;
+/* simsdk_services_now: the callbacks of the contexts started now. */
+void simsdk_services_now(simsdk_services *out);
+
+/* ------------------------------------------------ device (simdevice.c) */
+
+typedef struct simsdk_launch {
+  uint32_t grid[3], workgroup[3];
+  uint32_t lds, scratch, arch_vgpr, accum_vgpr, sgpr;
+} simsdk_launch;
+
+/* simsdk_device_init: register the tool in the process, if any (once). */
+int simsdk_device_init(void);
+/* simsdk_device_launch: execute kernel `name` on GPU `gpu`: 0, or -1 with
+ * the reason in why. */
+int simsdk_device_launch(const char *name, const simsdk_launch *l, int gpu, char *why, size_t cap);
+/* simsdk_device_wait: every launch so far has completed (its records were
+ * delivered). */
+void simsdk_device_wait(void);
+/* simsdk_device_marker: a ROCTx call (ROCP_MARKER_*) on this thread. */
+void simsdk_device_marker(int op, const char *message);
+/* simsdk_clock_samples: the device's clock log from index `from` (for
+ * lumen's simulated telemetry sampler, which finds it with dlsym): GPU,
+ * time (ns, the clock of dispatch timestamps) and clocks (MHz). */
+size_t simsdk_clock_samples(size_t from, int *gpu, unsigned long long *t_ns, double *sclk,
+                            double *mclk, size_t cap);
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * core.h - the vendor-neutral core of the tool library, as its backends
- * see it. A backend translates its runtime's callbacks (the simulated
- * GPU's here; rocprofiler-sdk's or CUPTI's on real devices) into these
- * calls and hands the chosen counter set to its runtime; everything else
+ * see it. A backend (backend_rocprofiler.c: rocprofiler-sdk, real or
+ * simulated) translates its runtime's callbacks into these calls and hands
+ * the chosen counter set to its runtime; everything else
  * (filters, set choice, regions, records, telemetry) is the core's.
  */
 #ifndef LUMEN_TOOL_CORE_H

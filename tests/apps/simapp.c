@@ -110,12 +110,14 @@ static void count_launch(void) {
   long done = ++total;
   pthread_mutex_unlock(&total_lock);
   if (run_number == crash_run && done == crash_after) {
+    simgpu_synchronize(); /* what was launched has completed */
     fprintf(stderr, "simapp: crashing in run %d as asked\n", run_number);
     fflush(stderr);
     signal(SIGSEGV, SIG_DFL); /* die by the signal, even under a sanitizer */
     raise(SIGSEGV);
   }
   if (run_number == hang_run && done == crash_after) {
+    simgpu_synchronize();
     fprintf(stderr, "simapp: hanging in run %d as asked\n", run_number);
     fflush(stderr);
     for (;;) pause();

@@ -47,9 +47,10 @@ static int find(const char *name, rocp_counter_id *out) {
     if (api.query_counter_info(ids[i], ROCP_COUNTER_INFO_VERSION_1, &info) == 0 &&
         strcmp(info.name, name) == 0) {
       *out = ids[i];
-      printf("counter %s block %s dimension %s x%zu\n", info.name, info.block,
-             info.dimensions_count ? info.dimensions[0]->name : "-",
-             info.dimensions_count ? info.dimensions[0]->instance_size : 0);
+      printf("counter %s block %s dimensions", info.name, info.block);
+      for (uint64_t d = 0; d < info.dimensions_count; d++)
+        printf(" %s x%zu", info.dimensions[d]->name, info.dimensions[d]->instance_size);
+      printf("\n");
       return 1;
     }
   }

@@ -9,7 +9,6 @@
 
 #include "backend/backend.h"
 #include "check.h"
-#include "sim/simgpu_tool.h"
 
 static char lines[4096];
 static int n_lines;
@@ -26,38 +25,43 @@ static void sink(const char *fmt, ...) {
   n_lines++;
 }
 
-static simgpu_clock_sample log_[3] = {{2, 100, 1700, 1600}, {2, 200, 1530, 1600}, {3, 300, 1000, 800}};
+static struct {
+  int gpu;
+  unsigned long long t;
+  double sclk, mclk;
+} log_[3] = {{2, 100, 1700, 1600}, {2, 200, 1530, 1600}, {3, 300, 1000, 800}};
 static size_t n_log = 2;
 
-static size_t samples(size_t from, simgpu_clock_sample *out, size_t cap) {
+/* The simulated SDK device's clock log, as the sampler finds it (dlsym). */
+size_t simsdk_clock_samples(size_t from, int *gpu, unsigned long long *t_ns, double *sclk,
+                            double *mclk, size_t cap);
+__attribute__((visibility("default"))) size_t simsdk_clock_samples(size_t from, int *gpu,
+                                                                   unsigned long long *t_ns,
+                                                                   double *sclk, double *mclk,
+                                                                   size_t cap) {
   size_t n = 0;
-  for (size_t i = from; i < n_log && n < cap; i++) out[n++] = log_[i];
+  for (size_t i = from; i < n_log && n < cap; i++, n++) {
+    gpu[n] = log_[i].gpu;
+    t_ns[n] = log_[i].t;
+    sclk[n] = log_[i].sclk;
+    mclk[n] = log_[i].mclk;
+  }
   return n;
 }
 
 int main(void) {
   lm_backend_status b[16];
   size_t n = lm_backends_probe(b, 16);
-  CHECK(n == 5);
-  const char *names[] = {"sim", "rocprofiler-sdk", "cupti", "rocm-smi", "nvml"};
-  for (size_t i = 0; i < n && i < 5; i++) {
+  CHECK(n == 4);
+  const char *names[] = {"rocprofiler-sdk", "cupti", "rocm-smi", "nvml"};
+  for (size_t i = 0; i < n && i < 4; i++) {
     CHECK_STR(b[i].name, names[i]);
     CHECK(b[i].why[0] != '\0');
     CHECK(!b[i].usable || b[i].built);
   }
   CHECK(lm_backends_probe(b, 2) == 2);
 
-  setenv("LUMEN_SIM_RECORDING", "/somewhere", 1);
-  n = lm_backends_probe(b, 16);
-  CHECK(b[0].usable && strstr(b[0].why, "/somewhere") != NULL);
-  unsetenv("LUMEN_SIM_RECORDING");
-  n = lm_backends_probe(b, 16);
-  CHECK(!b[0].usable && strstr(b[0].why, "LUMEN_SIM_RECORDING") != NULL);
-
-  simgpu_runtime_api api;
-  memset(&api, 0, sizeof api);
-  api.clock_samples = samples;
-  lm_telemetry *t = lm_telemetry_open_sim(&api);
+  lm_telemetry *t = lm_telemetry_open_sim();
   CHECK(t != NULL);
   lm_telemetry_sample(t, sink);
   CHECK(n_lines == 2);

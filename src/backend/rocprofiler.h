@@ -1,0 +1,70 @@
+/*
+ * rocprofiler.h - what lumen builds on rocprofiler-sdk's ABI (declared in
+ * rocprofiler_abi.h), shared by `lumen profile` (which checks the counter
+ * sets on the device before the first run) and the tool library's adapter
+ * (which collects them): an agent's counters by name, and how one of
+ * lumen's hardware counters is requested and turned into the columns the
+ * reference tool's files hold:
+ *
+ *   per-instance counters (a dimension other than XCC with more than one
+ *   instance: TCP/TA/TD per compute unit, TCC per channel) give X_sum, the
+ *   SDK's derived reduce(X, sum) where the agent has it, else the sum of
+ *   X's records; TCC counters also give X[n] per channel, numbered across
+ *   XCCs (XCC x * channels per XCC + channel), accumulated per position;
+ *   other counters give X, the sum of their records (over the XCCs of an
+ *   MI300).
+ */
+#ifndef LUMEN_ROCPROFILER_H
+#define LUMEN_ROCPROFILER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/rocprofiler_abi.h"
+
+/* The counters of one agent. */
+typedef struct lm_rocp_catalog {
+  size_t n;
+  rocp_counter_id *ids;
+  rocp_counter_info *info; /* strings borrowed from the SDK */
+} lm_rocp_catalog;
+
+/* lm_rocp_catalog_load: the agent's supported counters with their info.
+ * Returns 0, or -1 with the reason in why. Free with lm_rocp_catalog_fini. */
+int lm_rocp_catalog_load(const lm_rocp_api *api, rocp_agent_id agent, lm_rocp_catalog *out,
+                         char *why, size_t cap);
+void lm_rocp_catalog_fini(lm_rocp_catalog *c);
+
+enum { LM_ROCP_TOTAL, LM_ROCP_CHANNELS };
+
+/* One SDK counter to request for a lumen counter, and what it gives. */
+typedef struct lm_rocp_want {
+  rocp_counter_id id;
+  int form;            /* LM_ROCP_TOTAL: column = sum of the records;
+                          LM_ROCP_CHANNELS: column[xcc * n_inst + inst] */
+  char column[256];    /* "SQ_WAVES", "TCC_HIT_sum", or "TCC_HIT" (channels) */
+  size_t n_inst;       /* CHANNELS: instances per XCC */
+  uint64_t dim_xcc, dim_inst;
+} lm_rocp_want;
+
+/* lm_rocp_resolve: the SDK counters (at most cap) that hardware counter
+ * `name` is collected with on this catalog's agent; 0 when it lacks it. */
+int lm_rocp_resolve(const lm_rocp_catalog *cat, const char *name, lm_rocp_want *out, int cap);
+
+/* lm_rocp_first_gpu: the first GPU agent (by logical GPU number); copies
+ * its name (gfx target) into arch. Returns 0, or -1 with why. */
+int lm_rocp_first_gpu(const lm_rocp_api *api, rocp_agent_id *agent, char *arch, size_t arch_cap,
+                      char *why, size_t cap);
+
+/* lm_rocp_check_set: whether the counters of one set can be collected in
+ * one config on agent: lacking[i] = 1 for a counter the agent lacks;
+ * part[i] = 1 for a counter that must move to another set because the
+ * SDK refused the config (greedy: counters are added in order while the
+ * SDK accepts them; keep[i] = 1 marks counters that stay in any case,
+ * such as the cycle counter every set carries). Returns the number of
+ * counters moved (0: the set fits), or -1 with why. */
+int lm_rocp_check_set(const lm_rocp_api *api, const lm_rocp_catalog *cat, rocp_agent_id agent,
+                      const char *const *counters, int n, const int *keep, int *lacking, int *part,
+                      char *why, size_t cap);
+
+#endif

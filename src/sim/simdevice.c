@@ -1,0 +1,506 @@
+/*
+ * simdevice.c - the device below the SIMULATED rocprofiler-sdk (test and
+ * demonstration infrastructure: it replays a recording, never measures).
+ *
+ * At start-up it registers the tool of the process the way the SDK's
+ * registration does: it looks up rocprofiler_configure, calls it, then the
+ * tool's initialize; the tool's finalize runs at exit. A launch of kernel
+ * K executes the next recorded dispatch of K: the n-th instance replays
+ * recorded dispatch n mod R (R recorded dispatches of K), and a replay
+ * beyond the recording (n >= R) is a new execution whose counters and
+ * duration differ from the recorded ones by up to 2%, so that successive
+ * instances never repeat one execution. The tool's dispatch callback runs
+ * on the launching thread, in launch order, before the launch is queued;
+ * the counter records of the config it chose are delivered later by a
+ * completion thread of the device. New kernels are announced through
+ * code-object tracing (kernel symbol registration) before their first
+ * dispatch, ROCTx calls through marker tracing. A counter the recording
+ * holds no value for gets no record.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "io/io.h"
+#include "sim/simsdk.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAX_KERNELS 4096
+
+
+typedef struct kernel {
+  char *launched; /* the name the program launches */
+  char *name;     /* the name reported to tools */
+  uint64_t id;
+  size_t *rows;   /* recorded pmc rows it replays */
+  size_t n_rows;
+  uint64_t instances;
+  double clock_factor;
+} kernel;
+
+typedef struct job {
+  struct job *next;
+  rocp_dispatch_data data;
+  rocp_counter_config_id config;
+  rocp_user_data user_data;
+  rocp_record_cb record_cb;
+  void *record_arg;
+  size_t row;
+  uint64_t execution; /* 0: the recorded execution; k: its k-th replay */
+  int gpu;
+  double sclk;
+} job;
+
+typedef struct clock_sample {
+  int gpu;
+  unsigned long long t_ns;
+  double sclk_mhz, mclk_mhz;
+} clock_sample;
+
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int ready, failed;
+  const lm_workload *rec;
+  kernel kernels[MAX_KERNELS];
+  int n_kernels;
+  const char **rec_names;
+  int n_rec_names;
+  uint64_t next_dispatch;
+  job *head, *tail;
+  uint64_t queued, completed;
+  pthread_t completer;
+  int completer_running, stopping;
+  clock_sample *clocks;
+  size_t n_clocks, cap_clocks;
+  const rocp_configure_result *tool;
+  rocp_client_id client;
+} D = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+static unsigned long thread_id(void) { return (unsigned long)syscall(SYS_gettid); }
+
+static double sysinfo_number(const char *name, double fallback) {
+  long i = lm_sysinfo_find(&D.rec->sysinfo, name);
+  return i >= 0 && !isnan(D.rec->sysinfo.values[i]) ? D.rec->sysinfo.values[i] : fallback;
+}
+
+/* ------------------------------------------------------------ values */
+
+/* A deterministic deviation in [-2%, +2%] for replay `execution` of
+ * recorded row `row` (0 for the recorded execution itself). */
+static double deviation(size_t row, uint64_t execution, size_t what) {
+  if (execution == 0) return 0;
+  uint64_t h = 1469598103934665603ULL;
+  uint64_t parts[3] = {row, execution, what};
+  for (int i = 0; i < 3; i++) {
+    h ^= parts[i] + 0x9e3779b97f4a7c15ULL;
+    h *= 1099511628211ULL;
+    h ^= h >> 29;
+  }
+  return ((double)(h % 4001) - 2000.0) / 100000.0;
+}
+
+static double varied(double v, size_t row, uint64_t execution, size_t what) {
+  double d = deviation(row, execution, what);
+  if (d == 0 || isnan(v)) return v;
+  double out = v * (1 + d);
+  return v == floor(v) ? floor(out + 0.5) : out;
+}
+
+static double cell(const lm_table *t, const char *column, size_t row, int *found) {
+  long c = t ? lm_table_find(t, column) : -1;
+  *found = c >= 0 && row < t->n_rows && !isnan(t->cols[c].values[row]);
+  return *found ? t->cols[c].values[row] : 0;
+}
+
+typedef struct records {
+  rocp_counter_record *r;
+  size_t n, cap;
+} records;
+
+static void add_record(records *out, size_t counter, size_t xcc, size_t inst, double v,
+                       const job *j) {
+  if (out->n == out->cap) {
+    size_t cap = out->cap ? out->cap * 2 : 256;
+    rocp_counter_record *grown = realloc(out->r, cap * sizeof *grown);
+    if (!grown) return;
+    out->r = grown;
+    out->cap = cap;
+  }
+  rocp_counter_record *r = &out->r[out->n++];
+  r->id = simsdk_record_id(counter, xcc, inst);
+  r->counter_value = v;
+  r->dispatch_id = j->data.dispatch_info.dispatch_id;
+  r->user_data = j->user_data;
+  r->agent_id = j->data.dispatch_info.agent_id;
+}
+
+/* A total spread over n positions so that the positions add up to it
+ * exactly (integers split evenly, the remainder to the first ones; other
+ * values whole in position 0). */
+static void add_split(records *out, size_t counter, const simsdk_counter *c, double total,
+                      const job *j) {
+  size_t n = c->n_xcc * c->n_inst;
+  int whole = total == floor(total) && fabs(total) < 9e15;
+  double q = whole ? floor(total / (double)n) : 0, rest = whole ? total - q * (double)n : 0;
+  for (size_t g = 0; g < n; g++) {
+    double v = whole ? q + ((double)g < rest ? 1 : 0) : (g == 0 ? total : 0);
+    add_record(out, counter, g / c->n_inst, g % c->n_inst, v, j);
+  }
+}
+
+/* The records of counter i for job j, from table t (the pmc table, or the
+ * level table of the config's accumulate counter). */
+static void counter_records(records *out, size_t i, const lm_table *t, const job *j) {
+  const simsdk_counter *c = simsdk_counter_get(i);
+  char col[320];
+  int found;
+  if (c->base >= 0) { /* derived X_sum */
+    const simsdk_counter *x = simsdk_counter_get((size_t)c->base);
+    double v = cell(t, c->name, j->row, &found);
+    if (!found) {
+      snprintf(col, sizeof col, "%s[0]", x->name);
+      cell(t, col, j->row, &found);
+      if (found) {
+        v = 0;
+        for (size_t g = 0; g < x->n_xcc * x->n_inst; g++) {
+          int f;
+          snprintf(col, sizeof col, "%s[%zu]", x->name, g);
+          v += cell(t, col, j->row, &f);
+        }
+      } else {
+        v = cell(t, x->name, j->row, &found);
+      }
+    }
+    if (found) add_record(out, i, 0, 0, varied(v, j->row, j->execution, i), j);
+    return;
+  }
+  if (c->n_inst > 1) {
+    snprintf(col, sizeof col, "%s[0]", c->name);
+    cell(t, col, j->row, &found);
+    if (found) { /* per channel, numbered across XCCs */
+      for (size_t g = 0; g < c->n_xcc * c->n_inst; g++) {
+        snprintf(col, sizeof col, "%s[%zu]", c->name, g);
+        double v = cell(t, col, j->row, &found);
+        if (found)
+          add_record(out, i, g / c->n_inst, g % c->n_inst, varied(v, j->row, j->execution, i * 4096 + g), j);
+      }
+      return;
+    }
+  }
+  double v = cell(t, c->name, j->row, &found);
+  if (!found && c->n_inst == 1) {
+    snprintf(col, sizeof col, "%s_sum", c->name);
+    v = cell(t, col, j->row, &found);
+  }
+  if (found) add_split(out, i, c, varied(v, j->row, j->execution, i), j);
+}
+
+static void deliver(job *j) {
+  const size_t *list = NULL;
+  size_t n = 0;
+  int agent = -1;
+  records out = {0};
+  if (j->config.handle && simsdk_config_counters(j->config, &list, &n, &agent) == 0 &&
+      agent == simsdk_agent_index(j->data.dispatch_info.agent_id)) {
+    /* An accumulate config: its level counter and SQ_ACCUM_PREV_HIRES come
+     * from the level counter's own table. */
+    const lm_table *level = NULL;
+    for (size_t k = 0; k < n && !level; k++) {
+      const char *name = simsdk_counter_get(list[k])->name;
+      if (strcmp(name, "pmc_perf") != 0) level = lm_workload_source(D.rec, name);
+    }
+    for (size_t k = 0; k < n; k++) {
+      const char *name = simsdk_counter_get(list[k])->name;
+      int from_level = level && (strcmp(name, "SQ_ACCUM_PREV_HIRES") == 0 ||
+                                 lm_workload_source(D.rec, name) == level);
+      counter_records(&out, list[k], from_level ? level : D.rec->pmc, j);
+    }
+  }
+  j->record_cb(j->data, out.r, out.n, j->user_data, j->record_arg);
+  free(out.r);
+}
+
+/* ----------------------------------------------------- completion thread */
+
+static void *completer_main(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&D.lock);
+  for (;;) {
+    while (!D.head && !D.stopping) pthread_cond_wait(&D.cond, &D.lock);
+    if (!D.head) break;
+    job *j = D.head;
+    D.head = j->next;
+    if (!D.head) D.tail = NULL;
+    pthread_mutex_unlock(&D.lock);
+    if (j->record_cb && j->config.handle) deliver(j);
+    pthread_mutex_lock(&D.lock);
+    D.completed++;
+    pthread_cond_broadcast(&D.cond);
+    free(j);
+  }
+  pthread_mutex_unlock(&D.lock);
+  return NULL;
+}
+
+EXPORT void simsdk_device_wait(void) {
+  pthread_mutex_lock(&D.lock);
+  while (D.completed < D.queued) pthread_cond_wait(&D.cond, &D.lock);
+  pthread_mutex_unlock(&D.lock);
+}
+
+static void device_shutdown(void) {
+  simsdk_device_wait();
+  pthread_mutex_lock(&D.lock);
+  D.stopping = 1;
+  pthread_cond_broadcast(&D.cond);
+  int running = D.completer_running;
+  D.completer_running = 0;
+  pthread_mutex_unlock(&D.lock);
+  if (running) pthread_join(D.completer, NULL);
+  if (D.tool && D.tool->finalize) D.tool->finalize(D.tool->tool_data);
+  D.tool = NULL;
+}
+
+static void finalize_request(rocp_client_id id) {
+  (void)id;
+  if (D.tool && D.tool->finalize) D.tool->finalize(D.tool->tool_data);
+}
+
+/* ---------------------------------------------------------- registration */
+
+typedef const rocp_configure_result *(*configure_fn)(uint32_t version, const char *runtime_version,
+                                                     uint32_t priority, rocp_client_id *client);
+
+EXPORT int simsdk_device_init(void) {
+  pthread_mutex_lock(&D.lock);
+  if (D.ready || D.failed) {
+    int ok = D.ready;
+    pthread_mutex_unlock(&D.lock);
+    return ok ? 0 : -1;
+  }
+  D.rec = simsdk_recording();
+  if (!D.rec) {
+    D.failed = 1;
+    pthread_mutex_unlock(&D.lock);
+    return -1;
+  }
+  const lm_table *pmc = D.rec->pmc;
+  long kc = lm_table_find(pmc, "Kernel_Name");
+  D.rec_names = calloc(pmc->n_rows + 1, sizeof *D.rec_names);
+  for (size_t r = 0; D.rec_names && kc >= 0 && r < pmc->n_rows; r++) {
+    const char *name = lm_table_text(pmc, (size_t)kc, r);
+    int seen = 0;
+    for (int i = 0; i < D.n_rec_names && !seen; i++) seen = strcmp(D.rec_names[i], name) == 0;
+    if (!seen) D.rec_names[D.n_rec_names++] = name;
+  }
+  if (pthread_create(&D.completer, NULL, completer_main, NULL) == 0) D.completer_running = 1;
+  D.ready = 1;
+  pthread_mutex_unlock(&D.lock);
+  /* The tool of the process, found as the SDK's registration finds it. */
+  configure_fn configure = NULL;
+  *(void **)&configure = dlsym(RTLD_DEFAULT, "rocprofiler_configure");
+  uint32_t major, minor, patch;
+  rocprofiler_get_version(&major, &minor, &patch);
+  D.client.name = "lumen (simulated SDK client)";
+  const rocp_configure_result *res =
+      configure ? configure(major * 10000 + minor * 100 + patch, "simulated", 0, &D.client) : NULL;
+  if (res && res->initialize && res->initialize(finalize_request, res->tool_data) == 0) D.tool = res;
+  atexit(device_shutdown);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- launch */
+
+static kernel *kernel_for(const char *name, int *fresh) {
+  *fresh = 0;
+  for (int i = 0; i < D.n_kernels; i++)
+    if (strcmp(D.kernels[i].launched, name) == 0) return &D.kernels[i];
+  if (D.n_kernels >= MAX_KERNELS) return NULL;
+  kernel *k = &D.kernels[D.n_kernels];
+  memset(k, 0, sizeof *k);
+  const char *source = NULL, *reported = name;
+  for (int i = 0; i < D.n_rec_names && !source; i++)
+    if (strcmp(D.rec_names[i], name) == 0) source = D.rec_names[i];
+  /* A source-level name ("vecCopy(double*, ...)") stands for its code
+   * object symbol ("vecCopy(double*, ...) [clone .kd]"), the name the
+   * runtime reports. */
+  size_t len = strlen(name);
+  for (int i = 0; i < D.n_rec_names && !source; i++)
+    if (strncmp(D.rec_names[i], name, len) == 0 && D.rec_names[i][len] == ' ')
+      source = reported = D.rec_names[i];
+  /* Otherwise: the recorded kernel at the same position. */
+  if (!source && D.n_rec_names) source = D.rec_names[D.n_kernels % D.n_rec_names];
+  const lm_table *pmc = D.rec->pmc;
+  long kc = lm_table_find(pmc, "Kernel_Name");
+  k->launched = strdup(name);
+  k->name = strdup(reported);
+  k->rows = malloc((pmc->n_rows + 1) * sizeof *k->rows);
+  if (!k->launched || !k->name || !k->rows) return NULL;
+  for (size_t r = 0; source && kc >= 0 && r < pmc->n_rows; r++)
+    if (strcmp(lm_table_text(pmc, (size_t)kc, r), source) == 0) k->rows[k->n_rows++] = r;
+  k->id = (uint64_t)D.n_kernels + 1;
+  k->clock_factor = 1.0 - 0.1 * (double)(D.n_kernels % 3);
+  D.n_kernels++;
+  *fresh = 1;
+  return k;
+}
+
+static double row_value(size_t row, const char *column, double fallback) {
+  int found;
+  double v = cell(D.rec->pmc, column, row, &found);
+  return found ? v : fallback;
+}
+
+static void log_clock(int gpu, unsigned long long t, double sclk, double mclk) {
+  if (D.n_clocks == D.cap_clocks) {
+    size_t cap = D.cap_clocks ? D.cap_clocks * 2 : 256;
+    clock_sample *grown = realloc(D.clocks, cap * sizeof *grown);
+    if (!grown) return;
+    D.clocks = grown;
+    D.cap_clocks = cap;
+  }
+  D.clocks[D.n_clocks++] = (clock_sample){gpu, t, sclk, mclk};
+}
+
+EXPORT int simsdk_device_launch(const char *name, const simsdk_launch *l, int gpu, char *why, size_t cap) {
+  if (simsdk_device_init() != 0) {
+    snprintf(why, cap, "set LUMEN_SIM_RECORDING to a recorded workload folder");
+    return -1;
+  }
+  if (gpu < 0 || gpu >= SIMSDK_AGENTS) {
+    snprintf(why, cap, "no GPU %d (the simulated system has %d)", gpu, SIMSDK_AGENTS);
+    return -1;
+  }
+  simsdk_services sv;
+  simsdk_services_now(&sv);
+  job *j = calloc(1, sizeof *j);
+  if (!j) {
+    snprintf(why, cap, "out of memory");
+    return -1;
+  }
+  pthread_mutex_lock(&D.lock);
+  int fresh;
+  kernel *k = kernel_for(name, &fresh);
+  if (!k || !k->n_rows) {
+    pthread_mutex_unlock(&D.lock);
+    free(j);
+    snprintf(why, cap, "the recording has no dispatch to replay for %s", name);
+    return -1;
+  }
+  size_t row = k->rows[k->instances % k->n_rows];
+  j->execution = k->instances / k->n_rows;
+  j->row = row;
+  j->gpu = gpu;
+  k->instances++;
+  if (fresh && sv.code_object_cb) {
+    rocp_kernel_symbol sym;
+    memset(&sym, 0, sizeof sym);
+    sym.size = sizeof sym;
+    sym.kernel_id = k->id;
+    sym.code_object_id = 1;
+    sym.kernel_name = k->name;
+    sym.kernel_object = 0x10000 + k->id;
+    sym.group_segment_size = l->lds;
+    sym.private_segment_size = (uint32_t)row_value(row, "Scratch_Per_Workitem", 0);
+    sym.sgpr_count = (uint32_t)row_value(row, "SGPR", 0);
+    sym.arch_vgpr_count = (uint32_t)row_value(row, "Arch_VGPR", 0);
+    sym.accum_vgpr_count = (uint32_t)row_value(row, "Accum_VGPR", 0);
+    rocp_tracing_record tr;
+    memset(&tr, 0, sizeof tr);
+    tr.context_id = sv.code_object_ctx;
+    tr.thread_id = thread_id();
+    tr.kind = ROCP_TRACING_CODE_OBJECT;
+    tr.operation = ROCP_CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER;
+    tr.phase = ROCP_PHASE_ENTER;
+    tr.payload = &sym;
+    rocp_user_data ud = {0};
+    sv.code_object_cb(tr, &ud, sv.code_object_arg);
+  }
+  rocp_dispatch_data *d = &j->data;
+  d->size = sizeof *d;
+  d->dispatch_info.size = sizeof d->dispatch_info;
+  d->dispatch_info.agent_id = simsdk_agent_id(gpu);
+  d->dispatch_info.queue_id.handle = 0x100 + (uint64_t)gpu;
+  d->dispatch_info.kernel_id = k->id;
+  d->dispatch_info.dispatch_id = D.next_dispatch++;
+  d->correlation_id.internal = d->dispatch_info.dispatch_id + 1;
+  d->dispatch_info.private_segment_size =
+      l->scratch ? l->scratch : (uint32_t)row_value(row, "Scratch_Per_Workitem", 0);
+  d->dispatch_info.group_segment_size = l->lds;
+  d->dispatch_info.workgroup_size = (rocp_dim3){l->workgroup[0], l->workgroup[1], l->workgroup[2]};
+  d->dispatch_info.grid_size = (rocp_dim3){l->grid[0], l->grid[1], l->grid[2]};
+  /* The tool chooses the config before the packet is queued, in launch
+   * order (the queue is serialized under counting). */
+  if (sv.dispatch_cb) {
+    sv.dispatch_cb(*d, &j->config, &j->user_data, sv.dispatch_arg);
+    j->record_cb = sv.record_cb;
+    j->record_arg = sv.record_arg;
+  }
+  /* Timestamps: the recorded ones, shifted and stretched for a replay. */
+  double start = row_value(row, "Start_Timestamp", 0), end = row_value(row, "End_Timestamp", start);
+  double span = end - start;
+  if (j->execution) {
+    start += (double)j->execution * 1e9;
+    span = floor(span * (1 + deviation(row, j->execution, 1u << 30)) + 0.5);
+  }
+  d->start_timestamp = (uint64_t)start;
+  d->end_timestamp = (uint64_t)(start + span);
+  double sclk = sysinfo_number("max_sclk", 1000) * k->clock_factor, mclk = sysinfo_number("max_mclk", 1000);
+  log_clock(gpu, d->start_timestamp, sclk, mclk);
+  log_clock(gpu, d->end_timestamp, sclk, mclk);
+  /* Queue it for the completion thread. */
+  if (D.tail) D.tail->next = j;
+  else D.head = j;
+  D.tail = j;
+  D.queued++;
+  pthread_cond_broadcast(&D.cond);
+  int threaded = D.completer_running;
+  pthread_mutex_unlock(&D.lock);
+  if (!threaded) simsdk_device_wait();
+  return 0;
+}
+
+EXPORT void simsdk_device_marker(int op, const char *message) {
+  if (simsdk_device_init() != 0) return;
+  simsdk_services sv;
+  simsdk_services_now(&sv);
+  if (!sv.marker_cb) return;
+  rocp_marker_data m;
+  memset(&m, 0, sizeof m);
+  m.size = sizeof m;
+  m.arg.message = message;
+  rocp_tracing_record tr;
+  memset(&tr, 0, sizeof tr);
+  tr.context_id = sv.marker_ctx;
+  tr.thread_id = thread_id();
+  tr.kind = ROCP_TRACING_MARKER_CORE_API;
+  tr.operation = op;
+  tr.payload = &m;
+  rocp_user_data ud = {0};
+  for (int phase = ROCP_PHASE_ENTER; phase <= ROCP_PHASE_EXIT; phase++) {
+    tr.phase = phase;
+    sv.marker_cb(tr, &ud, sv.marker_arg);
+  }
+}
+
+/* simsdk_clock_samples: the device's clock log from index `from` (for
+ * lumen's simulated telemetry sampler, found with dlsym). */
+EXPORT size_t simsdk_clock_samples(size_t from, int *gpu, unsigned long long *t_ns, double *sclk,
+                                   double *mclk, size_t cap) {
+  pthread_mutex_lock(&D.lock);
+  size_t n = 0;
+  for (size_t i = from; i < D.n_clocks && n < cap; i++, n++) {
+    gpu[n] = D.clocks[i].gpu;
+    t_ns[n] = D.clocks[i].t_ns;
+    sclk[n] = D.clocks[i].sclk_mhz;
+    mclk[n] = D.clocks[i].mclk_mhz;
+  }
+  pthread_mutex_unlock(&D.lock);
+  return n;
+}

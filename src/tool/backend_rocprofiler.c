@@ -1,0 +1,350 @@
+/*
+ * backend_rocprofiler.c - the rocprofiler-sdk adapter of the tool library:
+ * liblumen_tool.so exports rocprofiler_configure, so the SDK's registration
+ * finds it (LD_PRELOAD or ROCP_TOOL_LIBRARIES). The adapter only
+ * translates: the core (core.h) decides which counter set each dispatch
+ * collects (filters, regions, set choice, instance cycling), and the
+ * adapter returns that set's config for the dispatch's agent, turns the
+ * counter records that arrive after completion (on an SDK thread) into
+ * lumen's columns (backend/rocprofiler.h), and forwards kernel symbols and
+ * ROCTx ranges.
+ *
+ * All configs (one per set per GPU agent) are built in initialize, never
+ * in the dispatch callback. The SDK is the one the process already loaded
+ * (its functions resolved with dlsym, declarations of rocprofiler_abi.h).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "backend/rocprofiler.h"
+#include "tool/core.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAX_GPUS 64
+#define MAX_KERNELS 65536
+
+typedef struct set_config {
+  rocp_counter_config_id config;
+  lm_rocp_want *wants;
+  int n_wants;
+} set_config;
+
+typedef struct gpu {
+  rocp_agent_id id;
+  int number; /* logical GPU number: the reference tool's GPU id */
+  char name[64];
+  set_config *sets;
+} gpu;
+
+typedef struct kernel_info {
+  uint64_t id;
+  char *name;
+  uint32_t sgpr, arch_vgpr, accum_vgpr;
+} kernel_info;
+
+/* A dispatch between its callback and its records. */
+typedef struct pending {
+  lm_tool_dispatch d;
+  lm_choice choice;
+  int gpu_index;
+} pending;
+
+static struct {
+  lm_rocp_api api;
+  rocp_context_id ctx;
+  gpu gpus[MAX_GPUS];
+  int n_gpus, n_sets;
+  pthread_mutex_t kernel_lock;
+  kernel_info *kernels;
+  size_t n_kernels;
+} R = {.kernel_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static unsigned long thread_id(void) { return (unsigned long)syscall(SYS_gettid); }
+
+static rocp_status take_gpus(int version, const void **agents, size_t n, void *user) {
+  (void)version;
+  (void)user;
+  for (size_t i = 0; i < n && R.n_gpus < MAX_GPUS; i++) {
+    const rocp_agent *a = agents[i];
+    if (a->type != ROCP_AGENT_TYPE_GPU) continue;
+    gpu *g = &R.gpus[R.n_gpus++];
+    g->id = a->id;
+    g->number = a->logical_node_type_id;
+    snprintf(g->name, sizeof g->name, "%s", a->name ? a->name : "?");
+  }
+  return ROCP_STATUS_SUCCESS;
+}
+
+static int gpu_of(rocp_agent_id agent) {
+  for (int i = 0; i < R.n_gpus; i++)
+    if (R.gpus[i].id.handle == agent.handle) return i;
+  return -1;
+}
+
+/* The configs of one GPU agent, one per set. */
+static int build_configs(gpu *g, const lm_tool_config *cfg) {
+  char why[512], msg[1024];
+  lm_rocp_catalog cat;
+  if (lm_rocp_catalog_load(&R.api, g->id, &cat, why, sizeof why) != 0) {
+    lm_tool_error(why);
+    return -1;
+  }
+  int rc = 0;
+  g->sets = calloc((size_t)cfg->n_sets + 1, sizeof *g->sets);
+  for (int s = 0; g->sets && s < cfg->n_sets && rc == 0; s++) {
+    int n = 0;
+    while (cfg->set_counters[s] && cfg->set_counters[s][n]) n++;
+    set_config *sc = &g->sets[s];
+    sc->wants = calloc((size_t)n * 2 + 1, sizeof *sc->wants);
+    rocp_counter_id *ids = calloc((size_t)n * 2 + 1, sizeof *ids);
+    size_t n_ids = 0;
+    for (int i = 0; sc->wants && ids && i < n && rc == 0; i++) {
+      int k = lm_rocp_resolve(&cat, cfg->set_counters[s][i], &sc->wants[sc->n_wants], 2);
+      if (k == 0) {
+        snprintf(msg, sizeof msg, "counter %s is not supported by agent %s (GPU %d)",
+                 cfg->set_counters[s][i], g->name, g->number);
+        lm_tool_error(msg);
+        rc = -1;
+      }
+      for (int w = sc->n_wants; w < sc->n_wants + k; w++) {
+        int dup = 0;
+        for (size_t j = 0; j < n_ids && !dup; j++) dup = ids[j].handle == sc->wants[w].id.handle;
+        if (!dup) ids[n_ids++] = sc->wants[w].id;
+      }
+      sc->n_wants += k;
+    }
+    if (rc == 0 && (!sc->wants || !ids)) {
+      lm_tool_error("out of memory while building counter configs");
+      rc = -1;
+    }
+    rocp_status st = rc == 0 ? R.api.create_counter_config(g->id, ids, n_ids, &sc->config) : 0;
+    if (rc == 0 && st != ROCP_STATUS_SUCCESS) {
+      snprintf(msg, sizeof msg, "rocprofiler-sdk refused counter set %d on agent %s (GPU %d): %s", s,
+               g->name, g->number,
+               st == ROCP_STATUS_ERROR_EXCEEDS_HW_LIMIT ? "it exceeds the hardware limits"
+                                                         : "status not success");
+      lm_tool_error(msg);
+      rc = -1;
+    }
+    free(ids);
+  }
+  if (!g->sets && rc == 0) {
+    lm_tool_error("out of memory while building counter configs");
+    rc = -1;
+  }
+  lm_rocp_catalog_fini(&cat);
+  return rc;
+}
+
+/* ------------------------------------------------------------ callbacks */
+
+static const kernel_info *kernel_find(uint64_t id) {
+  for (size_t i = 0; i < R.n_kernels; i++)
+    if (R.kernels[i].id == id) return &R.kernels[i];
+  return NULL;
+}
+
+static void on_code_object(rocp_tracing_record rec, rocp_user_data *user_data, void *arg) {
+  (void)user_data;
+  (void)arg;
+  if (rec.kind != ROCP_TRACING_CODE_OBJECT ||
+      rec.operation != ROCP_CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER || rec.phase != ROCP_PHASE_ENTER ||
+      !rec.payload)
+    return;
+  const rocp_kernel_symbol *sym = rec.payload;
+  pthread_mutex_lock(&R.kernel_lock);
+  if (!kernel_find(sym->kernel_id) && R.n_kernels < MAX_KERNELS) {
+    kernel_info *grown = realloc(R.kernels, (R.n_kernels + 1) * sizeof *grown);
+    if (grown) {
+      R.kernels = grown;
+      kernel_info *k = &R.kernels[R.n_kernels];
+      k->id = sym->kernel_id;
+      k->name = strdup(sym->kernel_name ? sym->kernel_name : "?");
+      k->sgpr = sym->sgpr_count;
+      k->arch_vgpr = sym->arch_vgpr_count;
+      k->accum_vgpr = sym->accum_vgpr_count;
+      if (k->name) R.n_kernels++;
+    }
+  }
+  pthread_mutex_unlock(&R.kernel_lock);
+  lm_tool_kernel_symbol(sym->kernel_id, sym->kernel_name ? sym->kernel_name : "?");
+}
+
+static void on_marker(rocp_tracing_record rec, rocp_user_data *user_data, void *arg) {
+  (void)user_data;
+  (void)arg;
+  if (rec.kind != ROCP_TRACING_MARKER_CORE_API || rec.phase != ROCP_PHASE_ENTER) return;
+  const rocp_marker_data *m = rec.payload;
+  if (rec.operation == ROCP_MARKER_roctxRangePushA && m)
+    lm_tool_marker(LM_TOOL_PUSH, (unsigned long)rec.thread_id, m->arg.message, 0);
+  else if (rec.operation == ROCP_MARKER_roctxRangePop)
+    lm_tool_marker(LM_TOOL_POP, (unsigned long)rec.thread_id, NULL, 0);
+}
+
+static uint64_t volume(rocp_dim3 d) {
+  return (uint64_t)(d.x ? d.x : 1) * (d.y ? d.y : 1) * (d.z ? d.z : 1);
+}
+
+static void on_dispatch(rocp_dispatch_data data, rocp_counter_config_id *config,
+                        rocp_user_data *user_data, void *arg) {
+  (void)arg;
+  config->handle = 0;
+  user_data->ptr = NULL;
+  pending *p = calloc(1, sizeof *p);
+  if (!p) return;
+  const rocp_dispatch_info *di = &data.dispatch_info;
+  p->gpu_index = gpu_of(di->agent_id);
+  lm_tool_dispatch *d = &p->d;
+  d->dispatch_id = di->dispatch_id;
+  d->kernel_id = di->kernel_id;
+  pthread_mutex_lock(&R.kernel_lock);
+  const kernel_info *k = kernel_find(di->kernel_id);
+  /* Names live as long as the library: the pointer stays valid. */
+  d->kernel_name = k ? k->name : NULL;
+  d->sgpr = k ? k->sgpr : 0;
+  d->arch_vgpr = k ? k->arch_vgpr : 0;
+  d->accum_vgpr = k ? k->accum_vgpr : 0;
+  pthread_mutex_unlock(&R.kernel_lock);
+  d->gpu = p->gpu_index >= 0 ? R.gpus[p->gpu_index].number : -1;
+  d->tid = thread_id();
+  d->grid = volume(di->grid_size);
+  d->workgroup = volume(di->workgroup_size);
+  d->lds = di->group_segment_size;
+  d->scratch = di->private_segment_size;
+  int set = lm_tool_dispatch_begin(d, &p->choice);
+  if (set >= 0 && set < R.n_sets && p->gpu_index >= 0 && R.gpus[p->gpu_index].sets) {
+    *config = R.gpus[p->gpu_index].sets[set].config;
+    user_data->ptr = p;
+    return;
+  }
+  /* Nothing to collect: the SDK will deliver no record; the dispatch is
+   * recorded now, without timestamps. */
+  p->choice.set = -1;
+  lm_tool_dispatch_end(d, &p->choice, 0, 0, NULL, 0);
+  free(p);
+}
+
+typedef struct column_sum {
+  char name[300];
+  double value;
+} column_sum;
+
+static void on_records(rocp_dispatch_data data, rocp_counter_record *records, size_t n,
+                       rocp_user_data user_data, void *arg) {
+  (void)arg;
+  pending *p = user_data.ptr;
+  if (!p) return;
+  const set_config *sc = &R.gpus[p->gpu_index].sets[p->choice.set];
+  /* Columns: one per TOTAL want, one per channel position seen. */
+  size_t cap = (size_t)sc->n_wants + n + 1, n_cols = 0;
+  column_sum *cols = calloc(cap, sizeof *cols);
+  long *total_at = calloc((size_t)sc->n_wants + 1, sizeof *total_at);
+  for (int w = 0; cols && total_at && w < sc->n_wants; w++) total_at[w] = -1;
+  for (size_t r = 0; cols && total_at && r < n; r++) {
+    rocp_counter_id id;
+    if (R.api.query_record_counter_id(records[r].id, &id) != ROCP_STATUS_SUCCESS) continue;
+    for (int w = 0; w < sc->n_wants; w++) {
+      const lm_rocp_want *want = &sc->wants[w];
+      if (want->id.handle != id.handle) continue;
+      char name[300];
+      long at = -1;
+      if (want->form == LM_ROCP_TOTAL) {
+        if (total_at[w] < 0) {
+          total_at[w] = (long)n_cols;
+          snprintf(cols[n_cols++].name, sizeof cols->name, "%s", want->column);
+        }
+        at = total_at[w];
+      } else {
+        size_t xcc = 0, inst = 0;
+        if (want->dim_xcc) R.api.query_record_dimension_position(records[r].id, want->dim_xcc, &xcc);
+        R.api.query_record_dimension_position(records[r].id, want->dim_inst, &inst);
+        snprintf(name, sizeof name, "%s[%zu]", want->column, xcc * want->n_inst + inst);
+        for (size_t c = 0; c < n_cols && at < 0; c++)
+          if (strcmp(cols[c].name, name) == 0) at = (long)c;
+        if (at < 0 && n_cols < cap) {
+          at = (long)n_cols;
+          snprintf(cols[n_cols++].name, sizeof cols->name, "%s", name);
+        }
+      }
+      if (at >= 0) cols[at].value += records[r].counter_value;
+    }
+  }
+  lm_tool_value *values = cols ? calloc(n_cols + 1, sizeof *values) : NULL;
+  for (size_t c = 0; values && c < n_cols; c++) {
+    values[c].column = cols[c].name;
+    values[c].value = cols[c].value;
+  }
+  if (!values && n) lm_tool_error("out of memory while receiving counter records");
+  else
+    lm_tool_dispatch_end(&p->d, &p->choice, data.start_timestamp, data.end_timestamp, values,
+                         (int)n_cols);
+  free(values);
+  free(cols);
+  free(total_at);
+  free(p);
+}
+
+/* ---------------------------------------------------------- registration */
+
+static int tool_initialize(rocp_client_finalize finalize, void *tool_data) {
+  (void)finalize;
+  (void)tool_data;
+  const lm_tool_config *cfg = lm_tool_config_now();
+  if (!cfg) return -1;
+  char why[512];
+  if (lm_rocp_load(&R.api, 1, why, sizeof why) != 0) {
+    lm_tool_error(why);
+    return -1;
+  }
+  R.api.query_available_agents(ROCP_AGENT_INFO_VERSION_0, take_gpus, sizeof(rocp_agent), NULL);
+  if (R.n_gpus == 0) {
+    lm_tool_error("rocprofiler-sdk reports no GPU agent");
+    return -1;
+  }
+  if (lm_tool_attached(R.gpus[0].name) != 0) return -1;
+  R.n_sets = cfg->n_sets;
+  for (int i = 0; i < R.n_gpus; i++)
+    if (build_configs(&R.gpus[i], cfg) != 0) return -1;
+  R.ctx.handle = 0;
+  if (R.api.create_context(&R.ctx) != ROCP_STATUS_SUCCESS ||
+      R.api.configure_callback_tracing_service(R.ctx, ROCP_TRACING_CODE_OBJECT, NULL, 0, on_code_object,
+                                               NULL) != ROCP_STATUS_SUCCESS ||
+      R.api.configure_callback_tracing_service(R.ctx, ROCP_TRACING_MARKER_CORE_API, NULL, 0, on_marker,
+                                               NULL) != ROCP_STATUS_SUCCESS ||
+      R.api.configure_callback_dispatch_counting_service(R.ctx, on_dispatch, NULL, on_records, NULL) !=
+          ROCP_STATUS_SUCCESS ||
+      R.api.start_context(R.ctx) != ROCP_STATUS_SUCCESS) {
+    lm_tool_error("rocprofiler-sdk did not accept the context and its services");
+    return -1;
+  }
+  /* Clocks: the simulated device's log where there is one, else rocm-smi. */
+  lm_telemetry *t = lm_telemetry_open_sim();
+  if (!t) t = lm_telemetry_open_rocm_smi(why, sizeof why);
+  lm_tool_telemetry(t);
+  return 0;
+}
+
+static void tool_finalize(void *tool_data) {
+  (void)tool_data;
+  if (R.ctx.handle && R.api.stop_context) R.api.stop_context(R.ctx);
+  lm_tool_finish();
+}
+
+/* rocprofiler_configure: called by the SDK's registration for every tool
+ * in the process; lumen's takes part only when `lumen profile` configured
+ * it (LUMEN_TOOL_CONFIG). */
+EXPORT rocp_configure_result *rocprofiler_configure(uint32_t version, const char *runtime_version,
+                                                    uint32_t priority, rocp_client_id *id) {
+  (void)version;
+  (void)runtime_version;
+  (void)priority;
+  static rocp_configure_result result = {sizeof(rocp_configure_result), tool_initialize, tool_finalize,
+                                         NULL};
+  if (!lm_tool_config_now()) return NULL;
+  if (id) id->name = "lumen";
+  return &result;
+}
