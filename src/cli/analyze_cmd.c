@@ -170,7 +170,8 @@ static int write_text(const char *path, const lm_buf *b) {
  * else $COLUMNS, else 80. */
 static int terminal_width(const cli_args *a) {
   long v;
-  if (cli_has(a, "width") && parse_long(cli_get(a, "width"), &v) && v >= 40 && v <= 1000) return (int)v;
+  if (cli_has(a, "width") && parse_long(cli_get(a, "width"), &v) && (v == 0 || (v >= 40 && v <= 100000)))
+    return (int)v;
   struct winsize ws;
   if (isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
   const char *cols = getenv("COLUMNS");
@@ -451,6 +452,9 @@ int cmd_analyze(int argc, char **argv, int first) {
                                    &last_opts, &summary))
     goto done;
   ropts.summary = summary;
+  /* Text tables wider than the terminal become blocks per row; --width 0
+   * keeps every table a box, however wide. */
+  if (strcmp(format, "text") == 0) ropts.width = terminal_width(&a);
   uint64_t t_render = lm_phase_begin();
   const lm_analysis *const *cruns = (const lm_analysis *const *)runs;
   const char *output = cli_get(&a, "output");

@@ -68,6 +68,8 @@ typedef struct grid {
   size_t n_rows, n_cols;
   char **cells;      /* (n_rows + 1) * n_cols, row 0 is the header; owned */
   uint8_t *right;    /* per column: right-align */
+  uint8_t *role;     /* per column: lm_rcol_role (Metric_ID: LM_RCOL_INDEX) */
+  const char **raw;  /* per cell: the unwrapped text of name cells, or NULL (borrowed) */
 } grid;
 
 static void grid_free(grid *g) {
@@ -75,6 +77,8 @@ static void grid_free(grid *g) {
     for (size_t i = 0; i < (g->n_rows + 1) * g->n_cols; i++) lm_free(g->cells[i]);
   lm_free(g->cells);
   lm_free(g->right);
+  lm_free(g->role);
+  lm_free(g->raw);
 }
 
 static size_t utf8_width(const char *s, size_t n) {
@@ -166,7 +170,9 @@ static lm_status build_grid(const lm_analysis *const *runs, size_t n_runs, int32
   g->n_cols = nc;
   g->cells = lm_calloc((max_rows + 1) * nc, sizeof(char *));
   g->right = lm_calloc(nc ? nc : 1, 1);
-  if (!g->cells || !g->right) return LM_ENOMEM;
+  g->role = lm_calloc(nc ? nc : 1, 1);
+  g->raw = lm_calloc((max_rows + 1) * nc, sizeof *g->raw);
+  if (!g->cells || !g->right || !g->role || !g->raw) return LM_ENOMEM;
   for (size_t k = 0; k < nc; k++) {
     char title[256];
     if (src_cols[k] < 0) snprintf(title, sizeof title, "Metric_ID");
@@ -176,6 +182,7 @@ static lm_status build_grid(const lm_analysis *const *runs, size_t n_runs, int32
     g->cells[k] = lm_text_safe(title, CELL_MAX_WIDTH);
     if (!g->cells[k]) return LM_ENOMEM;
     g->right[k] = src_cols[k] >= 0 && t->roles[src_cols[k]] == LM_RCOL_VALUE;
+    g->role[k] = src_cols[k] >= 0 ? t->roles[src_cols[k]] : LM_RCOL_INDEX;
   }
   for (size_t r = 0; r < max_rows; r++) {
     for (size_t k = 0; k < nc; k++) {
@@ -185,6 +192,7 @@ static lm_status build_grid(const lm_analysis *const *runs, size_t n_runs, int32
         text = lm_text_safe(t->row_ids[r], CELL_MAX_WIDTH);
       } else if (run_of[k] == 0) {
         const lm_cell *cell = cell_at(t, (int32_t)r, c);
+        if (cell->kind == LM_CELL_TEXT && t->roles[c] == LM_RCOL_NAME) g->raw[(r + 1) * nc + k] = cell->text;
         if (cell->kind == LM_CELL_TEXT && t->roles[c] == LM_RCOL_NAME &&
             t->kind == LM_TABLE_TOP_KERNELS)
           text = wrap(cell->text, 40, 3);
@@ -237,6 +245,136 @@ static int cell_line(const char *s, size_t n, const char **start, size_t *len) {
   *start = p;
   *len = e ? (size_t)(e - p) : strlen(p);
   return 1;
+}
+
+/* The width a grid takes as a box table. */
+static size_t grid_width(const grid *g) {
+  size_t total = 1;
+  for (size_t k = 0; k < g->n_cols; k++) {
+    size_t w = 0;
+    for (size_t r = 0; r <= g->n_rows; r++) {
+      const char *ls;
+      size_t ll;
+      for (size_t i = 0; cell_line(g->cells[r * g->n_cols + k], i, &ls, &ll); i++)
+        if (utf8_width(ls, ll) > w) w = utf8_width(ls, ll);
+    }
+    total += w + 3;
+  }
+  return total;
+}
+
+/* Append piece to a line being filled up to width, starting a new line
+ * (indented) when it does not fit. */
+static void put_piece(lm_buf *out, size_t *col, const char *piece, size_t width, size_t indent) {
+  size_t w = utf8_width(piece, strlen(piece));
+  if (*col > indent && *col + 3 + w > width) {
+    lm_buf_putc(out, '\n');
+    for (size_t i = 0; i < indent; i++) lm_buf_putc(out, ' ');
+    *col = indent;
+  } else if (*col > indent) {
+    lm_buf_puts(out, " · ");
+    *col += 3;
+  }
+  if (*col + w > width && width > *col + 1) {
+    char *cut = lm_text_safe(piece, width - *col);
+    lm_buf_puts(out, cut ? cut : "");
+    *col += cut ? utf8_width(cut, strlen(cut)) : 0;
+    lm_free(cut);
+  } else {
+    lm_buf_puts(out, piece);
+    *col += w;
+  }
+}
+
+/* Append text (escaped) wrapped at spaces to width, the first line
+ * already at column `indent`, continuation lines indented as much. */
+static void put_words(lm_buf *out, const char *text, size_t indent, size_t width) {
+  char *safe = lm_text_safe(text, 0);
+  if (!safe) {
+    out->failed = 1;
+    return;
+  }
+  size_t col = indent;
+  for (char *p = safe; *p;) {
+    while (*p == ' ') p++;
+    char *e = p;
+    while (*e && *e != ' ') e++;
+    size_t w = utf8_width(p, (size_t)(e - p));
+    if (col > indent && col + 1 + w > width) {
+      lm_buf_putc(out, '\n');
+      for (size_t i = 0; i < indent; i++) lm_buf_putc(out, ' ');
+      col = indent;
+    } else if (col > indent) {
+      lm_buf_putc(out, ' ');
+      col++;
+    }
+    lm_buf_append(out, p, (size_t)(e - p));
+    col += w;
+    p = e;
+  }
+  lm_buf_putc(out, '\n');
+  lm_free(safe);
+}
+
+/* A table too wide for the terminal, as one block per row: the row's id
+ * and name, then "Title value unit" pieces wrapped to width. */
+static void render_blocks(const grid *g, size_t width, lm_buf *out) {
+  size_t nc = g->n_cols;
+  int32_t unit_col = -1;
+  for (size_t k = 0; k < nc; k++)
+    if (g->role[k] == LM_RCOL_UNIT && unit_col < 0) unit_col = (int32_t)k;
+  /* Names shortened to the line, distinct where the full names differ. */
+  int32_t name_col = -1;
+  for (size_t k = 0; k < nc && name_col < 0; k++)
+    if (g->role[k] == LM_RCOL_NAME && g->raw[nc + k]) name_col = (int32_t)k;
+  char **names = NULL;
+  if (name_col >= 0) {
+    const char **full = lm_calloc(g->n_rows + 1, sizeof *full);
+    if (full) {
+      for (size_t r = 1; r <= g->n_rows; r++) full[r - 1] = g->raw[r * nc + (size_t)name_col] ? g->raw[r * nc + (size_t)name_col] : "";
+      names = lm_report_short_names(full, g->n_rows, width > 12 ? width - 8 : width);
+      lm_free(full);
+    }
+  }
+  for (size_t r = 1; r <= g->n_rows; r++) {
+    lm_buf lead = {0};
+    for (size_t k = 0; k < nc; k++) {
+      if (g->role[k] != LM_RCOL_INDEX && g->role[k] != LM_RCOL_NAME) continue;
+      const char *c = (int32_t)k == name_col && names && names[r - 1] ? names[r - 1] : g->cells[r * nc + k];
+      if (!*c) continue;
+      if (lead.len) lm_buf_puts(&lead, "  ");
+      for (const char *p = c; *p; p++)
+        if (*p != '\n') lm_buf_putc(&lead, *p);
+    }
+    size_t col = 0;
+    lm_buf_puts(out, r > 1 ? "" : "");
+    put_piece(out, &col, lm_buf_cstr(&lead), width, 4);
+    lm_buf_fini(&lead);
+    const char *unit = unit_col >= 0 ? g->cells[r * nc + (size_t)unit_col] : "";
+    lm_buf_putc(out, '\n');
+    lm_buf_puts(out, "    ");
+    col = 4;
+    int any = 0;
+    for (size_t k = 0; k < nc; k++) {
+      if (g->role[k] == LM_RCOL_INDEX || g->role[k] == LM_RCOL_NAME || g->role[k] == LM_RCOL_UNIT) continue;
+      const char *c = g->cells[r * nc + k];
+      if (!*c) continue;
+      lm_buf piece = {0};
+      lm_buf_printf(&piece, "%s ", g->cells[k]);
+      for (const char *p = c; *p; p++)
+        if (*p != '\n') lm_buf_putc(&piece, *p);
+      const char *title = g->cells[k];
+      if (*unit && g->role[k] == LM_RCOL_VALUE && !strstr(title, "Pct") && !strstr(title, "Count") && !strchr(c, '%'))
+        lm_buf_printf(&piece, " %s", unit);
+      put_piece(out, &col, lm_buf_cstr(&piece), width, 4);
+      lm_buf_fini(&piece);
+      any = 1;
+    }
+    if (!any) lm_buf_puts(out, "(no values)");
+    lm_buf_putc(out, '\n');
+  }
+  for (size_t r = 0; names && r < g->n_rows; r++) lm_free(names[r]);
+  lm_free(names);
 }
 
 static void render_grid(const grid *g, lm_buf *out) {
@@ -297,7 +435,7 @@ lm_status lm_report_text(const lm_analysis *const *runs, size_t n, const lm_repo
     if (!t->shown || !t->n_cols) continue;
     if (t->panel_id != last_panel) {
       lm_buf_puts(out, "\n");
-      for (int i = 0; i < 80; i++) lm_buf_puts(out, "─");
+      for (int i = 0; i < (o->width > 0 && o->width < 80 ? o->width : 80); i++) lm_buf_puts(out, "─");
       lm_buf_printf(out, "\n%d. ", (int)t->panel_id);
       put_safe(out, t->panel_title);
       lm_buf_putc(out, '\n');
@@ -320,15 +458,22 @@ lm_status lm_report_text(const lm_analysis *const *runs, size_t n, const lm_repo
     grid g;
     memset(&g, 0, sizeof g);
     lm_status st = build_grid(runs, n, ti, o, &g);
-    if (st == LM_OK) render_grid(&g, out);
+    if (st == LM_OK && o->width > 0 && grid_width(&g) > (size_t)o->width) render_blocks(&g, (size_t)o->width, out);
+    else if (st == LM_OK) render_grid(&g, out);
     grid_free(&g);
     if (st != LM_OK) return st;
     if (o->verbose && t->kind == LM_TABLE_METRIC && t->row_descs) {
+      size_t width = o->width > 0 ? (size_t)o->width : (size_t)-1;
       for (int32_t r = 0; r < t->n_rows; r++) {
-        if (t->row_descs[r] && t->row_descs[r][0])
-          lm_buf_printf(out, "  %s  %s\n", t->row_ids[r], t->row_descs[r]);
-        if (o->verbose > 1 && t->row_formulas[r] && t->row_formulas[r][0])
-          lm_buf_printf(out, "  %*s  = %s\n", (int)strlen(t->row_ids[r]), "", t->row_formulas[r]);
+        size_t indent = 4 + strlen(t->row_ids[r]);
+        if (t->row_descs[r] && t->row_descs[r][0]) {
+          lm_buf_printf(out, "  %s  ", t->row_ids[r]);
+          put_words(out, t->row_descs[r], indent, width);
+        }
+        if (o->verbose > 1 && t->row_formulas[r] && t->row_formulas[r][0]) {
+          lm_buf_printf(out, "  %*s  = ", (int)strlen(t->row_ids[r]), "");
+          put_words(out, t->row_formulas[r], indent + 2, width);
+        }
       }
     }
   }

@@ -60,6 +60,12 @@ void *lm_report_summary_json(const lm_summary *summary);
  * character at that index stays visible. Free with lm_free. */
 char *lm_report_short_name(const char *name, size_t width, size_t focus);
 
+/* lm_report_short_names: lm_report_short_name for n names, made distinct
+ * where the full names differ (both of two names that would look alike
+ * show where they differ). An array of n strings; free each and the array
+ * with lm_free. NULL when out of memory. */
+char **lm_report_short_names(const char *const *full, size_t n, size_t width);
+
 /* lm_report_list_rules: one line per rule (id, severity, condition), with
  * explanation, source and file when verbose. */
 void lm_report_list_rules(const lm_ruleset *rules, int verbose, lm_buf *out);

@@ -130,25 +130,34 @@ char *lm_report_short_name(const char *name, size_t width, size_t focus) {
   return out;
 }
 
-/* Shortened names for all kernels, distinct where the full names are. */
-static char **short_names(const lm_summary *s, size_t width) {
-  char **names = lm_calloc(s->n_kernels ? s->n_kernels : 1, sizeof *names);
+char **lm_report_short_names(const char *const *full, size_t n, size_t width) {
+  char **names = lm_calloc(n ? n : 1, sizeof *names);
   if (!names) return NULL;
-  for (size_t i = 0; i < s->n_kernels; i++) names[i] = lm_report_short_name(s->kernels[i].name, width, (size_t)-1);
-  for (size_t i = 0; i < s->n_kernels; i++)
-    for (size_t j = 0; j < s->n_kernels; j++) {
+  for (size_t i = 0; i < n; i++) names[i] = lm_report_short_name(full[i], width, (size_t)-1);
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++) {
       if (i == j || !names[i] || !names[j] || strcmp(names[i], names[j]) != 0) continue;
-      if (strcmp(s->kernels[i].name, s->kernels[j].name) == 0) continue;
-      const char *a = s->kernels[i].name, *b = s->kernels[j].name;
+      if (strcmp(full[i], full[j]) == 0) continue;
+      const char *a = full[i], *b = full[j];
       size_t p = 0;
       while (a[p] && a[p] == b[p]) p++;
       size_t chars = width_of(a) - width_of(a + p);
       for (size_t k = 0; k < 2; k++) {
         size_t idx = k ? j : i;
         lm_free(names[idx]);
-        names[idx] = lm_report_short_name(s->kernels[idx].name, width, chars);
+        names[idx] = lm_report_short_name(full[idx], width, chars);
       }
     }
+  return names;
+}
+
+/* Shortened names for all kernels of a summary. */
+static char **short_names(const lm_summary *s, size_t width) {
+  const char **full = lm_calloc(s->n_kernels ? s->n_kernels : 1, sizeof *full);
+  if (!full) return NULL;
+  for (size_t i = 0; i < s->n_kernels; i++) full[i] = s->kernels[i].name;
+  char **names = lm_report_short_names(full, s->n_kernels, width);
+  lm_free(full);
   return names;
 }
 

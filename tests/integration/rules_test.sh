@@ -102,6 +102,21 @@ width)
   # The summary part (up to the first panel rule) is laid out for $COLUMNS.
   sed '/^────/,$d' "$TMP/out" >"$TMP/first"
   [ "$(wc -L <"$TMP/first")" -le 72 ] || fail "the first screen is wider than COLUMNS=72"
+  # The whole report at 80 columns (the default off a terminal): tables too
+  # wide become blocks per row; descriptions and formulas wrap.
+  for args in "-w $WL/_mix/mix_MI200" "-w $WL/vcopy/MI300X_A1" "-w $WL/vcopy/MI100 -vv" \
+    "-w $WL/_mix/mix_MI200 -w $WL/_mix/mixB_MI200" "-w $WL/vcopy/MI200 --list-stats"; do
+    # shellcheck disable=SC2086
+    "$LUMEN" analyze $args >"$TMP/out" 2>/dev/null || fail "analyze $args"
+    longest=$(wc -L <"$TMP/out")
+    [ "$longest" -le 80 ] || fail "analyze $args: a line of $longest characters"
+  done
+  "$LUMEN" analyze -w "$WL/vcopy/MI200" --full >"$TMP/out" 2>&1
+  expect_out "2.1.1  VALU IOPs"
+  expect_out "Avg 427.03 Giop · Peak 22630.40 Giop · Pct of Peak 1.89"
+  # --width 0: every table a box, as wide as it needs.
+  run analyze -w "$WL/vcopy/MI200" --full --width 0
+  [ "$(wc -L <"$TMP/out")" -gt 120 ] || fail "--width 0 did not keep the wide tables"
   run analyze -w "$WL/_mix/mix_MI200" --full
   expect_status 0
   ! grep -q "^Summary:" "$TMP/out" || fail "--full shows the summary"
