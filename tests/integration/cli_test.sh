@@ -234,7 +234,15 @@ list)
   expect_status 0; expect_out "2.1.0 -> VALU FLOPs"; expect_out "18.12"
   run list architectures
   expect_status 0
-  [ "$(grep -c '^gfx' "$TMP/out")" -eq 6 ] || fail "six architectures"
+  [ "$(grep -c '^gfx' "$TMP/out")" -eq 6 ] || fail "six AMD architectures"
+  [ "$(grep -c '^sm_' "$TMP/out")" -eq 3 ] || fail "three NVIDIA architectures"
+  grep -Eq '^sm_90 +nvidia +GH100 +H100, H200' "$TMP/out" || fail "sm_90 line"
+  grep -Eq '^sm_80 +nvidia +GA100' "$TMP/out" || fail "sm_80 line"
+  grep -Eq '^sm_100 +nvidia +GB100' "$TMP/out" || fail "sm_100 line"
+  run list metrics --arch gh100
+  expect_status 0; expect_out "2.1.0 -> Compute (SM) Throughput"; expect_out "10.2"
+  run list counters --arch sm_100
+  expect_status 0; expect_out "dram__bytes_read.sum"
   run list counters --arch gfx90a
   expect_status 0; expect_out "SQ_WAVES"
   run list metrics --arch gfx1
