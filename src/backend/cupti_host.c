@@ -94,8 +94,23 @@ static void *try_open(const char *path, char *why, size_t cap) {
 
 int lm_cupti_host_built(void) { return 1; }
 
+/* AddressSanitizer refuses libraries opened with RTLD_DEEPBIND, which
+ * libcupti uses for libnvperf_host: under it, loading CUPTI would abort. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
 lm_status lm_cupti_host_open(lm_cupti_host **out, lm_diag *diag) {
   *out = NULL;
+#ifdef UNDER_ASAN
+  return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
+                     "CUPTI cannot be loaded into an AddressSanitizer build (libcupti opens "
+                     "libnvperf_host with RTLD_DEEPBIND): use a build without LUMEN_SANITIZE");
+#endif
   lm_cupti_host *h = lm_calloc(1, sizeof *h);
   if (!h) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   const char *env = getenv("LUMEN_CUPTI_LIBRARY");
