@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
+#include "backend/cupti_host.h"
 
 typedef enum { SAMPLER_SIM, SAMPLER_RSMI, SAMPLER_NVML } sampler_kind;
 
@@ -207,8 +208,31 @@ size_t lm_backends_probe(lm_backend_status *out, size_t cap) {
     b->name = "cupti";
     b->kind = "counters";
     b->built = 0;
-    snprintf(b->why, sizeof b->why, "not built in this version: collection through CUPTI's range "
-                                    "profiler is planned");
+    char driver[160];
+    lm_cuda_driver_probe(driver, sizeof driver);
+    snprintf(b->why, sizeof b->why,
+             "not built yet: collection through CUPTI's range profiler is still to come (%s)",
+             driver);
+  }
+  if (n < cap) {
+    lm_backend_status *b = &out[n++];
+    memset(b, 0, sizeof *b);
+    b->name = "cupti-host";
+    b->kind = "planning";
+    lm_cupti_host *h = NULL;
+    lm_diag d;
+    lm_diag_clear(&d);
+    if (lm_cupti_host_open(&h, &d) == LM_OK) {
+      b->built = b->usable = 1;
+      char desc[160];
+      lm_cupti_host_describe(h, desc, sizeof desc);
+      snprintf(b->why, sizeof b->why, "Profiler Host API (%.150s): --plan --arch sm_80|sm_90|sm_100, "
+                                      "no GPU needed", desc);
+      lm_cupti_host_close(h);
+    } else {
+      b->built = lm_cupti_host_built();
+      snprintf(b->why, sizeof b->why, "%.250s", d.message);
+    }
   }
   if (n < cap) {
     lm_backend_status *b = &out[n++];

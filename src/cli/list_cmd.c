@@ -46,19 +46,20 @@ int cmd_list(int argc, char **argv, int first) {
     }
     only = owned;
   } else if (arch) {
-    only = lm_metrics_builtin(arch);
+    only = lm_metrics_builtin_find(arch);
     if (!only) {
       cli_error(MODE, "--arch %s: no built-in definitions (see `lumen list architectures`)", arch);
       goto done;
     }
   }
   if (strcmp(what, "architectures") == 0 || strcmp(what, "archs") == 0) {
-    lm_buf_printf(&out, "%-8s %-26s %6s %6s %8s %8s\n", "arch", "products", "panels", "tables",
-                  "metrics", "counters");
+    lm_buf_printf(&out, "%-8s %-7s %-6s %-26s %6s %6s %8s %8s\n", "arch", "vendor", "chip",
+                  "products", "panels", "tables", "metrics", "counters");
     for (const char *const *n = lm_metrics_builtin_list(); *n; n++) {
       const lm_catalog *c = lm_metrics_builtin(*n);
-      lm_buf_printf(&out, "%-8s %-26s %6d %6d %8d %8d\n", c->arch, c->products,
-                    (int)c->n_panels, (int)c->n_tables, (int)c->n_rows, (int)c->n_counters);
+      lm_buf_printf(&out, "%-8s %-7s %-6s %-26s %6d %6d %8d %8d\n", c->arch, c->vendor,
+                    c->chip[0] ? c->chip : "-", c->products, (int)c->n_panels, (int)c->n_tables,
+                    (int)c->n_rows, (int)c->n_counters);
     }
     status = print_buf(&out);
   } else if (strcmp(what, "metrics") == 0) {

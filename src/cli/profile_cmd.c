@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/cupti_host.h"
 #include "cli/cli.h"
 #include "profile/profile.h"
 
@@ -42,7 +43,30 @@ static int parse_replay(const char *v) {
   if (strcmp(v, "app") == 0) return LM_REPLAY_APP;
   if (strcmp(v, "instance") == 0) return LM_REPLAY_INSTANCE;
   if (strcmp(v, "auto") == 0) return LM_REPLAY_AUTO;
+  if (strcmp(v, "kernel") == 0) return LM_REPLAY_KERNEL;
   return -2;
+}
+
+/* The pass counter of NVIDIA plans: CUPTI's Host API for one chip. */
+typedef struct cupti_ctx {
+  lm_cupti_host *host;
+  const char *chip;
+} cupti_ctx;
+
+static lm_status cupti_count(void *ctx, const char *const *names, size_t n, int32_t *passes,
+                             size_t *image_bytes, lm_diag *diag) {
+  cupti_ctx *c = ctx;
+  return lm_cupti_host_passes(c->host, c->chip, names, n, passes, image_bytes, NULL, diag);
+}
+
+/* --plan for an NVIDIA architecture: sets priced by CUPTI. */
+static int plan_nvidia(const lm_catalog *cat, const char *const *items, size_t n_items,
+                       int replay, lm_plan **plan, lm_diag *diag) {
+  cupti_ctx c = {NULL, cat->chip};
+  if (lm_cupti_host_open(&c.host, diag) != LM_OK) return 1;
+  lm_status st = lm_plan_build_passes(cat, items, n_items, replay, cupti_count, &c, plan, diag);
+  lm_cupti_host_close(c.host);
+  return st == LM_OK ? 0 : st == LM_EINVAL ? 2 : 1;
 }
 
 int cmd_profile(int argc, char **argv, int first) {
@@ -83,10 +107,32 @@ int cmd_profile(int argc, char **argv, int first) {
                       "architectures`)");
       goto done;
     }
-    const lm_catalog *cat = lm_metrics_builtin(arch);
+    const lm_catalog *cat = lm_metrics_builtin_find(arch);
     if (!cat) {
       cli_error(MODE, "--arch %s: no definitions for this architecture (see `lumen list "
                       "architectures`)", arch);
+      goto done;
+    }
+    int replay = parse_replay(cli_get(&a, "replay"));
+    if (replay == -2) {
+      cli_error(MODE, "--replay %s: expected app, instance, kernel or auto", cli_get(&a, "replay"));
+      goto done;
+    }
+    if (strcmp(cat->vendor, "nvidia") == 0) {
+      if (replay < 0 || replay == LM_REPLAY_AUTO) replay = LM_REPLAY_APP;
+      status = plan_nvidia(cat, items, n_items, replay, &plan, &diag);
+      if (status != 0) {
+        cli_diag(MODE, &diag);
+        goto done;
+      }
+      lm_plan_print(plan, a.verbosity > 0, &out);
+      fputs(lm_buf_cstr(&out), stdout);
+      status = out.failed ? 1 : 0;
+      goto done;
+    }
+    if (replay == LM_REPLAY_KERNEL) {
+      cli_error(MODE, "--replay kernel: %s GPUs have no kernel replay (use app or instance)",
+                cat->arch);
       goto done;
     }
     if (lm_plan_build(cat, items, n_items, &plan, &diag) != LM_OK) {
@@ -153,6 +199,9 @@ int cmd_profile(int argc, char **argv, int first) {
       cli_error(MODE, "--timeout %s: give a number of seconds above 0", timeout);
     } else if (o.replay == -2) {
       cli_error(MODE, "--replay %s: use app, instance or auto", cli_get(&a, "replay"));
+    } else if (o.replay == LM_REPLAY_KERNEL) {
+      cli_error(MODE, "--replay kernel needs the CUPTI collection backend, which this lumen does "
+                      "not have yet (--plan --replay kernel shows the plan)");
     } else if (join && strcmp(join, "grid") != 0 && strcmp(join, "kernel") != 0) {
       cli_error(MODE, "--join %s: use kernel or grid", join);
     } else if (!find_tool(tool, sizeof tool)) {

@@ -105,7 +105,7 @@ typedef struct builder {
   VEC(const char *) counters;
   VEC(lm_block_limit) limits;
   VEC(lm_block_alias) aliases;
-  const char *arch, *products, *accumulate;
+  const char *arch, *products, *accumulate, *vendor, *chip;
   int32_t l2_channels;
   int depth;       /* compile_expr calls under way (one stack frame each) */
   int quant_depth; /* quantities being expanded, one inside the other */
@@ -547,7 +547,7 @@ static lm_status check_keys(builder *b, const char *file, const ynode *map,
 static lm_status load_arch(builder *b, const file_ctx *f) {
   static const char *const keys[] = {"arch", "products", "l2_channels_per_xcd",
                                      "block_limits", "shared_limits", "accumulate",
-                                     "counters", NULL};
+                                     "counters", "vendor", "chip", NULL};
   if (check_keys(b, f->name, f->root, keys, "arch.yaml") != LM_OK) return b->status;
   const char *arch = scalar(b, f->name, lm_yaml_get(f->root, "arch"), "arch");
   if (!arch) {
@@ -558,6 +558,14 @@ static lm_status load_arch(builder *b, const file_ctx *f) {
   b->arch = lm_arena_strdup(b->arena, arch);
   const char *products = scalar(b, f->name, lm_yaml_get(f->root, "products"), "products");
   b->products = lm_arena_strdup(b->arena, products ? products : "");
+  const ynode *vendor_node = lm_yaml_get(f->root, "vendor");
+  const char *vendor = scalar(b, f->name, vendor_node, "vendor");
+  if (vendor && strcmp(vendor, "amd") != 0 && strcmp(vendor, "nvidia") != 0)
+    return error_at(b, f->name, vendor_node->line, vendor_node->column, "vendor",
+                    "unknown vendor '%s' (known: amd, nvidia)", vendor), b->status;
+  b->vendor = lm_arena_strdup(b->arena, vendor ? vendor : "amd");
+  const char *chip = scalar(b, f->name, lm_yaml_get(f->root, "chip"), "chip");
+  b->chip = lm_arena_strdup(b->arena, chip ? chip : "");
   const char *chan = scalar(b, f->name, lm_yaml_get(f->root, "l2_channels_per_xcd"), "l2_channels_per_xcd");
   b->l2_channels = chan ? atoi(chan) : 0;
   const ynode *limits = lm_yaml_get(f->root, "block_limits");
@@ -1089,6 +1097,8 @@ lm_status lm_metrics_compile_texts(const char *const *names, const char *const *
   }
   cat->arch = b.arch;
   cat->products = b.products;
+  cat->vendor = b.vendor ? b.vendor : "amd";
+  cat->chip = b.chip ? b.chip : "";
   cat->l2_channels_per_xcd = b.l2_channels;
   COPY_OUT(nodes, b.nodes);
   cat->n_nodes = b.nodes.n;

@@ -147,6 +147,10 @@ lm_status lm_catalog_emit_c(const lm_catalog *c, const char *sym, lm_buf *out) {
   emit_string(out, c->accumulate);
   lm_buf_puts(out, ", NULL, ");
   emit_string(out, c->digest);
+  lm_buf_puts(out, ", ");
+  emit_string(out, c->vendor);
+  lm_buf_puts(out, ", ");
+  emit_string(out, c->chip);
   lm_buf_puts(out, "\n};\n");
   return out->failed ? LM_ENOMEM : LM_OK;
 }

@@ -118,7 +118,10 @@ static void next(parser *ps) {
   }
   if (is_name_start((unsigned char)*p)) {
     const char *q = p;
-    while (is_name_char((unsigned char)*q)) q++;
+    /* A dot followed by a letter continues a name: CUPTI metric names
+     * (dram__bytes_read.sum, sm__throughput.avg.pct_of_peak_sustained_elapsed). */
+    while (is_name_char((unsigned char)*q) || (*q == '.' && is_name_start((unsigned char)q[1])))
+      q++;
     t->kind = T_NAME;
     t->len = (size_t)(q - p);
     ps->p = q;

@@ -233,10 +233,19 @@ typedef struct lm_catalog {
   lm_arena *arena;             /* owner for run-time catalogs; NULL built-in */
   const char *digest;          /* 16 hex digits identifying the definitions
                                   (a hash of their source texts) */
+  const char *vendor;          /* "amd" (default) or "nvidia" */
+  const char *chip;            /* the vendor's chip name ("GH100": what the
+                                  CUPTI Profiler Host API is asked about),
+                                  "" if none */
 } lm_catalog;
 
 /* lm_metrics_builtin: the catalog compiled into lumen for `arch`, or NULL. */
 const lm_catalog *lm_metrics_builtin(const char *arch);
+
+/* lm_metrics_builtin_find: the built-in catalog whose arch or chip is
+ * `name`, compared without regard to case ("sm_90", "gh100", "GH100"), or
+ * NULL. */
+const lm_catalog *lm_metrics_builtin_find(const char *name);
 
 /* lm_metrics_builtin_list: the built-in architectures, NULL-terminated. */
 const char *const *lm_metrics_builtin_list(void);

@@ -459,6 +459,7 @@ lm_status lm_plan_build(const lm_catalog *cat, const char *const *items, size_t 
   for (int32_t s = 0; s < n_sets; s++) {
     lm_plan_set *ps = &plan->sets[s];
     ps->first = plan->n_counters;
+    ps->passes = 1;
     ps->accumulate = s >= first_group_set ? lm_arena_strdup(a, p.groups[s - first_group_set]) : NULL;
     int has_replica = 0;
     /* In an accumulate set the level counter and the accumulator come
@@ -521,7 +522,42 @@ void lm_plan_free(lm_plan *plan) {
   lm_free(plan);
 }
 
+/* An NVIDIA plan: sets of CUPTI metrics with their passes. */
+static void print_passes(const lm_plan *plan, lm_buf *out) {
+  static const char *const modes[] = {"application replay", "instance cycling", "", "",
+                                      "kernel replay"};
+  const char *mode = plan->replay >= 0 && plan->replay <= 4 ? modes[plan->replay] : "";
+  lm_buf_printf(out, "CUPTI metric sets for %s (chip %s, %s): %d metrics\n", plan->arch,
+                plan->chip, mode, (int)plan->n_counters);
+  for (int32_t s = 0; s < plan->n_sets; s++) {
+    const lm_plan_set *ps = &plan->sets[s];
+    lm_buf_printf(out, "\nset %d: %d metrics, %d pass%s, config image %zu bytes\n", (int)s,
+                  (int)ps->n, (int)ps->passes, ps->passes == 1 ? "" : "es", ps->image_bytes);
+    for (int32_t i = ps->first; i < ps->first + ps->n; i++)
+      lm_buf_printf(out, "  %-64s %s\n", plan->counters[i].name, plan->counters[i].why);
+  }
+  lm_buf_printf(out, "\nall metrics in one config: %d passes\n", (int)plan->one_config_passes);
+  if (plan->packed_sets > 0)
+    lm_buf_printf(out, "packed into %d sets: %d passes%s\n", (int)plan->packed_sets,
+                  (int)plan->packed_passes,
+                  plan->packed_passes >= plan->one_config_passes ? " (one config is kept)" : "");
+  if (plan->replay == LM_REPLAY_KERNEL)
+    lm_buf_printf(out, "sets: %d, passes: %d (kernel replay: one run, each kernel replayed %d "
+                       "times)\n",
+                  (int)plan->n_sets, (int)plan->total_passes, (int)plan->total_passes);
+  else if (plan->replay == LM_REPLAY_INSTANCE)
+    lm_buf_printf(out, "sets: %d, passes: %d (instance cycling: %d instances of each kernel)\n",
+                  (int)plan->n_sets, (int)plan->total_passes, (int)plan->total_passes);
+  else
+    lm_buf_printf(out, "sets: %d, passes: %d (application replay: %d runs)\n",
+                  (int)plan->n_sets, (int)plan->total_passes, (int)plan->total_passes);
+}
+
 void lm_plan_print(const lm_plan *plan, int verbose, lm_buf *out) {
+  if (plan->chip) {
+    print_passes(plan, out);
+    return;
+  }
   int32_t n_counters = 0;
   for (int32_t i = 0; i < plan->n_counters; i++) n_counters += !plan->counters[i].replica;
   lm_buf_printf(out, "counter sets for %s: %d hardware counters\n", plan->arch, (int)n_counters);

@@ -28,6 +28,9 @@ typedef struct lm_plan_counter {
 typedef struct lm_plan_set {
   const char *accumulate; /* the level counter this set accumulates, or NULL */
   int32_t first, n;       /* counters[first .. first + n) */
+  int32_t passes;         /* passes the set needs: 1 on AMD, CUPTI's count
+                             for its config image on NVIDIA */
+  size_t image_bytes;     /* NVIDIA: size of the set's config image */
 } lm_plan_set;
 
 typedef struct lm_plan {
@@ -40,6 +43,15 @@ typedef struct lm_plan {
   int32_t n_missing;         /* counters the metrics name that the
                                 architecture cannot collect */
   const char **missing;
+  /* NVIDIA plans (lm_plan_build_passes); chip is NULL in AMD plans. */
+  const char *chip;          /* "GH100" */
+  int replay;                /* LM_REPLAY_APP, LM_REPLAY_INSTANCE, LM_REPLAY_KERNEL */
+  int32_t total_passes;      /* sum of the sets' passes: application runs
+                                (app), kernel instances per key (instance)
+                                or passes of each kernel (kernel) */
+  int32_t one_config_passes; /* passes of one config holding every metric */
+  int32_t packed_sets, packed_passes; /* what the greedy packing found (0 when
+                                         not tried: kernel replay) */
   lm_arena *arena;
 } lm_plan;
 
@@ -52,8 +64,29 @@ lm_status lm_plan_build(const lm_catalog *catalog, const char *const *items, siz
                         lm_plan **out, lm_diag *diag);
 void lm_plan_free(lm_plan *plan);
 
+/* lm_pass_count: how many passes a config holding names[0..n) needs
+ * (CUPTI's count for its config image), and the image's size. */
+typedef lm_status (*lm_pass_count)(void *ctx, const char *const *names, size_t n,
+                                   int32_t *passes, size_t *image_bytes, lm_diag *diag);
+
+#define LM_REPLAY_KERNEL 4 /* NVIDIA: CUPTI replays each kernel, one run */
+
+/* lm_plan_build_passes: the sets for an architecture without per-block
+ * limits (NVIDIA), where `count` says what a set costs. Kernel replay: one
+ * config with every metric (one run; its passes replay each kernel).
+ * Application replay and instance cycling: metrics are packed greedily,
+ * those needing most passes first, each into the set whose pass count it
+ * raises least, or a new set when that is cheaper, so that the sum of
+ * passes (application runs, or kernel instances) is the least found; one
+ * config with everything is kept instead when it needs fewer passes.
+ * chip names the chip in the printed plan. Free with lm_plan_free. */
+lm_status lm_plan_build_passes(const lm_catalog *catalog, const char *const *items,
+                               size_t n_items, int replay, lm_pass_count count, void *ctx,
+                               lm_plan **out, lm_diag *diag);
+
 /* lm_plan_print: the plan as text: one block per set, each counter with
- * why it is needed; the last line is "sets: N (lower bound L)". */
+ * why it is needed; the last line is "sets: N (lower bound L)", or for an
+ * NVIDIA plan "sets: N, passes: P (...)". */
 void lm_plan_print(const lm_plan *plan, int verbose, lm_buf *out);
 
 /* lm_plan_block: the budget a counter uses, e.g. "SQ" for SQC_DCACHE_HITS.

@@ -234,13 +234,64 @@ list)
   expect_status 0; expect_out "2.1.0 -> VALU FLOPs"; expect_out "18.12"
   run list architectures
   expect_status 0
-  [ "$(grep -c '^gfx' "$TMP/out")" -eq 6 ] || fail "six architectures"
+  [ "$(grep -c '^gfx' "$TMP/out")" -eq 6 ] || fail "six AMD architectures"
+  [ "$(grep -c '^sm_' "$TMP/out")" -eq 3 ] || fail "three NVIDIA architectures"
+  grep -Eq '^sm_90 +nvidia +GH100 +H100, H200' "$TMP/out" || fail "sm_90 line"
+  grep -Eq '^sm_80 +nvidia +GA100' "$TMP/out" || fail "sm_80 line"
+  grep -Eq '^sm_100 +nvidia +GB100' "$TMP/out" || fail "sm_100 line"
+  run list metrics --arch gh100
+  expect_status 0; expect_out "2.1.0 -> Compute (SM) Throughput"; expect_out "10.2"
+  run list counters --arch sm_100
+  expect_status 0; expect_out "dram__bytes_read.sum"
   run list counters --arch gfx90a
   expect_status 0; expect_out "SQ_WAVES"
   run list metrics --arch gfx1
   expect_status 2
   run list metrics -v --arch gfx90a
   expect_out "Achieved"
+  ;;
+plan_nvidia)
+  # Planning for NVIDIA chips on the host: CUPTI's Host API prices the sets.
+  run list backends
+  if ! grep -Eq '^cupti-host +planning +yes +yes' "$TMP/out"; then
+    echo "SKIP: CUPTI Profiler Host API unavailable: $(grep '^cupti-host' "$TMP/out")"
+    exit 77
+  fi
+  grep -Eq '^cupti +counters +no +no .*no NVIDIA driver|^cupti +counters +no +no .*GPU' "$TMP/out" ||
+    fail "cupti row: $(grep '^cupti ' "$TMP/out")"
+  for arch in ga100 gh100 gb100 sm_90; do
+    run profile --plan --arch "$arch"
+    expect_status 0
+    last=$(tail -1 "$TMP/out")
+    echo "$arch: $last"
+    echo "$last" | grep -Eq '^sets: [0-9]+, passes: [0-9]+ \(application replay: [0-9]+ runs\)$' ||
+      fail "$arch last line: $last"
+    total=$(echo "$last" | sed -E 's/.*passes: ([0-9]+).*/\1/')
+    sum=$(grep -E '^set [0-9]+: ' "$TMP/out" | sed -E 's/.* ([0-9]+) pass(es)?,.*/\1/' | awk '{s += $1} END {print s}')
+    [ "$sum" = "$total" ] || fail "$arch: set passes $sum != total $total"
+    one=$(sed -nE 's/^all metrics in one config: ([0-9]+) passes$/\1/p' "$TMP/out")
+    [ -n "$one" ] && [ "$total" -le "$one" ] || fail "$arch: plan $total worse than one config $one"
+    [ "$total" -ge 2 ] || fail "$arch: a full collection in $total pass"
+  done
+  expect_out "chip GH100"
+  expect_out "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+  run profile --plan --arch gh100 --replay kernel
+  expect_status 0
+  kernel=$(tail -1 "$TMP/out")
+  echo "$kernel" | grep -Eq '^sets: 1, passes: [0-9]+ \(kernel replay: one run' || fail "kernel: $kernel"
+  run profile --plan --arch gh100 --replay instance -b 2.1
+  expect_status 0
+  small=$(tail -1 "$TMP/out" | sed -E 's/.*passes: ([0-9]+).*/\1/')
+  [ "$small" -lt "$total" ] || fail "-b 2.1 needs $small passes, everything $total"
+  expect_out "instance cycling"
+  grep -q 'lts__throughput' "$TMP/out" || fail "2.1 plan lacks lts__throughput"
+  ! grep -q 'smsp__average_warps_issue_stalled' "$TMP/out" || fail "2.1 plan has stall metrics"
+  run profile --plan --arch gh100 --replay sometimes
+  expect_status 2
+  run profile --plan --arch gfx90a --replay kernel
+  expect_status 2
+  run profile --replay kernel -n x -- /bin/true
+  expect_status 2; expect_err "CUPTI collection backend"
   ;;
 metrics_dir)
   mkdir -p "$TMP/defs"

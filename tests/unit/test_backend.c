@@ -52,14 +52,26 @@ __attribute__((visibility("default"))) size_t simsdk_clock_samples(size_t from, 
 int main(void) {
   lm_backend_status b[16];
   size_t n = lm_backends_probe(b, 16);
-  CHECK(n == 4);
-  const char *names[] = {"rocprofiler-sdk", "cupti", "rocm-smi", "nvml"};
-  for (size_t i = 0; i < n && i < 4; i++) {
+  CHECK(n == 5);
+  const char *names[] = {"rocprofiler-sdk", "cupti", "cupti-host", "rocm-smi", "nvml"};
+  for (size_t i = 0; i < n && i < 5; i++) {
     CHECK_STR(b[i].name, names[i]);
     CHECK(b[i].why[0] != '\0');
     CHECK(!b[i].usable || b[i].built);
   }
   CHECK(lm_backends_probe(b, 2) == 2);
+  /* CUPTI: collection is not built; the Host API row is usable exactly
+   * when its library loads. */
+  n = lm_backends_probe(b, 16);
+  CHECK(!b[1].built && !b[1].usable && strstr(b[1].why, "not built") != NULL);
+  CHECK(strcmp(b[2].kind, "planning") == 0);
+  CHECK(b[2].usable == (b[2].built && strstr(b[2].why, "Profiler Host API (CUPTI API") != NULL));
+  int host_usable = b[2].usable;
+  setenv("LUMEN_CUPTI_LIBRARY", "/no/such/libcupti.so", 1);
+  n = lm_backends_probe(b, 16);
+  CHECK(!b[2].usable);
+  CHECK(!host_usable || strstr(b[2].why, "/no/such/libcupti.so") != NULL);
+  unsetenv("LUMEN_CUPTI_LIBRARY");
 
   lm_telemetry *t = lm_telemetry_open_sim();
   CHECK(t != NULL);

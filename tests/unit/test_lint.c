@@ -35,9 +35,23 @@ int main(void) {
     }
     CHECK(c->n_nodes == b->n_nodes && c->n_tables == b->n_tables && c->n_rows == b->n_rows);
     CHECK(strcmp(c->arch, *a) == 0);
-    /* Panels 0-18 with the reference tool's ids; every table id starts
-     * with its panel's number. */
-    CHECK(b->n_panels >= 16 && b->panels[0].id == 0 && b->panels[b->n_panels - 1].id == 18);
+    int nvidia = strcmp(b->vendor, "nvidia") == 0;
+    CHECK(nvidia || strcmp(b->vendor, "amd") == 0);
+    CHECK(strcmp(c->vendor, b->vendor) == 0 && strcmp(c->chip, b->chip) == 0);
+    /* AMD: panels 0-18 with the reference tool's ids. NVIDIA: panels 0-11
+     * (speed of light, memory chart, roofline, launch, occupancy, compute,
+     * memory, scheduler, warp state, instructions) and a chip name for the
+     * CUPTI Host API. Every table id starts with its panel's number. */
+    if (nvidia) {
+      CHECK(b->n_panels == 12 && b->panels[0].id == 0 && b->panels[b->n_panels - 1].id == 11);
+      CHECK(b->chip[0] != '\0' && lm_metrics_builtin_find(b->chip) == b);
+      CHECK(lm_catalog_find_table(b, "4.1") >= 0 && lm_catalog_find_table(b, "6.1") >= 0 &&
+            lm_catalog_find_table(b, "10.2") >= 0);
+    } else {
+      CHECK(b->n_panels >= 16 && b->panels[0].id == 0 && b->panels[b->n_panels - 1].id == 18);
+      CHECK(lm_catalog_find_table(b, "18.2") >= 0);
+    }
+    CHECK(lm_metrics_builtin_find(b->arch) == b);
     for (int32_t p = 0; p < b->n_panels; p++)
       for (int32_t t = b->panels[p].first_table;
            t < b->panels[p].first_table + b->panels[p].n_tables; t++)
@@ -46,10 +60,15 @@ int main(void) {
     int undescribed = 0;
     for (int32_t r = 0; r < b->n_rows; r++) undescribed += b->rows[r].desc[0] == '\0';
     CHECK(undescribed == 0);
-    CHECK(lm_catalog_find_table(b, "2.1") >= 0 && lm_catalog_find_table(b, "18.2") >= 0);
+    CHECK(lm_catalog_find_table(b, "2.1") >= 0 && lm_catalog_find_table(b, "3.1") >= 0);
     lm_catalog_free(c);
   }
-  CHECK(n == 6);
+  CHECK(n == 9);
   CHECK(lm_metrics_builtin("gfx1100") == NULL);
+  CHECK(lm_metrics_builtin_find("gh100") == lm_metrics_builtin("sm_90"));
+  CHECK(lm_metrics_builtin_find("GA100") == lm_metrics_builtin("sm_80"));
+  CHECK(lm_metrics_builtin_find("SM_100") == lm_metrics_builtin("sm_100"));
+  CHECK(lm_metrics_builtin_find("gfx90a") == lm_metrics_builtin("gfx90a"));
+  CHECK(lm_metrics_builtin_find("GV100") == NULL);
   return check_report("test_lint");
 }

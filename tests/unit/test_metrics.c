@@ -31,6 +31,10 @@ static void test_parse(void) {
   CHECK_STR(roundtrip(a, "AVG(100 * $denom, 3)"), "AVG((100 * $denom), 3)");
   CHECK_STR(roundtrip(a, "8.1097E+14"), "810970000000000");
   CHECK_STR(roundtrip(a, "0.00128"), "0.00128");
+  /* CUPTI metric names: a dot followed by a letter continues a name. */
+  CHECK_STR(roundtrip(a, "dram__bytes_read.sum / sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+            "(dram__bytes_read.sum / sm__throughput.avg.pct_of_peak_sustained_elapsed)");
+  CHECK_STR(roundtrip(a, "lts__t_sector_hit_rate.pct*2"), "(lts__t_sector_hit_rate.pct * 2)");
   lm_expr *e;
   lm_diag d;
   CHECK(lm_expr_parse("(a + b", a, &e, &d) == LM_EPARSE);
@@ -42,6 +46,8 @@ static void test_parse(void) {
   CHECK(lm_expr_parse("A[x]", a, &e, &d) == LM_EPARSE);
   CHECK(lm_expr_parse("$", a, &e, &d) == LM_EPARSE);
   CHECK(lm_expr_parse("1 2", a, &e, &d) == LM_EPARSE && d.column == 3);
+  CHECK(lm_expr_parse("a.5", a, &e, &d) == LM_EPARSE);
+  CHECK(lm_expr_parse("a.", a, &e, &d) == LM_EPARSE);
   /* Deep nesting is refused, not a stack overflow. */
   char deep[2048];
   memset(deep, '(', 1000);

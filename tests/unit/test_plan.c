@@ -81,7 +81,10 @@ static void check_arch(const char *arch) {
 }
 
 int main(void) {
-  for (const char *const *a = lm_metrics_builtin_list(); *a; a++) check_arch(*a);
+  /* The block-limit planner is AMD's; NVIDIA sets are planned with CUPTI
+   * (test_cupti_plan). */
+  for (const char *const *a = lm_metrics_builtin_list(); *a; a++)
+    if (strcmp(lm_metrics_builtin(*a)->vendor, "amd") == 0) check_arch(*a);
   char b[64];
   CHECK(strcmp(lm_plan_counter_base("TCC_HIT[12]", b, sizeof b), "TCC_HIT") == 0);
   CHECK(strcmp(lm_plan_counter_base("TCP_TCC_READ_REQ_sum", b, sizeof b), "TCP_TCC_READ_REQ") == 0);

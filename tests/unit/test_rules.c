@@ -20,7 +20,10 @@ static void test_builtin_rules(void) {
     lm_status st = lm_rules_load_texts(cat, lm_rules_builtin(), &rules, &d);
     if (st != LM_OK) fprintf(stderr, "%s: %s\n", *n, d.message);
     CHECK(st == LM_OK);
-    CHECK(rules && rules->n_rules >= 8);
+    /* The shipped rules are for AMD (cdna.yaml); NVIDIA architectures load
+     * them without error and get none yet. */
+    if (strcmp(cat->vendor, "amd") == 0) CHECK(rules && rules->n_rules >= 8);
+    else CHECK(rules && rules->n_rules == 0);
     for (size_t i = 0; rules && i < rules->n_rules; i++) {
       CHECK(rules->rules[i].source[0] != '\0');
       CHECK(rules->rules[i].explain[0] != '\0');
