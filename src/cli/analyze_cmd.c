@@ -2,6 +2,7 @@
  * analyze_cmd.c - `lumen analyze`: load workloads, evaluate, render.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,40 @@ static void print_phase(const char *name, uint64_t ns, unsigned long calls, void
   fprintf(stderr, "  %-18s %10.3f ms  (%lu)\n", name, (double)ns / 1e6, calls);
 }
 
+/* Whether text goes to a terminal with colours: --color always|never|auto
+ * (auto: stdout is a terminal, NO_COLOR unset, TERM not "dumb"). Returns
+ * -1 for a bad value. */
+static int use_color(const cli_args *a, const char *output) {
+  const char *c = cli_get(a, "color");
+  if (c && strcmp(c, "always") == 0) return 1;
+  if (c && strcmp(c, "never") == 0) return 0;
+  if (c && strcmp(c, "auto") != 0) return -1;
+  const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+  return !output && isatty(1) && !(no && *no) && !(term && strcmp(term, "dumb") == 0);
+}
+
+/* Long text for a terminal goes through a pager, as git does: $LUMEN_PAGER,
+ * else $PAGER, else "less -FRX" (which exits at once when the text fits).
+ * Returns 1 when the text was written (to the pager, or directly). */
+static int page_text(const cli_args *a, const lm_buf *b) {
+  struct winsize ws;
+  if (cli_has(a, "no-pager") || !isatty(1) || ioctl(1, TIOCGWINSZ, &ws) != 0 || ws.ws_row == 0) return 0;
+  size_t lines = 0;
+  for (size_t i = 0; i < b->len; i++) lines += b->data[i] == '\n';
+  if (lines < ws.ws_row) return 0;
+  const char *pager = getenv("LUMEN_PAGER");
+  if (!pager || !*pager) pager = getenv("PAGER");
+  if (!pager || !*pager) pager = "less -FRX";
+  if (strcmp(pager, "cat") == 0) return 0;
+  fflush(stdout);
+  signal(SIGPIPE, SIG_IGN);
+  FILE *p = popen(pager, "w");
+  if (!p) return 0;
+  fwrite(b->data, 1, b->len, p); /* a pager quit early (q) is not an error */
+  pclose(p);
+  return 1;
+}
+
 static int write_text(const char *path, const lm_buf *b) {
   FILE *f = path ? fopen(path, "wb") : stdout;
   if (!f) {
@@ -258,7 +293,7 @@ int cmd_analyze(int argc, char **argv, int first) {
     status = 2;
     goto done;
   }
-  lm_report_opts ropts = {2, 10, 0, a.verbosity, NULL, NULL};
+  lm_report_opts ropts = {2, 10, 0, a.verbosity, NULL, NULL, 0};
   if (cli_has(&a, "decimal")) {
     long v;
     if (!parse_long(cli_get(&a, "decimal"), &v) || v < 0 || v > 17) {
@@ -454,7 +489,16 @@ int cmd_analyze(int argc, char **argv, int first) {
   ropts.summary = summary;
   /* Text tables wider than the terminal become blocks per row; --width 0
    * keeps every table a box, however wide. */
-  if (strcmp(format, "text") == 0) ropts.width = terminal_width(&a);
+  if (strcmp(format, "text") == 0) {
+    ropts.width = terminal_width(&a);
+    int color = use_color(&a, cli_get(&a, "output"));
+    if (color < 0) {
+      cli_error(MODE, "--color %s: expected auto, always or never", cli_get(&a, "color"));
+      status = 2;
+      goto done;
+    }
+    ropts.color = color;
+  }
   uint64_t t_render = lm_phase_begin();
   const lm_analysis *const *cruns = (const lm_analysis *const *)runs;
   const char *output = cli_get(&a, "output");
@@ -466,7 +510,7 @@ int cmd_analyze(int argc, char **argv, int first) {
   } else {
     lm_status st = LM_OK;
     if (summary && strcmp(format, "text") == 0) {
-      st = lm_report_summary_text(summary, workloads[0], (size_t)terminal_width(&a), &out);
+      st = lm_report_summary_text(summary, workloads[0], (size_t)terminal_width(&a), ropts.color, &out);
       if (st == LM_OK && !cli_has(&a, "summary")) lm_buf_puts(&out, "\n");
     }
     if (st == LM_OK && !(cli_has(&a, "summary") && strcmp(format, "text") == 0))
@@ -477,7 +521,7 @@ int cmd_analyze(int argc, char **argv, int first) {
       cli_error(MODE, "out of memory while rendering");
       goto done;
     }
-    if (!write_text(output, &out)) goto done;
+    if (!(strcmp(format, "text") == 0 && !output && page_text(&a, &out)) && !write_text(output, &out)) goto done;
   }
   lm_phase_end("render", t_render);
   status = 0;

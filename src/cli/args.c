@@ -44,6 +44,8 @@ static const flag flags[] = {
     {"full", 0, 0, MODE_ANALYZE, NULL},
     {"rules-dir", 0, 1, MODE_ANALYZE | MODE_LIST, NULL},
     {"width", 0, 1, MODE_ANALYZE, NULL},
+    {"color", 0, 1, MODE_ANALYZE, NULL},
+    {"no-pager", 0, 0, MODE_ANALYZE, NULL},
     {"decimal", 0, 1, MODE_ANALYZE, NULL},
     {"max-stat-num", 0, 1, MODE_ANALYZE, NULL},
     {"time-unit", 0, 1, MODE_ANALYZE, NULL},

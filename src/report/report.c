@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -377,7 +378,21 @@ static void render_blocks(const grid *g, size_t width, lm_buf *out) {
   lm_free(names);
 }
 
-static void render_grid(const grid *g, lm_buf *out) {
+/* The colour of a cell's text: a percentage-of-peak value near the peak
+ * (>= 80: bold) or near zero (< 1: dim); NULL for no colour. */
+static const char *cell_color(const grid *g, size_t r, size_t k) {
+  if (r == 0 || !g->right[k] || !strstr(g->cells[k], "Pct")) return NULL;
+  const char *c = g->cells[r * g->n_cols + k];
+  if (!*c || strchr(c, '(')) return NULL;
+  char *end = NULL;
+  double v = strtod(c, &end);
+  if (end == c) return NULL;
+  if (v >= 80) return "\033[1;33m";
+  if (v < 1) return "\033[2m";
+  return NULL;
+}
+
+static void render_grid(const grid *g, int color, lm_buf *out) {
   size_t nc = g->n_cols;
   size_t *widths = lm_calloc(nc ? nc : 1, sizeof *widths);
   if (!widths) {
@@ -412,7 +427,10 @@ static void render_grid(const grid *g, lm_buf *out) {
         lm_buf_putc(out, ' ');
         if (g->right[k] && r > 0)
           for (size_t i = 0; i < pad; i++) lm_buf_putc(out, ' ');
+        const char *tint = color && ll ? cell_color(g, r, k) : NULL;
+        if (tint) lm_buf_puts(out, tint);
         lm_buf_append(out, ls, ll);
+        if (tint) lm_buf_puts(out, "\033[0m");
         if (!(g->right[k] && r > 0))
           for (size_t i = 0; i < pad; i++) lm_buf_putc(out, ' ');
         lm_buf_puts(out, " │");
@@ -459,7 +477,7 @@ lm_status lm_report_text(const lm_analysis *const *runs, size_t n, const lm_repo
     memset(&g, 0, sizeof g);
     lm_status st = build_grid(runs, n, ti, o, &g);
     if (st == LM_OK && o->width > 0 && grid_width(&g) > (size_t)o->width) render_blocks(&g, (size_t)o->width, out);
-    else if (st == LM_OK) render_grid(&g, out);
+    else if (st == LM_OK) render_grid(&g, o->color, out);
     grid_free(&g);
     if (st != LM_OK) return st;
     if (o->verbose && t->kind == LM_TABLE_METRIC && t->row_descs) {

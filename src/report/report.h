@@ -23,6 +23,8 @@ typedef struct lm_report_opts {
                                server names workloads by id), or NULL */
   const lm_summary *summary; /* json: the guided-analysis summary of the
                                 first run, added as "summary", or NULL */
+  int color;            /* text: ANSI colours (percentages near a peak or near
+                           zero, finding severities); only for terminals */
 } lm_report_opts;
 
 /* lm_report_text: render runs[0..n) as terminal tables into out. */
@@ -48,7 +50,8 @@ lm_status lm_report_json(const lm_analysis *const *runs, size_t n,
 
 /* lm_report_summary_text: the summary of workload w as text whose lines
  * are at most width characters (at least 40). */
-lm_status lm_report_summary_text(const lm_summary *summary, const lm_workload *w, size_t width, lm_buf *out);
+lm_status lm_report_summary_text(const lm_summary *summary, const lm_workload *w, size_t width, int color,
+                                 lm_buf *out);
 
 /* lm_report_summary_json: the summary as a cJSON object (returned as
  * void *, so that this header needs no cJSON; the caller owns it). */

@@ -15,10 +15,18 @@
 
 #include "report/report.h"
 
+/* Characters shown: UTF-8 continuation bytes and ANSI colour sequences
+ * (ESC [ ... m) take no room. */
 static size_t width_of(const char *s) {
   size_t w = 0;
-  for (; *s; s++)
+  for (; *s; s++) {
+    if (*s == '\033' && s[1] == '[') {
+      while (*s && *s != 'm') s++;
+      if (!*s) break;
+      continue;
+    }
     if (((unsigned char)*s & 0xC0) != 0x80) w++;
+  }
   return w;
 }
 
@@ -220,7 +228,8 @@ static void time_text(double ns, char *out, size_t cap) {
 
 static const char *const marks[] = {"i", "!", "!!"};
 
-lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size_t width, lm_buf *out) {
+lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size_t width, int color,
+                                 lm_buf *out) {
   if (width < 40) width = 40;
   char total[32];
   time_text(s->total_ns, total, sizeof total);
@@ -273,7 +282,12 @@ lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size
     for (size_t f = 0; f < k->n_findings; f++) {
       const lm_finding *fd = &k->findings[f];
       char lead[64];
-      snprintf(lead, sizeof lead, "   %-2s ", marks[fd->rule->severity]);
+      /* The mark carries the severity's colour; the codes add no width. */
+      static const char *const tints[] = {"\033[36m", "\033[33m", "\033[1;31m"};
+      if (color)
+        snprintf(lead, sizeof lead, "   %s%-2s\033[0m ", tints[fd->rule->severity], marks[fd->rule->severity]);
+      else
+        snprintf(lead, sizeof lead, "   %-2s ", marks[fd->rule->severity]);
       lm_buf v = {0};
       lm_buf_puts(&v, fd->verdict);
       if (!isnan(fd->gain) && fd->gain > 0) lm_buf_printf(&v, " (up to %.0f %% of its time)", fd->gain * 100);

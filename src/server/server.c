@@ -561,7 +561,7 @@ static enum MHD_Result api_analysis(struct MHD_Connection *c, const lm_query *q)
   for (int i = 0; i < 2 && ids[i] && st == LM_OK; i++, n++) st = analysis_of(ids[i], &o, &runs[i], &held[i], &info[i], &d);
   lm_buf out = {0};
   if (st == LM_OK) {
-    lm_report_opts ro = {2, 10, 0, 0, ids, NULL};
+    lm_report_opts ro = {2, 10, 0, 0, ids, NULL, 0};
     st = lm_report_json((const lm_analysis *const *)runs, n, &ro, &out);
     if (st != LM_OK) lm_diag_set(&d, st, NULL, 0, 0, NULL, "out of memory");
   }

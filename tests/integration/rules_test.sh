@@ -179,6 +179,36 @@ assert a == b, "the API and the CLI summaries differ"
 assert a["kernels"], "no kernels"' "$TMP/api.json" "$TMP/cli.json" || fail "api/summary$q differs from the CLI"
   done
   ;;
+terminal)
+  # On a terminal: colours (not with NO_COLOR, not into a pipe), the pager
+  # for long output, the terminal's width.
+  command -v script >/dev/null || { echo "skipped: no script(1) to make a terminal"; exit 77; }
+  on_tty() { script -qec "stty rows $1 cols $2; $3" /dev/null; }
+  on_tty 500 100 "'$LUMEN' analyze -w '$WL/_mix/mix_MI200' --no-pager" >"$TMP/tty.out" 2>&1
+  grep -q $'\033\[' "$TMP/tty.out" || fail "no colours on a terminal"
+  grep -q $'\033\[33m! ' "$TMP/tty.out" || fail "warnings are not coloured: $(grep -m1 'l2-hit-low' "$TMP/tty.out")"
+  sed 's/\x1b\[[0-9;]*m//g; s/\r$//' "$TMP/tty.out" >"$TMP/plain.out"
+  [ "$(wc -L <"$TMP/plain.out")" -le 100 ] || fail "wider than the terminal's 100 columns"
+  grep -q "^Summary" "$TMP/plain.out" || fail "no summary"
+  on_tty 500 100 "NO_COLOR=1 '$LUMEN' analyze -w '$WL/_mix/mix_MI200' --no-pager" >"$TMP/tty.out" 2>&1
+  ! grep -q $'\033\[' "$TMP/tty.out" || fail "colours with NO_COLOR set"
+  "$LUMEN" analyze -w "$WL/_mix/mix_MI200" >"$TMP/pipe.out" 2>&1
+  ! grep -q $'\033\[' "$TMP/pipe.out" || fail "colours into a pipe"
+  "$LUMEN" analyze -w "$WL/_mix/mix_MI200" --color always >"$TMP/pipe.out" 2>&1
+  grep -q $'\033\[' "$TMP/pipe.out" || fail "--color always without colours"
+  run analyze -w "$WL/_mix/mix_MI200" --color sometimes
+  expect_status 2; expect_err "--color sometimes"
+  # Long output on a 20-row terminal goes to the pager; --no-pager and
+  # short output do not.
+  on_tty 20 80 "LUMEN_PAGER='cat > $TMP/paged' '$LUMEN' analyze -w '$WL/_mix/mix_MI200'" >/dev/null 2>&1
+  [ -s "$TMP/paged" ] || fail "the pager got nothing"
+  grep -q "0.1 Top Kernels" "$TMP/paged" || fail "the pager did not get the report"
+  rm -f "$TMP/paged"
+  on_tty 20 80 "LUMEN_PAGER='cat > $TMP/paged' '$LUMEN' analyze -w '$WL/_mix/mix_MI200' --no-pager" >/dev/null 2>&1
+  [ ! -e "$TMP/paged" ] || fail "--no-pager paged"
+  on_tty 500 80 "LUMEN_PAGER='cat > $TMP/paged' '$LUMEN' analyze -w '$WL/vcopy/MI200' -b 2.1.1" >/dev/null 2>&1
+  [ ! -e "$TMP/paged" ] || fail "output shorter than the terminal was paged"
+  ;;
 zero_durations)
   # MI300 test folders have End == Start: the summary says so and shows no
   # infinite percentages.
