@@ -288,7 +288,7 @@ static lm_status highlights(const lm_analysis *a, lm_arena *arena, lm_kernel_sum
 }
 
 static void place_on_roofline(const lm_roofline *roof, const lm_analysis *a, lm_kernel_summary *k) {
-  k->intensity = k->gflops = k->attainable = k->roof_pct = LM_NAN;
+  k->intensity = k->gflops = k->attainable = k->roof_pct = k->roof_bw = k->roof_peak = LM_NAN;
   const lm_roof_point *p = NULL;
   for (size_t i = 0; roof && i < roof->n_points; i++)
     if (strcmp(roof->points[i].kernel, k->name) == 0) p = &roof->points[i];
@@ -317,6 +317,8 @@ static void place_on_roofline(const lm_roofline *roof, const lm_analysis *a, lm_
     k->roof_reason = "no peak known for this GPU";
     return;
   }
+  k->roof_bw = bw;
+  k->roof_peak = peak;
   double memory_roof = k->intensity * bw;
   k->attainable = memory_roof < peak ? memory_roof : peak;
   k->roof_bound = memory_roof < peak ? "memory" : "compute";

@@ -41,6 +41,7 @@ typedef struct lm_kernel_summary {
   const char *roof_bound;  /* "memory" or "compute" */
   const char *roof_source; /* "roofline.csv" or "theoretical peaks" */
   const char *roof_reason;
+  double roof_bw, roof_peak;  /* the ceilings used: GB/s at HBM, GFLOP/s */
   lm_finding *findings;
   size_t n_findings;
 } lm_kernel_summary;

@@ -226,6 +226,59 @@ static void time_text(double ns, char *out, size_t cap) {
   else snprintf(out, cap, "%.0f ns", ns);
 }
 
+/* The roofline as text: log-log axes, the HBM and FP32 ceilings of the
+ * first placed kernel, and each placed kernel as its number. */
+static void text_roofline(const lm_summary *s, size_t width, lm_buf *out) {
+  const lm_kernel_summary *ref = NULL;
+  for (size_t i = 0; i < s->n_kernels && !ref; i++)
+    if (isfinite(s->kernels[i].roof_pct)) ref = &s->kernels[i];
+  if (!ref) return;
+  double bw = ref->roof_bw, peak = ref->roof_peak, ridge = peak / bw;
+  double x0 = log10(ridge) - 3, x1 = log10(ridge) + 2, y1 = log10(peak) + 0.5, y0 = y1 - 5;
+  for (size_t i = 0; i < s->n_kernels; i++) {
+    const lm_kernel_summary *k = &s->kernels[i];
+    if (!isfinite(k->roof_pct) || !(k->intensity > 0) || !(k->gflops > 0)) continue;
+    double lx = log10(k->intensity), ly = log10(k->gflops);
+    if (lx < x0) x0 = floor(lx);
+    if (lx > x1) x1 = ceil(lx);
+    if (ly < y0) y0 = floor(ly);
+  }
+  size_t cols = width > 20 ? width - 12 : 8, rows = 12;
+  if (cols > 64) cols = 64;
+  char grid[12][65];
+  for (size_t r = 0; r < rows; r++) {
+    memset(grid[r], ' ', cols);
+    grid[r][cols] = '\0';
+  }
+  for (size_t c = 0; c < cols; c++) {
+    double lx = x0 + (x1 - x0) * ((double)c + 0.5) / (double)cols;
+    double roof = fmin(pow(10, lx) * bw, peak);
+    double fy = (log10(roof) - y0) / (y1 - y0) * (double)rows;
+    if (fy < 0 || fy >= (double)rows) continue;
+    size_t r = rows - 1 - (size_t)fy;
+    grid[r][c] = pow(10, lx) * bw < peak ? '/' : '-';
+  }
+  for (size_t i = 0; i < s->n_kernels && i < 9; i++) {
+    const lm_kernel_summary *k = &s->kernels[i];
+    if (!isfinite(k->roof_pct) || !(k->intensity > 0) || !(k->gflops > 0)) continue;
+    double fx = (log10(k->intensity) - x0) / (x1 - x0) * (double)cols;
+    double fy = (log10(k->gflops) - y0) / (y1 - y0) * (double)rows;
+    if (fx < 0 || fx >= (double)cols || fy < 0 || fy >= (double)rows) continue;
+    grid[rows - 1 - (size_t)fy][(size_t)fx] = (char)('1' + i);
+  }
+  lm_buf_printf(out, "\nroofline at HBM (%s): GFLOP/s over FLOP/byte, log scales\n", ref->roof_source);
+  lm_buf_printf(out, "/ %.0f GB/s bandwidth, - %.0f GFLOP/s FP32 peak, 1-%zu the kernels\n", bw, peak,
+                s->n_kernels < 9 ? s->n_kernels : 9);
+  for (size_t r = 0; r < rows; r++) {
+    double ly = y0 + (y1 - y0) * (double)(rows - r) / (double)rows;
+    if (r % 3 == 0) lm_buf_printf(out, "%9.3g |%s\n", pow(10, ly), grid[r]);
+    else lm_buf_printf(out, "%9s |%s\n", "", grid[r]);
+  }
+  lm_buf_printf(out, "%9s +", "");
+  for (size_t c = 0; c < cols; c++) lm_buf_putc(out, '-');
+  lm_buf_printf(out, "\n%9s %-*.3g%*.3g\n", "", (int)(cols / 2), pow(10, x0), (int)(cols - cols / 2), pow(10, x1));
+}
+
 static const char *const marks[] = {"i", "!", "!!"};
 
 lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size_t width, int color,
@@ -298,6 +351,7 @@ lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size
   }
   for (size_t i = 0; i < s->n_kernels; i++) lm_free(names[i]);
   lm_free(names);
+  text_roofline(s, width, out);
   return out->failed ? LM_ENOMEM : LM_OK;
 }
 
@@ -332,6 +386,8 @@ void *lm_report_summary_json(const lm_summary *s) {
     cJSON_AddItemToObject(r, "gflops", num_or_null(k->gflops));
     cJSON_AddItemToObject(r, "attainable_gflops", num_or_null(k->attainable));
     cJSON_AddItemToObject(r, "pct_of_attainable", num_or_null(k->roof_pct));
+    cJSON_AddItemToObject(r, "ceiling_hbm_gbs", num_or_null(k->roof_bw));
+    cJSON_AddItemToObject(r, "ceiling_fp32_gflops", num_or_null(k->roof_peak));
     if (k->roof_bound) cJSON_AddStringToObject(r, "bound", k->roof_bound);
     if (k->roof_source) cJSON_AddStringToObject(r, "source", k->roof_source);
     if (k->roof_reason) cJSON_AddStringToObject(r, "not_placed", k->roof_reason);

@@ -209,6 +209,31 @@ terminal)
   on_tty 500 80 "LUMEN_PAGER='cat > $TMP/paged' '$LUMEN' analyze -w '$WL/vcopy/MI200' -b 2.1.1" >/dev/null 2>&1
   [ ! -e "$TMP/paged" ] || fail "output shorter than the terminal was paged"
   ;;
+roofline)
+  # A kernel with floating-point work is placed on the roofline, with the
+  # ceilings of roofline.csv, or the theoretical peaks where the folder has
+  # none (MI300), and drawn as a text plot.
+  clean flop; $EDIT "$TMP/flop/pmc_perf.csv" "SQ_INSTS_VALU_FMA_F32=SQ_WAVES*20"
+  run analyze -w "$TMP/flop" --summary
+  expect_status 0
+  expect_out "roofline (HBM, roofline.csv):"
+  expect_out "roofline at HBM (roofline.csv): GFLOP/s over FLOP/byte"
+  grep -q '^ *[0-9.e+]* *|.*1' "$TMP/out" || fail "the kernel is not on the plot"
+  [ "$(wc -L <"$TMP/out")" -le 80 ] || fail "the plot is wider than 80 columns"
+  run analyze -w "$TMP/flop" --summary --format json
+  python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["summary"]["kernels"][0]["roofline"]
+assert r["source"] == "roofline.csv" and r["bound"] in ("memory", "compute"), r
+att = min(r["intensity"] * r["ceiling_hbm_gbs"], r["ceiling_fp32_gflops"])
+assert abs(att - r["attainable_gflops"]) < 1e-9 * att, r
+assert abs(r["gflops"] / att * 100 - r["pct_of_attainable"]) < 1e-9, r' "$TMP/out" || fail "roofline JSON"
+  cp -r "$WL/vcopy/MI300X_A1" "$TMP/flop3"; chmod -R u+w "$TMP/flop3"
+  $EDIT "$TMP/flop3/pmc_perf.csv" "SQ_INSTS_VALU_FMA_F32=SQ_WAVES*20" "End_Timestamp=Start_Timestamp+20000"
+  run analyze -w "$TMP/flop3" --summary
+  expect_status 0
+  expect_out "roofline (HBM, theoretical peaks):"
+  ;;
 zero_durations)
   # MI300 test folders have End == Start: the summary says so and shows no
   # infinite percentages.
