@@ -171,6 +171,13 @@ async function show() {
     lastReport = report;
     render(report, s, inf);
     if (summary) renderSummary(summary, s);
+    if (inf.simulated) {
+      /* Never let replayed numbers pass for measurements. */
+      const note = el('p', 'simulated', `Simulated device: these numbers replay the recording ${inf.simulated}; ` +
+        'nothing was measured.');
+      note.setAttribute('role', 'note');
+      $('content').insertBefore(note, $('content').firstChild);
+    }
     const n = report.workloads[report.workloads.length - 1];
     setStatus(`${n.dispatches_selected} of ${n.dispatches_total} dispatches, ${report.workloads[0].normalization}`);
     document.body.dataset.state = 'ready';

@@ -7,9 +7,15 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "io/io.h"
 #include "store/store.h"
 
 #define MODE "db"
+
+/* Whether a stored workload came from the simulated device. */
+static int simulated(const lm_store_entry *e) {
+  return strncmp(e->origin, LM_ORIGIN_SIMULATED, strlen(LM_ORIGIN_SIMULATED)) == 0;
+}
 
 /* The store named by --db, or the default one. */
 const char *cli_store_url(const cli_args *a, char *buf, size_t cap) {
@@ -96,13 +102,13 @@ int cmd_db(int argc, char **argv, int first) {
       goto done;
     }
     if (format && strcmp(format, "csv") == 0) {
-      printf("name,team,arch,gpu_model,dispatches,source,created,fingerprint\n");
+      printf("name,team,arch,gpu_model,dispatches,source,created,fingerprint,simulated\n");
       for (size_t i = 0; i < n; i++) {
         csv_quoted(entries[i].name);
         putchar(',');
         csv_quoted(entries[i].team);
-        printf(",%s,%s,%zu,%s,%s,%s\n", entries[i].arch, entries[i].gpu_model, entries[i].n_dispatches,
-               entries[i].source, entries[i].created, entries[i].fingerprint);
+        printf(",%s,%s,%zu,%s,%s,%s,%s\n", entries[i].arch, entries[i].gpu_model, entries[i].n_dispatches,
+               entries[i].source, entries[i].created, entries[i].fingerprint, simulated(&entries[i]) ? "yes" : "no");
       }
     } else if (format && strcmp(format, "json") == 0) {
       cJSON *root = cJSON_CreateObject();
@@ -117,6 +123,7 @@ int cmd_db(int argc, char **argv, int first) {
         cJSON_AddStringToObject(e, "source", entries[i].source);
         cJSON_AddStringToObject(e, "created", entries[i].created);
         cJSON_AddStringToObject(e, "fingerprint", entries[i].fingerprint);
+        cJSON_AddBoolToObject(e, "simulated", simulated(&entries[i]));
         cJSON_AddItemToArray(list, e);
       }
       char *text = cJSON_PrintUnformatted(root);
@@ -134,8 +141,10 @@ int cmd_db(int argc, char **argv, int first) {
              "created");
       for (size_t i = 0; i < n; i++) {
         char *name = lm_text_safe(entries[i].name, 0), *team = lm_text_safe(entries[i].team, 0);
+        char source[48];
+        snprintf(source, sizeof source, "%s%s", entries[i].source, simulated(&entries[i]) ? " (simulated)" : "");
         printf("%-32s %-10s %-8s %-10s %10zu %-8s %s\n", name ? name : "", team ? team : "", entries[i].arch,
-               entries[i].gpu_model, entries[i].n_dispatches, entries[i].source, entries[i].created);
+               entries[i].gpu_model, entries[i].n_dispatches, source, entries[i].created);
         lm_free(name);
         lm_free(team);
       }

@@ -219,6 +219,9 @@ int cmd_profile(int argc, char **argv, int first) {
         if (sum.sets) {
           lm_log(LM_LOG_INFO, "%s: %zu dispatches, %d counter sets, %d application run%s", dir,
                  sum.dispatches, sum.sets, sum.runs, sum.runs == 1 ? "" : "s");
+          if (sum.simulated[0])
+            lm_log(LM_LOG_WARN, "%s: collected on the simulated device, which replays %s: these numbers "
+                                "are replays, not measurements", dir, sum.simulated);
           if (sum.dropped)
             lm_log(LM_LOG_WARN, "%zu selected dispatches did not get every counter set and are "
                                 "left out (%s); --replay auto runs the application again for them",

@@ -61,6 +61,10 @@ lm_status lm_workload_export_omniperf(const lm_workload *w, const char *dir, lm_
 
 
 
+/* A workload's origin starts with this when a simulated device produced
+ * it; the recording it replayed follows. */
+#define LM_ORIGIN_SIMULATED "simulated device replaying "
+
 /* The most dispatches a workload in a lumen database may claim; a larger
  * or negative count is a corrupt database. */
 #define LM_DB_MAX_DISPATCHES ((int64_t)1 << 32)

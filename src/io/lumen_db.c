@@ -664,6 +664,20 @@ lm_status lm_db_find_workload(lm_sql *sql, const char *name, int64_t *wid, size_
   return LM_OK;
 }
 
+/* Replays of the simulated device are marked as such: w->simulated. */
+static void read_origin(lm_sql *sql, int64_t wid, lm_workload *w) {
+  lm_stmt *o = NULL;
+  lm_diag ignored;
+  if (lm_sql_prepare(sql, "SELECT origin FROM workload WHERE id = ?", &o, &ignored) != LM_OK) return;
+  lm_stmt_bind_int64(o, 1, wid);
+  if (lm_stmt_step(o) == 1) {
+    const char *origin = lm_stmt_text(o, 0);
+    size_t n = strlen(LM_ORIGIN_SIMULATED);
+    if (origin && strncmp(origin, LM_ORIGIN_SIMULATED, n) == 0) w->simulated = lm_arena_strdup(w->arena, origin + n);
+  }
+  lm_stmt_free(o);
+}
+
 lm_status lm_db_read_workload(lm_sql *sql, const char *name, lm_workload **out, lm_diag *diag) {
   const char *path = lm_sql_where(sql);
   lm_stmt *s = NULL;
@@ -696,6 +710,7 @@ lm_status lm_db_read_workload(lm_sql *sql, const char *name, lm_workload **out, 
   memset(w, 0, sizeof *w);
   w->arena = arena;
   w->path = lm_arena_strdup(arena, path);
+  read_origin(sql, wid, w);
   if ((st = read_sysinfo_rows(sql, wid, w, diag)) != LM_OK) goto fail;
   if ((st = read_source(sql, wid, "pmc_perf", n_rows, 1, &w->pmc, diag)) != LM_OK) goto fail;
   if ((st = read_regions(sql, wid, w, diag)) != LM_OK) goto fail;
@@ -750,6 +765,7 @@ lm_status lm_db_read_info(lm_sql *sql, const char *name, lm_workload **out, lm_d
   memset(w, 0, sizeof *w);
   w->arena = arena;
   w->path = lm_arena_strdup(arena, path);
+  read_origin(sql, wid, w);
   st = read_sysinfo_rows(sql, wid, w, diag);
   if (st == LM_OK) {
     w->pmc = lm_table_create(path, "pmc_perf", n_rows, 1);

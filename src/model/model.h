@@ -101,6 +101,8 @@ typedef struct lm_workload {
   const char **region_names;
   uint64_t *row_regions; /* per pmc row: bit r set when inside region r
                             (the first 64 regions); NULL without regions */
+  const char *simulated; /* lumen workloads profiled on the simulated device:
+                            the recording it replayed; NULL for measured data */
   lm_arena *arena;       /* owns path, level list and sysinfo arrays */
 } lm_workload;
 

@@ -458,8 +458,12 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     const char *model = mi >= 0 ? rec->sysinfo.texts[mi] : "";
     if ((st = lm_collect_exec_sql(x.db, "BEGIN IMMEDIATE", diag)) != LM_OK) goto done;
     lm_sql *sql = lm_sql_wrap_sqlite(x.db);
-    st = sql ? lm_db_create_workload(sql, o->name, NULL, "lumen", "rocprofiler-sdk", arch, model, 0, 0,
-                                     &x.wid, diag)
+    /* Numbers from the simulated device are replays, never measurements:
+     * the workload says so wherever it is read (docs/workload-format.md). */
+    char origin[4200];
+    snprintf(origin, sizeof origin, "%s%s", LM_ORIGIN_SIMULATED, recording);
+    if (summary) snprintf(summary->simulated, sizeof summary->simulated, "%s", recording);
+    st = sql ? lm_db_create_workload(sql, o->name, NULL, "lumen", origin, arch, model, 0, 0, &x.wid, diag)
              : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     lm_sql_close(sql);
     if (st == LM_OK) st = lm_collect_store_options(x.db, x.wid, o, diag);

@@ -206,6 +206,7 @@ typedef struct lm_profile_summary {
   size_t dispatches;        /* composed dispatch rows */
   size_t dropped;           /* selected dispatches without every set */
   char dropped_detail[2048];/* which kernels miss which sets */
+  char simulated[1024];     /* the recording a simulated device replayed, "" when measured */
 } lm_profile_summary;
 
 lm_status lm_profile_run(const lm_profile_opts *opts, lm_profile_summary *summary, lm_diag *diag);

@@ -448,6 +448,14 @@ lm_status lm_report_text(const lm_analysis *const *runs, size_t n, const lm_repo
                          lm_buf *out) {
   const lm_analysis *a = runs[0];
   int32_t last_panel = -1;
+  for (size_t k = 0; k < n; k++)
+    if (runs[k]->workload->simulated) {
+      lm_buf_puts(out, "NOTE: ");
+      put_safe(out, runs[k]->workload->path);
+      lm_buf_puts(out, " comes from the simulated device replaying ");
+      put_safe(out, runs[k]->workload->simulated);
+      lm_buf_puts(out, ": its numbers are replays of a recording, not measurements.\n");
+    }
   for (int32_t ti = 0; ti < a->n_tables; ti++) {
     const lm_rtable *t = &a->tables[ti];
     if (!t->shown || !t->n_cols) continue;
@@ -668,6 +676,7 @@ static cJSON *json_run_info(const lm_analysis *a, const char *name) {
   cJSON_AddStringToObject(o, "arch", a->catalog->arch);
   const char *model = lm_sysinfo_text(info, "gpu_model");
   cJSON_AddStringToObject(o, "gpu_model", model ? model : "");
+  if (a->workload->simulated) cJSON_AddStringToObject(o, "simulated", a->workload->simulated);
   cJSON_AddStringToObject(o, "normalization", a->norm);
   cJSON_AddNumberToObject(o, "dispatches_selected", (double)a->n_selected);
   cJSON_AddNumberToObject(o, "dispatches_total", (double)a->workload->pmc->n_rows);

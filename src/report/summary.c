@@ -292,6 +292,10 @@ lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size
            s->n_total_kernels == 1 ? "" : "s", total, model && *model ? " on " : "", model ? model : "",
            w->arch ? " " : "", w->arch ? w->arch : "");
   wrapped(out, "", head, 2, width);
+  if (w->simulated)
+    wrapped(out, "SIMULATED: ",
+            "these numbers come from the simulated device, which replays a recording; nothing was measured",
+            2, width);
   if (s->n_kernels < s->n_total_kernels) {
     snprintf(head, sizeof head, "(the %zu that take the most time; --full shows every panel)", s->n_kernels);
     wrapped(out, "", head, 2, width);

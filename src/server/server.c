@@ -485,6 +485,7 @@ static enum MHD_Result api_info(struct MHD_Connection *c, const lm_query *q) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "id", q->w);
   cJSON_AddStringToObject(o, "arch", w->arch ? w->arch : "");
+  if (w->simulated) cJSON_AddStringToObject(o, "simulated", w->simulated);
   cJSON_AddNumberToObject(o, "dispatches", (double)w->pmc->n_rows);
   cJSON *si = cJSON_AddObjectToObject(o, "sysinfo");
   for (size_t i = 0; i < w->sysinfo.n_fields; i++)

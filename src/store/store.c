@@ -396,7 +396,10 @@ static lm_status copy_workload(lm_sql *from, int64_t from_wid, lm_sql *to, const
   int complete = (int)lm_stmt_int64(q, 4);
   snprintf(old_origin, sizeof old_origin, "%s", lm_stmt_text(q, 5));
   lm_stmt_free(q);
-  st = lm_db_create_workload(to, name, team, source, origin ? origin : old_origin, arch, model, n, complete,
+  /* A replay of the simulated device stays marked as one in the store. */
+  int simulated = strncmp(old_origin, LM_ORIGIN_SIMULATED, strlen(LM_ORIGIN_SIMULATED)) == 0;
+  st = lm_db_create_workload(to, name, team, source, origin && !simulated ? origin : old_origin, arch, model, n,
+                             complete,
                              new_wid, diag);
   if (st == LM_OK && fingerprint) st = set_fingerprint(to, *new_wid, fingerprint, diag);
   for (size_t i = 0; st == LM_OK && i < LM_ARRAY_LEN(workload_tables); i++)

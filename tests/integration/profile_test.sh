@@ -377,6 +377,27 @@ export)
   export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
   run profile -n ex -w "$TMP/p" -- "$APP" -g 2 "$VCOPY:3"
   expect_status 0
+  # A workload from the simulated device says so wherever its numbers are
+  # shown: the profile's output, analyze (text, summary, JSON), the store.
+  expect_err "collected on the simulated device, which replays $WL/vcopy/MI200"
+  run analyze -w "$TMP/p"
+  expect_status 0
+  expect_out "SIMULATED: these numbers come from the simulated device"
+  expect_out "comes from the simulated device replaying $WL/vcopy/MI200"
+  run analyze -w "$TMP/p" --format json -b 2.1.1
+  expect_status 0
+  grep -q "\"simulated\":\"$WL/vcopy/MI200\"" "$TMP/out" || fail "JSON does not mark the workload simulated"
+  run analyze -w "$WL/vcopy/MI200" --format json -b 2.1.1
+  ! grep -q '"simulated"' "$TMP/out" || fail "a recorded folder is marked simulated"
+  run db import --db "$TMP/s.db" -w "$TMP/p" -n simulated_one
+  expect_status 0
+  run db list --db "$TMP/s.db"
+  expect_out "lumen (simulated)"
+  run db list --db "$TMP/s.db" --format csv
+  expect_out ",yes"
+  run analyze --db "$TMP/s.db" -w simulated_one -b 2.1.1
+  expect_status 0
+  expect_out "comes from the simulated device replaying"
   run export -w "$TMP/p" --omniperf "$TMP/omni"
   expect_status 0
   for f in pmc_perf.csv sysinfo.csv roofline.csv SQ_LEVEL_WAVES.csv SQ_INST_LEVEL_VMEM.csv; do
