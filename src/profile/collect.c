@@ -326,6 +326,44 @@ static lm_status check_sets(profile_ctx *x, const lm_rocp_api *api, rocp_agent_i
   return st;
 }
 
+/* After the first run: LM_OK when some dispatch was selected; else an
+ * error listing the kernels that ran (or saying none did). */
+static lm_status check_selected(profile_ctx *x, int64_t run_id, lm_diag *diag) {
+  sqlite3_stmt *q = NULL;
+  int selected = 0;
+  lm_buf names = {0};
+  size_t n_names = 0;
+  if (sqlite3_prepare_v2(x->db, "SELECT COUNT(*) FROM profile_record WHERE workload_id = ? AND run_id = ? AND selected >= 0",
+                         -1, &q, NULL) == SQLITE_OK) {
+    sqlite3_bind_int64(q, 1, x->wid);
+    sqlite3_bind_int64(q, 2, run_id);
+    if (sqlite3_step(q) == SQLITE_ROW) selected = sqlite3_column_int(q, 0) > 0;
+  }
+  sqlite3_finalize(q);
+  q = NULL;
+  if (selected) return LM_OK;
+  if (sqlite3_prepare_v2(x->db, "SELECT kernel, COUNT(*) FROM profile_record WHERE workload_id = ? AND run_id = ? "
+                                "GROUP BY kernel ORDER BY MIN(dispatch_id)", -1, &q, NULL) == SQLITE_OK) {
+    sqlite3_bind_int64(q, 1, x->wid);
+    sqlite3_bind_int64(q, 2, run_id);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+      if (n_names < 10)
+        lm_buf_printf(&names, "%s'%s' (%d)", n_names ? ", " : "", (const char *)sqlite3_column_text(q, 0),
+                      sqlite3_column_int(q, 1));
+      n_names++;
+    }
+  }
+  sqlite3_finalize(q);
+  lm_status st = n_names ? lm_diag_set(diag, LM_EINVAL, x->dir, 0, 0, NULL,
+                                       "the filters (-k, --instance, -d, -g, -r) selected none of the %zu kernel%s "
+                                       "the application launched: %s%s",
+                                       n_names, n_names == 1 ? "" : "s", lm_buf_cstr(&names), n_names > 10 ? ", ..." : "")
+                         : lm_diag_set(diag, LM_EDATA, x->dir, 0, 0, NULL,
+                                       "the application launched no GPU kernel in its first run");
+  lm_buf_fini(&names);
+  return st;
+}
+
 lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, lm_diag *diag) {
   memset(summary, 0, sizeof *summary);
   profile_ctx x;
@@ -447,10 +485,11 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
                        "or add --resume to continue an unfinished profile)");
       goto done;
     }
+    /* A bad -b fails before anything is created. */
+    if ((st = lm_plan_build(cat, o->items, o->n_items, &plan, diag)) != LM_OK) goto done;
     if ((st = lm_make_dirs(o->dir, "the workload folder", "choose a writable place with -w", diag)) != LM_OK)
       goto done;
     if ((st = lock_folder(o->dir, &lock_fd, diag)) != LM_OK) goto done;
-    if ((st = lm_plan_build(cat, o->items, o->n_items, &plan, diag)) != LM_OK) goto done;
     if ((st = lm_db_open(db_path, LM_DB_CREATE, &x.db, diag)) != LM_OK) goto done;
     copy_opts(o, &x.opt);
     if (x.opt.replay < 0) x.opt.replay = LM_REPLAY_APP;
@@ -502,6 +541,9 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
       spec.mode = LM_REPLAY_APP;
       spec.pass = p;
       if ((st = do_run(&x, &spec, diag)) != LM_OK) goto done;
+      /* Filters that select nothing stop after the first run, naming the
+       * kernels the application launched. */
+      if (!o->resume && x.runs_done == 1 && (st = check_selected(&x, spec.id, diag)) != LM_OK) goto done;
     }
   } else {
     x.runs_planned = 1;

@@ -256,10 +256,17 @@ filters)
   run profile -n d -w "$TMP/d" -d 2:5 -- "$APP" -g 2 fill:4 add:4 reduce:4
   expect_status 0
   same "$(selected d)" "2 3 4" "-d 2:5"
+  # Filters that select nothing stop after the first run, naming the
+  # kernels the application launched.
   run profile -n g -w "$TMP/g" -g 1 -- "$APP" -g 2 fill:2
-  expect_status 1
-  expect_err "no selected dispatch got all"
-  expect_err "no dispatch was selected"
+  expect_status 2
+  expect_err "selected none of the 1 kernel the application launched: 'fill' (2)"
+  same "$(q g "SELECT COUNT(*) FROM profile_run")" 1 "-g 1: runs made"
+  # A -b that names nothing fails before anything is created.
+  run profile -n bad -w "$TMP/bad" -b 99 -- "$APP" -g 2 fill:2
+  expect_status 2
+  expect_err "-b 99: no panel, table, metric or hardware block"
+  [ ! -e "$TMP/bad" ] || fail "a bad -b left a workload folder behind"
   same "$(q g "SELECT COUNT(*) FROM profile_value")" 0 "-g 1: no values"
   run profile -n bad -w "$TMP/bad" -k '(' -- "$APP" fill:1
   expect_status 1
