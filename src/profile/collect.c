@@ -48,6 +48,14 @@ typedef struct profile_ctx {
   lm_profile_summary *summary;
 } profile_ctx;
 
+/* remove_records: the records files of a run (one per process). */
+static void remove_records(const char *prefix) {
+  char **files = NULL;
+  lm_collect_records_files(prefix, &files);
+  for (char **f = files; f && *f; f++) unlink(*f);
+  lm_collect_records_files_free(files);
+}
+
 /* One application run, committed to the database when it ends. */
 static lm_status do_run(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag) {
   char config_path[4096], records[4096], why[1024];
@@ -90,7 +98,7 @@ static lm_status do_run(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag) 
   free(set_counters);
   free(set_acc);
   if (st != LM_OK) return st;
-  unlink(records);
+  remove_records(records);
 
   /* The run is known before it starts: a profile killed now shows it. */
   if ((st = lm_collect_run_begin(x->db, x->wid, spec, diag)) != LM_OK) return st;
@@ -105,6 +113,7 @@ static lm_status do_run(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag) 
   x->prog.run = x->runs_done;
   x->prog.runs = x->runs_planned;
   x->prog.read_at = 0;
+  x->prog.n_files = 0;
   x->prog.len = 0;
   lm_run_outcome how;
   lm_diag run_diag;
@@ -128,7 +137,7 @@ static lm_status do_run(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag) 
                           sizeof why, diag);
   if (st != LM_OK) return st;
   /* The run is in the database: its files are no longer needed. */
-  unlink(records);
+  remove_records(records);
   unlink(config_path);
   x->runs_done++;
   x->summary->runs++;

@@ -40,7 +40,7 @@ VCOPY='vecCopy(double*, double*, double*, int, int)'
 check_values_in_set() {
   local stray
   stray=$(q "$1" "SELECT COUNT(*) FROM profile_value v JOIN profile_record r ON r.workload_id = v.workload_id
-      AND r.run_id = v.run_id AND r.dispatch_id = v.dispatch_id WHERE NOT EXISTS (SELECT 1 FROM profile_set p
+      AND r.run_id = v.run_id AND r.pid = v.pid AND r.dispatch_id = v.dispatch_id WHERE NOT EXISTS (SELECT 1 FROM profile_set p
       WHERE p.workload_id = r.workload_id AND p.set_id = r.set_id AND (v.column_name = p.counter OR
       v.column_name = p.counter || '_sum' OR v.column_name LIKE p.counter || '[%'))")
   same "$stray" 0 "values outside their dispatch's counter set"
@@ -50,7 +50,7 @@ check_values_in_set() {
   missing=$(q "$1" "SELECT COUNT(*) FROM profile_record r JOIN profile_set p ON p.workload_id = r.workload_id
       AND p.set_id = r.set_id JOIN profile_run u ON u.workload_id = r.workload_id AND u.id = r.run_id
       WHERE u.status = 'ok' AND NOT EXISTS (SELECT 1 FROM profile_value v WHERE v.workload_id = r.workload_id
-      AND v.run_id = r.run_id AND v.dispatch_id = r.dispatch_id AND (v.column_name = p.counter OR
+      AND v.run_id = r.run_id AND v.pid = r.pid AND v.dispatch_id = r.dispatch_id AND (v.column_name = p.counter OR
       v.column_name = p.counter || '_sum' OR v.column_name LIKE p.counter || '[%')) AND EXISTS (SELECT 1
       FROM profile_value v WHERE v.workload_id = r.workload_id AND (v.column_name = p.counter OR
       v.column_name = p.counter || '_sum' OR v.column_name LIKE p.counter || '[%'))")
@@ -58,7 +58,7 @@ check_values_in_set() {
   # Unselected dispatches collect nothing.
   local unselected
   unselected=$(q "$1" "SELECT COUNT(*) FROM profile_value v JOIN profile_record r ON r.workload_id = v.workload_id
-      AND r.run_id = v.run_id AND r.dispatch_id = v.dispatch_id WHERE r.set_id < 0")
+      AND r.run_id = v.run_id AND r.pid = v.pid AND r.dispatch_id = v.dispatch_id WHERE r.set_id < 0")
   same "$unselected" 0 "values of dispatches that were not selected"
 }
 golden_equal() { # WORKLOAD_DIR GOLDEN_CASE
@@ -126,7 +126,7 @@ vcopy_instance_MI200 | vcopy_instance_MI300X)
   # carries differs between the sets of one row, and the tables are not
   # the recording's (which app replay reproduces).
   [ "$(q p "SELECT COUNT(DISTINCT v.value) FROM profile_value v JOIN profile_record r ON r.workload_id = v.workload_id
-      AND r.run_id = v.run_id AND r.dispatch_id = v.dispatch_id WHERE r.row_group = 0 AND v.column_name = 'GRBM_GUI_ACTIVE'")" -gt 1 ] ||
+      AND r.run_id = v.run_id AND r.pid = v.pid AND r.dispatch_id = v.dispatch_id WHERE r.row_group = 0 AND v.column_name = 'GRBM_GUI_ACTIVE'")" -gt 1 ] ||
     fail "GRBM_GUI_ACTIVE is the same in every set of a row: instances repeat one execution"
   "$GOLDEN" "$LUMEN" "$SHARED" "$SHARED/golden/vcopy/$rec" --workload "$TMP/p" --ignore 1.1:workload_name \
     --ignore 1.1:command --ignore 1.1:timestamp >"$TMP/golden" 2>&1 && fail "instance cycling reproduced the recording exactly"
@@ -209,6 +209,39 @@ threads)
   run analyze -w "$TMP/p" --format csv -o "$TMP/csv" --list-stats
   expect_status 0
   same "$(tail -n +2 "$TMP/csv/0.1.csv" | cut -d, -f2,3 | sort)" "$(printf '%s\n' add,4 fill,4)" "rows"
+  ;;
+processes)
+  # An application with a process per GPU: both processes' dispatches are
+  # kept, each with its process id and GPU, in application replay (the
+  # same process lines up across runs) and in instance cycling (each
+  # process cycles its own instances).
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  sets=$(n_sets gfx90a)
+  run profile -n pr -w "$TMP/app" -- "$APP" -g 0 --procs 2 "$VCOPY:3:1048576:256"
+  expect_status 0
+  expect_err "6 dispatches, $sets counter sets, $sets application runs"
+  same "$(q app "SELECT COUNT(*) FROM profile_process WHERE n_dispatches = 3 AND finished = 1")" "$((2 * sets))" "processes per run"
+  same "$(q app "SELECT COUNT(*) FROM profile_record")" "$((6 * sets))" "records"
+  same "$(q app "SELECT COUNT(DISTINCT run_id || ':' || pid) FROM profile_record")" "$((2 * sets))" "records by process"
+  same "$(q app "SELECT gpu_id || ':' || COUNT(*) || ':' || COUNT(DISTINCT pid) FROM dispatch GROUP BY gpu_id ORDER BY gpu_id")" \
+    "$(printf '0:3:1\n1:3:1')" "rows per GPU"
+  # Each row's process is the one that ran on its GPU in the first run.
+  same "$(q app "SELECT COUNT(*) FROM dispatch d JOIN profile_process p ON p.workload_id = d.workload_id AND p.run_id = 1
+      AND p.pid = d.pid WHERE p.gpus != CAST(d.gpu_id AS TEXT)")" 0 "pid and GPU of a row"
+  check_values_in_set app
+  run analyze -w "$TMP/app" --format csv -o "$TMP/csv" --list-stats
+  expect_status 0
+  same "$(tail -n +2 "$TMP/csv/0.1.csv" | sed 's/.*\]",\([0-9]*\),.*/\1/')" 6 "analyze: every dispatch"
+  # Processes started by a shell (exec), in instance cycling.
+  printf '#!/bin/sh\n"%s" -g 0 "%s:%s" &\n"%s" -g 1 "%s:%s"\nwait\n' "$APP" "$VCOPY" "$((2 * sets))" "$APP" "$VCOPY" "$((2 * sets))" >"$TMP/two.sh"
+  chmod +x "$TMP/two.sh"
+  run profile -n pi -w "$TMP/inst" --replay instance -- "$TMP/two.sh"
+  expect_status 0
+  expect_err "4 dispatches, $sets counter sets, 1 application run"
+  same "$(q inst "SELECT COUNT(DISTINCT pid) || ':' || COUNT(*) FROM profile_record")" "2:$((4 * sets))" "records of both"
+  same "$(q inst "SELECT COUNT(*) FROM profile_record WHERE set_id != selected % $sets")" 0 "cycling per process"
+  same "$(q inst "SELECT gpu_id || ':' || COUNT(*) FROM dispatch GROUP BY gpu_id ORDER BY gpu_id")" "$(printf '0:2\n1:2')" "rows per GPU"
+  check_values_in_set inst
   ;;
 regions)
   export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
