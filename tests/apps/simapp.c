@@ -27,6 +27,10 @@
  * for them, as a program with a process per GPU does. -g local takes the
  * GPU from the MPI launcher's local rank (OMPI_COMM_WORLD_LOCAL_RANK,
  * MPI_LOCALRANKID or SLURM_LOCALID), as MPI programs pick theirs.
+ * --crash-rank R: the MPI rank R (OMPI_COMM_WORLD_RANK or PMI_RANK) dies by
+ * SIGSEGV a moment after its launches completed, when the other ranks
+ * have ended. --extra-rank R K launches every kernel K more times in rank R
+ * (ranks with uneven kernel counts).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -61,7 +65,13 @@ static mark marks[MAX_MARKS];
 static int n_marks;
 static int gpu, crash_run = -1, crash_after = 0, fail_run = -1, hang_run = -1, run_number;
 static const char *vary, *pid_file;
-static int spawn, procs = 1;
+static int spawn, procs = 1, crash_rank = -1, extra_rank = -1, extra_count;
+
+static int mpi_rank(void) {
+  const char *v = getenv("OMPI_COMM_WORLD_RANK");
+  if (!v) v = getenv("PMI_RANK");
+  return v ? atoi(v) : -1;
+}
 
 /* local_gpu: the GPU of an MPI rank, by its local rank (0 without one). */
 static int local_gpu(void) {
@@ -190,6 +200,11 @@ int main(int argc, char **argv) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "-g") == 0 && v) gpu = strcmp(v, "local") == 0 ? local_gpu() : atoi(v), i++;
     else if (strcmp(a, "--procs") == 0 && v) procs = atoi(argv[++i]);
+    else if (strcmp(a, "--crash-rank") == 0 && v) crash_rank = atoi(argv[++i]);
+    else if (strcmp(a, "--extra-rank") == 0 && v && i + 2 < argc) {
+      extra_rank = atoi(argv[++i]);
+      extra_count = atoi(argv[++i]);
+    }
     else if (strcmp(a, "-t") == 0 && v) threads = atoi(argv[++i]);
     else if ((strcmp(a, "-R") == 0 || strcmp(a, "-S") == 0) && v) {
       if (!parse_mark(argv[++i], a[1] == 'S')) {
@@ -244,6 +259,8 @@ int main(int argc, char **argv) {
     }
     children[n_children++] = child;
   }
+  if (extra_rank >= 0 && extra_rank == mpi_rank())
+    for (int k = 0; k < n_launches; k++) launches[k].count += extra_count;
   if (simgpu_init() != 0) return 4;
   if (crash_after == 0) crash_after = 1;
   pthread_t tids[64];
@@ -251,6 +268,13 @@ int main(int argc, char **argv) {
   for (int t = 0; t < threads; t++) pthread_join(tids[t], NULL);
   simgpu_synchronize();
   printf("simapp: %ld launches on GPU %d\n", total, gpu);
+  if (crash_rank >= 0 && crash_rank == mpi_rank()) {
+    fflush(NULL);
+    usleep(500000);
+    fprintf(stderr, "simapp: rank %d crashing as asked\n", crash_rank);
+    signal(SIGSEGV, SIG_DFL);
+    raise(SIGSEGV);
+  }
   int failed = 0;
   for (int k = 0; k < n_children; k++) {
     int status;
