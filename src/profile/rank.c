@@ -40,7 +40,7 @@ static const launcher launchers[] = {
 static const char *const local_rank_vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
                                               "PMI_LOCAL_RANK", "PALS_LOCAL_RANKID", "SLURM_LOCALID",
                                               NULL};
-static const char *const size_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PALS_NRANKS",
+static const char *const size_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
                                         "SLURM_NTASKS", NULL};
 
 int lm_rank_detect(lm_env_lookup get, void *user, lm_rank_info *out) {
