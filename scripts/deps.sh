@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Debian 12 packages that lumen builds and tests with.
+# Debian 12 packages that lumen builds and tests with (Open MPI: the MPI
+# tests run the simulated applications under a real mpirun).
 set -euo pipefail
 pkgs="build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
       libyaml-dev libpcre2-dev libcjson-dev libsqlite3-dev librocm-smi-dev
-      libpq-dev postgresql libmicrohttpd-dev curl wrk chromium"
+      libpq-dev postgresql libmicrohttpd-dev curl wrk chromium
+      openmpi-bin libopenmpi-dev"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -162,6 +162,15 @@ int cmd_profile(int argc, char **argv, int first) {
     }
     snprintf(dir, sizeof dir, "%s", w ? w : "");
     if (!w) snprintf(dir, sizeof dir, "workloads/%s", o.name);
+    /* Inside an MPI job (mpirun -np N lumen profile ...) every rank writes
+     * its own part of the workload, DIR/rank.R, and waits for no other. */
+    lm_rank_info rank;
+    char mode_text[96] = MODE;
+    if (lm_rank_detect_env(&rank) && rank.size > 1) {
+      size_t len = strlen(dir);
+      snprintf(dir + len, sizeof dir - len, "/rank.%d", rank.rank);
+      snprintf(mode_text, sizeof mode_text, "%s (rank %d of %d)", MODE, rank.rank, rank.size);
+    }
     o.dir = dir;
     o.argv = (char *const *)a.positional;
     o.argc = (int)a.n_positional;
@@ -212,7 +221,7 @@ int cmd_profile(int argc, char **argv, int first) {
       o.tool_library = tool;
       lm_profile_summary sum;
       if (lm_profile_run(&o, &sum, &diag) != LM_OK) {
-        cli_diag(MODE, &diag);
+        cli_diag(mode_text, &diag);
         status = diag.status == LM_EINVAL ? 2 : 1;
       } else {
         status = 0;

@@ -21,7 +21,11 @@
 #include "io/io.h"
 #include "io/sql.h"
 
-#define SCHEMA_VERSION "1"
+/* 2: profile records are keyed by process (pid), profile_process lists
+ * the processes of each run, and dispatch rows carry the MPI rank and host
+ * of their process. A version 1 database is upgraded when opened for
+ * writing. */
+#define SCHEMA_VERSION "2"
 
 static const char *const schema_sql =
     "CREATE TABLE IF NOT EXISTS lumen_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
@@ -43,7 +47,8 @@ static const char *const schema_sql =
     "  grid_size INTEGER, workgroup_size INTEGER, lds_per_workgroup INTEGER,\n"
     "  scratch_per_workitem INTEGER, arch_vgpr INTEGER, accum_vgpr INTEGER, sgpr INTEGER,\n"
     "  wave_size INTEGER, start_ns REAL, end_ns REAL, instance INTEGER, pid INTEGER,\n"
-    "  tid INTEGER, sclk_mhz REAL, mclk_mhz REAL, PRIMARY KEY(workload_id, row));\n"
+    "  tid INTEGER, sclk_mhz REAL, mclk_mhz REAL, rank INTEGER, host TEXT,\n"
+    "  PRIMARY KEY(workload_id, row));\n"
     "CREATE TABLE IF NOT EXISTS column_data(\n"
     "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
     "  source TEXT NOT NULL, position INTEGER NOT NULL, name TEXT NOT NULL,\n"
@@ -79,15 +84,22 @@ static const char *const schema_sql =
     "CREATE TABLE IF NOT EXISTS profile_record(\n"
     "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
     "  run_id INTEGER NOT NULL, dispatch_id INTEGER NOT NULL, kernel TEXT NOT NULL,\n"
-    "  instance INTEGER, selected INTEGER, set_id INTEGER, gpu_id INTEGER, pid INTEGER,\n"
+    "  instance INTEGER, selected INTEGER, set_id INTEGER, gpu_id INTEGER, pid INTEGER NOT NULL,\n"
     "  tid INTEGER, grid_size INTEGER, workgroup_size INTEGER, lds_per_workgroup INTEGER,\n"
     "  scratch_per_workitem INTEGER, arch_vgpr INTEGER, accum_vgpr INTEGER, sgpr INTEGER,\n"
     "  start_ns REAL, end_ns REAL, regions TEXT, cycle_key TEXT, row_group INTEGER,\n"
-    "  PRIMARY KEY(workload_id, run_id, dispatch_id));\n"
+    "  PRIMARY KEY(workload_id, run_id, pid, dispatch_id));\n"
     "CREATE TABLE IF NOT EXISTS profile_value(\n"
     "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
-    "  run_id INTEGER NOT NULL, dispatch_id INTEGER NOT NULL, column_name TEXT NOT NULL,\n"
-    "  value REAL, PRIMARY KEY(workload_id, run_id, dispatch_id, column_name));\n"
+    "  run_id INTEGER NOT NULL, pid INTEGER NOT NULL, dispatch_id INTEGER NOT NULL,\n"
+    "  column_name TEXT NOT NULL, value REAL,\n"
+    "  PRIMARY KEY(workload_id, run_id, pid, dispatch_id, column_name));\n"
+    "CREATE TABLE IF NOT EXISTS profile_process(\n"
+    "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
+    "  run_id INTEGER NOT NULL, pid INTEGER NOT NULL, slot INTEGER NOT NULL, host TEXT,\n"
+    "  rank INTEGER, size INTEGER, local_rank INTEGER, launcher TEXT, gpus TEXT,\n"
+    "  n_dispatches INTEGER NOT NULL, finished INTEGER NOT NULL, error TEXT,\n"
+    "  PRIMARY KEY(workload_id, run_id, pid));\n"
     "CREATE TABLE IF NOT EXISTS profile_region(\n"
     "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
     "  run_id INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT NOT NULL,\n"
@@ -133,6 +145,36 @@ static lm_status stmt_fail(lm_stmt *s, lm_sql *sql, const char *what, lm_diag *d
   return st;
 }
 
+/* upgrade_v1: version 1 to 2 in one transaction. Dispatch rows gain rank
+ * and host (unknown: NULL); the profile tables are rebuilt with the
+ * process id in their keys (a version 1 profile had one process per run,
+ * whose pid its records hold). */
+static lm_status upgrade_v1(lm_sql *sql, lm_diag *diag) {
+  static const char *const steps =
+      "BEGIN;\n"
+      "ALTER TABLE dispatch ADD COLUMN rank INTEGER;\n"
+      "ALTER TABLE dispatch ADD COLUMN host TEXT;\n"
+      "ALTER TABLE profile_record RENAME TO profile_record_v1;\n"
+      "ALTER TABLE profile_value RENAME TO profile_value_v1;\n";
+  static const char *const copy =
+      "INSERT INTO profile_record SELECT workload_id, run_id, dispatch_id, kernel, instance, selected, "
+      "set_id, gpu_id, COALESCE(pid, 0), tid, grid_size, workgroup_size, lds_per_workgroup, "
+      "scratch_per_workitem, arch_vgpr, accum_vgpr, sgpr, start_ns, end_ns, regions, cycle_key, "
+      "row_group FROM profile_record_v1;\n"
+      "INSERT INTO profile_value SELECT v.workload_id, v.run_id, COALESCE((SELECT r.pid FROM "
+      "profile_record_v1 r WHERE r.workload_id = v.workload_id AND r.run_id = v.run_id AND "
+      "r.dispatch_id = v.dispatch_id), 0), v.dispatch_id, v.column_name, v.value FROM profile_value_v1 v;\n"
+      "DROP TABLE profile_record_v1;\n"
+      "DROP TABLE profile_value_v1;\n"
+      "UPDATE lumen_meta SET value = '" SCHEMA_VERSION "' WHERE key = 'schema_version';\n"
+      "COMMIT;\n";
+  lm_status st = lm_sql_exec(sql, steps, 1, diag);
+  if (st == LM_OK) st = lm_sql_exec(sql, schema_sql, 1, diag);
+  if (st == LM_OK) st = lm_sql_exec(sql, copy, 1, diag);
+  if (st != LM_OK) lm_sql_exec(sql, "ROLLBACK", 1, NULL);
+  return st;
+}
+
 lm_status lm_db_schema(lm_sql *sql, int create, lm_diag *diag) {
   lm_status st;
   if (create) {
@@ -166,6 +208,13 @@ lm_status lm_db_schema(lm_sql *sql, int create, lm_diag *diag) {
   if (has_format && strcmp(format, "lumen") != 0)
     return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, "lumen_meta.format",
                        "format '%.40s': not a lumen database (lumen writes 'lumen')", format);
+  /* Version 1 is upgraded where it may be written; read-only, it is read
+   * as it is (its analysis tables are version 2's without ranks). */
+  if (strcmp(version, "1") == 0) {
+    lm_diag ignored_upgrade;
+    upgrade_v1(sql, &ignored_upgrade);
+    return LM_OK;
+  }
   if (strcmp(version, SCHEMA_VERSION) != 0)
     return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, NULL,
                        "schema version %s; this lumen reads version " SCHEMA_VERSION, version);

@@ -25,10 +25,13 @@
 
 #include "profile/collect.h"
 
-static void progress_poll(lm_progress *p, const char *records) {
-  if (!p->enabled) return;
+static void progress_draw(lm_progress *p);
+
+/* progress_file: count the new dispatch lines of one records file. */
+static void progress_file(lm_progress *p, const char *records) {
   int fd = open(records, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
+  p->len = 0;
   char chunk[65536];
   ssize_t n;
   if (lseek(fd, p->read_at, SEEK_SET) == (off_t)-1) {
@@ -65,6 +68,33 @@ static void progress_poll(lm_progress *p, const char *records) {
     }
   }
   close(fd);
+}
+
+/* progress_poll: the new lines of every process's records file (the
+ * first 16 processes), then the progress line. */
+static void progress_poll(lm_progress *p, const char *records) {
+  if (!p->enabled) return;
+  char **files = NULL;
+  lm_collect_records_files(records, &files);
+  for (char **f = files; f && *f; f++) {
+    const char *name = strrchr(*f, '/') ? strrchr(*f, '/') + 1 : *f;
+    int k = 0;
+    while (k < p->n_files && strcmp(p->files[k], name) != 0) k++;
+    if (k == p->n_files) {
+      if (k == 16 || strlen(name) >= sizeof p->files[0]) continue;
+      snprintf(p->files[k], sizeof p->files[k], "%s", name);
+      p->file_at[k] = 0;
+      p->n_files++;
+    }
+    p->read_at = p->file_at[k];
+    progress_file(p, *f);
+    p->file_at[k] = p->read_at;
+  }
+  lm_collect_records_files_free(files);
+  progress_draw(p);
+}
+
+static void progress_draw(lm_progress *p) {
   int covered = 0;
   for (int s = 0; s < p->n_sets; s++) covered += p->seen_sets[s];
   int width = 24, done = p->runs ? (p->run * width) / p->runs : 0;

@@ -48,6 +48,14 @@ typedef struct profile_ctx {
   lm_profile_summary *summary;
 } profile_ctx;
 
+/* remove_records: the records files of a run (one per process). */
+static void remove_records(const char *prefix) {
+  char **files = NULL;
+  lm_collect_records_files(prefix, &files);
+  for (char **f = files; f && *f; f++) unlink(*f);
+  lm_collect_records_files_free(files);
+}
+
 /* One application run, committed to the database when it ends. */
 static lm_status do_run(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag) {
   char config_path[4096], records[4096], why[1024];
@@ -90,7 +98,7 @@ static lm_status do_run(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag) 
   free(set_counters);
   free(set_acc);
   if (st != LM_OK) return st;
-  unlink(records);
+  remove_records(records);
 
   /* The run is known before it starts: a profile killed now shows it. */
   if ((st = lm_collect_run_begin(x->db, x->wid, spec, diag)) != LM_OK) return st;
@@ -105,6 +113,7 @@ static lm_status do_run(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag) 
   x->prog.run = x->runs_done;
   x->prog.runs = x->runs_planned;
   x->prog.read_at = 0;
+  x->prog.n_files = 0;
   x->prog.len = 0;
   lm_run_outcome how;
   lm_diag run_diag;
@@ -128,7 +137,7 @@ static lm_status do_run(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag) 
                           sizeof why, diag);
   if (st != LM_OK) return st;
   /* The run is in the database: its files are no longer needed. */
-  unlink(records);
+  remove_records(records);
   unlink(config_path);
   x->runs_done++;
   x->summary->runs++;
@@ -145,6 +154,9 @@ static lm_status do_run(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag) 
     snprintf(what, sizeof what, "run %d (%s)", spec->id,
              spec->mode == LM_REPLAY_INSTANCE ? "instance cycling" : "filling missing sets");
   char sigbuf[64];
+  /* Which processes of several did not finish (pid, host, rank). */
+  const char *procs = strncmp(why, "process ", 8) == 0 ? why : "";
+  const char *sep = procs[0] ? "; " : "";
   if (how.timed_out)
     return lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
                        "%s: the application did not finish within --timeout %g s and was stopped "
@@ -158,13 +170,15 @@ static lm_status do_run(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag) 
                        n_dispatches, x->dir);
   if (how.sig)
     return lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
-                       "%s: the application was killed by signal %s after %ld dispatches; earlier "
+                       "%s: the application was killed by signal %s after %ld dispatches%s%s; earlier "
                        "runs are kept (`lumen profile --resume -w %s` continues)",
-                       what, lm_collect_signal_text(how.sig, sigbuf, sizeof sigbuf), n_dispatches, x->dir);
+                       what, lm_collect_signal_text(how.sig, sigbuf, sizeof sigbuf), n_dispatches, sep,
+                       procs, x->dir);
   if (how.exit_code != 0)
     return lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
-                       "%s: the application exited with status %d; earlier runs are kept "
-                       "(`lumen profile --resume -w %s` continues)", what, how.exit_code, x->dir);
+                       "%s: the application exited with status %d%s%s; earlier runs are kept "
+                       "(`lumen profile --resume -w %s` continues)", what, how.exit_code, sep, procs,
+                       x->dir);
   return lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL, "%s: %s", what,
                      why[0] ? why : "the tool library did not finish its records");
 }
@@ -511,6 +525,11 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     else lm_collect_exec_sql(x.db, "ROLLBACK", NULL);
     if (st != LM_OK) goto done;
     if ((st = lm_collect_load_plan(x.db, x.wid, &x.sets, &x.n_sets, diag)) != LM_OK) goto done;
+    lm_rank_info rank;
+    if (lm_rank_detect_env(&rank) && rank.size > 1)
+      lm_collect_note(x.db, x.wid, LM_LOG_DEBUG, "MPI rank %d of %d (local rank %d, from %s): this "
+                      "folder is the rank's part of the workload", rank.rank, rank.size, rank.local_rank,
+                      rank.launcher);
     /* The sets on the device, before the first run. */
     if ((st = check_sets(&x, &api, agent, arch, o->n_items > 0, diag)) != LM_OK) goto done;
   }

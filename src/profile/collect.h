@@ -51,7 +51,10 @@ typedef struct lm_progress {
   unsigned char *seen_sets;
   char *buf;
   size_t len, cap;
-  off_t read_at;
+  off_t read_at;          /* of the file being read */
+  char files[16][64];     /* the records files read so far (their names) */
+  off_t file_at[16];      /* and how far */
+  int n_files;
 } lm_progress;
 
 /* ------------------------------------------------------------- app.c */
@@ -97,10 +100,18 @@ lm_status lm_collect_store_plan(sqlite3 *db, int64_t wid, const lm_plan *plan, l
 lm_status lm_collect_load_plan(sqlite3 *db, int64_t wid, lm_set_info **out, int *n_out,
                                lm_diag *diag);
 void lm_collect_sets_fini(lm_set_info *sets, int n);
-/* lm_collect_ingest: read a run's records file into the database. Sets
- * *tool_ok when the tool finished (END) without an error; the tool's first
- * error goes to why. A missing file is not an error (why says so). */
-lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *path,
+/* lm_collect_records_files: the records files of a run (PREFIX.PID, one
+ * per process that loaded the tool library), NULL-terminated, owned
+ * (lm_collect_records_files_free); returns their number. */
+int lm_collect_records_files(const char *prefix, char ***out);
+void lm_collect_records_files_free(char **list);
+/* lm_collect_ingest: read a run's records files (every process's) into
+ * the database, with a profile_process row per process: its pid, host,
+ * MPI rank, GPUs and slot (its rank, or its place by lowest GPU then pid:
+ * the same process in every run). Sets *tool_ok when every process's tool
+ * finished (END) without an error; otherwise why names the processes that
+ * did not, with their rank. No file at all is not an error (why says so). */
+lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *prefix,
                             long *n_dispatches, int *tool_ok, char *why, size_t why_cap,
                             lm_diag *diag);
 const char *lm_collect_mode_name(int mode);

@@ -23,6 +23,7 @@ typedef struct crec {
   int64_t did, instance, selected, group;
   char *kernel, *regions, *key;
   int set, gpu;
+  int slot; /* the process of the application (profile_process.slot) */
   int64_t pid, tid, grid, wg, lds, scratch, vgpr, agpr, sgpr;
   double start, end;
   char **cols;
@@ -77,10 +78,13 @@ static lm_status load_collected(sqlite3 *db, int64_t wid, int n_sets, collected 
                          "SELECT r.run_id, r.dispatch_id, r.kernel, r.instance, r.selected, r.set_id, "
                          "r.gpu_id, r.pid, r.tid, r.grid_size, r.workgroup_size, r.lds_per_workgroup, "
                          "r.scratch_per_workitem, r.arch_vgpr, r.accum_vgpr, r.sgpr, r.start_ns, "
-                         "r.end_ns, r.regions, r.cycle_key, u.mode, r.row_group FROM profile_record r JOIN "
-                         "profile_run u ON u.workload_id = r.workload_id AND u.id = r.run_id WHERE "
+                         "r.end_ns, r.regions, r.cycle_key, u.mode, r.row_group, COALESCE(p.slot, 0) "
+                         "FROM profile_record r JOIN "
+                         "profile_run u ON u.workload_id = r.workload_id AND u.id = r.run_id LEFT JOIN "
+                         "profile_process p ON p.workload_id = r.workload_id AND p.run_id = r.run_id AND "
+                         "p.pid = r.pid WHERE "
                          "r.workload_id = ? AND u.status = 'ok' AND r.set_id >= 0 AND r.row_group IS NOT NULL ORDER BY "
-                         "r.run_id, r.dispatch_id", -1, &s, NULL) != SQLITE_OK)
+                         "r.run_id, p.slot, r.pid, r.dispatch_id", -1, &s, NULL) != SQLITE_OK)
     goto sql_fail;
   sqlite3_bind_int64(s, 1, wid);
   size_t cap = 0;
@@ -116,17 +120,20 @@ static lm_status load_collected(sqlite3 *db, int64_t wid, int n_sets, collected 
     r->key = dup_col(s, 19);
     const char *mode = (const char *)sqlite3_column_text(s, 20);
     r->mode = mode && strcmp(mode, "app") == 0 ? LM_REPLAY_APP : LM_REPLAY_INSTANCE;
+    r->slot = sqlite3_column_int(s, 22);
     if (!r->kernel || !r->regions || !r->key) goto nomem;
-    char k[64];
-    snprintf(k, sizeof k, "%d:%lld", r->run, (long long)r->did);
+    char k[96];
+    snprintf(k, sizeof k, "%d:%lld:%lld", r->run, (long long)r->pid, (long long)r->did);
     if (lm_map_put(by_dispatch, k, (int64_t)c->n_recs) != LM_OK) goto nomem;
     c->n_recs++;
     if (r->set >= n_sets) continue;
     /* The composite row it belongs to. */
     int64_t group = sqlite3_column_int64(s, 21);
     r->group = group;
-    char gk[1100];
-    snprintf(gk, sizeof gk, "%d\x1f%s\x1f%lld", r->mode == LM_REPLAY_APP, r->key, (long long)group);
+    char gk[1120];
+    /* Rows are per process: the same process (slot) in every run. */
+    snprintf(gk, sizeof gk, "%d\x1f%d\x1f%s\x1f%lld", r->mode == LM_REPLAY_APP, r->slot, r->key,
+             (long long)group);
     int64_t ci;
     if (!lm_map_get(groups, gk, &ci)) {
       composite *grown = realloc(c->comps, (c->n_comps + 1) * sizeof *grown);
@@ -147,14 +154,15 @@ static lm_status load_collected(sqlite3 *db, int64_t wid, int n_sets, collected 
   sqlite3_finalize(s);
   s = NULL;
   /* Values. */
-  if (sqlite3_prepare_v2(db, "SELECT v.run_id, v.dispatch_id, v.column_name, v.value FROM profile_value v "
+  if (sqlite3_prepare_v2(db, "SELECT v.run_id, v.dispatch_id, v.column_name, v.value, v.pid FROM profile_value v "
                              "JOIN profile_run u ON u.workload_id = v.workload_id AND u.id = v.run_id "
                              "WHERE v.workload_id = ? AND u.status = 'ok'", -1, &s, NULL) != SQLITE_OK)
     goto sql_fail;
   sqlite3_bind_int64(s, 1, wid);
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-    char k[64];
-    snprintf(k, sizeof k, "%d:%lld", sqlite3_column_int(s, 0), (long long)sqlite3_column_int64(s, 1));
+    char k[96];
+    snprintf(k, sizeof k, "%d:%lld:%lld", sqlite3_column_int(s, 0), (long long)sqlite3_column_int64(s, 4),
+             (long long)sqlite3_column_int64(s, 1));
     int64_t ri;
     if (!lm_map_get(by_dispatch, k, &ri)) continue;
     crec *r = &c->recs[ri];
@@ -199,6 +207,7 @@ static int cmp_rows(const void *x, const void *y) {
   const composite *a = &g_sort_c->comps[*(const size_t *)x], *b = &g_sort_c->comps[*(const size_t *)y];
   const crec *ra = &g_sort_c->recs[a->first], *rb = &g_sort_c->recs[b->first];
   if (ra->run != rb->run) return ra->run < rb->run ? -1 : 1;
+  if (ra->slot != rb->slot) return ra->slot < rb->slot ? -1 : 1;
   return (ra->did > rb->did) - (ra->did < rb->did);
 }
 
@@ -505,8 +514,11 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
   s = NULL;
   /* Per row: instance, process, thread, regions and measured clocks. */
   sqlite3_stmt *up = NULL, *clk = NULL, *rn = NULL, *dr = NULL, *rg = NULL;
-  int ok = sqlite3_prepare_v2(db, "UPDATE dispatch SET instance = ?, pid = ?, tid = ?, sclk_mhz = ?, "
-                                  "mclk_mhz = ? WHERE workload_id = ? AND row = ?", -1, &up, NULL) == SQLITE_OK &&
+  int ok = sqlite3_prepare_v2(db, "UPDATE dispatch SET instance = ?1, pid = ?2, tid = ?3, sclk_mhz = ?4, "
+                                  "mclk_mhz = ?5, rank = (SELECT rank FROM profile_process WHERE workload_id "
+                                  "= ?6 AND run_id = ?8 AND pid = ?2), host = (SELECT host FROM profile_process "
+                                  "WHERE workload_id = ?6 AND run_id = ?8 AND pid = ?2) WHERE workload_id = ?6 "
+                                  "AND row = ?7", -1, &up, NULL) == SQLITE_OK &&
            sqlite3_prepare_v2(db, "SELECT AVG(sclk_mhz), AVG(mclk_mhz), COUNT(*) FROM clock_sample WHERE "
                                   "workload_id = ? AND run_id = ? AND gpu_id = ? AND t_ns BETWEEN ? AND ?",
                               -1, &clk, NULL) == SQLITE_OK &&
@@ -539,6 +551,7 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
     else sqlite3_bind_double(up, 5, mclk);
     sqlite3_bind_int64(up, 6, wid);
     sqlite3_bind_int64(up, 7, (sqlite3_int64)i);
+    sqlite3_bind_int(up, 8, f->run);
     ok = sqlite3_step(up) == SQLITE_DONE;
     sqlite3_reset(up);
     /* Regions of every record of the row, by name. */
@@ -662,7 +675,7 @@ lm_status lm_collect_plan_gaps(sqlite3 *db, int64_t wid, int n_sets, lm_run_spec
   for (size_t i = 0; i < c.n_recs; i++) {
     const crec *r = &c.recs[i];
     if (r->mode == LM_REPLAY_APP) continue;
-    snprintf(k, sizeof k, "%s\x1f%lld", r->key, (long long)r->selected);
+    snprintf(k, sizeof k, "%d\x1f%s\x1f%lld", r->slot, r->key, (long long)r->selected);
     int64_t dummy;
     if (lm_map_get(pool_seen, k, &dummy)) continue;
     if (lm_map_put(pool_seen, k, 1) != LM_OK) goto nomem;

@@ -169,6 +169,25 @@ void lm_policy_range_stop(lm_policy *p, uint64_t range_id);
 /* lm_policy_region_name: the name of region id, or NULL. */
 const char *lm_policy_region_name(lm_policy *p, int id);
 
+/* ---------------------------------------------------------------- ranks */
+
+/* An MPI process's place, as its launcher's environment gives it (-1 where
+ * it does not say). */
+typedef struct lm_rank_info {
+  int rank, size, local_rank;
+  char launcher[16]; /* "openmpi", "mvapich2", "pmix", "pals", "pmi", "slurm" */
+} lm_rank_info;
+
+/* Looks a variable up (getenv, or a test's table); NULL when unset. */
+typedef const char *(*lm_env_lookup)(const char *name, void *user);
+
+/* lm_rank_detect: the rank of this process from the variables of the
+ * first launcher that set a valid rank (MPI launchers before Slurm).
+ * Returns 1 and fills out, or 0 (out: all -1) when no launcher did. */
+int lm_rank_detect(lm_env_lookup get, void *user, lm_rank_info *out);
+/* lm_rank_detect_env: lm_rank_detect over the process's environment. */
+int lm_rank_detect_env(lm_rank_info *out);
+
 /* ---------------------------------------------------------- orchestration */
 
 /* `lumen profile`: run the application once per needed pass with the tool

@@ -6,6 +6,7 @@
  * log. Every run is committed before the next starts.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,9 +191,6 @@ lm_status lm_collect_load_plan(sqlite3 *db, int64_t wid, lm_set_info **out, int 
   return LM_OK;
 }
 
-/* Read a records file into the database under run `run`. Sets *tool_ok
- * when the tool finished (END) without reporting an error; the tool's
- * first error goes to why. */
 /* The composed row a record belongs to: in application replay the n-th
  * selected instance of a key in every run; in instance cycling each
  * n_sets consecutive instances; in a gap-filling run, the row it was
@@ -208,16 +206,44 @@ static int64_t row_group(const lm_run_spec *spec, const char *key, int64_t selec
   return -1;
 }
 
-lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *path,
-                        long *n_dispatches, int *tool_ok, char *why, size_t why_cap, lm_diag *diag) {
+/* What one process's records file said about the process. */
+typedef struct proc_info {
+  long pid;
+  char host[256], launcher[16];
+  int rank, size, local_rank;
+  int min_gpu;      /* the lowest GPU it dispatched on, or INT_MAX */
+  char gpus[256];   /* the GPUs it dispatched on, comma-separated */
+  long n_dispatches;
+  int finished;     /* END and no error */
+  int error;        /* it reported an error (E) */
+  int attached;     /* it attached to a GPU runtime (A), so it had data to lose */
+  char why[512];    /* its first error */
+} proc_info;
+
+static void note_gpu(proc_info *p, int gpu) {
+  if (gpu < p->min_gpu) p->min_gpu = gpu;
+  char item[16];
+  snprintf(item, sizeof item, "%d", gpu);
+  size_t n = strlen(item), len = strlen(p->gpus);
+  for (const char *at = p->gpus; (at = strstr(at, item)) != NULL; at += n)
+    if ((at == p->gpus || at[-1] == ',') && (at[n] == '\0' || at[n] == ',')) return;
+  if (len + n + 2 < sizeof p->gpus) snprintf(p->gpus + len, sizeof p->gpus - len, "%s%s", len ? "," : "", item);
+}
+
+/* ingest_file: one process's records file into the database under run
+ * spec->id; its facts into *p. */
+static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *path,
+                             proc_info *proc, lm_diag *diag) {
   int run = spec->id;
+  memset(proc, 0, sizeof *proc);
+  proc->rank = proc->size = proc->local_rank = -1;
+  proc->min_gpu = INT_MAX;
+  long *n_dispatches = &proc->n_dispatches;
+  char *why = proc->why;
+  size_t why_cap = sizeof proc->why;
   FILE *f = fopen(path, "r");
-  *tool_ok = 0;
-  *n_dispatches = 0;
-  why[0] = '\0';
   if (!f) {
-    snprintf(why, why_cap, "the tool library wrote no records (was it loaded? a setuid "
-                           "program ignores LD_PRELOAD)");
+    snprintf(why, why_cap, "cannot read its records: %s", strerror(errno));
     return LM_OK;
   }
   sqlite3_stmt *rec = NULL, *val = NULL, *clk = NULL, *reg = NULL;
@@ -228,7 +254,7 @@ lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, c
                              "accum_vgpr, sgpr, start_ns, end_ns, regions, cycle_key, row_group) VALUES "
                              "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &rec, NULL) != SQLITE_OK ||
       sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_value(workload_id, run_id, dispatch_id, "
-                             "column_name, value) VALUES (?,?,?,?,?)", -1, &val, NULL) != SQLITE_OK ||
+                             "column_name, value, pid) VALUES (?,?,?,?,?,?)", -1, &val, NULL) != SQLITE_OK ||
       sqlite3_prepare_v2(db, "INSERT INTO clock_sample(workload_id, run_id, gpu_id, t_ns, sclk_mhz, "
                              "mclk_mhz) VALUES (?,?,?,?,?,?)", -1, &clk, NULL) != SQLITE_OK ||
       sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_region(workload_id, run_id, id, name) "
@@ -240,6 +266,7 @@ lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, c
   char **kernels = NULL;
   size_t n_kernels = 0;
   long pid = 0;
+  int finished = 0;
   char *line = NULL;
   size_t cap = 0;
   ssize_t len;
@@ -264,6 +291,7 @@ lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, c
           double v = strtod(eq + 1, NULL);
           if (isnan(v)) sqlite3_bind_null(val, 5);
           else sqlite3_bind_double(val, 5, v);
+          sqlite3_bind_int64(val, 6, pid);
           if (sqlite3_step(val) != SQLITE_DONE) {
             st = lm_collect_sql_error(db, diag);
             break;
@@ -288,11 +316,23 @@ lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, c
     }
     const char *tag = fields[0];
     if (strcmp(tag, "END") == 0) {
-      if (!why[0]) *tool_ok = 1;
+      finished = 1;
     } else if (strcmp(tag, "E") == 0 && nf >= 2) {
       if (!why[0]) snprintf(why, why_cap, "%s", fields[1]);
+      proc->error = 1;
+    } else if (strcmp(tag, "A") == 0) {
+      proc->attached = 1;
     } else if (strcmp(tag, "P") == 0 && nf >= 2) {
+      /* P pid host rank size local_rank launcher */
       pid = atol(fields[1]);
+      proc->pid = pid;
+      if (nf >= 7) {
+        snprintf(proc->host, sizeof proc->host, "%s", strcmp(fields[2], "-") ? fields[2] : "");
+        proc->rank = atoi(fields[3]);
+        proc->size = atoi(fields[4]);
+        proc->local_rank = atoi(fields[5]);
+        snprintf(proc->launcher, sizeof proc->launcher, "%s", strcmp(fields[6], "-") ? fields[6] : "");
+      }
     } else if (strcmp(tag, "K") == 0 && nf >= 3) {
       size_t id = (size_t)strtoull(fields[1], NULL, 10);
       if (id < 1000000) {
@@ -333,6 +373,7 @@ lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, c
       }
       sqlite3_reset(rec);
       (*n_dispatches)++;
+      note_gpu(proc, atoi(fields[6]));
     } else if (strcmp(tag, "C") == 0 && nf >= 5) {
       sqlite3_bind_int64(clk, 1, wid);
       sqlite3_bind_int(clk, 2, run);
@@ -355,12 +396,155 @@ lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, c
   free(line);
   for (size_t k = 0; k < n_kernels; k++) free(kernels[k]);
   free(kernels);
+  proc->finished = finished && !why[0];
+  if (!finished && !why[0])
+    snprintf(why, why_cap, "its records end before the tool library finished them (the process "
+                           "crashed or was killed)");
 done:
   sqlite3_finalize(rec);
   sqlite3_finalize(val);
   sqlite3_finalize(clk);
   sqlite3_finalize(reg);
   fclose(f);
+  return st;
+}
+
+static int cmp_proc(const void *x, const void *y) {
+  const proc_info *a = x, *b = y;
+  if (a->min_gpu != b->min_gpu) return a->min_gpu < b->min_gpu ? -1 : 1;
+  return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/* is_records_of: name is BASE.PID or BASE.PID-K. */
+static int is_records_of(const char *name, const char *base) {
+  size_t n = strlen(base);
+  if (strncmp(name, base, n) != 0 || name[n] != '.') return 0;
+  const char *p = name + n + 1, *digits = p;
+  while (*p >= '0' && *p <= '9') p++;
+  if (p == digits) return 0;
+  if (*p == '-') {
+    const char *k = ++p;
+    while (*p >= '0' && *p <= '9') p++;
+    if (p == k) return 0;
+  }
+  return *p == '\0';
+}
+
+int lm_collect_records_files(const char *prefix, char ***out) {
+  *out = NULL;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", prefix);
+  char *slash = strrchr(dir, '/');
+  const char *base = slash ? slash + 1 : dir;
+  if (slash) *slash = '\0';
+  DIR *d = opendir(slash ? (dir[0] ? dir : "/") : ".");
+  if (!d) return 0;
+  char **list = NULL;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (!is_records_of(e->d_name, base)) continue;
+    char **grown = realloc(list, (size_t)(n + 2) * sizeof *grown);
+    if (!grown) break;
+    list = grown;
+    size_t len = strlen(prefix) + strlen(e->d_name) + 2;
+    if (!(list[n] = malloc(len))) break;
+    snprintf(list[n], len, "%s%s%s", slash ? dir : "", slash ? "/" : "", e->d_name);
+    list[++n] = NULL;
+  }
+  closedir(d);
+  *out = list;
+  return n;
+}
+
+void lm_collect_records_files_free(char **list) {
+  for (char **p = list; p && *p; p++) free(*p);
+  free(list);
+}
+
+lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *prefix,
+                            long *n_dispatches, int *tool_ok, char *why, size_t why_cap, lm_diag *diag) {
+  *tool_ok = 0;
+  *n_dispatches = 0;
+  why[0] = '\0';
+  char **files = NULL;
+  int n_files = lm_collect_records_files(prefix, &files);
+  if (n_files == 0) {
+    lm_collect_records_files_free(files);
+    snprintf(why, why_cap, "the tool library wrote no records (was it loaded? a setuid "
+                           "program ignores LD_PRELOAD)");
+    return LM_OK;
+  }
+  proc_info *procs = calloc((size_t)n_files, sizeof *procs);
+  if (!procs) {
+    lm_collect_records_files_free(files);
+    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  }
+  lm_status st = LM_OK;
+  for (int i = 0; st == LM_OK && i < n_files; i++) st = ingest_file(db, wid, spec, files[i], &procs[i], diag);
+  lm_collect_records_files_free(files);
+  /* Slots: which process of the application each one is, so that the
+   * same process of every run lines up: its MPI rank when every process
+   * that dispatched has one, else its place in the order of the lowest
+   * GPU it used (then pid). */
+  qsort(procs, (size_t)n_files, sizeof *procs, cmp_proc);
+  int all_ranked = 1, n_dispatching = 0, n_failed = 0;
+  for (int i = 0; i < n_files; i++)
+    if (procs[i].n_dispatches > 0) {
+      n_dispatching++;
+      all_ranked &= procs[i].rank >= 0;
+    }
+  sqlite3_stmt *s = NULL;
+  if (st == LM_OK &&
+      sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_process(workload_id, run_id, pid, slot, host, "
+                             "rank, size, local_rank, launcher, gpus, n_dispatches, finished, error) "
+                             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &s, NULL) != SQLITE_OK)
+    st = lm_collect_sql_error(db, diag);
+  size_t at = 0;
+  for (int i = 0, ordinal = 0; st == LM_OK && i < n_files; i++) {
+    const proc_info *p = &procs[i];
+    int slot = p->n_dispatches == 0 ? -1 : all_ranked ? p->rank : ordinal++;
+    *n_dispatches += p->n_dispatches;
+    sqlite3_bind_int64(s, 1, wid);
+    sqlite3_bind_int(s, 2, spec->id);
+    sqlite3_bind_int64(s, 3, p->pid);
+    sqlite3_bind_int(s, 4, slot);
+    sqlite3_bind_text(s, 5, p->host, -1, SQLITE_STATIC);
+    for (int k = 0; k < 3; k++) {
+      int v = k == 0 ? p->rank : k == 1 ? p->size : p->local_rank;
+      if (v >= 0) sqlite3_bind_int(s, 6 + k, v);
+      else sqlite3_bind_null(s, 6 + k);
+    }
+    if (p->launcher[0]) sqlite3_bind_text(s, 9, p->launcher, -1, SQLITE_STATIC);
+    else sqlite3_bind_null(s, 9);
+    sqlite3_bind_text(s, 10, p->gpus, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 11, p->n_dispatches);
+    sqlite3_bind_int(s, 12, p->finished);
+    if (p->why[0]) sqlite3_bind_text(s, 13, p->why, -1, SQLITE_STATIC);
+    else sqlite3_bind_null(s, 13);
+    if (sqlite3_step(s) != SQLITE_DONE) st = lm_collect_sql_error(db, diag);
+    sqlite3_reset(s);
+    /* A process that never reached a GPU runtime (a shell, a launcher)
+     * and reported nothing lost nothing, however it ended. */
+    if (p->finished || (!p->attached && p->n_dispatches == 0 && !p->error)) continue;
+    /* The failed processes, by pid and rank when there are several. */
+    n_failed++;
+    if (at + 64 >= why_cap) continue;
+    if (n_files == 1) {
+      at += (size_t)snprintf(why + at, why_cap - at, "%s", p->why);
+    } else {
+      char rank[48] = "";
+      if (p->rank >= 0) snprintf(rank, sizeof rank, ", rank %d", p->rank);
+      at += (size_t)snprintf(why + at, why_cap - at, "%sprocess %ld (%s%s%s, %ld dispatches): %s",
+                             at ? "; " : "", p->pid, p->host[0] ? "on " : "", p->host, rank,
+                             p->n_dispatches, p->why);
+    }
+    if (at >= why_cap) at = why_cap - 1;
+  }
+  sqlite3_finalize(s);
+  (void)n_dispatching;
+  *tool_ok = st == LM_OK && n_failed == 0;
+  free(procs);
   return st;
 }
 
@@ -534,12 +718,17 @@ lm_status lm_collect_run_end(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
   return st;
 }
 
-/* Whether name is run_<digits>.config or run_<digits>.records. */
+/* Whether name is run_<digits>.config or a records file of such a run
+ * (run_<digits>.records.<pid>[-k]). */
 static int is_run_file(const char *name) {
   if (strncmp(name, "run_", 4) != 0) return 0;
   const char *p = name + 4, *digits = p;
   while (*p >= '0' && *p <= '9') p++;
-  return p > digits && (strcmp(p, ".config") == 0 || strcmp(p, ".records") == 0);
+  if (p == digits) return 0;
+  if (strcmp(p, ".config") == 0) return 1;
+  char base[64];
+  snprintf(base, sizeof base, "%.*s.records", (int)(p - name), name);
+  return is_records_of(name, base);
 }
 
 lm_status lm_collect_recover(sqlite3 *db, int64_t wid, const char *dir, int *n_recovered,

@@ -9,11 +9,17 @@
  * the GPU runtime and forwards the runtime's callbacks. Dispatches are
  * decided by the policy; their timestamps, counters and regions are
  * appended to a records file, pushed to it dispatch by dispatch, that `lumen profile`
- * reads after the run. lumen's region markers are defined here too, so
+ * reads after the run. Every process has a file of its own (the
+ * configured path and the pid: OUTPUT.PID), opened at load time and again
+ * in a forked child, so that the processes of one application (one per
+ * GPU, MPI ranks, helpers) never write into each other's records; the
+ * first line names the process: pid, host and the MPI rank its launcher
+ * gave it. lumen's region markers are defined here too, so
  * that they take over the no-op markers library when the program runs
  * under lumen. A background thread samples GPU clocks.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +37,7 @@
 
 static struct {
   int active;
+  int reopen; /* a forked child: open its own records file at its first line */
   lm_tool_config cfg;
   lm_policy *policy;
   pthread_mutex_t out_lock;
@@ -41,15 +48,25 @@ static struct {
   lm_telemetry *telemetry;
 } T = {.out_lock = PTHREAD_MUTEX_INITIALIZER};
 
+static int open_records(void);
+
 static unsigned long tid(void) { return (unsigned long)syscall(SYS_gettid); }
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2)))
 #endif
 static void emit(const char *fmt, ...) {
-  if (!T.out) return;
+  if (!T.out && !T.reopen) return;
   va_list ap;
   pthread_mutex_lock(&T.out_lock);
+  if (T.reopen) {
+    T.reopen = 0;
+    if (open_records() != 0) T.active = 0;
+  }
+  if (!T.out) {
+    pthread_mutex_unlock(&T.out_lock);
+    return;
+  }
   va_start(ap, fmt);
   vfprintf(T.out, fmt, ap);
   va_end(ap);
@@ -60,8 +77,16 @@ static void emit(const char *fmt, ...) {
  * sampler tick), so that a program that crashes keeps what it collected
  * up to the crash. */
 static void emit_now(const char *text, size_t len) {
-  if (!T.out) return;
+  if (!T.out && !T.reopen) return;
   pthread_mutex_lock(&T.out_lock);
+  if (T.reopen) {
+    T.reopen = 0;
+    if (open_records() != 0) T.active = 0;
+  }
+  if (!T.out) {
+    pthread_mutex_unlock(&T.out_lock);
+    return;
+  }
   if (len) fwrite(text, 1, len, T.out);
   fflush(T.out);
   pthread_mutex_unlock(&T.out_lock);
@@ -83,6 +108,72 @@ void lm_tool_error(const char *what) {
 
 const lm_tool_config *lm_tool_config_now(void) { return T.active ? &T.cfg : NULL; }
 
+/* open_records: this process's records file, OUTPUT.PID (OUTPUT.PID-K
+ * when a file of that name exists: a pid used again in the same run, or a
+ * forked child that wrote before its exec), and its first lines. The
+ * caller holds out_lock, or runs alone (at load). Returns 0, or -1
+ * (reported on stderr: there is no records file to report it in). */
+static int open_records(void) {
+  char path[sizeof T.cfg.output + 64];
+  long pid = (long)getpid();
+  int fd = -1;
+  for (int k = 0; fd < 0 && k < 100; k++) {
+    if (k == 0) snprintf(path, sizeof path, "%s.%ld", T.cfg.output, pid);
+    else snprintf(path, sizeof path, "%s.%ld-%d", T.cfg.output, pid, k);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  T.out = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!T.out) {
+    fprintf(stderr, "lumen tool: cannot write %s: %s\n", path, strerror(errno));
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  setvbuf(T.out, NULL, _IOFBF, 1 << 20);
+  char host[256] = "", clean_host[256];
+  gethostname(host, sizeof host - 1);
+  clean(host, clean_host, sizeof clean_host);
+  lm_rank_info r;
+  lm_rank_detect_env(&r);
+  fprintf(T.out, "lumen-records 1\nP\t%ld\t%s\t%d\t%d\t%d\t%s\n", pid, clean_host[0] ? clean_host : "-",
+          r.rank, r.size, r.local_rank, r.launcher[0] ? r.launcher : "-");
+  return 0;
+}
+
+/* Around fork: nothing buffered is copied into the child, which then
+ * records into a file of its own with a fresh policy (its dispatches are
+ * its own instances; a runtime used before the fork is not usable in the
+ * child anyway). */
+static void fork_prepare(void) {
+  pthread_mutex_lock(&T.out_lock);
+  if (T.out) fflush(T.out);
+}
+
+static void fork_parent(void) { pthread_mutex_unlock(&T.out_lock); }
+
+static void fork_child(void) {
+  if (!T.out) {
+    pthread_mutex_unlock(&T.out_lock);
+    return;
+  }
+  fclose(T.out); /* empty buffer: closes the child's descriptor only */
+  T.out = NULL;
+  /* Its own file at its first line: a child that only execs (a shell's,
+   * a launcher's) leaves none, and the program it starts opens its own. */
+  T.reopen = 1;
+  pthread_mutex_unlock(&T.out_lock);
+  T.sampler_running = 0; /* threads do not survive fork */
+  T.telemetry = NULL;
+  lm_diag d;
+  lm_policy *fresh = NULL;
+  if (T.active && lm_policy_new(&T.cfg, &fresh, &d) != LM_OK) {
+    char line[1024];
+    lm_tool_error(lm_diag_format(&d, line, sizeof line));
+    return;
+  }
+  if (fresh) T.policy = fresh; /* the parent's stays allocated: its locks may be held */
+}
+
 __attribute__((constructor)) static void tool_load(void) {
   const char *path = getenv("LUMEN_TOOL_CONFIG");
   if (!path) return;
@@ -92,13 +183,8 @@ __attribute__((constructor)) static void tool_load(void) {
     fprintf(stderr, "lumen tool: %s\n", lm_diag_format(&d, line, sizeof line));
     return;
   }
-  T.out = fopen(T.cfg.output, "w");
-  if (!T.out) {
-    fprintf(stderr, "lumen tool: cannot write %s: %s\n", T.cfg.output, strerror(errno));
-    return;
-  }
-  setvbuf(T.out, NULL, _IOFBF, 1 << 20);
-  emit("lumen-records 1\nP\t%ld\n", (long)getpid());
+  if (open_records() != 0) return;
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
   if (lm_policy_new(&T.cfg, &T.policy, &d) != LM_OK) {
     char line[1024];
     lm_tool_error(lm_diag_format(&d, line, sizeof line));

@@ -22,13 +22,22 @@
  * forever, as a deadlocked program does). --pid-file FILE appends the
  * program's pid to FILE at start; --spawn also starts a child process that
  * waits forever (its pid goes to FILE too), as a program that leaves a
- * helper process behind.
+ * helper process behind. --procs N forks N-1 more processes before the
+ * runtime starts, one per GPU (process k launches on GPU -g + k), and waits
+ * for them, as a program with a process per GPU does. -g local takes the
+ * GPU from the MPI launcher's local rank (OMPI_COMM_WORLD_LOCAL_RANK,
+ * MPI_LOCALRANKID or SLURM_LOCALID), as MPI programs pick theirs.
+ * --crash-rank R: the MPI rank R (OMPI_COMM_WORLD_RANK or PMI_RANK) dies by
+ * SIGSEGV a moment after its launches completed, when the other ranks
+ * have ended. --extra-rank R K launches every kernel K more times in rank R
+ * (ranks with uneven kernel counts).
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define LUMEN_MARKERS
@@ -56,7 +65,21 @@ static mark marks[MAX_MARKS];
 static int n_marks;
 static int gpu, crash_run = -1, crash_after = 0, fail_run = -1, hang_run = -1, run_number;
 static const char *vary, *pid_file;
-static int spawn;
+static int spawn, procs = 1, crash_rank = -1, extra_rank = -1, extra_count;
+
+static int mpi_rank(void) {
+  const char *v = getenv("OMPI_COMM_WORLD_RANK");
+  if (!v) v = getenv("PMI_RANK");
+  return v ? atoi(v) : -1;
+}
+
+/* local_gpu: the GPU of an MPI rank, by its local rank (0 without one). */
+static int local_gpu(void) {
+  const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", NULL};
+  for (const char **v = vars; *v; v++)
+    if (getenv(*v)) return atoi(getenv(*v));
+  return 0;
+}
 
 static void note_pid(long pid) {
   FILE *f = pid_file ? fopen(pid_file, "a") : NULL;
@@ -175,7 +198,13 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "-g") == 0 && v) gpu = atoi(argv[++i]);
+    if (strcmp(a, "-g") == 0 && v) gpu = strcmp(v, "local") == 0 ? local_gpu() : atoi(v), i++;
+    else if (strcmp(a, "--procs") == 0 && v) procs = atoi(argv[++i]);
+    else if (strcmp(a, "--crash-rank") == 0 && v) crash_rank = atoi(argv[++i]);
+    else if (strcmp(a, "--extra-rank") == 0 && v && i + 2 < argc) {
+      extra_rank = atoi(argv[++i]);
+      extra_count = atoi(argv[++i]);
+    }
     else if (strcmp(a, "-t") == 0 && v) threads = atoi(argv[++i]);
     else if ((strcmp(a, "-R") == 0 || strcmp(a, "-S") == 0) && v) {
       if (!parse_mark(argv[++i], a[1] == 'S')) {
@@ -213,6 +242,25 @@ int main(int argc, char **argv) {
     }
     if (child > 0) note_pid((long)child);
   }
+  pid_t children[16];
+  int n_children = 0;
+  if (procs < 1 || procs > 16) {
+    fprintf(stderr, "simapp: --procs takes 1 to 16\n");
+    return 2;
+  }
+  for (int k = 1; k < procs; k++) {
+    fflush(NULL);
+    pid_t child = fork();
+    if (child < 0) return 4;
+    if (child == 0) {
+      gpu += k;
+      n_children = 0;
+      break;
+    }
+    children[n_children++] = child;
+  }
+  if (extra_rank >= 0 && extra_rank == mpi_rank())
+    for (int k = 0; k < n_launches; k++) launches[k].count += extra_count;
   if (simgpu_init() != 0) return 4;
   if (crash_after == 0) crash_after = 1;
   pthread_t tids[64];
@@ -220,6 +268,22 @@ int main(int argc, char **argv) {
   for (int t = 0; t < threads; t++) pthread_join(tids[t], NULL);
   simgpu_synchronize();
   printf("simapp: %ld launches on GPU %d\n", total, gpu);
+  if (crash_rank >= 0 && crash_rank == mpi_rank()) {
+    fflush(NULL);
+    usleep(500000);
+    fprintf(stderr, "simapp: rank %d crashing as asked\n", crash_rank);
+    signal(SIGSEGV, SIG_DFL);
+    raise(SIGSEGV);
+  }
+  int failed = 0;
+  for (int k = 0; k < n_children; k++) {
+    int status;
+    if (waitpid(children[k], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;
+  }
+  if (failed) {
+    fprintf(stderr, "simapp: a child process failed\n");
+    return 5;
+  }
   if (run_number == fail_run) {
     fprintf(stderr, "simapp: failing in run %d as asked\n", run_number);
     return 3;

@@ -40,7 +40,7 @@ VCOPY='vecCopy(double*, double*, double*, int, int)'
 check_values_in_set() {
   local stray
   stray=$(q "$1" "SELECT COUNT(*) FROM profile_value v JOIN profile_record r ON r.workload_id = v.workload_id
-      AND r.run_id = v.run_id AND r.dispatch_id = v.dispatch_id WHERE NOT EXISTS (SELECT 1 FROM profile_set p
+      AND r.run_id = v.run_id AND r.pid = v.pid AND r.dispatch_id = v.dispatch_id WHERE NOT EXISTS (SELECT 1 FROM profile_set p
       WHERE p.workload_id = r.workload_id AND p.set_id = r.set_id AND (v.column_name = p.counter OR
       v.column_name = p.counter || '_sum' OR v.column_name LIKE p.counter || '[%'))")
   same "$stray" 0 "values outside their dispatch's counter set"
@@ -50,7 +50,7 @@ check_values_in_set() {
   missing=$(q "$1" "SELECT COUNT(*) FROM profile_record r JOIN profile_set p ON p.workload_id = r.workload_id
       AND p.set_id = r.set_id JOIN profile_run u ON u.workload_id = r.workload_id AND u.id = r.run_id
       WHERE u.status = 'ok' AND NOT EXISTS (SELECT 1 FROM profile_value v WHERE v.workload_id = r.workload_id
-      AND v.run_id = r.run_id AND v.dispatch_id = r.dispatch_id AND (v.column_name = p.counter OR
+      AND v.run_id = r.run_id AND v.pid = r.pid AND v.dispatch_id = r.dispatch_id AND (v.column_name = p.counter OR
       v.column_name = p.counter || '_sum' OR v.column_name LIKE p.counter || '[%')) AND EXISTS (SELECT 1
       FROM profile_value v WHERE v.workload_id = r.workload_id AND (v.column_name = p.counter OR
       v.column_name = p.counter || '_sum' OR v.column_name LIKE p.counter || '[%'))")
@@ -58,7 +58,7 @@ check_values_in_set() {
   # Unselected dispatches collect nothing.
   local unselected
   unselected=$(q "$1" "SELECT COUNT(*) FROM profile_value v JOIN profile_record r ON r.workload_id = v.workload_id
-      AND r.run_id = v.run_id AND r.dispatch_id = v.dispatch_id WHERE r.set_id < 0")
+      AND r.run_id = v.run_id AND r.pid = v.pid AND r.dispatch_id = v.dispatch_id WHERE r.set_id < 0")
   same "$unselected" 0 "values of dispatches that were not selected"
 }
 golden_equal() { # WORKLOAD_DIR GOLDEN_CASE
@@ -87,6 +87,15 @@ start_hanging() {
   LP=$!
   for i in $(seq 200); do grep -q 'hanging in run 2' "$TMP/err" 2>/dev/null && return 0; sleep 0.05; done
   fail "the application did not start hanging: $(cat "$TMP/err")"
+}
+# mpi_setup: a real Open MPI runs the simulated application's ranks (one
+# machine, --oversubscribe; CI runs as root). Without mpirun the test is
+# skipped (ctest SKIP_RETURN_CODE 77).
+mpi_setup() {
+  command -v mpirun >/dev/null 2>&1 || { echo "SKIP: mpirun not found (scripts/deps.sh installs openmpi-bin)"; exit 77; }
+  MPIRUN="mpirun --oversubscribe --allow-run-as-root"
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  sets=$(n_sets gfx90a)
 }
 n_sets() { "$LUMEN" profile --plan --arch "$1" | tail -1 | sed 's/^sets: \([0-9]*\).*/\1/'; }
 
@@ -126,7 +135,7 @@ vcopy_instance_MI200 | vcopy_instance_MI300X)
   # carries differs between the sets of one row, and the tables are not
   # the recording's (which app replay reproduces).
   [ "$(q p "SELECT COUNT(DISTINCT v.value) FROM profile_value v JOIN profile_record r ON r.workload_id = v.workload_id
-      AND r.run_id = v.run_id AND r.dispatch_id = v.dispatch_id WHERE r.row_group = 0 AND v.column_name = 'GRBM_GUI_ACTIVE'")" -gt 1 ] ||
+      AND r.run_id = v.run_id AND r.pid = v.pid AND r.dispatch_id = v.dispatch_id WHERE r.row_group = 0 AND v.column_name = 'GRBM_GUI_ACTIVE'")" -gt 1 ] ||
     fail "GRBM_GUI_ACTIVE is the same in every set of a row: instances repeat one execution"
   "$GOLDEN" "$LUMEN" "$SHARED" "$SHARED/golden/vcopy/$rec" --workload "$TMP/p" --ignore 1.1:workload_name \
     --ignore 1.1:command --ignore 1.1:timestamp >"$TMP/golden" 2>&1 && fail "instance cycling reproduced the recording exactly"
@@ -209,6 +218,102 @@ threads)
   run analyze -w "$TMP/p" --format csv -o "$TMP/csv" --list-stats
   expect_status 0
   same "$(tail -n +2 "$TMP/csv/0.1.csv" | cut -d, -f2,3 | sort)" "$(printf '%s\n' add,4 fill,4)" "rows"
+  ;;
+processes)
+  # An application with a process per GPU: both processes' dispatches are
+  # kept, each with its process id and GPU, in application replay (the
+  # same process lines up across runs) and in instance cycling (each
+  # process cycles its own instances).
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  sets=$(n_sets gfx90a)
+  run profile -n pr -w "$TMP/app" -- "$APP" -g 0 --procs 2 "$VCOPY:3:1048576:256"
+  expect_status 0
+  expect_err "6 dispatches, $sets counter sets, $sets application runs"
+  same "$(q app "SELECT COUNT(*) FROM profile_process WHERE n_dispatches = 3 AND finished = 1")" "$((2 * sets))" "processes per run"
+  same "$(q app "SELECT COUNT(*) FROM profile_record")" "$((6 * sets))" "records"
+  same "$(q app "SELECT COUNT(DISTINCT run_id || ':' || pid) FROM profile_record")" "$((2 * sets))" "records by process"
+  same "$(q app "SELECT gpu_id || ':' || COUNT(*) || ':' || COUNT(DISTINCT pid) FROM dispatch GROUP BY gpu_id ORDER BY gpu_id")" \
+    "$(printf '0:3:1\n1:3:1')" "rows per GPU"
+  # Each row's process is the one that ran on its GPU in the first run.
+  same "$(q app "SELECT COUNT(*) FROM dispatch d JOIN profile_process p ON p.workload_id = d.workload_id AND p.run_id = 1
+      AND p.pid = d.pid WHERE p.gpus != CAST(d.gpu_id AS TEXT)")" 0 "pid and GPU of a row"
+  check_values_in_set app
+  run analyze -w "$TMP/app" --format csv -o "$TMP/csv" --list-stats
+  expect_status 0
+  same "$(tail -n +2 "$TMP/csv/0.1.csv" | sed 's/.*\]",\([0-9]*\),.*/\1/')" 6 "analyze: every dispatch"
+  # Processes started by a shell (exec), in instance cycling.
+  printf '#!/bin/sh\n"%s" -g 0 "%s:%s" &\n"%s" -g 1 "%s:%s"\nwait\n' "$APP" "$VCOPY" "$((2 * sets))" "$APP" "$VCOPY" "$((2 * sets))" >"$TMP/two.sh"
+  chmod +x "$TMP/two.sh"
+  run profile -n pi -w "$TMP/inst" --replay instance -- "$TMP/two.sh"
+  expect_status 0
+  expect_err "4 dispatches, $sets counter sets, 1 application run"
+  same "$(q inst "SELECT COUNT(DISTINCT pid) || ':' || COUNT(*) FROM profile_record")" "2:$((4 * sets))" "records of both"
+  same "$(q inst "SELECT COUNT(*) FROM profile_record WHERE set_id != selected % $sets")" 0 "cycling per process"
+  same "$(q inst "SELECT gpu_id || ':' || COUNT(*) FROM dispatch GROUP BY gpu_id ORDER BY gpu_id")" "$(printf '0:2\n1:2')" "rows per GPU"
+  check_values_in_set inst
+  ;;
+mpi_inside)
+  mpi_setup
+  # lumen inside each rank: one part per rank (DIR/rank.R), none waits for
+  # another; rank 2 runs the kernel one cycle more (uneven kernel counts).
+  $MPIRUN -np 4 "$LUMEN" profile -n m -w "$TMP/m" --replay instance -- "$APP" -g local --extra-rank 2 "$sets" \
+    "$VCOPY:$((2 * sets))" >"$TMP/out" 2>"$TMP/err" || fail "mpirun: $(cat "$TMP/err")"
+  for r in 0 1 2 3; do
+    [ -f "$TMP/m/rank.$r/lumen.db" ] || fail "no part for rank $r: $(ls "$TMP/m")"
+    rows=2
+    [ $r = 2 ] && rows=3
+    same "$(q "m/rank.$r" "SELECT COUNT(*) || ':' || MIN(rank) || ':' || MAX(rank) || ':' || MIN(gpu_id) || ':' || COUNT(DISTINCT pid) FROM dispatch")" \
+      "$rows:$r:$r:$r:1" "rank $r: rows, rank, GPU (its local rank), process"
+    same "$(q "m/rank.$r" "SELECT rank || ':' || size || ':' || launcher || ':' || finished FROM profile_process WHERE slot >= 0")" \
+      "$r:4:openmpi:1" "rank $r: its process"
+    grep -q "^lumen info: $TMP/m/rank.$r: $rows dispatches" "$TMP/err" || fail "rank $r's summary: $(cat "$TMP/err")"
+  done
+  # Application replay inside two ranks: every rank runs its own passes.
+  # (Both on GPU 2, the recording's: the tables are the recording's.)
+  $MPIRUN -np 2 "$LUMEN" profile -n a -w "$TMP/a" -- "$APP" -g 2 "$VCOPY:3:1048576:256" >"$TMP/out" 2>"$TMP/err" ||
+    fail "mpirun (app replay): $(cat "$TMP/err")"
+  for r in 0 1; do
+    same "$(q "a/rank.$r" "SELECT COUNT(*) FROM profile_run WHERE status = 'ok'")" "$sets" "rank $r: runs"
+    same "$(q "a/rank.$r" "SELECT COUNT(*) || ':' || MIN(rank) FROM dispatch")" "3:$r" "rank $r: rows"
+    check_values_in_set "a/rank.$r"
+    golden_equal "$TMP/a/rank.$r" vcopy/MI200
+  done
+  ;;
+mpi_outside)
+  mpi_setup
+  # lumen outside mpirun: one workload, every rank's dispatches with its
+  # rank, host, pid and GPU; rank 1 runs the kernel three more times.
+  run profile -n o -w "$TMP/o" -- $MPIRUN -np 3 "$APP" -g local --extra-rank 1 3 "$VCOPY:3:1048576:256"
+  expect_status 0
+  expect_err "12 dispatches, $sets counter sets, $sets application runs"
+  same "$(q o "SELECT rank || ':' || COUNT(*) || ':' || MIN(gpu_id) || ':' || COUNT(DISTINCT pid) || ':' || (MIN(host) = MAX(host)) FROM dispatch GROUP BY rank ORDER BY rank")" \
+    "$(printf '0:3:0:1:1\n1:6:1:1:1\n2:3:2:1:1')" "rows per rank"
+  same "$(q o "SELECT COUNT(*) FROM profile_process WHERE slot >= 0 AND slot = rank AND size = 3 AND launcher = 'openmpi' AND finished = 1")" \
+    "$((3 * sets))" "ranks of every run"
+  check_values_in_set o
+  run profile -n oi -w "$TMP/oi" --replay instance -- $MPIRUN -np 2 "$APP" -g local "$VCOPY:$sets"
+  expect_status 0
+  same "$(q oi "SELECT rank || ':' || COUNT(*) FROM dispatch GROUP BY rank ORDER BY rank")" "$(printf '0:1\n1:1')" "instance cycling per rank"
+  ;;
+mpi_crash)
+  mpi_setup
+  # A rank that crashes: the others' data is kept and the failure names
+  # the rank, with lumen inside and outside mpirun.
+  $MPIRUN -np 3 "$LUMEN" profile -n c -w "$TMP/c" --replay instance -- "$APP" -g local --crash-rank 1 \
+    "$VCOPY:$sets" >"$TMP/out" 2>"$TMP/err" && fail "mpirun succeeded with a crashing rank"
+  grep -q "lumen profile (rank 1 of 3): .*SIGSEGV" "$TMP/err" || fail "rank 1's failure: $(cat "$TMP/err")"
+  for r in 0 2; do
+    same "$(q "c/rank.$r" "SELECT complete || ':' || n_dispatches FROM workload")" "1:1" "rank $r's part"
+    run analyze -w "$TMP/c/rank.$r"
+    expect_status 0
+  done
+  run profile -n co -w "$TMP/co" --replay instance -- $MPIRUN -np 3 "$APP" -g local --crash-rank 1 "$VCOPY:$sets"
+  expect_status 1
+  expect_err "rank 1, $sets dispatches): its records end before"
+  same "$(q co "SELECT rank || ':' || finished || ':' || n_dispatches FROM profile_process WHERE rank IS NOT NULL ORDER BY rank")" \
+    "$(printf '0:1:%s\n1:0:%s\n2:1:%s' "$sets" "$sets" "$sets")" "processes of the run"
+  same "$(q co "SELECT COUNT(*) FROM profile_record r JOIN profile_process p ON p.workload_id = r.workload_id AND
+      p.run_id = r.run_id AND p.pid = r.pid WHERE p.rank IN (0, 2)")" "$((2 * sets))" "the other ranks' records"
   ;;
 regions)
   export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200

@@ -4,7 +4,8 @@
  * gives every selected dispatch the run's set; instance cycling gives
  * successive selected instances of a kernel (or of a kernel and its launch
  * parameters) successive sets; a gap-filling run collects only its
- * assignments; regions nest per thread and ranges span threads. */
+ * assignments; regions nest per thread and ranges span threads; MPI ranks
+ * are read from each launcher's variables, MPI launchers before Slurm. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,7 +290,43 @@ static void test_regions(void) {
   lm_tool_config_fini(&c);
 }
 
+/* A fake environment: NAME=VALUE strings, NULL-terminated. */
+static const char *fake_env(const char *name, void *user) {
+  size_t n = strlen(name);
+  for (const char *const *e = user; *e; e++)
+    if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
+  return NULL;
+}
+
+static void test_ranks(void) {
+  lm_rank_info r;
+  const char *none[] = {"HOME=/root", NULL};
+  CHECK(lm_rank_detect(fake_env, none, &r) == 0 && r.rank == -1 && r.size == -1 && r.local_rank == -1);
+  const char *ompi[] = {"OMPI_COMM_WORLD_RANK=3", "OMPI_COMM_WORLD_SIZE=8", "OMPI_COMM_WORLD_LOCAL_RANK=1",
+                        "SLURM_PROCID=0", "SLURM_NTASKS=1", NULL};
+  CHECK(lm_rank_detect(fake_env, ompi, &r) == 1 && r.rank == 3 && r.size == 8 && r.local_rank == 1);
+  CHECK_STR(r.launcher, "openmpi");
+  const char *hydra[] = {"PMI_RANK=5", "PMI_SIZE=6", "MPI_LOCALRANKID=2", NULL};
+  CHECK(lm_rank_detect(fake_env, hydra, &r) == 1 && r.rank == 5 && r.size == 6 && r.local_rank == 2);
+  CHECK_STR(r.launcher, "pmi");
+  const char *mv2[] = {"MV2_COMM_WORLD_RANK=1", "MV2_COMM_WORLD_SIZE=2", "MV2_COMM_WORLD_LOCAL_RANK=1", NULL};
+  CHECK(lm_rank_detect(fake_env, mv2, &r) == 1 && r.rank == 1 && r.size == 2 && r.local_rank == 1);
+  const char *pmix[] = {"PMIX_RANK=7", NULL};
+  CHECK(lm_rank_detect(fake_env, pmix, &r) == 1 && r.rank == 7 && r.size == -1);
+  CHECK_STR(r.launcher, "pmix");
+  const char *pals[] = {"PALS_RANKID=4", "PALS_LOCAL_RANKID=0", NULL};
+  CHECK(lm_rank_detect(fake_env, pals, &r) == 1 && r.rank == 4 && r.local_rank == 0);
+  const char *slurm[] = {"SLURM_PROCID=2", "SLURM_NTASKS=4", "SLURM_LOCALID=0", NULL};
+  CHECK(lm_rank_detect(fake_env, slurm, &r) == 1 && r.rank == 2 && r.size == 4 && r.local_rank == 0);
+  CHECK_STR(r.launcher, "slurm");
+  /* Not numbers, or a rank beyond the size, are not trusted. */
+  const char *bad[] = {"OMPI_COMM_WORLD_RANK=x", "PMI_RANK=9", "PMI_SIZE=4", NULL};
+  CHECK(lm_rank_detect(fake_env, bad, &r) == 1 && r.rank == 9 && r.size == -1);
+  CHECK_STR(r.launcher, "pmi");
+}
+
 int main(void) {
+  test_ranks();
   test_config_round_trip();
   test_app_replay_and_filters();
   test_instance_cycling();

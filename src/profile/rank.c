@@ -1,0 +1,71 @@
+/*
+ * rank.c - which MPI rank a process is, read from its launcher's
+ * environment, so that lumen knows ranks without linking MPI (a tool
+ * library inside any MPI, or none). Launchers export the rank before the
+ * program starts: Open MPI (OMPI_COMM_WORLD_*), MVAPICH2 (MV2_COMM_WORLD_*),
+ * PMIx (PMIX_RANK), PALS (PALS_RANKID), MPICH/Hydra and Cray PMI (PMI_RANK,
+ * PMI_SIZE) and Slurm's srun (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID).
+ * The MPI launchers come first: inside a Slurm allocation, `mpirun` ranks
+ * inherit the batch step's SLURM_PROCID, which is not their rank.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+
+/* number: the variable's value as a non-negative integer, or -1. */
+static int number(lm_env_lookup get, void *user, const char *name) {
+  const char *v = get(name, user);
+  if (!v || !*v) return -1;
+  char *end;
+  long n = strtol(v, &end, 10);
+  return *end || n < 0 || n > 100000000 ? -1 : (int)n;
+}
+
+typedef struct launcher {
+  const char *name, *rank, *size, *local_rank;
+} launcher;
+
+static const launcher launchers[] = {
+    {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
+    {"mvapich2", "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_LOCAL_RANK"},
+    {"pmix", "PMIX_RANK", NULL, NULL},
+    {"pals", "PALS_RANKID", NULL, "PALS_LOCAL_RANKID"},
+    {"pmi", "PMI_RANK", "PMI_SIZE", NULL},
+    {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+};
+
+/* Local ranks that some launchers export apart from their rank. */
+static const char *const local_rank_vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                                              "PMI_LOCAL_RANK", "PALS_LOCAL_RANKID", "SLURM_LOCALID",
+                                              NULL};
+static const char *const size_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                        "SLURM_NTASKS", NULL};
+
+int lm_rank_detect(lm_env_lookup get, void *user, lm_rank_info *out) {
+  memset(out, 0, sizeof *out);
+  out->rank = out->size = out->local_rank = -1;
+  for (size_t i = 0; i < sizeof launchers / sizeof launchers[0]; i++) {
+    const launcher *l = &launchers[i];
+    int rank = number(get, user, l->rank);
+    if (rank < 0) continue;
+    out->rank = rank;
+    out->size = l->size ? number(get, user, l->size) : -1;
+    out->local_rank = l->local_rank ? number(get, user, l->local_rank) : -1;
+    for (const char *const *v = size_vars; out->size < 0 && *v; v++) out->size = number(get, user, *v);
+    for (const char *const *v = local_rank_vars; out->local_rank < 0 && *v; v++)
+      out->local_rank = number(get, user, *v);
+    if (out->size >= 0 && out->rank >= out->size) out->size = -1; /* inconsistent: unknown */
+    snprintf(out->launcher, sizeof out->launcher, "%s", l->name);
+    return 1;
+  }
+  return 0;
+}
+
+static const char *from_environ(const char *name, void *user) {
+  (void)user;
+  return getenv(name);
+}
+
+int lm_rank_detect_env(lm_rank_info *out) { return lm_rank_detect(from_environ, NULL, out); }
