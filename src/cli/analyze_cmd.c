@@ -312,6 +312,13 @@ int cmd_analyze(int argc, char **argv, int first) {
     }
     ropts.max_stat_num = (size_t)v;
   }
+  const char *delta = cli_get(&a, "delta");
+  if (delta && strcmp(delta, "lumen") != 0 && strcmp(delta, "reference") != 0) {
+    cli_error(MODE, "--delta %s: expected lumen or reference", delta);
+    status = 2;
+    goto done;
+  }
+  lm_report_delta_variant(delta && strcmp(delta, "reference") == 0);
   const char *time_unit = cli_get(&a, "time-unit");
   if (time_unit && strcmp(time_unit, "s") && strcmp(time_unit, "ms") && strcmp(time_unit, "us") &&
       strcmp(time_unit, "ns")) {

@@ -46,6 +46,7 @@ static const flag flags[] = {
     {"width", 0, 1, MODE_ANALYZE, NULL},
     {"color", 0, 1, MODE_ANALYZE, NULL},
     {"no-pager", 0, 0, MODE_ANALYZE, NULL},
+    {"delta", 0, 1, MODE_ANALYZE, NULL},
     {"decimal", 0, 1, MODE_ANALYZE, NULL},
     {"max-stat-num", 0, 1, MODE_ANALYZE, NULL},
     {"time-unit", 0, 1, MODE_ANALYZE, NULL},

@@ -127,13 +127,38 @@ static char *fmt_number(const lm_cell *c, int decimal) {
   return lm_strdup(buf);
 }
 
+/* Δ%: one definition for text, CSV, JSON and the GUI (docs/compatibility.md):
+ * 100 × (other − base) / base on the full-precision values; with a zero
+ * base it is 0 when other is 0 too and undefined otherwise. The reference
+ * tool's variant (--delta reference) rounds both values to the shown
+ * digits first and divides by 1 when the base is 0. */
+static int delta_reference;
+
+void lm_report_delta_variant(int reference) { delta_reference = reference; }
+
+int lm_report_delta_pct(double base, double other, int decimal, double *pct) {
+  if (!isfinite(base) || !isfinite(other)) return 0;
+  if (delta_reference) {
+    double scale = pow(10, decimal);
+    double diff = nearbyint((other - base) * scale) / scale;
+    *pct = diff / (base == 0 ? 1 : base) * 100;
+    return 1;
+  }
+  if (base == 0) {
+    if (other != 0) return 0;
+    *pct = 0;
+    return 1;
+  }
+  *pct = (other - base) / fabs(base) * 100;
+  return 1;
+}
+
 static char *fmt_delta(double base, double other, int decimal) {
   char buf[96];
-  double scale = pow(10, decimal);
-  double diff = nearbyint((other - base) * scale) / scale;
-  double pct = nearbyint(diff / (base == 0 ? 1 : base) * 100 * scale) / scale;
+  double scale = pow(10, decimal), pct;
   double shown = nearbyint(other * scale) / scale;
-  snprintf(buf, sizeof buf, "%.*f (%.*f%%)", decimal, shown, decimal, pct);
+  if (!lm_report_delta_pct(base, other, decimal, &pct)) snprintf(buf, sizeof buf, "%.*f (n/a)", decimal, shown);
+  else snprintf(buf, sizeof buf, "%.*f (%.*f%%)", decimal, shown, decimal, nearbyint(pct * scale) / scale);
   return lm_strdup(buf);
 }
 
@@ -580,10 +605,11 @@ static void csv_table(const lm_analysis *const *runs, size_t n, const lm_rtable 
         csv_number(out, oc);
         if (info) continue;
         lm_buf_putc(out, ',');
-        if (oc && oc->kind == LM_CELL_NUMBER && cell->kind == LM_CELL_NUMBER) {
+        double pct;
+        if (oc && oc->kind == LM_CELL_NUMBER && cell->kind == LM_CELL_NUMBER &&
+            lm_report_delta_pct(cell->num, oc->num, 2, &pct)) {
           char buf[48];
-          double base = cell->num;
-          lm_buf_puts(out, lm_format_double((oc->num - base) / (base == 0 ? 1 : base) * 100, buf));
+          lm_buf_puts(out, lm_format_double(pct, buf));
         }
       }
     }
@@ -748,11 +774,10 @@ lm_status lm_report_json(const lm_analysis *const *runs, size_t n, const lm_repo
             const lm_cell *ocell = orow >= 0 && ocol >= 0 ? cell_at(ot, orow, ocol) : NULL;
             cJSON_AddItemToArray(oc, json_cell(ocell));
             const lm_cell *bcell = cell_at(t, r, c);
+            double pct;
             if (comparable_col(t, c) && ocell && ocell->kind == LM_CELL_NUMBER &&
-                bcell->kind == LM_CELL_NUMBER && isfinite(ocell->num) && isfinite(bcell->num))
-              cJSON_AddItemToArray(
-                  dp, cJSON_CreateNumber((ocell->num - bcell->num) /
-                                         (bcell->num == 0 ? 1 : bcell->num) * 100));
+                bcell->kind == LM_CELL_NUMBER && lm_report_delta_pct(bcell->num, ocell->num, o ? o->decimal : 2, &pct))
+              cJSON_AddItemToArray(dp, cJSON_CreateNumber(pct));
             else
               cJSON_AddItemToArray(dp, cJSON_CreateNull());
           }

@@ -48,6 +48,15 @@ lm_status lm_report_csv_stream(const lm_analysis *const *runs, size_t n,
 lm_status lm_report_json(const lm_analysis *const *runs, size_t n,
                          const lm_report_opts *opts, lm_buf *out);
 
+/* lm_report_delta_pct: Δ% of other against base, the one definition every
+ * output uses: 100 × (other − base) / |base| at full precision; with a zero
+ * base, 0 when other is 0 and undefined (returns 0) otherwise. After
+ * lm_report_delta_variant(1): the reference tool's variant (values rounded
+ * to `decimal` digits first, a zero base divides by 1). Returns 1 and sets
+ * *pct when defined. */
+int lm_report_delta_pct(double base, double other, int decimal, double *pct);
+void lm_report_delta_variant(int reference);
+
 /* lm_report_summary_text: the summary of workload w as text whose lines
  * are at most width characters (at least 40). */
 lm_status lm_report_summary_text(const lm_summary *summary, const lm_workload *w, size_t width, int color,

@@ -357,6 +357,36 @@ fail_fast)
   STATUS=$?
   expect_status 1; expect_err "no such workload folder"
   ;;
+delta)
+  # One definition of the change in %: full precision, n/a against a zero
+  # base, in text, CSV and JSON; --delta reference gives the reference's.
+  copy_wl vcopy/MI200
+  python3 "$SOURCE/tests/integration/edit_csv.py" "$TMP/wl/pmc_perf.csv" "SQ_INSTS_VALU_FMA_F32=SQ_WAVES*2" \
+    "SQ_INSTS_VALU_ADD_F32=SQ_INSTS_VALU_ADD_F32+1" || fail "edit"
+  run analyze -w "$WL/vcopy/MI200" -w "$TMP/wl" -b 2.1.0 -b 2.1.1 --format json
+  expect_status 0
+  python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = [t for p in d["panels"] for t in p["tables"] if t["id"] == "2.1"][0]["rows"]
+flops = [r for r in rows if r["id"] == "2.1.0"][0]
+assert flops["cells"][1] == 0 and flops["compare"][0]["cells"][1] > 0, flops
+assert flops["compare"][0]["delta_pct"][1] is None, "a change against 0 must be undefined"
+assert flops["compare"][0]["delta_pct"][3] == 0, "the same peak must be a 0 % change"' "$TMP/out" || fail "JSON delta"
+  run analyze -w "$WL/vcopy/MI200" -w "$TMP/wl" -b 2.1.0 --width 0
+  expect_status 0; expect_out "(n/a)"
+  run analyze -w "$WL/vcopy/MI200" -w "$TMP/wl" -b 2.1.0 --format csv -o "$TMP/c"
+  expect_status 0
+  grep -q '^2.1.0,VALU FLOPs,0.0,[0-9.e+]*,,' "$TMP/c/2.1.csv" || fail "CSV delta against 0 is not blank: $(grep '^2.1.0' "$TMP/c/2.1.csv")"
+  run analyze -w "$WL/vcopy/MI200" -w "$TMP/wl" -b 2.1.0 --format json --delta reference
+  python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = [t for p in d["panels"] for t in p["tables"] if t["id"] == "2.1"][0]["rows"][0]
+assert abs(r["compare"][0]["delta_pct"][1] - round(r["compare"][0]["cells"][1], 2) * 100) < 1e-6, r' "$TMP/out" || fail "--delta reference"
+  run analyze -w "$WL/vcopy/MI200" --delta other
+  expect_status 2; expect_err "--delta other"
+  ;;
 *)
   fail "unknown test $NAME"
   ;;
