@@ -38,6 +38,7 @@
 static struct {
   int active;
   int reopen; /* a forked child: open its own records file at its first line */
+  lm_policy *parents_policy; /* a forked child: the parent's policy, left as it was */
   lm_tool_config cfg;
   lm_policy *policy;
   pthread_mutex_t out_lock;
@@ -171,7 +172,12 @@ static void fork_child(void) {
     lm_tool_error(lm_diag_format(&d, line, sizeof line));
     return;
   }
-  if (fresh) T.policy = fresh; /* the parent's stays allocated: its locks may be held */
+  if (fresh) {
+    /* The parent's stays allocated (its locks may be held) and referenced:
+     * it is the parent's, not a leak of the child. */
+    T.parents_policy = T.policy;
+    T.policy = fresh;
+  }
 }
 
 __attribute__((constructor)) static void tool_load(void) {
