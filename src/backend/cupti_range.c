@@ -165,8 +165,9 @@ static long long range_number(const char *name) {
 }
 
 lm_status lm_cupti_decode(const lm_cupti_source *src, size_t n_launches,
-                          const char *const *metrics, size_t n_metrics, lm_cupti_values_fn on_values,
-                          void *user, size_t *n_dropped, lm_diag *diag) {
+                          const char *const *metrics, size_t n_metrics,
+                          lm_cupti_values_fn on_values, void *user, size_t *n_dropped,
+                          lm_diag *diag) {
   if (n_dropped) *n_dropped = n_launches;
   size_t n_ranges = 0;
   lm_status st = src->n_ranges(src->ctx, &n_ranges, diag);
@@ -175,7 +176,8 @@ lm_status lm_cupti_decode(const lm_cupti_source *src, size_t n_launches,
   long *range_of = lm_calloc(n_launches + 1, sizeof *range_of);
   double *values = lm_calloc((n_launches + 1) * (n_metrics + 1), sizeof *values);
   if (!number || !range_of || !values) {
-    st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory while decoding counter data");
+    st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL,
+                     "out of memory while decoding counter data");
     goto done;
   }
   /* Names first: the lowest numbered name says whether numbers start at 0. */

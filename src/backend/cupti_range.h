@@ -104,8 +104,9 @@ typedef void (*lm_cupti_values_fn)(void *user, size_t launch, const double *valu
  * launches without a range. Fails (LM_EDATA) on a range that matches no
  * launch or two ranges for one launch; no callback is made then. */
 lm_status lm_cupti_decode(const lm_cupti_source *src, size_t n_launches,
-                          const char *const *metrics, size_t n_metrics, lm_cupti_values_fn on_values,
-                          void *user, size_t *n_dropped, lm_diag *diag);
+                          const char *const *metrics, size_t n_metrics,
+                          lm_cupti_values_fn on_values, void *user, size_t *n_dropped,
+                          lm_diag *diag);
 
 /* The source over a real counter-data image: ranges and names through the
  * Range Profiler's image queries, values through the Host API's
