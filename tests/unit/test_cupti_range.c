@@ -190,7 +190,8 @@ static int image_tests(void) {
     return 0;
   }
   char *set0[] = {(char *)"dram__bytes.sum", (char *)"gpu__time_duration.sum", NULL};
-  char *set1[] = {(char *)"sm__throughput.avg.pct_of_peak_sustained_elapsed", NULL};
+  char *set1[] = {(char *)"sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                  (char *)"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", NULL};
   char *const *sets[] = {set0, set1};
   lm_cupti_images im;
   CHECK(lm_cupti_images_build(h, "GH100", sets, 2, &im, &d) == LM_OK);
