@@ -176,8 +176,8 @@ int main(int argc, char **argv) {
       double bw = bytes / (r->duration * 1e-9), peak = r->dram_peak * r->dram_hz;
       printf("vcopy %d: %.0f DRAM bytes (expected %.0f), %.1f GB/s of %.1f GB/s peak\n", i, bytes,
              want, bw / 1e9, peak / 1e9);
-      EXPECT(r->has_values && near(bytes, want) < 0.05, "vcopy DRAM bytes %.0f, expected %.0f", bytes,
-             want);
+      EXPECT(r->has_values && near(bytes, want) < 0.05, "vcopy DRAM bytes %.0f, expected %.0f",
+             bytes, want);
       EXPECT(bw > 0.5 * peak && bw <= peak, "vcopy bandwidth %.3g outside (peak/2, peak] = %.3g",
              bw, peak);
     }

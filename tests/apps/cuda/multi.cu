@@ -33,8 +33,8 @@ int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 3;
   size_t n = (size_t)1 << 20;
   float *x, *y, *sum;
-  if (cudaMalloc(&x, n * sizeof *x) != cudaSuccess || cudaMalloc(&y, n * sizeof *y) != cudaSuccess ||
-      cudaMalloc(&sum, sizeof *sum) != cudaSuccess)
+  if (cudaMalloc(&x, n * sizeof *x) != cudaSuccess ||
+      cudaMalloc(&y, n * sizeof *y) != cudaSuccess || cudaMalloc(&sum, sizeof *sum) != cudaSuccess)
     return 1;
   int blocks = (int)((n + 255) / 256);
   nvtxRangePushA("setup");

@@ -16,7 +16,8 @@ int main(int argc, char **argv) {
   size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : (size_t)1 << 26;
   int launches = argc > 2 ? atoi(argv[2]) : 2;
   float *in = NULL, *out = NULL;
-  if (cudaMalloc(&in, n * sizeof *in) != cudaSuccess || cudaMalloc(&out, n * sizeof *out) != cudaSuccess) {
+  if (cudaMalloc(&in, n * sizeof *in) != cudaSuccess ||
+      cudaMalloc(&out, n * sizeof *out) != cudaSuccess) {
     fprintf(stderr, "vcopy: cannot allocate 2 x %zu floats\n", n);
     return 1;
   }
