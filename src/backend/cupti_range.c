@@ -213,7 +213,7 @@ lm_status lm_cupti_decode(const lm_cupti_source *src, size_t n_launches,
       dropped++;
       continue;
     }
-    for (size_t m = 0; m < n_metrics; m++) v[m] = NAN;
+    for (size_t m = 0; m < n_metrics; m++) v[m] = (double)NAN;
     if (n_metrics && (st = src->evaluate(src->ctx, (size_t)range_of[i], metrics, n_metrics, v,
                                          diag)) != LM_OK)
       goto done;
