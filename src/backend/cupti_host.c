@@ -7,9 +7,12 @@
  * object: CUPTI's object keeps the metrics added to it, and an unknown
  * name leaves it unusable, so sharing one across queries would let one
  * query spoil the next. A host object costs well under a millisecond.
+ * It also decodes counter-data images (cupti_range.h: the Range Profiler's
+ * image queries and the Host API's evaluation, both GPU-free).
  * Without the CUDA headers at build time every call fails with a reason.
  */
 #include "backend/cupti_host.h"
+#include "backend/cupti_range.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +45,7 @@ int lm_cuda_driver_probe(char *why, size_t cap) {
 
 #ifdef LUMEN_HAVE_CUPTI
 #include <cupti_profiler_host.h>
+#include <cupti_range_profiler.h>
 #include <cupti_result.h>
 
 #ifndef LUMEN_CUPTI_LIBRARY
@@ -58,6 +62,9 @@ typedef CUptiResult (*image_fn)(CUpti_Profiler_Host_GetConfigImage_Params *);
 typedef CUptiResult (*passes_fn)(CUpti_Profiler_Host_GetNumOfPasses_Params *);
 typedef CUptiResult (*version_fn)(uint32_t *);
 typedef CUptiResult (*errstr_fn)(CUptiResult, const char **);
+typedef CUptiResult (*eval_fn)(CUpti_Profiler_Host_EvaluateToGpuValues_Params *);
+typedef CUptiResult (*data_info_fn)(CUpti_RangeProfiler_GetCounterDataInfo_Params *);
+typedef CUptiResult (*range_info_fn)(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params *);
 
 struct lm_cupti_host {
   void *lib;
@@ -74,6 +81,9 @@ struct lm_cupti_host {
   image_fn image;
   passes_fn passes;
   errstr_fn errstr;
+  eval_fn evaluate;          /* the rest: decoding counter data */
+  data_info_fn data_info;
+  range_info_fn range_info;
 };
 
 static const char *result_text(const lm_cupti_host *h, CUptiResult r) {
@@ -144,6 +154,9 @@ lm_status lm_cupti_host_open(lm_cupti_host **out, lm_diag *diag) {
   RESOLVE(image, "cuptiProfilerHostGetConfigImage");
   RESOLVE(passes, "cuptiProfilerHostGetNumOfPasses");
   RESOLVE(errstr, "cuptiGetResultString");
+  RESOLVE(evaluate, "cuptiProfilerHostEvaluateToGpuValues");
+  RESOLVE(data_info, "cuptiRangeProfilerGetCounterDataInfo");
+  RESOLVE(range_info, "cuptiRangeProfilerCounterDataGetRangeInfo");
 #undef RESOLVE
   version_fn get_version = NULL;
   {
@@ -324,6 +337,109 @@ done:
   return st;
 }
 
+/* ------------------------------------------- counter data (cupti_range.h) */
+
+typedef struct image_source {
+  lm_cupti_host *h;
+  CUpti_Profiler_Host_Object *object; /* holds the set's metrics */
+  const uint8_t *image;
+  size_t bytes;
+} image_source;
+
+static lm_status image_ranges(void *ctx, size_t *n, lm_diag *diag) {
+  image_source *s = ctx;
+  CUpti_RangeProfiler_GetCounterDataInfo_Params p;
+  memset(&p, 0, sizeof p);
+  p.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE;
+  p.pCounterDataImage = s->image;
+  p.counterDataImageSize = s->bytes;
+  CUptiResult r = s->h->data_info(&p);
+  *n = r == CUPTI_SUCCESS ? p.numTotalRanges : 0;
+  if (r == CUPTI_SUCCESS) return LM_OK;
+  char line[1024];
+  lm_status st = lm_cupti_explain((int)r, "cuptiRangeProfilerGetCounterDataInfo",
+                                  result_text(s->h, r), line, sizeof line);
+  return lm_diag_set(diag, st, NULL, 0, 0, NULL, "%s", line);
+}
+
+static lm_status image_range_name(void *ctx, size_t range, const char **name, lm_diag *diag) {
+  image_source *s = ctx;
+  CUpti_RangeProfiler_CounterData_GetRangeInfo_Params p;
+  memset(&p, 0, sizeof p);
+  p.structSize = CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE;
+  p.pCounterDataImage = s->image;
+  p.counterDataImageSize = s->bytes;
+  p.rangeIndex = range;
+  p.rangeDelimiter = "/";
+  CUptiResult r = s->h->range_info(&p);
+  *name = r == CUPTI_SUCCESS ? p.rangeName : NULL;
+  if (r == CUPTI_SUCCESS) return LM_OK;
+  char line[1024];
+  lm_status st = lm_cupti_explain((int)r, "cuptiRangeProfilerCounterDataGetRangeInfo",
+                                  result_text(s->h, r), line, sizeof line);
+  return lm_diag_set(diag, st, NULL, 0, 0, NULL, "%s", line);
+}
+
+static lm_status image_evaluate(void *ctx, size_t range, const char *const *metrics, size_t n,
+                                double *values, lm_diag *diag) {
+  image_source *s = ctx;
+  CUpti_Profiler_Host_EvaluateToGpuValues_Params p;
+  memset(&p, 0, sizeof p);
+  p.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
+  p.pHostObject = s->object;
+  p.pCounterDataImage = s->image;
+  p.counterDataImageSize = s->bytes;
+  p.rangeIndex = range;
+  p.ppMetricNames = (const char **)metrics;
+  p.numMetrics = n;
+  p.pMetricValues = values;
+  CUptiResult r = s->h->evaluate(&p);
+  if (r == CUPTI_SUCCESS) return LM_OK;
+  char line[1024];
+  lm_status st = lm_cupti_explain((int)r, "cuptiProfilerHostEvaluateToGpuValues",
+                                  result_text(s->h, r), line, sizeof line);
+  return lm_diag_set(diag, st, NULL, 0, 0, NULL, "%s", line);
+}
+
+lm_status lm_cupti_source_image_new(lm_cupti_host *h, const char *chip, const char *const *metrics,
+                                    size_t n_metrics, const uint8_t *image, size_t bytes,
+                                    lm_cupti_source *out, lm_diag *diag) {
+  memset(out, 0, sizeof *out);
+  if (!h->evaluate || !h->data_info || !h->range_info)
+    return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
+                       "%s cannot decode counter data (no Range Profiler: CUDA 12.6 or later "
+                       "is needed)", h->path);
+  image_source *s = lm_calloc(1, sizeof *s);
+  if (!s) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  s->h = h;
+  s->image = image;
+  s->bytes = bytes;
+  s->object = host_object(h, chip, diag);
+  CUptiResult r = s->object ? add_metrics(h, s->object, metrics, n_metrics) : CUPTI_SUCCESS;
+  if (!s->object || r != CUPTI_SUCCESS) {
+    lm_status st = s->object ? lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
+                                           "CUPTI: %s does not accept the metrics to decode: %s",
+                                           chip, result_text(h, r))
+                             : (diag ? diag->status : LM_EIO);
+    host_free(h, s->object);
+    lm_free(s);
+    return st;
+  }
+  out->ctx = s;
+  out->n_ranges = image_ranges;
+  out->range_name = image_range_name;
+  out->evaluate = image_evaluate;
+  return LM_OK;
+}
+
+void lm_cupti_source_image_free(lm_cupti_source *src) {
+  image_source *s = src ? src->ctx : NULL;
+  if (!s) return;
+  host_free(s->h, s->object);
+  lm_free(s);
+  src->ctx = NULL;
+}
+
 #else /* no CUDA headers at build time */
 
 int lm_cupti_host_built(void) { return 0; }
@@ -357,5 +473,14 @@ lm_status lm_cupti_host_passes(lm_cupti_host *h, const char *chip, const char *c
   *passes = 0;
   return lm_cupti_host_open(&h, diag);
 }
+
+lm_status lm_cupti_source_image_new(lm_cupti_host *h, const char *chip, const char *const *metrics,
+                                    size_t n_metrics, const uint8_t *image, size_t bytes,
+                                    lm_cupti_source *out, lm_diag *diag) {
+  (void)chip, (void)metrics, (void)n_metrics, (void)image, (void)bytes;
+  memset(out, 0, sizeof *out);
+  return lm_cupti_host_open(&h, diag);
+}
+void lm_cupti_source_image_free(lm_cupti_source *src) { (void)src; }
 
 #endif

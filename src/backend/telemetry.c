@@ -207,12 +207,26 @@ size_t lm_backends_probe(lm_backend_status *out, size_t cap) {
     memset(b, 0, sizeof *b);
     b->name = "cupti";
     b->kind = "counters";
-    b->built = 0;
+    /* The adapter (liblumen_tool's InitializeInjection) is compiled under
+     * the same condition as the Host API: the CUDA headers. */
+    b->built = lm_cupti_host_built();
     char driver[160];
-    lm_cuda_driver_probe(driver, sizeof driver);
-    snprintf(b->why, sizeof b->why,
-             "not built yet: collection through CUPTI's range profiler is still to come (%s)",
-             driver);
+    int gpus = lm_cuda_driver_probe(driver, sizeof driver);
+    lm_cupti_host *h = NULL;
+    lm_diag d;
+    lm_diag_clear(&d);
+    int cupti = lm_cupti_host_open(&h, &d) == LM_OK;
+    lm_cupti_host_close(h);
+    b->usable = cupti && gpus > 0;
+    if (!b->built)
+      snprintf(b->why, sizeof b->why, "not built: %.400s", d.message);
+    else if (!cupti)
+      snprintf(b->why, sizeof b->why, "built; not usable: %.400s", d.message);
+    else if (gpus <= 0)
+      snprintf(b->why, sizeof b->why, "built; not usable: %s",
+               gpus == 0 ? "the CUDA driver reports no NVIDIA GPU" : driver);
+    else
+      snprintf(b->why, sizeof b->why, "range profiler through CUDA_INJECTION64_PATH: %s", driver);
   }
   if (n < cap) {
     lm_backend_status *b = &out[n++];

@@ -1,7 +1,8 @@
 /*
  * core.h - the vendor-neutral core of the tool library, as its backends
  * see it. A backend (backend_rocprofiler.c: rocprofiler-sdk, real or
- * simulated) translates its runtime's callbacks into these calls and hands
+ * simulated; backend_cupti.c: CUPTI's range profiler) translates its
+ * runtime's callbacks into these calls and hands
  * the chosen counter set to its runtime; everything else
  * (filters, set choice, regions, records, telemetry) is the core's.
  */
@@ -50,6 +51,9 @@ void lm_tool_dispatch_end(const lm_tool_dispatch *d, const lm_choice *choice, ui
 /* lm_tool_marker: a region or range event (LM_TOOL_*) from the runtime's
  * own annotations (ROCTx, NVTX, the simulated device's ranges). */
 void lm_tool_marker(int op, unsigned long tid, const char *name, uint64_t id);
+/* lm_tool_sysinfo: one field of the device's system information (the
+ * workload's sysinfo names: gpu_model, cu_per_gpu, max_sclk, ...). */
+void lm_tool_sysinfo(const char *key, const char *value);
 /* lm_tool_telemetry: start sampling t from a background thread (owned). */
 void lm_tool_telemetry(lm_telemetry *t);
 /* lm_tool_finish: flush everything; idempotent (also run at unload). */

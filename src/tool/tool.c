@@ -5,7 +5,8 @@
  *
  * This file is the vendor-neutral core (core.h). At load time it reads its
  * configuration (LUMEN_TOOL_CONFIG: the counter sets, the replay mode, the
- * filters) and builds the policy. A backend (backend_sim.c) attaches it to
+ * filters) and builds the policy. A backend (backend_rocprofiler.c,
+ * backend_cupti.c) attaches it to
  * the GPU runtime and forwards the runtime's callbacks. Dispatches are
  * decided by the policy; their timestamps, counters and regions are
  * appended to a records file, pushed to it dispatch by dispatch, that `lumen profile`
@@ -257,6 +258,14 @@ int lm_tool_attached(const char *arch) {
   clean(arch, clean_arch, sizeof clean_arch);
   emit("A\t%s\n", clean_arch);
   return 0;
+}
+
+void lm_tool_sysinfo(const char *key, const char *value) {
+  if (!T.active) return;
+  char k[128], v[512];
+  clean(key, k, sizeof k);
+  clean(value, v, sizeof v);
+  emit("S\t%s\t%s\n", k, v);
 }
 
 void lm_tool_telemetry(lm_telemetry *t) {

@@ -257,7 +257,10 @@ plan_nvidia)
     echo "SKIP: CUPTI Profiler Host API unavailable: $(grep '^cupti-host' "$TMP/out")"
     exit 77
   fi
-  grep -Eq '^cupti +counters +no +no .*no NVIDIA driver|^cupti +counters +no +no .*GPU' "$TMP/out" ||
+  # Collection is built with the Host API; on a machine without an NVIDIA
+  # GPU it is not usable and says why.
+  grep -Eq '^cupti +counters +yes +no +built; not usable: .*(NVIDIA driver|GPU)' "$TMP/out" ||
+    grep -Eq '^cupti +counters +yes +yes +range profiler' "$TMP/out" ||
     fail "cupti row: $(grep '^cupti ' "$TMP/out")"
   for arch in ga100 gh100 gb100 sm_90; do
     run profile --plan --arch "$arch"

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/cupti_host.h"
 #include "check.h"
 
 static char lines[4096];
@@ -60,10 +61,19 @@ int main(void) {
     CHECK(!b[i].usable || b[i].built);
   }
   CHECK(lm_backends_probe(b, 2) == 2);
-  /* CUPTI: collection is not built; the Host API row is usable exactly
-   * when its library loads. */
+  /* CUPTI: collection is built with the CUDA headers, usable only where
+   * CUPTI loads and the driver has a GPU (the reason names what is
+   * missing); the Host API row is usable exactly when its library loads. */
   n = lm_backends_probe(b, 16);
-  CHECK(!b[1].built && !b[1].usable && strstr(b[1].why, "not built") != NULL);
+  CHECK(b[1].built == lm_cupti_host_built());
+  if (!b[1].built) CHECK(!b[1].usable && strncmp(b[1].why, "not built: ", 11) == 0);
+  char driver[200];
+  int gpus = lm_cuda_driver_probe(driver, sizeof driver);
+  if (b[1].built && gpus <= 0) {
+    CHECK(!b[1].usable && strncmp(b[1].why, "built; not usable: ", 19) == 0);
+    CHECK(strstr(b[1].why, "NVIDIA") != NULL || strstr(b[1].why, "CUPTI") != NULL);
+  }
+  if (b[1].usable) CHECK(gpus > 0 && strstr(b[1].why, "CUDA_INJECTION64_PATH") != NULL);
   CHECK(strcmp(b[2].kind, "planning") == 0);
   CHECK(b[2].usable == (b[2].built && strstr(b[2].why, "Profiler Host API (CUPTI API") != NULL));
   int host_usable = b[2].usable;
@@ -71,6 +81,8 @@ int main(void) {
   n = lm_backends_probe(b, 16);
   CHECK(!b[2].usable);
   CHECK(!host_usable || strstr(b[2].why, "/no/such/libcupti.so") != NULL);
+  CHECK(!b[1].usable);
+  if (host_usable) CHECK(strstr(b[1].why, "/no/such/libcupti.so") != NULL);
   unsetenv("LUMEN_CUPTI_LIBRARY");
 
   lm_telemetry *t = lm_telemetry_open_sim();
