@@ -74,12 +74,17 @@ static size_t n_phases = 0;
 
 uint64_t lm_phase_begin(void) { return lm_now_ns(); }
 
+/* Phases are ended from several threads in the server. */
+static pthread_mutex_t phase_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void lm_phase_end(const char *name, uint64_t token) {
   uint64_t elapsed = lm_now_ns() - token;
+  pthread_mutex_lock(&phase_lock);
   for (size_t i = 0; i < n_phases; i++) {
     if (strcmp(phases[i].name, name) == 0) {
       phases[i].ns += elapsed;
       phases[i].calls++;
+      pthread_mutex_unlock(&phase_lock);
       return;
     }
   }
@@ -89,13 +94,16 @@ void lm_phase_end(const char *name, uint64_t token) {
     phases[n_phases].calls = 1;
     n_phases++;
   }
+  pthread_mutex_unlock(&phase_lock);
 }
 
 void lm_phase_report(void (*visit)(const char *, uint64_t, unsigned long,
                                    void *),
                      void *user) {
+  pthread_mutex_lock(&phase_lock);
   for (size_t i = 0; i < n_phases; i++)
     visit(phases[i].name, phases[i].ns, phases[i].calls, user);
+  pthread_mutex_unlock(&phase_lock);
 }
 
 void lm_run_pair(void *(*fn)(void *), void *first, void *second) {

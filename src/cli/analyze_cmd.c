@@ -147,10 +147,6 @@ static const lm_catalog *catalog_for(const char *arch, const char *metrics_dir,
   return cat;
 }
 
-static void print_phase(const char *name, uint64_t ns, unsigned long calls, void *user) {
-  (void)user;
-  fprintf(stderr, "  %-18s %10.3f ms  (%lu)\n", name, (double)ns / 1e6, calls);
-}
 
 /* Whether text goes to a terminal with colours: --color always|never|auto
  * (auto: stdout is a terminal, NO_COLOR unset, TERM not "dumb"). Returns
@@ -551,11 +547,7 @@ done:
   lm_summary_free(summary);
   lm_workload_free(summary_workload);
   lm_buf_fini(&out);
-  lm_phase_end("total", t_all);
-  if (a.self_time) {
-    fprintf(stderr, "lumen self-time:\n");
-    lm_phase_report(print_phase, NULL);
-  }
+  cli_self_time(&a, t_all);
   cli_args_fini(&a);
   return status;
 }

@@ -82,6 +82,18 @@ void cli_error(const char *mode, const char *fmt, ...) {
   lm_buf_fini(&shown);
 }
 
+static void print_phase(const char *name, uint64_t ns, unsigned long calls, void *user) {
+  (void)user;
+  fprintf(stderr, "  %-22s %10.3f ms  (%lu)\n", name, (double)ns / 1e6, calls);
+}
+
+void cli_self_time(const cli_args *a, uint64_t t_all) {
+  lm_phase_end("total", t_all);
+  if (!a->self_time) return;
+  fprintf(stderr, "lumen self-time:\n");
+  lm_phase_report(print_phase, NULL);
+}
+
 void cli_diag(const char *mode, const lm_diag *diag) {
   char line[2048];
   cli_error(mode, "%s", lm_diag_format(diag, line, sizeof line));

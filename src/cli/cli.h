@@ -52,6 +52,10 @@ const char *cli_get(const cli_args *args, const char *name);
 const char *cli_nth(const cli_args *args, const char *name, size_t n);
 int cli_has(const cli_args *args, const char *name);
 
+/* cli_self_time: with --self-time, end the "total" phase begun at t_all
+ * and print every phase's wall time and count to stderr. */
+void cli_self_time(const cli_args *a, uint64_t t_all);
+
 /* cli_error: print "lumen MODE: message" to stderr. */
 void cli_error(const char *mode, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -42,6 +42,7 @@ static int usage(void) {
 
 int cmd_db(int argc, char **argv, int first) {
   cli_args a;
+  uint64_t t_all = lm_phase_begin();
   if (cli_parse(argc, argv, first, MODE, MODE_DB, &a) != 0) return 2;
   int status = 2;
   lm_store *store = NULL;
@@ -85,7 +86,10 @@ int cmd_db(int argc, char **argv, int first) {
     for (size_t i = 0; i < nw; i++) {
       const char *dir = cli_nth(&a, "workload", i);
       lm_import_result r;
-      if (lm_store_import(store, dir, cli_get(&a, "name"), cli_get(&a, "team"), &r, &diag) != LM_OK) {
+      uint64_t t0 = lm_phase_begin();
+      lm_status imported = lm_store_import(store, dir, cli_get(&a, "name"), cli_get(&a, "team"), &r, &diag);
+      lm_phase_end("import", t0);
+      if (imported != LM_OK) {
         cli_diag(MODE, &diag);
         failed = 1;
         continue;
@@ -190,6 +194,7 @@ int cmd_db(int argc, char **argv, int first) {
 done:
   free(entries);
   lm_store_close(store);
+  cli_self_time(&a, t_all);
   cli_args_fini(&a);
   return status;
 }

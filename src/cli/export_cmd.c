@@ -12,6 +12,7 @@
 
 int cmd_export(int argc, char **argv, int first) {
   cli_args a;
+  uint64_t t_all = lm_phase_begin();
   if (cli_parse(argc, argv, first, MODE, MODE_EXPORT, &a) != 0) return 2;
   int status = 2;
   lm_workload *w = NULL;
@@ -45,6 +46,7 @@ int cmd_export(int argc, char **argv, int first) {
   status = 0;
 done:
   lm_workload_free(w);
+  cli_self_time(&a, t_all);
   cli_args_fini(&a);
   return status;
 }

@@ -22,6 +22,7 @@ static int print_buf(lm_buf *b) {
 
 int cmd_list(int argc, char **argv, int first) {
   cli_args a;
+  uint64_t t_all = lm_phase_begin();
   if (cli_parse(argc, argv, first, MODE, MODE_LIST, &a) != 0) return 2;
   int status = 2;
   lm_catalog *owned = NULL;
@@ -115,6 +116,7 @@ int cmd_list(int argc, char **argv, int first) {
 done:
   lm_buf_fini(&out);
   lm_catalog_free(owned);
+  cli_self_time(&a, t_all);
   cli_args_fini(&a);
   return status;
 }

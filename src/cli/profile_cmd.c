@@ -71,6 +71,7 @@ static int plan_nvidia(const lm_catalog *cat, const char *const *items, size_t n
 
 int cmd_profile(int argc, char **argv, int first) {
   cli_args a;
+  uint64_t t_all = lm_phase_begin();
   if (cli_parse(argc, argv, first, MODE, MODE_PROFILE, &a) != 0) return 2;
   int status = 2;
   lm_plan *plan = NULL;
@@ -247,6 +248,7 @@ done:
   free(items);
   lm_buf_fini(&out);
   lm_plan_free(plan);
+  cli_self_time(&a, t_all);
   cli_args_fini(&a);
   return status;
 }

@@ -36,6 +36,7 @@ static int parse_listen(const char *text, char *host, size_t cap, int *port) {
 
 int cmd_serve(int argc, char **argv, int first) {
   cli_args a;
+  uint64_t t_all = lm_phase_begin();
   if (cli_parse(argc, argv, first, MODE, MODE_SERVE, &a) != 0) return 2;
   int status = 2;
   const char **folders = NULL;
@@ -133,6 +134,7 @@ int cmd_serve(int argc, char **argv, int first) {
 done:
   free(folders);
   lm_free(token_buf);
+  cli_self_time(&a, t_all);
   cli_args_fini(&a);
   return status;
 }

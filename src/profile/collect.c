@@ -57,7 +57,17 @@ static void remove_records(const char *prefix) {
 }
 
 /* One application run, committed to the database when it ends. */
+static lm_status run_once(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag);
+
+/* One run of the application, timed for --self-time. */
 static lm_status do_run(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag) {
+  uint64_t t0 = lm_phase_begin();
+  lm_status st = run_once(x, spec, diag);
+  lm_phase_end("application run", t0);
+  return st;
+}
+
+static lm_status run_once(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag) {
   char config_path[4096], records[4096], why[1024];
   snprintf(config_path, sizeof config_path, "%s/run_%d.config", x->dir, spec->id);
   snprintf(records, sizeof records, "%s/run_%d.records", x->dir, spec->id);
@@ -500,7 +510,9 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
       goto done;
     }
     /* A bad -b fails before anything is created. */
+    uint64_t t_plan = lm_phase_begin();
     if ((st = lm_plan_build(cat, o->items, o->n_items, &plan, diag)) != LM_OK) goto done;
+    lm_phase_end("plan counter sets", t_plan);
     if ((st = lm_make_dirs(o->dir, "the workload folder", "choose a writable place with -w", diag)) != LM_OK)
       goto done;
     if ((st = lock_folder(o->dir, &lock_fd, diag)) != LM_OK) goto done;
@@ -599,8 +611,10 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
   char ip_blocks[1024] = "";
   for (size_t i = 0, at = 0; i < x.opt.n_items && at < sizeof ip_blocks - 1; i++)
     at += (size_t)snprintf(ip_blocks + at, sizeof ip_blocks - at, "%s%s", i ? "|" : "", x.opt.items[i]);
+  uint64_t t_compose = lm_phase_begin();
   st = lm_collect_compose(x.db, x.wid, x.sets, x.n_sets, cat->accumulate ? cat->accumulate : "SQ_ACCUM_PREV_HIRES",
                rec, x.opt.name, x.opt.argv, x.opt.argc, ip_blocks[0] ? ip_blocks : NULL, summary, diag);
+  lm_phase_end("compose dispatch rows", t_compose);
   if (st == LM_OK)
     lm_collect_note(x.db, x.wid, LM_LOG_DEBUG, "composed %zu dispatch rows from %d counter sets%s%s", summary->dispatches,
          x.n_sets, summary->dropped ? "; left out: " : "", summary->dropped ? summary->dropped_detail : "");

@@ -857,6 +857,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     return ok;
   }
   enum MHD_Result ok;
+  uint64_t t_request = lm_phase_begin();
   if (req->escaped_path) {
     ok = send_error(c, MHD_HTTP_NOT_FOUND, "not found");
   } else if (!authorized(c, &q, strncmp(url, "/api/", 5) != 0)) {
@@ -887,6 +888,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
   } else {
     ok = send_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
   }
+  /* --self-time: wall time per endpoint. */
+  lm_phase_end(strcmp(url, "/api/analysis") == 0   ? "request /api/analysis"
+               : strcmp(url, "/api/summary") == 0  ? "request /api/summary"
+               : strcmp(url, "/api/roofline") == 0 ? "request /api/roofline"
+               : strncmp(url, "/api/", 5) == 0     ? "request /api/ (other)"
+                                                   : "request page",
+               t_request);
   lm_query_fini(&q);
   return ok;
 }

@@ -490,6 +490,27 @@ clocks)
   run analyze -w "$TMP/p" --clock sometimes
   expect_status 2
   ;;
+self_time)
+  # --self-time in every mode: per run in profile, import in db, per
+  # request in serve.
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  run profile -n st -w "$TMP/p" --self-time -- "$APP" -g 2 "$VCOPY:3"
+  expect_status 0
+  expect_err "lumen self-time:"
+  grep -q "application run .*(12)" "$TMP/err" || fail "no per-run phase: $(grep -A8 self-time "$TMP/err")"
+  expect_err "compose dispatch rows"
+  run db import --db "$TMP/s.db" -w "$TMP/p" --self-time
+  expect_status 0
+  grep -q "import .*(1)" "$TMP/err" || fail "no import phase"
+  . "$SRCDIR/../../scripts/serve-lib.sh"
+  start_lumen_serve "$LUMEN" "$TMP" -w "$TMP/p" --self-time || fail "serve"
+  for _ in 1 2 3; do curl -s -o /dev/null "${URL}api/analysis?w=f0&norm=per_kernel"; done
+  curl -s -o /dev/null "${URL}api/summary?w=f0"
+  kill -TERM "$SERVER"
+  wait "$SERVER"
+  grep -q "request /api/analysis .*(3)" "$TMP/serve.err" || fail "no per-request phase: $(cat "$TMP/serve.err")"
+  grep -q "request /api/summary .*(1)" "$TMP/serve.err" || fail "no summary request phase"
+  ;;
 export)
   export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
   run profile -n ex -w "$TMP/p" -- "$APP" -g 2 "$VCOPY:3"
