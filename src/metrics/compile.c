@@ -34,7 +34,7 @@ const char *const lm_sysinfo_fields[] = {
     "simd_per_cu", "se_per_gpu", "wave_size", "workgroup_max_size",
     "max_waves_per_cu", "max_sclk", "max_mclk", "cur_sclk", "cur_mclk",
     "total_l2_chan", "lds_banks_per_cu", "sqc_per_gpu", "pipes_per_gpu",
-    "hbm_bw", "num_xcd", NULL};
+    "hbm_bw", "num_xcd", "num_hbm_channels", "gpu_chip_id", NULL};
 
 /* A growable array of any element type. */
 #define VEC(T) struct { T *v; int32_t n, cap; }
