@@ -138,6 +138,11 @@ static const lm_catalog *catalog_for(const char *arch, const char *metrics_dir, 
   }
   const lm_catalog *cat = compat ? lm_metrics_builtin_compat(arch, compat) : lm_metrics_builtin(arch);
   const lm_catalog *any = lm_metrics_builtin(arch);
+  if (!cat && any && strcmp(any->vendor, "amd") != 0) {
+    cli_error(MODE, "--compat %s: the versions are rocprofiler-compute's, for AMD GPUs; %s is "
+                    "a %s architecture", compat, arch, any->vendor);
+    return NULL;
+  }
   if (!cat && any) {
     lm_buf list = {0};
     for (const char *const *v = lm_compat_versions; *v; v++)
