@@ -99,8 +99,9 @@ static int is_dir(const char *path) {
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The catalog for `arch`: built in, or compiled from --metrics-dir. */
-static const lm_catalog *catalog_for(const char *arch, const char *metrics_dir,
+/* The catalog for `arch` in reference version compat (NULL: the default):
+ * built in, or compiled from --metrics-dir. */
+static const lm_catalog *catalog_for(const char *arch, const char *metrics_dir, const char *compat,
                                      const char *sysinfo_path, lm_catalog **owned) {
   lm_diag diag;
   lm_diag_clear(&diag);
@@ -121,7 +122,7 @@ static const lm_catalog *catalog_for(const char *arch, const char *metrics_dir,
       dir = sub;
     }
     uint64_t t0 = lm_phase_begin();
-    if (lm_metrics_compile_dir(dir, owned, &diag) != LM_OK) {
+    if (lm_metrics_compile_dir_compat(dir, NULL, 0, compat, owned, &diag) != LM_OK) {
       cli_diag(MODE, &diag);
       return NULL;
     }
@@ -135,7 +136,27 @@ static const lm_catalog *catalog_for(const char *arch, const char *metrics_dir,
     }
     return *owned;
   }
-  const lm_catalog *cat = lm_metrics_builtin(arch);
+  const lm_catalog *cat = compat ? lm_metrics_builtin_compat(arch, compat) : lm_metrics_builtin(arch);
+  const lm_catalog *any = lm_metrics_builtin(arch);
+  if (!cat && any && strcmp(any->vendor, "amd") != 0) {
+    cli_error(MODE, "--compat %s: the versions are rocprofiler-compute's, for AMD GPUs; %s is "
+                    "a %s architecture", compat, arch, any->vendor);
+    return NULL;
+  }
+  if (!cat && any) {
+    lm_buf list = {0};
+    for (const char *const *v = lm_compat_versions; *v; v++)
+      if (lm_metrics_builtin_compat(arch, *v))
+        lm_buf_printf(&list, "%s%s", list.len ? ", " : "", *v);
+    cli_error(MODE, "--compat %s: %s has metric definitions only in the semantics of "
+                    "rocprofiler-compute %s (version %s does not support this GPU); use --compat %s",
+              compat, arch, lm_buf_cstr(&list), compat, any->compat);
+    lm_buf_fini(&list);
+    return NULL;
+  }
+  if (cat && !compat && strcmp(cat->compat, lm_compat_versions[0]) != 0)
+    lm_log(LM_LOG_WARN, "%s: analyzed in rocprofiler-compute %s semantics, the oldest lumen has "
+                        "for this GPU (--compat %s)", arch, cat->compat, cat->compat);
   if (!cat) {
     lm_buf list = {0};
     for (const char *const *a = lm_metrics_builtin_list(); *a; a++)
@@ -329,6 +350,13 @@ int cmd_analyze(int argc, char **argv, int first) {
     status = 2;
     goto done;
   }
+  const char *compat = cli_get(&a, "compat");
+  if (compat && !lm_compat_known(compat)) {
+    cli_error(MODE, "--compat %s: expected 3.0 (the default) or 3.3, the rocprofiler-compute "
+                    "version whose analyze tables to reproduce", compat);
+    status = 2;
+    goto done;
+  }
   const char *weight = cli_get(&a, "weight");
   if (weight && strcmp(weight, "count") != 0 && strcmp(weight, "time") != 0) {
     cli_error(MODE, "--weight %s: use count (each dispatch once, the reference tool's) or time "
@@ -419,7 +447,7 @@ int cmd_analyze(int argc, char **argv, int first) {
       lm_log(LM_LOG_DEBUG, "%s: %s, %zu dispatches, %zu columns", path, workloads[k]->arch,
              workloads[k]->pmc->n_rows, workloads[k]->pmc->n_cols);
     }
-    const lm_catalog *cat = catalog_for(store ? entry.arch : workloads[k]->arch, cli_get(&a, "metrics-dir"),
+    const lm_catalog *cat = catalog_for(store ? entry.arch : workloads[k]->arch, cli_get(&a, "metrics-dir"), compat,
                                         store ? lm_store_where(store) : workloads[k]->sysinfo_table->path,
                                         &owned[k]);
     if (!cat) goto done;
@@ -455,7 +483,7 @@ int cmd_analyze(int argc, char **argv, int first) {
     if (k == 0) last_opts = o;
     if (store) {
       int cached = 0;
-      if (lm_store_analyze(store, path, owned[k], &o, &workloads[k], &runs[k], &cached, &diag) != LM_OK) {
+      if (lm_store_analyze(store, path, cat, &o, &workloads[k], &runs[k], &cached, &diag) != LM_OK) {
         if (!diag.file[0]) snprintf(diag.file, sizeof diag.file, "%s", path);
         cli_diag(MODE, &diag);
         goto done;

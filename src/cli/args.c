@@ -30,6 +30,7 @@ static const flag flags[] = {
     {"region", 'r', 1, MODE_ANALYZE | MODE_PROFILE | MODE_SERVE, NULL},
     {"block", 'b', 1, MODE_ANALYZE | MODE_PROFILE, NULL},
     {"norm", 0, 1, MODE_ANALYZE | MODE_SERVE, NULL},
+    {"compat", 0, 1, MODE_ANALYZE | MODE_SERVE, NULL},
     {"weight", 0, 1, MODE_ANALYZE | MODE_SERVE, NULL},
     {"output", 'o', 1, MODE_ANALYZE | MODE_LIST | MODE_EXPORT, NULL},
     {"format", 0, 1, MODE_ANALYZE | MODE_LIST | MODE_DB, NULL},

@@ -371,8 +371,8 @@ static void *parse_part(void *arg) {
       if (!int_cell) kind = lm_parse_number(vs, ve, &v, &is_int);
       if (kind == 3) {
         pt->status = lm_diag_set(&pt->diag, LM_EDATA, ctx->path, line, (long)c + 1, col->name,
-                                 "number out of the range of a double: '%.40s%s'", vs,
-                                 ve - vs > 40 ? "..." : "");
+                                 "number out of the range of a double: '%.*s%s'",
+                                 (int)(ve - vs > 40 ? 40 : ve - vs), vs, ve - vs > 40 ? "..." : "");
         goto fail;
       }
       if (kind == 0 && memchr(vs, '\0', (size_t)(ve - vs))) {

@@ -22,6 +22,15 @@ typedef struct lm_csv_options {
   int threads;                    /* 0: decide from the file size; 1: serial */
 } lm_csv_options;
 
+/* lm_rocpd_is_long: 1 if pmc has the rocpd-based profiler's one row per
+ * counter layout (Counter_Name and Counter_Value columns). */
+int lm_rocpd_is_long(const lm_table *pmc);
+
+/* lm_rocpd_pivot: that layout turned into one row per dispatch, the way the
+ * reference tool 3.3 does it (see rocpd.c). Errors: a launch column missing
+ * (LM_EDATA, naming it), out of memory. */
+lm_status lm_rocpd_pivot(const lm_table *in, lm_table **out, lm_diag *diag);
+
 /* lm_csv_read: load the CSV file at path into a new table (*out, free with
  * lm_table_free). The first record is the header. Every record must have
  * as many fields as the header; a malformed file gives LM_EPARSE with the

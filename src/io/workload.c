@@ -18,7 +18,7 @@
 
 #include "io/io.h"
 
-static const char *const pmc_text_columns[] = {"Kernel_Name", NULL};
+static const char *const pmc_text_columns[] = {"Kernel_Name", "Counter_Name", NULL};
 
 static char *join_path(lm_arena *arena, const char *dir, const char *name) {
   size_t n = strlen(dir), m = strlen(name);
@@ -211,6 +211,13 @@ lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag) {
   pmc_options.text_columns = pmc_text_columns;
   status = lm_csv_read(pmc_path, &pmc_options, &w->pmc, diag);
   if (status != LM_OK) goto fail;
+  if (lm_rocpd_is_long(w->pmc)) {
+    lm_table *wide = NULL;
+    status = lm_rocpd_pivot(w->pmc, &wide, diag);
+    if (status != LM_OK) goto fail;
+    lm_table_free(w->pmc);
+    w->pmc = wide;
+  }
   if (lm_table_find(w->pmc, "Kernel_Name") < 0) {
     status = lm_diag_set(diag, LM_EDATA, pmc_path, 1, 0, "Kernel_Name",
                          "missing column: every dispatch row needs a kernel name");

@@ -34,7 +34,7 @@ const char *const lm_sysinfo_fields[] = {
     "simd_per_cu", "se_per_gpu", "wave_size", "workgroup_max_size",
     "max_waves_per_cu", "max_sclk", "max_mclk", "cur_sclk", "cur_mclk",
     "total_l2_chan", "lds_banks_per_cu", "sqc_per_gpu", "pipes_per_gpu",
-    "hbm_bw", "num_xcd", NULL};
+    "hbm_bw", "num_xcd", "num_hbm_channels", "gpu_chip_id", NULL};
 
 /* A growable array of any element type. */
 #define VEC(T) struct { T *v; int32_t n, cap; }
@@ -480,6 +480,7 @@ static int32_t compile_one(builder *b, const lm_expr *e, const ctx *c) {
 typedef struct file_ctx {
   const char *name;
   const ynode *root;
+  int applied; /* an overlay applied to the others */
 } file_ctx;
 
 static const char *scalar(builder *b, const char *file, const ynode *y, const char *what) {
@@ -547,7 +548,7 @@ static lm_status check_keys(builder *b, const char *file, const ynode *map,
 static lm_status load_arch(builder *b, const file_ctx *f) {
   static const char *const keys[] = {"arch", "products", "l2_channels_per_xcd",
                                      "block_limits", "shared_limits", "accumulate",
-                                     "counters", "vendor", "chip", NULL};
+                                     "counters", "vendor", "chip", "base", "since", NULL};
   if (check_keys(b, f->name, f->root, keys, "arch.yaml") != LM_OK) return b->status;
   const char *arch = scalar(b, f->name, lm_yaml_get(f->root, "arch"), "arch");
   if (!arch) {
@@ -1007,6 +1008,54 @@ static const char *base_name(const char *path) {
 
 lm_status lm_metrics_compile_texts(const char *const *names, const char *const *texts,
                                    size_t n, lm_catalog **out, lm_diag *diag) {
+  return lm_metrics_compile_texts_compat(names, texts, n, NULL, out, diag);
+}
+
+static int is_overlay(const ynode *root) { return lm_yaml_get(root, "overlay") != NULL; }
+
+/* Apply the overlays among files (those of versions up to target that name
+ * the architecture or its base) to the other files, in version order. */
+static lm_status apply_overlays(builder *b, file_ctx *files, size_t n, const char *target,
+                                const char *arch, const char *base) {
+  ynode **roots = lm_calloc(n ? n : 1, sizeof *roots);
+  const char **names = lm_calloc(n ? n : 1, sizeof *names);
+  if (!roots || !names) {
+    lm_free(roots);
+    lm_free(names);
+    return b->status = LM_ENOMEM;
+  }
+  size_t n_defs = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!is_overlay(files[i].root)) {
+      roots[n_defs] = (ynode *)files[i].root;
+      names[n_defs++] = files[i].name;
+    }
+  const char *archs[2] = {arch, base ? base : arch};
+  for (const char *const *v = lm_compat_versions; *v && b->status == LM_OK; v++) {
+    if (lm_compat_cmp(*v, target) > 0) break;
+    for (size_t i = 0; i < n && b->status == LM_OK; i++) {
+      const ynode *ov = files[i].root;
+      if (!is_overlay(ov)) continue;
+      const ynode *ver = lm_yaml_get(ov, "overlay");
+      if (ver->type != Y_SCALAR || !lm_compat_known(ver->text)) {
+        error_at(b, files[i].name, ver->line, ver->column, "overlay",
+                 "unknown reference version '%s'", ver->type == Y_SCALAR ? ver->text : "");
+        break;
+      }
+      if (strcmp(ver->text, *v) != 0 || !lm_overlay_applies(ov, archs, 2)) continue;
+      lm_status st = lm_overlay_apply(files[i].name, ov, roots, names, n_defs, b->tmp, b->diag);
+      if (st != LM_OK) b->status = st;
+      files[i].applied = 1;
+    }
+  }
+  lm_free(roots);
+  lm_free(names);
+  return b->status;
+}
+
+lm_status lm_metrics_compile_texts_compat(const char *const *names, const char *const *texts,
+                                          size_t n, const char *compat, lm_catalog **out,
+                                          lm_diag *diag) {
   builder b;
   memset(&b, 0, sizeof b);
   lm_catalog *cat = NULL;
@@ -1043,7 +1092,41 @@ lm_status lm_metrics_compile_texts(const char *const *names, const char *const *
     }
     files[i].root = root;
   }
+  /* The reference version: the one asked for, or the oldest the
+   * definitions support (arch.yaml's `since`, else 3.0). */
+  const char *target = compat;
+  {
+    const ynode *arch_root = NULL;
+    for (size_t i = 0; i < n; i++)
+      if (strcmp(base_name(files[i].name), "arch.yaml") == 0) arch_root = files[i].root;
+    const ynode *since = lm_yaml_get(arch_root, "since");
+    const ynode *an = lm_yaml_get(arch_root, "arch"), *bn = lm_yaml_get(arch_root, "base");
+    const char *oldest = since && since->type == Y_SCALAR ? since->text : lm_compat_versions[0];
+    if (!lm_compat_known(oldest)) {
+      error_at(&b, "arch.yaml", since->line, since->column, "since",
+               "unknown reference version '%s'", oldest);
+      goto fail;
+    }
+    if (target && !lm_compat_known(target)) {
+      b.status = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "compat",
+                             "unknown reference version '%s'", target);
+      goto fail;
+    }
+    if (target && lm_compat_cmp(target, oldest) < 0) {
+      b.status = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "compat",
+                             "%s has metric definitions only in rocprofiler-compute %s "
+                             "semantics and later; version %s does not support it",
+                             an && an->type == Y_SCALAR ? an->text : "this architecture",
+                             oldest, target);
+      goto fail;
+    }
+    if (!target) target = oldest;
+    if (apply_overlays(&b, files, n, target, an && an->type == Y_SCALAR ? an->text : "",
+                       bn && bn->type == Y_SCALAR ? bn->text : NULL) != LM_OK)
+      goto fail;
+  }
   for (size_t i = 0; i < n; i++) {
+    if (is_overlay(files[i].root)) continue;
     if (strcmp(base_name(files[i].name), "arch.yaml") == 0) {
       if (load_arch(&b, &files[i]) != LM_OK) goto fail;
       have_arch = 1;
@@ -1055,10 +1138,11 @@ lm_status lm_metrics_compile_texts(const char *const *names, const char *const *
     goto fail;
   }
   for (size_t i = 0; i < n; i++)
-    if (strcmp(base_name(files[i].name), "quantities.yaml") == 0 &&
+    if (!is_overlay(files[i].root) && strcmp(base_name(files[i].name), "quantities.yaml") == 0 &&
         load_quantities(&b, &files[i]) != LM_OK)
       goto fail;
   for (size_t i = 0; i < n; i++) {
+    if (is_overlay(files[i].root)) continue;
     const char *base = base_name(files[i].name);
     if (strcmp(base, "arch.yaml") == 0 || strcmp(base, "quantities.yaml") == 0) continue;
     if (load_panel(&b, &files[i]) != LM_OK) goto fail;
@@ -1082,9 +1166,11 @@ lm_status lm_metrics_compile_texts(const char *const *names, const char *const *
   cat = lm_arena_alloc(b.arena, sizeof *cat);
   if (!cat) goto nomem;
   {
-    /* The definitions' identity: FNV-1a over file names and texts. */
+    /* The definitions' identity: FNV-1a over the names and texts of the
+     * files used (overlays of other versions or architectures left out). */
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < n; i++) {
+      if (is_overlay(files[i].root) && !files[i].applied) continue;
       const char *base = strrchr(names[i], '/');
       for (const char *p = base ? base + 1 : names[i]; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
       for (const char *p = texts[i]; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
@@ -1096,6 +1182,8 @@ lm_status lm_metrics_compile_texts(const char *const *names, const char *const *
     if (!cat->digest) goto nomem;
   }
   cat->arch = b.arch;
+  cat->compat = lm_arena_strdup(b.arena, target);
+  if (!cat->compat) goto nomem;
   cat->products = b.products;
   cat->vendor = b.vendor ? b.vendor : "amd";
   cat->chip = b.chip ? b.chip : "";
@@ -1182,58 +1270,117 @@ static int cmp_strings(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-lm_status lm_metrics_compile_dir(const char *dir, lm_catalog **out, lm_diag *diag) {
-  lm_status status = LM_OK;
-  char **names = NULL, **texts = NULL;
-  size_t n = 0, cap = 0;
-  *out = NULL;
+/* A list of definition files being gathered from folders. */
+typedef struct file_list {
+  char **names;
+  size_t n, cap;
+} file_list;
+
+/* Append dir's *.yaml files in name order; skip_arch leaves out arch.yaml.
+ * A folder that cannot be opened is an error naming it. */
+static lm_status collect_yaml(const char *dir, int skip_arch, file_list *fl, lm_diag *diag) {
   DIR *d = opendir(dir);
   if (!d)
     return lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL,
                        "cannot open the metric definition folder");
+  size_t first = fl->n;
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     size_t len = strlen(e->d_name);
     if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0 || e->d_name[0] == '.') continue;
-    if (n == cap) {
-      size_t grown = cap ? cap * 2 : 32;
-      char **fresh = lm_realloc(names, grown * sizeof *fresh);
+    if (skip_arch && strcmp(e->d_name, "arch.yaml") == 0) continue;
+    if (fl->n == fl->cap) {
+      size_t grown = fl->cap ? fl->cap * 2 : 32;
+      char **fresh = lm_realloc(fl->names, grown * sizeof *fresh);
       if (!fresh) goto nomem;
-      names = fresh;
-      cap = grown;
+      fl->names = fresh;
+      fl->cap = grown;
     }
     size_t dl = strlen(dir);
-    names[n] = lm_malloc(dl + len + 2);
-    if (!names[n]) goto nomem;
-    snprintf(names[n], dl + len + 2, "%s/%s", dir, e->d_name);
-    n++;
+    fl->names[fl->n] = lm_malloc(dl + len + 2);
+    if (!fl->names[fl->n]) goto nomem;
+    snprintf(fl->names[fl->n], dl + len + 2, "%s/%s", dir, e->d_name);
+    fl->n++;
   }
   closedir(d);
-  d = NULL;
-  if (n == 0) {
+  qsort(fl->names + first, fl->n - first, sizeof *fl->names, cmp_strings);
+  return LM_OK;
+nomem:
+  closedir(d);
+  return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+}
+
+/* The `base:` of dir/arch.yaml, copied into out (empty when none). */
+static lm_status arch_base(const char *dir, char *out, size_t cap, lm_diag *diag) {
+  char path[4096];
+  out[0] = '\0';
+  snprintf(path, sizeof path, "%s/arch.yaml", dir);
+  char *text = NULL;
+  if (lm_read_file(path, (size_t)16 << 20, &text, NULL, NULL) != LM_OK) return LM_OK;
+  lm_arena *arena = lm_arena_new(1 << 12);
+  ynode *root = NULL;
+  lm_status st = arena ? lm_yaml_load(path, text, strlen(text), arena, &root, diag) : LM_ENOMEM;
+  const ynode *base = st == LM_OK ? lm_yaml_get(root, "base") : NULL;
+  if (base && base->type == Y_SCALAR) {
+    if (strlen(base->text) >= cap || strchr(base->text, '/') || base->text[0] == '.')
+      st = lm_diag_set(diag, LM_EPARSE, path, base->line, base->column, "base",
+                       "expected the name of a sibling architecture folder");
+    else
+      snprintf(out, cap, "%s", base->text);
+  }
+  lm_arena_free(arena);
+  lm_free(text);
+  return st;
+}
+
+lm_status lm_metrics_compile_dir(const char *dir, lm_catalog **out, lm_diag *diag) {
+  return lm_metrics_compile_dir_compat(dir, NULL, 0, NULL, out, diag);
+}
+
+lm_status lm_metrics_compile_dir_compat(const char *dir, const char *const *overlay_dirs,
+                                        size_t n_overlay_dirs, const char *compat,
+                                        lm_catalog **out, lm_diag *diag) {
+  lm_status status = LM_OK;
+  file_list fl = {0};
+  char **texts = NULL;
+  char base[256];
+  *out = NULL;
+  if ((status = arch_base(dir, base, sizeof base, diag)) != LM_OK) goto done;
+  if (base[0]) {
+    /* A derived architecture: the base's definitions, then the overlays,
+     * then this folder's arch.yaml and overlays. */
+    char bdir[4096];
+    const char *slash = strrchr(dir, '/');
+    int plen = slash ? (int)(slash - dir) : 1;
+    snprintf(bdir, sizeof bdir, "%.*s/%s", plen, slash ? dir : ".", base);
+    if ((status = collect_yaml(bdir, 1, &fl, diag)) != LM_OK) goto done;
+  }
+  for (size_t i = 0; i < n_overlay_dirs; i++)
+    if ((status = collect_yaml(overlay_dirs[i], 1, &fl, diag)) != LM_OK) goto done;
+  size_t before = fl.n;
+  if ((status = collect_yaml(dir, 0, &fl, diag)) != LM_OK) goto done;
+  if (fl.n == before) {
     status = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL,
                          "no .yaml definition files in this folder");
     goto done;
   }
-  qsort(names, n, sizeof *names, cmp_strings);
-  texts = lm_calloc(n, sizeof *texts);
-  if (!texts) goto nomem;
-  for (size_t i = 0; i < n; i++) {
-    status = lm_read_file(names[i], (size_t)16 << 20, &texts[i], NULL, diag);
+  texts = lm_calloc(fl.n, sizeof *texts);
+  if (!texts) {
+    status = lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < fl.n; i++) {
+    status = lm_read_file(fl.names[i], (size_t)16 << 20, &texts[i], NULL, diag);
     if (status != LM_OK) goto done;
   }
-  status = lm_metrics_compile_texts((const char *const *)names, (const char *const *)texts,
-                                    n, out, diag);
-  goto done;
-nomem:
-  status = lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+  status = lm_metrics_compile_texts_compat((const char *const *)fl.names,
+                                           (const char *const *)texts, fl.n, compat, out, diag);
 done:
-  if (d) closedir(d);
-  for (size_t i = 0; i < n; i++) {
-    lm_free(names[i]);
+  for (size_t i = 0; i < fl.n; i++) {
+    lm_free(fl.names[i]);
     if (texts) lm_free(texts[i]);
   }
-  lm_free(names);
+  lm_free(fl.names);
   lm_free(texts);
   return status;
 }

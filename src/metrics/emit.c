@@ -151,6 +151,8 @@ lm_status lm_catalog_emit_c(const lm_catalog *c, const char *sym, lm_buf *out) {
   emit_string(out, c->vendor);
   lm_buf_puts(out, ", ");
   emit_string(out, c->chip);
+  lm_buf_puts(out, ", ");
+  emit_string(out, c->compat ? c->compat : "3.0");
   lm_buf_puts(out, "\n};\n");
   return out->failed ? LM_ENOMEM : LM_OK;
 }

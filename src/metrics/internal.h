@@ -33,6 +33,16 @@ const ynode *lm_yaml_get(const ynode *map, const char *key);
  * Aggregates and leaves are not handled here. */
 double lm_scalar_op(int op, double a, double b, double c, double k);
 
+/* lm_overlay_applies: 1 if the overlay's `archs:` list (none: every
+ * architecture) names one of archs. */
+int lm_overlay_applies(const ynode *overlay, const char *const *archs, size_t n_archs);
+
+/* lm_overlay_apply: patch the n definition trees roots (named names; panel
+ * files, quantities.yaml, arch.yaml) with one overlay document, allocating
+ * from arena. Errors name the overlay file, line and column. */
+lm_status lm_overlay_apply(const char *file, const ynode *overlay, ynode **roots,
+                           const char *const *names, size_t n, lm_arena *arena, lm_diag *diag);
+
 /* The fields of sysinfo.csv that formulas may name as $field. */
 extern const char *const lm_sysinfo_fields[];
 

@@ -237,15 +237,37 @@ typedef struct lm_catalog {
   const char *chip;            /* the vendor's chip name ("GH100": what the
                                   CUPTI Profiler Host API is asked about),
                                   "" if none */
+  const char *compat;          /* the reference version whose semantics the
+                                  catalog reproduces: "3.0", "3.3" */
 } lm_catalog;
 
-/* lm_metrics_builtin: the catalog compiled into lumen for `arch`, or NULL. */
+/* ------------------------------------------------- reference versions */
+
+/* The versions of the reference tool (rocprofiler-compute) whose analyze
+ * semantics lumen reproduces, oldest first, NULL-terminated. The first is
+ * the default. */
+extern const char *const lm_compat_versions[];
+
+/* lm_compat_known: 1 if version is one of lm_compat_versions. */
+int lm_compat_known(const char *version);
+
+/* lm_compat_cmp: <0, 0, >0 as version a is older than, equal to or newer
+ * than b ("3.0" < "3.3" < "3.10"). */
+int lm_compat_cmp(const char *a, const char *b);
+
+/* lm_metrics_builtin: the catalog compiled into lumen for `arch` in the
+ * default reference version (3.0), or in the oldest one the architecture
+ * has when it is newer (gfx950: 3.3); NULL for an unknown architecture. */
 const lm_catalog *lm_metrics_builtin(const char *arch);
 
 /* lm_metrics_builtin_find: the built-in catalog whose arch or chip is
  * `name`, compared without regard to case ("sm_90", "gh100", "GH100"), or
  * NULL. */
 const lm_catalog *lm_metrics_builtin_find(const char *name);
+/* lm_metrics_builtin_compat: the built-in catalog of `arch` in reference
+ * version `compat` ("3.0", "3.3"), or NULL when lumen has none (unknown
+ * architecture, or one the version does not support). */
+const lm_catalog *lm_metrics_builtin_compat(const char *arch, const char *compat);
 
 /* lm_metrics_builtin_list: the built-in architectures, NULL-terminated. */
 const char *const *lm_metrics_builtin_list(void);
@@ -256,12 +278,32 @@ const char *const *lm_metrics_builtin_list(void);
 lm_status lm_metrics_compile_dir(const char *dir, lm_catalog **out,
                                  lm_diag *diag);
 
+/* lm_metrics_compile_dir_compat: compile dir for reference version compat
+ * (NULL: the oldest the definitions support). When dir/arch.yaml names a
+ * `base:`, the sibling folder of that name supplies every file but
+ * arch.yaml. The *.yaml files of overlay_dirs are overlays (files with an
+ * `overlay:` key, see overlay.c); those of versions up to compat that name
+ * the architecture (or its base) are applied, as are dir's own. Errors:
+ * LM_EINVAL when compat is older than the definitions' `since:` or not a
+ * known version, otherwise as lm_metrics_compile_dir. */
+lm_status lm_metrics_compile_dir_compat(const char *dir, const char *const *overlay_dirs,
+                                        size_t n_overlay_dirs, const char *compat,
+                                        lm_catalog **out, lm_diag *diag);
+
 /* lm_metrics_compile_texts: the same from n in-memory files; names[i] is
  * the file name used in diagnostics (and to recognize arch.yaml and
  * quantities.yaml), texts[i] its content. */
 lm_status lm_metrics_compile_texts(const char *const *names,
                                    const char *const *texts, size_t n,
                                    lm_catalog **out, lm_diag *diag);
+
+/* lm_metrics_compile_texts_compat: the same for reference version compat
+ * (NULL: the oldest the definitions support); files with an `overlay:`
+ * key are overlays, applied as lm_metrics_compile_dir_compat says. */
+lm_status lm_metrics_compile_texts_compat(const char *const *names,
+                                          const char *const *texts, size_t n,
+                                          const char *compat, lm_catalog **out,
+                                          lm_diag *diag);
 
 /* lm_catalog_free: release a run-time catalog; NULL and built-ins are no-ops. */
 void lm_catalog_free(lm_catalog *catalog);

@@ -168,6 +168,10 @@ lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag
       static const char *const norms[] = {"per_wave", "per_cycle", "per_second", "per_kernel", NULL};
       st = oneof(key, value, norms, diag);
       if (st == LM_OK) st = one(&q->norm, key, value, diag);
+    } else if (strcmp(key, "compat") == 0) {
+      static const char *const versions[] = {"3.0", "3.3", NULL};
+      st = oneof(key, value, versions, diag);
+      if (st == LM_OK) st = one(&q->compat, key, value, diag);
     } else if (strcmp(key, "weight") == 0) {
       static const char *const weights[] = {"count", "time", NULL};
       st = oneof(key, value, weights, diag);
@@ -191,8 +195,9 @@ lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag
   if (st != LM_OK) return st;
   /* The canonical selection (token excluded). */
   lm_buf b = {0};
-  lm_buf_printf(&b, "w=%s|base=%s|norm=%s|weight=%s|clock=%s|c=%d", q->w ? q->w : "", q->base ? q->base : "",
-                q->norm ? q->norm : "", q->weight ? q->weight : "", q->clock ? q->clock : "", q->corrected);
+  lm_buf_printf(&b, "w=%s|base=%s|norm=%s|weight=%s|clock=%s|c=%d|compat=%s", q->w ? q->w : "",
+                q->base ? q->base : "", q->norm ? q->norm : "", q->weight ? q->weight : "",
+                q->clock ? q->clock : "", q->corrected, q->compat ? q->compat : "");
   for (size_t i = 0; i < q->n_kernels; i++) lm_buf_printf(&b, "|k=%s", q->kernels[i]);
   for (size_t i = 0; i < q->n_regions; i++) lm_buf_printf(&b, "|r=%s", q->regions[i]);
   for (size_t i = 0; i < q->n_blocks; i++) lm_buf_printf(&b, "|b=%s", q->blocks[i]);

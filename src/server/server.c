@@ -379,10 +379,16 @@ static void opts_from_query(const lm_query *q, lm_analyze_opts *o) {
   o->threads = 1;
 }
 
+/* The built-in catalog of arch in reference version compat (NULL: the
+ * default one). */
+static const lm_catalog *catalog_of(const char *arch, const char *compat) {
+  return compat ? lm_metrics_builtin_compat(arch, compat) : lm_metrics_builtin(arch);
+}
+
 /* One analysis: from the store's kept analyses when possible, else
  * evaluated on the loaded workload. *held is the workload to release. */
-static lm_status analysis_of(const char *id, const lm_analyze_opts *o, lm_analysis **out, loaded **held,
-                             lm_workload **info, lm_diag *diag) {
+static lm_status analysis_of(const char *id, const char *compat, const lm_analyze_opts *o,
+                             lm_analysis **out, loaded **held, lm_workload **info, lm_diag *diag) {
   *out = NULL;
   *held = NULL;
   *info = NULL;
@@ -391,7 +397,7 @@ static lm_status analysis_of(const char *id, const lm_analyze_opts *o, lm_analys
     lm_store_entry e;
     if (lm_store_open(S.o->store, 0, &st, diag) != LM_OK) return diag->status;
     lm_status s = lm_store_get(st, id + 3, &e, diag);
-    const lm_catalog *cat = s == LM_OK ? lm_metrics_builtin(e.arch) : NULL;
+    const lm_catalog *cat = s == LM_OK ? catalog_of(e.arch, compat) : NULL;
     lm_diag ignored;
     if (cat && lm_store_kept(st, id + 3, cat, o, info, out, &ignored) == LM_OK) {
       lm_store_close(st);
@@ -402,8 +408,11 @@ static lm_status analysis_of(const char *id, const lm_analyze_opts *o, lm_analys
   }
   lm_status s = acquire(id, held, diag);
   if (s != LM_OK) return s;
-  const lm_catalog *cat = lm_metrics_builtin((*held)->w->arch);
-  if (!cat) return lm_diag_set(diag, LM_EARCH, NULL, 0, 0, "w", "%s has no metric definitions", (*held)->w->arch);
+  const lm_catalog *cat = catalog_of((*held)->w->arch, compat);
+  if (!cat)
+    return lm_diag_set(diag, LM_EARCH, NULL, 0, 0, compat ? "compat" : "w",
+                       "%s has no metric definitions%s%s", (*held)->w->arch,
+                       compat ? " in the semantics of rocprofiler-compute " : "", compat ? compat : "");
   return lm_analyze_run((*held)->w, cat, o, out, diag);
 }
 
@@ -559,7 +568,7 @@ static enum MHD_Result api_analysis(struct MHD_Connection *c, const lm_query *q)
   size_t n = 0;
   /* The baseline first, as on the command line: others compare with it. */
   const char *ids[2] = {q->base ? q->base : q->w, q->base ? q->w : NULL};
-  for (int i = 0; i < 2 && ids[i] && st == LM_OK; i++, n++) st = analysis_of(ids[i], &o, &runs[i], &held[i], &info[i], &d);
+  for (int i = 0; i < 2 && ids[i] && st == LM_OK; i++, n++) st = analysis_of(ids[i], q->compat, &o, &runs[i], &held[i], &info[i], &d);
   lm_buf out = {0};
   if (st == LM_OK) {
     lm_report_opts ro = {2, 10, 0, 0, ids, NULL, 0};

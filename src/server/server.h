@@ -25,6 +25,7 @@ typedef struct lm_query {
   char *buf;                      /* owned: decoded values */
   const char *w, *base;           /* workload ids */
   const char *norm, *weight, *clock, *token, *path;
+  const char *compat;             /* reference version: "3.0", "3.3", or NULL */
   const char *kernels[LM_QUERY_MAX_ITEMS]; /* k (regex) and kn (exact names, as anchored regexes) */
   size_t n_kernels;
   unsigned char kernel_owned[LM_QUERY_MAX_ITEMS];

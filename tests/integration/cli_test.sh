@@ -234,7 +234,7 @@ list)
   expect_status 0; expect_out "2.1.0 -> VALU FLOPs"; expect_out "18.12"
   run list architectures
   expect_status 0
-  [ "$(grep -c '^gfx' "$TMP/out")" -eq 6 ] || fail "six AMD architectures"
+  [ "$(grep -c '^gfx' "$TMP/out")" -eq 7 ] || fail "seven AMD architectures"
   [ "$(grep -c '^sm_' "$TMP/out")" -eq 3 ] || fail "three NVIDIA architectures"
   grep -Eq '^sm_90 +nvidia +GH100 +H100, H200' "$TMP/out" || fail "sm_90 line"
   grep -Eq '^sm_80 +nvidia +GA100' "$TMP/out" || fail "sm_80 line"
@@ -389,6 +389,67 @@ r = [t for p in d["panels"] for t in p["tables"] if t["id"] == "2.1"][0]["rows"]
 assert abs(r["compare"][0]["delta_pct"][1] - round(r["compare"][0]["cells"][1], 2) * 100) < 1e-6, r' "$TMP/out" || fail "--delta reference"
   run analyze -w "$WL/vcopy/MI200" --delta other
   expect_status 2; expect_err "--delta other"
+  ;;
+compat)
+  # --compat 3.3: the newer reference's units and default normalization;
+  # 3.0 stays the default.
+  WL33=$SHARED/workloads-3.3
+  run analyze -w "$WL33/vcopy/MI200" --compat 3.3 --format csv -o "$TMP/c33"
+  expect_status 0
+  grep -q '^2.1.1,VALU IOPs,427.0323563102217,Giop/s,22630.4,' "$TMP/c33/2.1.csv" || fail "3.3 2.1.1 row"
+  grep -q ',Instr per kernel,' "$TMP/c33/10.1.csv" || fail "3.3 default normalization"
+  run analyze -w "$WL/vcopy/MI200" --format csv -o "$TMP/c30"
+  grep -q '^2.1.1,VALU IOPs,427.0323563102217,Giop,' "$TMP/c30/2.1.csv" || fail "3.0 2.1.1 row"
+  grep -q ',Instr per wave,' "$TMP/c30/10.1.csv" || fail "3.0 default normalization"
+  run analyze -w "$WL33/vcopy/MI200" --compat 3.3 --norm per_wave -b 10.1
+  expect_status 0
+  expect_out "Instr per wave"
+  run analyze -w "$WL/vcopy/MI200" --compat 2.9
+  expect_status 2
+  expect_err "--compat 2.9: expected 3.0 (the default) or 3.3"
+  # The same tables through the store.
+  run db import --db "$TMP/s.db" -w "$WL33/vcopy/MI200"
+  expect_status 0
+  run analyze --db "$TMP/s.db" -w vcopy_MI200 --compat 3.3 --format csv -o "$TMP/c33db"
+  expect_status 0
+  cmp -s "$TMP/c33/2.1.csv" "$TMP/c33db/2.1.csv" || fail "3.3 through the store differs"
+  run analyze --db "$TMP/s.db" -w vcopy_MI200 --format csv -o "$TMP/c30db"
+  grep -q '^2.1.1,VALU IOPs,427.0323563102217,Giop,' "$TMP/c30db/2.1.csv" || fail "3.0 through the store (cache mixed up)"
+  # A 3.0-era sysinfo.csv lacks the field 3.3 computes the HBM peak from.
+  run analyze -w "$WL/vcopy/MI200" --compat 3.3 -b 2.1
+  expect_status 1
+  expect_err "field 'num_hbm_channels': missing"
+  # MI300: the F8 row and the halved BF16 peak (304 CUs at 2100 MHz).
+  run analyze -w "$WL33/vcopy/MI300X_A1" --compat 3.3 -b 2.1 --format csv -o "$TMP/c33x"
+  grep -q '^2.1.2,MFMA FLOPs (F8),' "$TMP/c33x/2.1.csv" || fail "no F8 row"
+  grep -q '^2.1.3,MFMA FLOPs (BF16),.*,1307443.2,' "$TMP/c33x/2.1.csv" || fail "BF16 peak"
+  ;;
+gfx950)
+  WL33=$SHARED/workloads-3.3
+  run analyze -w "$WL33/vcopy/MI350" --compat 3.0
+  expect_status 1
+  expect_err "gfx950 has metric definitions only in the semantics of rocprofiler-compute 3.3"
+  run analyze -w "$WL33/vcopy/MI350" -b 2.1
+  expect_status 0
+  expect_err "gfx950: analyzed in rocprofiler-compute 3.3 semantics"
+  expect_out "Gflop/s"
+  run profile --plan --arch gfx950
+  expect_status 0
+  expect_out "sets:"
+  ;;
+rocpd_layout)
+  # One row per counter (rocpd-based profiler) and the newer sysinfo.csv.
+  WL33=$SHARED/workloads-3.3
+  run analyze -w "$WL33/vcopy/MI300X_A1_rocpd" --compat 3.3 -b 2.1 --format csv -o "$TMP/r"
+  expect_status 0
+  [ "$(wc -l <"$TMP/r/0.2.csv")" -eq 4 ] || fail "expected 3 dispatches"
+  grep -q '^2,2,"vecCopy(double\*, double\*, double\*, int, int)",0$' "$TMP/r/0.2.csv" || fail "dispatch 2 on GPU 0"
+  # this sysinfo.csv has no max_mclk: the HBM peak is blank, as in the reference
+  grep -q '^2.1.23,L2-Fabric Read BW,[0-9.]*,Gb/s,,,' "$TMP/r/2.1.csv" || fail "blank HBM peak"
+  # 3.0 reads a field that the newer layout does not have: named.
+  run analyze -w "$WL33/vcopy/MI300X_A1_rocpd"
+  expect_status 1
+  expect_err "field 'hbm_bw': missing"
   ;;
 *)
   fail "unknown test $NAME"

@@ -75,6 +75,13 @@ api_suite() {
   expect_code 200 filtered
   cp "$TMP/body" "$TMP/s1.json"
   same_json "$TMP/s1.json" -w "$WL/_mix/mix_MI200" -k vec --norm per_kernel -d 0:30
+  get "/api/analysis?w=f0&compat=3.3&b=10"
+  expect_code 200 compat
+  cp "$TMP/body" "$TMP/s33.json"
+  same_json "$TMP/s33.json" -w "$WL/vcopy/MI200" --compat 3.3 -b 10
+  grep -q "Instr per kernel" "$TMP/s33.json" || fail "3.3 default normalization through the server"
+  get "/api/analysis?w=f0&compat=2.0"
+  expect_code 400 "unknown compat"
   get "/api/analysis?w=f1&base=f0&b=2&b=10"
   expect_code 200 comparison
   cp "$TMP/body" "$TMP/s2.json"

@@ -26,7 +26,10 @@ int main(void) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/%s", LUMEN_METRICS_SOURCE, *a);
     lm_catalog *c = NULL;
-    st = lm_metrics_compile_dir(dir, &c, &d);
+    char overlay[4096];
+    snprintf(overlay, sizeof overlay, "%s/compat-3.3", LUMEN_METRICS_SOURCE);
+    const char *overlays[] = {overlay};
+    st = lm_metrics_compile_dir_compat(dir, overlays, 1, b->compat, &c, &d);
     CHECK(st == LM_OK);
     if (st != LM_OK) {
       char line[1024];
@@ -63,12 +66,28 @@ int main(void) {
     CHECK(lm_catalog_find_table(b, "2.1") >= 0 && lm_catalog_find_table(b, "3.1") >= 0);
     lm_catalog_free(c);
   }
-  CHECK(n == 9);
+  CHECK(n == 10);
   CHECK(lm_metrics_builtin("gfx1100") == NULL);
   CHECK(lm_metrics_builtin_find("gh100") == lm_metrics_builtin("sm_90"));
   CHECK(lm_metrics_builtin_find("GA100") == lm_metrics_builtin("sm_80"));
   CHECK(lm_metrics_builtin_find("SM_100") == lm_metrics_builtin("sm_100"));
   CHECK(lm_metrics_builtin_find("gfx90a") == lm_metrics_builtin("gfx90a"));
   CHECK(lm_metrics_builtin_find("GV100") == NULL);
+  /* Every AMD architecture but gfx906 has 3.3 semantics (the reference
+   * dropped it; other vendors have no reference versions); gfx950 has no
+   * 3.0 ones, and its default catalog is the 3.3 one. */
+  for (const char *const *a = archs; *a; a++) {
+    if (strcmp(*a, "gfx906") == 0 || strncmp(*a, "sm_", 3) == 0) {
+      CHECK(lm_metrics_builtin_compat(*a, "3.3") == NULL);
+      continue;
+    }
+    const lm_catalog *c33 = lm_metrics_builtin_compat(*a, "3.3");
+    CHECK(c33 != NULL && strcmp(c33->compat, "3.3") == 0);
+    const lm_catalog *c30 = lm_metrics_builtin_compat(*a, "3.0");
+    CHECK((c30 == NULL) == (strcmp(*a, "gfx950") == 0));
+    if (c30 && c33) CHECK(strcmp(c30->digest, c33->digest) != 0);
+  }
+  CHECK(strcmp(lm_metrics_builtin("gfx950")->compat, "3.3") == 0);
+  CHECK(strcmp(lm_metrics_builtin("gfx90a")->compat, "3.0") == 0);
   return check_report("test_lint");
 }
