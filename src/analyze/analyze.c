@@ -811,6 +811,12 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
         sum += v * d;
         weight += d;
       }
+      if (k == 1 && !(weight > 0) && field >= 0 && w->row_clock_source) {
+        /* Estimated clocks have no memory clock: the peak stays. */
+        lm_log(LM_LOG_INFO, "--clock measured: no memory clock was sampled; max_mclk stays %.0f MHz",
+               w->sysinfo.values[field]);
+        continue;
+      }
       if (!(weight > 0) || field < 0) {
         c.status = lm_diag_set(diag, LM_EDATA, w->path, 0, 0, cols[k],
                                "--clock measured: no clock samples for the selected dispatches "
@@ -821,6 +827,7 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
       lm_log(LM_LOG_INFO, "--clock measured: %s = %.1f MHz over %zu dispatches", fields[k],
              sum / weight, n_metric);
     }
+    lm_analyze_clock_sources(w, metric_rows, n_metric);
     ew = &measured;
   }
   /* --weight time: each dispatch's duration weighs its values. */

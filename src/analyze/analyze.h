@@ -186,6 +186,12 @@ lm_status lm_analysis_deserialize(const void *data, size_t len, const lm_workloa
  * selected rows, with normalization norm. Called by lm_analyze_run. */
 lm_status lm_analyze_spread(lm_analysis *a, const size_t *rows, size_t n_rows, int32_t norm, lm_diag *diag);
 
+/* lm_analyze_clock_sources: log (info) where the clocks of the given rows
+ * came from: "--clock measured: clocks of N dispatches sampled by
+ * rocm-smi, M estimated from GRBM_GUI_ACTIVE / duration". Nothing for a
+ * workload that does not record them. */
+void lm_analyze_clock_sources(const lm_workload *w, const size_t *rows, size_t n_rows);
+
 /* lm_analysis_find: the result table with id "2.1", or NULL. */
 const lm_rtable *lm_analysis_find(const lm_analysis *analysis, const char *id);
 

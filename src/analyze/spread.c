@@ -156,6 +156,13 @@ lm_status lm_analyze_spread(lm_analysis *a, const size_t *rows, size_t n_rows, i
   memset(stamp, 0, ((size_t)cat->n_nodes + 1) * sizeof *stamp);
   for (int32_t i = 0; i < cat->n_inputs; i++) {
     input_mask[i] = 0;
+    /* A row's timestamps are the mean over all its executions. */
+    const lm_input *in = &cat->inputs[i];
+    if (!strcmp(in->source, "pmc_perf") &&
+        (!strcmp(in->column, "Start_Timestamp") || !strcmp(in->column, "End_Timestamp"))) {
+      input_mask[i] = all;
+      continue;
+    }
     long p = input_prov(x, &cat->inputs[i]);
     for (size_t j = 0; p >= 0 && j < n_rows; j++) {
       int16_t s = x->prov_sets[p][rows[j]];
@@ -203,4 +210,37 @@ lm_status lm_analyze_spread(lm_analysis *a, const size_t *rows, size_t n_rows, i
   return LM_OK;
 nomem:
   return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+}
+
+void lm_analyze_clock_sources(const lm_workload *w, const size_t *rows, size_t n_rows) {
+  if (!w->row_clock_source) return;
+  /* A few distinct sources at most: count them in order of appearance. */
+  const char *names[8];
+  size_t counts[8], n_names = 0, unknown = 0;
+  for (size_t i = 0; i < n_rows; i++) {
+    const char *src = w->row_clock_source[rows[i]];
+    if (!src) {
+      unknown++;
+      continue;
+    }
+    size_t k = 0;
+    while (k < n_names && strcmp(names[k], src) != 0) k++;
+    if (k == n_names) {
+      if (n_names == 8) continue;
+      names[n_names] = src;
+      counts[n_names++] = 0;
+    }
+    counts[k]++;
+  }
+  char text[1024];
+  size_t at = 0;
+  for (size_t k = 0; k < n_names && at < sizeof text - 200; k++) {
+    int estimate = strcmp(names[k], "estimate") == 0;
+    at += (size_t)snprintf(text + at, sizeof text - at, "%s%zu %s %s", k ? ", " : "", counts[k],
+                           estimate ? "estimated from" : "sampled by",
+                           estimate ? "GRBM_GUI_ACTIVE / duration" : names[k]);
+  }
+  if (unknown && at < sizeof text - 100)
+    snprintf(text + at, sizeof text - at, "%s%zu without a clock", at ? ", " : "", unknown);
+  lm_log(LM_LOG_INFO, "--clock measured: clocks of the dispatches: %s", text);
 }
