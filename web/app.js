@@ -367,11 +367,21 @@ function renderTable(t, panel, comparing, s, inf) {
       head.appendChild(d);
     }
   });
+  /* A lumen profile's metrics fed by executions that disagree (the JSON's
+   * "sets_differ"): a "Sets differ" column with their spread. */
+  const flagged = !comparing && t.rows.some((r) => r.sets_differ);
+  if (flagged) {
+    const th = document.createElement('th');
+    th.textContent = 'Sets differ';
+    th.title = 'the executions this metric\'s counters came from differ by more than 5 %';
+    head.appendChild(th);
+  }
   table.appendChild(head);
   for (const row of t.rows) {
     const tr = document.createElement('tr');
     tr.dataset.row = row.id;
     if (row.description) tr.title = row.description;
+    if (row.sets_differ) tr.classList.add('sets-differ');
     const cells = rowCells(row, comparing);
     const deltas = comparing && row.compare && row.compare[0] ? row.compare[0].delta_pct : null;
     cells.forEach((v, i) => {
@@ -383,6 +393,10 @@ function renderTable(t, panel, comparing, s, inf) {
         if (typeof row.cells[i] === 'number') td.title = `baseline ${row.cells[i]}`;
       }
     });
+    if (flagged) {
+      const td = cell(tr, row.sets_differ ? `${(row.spread * 100).toFixed(1)}%` : '', 'spread');
+      if (row.sets_differ) td.title = 'relative spread of what every counter set measured';
+    }
     table.appendChild(tr);
   }
   wrap.appendChild(table);

@@ -20,7 +20,7 @@
 
 enum {
   V_CALLS, V_TOTAL, V_MEAN, V_MIN, V_MAX, V_SHARE, V_CV, V_GRID, V_WG, V_WGS, V_LDS, V_SCRATCH, V_AVGPR,
-  V_ACCVGPR, V_SGPR, V_WAVE, V_VGPR_WAVES, V_MAX_WAVES, V__COUNT
+  V_ACCVGPR, V_SGPR, V_WAVE, V_VGPR_WAVES, V_MAX_WAVES, V_SET_SPREAD, V_SET_ROWS, V__COUNT
 };
 
 /* ------------------------------------------------------- metric lookup */
@@ -392,6 +392,11 @@ lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const l
       k->roof_reason = lm_arena_strdup(s->arena, kd.message);
       s->n_kernels++;
       continue;
+    }
+    /* How far the executions of its rows differed (lumen profiles). */
+    if (ka->spread && ka->spread->n_kernels) {
+      vars[V_SET_SPREAD] = ka->spread->kernels[0].max_spread;
+      vars[V_SET_ROWS] = (double)ka->spread->kernels[0].rows;
     }
     if (highlights(ka, s->arena, k) != LM_OK) goto nomem;
     place_on_roofline(roof, ka, k);

@@ -393,6 +393,7 @@ static void build_metric_table(ctx *c, lm_rtable *t, const lm_tabledef *td, cons
   t->row_sources = alloc(c, (size_t)(total ? total : 1) * sizeof(char *));
   t->row_descs = alloc(c, (size_t)(total ? total : 1) * sizeof(char *));
   t->row_formulas = alloc(c, (size_t)(total ? total : 1) * sizeof(char *));
+  t->row_defs = alloc(c, (size_t)(total ? total : 1) * sizeof(int32_t));
   if (c->status != LM_OK) return;
   for (int32_t ci = 0; ci < td->n_cols; ci++) {
     const lm_coldef *cd = &cat->cols[td->first_col + ci];
@@ -415,6 +416,7 @@ static void build_metric_table(ctx *c, lm_rtable *t, const lm_tabledef *td, cons
       t->row_sources[out_row] = rd->source;
       t->row_descs[out_row] = rd->desc;
       t->row_formulas[out_row] = "";
+      t->row_defs[out_row] = td->first_row + ri;
       for (int32_t ci = 0; ci < td->n_cols; ci++) {
         const lm_coldef *cd = &cat->cols[td->first_col + ci];
         const lm_celldef *cell = &cat->cells[rd->first_cell + ci];
@@ -809,6 +811,12 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
         sum += v * d;
         weight += d;
       }
+      if (k == 1 && !(weight > 0) && field >= 0 && w->row_clock_source) {
+        /* Estimated clocks have no memory clock: the peak stays. */
+        lm_log(LM_LOG_INFO, "--clock measured: no memory clock was sampled; max_mclk stays %.0f MHz",
+               w->sysinfo.values[field]);
+        continue;
+      }
       if (!(weight > 0) || field < 0) {
         c.status = lm_diag_set(diag, LM_EDATA, w->path, 0, 0, cols[k],
                                "--clock measured: no clock samples for the selected dispatches "
@@ -819,6 +827,7 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
       lm_log(LM_LOG_INFO, "--clock measured: %s = %.1f MHz over %zu dispatches", fields[k],
              sum / weight, n_metric);
     }
+    lm_analyze_clock_sources(w, metric_rows, n_metric);
     ew = &measured;
   }
   /* --weight time: each dispatch's duration weighs its values. */
@@ -860,6 +869,10 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
     }
   }
   if (c.status != LM_OK) goto fail;
+  if (lm_analyze_spread(c.an, metric_rows, n_metric, norm, diag) != LM_OK) {
+    c.status = diag ? diag->status : LM_ENOMEM;
+    goto fail;
+  }
   *out = c.an;
   c.arena = NULL;
   goto done;

@@ -83,7 +83,39 @@ typedef struct lm_rtable {
   const char **row_descs;   /* metric tables: description */
   const char **row_formulas;/* metric tables: the row's main formula or "" */
   const char *note;      /* shown instead of the grid in text output */
+  int32_t *row_defs;     /* metric tables: the catalog row of each row (not
+                            kept in a stored analysis) */
+  double *row_spread;    /* metric tables of a lumen profile: per row, how far
+                            the executions its inputs came from differed
+                            (relative spread of their shared counters, the
+                            largest over the selected dispatches); NaN where
+                            one execution fed it; NULL without executions */
 } lm_rtable;
+
+/* The spread threshold: a metric whose inputs came from executions whose
+ * shared counters differ by more than this (relative) is flagged. */
+#define LM_SPREAD_THRESHOLD 0.05
+
+/* How far the executions of one kernel's dispatch rows differed (kernels
+ * in the order of their first selected dispatch). */
+typedef struct lm_kernel_spread {
+  const char *kernel;
+  size_t rows;           /* selected rows combining two executions or more */
+  size_t rows_over;      /* rows where a shared counter differs by more than
+                            LM_SPREAD_THRESHOLD */
+  double *spread;        /* per shared quantity: the largest relative spread
+                            (max - min) / mean over a row's executions */
+  double max_spread;     /* the largest of those, NaN when rows is 0 */
+} lm_kernel_spread;
+
+typedef struct lm_spread {
+  int32_t n_sets;        /* executions per row */
+  int32_t n_shared;
+  const char **shared;   /* "duration", then the counters every set holds */
+  lm_kernel_spread *kernels; /* in the order of the top-kernels table */
+  size_t n_kernels;
+  size_t n_flagged;      /* metric rows flagged */
+} lm_spread;
 
 typedef struct lm_analysis {
   lm_arena *arena;
@@ -93,6 +125,8 @@ typedef struct lm_analysis {
   size_t n_selected;         /* dispatches the metrics cover */
   int32_t n_tables;
   lm_rtable *tables;
+  lm_spread *spread;         /* lumen profiles: how far the executions of
+                                each row differed; NULL otherwise */
 } lm_analysis;
 
 /* lm_analyze_run: select dispatches and evaluate. Errors: a filter that
@@ -146,6 +180,17 @@ lm_status lm_analysis_serialize(const lm_analysis *analysis, lm_buf *b);
  * reports show) and catalog cat. Damaged bytes are refused. */
 lm_status lm_analysis_deserialize(const void *data, size_t len, const lm_workload *w,
                                   const lm_catalog *cat, lm_analysis **out, lm_diag *diag);
+
+/* lm_analyze_spread: fill a->spread and the metric tables' row_spread
+ * from the workload's executions (nothing when it has none), for the
+ * selected rows, with normalization norm. Called by lm_analyze_run. */
+lm_status lm_analyze_spread(lm_analysis *a, const size_t *rows, size_t n_rows, int32_t norm, lm_diag *diag);
+
+/* lm_analyze_clock_sources: log (info) where the clocks of the given rows
+ * came from: "--clock measured: clocks of N dispatches sampled by
+ * rocm-smi, M estimated from GRBM_GUI_ACTIVE / duration". Nothing for a
+ * workload that does not record them. */
+void lm_analyze_clock_sources(const lm_workload *w, const size_t *rows, size_t n_rows);
 
 /* lm_analysis_find: the result table with id "2.1", or NULL. */
 const lm_rtable *lm_analysis_find(const lm_analysis *analysis, const char *id);

@@ -15,7 +15,7 @@
 
 #include "analyze/analyze.h"
 
-#define MAGIC "LMAN0001"
+#define MAGIC "LMAN0002"
 
 static void put_u32(lm_buf *b, uint32_t v) {
   unsigned char x[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
@@ -74,6 +74,26 @@ lm_status lm_analysis_serialize(const lm_analysis *a, lm_buf *b) {
     put_strs(b, r->row_descs, r->n_rows);
     put_strs(b, r->row_formulas, r->n_rows);
     put_str(b, r->note);
+    put_u32(b, r->row_spread ? 1 : 0);
+    for (int32_t i = 0; r->row_spread && i < r->n_rows; i++) put_f64(b, r->row_spread[i]);
+  }
+  /* How far the executions differed (lumen profiles). */
+  const lm_spread *sp = a->spread;
+  put_u32(b, sp ? 1 : 0);
+  if (sp) {
+    put_u32(b, (uint32_t)sp->n_sets);
+    put_u32(b, (uint32_t)sp->n_shared);
+    put_strs(b, sp->shared, sp->n_shared);
+    put_f64(b, (double)sp->n_flagged);
+    put_u32(b, (uint32_t)sp->n_kernels);
+    for (size_t k = 0; k < sp->n_kernels; k++) {
+      const lm_kernel_spread *ks = &sp->kernels[k];
+      put_str(b, ks->kernel);
+      put_f64(b, (double)ks->rows);
+      put_f64(b, (double)ks->rows_over);
+      put_f64(b, ks->max_spread);
+      for (int32_t q = 0; q < sp->n_shared; q++) put_f64(b, ks->spread[q]);
+    }
   }
   return b->failed ? LM_ENOMEM : LM_OK;
 }
@@ -200,6 +220,36 @@ lm_status lm_analysis_deserialize(const void *data, size_t len, const lm_workloa
     x->row_formulas = get_strs(&r, x->n_rows);
     x->note = get_str(&r);
     if (!x->id) r.bad = 1;
+    if (get_u32(&r) && !r.bad) {
+      if ((size_t)(r.end - r.p) / 8 < (size_t)x->n_rows) goto bad;
+      x->row_spread = lm_arena_alloc(arena, (size_t)(x->n_rows ? x->n_rows : 1) * sizeof *x->row_spread);
+      if (!x->row_spread) goto bad;
+      for (int32_t i = 0; i < x->n_rows; i++) x->row_spread[i] = get_f64(&r);
+    }
+  }
+  if (!r.bad && get_u32(&r) && !r.bad) {
+    lm_spread *sp = lm_arena_alloc(arena, sizeof *sp);
+    if (!sp) goto bad;
+    memset(sp, 0, sizeof *sp);
+    sp->n_sets = (int32_t)get_u32(&r);
+    sp->n_shared = get_count(&r, 4);
+    sp->shared = get_strs(&r, sp->n_shared);
+    sp->n_flagged = (size_t)get_f64(&r);
+    sp->n_kernels = (size_t)get_count(&r, 28);
+    sp->kernels = lm_arena_alloc(arena, (sp->n_kernels + 1) * sizeof *sp->kernels);
+    if (!sp->kernels || !sp->shared) goto bad;
+    for (size_t k = 0; k < sp->n_kernels && !r.bad; k++) {
+      lm_kernel_spread *ks = &sp->kernels[k];
+      ks->kernel = get_str(&r);
+      ks->rows = (size_t)get_f64(&r);
+      ks->rows_over = (size_t)get_f64(&r);
+      ks->max_spread = get_f64(&r);
+      if ((size_t)(r.end - r.p) / 8 < (size_t)sp->n_shared) goto bad;
+      ks->spread = lm_arena_alloc(arena, ((size_t)sp->n_shared + 1) * sizeof *ks->spread);
+      if (!ks->spread || !ks->kernel) goto bad;
+      for (int32_t q = 0; q < sp->n_shared; q++) ks->spread[q] = get_f64(&r);
+    }
+    a->spread = sp;
   }
   if (r.bad || r.p != r.end) goto bad;
   *out = a;

@@ -51,6 +51,11 @@ typedef void (*lm_telemetry_emit)(const char *fmt, ...);
 lm_telemetry *lm_telemetry_open_sim(void);
 lm_telemetry *lm_telemetry_open_rocm_smi(char *why, size_t cap);
 lm_telemetry *lm_telemetry_open_nvml(char *why, size_t cap);
+/* lm_telemetry_name: "simulated device", "rocm-smi" or "nvml". */
+const char *lm_telemetry_name(const lm_telemetry *t);
+/* lm_telemetry_use: GPU gpu runs dispatches: the SMI samplers read only
+ * the GPUs in use (a thread-safe mark; gpu 0..63). */
+void lm_telemetry_use(lm_telemetry *t, int gpu);
 /* lm_telemetry_sample: take the readings available now. */
 void lm_telemetry_sample(lm_telemetry *t, lm_telemetry_emit emit);
 void lm_telemetry_close(lm_telemetry *t);

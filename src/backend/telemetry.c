@@ -20,13 +20,21 @@
 
 typedef enum { SAMPLER_SIM, SAMPLER_RSMI, SAMPLER_NVML } sampler_kind;
 
-/* rocm-smi: the few calls used, with the library's own types. */
+/* rocm-smi: the few calls used. rsmi_frequencies_t is read as bytes:
+ * rocm-smi 5.x lays it out as {uint32 num_supported, uint32 current,
+ * uint64 frequency[32]} (Hz), and later versions put a bool
+ * (has_deep_sleep) first, which moves the rest by 4 and 8 bytes. The
+ * layout is chosen by the library's major version and a reading is used
+ * only when it is consistent (current < num_supported <= 32). */
 typedef int rsmi_status_t;
+#define RSMI_MAX_FREQS 32
 typedef struct {
-  uint32_t num_supported;
-  uint32_t current;
-  uint64_t frequency[33];
-} rsmi_frequencies_t;
+  uint64_t words[2 + RSMI_MAX_FREQS + 2];
+} rsmi_freq_buffer;
+typedef struct {
+  uint32_t major, minor, patch;
+  const char *build;
+} rsmi_version_buf;
 enum { RSMI_CLK_TYPE_SYS = 0, RSMI_CLK_TYPE_MEM = 4 };
 
 /* NVML: opaque device handles, clock ids. */
@@ -43,7 +51,9 @@ struct lm_telemetry {
   size_t next_sample;
   /* rocm-smi */
   rsmi_status_t (*rsmi_shut_down)(void);
-  rsmi_status_t (*rsmi_dev_gpu_clk_freq_get)(uint32_t, int, rsmi_frequencies_t *);
+  rsmi_status_t (*rsmi_dev_gpu_clk_freq_get)(uint32_t, int, void *);
+  int rsmi_deep_sleep_field; /* the buffer starts with has_deep_sleep */
+  uint64_t used;             /* GPUs that ran dispatches (bit per GPU) */
   /* NVML */
   int (*nvml_shutdown)(void);
   int (*nvml_clock)(nvmlDevice_t, int, unsigned int *);
@@ -59,6 +69,13 @@ unsigned long long lm_clock_ns(void) {
 lm_telemetry *lm_telemetry_open_sim(void) {
   void *f = dlsym(RTLD_DEFAULT, "simsdk_clock_samples");
   if (!f) return NULL;
+  /* A simulated device may model one without a clock log. */
+  void *has = dlsym(RTLD_DEFAULT, "simsdk_has_clock_log");
+  if (has) {
+    int (*has_log)(void) = NULL;
+    *(void **)&has_log = has;
+    if (!has_log()) return NULL;
+  }
   lm_telemetry *t = calloc(1, sizeof *t);
   if (!t) return NULL;
   t->kind = SAMPLER_SIM;
@@ -90,8 +107,10 @@ lm_telemetry *lm_telemetry_open_rocm_smi(char *why, size_t cap) {
   t->kind = SAMPLER_RSMI;
   t->lib = lib;
   t->rsmi_shut_down = (rsmi_status_t (*)(void))dlsym(lib, "rsmi_shut_down");
-  t->rsmi_dev_gpu_clk_freq_get =
-      (rsmi_status_t (*)(uint32_t, int, rsmi_frequencies_t *))dlsym(lib, "rsmi_dev_gpu_clk_freq_get");
+  t->rsmi_dev_gpu_clk_freq_get = (rsmi_status_t (*)(uint32_t, int, void *))dlsym(lib, "rsmi_dev_gpu_clk_freq_get");
+  rsmi_status_t (*version)(rsmi_version_buf *) = (rsmi_status_t (*)(rsmi_version_buf *))dlsym(lib, "rsmi_version_get");
+  rsmi_version_buf v = {0, 0, 0, NULL};
+  if (version && version(&v) == 0) t->rsmi_deep_sleep_field = v.major >= 6;
   rsmi_status_t st = init(0);
   if (st != 0) {
     snprintf(why, cap, "rsmi_init failed (status %d): no AMD GPU or driver", st);
@@ -146,6 +165,31 @@ fail:
   return NULL;
 }
 
+/* The current frequency of clock `type` of GPU g in MHz, or -1. */
+static double rsmi_clock(lm_telemetry *t, uint32_t g, int type) {
+  rsmi_freq_buffer b;
+  memset(&b, 0, sizeof b);
+  if (t->rsmi_dev_gpu_clk_freq_get(g, type, &b) != 0) return -1;
+  const unsigned char *bytes = (const unsigned char *)b.words;
+  size_t at = t->rsmi_deep_sleep_field ? 4 : 0;
+  uint32_t n, current;
+  memcpy(&n, bytes + at, sizeof n);
+  memcpy(&current, bytes + at + 4, sizeof current);
+  if (n == 0 || n > RSMI_MAX_FREQS || current >= n) return -1;
+  uint64_t hz;
+  memcpy(&hz, bytes + (t->rsmi_deep_sleep_field ? 16 : 8) + (size_t)current * 8, sizeof hz);
+  return (double)hz / 1e6;
+}
+
+const char *lm_telemetry_name(const lm_telemetry *t) {
+  if (!t) return "none";
+  return t->kind == SAMPLER_SIM ? "simulated device" : t->kind == SAMPLER_RSMI ? "rocm-smi" : "nvml";
+}
+
+void lm_telemetry_use(lm_telemetry *t, int gpu) {
+  if (t && gpu >= 0 && gpu < 64) __atomic_fetch_or(&t->used, 1ULL << gpu, __ATOMIC_RELAXED);
+}
+
 void lm_telemetry_sample(lm_telemetry *t, lm_telemetry_emit emit) {
   if (!t) return;
   switch (t->kind) {
@@ -161,17 +205,17 @@ void lm_telemetry_sample(lm_telemetry *t, lm_telemetry_emit emit) {
     }
     return;
   }
-  case SAMPLER_RSMI:
-    for (uint32_t g = 0; g < t->n_gpus && t->rsmi_dev_gpu_clk_freq_get; g++) {
-      rsmi_frequencies_t sys, mem;
-      if (t->rsmi_dev_gpu_clk_freq_get(g, RSMI_CLK_TYPE_SYS, &sys) != 0 ||
-          t->rsmi_dev_gpu_clk_freq_get(g, RSMI_CLK_TYPE_MEM, &mem) != 0 || sys.current >= 33 ||
-          mem.current >= 33)
-        continue;
-      emit("C\t%u\t%llu\t%.3f\t%.3f\n", g, lm_clock_ns(), (double)sys.frequency[sys.current] / 1e6,
-           (double)mem.frequency[mem.current] / 1e6);
+  case SAMPLER_RSMI: {
+    /* Only the GPUs that run dispatches (device index = GPU id). */
+    uint64_t used = __atomic_load_n(&t->used, __ATOMIC_RELAXED);
+    for (uint32_t g = 0; g < t->n_gpus && g < 64 && t->rsmi_dev_gpu_clk_freq_get; g++) {
+      if (!(used & (1ULL << g))) continue;
+      double sys_mhz = rsmi_clock(t, g, RSMI_CLK_TYPE_SYS), mem_mhz = rsmi_clock(t, g, RSMI_CLK_TYPE_MEM);
+      if (!(sys_mhz > 0) || !(mem_mhz > 0)) continue;
+      emit("C\t%u\t%llu\t%.3f\t%.3f\n", g, lm_clock_ns(), sys_mhz, mem_mhz);
     }
     return;
+  }
   case SAMPLER_NVML:
     for (uint32_t g = 0; g < t->n_gpus && t->nvml_clock; g++) {
       unsigned int sm = 0, mem = 0;

@@ -205,8 +205,11 @@ int cmd_profile(int argc, char **argv, int first) {
     const char *timeout = cli_get(&a, "timeout");
     char *timeout_end = NULL;
     if (timeout) o.timeout = strtod(timeout, &timeout_end);
+    o.telemetry = cli_get(&a, "telemetry");
     if (timeout && (timeout_end == timeout || *timeout_end || !(o.timeout > 0) || o.timeout > 1e7)) {
       cli_error(MODE, "--timeout %s: give a number of seconds above 0", timeout);
+    } else if (o.telemetry && strcmp(o.telemetry, "auto") != 0 && strcmp(o.telemetry, "none") != 0) {
+      cli_error(MODE, "--telemetry %s: use auto or none", o.telemetry);
     } else if (o.replay == -2) {
       cli_error(MODE, "--replay %s: use app, instance or auto", cli_get(&a, "replay"));
     } else if (o.replay == LM_REPLAY_KERNEL) {

@@ -105,6 +105,14 @@ lm_status lm_db_create_workload(lm_sql *sql, const char *name, const char *team,
  * transaction. */
 lm_status lm_db_write_tables(lm_sql *sql, int64_t wid, const lm_workload *w, lm_diag *diag);
 
+/* lm_db_write_provenance: a lumen profile's executions (w->exec: the
+ * executions of each row, their shared counters, the set of each value)
+ * and the clock source of each row; nothing when w has neither. */
+lm_status lm_db_write_provenance(lm_sql *sql, int64_t wid, const lm_workload *w, lm_diag *diag);
+/* lm_db_read_provenance: the same, read back into w (from w's arena);
+ * w->exec and w->row_clock_source stay NULL for a workload without them. */
+lm_status lm_db_read_provenance(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *diag);
+
 /* lm_db_find_workload: the id, dispatch count and completeness of the
  * workload `name` (NULL: the first one). */
 lm_status lm_db_find_workload(lm_sql *sql, const char *name, int64_t *wid, size_t *n_rows, int *complete,

@@ -104,6 +104,22 @@ static const char *const schema_sql =
     "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
     "  run_id INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT NOT NULL,\n"
     "  PRIMARY KEY(workload_id, run_id, id));\n"
+    "CREATE TABLE IF NOT EXISTS profile_telemetry(\n"
+    "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
+    "  run_id INTEGER NOT NULL, sampler TEXT NOT NULL, note TEXT NOT NULL,\n"
+    "  PRIMARY KEY(workload_id, run_id));\n"
+    /* Where each dispatch row's values came from (docs/workload-format.md). */
+    "CREATE TABLE IF NOT EXISTS execution(\n"
+    "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
+    "  row INTEGER NOT NULL, set_id INTEGER NOT NULL, run_id INTEGER, duration_ns REAL,\n"
+    "  PRIMARY KEY(workload_id, row, set_id));\n"
+    "CREATE TABLE IF NOT EXISTS execution_value(\n"
+    "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
+    "  row INTEGER NOT NULL, set_id INTEGER NOT NULL, name TEXT NOT NULL, value REAL,\n"
+    "  PRIMARY KEY(workload_id, row, set_id, name));\n"
+    "CREATE TABLE IF NOT EXISTS dispatch_clock(\n"
+    "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
+    "  row INTEGER NOT NULL, source TEXT NOT NULL, PRIMARY KEY(workload_id, row));\n"
     "CREATE TABLE IF NOT EXISTS clock_sample(\n"
     "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
     "  run_id INTEGER NOT NULL, gpu_id INTEGER NOT NULL, t_ns REAL NOT NULL,\n"
@@ -415,6 +431,7 @@ lm_status lm_db_write_tables(lm_sql *sql, int64_t wid, const lm_workload *w, lm_
   for (size_t i = 0; st == LM_OK && i < w->n_levels; i++)
     st = put_columns(sql, wid, w->levels[i], w->levels[i]->name, 0, diag);
   if (st == LM_OK && w->roofline) st = put_columns(sql, wid, w->roofline, "roofline", 0, diag);
+  if (st == LM_OK) st = lm_db_write_provenance(sql, wid, w, diag);
   return st;
 }
 
@@ -787,6 +804,7 @@ lm_status lm_db_read_workload(lm_sql *sql, const char *name, lm_workload **out, 
     if (strcmp(sources[i], "roofline") == 0) w->roofline = t;
     else w->levels[w->n_levels++] = t;
   }
+  if ((st = lm_db_read_provenance(sql, wid, w, diag)) != LM_OK) goto fail;
   *out = w;
   return LM_OK;
 nomem:

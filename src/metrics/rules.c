@@ -27,7 +27,8 @@ static const char *const severities[] = {"info", "warning", "critical", NULL};
 const char *const lm_rule_vars[] = {"calls",     "total_ns",   "mean_ns",    "min_ns",     "max_ns",
                                     "share",     "cv",         "grid",       "workgroup",  "workgroups",
                                     "lds",       "scratch",    "arch_vgpr",  "accum_vgpr", "sgpr",
-                                    "wave_size", "vgpr_waves", "max_waves_simd", NULL};
+                                    "wave_size", "vgpr_waves", "max_waves_simd", "set_spread",
+                                    "set_rows",  NULL};
 
 static const char *const metric_funcs[] = {"value", "peak", "pct", NULL};
 

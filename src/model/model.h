@@ -87,6 +87,27 @@ long lm_sysinfo_find(const lm_sysinfo *info, const char *name);
 /* lm_sysinfo_text: text of field `name`, or NULL. Borrowed. */
 const char *lm_sysinfo_text(const lm_sysinfo *info, const char *name);
 
+/* Where the values of a lumen profile's dispatch rows came from. A row
+ * combines one execution per counter set (application replay: one per
+ * run; instance cycling: successive instances of the kernel), and every
+ * set carries some counters all sets share (GRBM_GUI_ACTIVE at least) and
+ * its own timestamps: those say how far the executions of one row
+ * differed, which analysis reports. Absent (NULL) for imported folders. */
+typedef struct lm_executions {
+  size_t n_rows;         /* the pmc table's rows */
+  int32_t n_sets;        /* executions per row (one per counter set) */
+  int32_t n_shared;      /* shared quantities: [0] is "duration" (end - start, ns),
+                            then the counters every set of a row holds */
+  const char **shared;   /* their names */
+  double *values;        /* [(row * n_sets + set) * n_shared + k]; NaN where
+                            that execution has no value */
+  int32_t *runs;         /* [row * n_sets + set]: its application run, -1 none */
+  size_t n_prov;         /* counter columns with the set of each row's value */
+  const char **prov_source;  /* "pmc_perf" or an accumulate table's name */
+  const char **prov_column;
+  int16_t **prov_sets;   /* per column: n_rows set numbers, -1 where none */
+} lm_executions;
+
 /* A loaded workload: one profiled run. */
 typedef struct lm_workload {
   char *path;            /* folder it was read from */
@@ -103,6 +124,10 @@ typedef struct lm_workload {
                             (the first 64 regions); NULL without regions */
   const char *simulated; /* lumen workloads profiled on the simulated device:
                             the recording it replayed; NULL for measured data */
+  lm_executions *exec;   /* lumen profiles: the executions of each row, or NULL */
+  const char **row_clock_source; /* per pmc row: where its clocks came from
+                            ("rocm-smi", "simulated device", "estimate"), NULL
+                            entries where unknown; NULL array without telemetry */
   lm_arena *arena;       /* owns path, level list and sysinfo arrays */
 } lm_workload;
 

@@ -46,6 +46,7 @@ typedef struct profile_ctx {
   lm_progress prog;
   int runs_done, runs_planned;
   lm_profile_summary *summary;
+  const char *telemetry; /* the tool's clock sampler: "auto" or "none" */
 } profile_ctx;
 
 /* remove_records: the records files of a run (one per process). */
@@ -103,7 +104,7 @@ static lm_status run_once(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag
   cfg.assign_set = spec->assign_set;
   cfg.n_assign = spec->n_assign;
   snprintf(cfg.output, sizeof cfg.output, "%s", records);
-  snprintf(cfg.telemetry, sizeof cfg.telemetry, "auto");
+  snprintf(cfg.telemetry, sizeof cfg.telemetry, "%s", x->telemetry ? x->telemetry : "auto");
   lm_status st = lm_tool_config_write(&cfg, config_path, diag);
   free(set_counters);
   free(set_acc);
@@ -395,6 +396,7 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
   x.summary = summary;
   x.dir = o->dir;
   x.tool = o->tool_library;
+  x.telemetry = o->telemetry;
   lm_workload *rec = NULL;
   lm_plan *plan = NULL;
   lm_run_spec spec;

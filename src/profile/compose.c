@@ -264,6 +264,111 @@ typedef struct provenance {
   int16_t *runs, *sets;
 } provenance;
 
+/* The value of column `name` in record r, NaN when it has none. */
+static double rec_value(const crec *r, const char *name) {
+  for (int v = 0; v < r->n_vals; v++)
+    if (strcmp(r->cols[v], name) == 0) return r->vals[v];
+  return LM_NAN;
+}
+
+static int rec_has(const crec *r, const char *name) {
+  for (int v = 0; v < r->n_vals; v++)
+    if (strcmp(r->cols[v], name) == 0) return 1;
+  return 0;
+}
+
+/* The executions of each composed row (one record per set), the counters
+ * every set of the row holds, and the set of each stored value (pmc
+ * columns from prov, each accumulate table from its own set): what
+ * analysis needs to say how far a row's executions differed. Allocated
+ * from arena; NULL when out of memory. */
+static lm_executions *build_executions(lm_arena *arena, const collected *c, const size_t *rows, size_t n_rows,
+                                       const lm_set_info *sets, int n_sets, const char *accumulator,
+                                       const provenance *prov, size_t n_prov, lm_table *const *levels) {
+  lm_executions *x = lm_arena_alloc(arena, sizeof *x);
+  name_list shared = {0};
+  shared.index = lm_map_new();
+  if (!x || !shared.index || name_add(&shared, "duration") < 0) goto fail;
+  memset(x, 0, sizeof *x);
+  x->n_rows = n_rows;
+  x->n_sets = n_sets;
+  /* Shared: the pmc counters that every set of a row holds. */
+  for (size_t i = 0; n_sets > 1 && i < n_rows; i++) {
+    const composite *cp = &c->comps[rows[i]];
+    const crec *r0 = &c->recs[cp->members[0]];
+    for (int v = 0; v < r0->n_vals; v++) {
+      if (is_level_only(r0->cols[v], &sets[0], accumulator)) continue;
+      int everywhere = 1;
+      for (int k = 1; k < n_sets && everywhere; k++) everywhere = rec_has(&c->recs[cp->members[k]], r0->cols[v]);
+      if (everywhere && name_add(&shared, r0->cols[v]) < 0) goto fail;
+    }
+  }
+  x->n_shared = (int32_t)shared.n;
+  x->shared = lm_arena_alloc(arena, shared.n * sizeof *x->shared);
+  size_t n_slots = n_rows * (size_t)n_sets;
+  x->runs = lm_arena_alloc(arena, (n_slots + 1) * sizeof *x->runs);
+  x->values = lm_arena_alloc(arena, (n_slots * shared.n + 1) * sizeof *x->values);
+  if (!x->shared || !x->runs || !x->values) goto fail;
+  for (size_t k = 0; k < shared.n; k++)
+    if (!(x->shared[k] = lm_arena_strdup(arena, shared.v[k]))) goto fail;
+  for (size_t i = 0; i < n_rows; i++)
+    for (int k = 0; k < n_sets; k++) {
+      const crec *r = &c->recs[c->comps[rows[i]].members[k]];
+      size_t at = i * (size_t)n_sets + (size_t)k;
+      x->runs[at] = r->run;
+      double *v = &x->values[at * shared.n];
+      v[0] = r->end - r->start;
+      for (size_t j = 1; j < shared.n; j++) v[j] = rec_value(r, shared.v[j]);
+    }
+  /* The set of each value. */
+  size_t n_level_cols = 0;
+  for (int k = 0; k < n_sets; k++)
+    if (sets[k].accumulate && levels[k]) n_level_cols += levels[k]->n_cols;
+  size_t cap = n_prov + n_level_cols + 1;
+  x->prov_source = lm_arena_alloc(arena, cap * sizeof *x->prov_source);
+  x->prov_column = lm_arena_alloc(arena, cap * sizeof *x->prov_column);
+  x->prov_sets = lm_arena_alloc(arena, cap * sizeof *x->prov_sets);
+  if (!x->prov_source || !x->prov_column || !x->prov_sets) goto fail;
+  for (size_t p = 0; p < n_prov; p++) {
+    x->prov_source[x->n_prov] = prov[p].source;
+    x->prov_column[x->n_prov] = prov[p].column;
+    x->prov_sets[x->n_prov++] = prov[p].sets;
+  }
+  for (int k = 0; k < n_sets; k++) {
+    if (!sets[k].accumulate || !levels[k]) continue;
+    const lm_table *t = levels[k];
+    for (size_t col = 0; col < t->n_cols; col++) {
+      const char *name = t->cols[col].name;
+      if (!strcmp(name, "Dispatch_ID") || !strcmp(name, "GPU_ID") || !strcmp(name, "Start_Timestamp") ||
+          !strcmp(name, "End_Timestamp"))
+        continue;
+      int16_t *ks = lm_arena_alloc(arena, (n_rows + 1) * sizeof *ks);
+      if (!ks) goto fail;
+      for (size_t i = 0; i < n_rows; i++) ks[i] = (int16_t)k;
+      x->prov_source[x->n_prov] = t->name;
+      x->prov_column[x->n_prov] = name;
+      x->prov_sets[x->n_prov++] = ks;
+    }
+  }
+  name_list_fini(&shared);
+  return x;
+fail:
+  name_list_fini(&shared);
+  return NULL;
+}
+
+/* A row's clock where no sampler measured one: GRBM_GUI_ACTIVE (busy
+ * cycles, summed over the XCDs) over the duration of the same execution,
+ * the record of the lowest set that holds it. NaN without one. */
+static double estimate_sclk(const collected *c, const composite *cp, int n_sets, double n_xcd) {
+  for (int k = 0; k < n_sets; k++) {
+    const crec *r = &c->recs[cp->members[k]];
+    double busy = rec_value(r, "GRBM_GUI_ACTIVE"), span = r->end - r->start;
+    if (!isnan(busy) && span > 0 && busy > 0) return busy / n_xcd / span * 1e3;
+  }
+  return LM_NAN;
+}
+
 lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, int n_sets,
                          const char *accumulator, const lm_workload *rec_wl, const char *name,
                          char *const *argv, int argc, const char *ip_blocks,
@@ -273,7 +378,7 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
   size_t *rows = NULL;
   name_list pmc_cols = {0}, regions = {0};
   lm_workload *w = NULL;
-  lm_table *pmc = NULL, **levels = NULL;
+  lm_table *pmc = NULL, **levels = NULL, **level_of = NULL;
   provenance *prov = NULL;
   size_t n_prov = 0;
   sqlite3_stmt *s = NULL;
@@ -282,7 +387,8 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
   regions.index = lm_map_new();
   rows = malloc((c.n_comps + 1) * sizeof *rows);
   levels = calloc((size_t)n_sets + 1, sizeof *levels);
-  if (!pmc_cols.index || !regions.index || !rows || !levels) goto nomem;
+  level_of = calloc((size_t)n_sets + 1, sizeof *level_of);
+  if (!pmc_cols.index || !regions.index || !rows || !levels || !level_of) goto nomem;
   size_t n_rows = 0;
   summary->dropped = 0;
   summary->dropped_detail[0] = '\0';
@@ -419,6 +525,7 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
       goto nomem;
     }
     levels[n_levels++] = t;
+    level_of[k] = t;
     lm_column *d = lm_table_add_column(t, "Dispatch_ID", 0), *g = lm_table_add_column(t, "GPU_ID", 0);
     lm_column **vc = calloc(lc.n + 1, sizeof *vc);
     if (!d || !g || !vc) {
@@ -479,13 +586,21 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
     w->sysinfo.texts[i] = lm_arena_strdup(arena, text);
     if (!w->sysinfo.texts[i]) goto nomem;
   }
+  w->exec = build_executions(arena, &c, rows, n_rows, sets, n_sets, accumulator, prov, n_prov, level_of);
+  if (!w->exec) goto nomem;
+  double n_xcd = 1;
+  long xi = lm_sysinfo_find(&rec_wl->sysinfo, "num_xcd");
+  if (xi >= 0 && rec_wl->sysinfo.values[xi] >= 1) n_xcd = rec_wl->sysinfo.values[xi];
   if ((st = lm_collect_exec_sql(db, "BEGIN IMMEDIATE", diag)) != LM_OK) goto done;
   static const char *const clear[] = {"DELETE FROM sysinfo WHERE workload_id = ?",
                                       "DELETE FROM kernel WHERE workload_id = ?",
                                       "DELETE FROM dispatch WHERE workload_id = ?",
                                       "DELETE FROM column_data WHERE workload_id = ?",
                                       "DELETE FROM region WHERE workload_id = ?",
-                                      "DELETE FROM dispatch_region WHERE workload_id = ?"};
+                                      "DELETE FROM dispatch_region WHERE workload_id = ?",
+                                      "DELETE FROM execution WHERE workload_id = ?",
+                                      "DELETE FROM execution_value WHERE workload_id = ?",
+                                      "DELETE FROM dispatch_clock WHERE workload_id = ?"};
   for (size_t i = 0; i < LM_ARRAY_LEN(clear); i++) {
     if (sqlite3_prepare_v2(db, clear[i], -1, &s, NULL) != SQLITE_OK) goto sql_fail_tx;
     sqlite3_bind_int64(s, 1, wid);
@@ -513,7 +628,7 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
   sqlite3_finalize(s);
   s = NULL;
   /* Per row: instance, process, thread, regions and measured clocks. */
-  sqlite3_stmt *up = NULL, *clk = NULL, *rn = NULL, *dr = NULL, *rg = NULL;
+  sqlite3_stmt *up = NULL, *clk = NULL, *rn = NULL, *dr = NULL, *rg = NULL, *tel = NULL, *csrc = NULL;
   int ok = sqlite3_prepare_v2(db, "UPDATE dispatch SET instance = ?1, pid = ?2, tid = ?3, sclk_mhz = ?4, "
                                   "mclk_mhz = ?5, rank = (SELECT rank FROM profile_process WHERE workload_id "
                                   "= ?6 AND run_id = ?8 AND pid = ?2), host = (SELECT host FROM profile_process "
@@ -527,7 +642,11 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
            sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO dispatch_region(workload_id, row, region_id) "
                                   "VALUES (?,?,?)", -1, &dr, NULL) == SQLITE_OK &&
            sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO region(workload_id, id, name) VALUES (?,?,?)",
-                              -1, &rg, NULL) == SQLITE_OK;
+                              -1, &rg, NULL) == SQLITE_OK &&
+           sqlite3_prepare_v2(db, "SELECT sampler FROM profile_telemetry WHERE workload_id = ? AND run_id = ?",
+                              -1, &tel, NULL) == SQLITE_OK &&
+           sqlite3_prepare_v2(db, "INSERT INTO dispatch_clock(workload_id, row, source) VALUES (?,?,?)", -1,
+                              &csrc, NULL) == SQLITE_OK;
   for (size_t i = 0; ok && i < n_rows; i++) {
     const composite *cp = &c.comps[rows[i]];
     const crec *f = &c.recs[cp->first];
@@ -542,6 +661,24 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
       mclk = sqlite3_column_double(clk, 1);
     }
     sqlite3_reset(clk);
+    /* Where the clock came from: the run's sampler, else the estimate. */
+    char source[64] = "";
+    if (!isnan(sclk)) {
+      sqlite3_bind_int64(tel, 1, wid);
+      sqlite3_bind_int(tel, 2, f->run);
+      const unsigned char *sampler = sqlite3_step(tel) == SQLITE_ROW ? sqlite3_column_text(tel, 0) : NULL;
+      snprintf(source, sizeof source, "%s", sampler ? (const char *)sampler : "sampled");
+      sqlite3_reset(tel);
+    } else if (!isnan(sclk = estimate_sclk(&c, cp, n_sets, n_xcd))) {
+      snprintf(source, sizeof source, "estimate");
+    }
+    if (source[0]) {
+      sqlite3_bind_int64(csrc, 1, wid);
+      sqlite3_bind_int64(csrc, 2, (sqlite3_int64)i);
+      sqlite3_bind_text(csrc, 3, source, -1, SQLITE_TRANSIENT);
+      ok = sqlite3_step(csrc) == SQLITE_DONE;
+      sqlite3_reset(csrc);
+    }
     sqlite3_bind_int64(up, 1, f->instance);
     sqlite3_bind_int64(up, 2, f->pid);
     sqlite3_bind_int64(up, 3, f->tid);
@@ -552,7 +689,7 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
     sqlite3_bind_int64(up, 6, wid);
     sqlite3_bind_int64(up, 7, (sqlite3_int64)i);
     sqlite3_bind_int(up, 8, f->run);
-    ok = sqlite3_step(up) == SQLITE_DONE;
+    ok = sqlite3_step(up) == SQLITE_DONE && ok;
     sqlite3_reset(up);
     /* Regions of every record of the row, by name. */
     for (int k = 0; ok && k < n_sets; k++) {
@@ -588,6 +725,8 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
   sqlite3_finalize(rn);
   sqlite3_finalize(dr);
   sqlite3_finalize(rg);
+  sqlite3_finalize(tel);
+  sqlite3_finalize(csrc);
   if (!ok) goto sql_fail_tx;
   if (sqlite3_prepare_v2(db, "UPDATE workload SET complete = 1, n_dispatches = ? WHERE id = ?", -1, &s,
                          NULL) != SQLITE_OK)
@@ -622,6 +761,7 @@ done:
   lm_table_free(pmc);
   for (int k = 0; levels && k < n_sets; k++) lm_table_free(levels[k]);
   free(levels);
+  free(level_of);
   free(rows);
   name_list_fini(&pmc_cols);
   name_list_fini(&regions);

@@ -214,6 +214,7 @@ typedef struct lm_profile_opts {
   const char *backend;         /* --backend, or NULL for the first usable */
   double timeout;              /* --timeout: seconds per run (0: none; with
                                   --resume, 0 keeps the stored one) */
+  const char *telemetry;       /* --telemetry: "auto" (NULL) or "none" */
 } lm_profile_opts;
 
 #define LM_REPLAY_AUTO 3

@@ -383,6 +383,21 @@ static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
       sqlite3_bind_double(clk, 6, strtod(fields[4], NULL));
       if (sqlite3_step(clk) != SQLITE_DONE) st = lm_collect_sql_error(db, diag);
       sqlite3_reset(clk);
+    } else if (strcmp(tag, "T") == 0 && nf >= 3) {
+      /* T <sampler> <note>: the clock sampler of the run ("none": the
+       * clocks will be estimated from GRBM_GUI_ACTIVE). */
+      sqlite3_stmt *t = NULL;
+      if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_telemetry(workload_id, run_id, sampler, note) "
+                                 "VALUES (?,?,?,?)", -1, &t, NULL) != SQLITE_OK) {
+        st = lm_collect_sql_error(db, diag);
+      } else {
+        sqlite3_bind_int64(t, 1, wid);
+        sqlite3_bind_int(t, 2, run);
+        sqlite3_bind_text(t, 3, fields[1], -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(t, 4, fields[2], -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(t) != SQLITE_DONE) st = lm_collect_sql_error(db, diag);
+      }
+      sqlite3_finalize(t);
     } else if (strcmp(tag, "G") == 0 && nf >= 3) {
       sqlite3_bind_int64(reg, 1, wid);
       sqlite3_bind_int(reg, 2, run);

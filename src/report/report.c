@@ -189,6 +189,12 @@ static lm_status build_grid(const lm_analysis *const *runs, size_t n_runs, int32
         run_of[nc++] = (int32_t)r;
       }
   }
+  /* A lumen profile's metrics fed by executions that disagree: one more
+   * column, "Sets differ", with the spread of the flagged rows. */
+  if (metric && n_runs == 1 && lm_report_any_flagged(t) && nc < 256) {
+    src_cols[nc] = -2;
+    run_of[nc++] = 0;
+  }
   size_t max_rows = (size_t)t->n_rows;
   int stat_table = t->kind == LM_TABLE_TOP_KERNELS || t->kind == LM_TABLE_DISPATCHES;
   if (stat_table && o->max_stat_num && max_rows > o->max_stat_num) max_rows = o->max_stat_num;
@@ -201,20 +207,23 @@ static lm_status build_grid(const lm_analysis *const *runs, size_t n_runs, int32
   if (!g->cells || !g->right || !g->role || !g->raw) return LM_ENOMEM;
   for (size_t k = 0; k < nc; k++) {
     char title[256];
-    if (src_cols[k] < 0) snprintf(title, sizeof title, "Metric_ID");
+    if (src_cols[k] == -2) snprintf(title, sizeof title, "Sets differ");
+    else if (src_cols[k] < 0) snprintf(title, sizeof title, "Metric_ID");
     else if (run_of[k] > 0) snprintf(title, sizeof title, "%s [%d]", t->titles[src_cols[k]],
                                      (int)run_of[k] + 1);
     else snprintf(title, sizeof title, "%s", t->titles[src_cols[k]]);
     g->cells[k] = lm_text_safe(title, CELL_MAX_WIDTH);
     if (!g->cells[k]) return LM_ENOMEM;
-    g->right[k] = src_cols[k] >= 0 && t->roles[src_cols[k]] == LM_RCOL_VALUE;
-    g->role[k] = src_cols[k] >= 0 ? t->roles[src_cols[k]] : LM_RCOL_INDEX;
+    g->right[k] = src_cols[k] == -2 || (src_cols[k] >= 0 && t->roles[src_cols[k]] == LM_RCOL_VALUE);
+    g->role[k] = src_cols[k] >= 0 ? t->roles[src_cols[k]] : src_cols[k] == -2 ? LM_RCOL_TEXT : LM_RCOL_INDEX;
   }
   for (size_t r = 0; r < max_rows; r++) {
     for (size_t k = 0; k < nc; k++) {
       char *text;
       int32_t c = src_cols[k];
-      if (c < 0) {
+      if (c == -2) {
+        text = lm_report_flag_text(t, (int32_t)r);
+      } else if (c < 0) {
         text = lm_text_safe(t->row_ids[r], CELL_MAX_WIDTH);
       } else if (run_of[k] == 0) {
         const lm_cell *cell = cell_at(t, (int32_t)r, c);
@@ -528,6 +537,7 @@ lm_status lm_report_text(const lm_analysis *const *runs, size_t n, const lm_repo
       }
     }
   }
+  if (n == 1) lm_report_spread_text(a, out);
   return out->failed ? LM_ENOMEM : LM_OK;
 }
 
@@ -755,6 +765,10 @@ lm_status lm_report_json(const lm_analysis *const *runs, size_t n, const lm_repo
         cJSON_AddStringToObject(jr, "description", t->row_descs[r]);
       if (t->row_formulas && t->row_formulas[r][0])
         cJSON_AddStringToObject(jr, "formula", t->row_formulas[r]);
+      if (t->row_spread && !isnan(t->row_spread[r])) {
+        cJSON_AddNumberToObject(jr, "spread", t->row_spread[r]);
+        cJSON_AddBoolToObject(jr, "sets_differ", t->row_spread[r] > LM_SPREAD_THRESHOLD);
+      }
       cJSON *cells = cJSON_AddArrayToObject(jr, "cells");
       for (int32_t c = 0; c < t->n_cols; c++) {
         if (t->roles[c] == LM_RCOL_TIPS) continue;
@@ -788,6 +802,7 @@ lm_status lm_report_json(const lm_analysis *const *runs, size_t n, const lm_repo
     }
     cJSON_AddItemToArray(tables, jt);
   }
+  if (a->spread) cJSON_AddItemToObject(root, "spread", (cJSON *)lm_report_spread_json(a->spread));
   if (o && o->summary) cJSON_AddItemToObject(root, "summary", (cJSON *)lm_report_summary_json(o->summary));
   char *text = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);

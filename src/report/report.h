@@ -66,6 +66,17 @@ lm_status lm_report_summary_text(const lm_summary *summary, const lm_workload *w
  * void *, so that this header needs no cJSON; the caller owns it). */
 void *lm_report_summary_json(const lm_summary *summary);
 
+/* Execution spread of a lumen profile (spread.c). lm_report_any_flagged:
+ * table t has a row whose inputs came from executions that disagree by
+ * more than LM_SPREAD_THRESHOLD. lm_report_flag_text: the "Sets differ"
+ * cell of row r ("12.3%" or ""; lm_free it). lm_report_spread_text: the
+ * per-kernel block after the tables (nothing without executions).
+ * lm_report_spread_json: the "spread" object (a cJSON *). */
+int lm_report_any_flagged(const lm_rtable *t);
+char *lm_report_flag_text(const lm_rtable *t, int32_t r);
+void lm_report_spread_text(const lm_analysis *a, lm_buf *out);
+void *lm_report_spread_json(const lm_spread *spread);
+
 /* lm_report_short_name: a kernel name shortened to at most width
  * characters (argument list first, then nested template arguments, then
  * the middle), escaped for a terminal; with focus != (size_t)-1 the

@@ -489,6 +489,11 @@ EXPORT void simsdk_device_marker(int op, const char *message) {
   }
 }
 
+EXPORT int simsdk_has_clock_log(void) {
+  const char *clocks = getenv("LUMEN_SIMSDK_CLOCKS");
+  return !(clocks && strcmp(clocks, "none") == 0);
+}
+
 /* simsdk_clock_samples: the device's clock log from index `from` (for
  * lumen's simulated telemetry sampler, found with dlsym). */
 EXPORT size_t simsdk_clock_samples(size_t from, int *gpu, unsigned long long *t_ns, double *sclk,

@@ -112,5 +112,9 @@ void simsdk_device_marker(int op, const char *message);
  * time (ns, the clock of dispatch timestamps) and clocks (MHz). */
 size_t simsdk_clock_samples(size_t from, int *gpu, unsigned long long *t_ns, double *sclk,
                             double *mclk, size_t cap);
+/* simsdk_has_clock_log: 0 when the device is modelled without a clock
+ * log (LUMEN_SIMSDK_CLOCKS=none), as a GPU whose clocks no sampler
+ * reads; lumen then estimates them. */
+int simsdk_has_clock_log(void);
 
 #endif

@@ -35,7 +35,8 @@ struct lm_store {
 static const char *const workload_tables[] = {
     "sysinfo",        "kernel",     "dispatch",      "column_data",    "region",
     "dispatch_region", "log",       "profile_option", "profile_set",   "profile_run",
-    "profile_record", "profile_value", "profile_region", "clock_sample"};
+    "profile_record", "profile_value", "profile_region", "clock_sample", "profile_telemetry",
+    "execution",      "execution_value", "dispatch_clock"};
 
 const char *lm_store_default_path(char *out, size_t cap) {
   const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
@@ -305,6 +306,25 @@ static void name_from_dir(const char *dir, const lm_workload *w, char *out, size
 }
 
 /* Copy the rows of `table` of workload from_wid into to_wid. */
+/* Tables that a workload written by an earlier lumen may lack (the clock
+ * samplers, the executions of each row, the clock sources). */
+static int optional_table(const char *table) {
+  static const char *const optional[] = {"profile_telemetry", "execution", "execution_value", "dispatch_clock"};
+  for (size_t i = 0; i < LM_ARRAY_LEN(optional); i++)
+    if (strcmp(optional[i], table) == 0) return 1;
+  return 0;
+}
+
+static int has_table(lm_sql *sql, const char *table) {
+  char text[128];
+  snprintf(text, sizeof text, "SELECT 1 FROM %s LIMIT 0", table);
+  lm_stmt *q = NULL;
+  lm_diag ignored;
+  if (lm_sql_prepare(sql, text, &q, &ignored) != LM_OK) return 0;
+  lm_stmt_free(q);
+  return 1;
+}
+
 static lm_status copy_table(lm_sql *from, int64_t from_wid, lm_sql *to, int64_t to_wid, const char *table,
                             lm_diag *diag) {
   char text[256];
@@ -403,7 +423,8 @@ static lm_status copy_workload(lm_sql *from, int64_t from_wid, lm_sql *to, const
                              new_wid, diag);
   if (st == LM_OK && fingerprint) st = set_fingerprint(to, *new_wid, fingerprint, diag);
   for (size_t i = 0; st == LM_OK && i < LM_ARRAY_LEN(workload_tables); i++)
-    st = copy_table(from, from_wid, to, *new_wid, workload_tables[i], diag);
+    if (!optional_table(workload_tables[i]) || has_table(from, workload_tables[i]))
+      st = copy_table(from, from_wid, to, *new_wid, workload_tables[i], diag);
   return st;
 }
 

@@ -241,8 +241,9 @@ static int set_up(CUdevice dev) {
   }
   for (int s = 0; s < cfg->n_sets; s++)
     while (cfg->set_counters[s][C.set_n[s]]) C.set_n[s]++;
-  char why[256];
-  lm_tool_telemetry(lm_telemetry_open_nvml(why, sizeof why));
+  char why[256] = "";
+  lm_telemetry *t = lm_telemetry_open_nvml(why, sizeof why);
+  lm_tool_telemetry(t, why);
   return 0;
 }
 

@@ -324,7 +324,7 @@ static int tool_initialize(rocp_client_finalize finalize, void *tool_data) {
   /* Clocks: the simulated device's log where there is one, else rocm-smi. */
   lm_telemetry *t = lm_telemetry_open_sim();
   if (!t) t = lm_telemetry_open_rocm_smi(why, sizeof why);
-  lm_tool_telemetry(t);
+  lm_tool_telemetry(t, why);
   return 0;
 }
 

@@ -54,8 +54,9 @@ void lm_tool_marker(int op, unsigned long tid, const char *name, uint64_t id);
 /* lm_tool_sysinfo: one field of the device's system information (the
  * workload's sysinfo names: gpu_model, cu_per_gpu, max_sclk, ...). */
 void lm_tool_sysinfo(const char *key, const char *value);
-/* lm_tool_telemetry: start sampling t from a background thread (owned). */
-void lm_tool_telemetry(lm_telemetry *t);
+/* lm_tool_telemetry: start sampling t from a background thread (owned),
+ * and record the run's sampler; t NULL: none works, why says why. */
+void lm_tool_telemetry(lm_telemetry *t, const char *why);
 /* lm_tool_finish: flush everything; idempotent (also run at unload). */
 void lm_tool_finish(void);
 

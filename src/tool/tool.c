@@ -268,14 +268,28 @@ void lm_tool_sysinfo(const char *key, const char *value) {
   emit("S\t%s\t%s\n", k, v);
 }
 
-void lm_tool_telemetry(lm_telemetry *t) {
-  if (!T.active || !t) {
+void lm_tool_telemetry(lm_telemetry *t, const char *why) {
+  if (!T.active) {
     lm_telemetry_close(t);
     return;
   }
+  /* The run's sampler, for the workload (T <sampler> <note>): without one
+   * lumen estimates each dispatch's clock from GRBM_GUI_ACTIVE. */
+  char note[512];
+  if (strcmp(T.cfg.telemetry, "none") == 0) {
+    lm_telemetry_close(t);
+    emit("T\tnone\tturned off (--telemetry none)\n");
+    return;
+  }
+  if (!t) {
+    clean(why && *why ? why : "no clock sampler", note, sizeof note);
+    emit("T\tnone\t%s\n", note);
+    return;
+  }
+  clean(lm_telemetry_name(t), note, sizeof note);
+  emit("T\t%s\tsampled every millisecond from a background thread\n", note);
   T.telemetry = t;
-  if (strcmp(T.cfg.telemetry, "none") != 0 && pthread_create(&T.sampler, NULL, sampler_main, NULL) == 0)
-    T.sampler_running = 1;
+  if (pthread_create(&T.sampler, NULL, sampler_main, NULL) == 0) T.sampler_running = 1;
 }
 
 void lm_tool_kernel_symbol(uint64_t kernel_id, const char *name) {
@@ -299,6 +313,7 @@ int lm_tool_dispatch_begin(const lm_tool_dispatch *d, lm_choice *choice) {
   f.workgroup = d->workgroup;
   f.lds = d->lds;
   lm_policy_choose(T.policy, &f, choice);
+  if (T.telemetry) lm_telemetry_use(T.telemetry, d->gpu);
   return choice->set >= 0 && choice->set < T.cfg.n_sets ? choice->set : -1;
 }
 

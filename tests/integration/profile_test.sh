@@ -98,6 +98,23 @@ mpi_setup() {
   sets=$(n_sets gfx90a)
 }
 n_sets() { "$LUMEN" profile --plan --arch "$1" | tail -1 | sed 's/^sets: \([0-9]*\).*/\1/'; }
+# spread_json DIR: lumen's JSON report of DIR into $TMP/spread.json
+spread_json() {
+  "$LUMEN" analyze -w "$1" --format json >"$TMP/spread.json" 2>"$TMP/err" || fail "analyze --format json: $(cat "$TMP/err")"
+}
+# recorded KERNEL_PREFIX N CSV: the first N recorded dispatches of the
+# kernel in the recording's pmc_perf.csv, one "GRBM_GUI_ACTIVE duration"
+# line each: what the simulated device replays as instances 0..N-1.
+recorded() {
+  python3 - "$@" <<'PY'
+import csv, sys
+prefix, n, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+rows = [r for r in csv.DictReader(open(path)) if r["Kernel_Name"].startswith(prefix)][:n]
+assert len(rows) == n, (len(rows), n)
+for r in rows:
+    print(float(r["GRBM_GUI_ACTIVE"]), float(r["End_Timestamp"]) - float(r["Start_Timestamp"]))
+PY
+}
 
 case $NAME in
 vcopy_app_MI200 | vcopy_app_MI300X)
@@ -116,6 +133,25 @@ vcopy_app_MI200 | vcopy_app_MI300X)
   check_values_in_set p
   expect_err "3 dispatches, $sets counter sets, $sets application runs"
   golden_equal "$TMP/p" "vcopy/$rec"
+  # App replay runs the same recorded dispatch once per set: every set of a
+  # row measured the same, so the spread is 0 and nothing is flagged.
+  same "$(q p "SELECT COUNT(*) FROM execution")" "$((sets * 3))" "executions recorded"
+  spread_json "$TMP/p"
+  python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sp = d["spread"]
+assert sp["sets"] == int(sys.argv[2]) and sp["flagged_metrics"] == 0, sp
+assert sp["shared"][:2] == ["duration", "GRBM_GUI_ACTIVE"], sp["shared"]
+for k in sp["kernels"]:
+    assert k["rows"] == 3 and k["max"] == 0 and k["rows_over"] == 0, k
+flags = [r for p in d["panels"] for t in p["tables"] for r in t["rows"] if r.get("sets_differ")]
+assert not flags, flags[:2]' "$TMP/spread.json" "$sets" || fail "app replay reports a spread"
+  run analyze -w "$TMP/p"
+  expect_status 0
+  ! grep -q "│ Sets differ" "$TMP/out" || fail "app replay flags metrics"
+  expect_out "column (0 here)"
+  ! grep -q "sets-disagree" "$TMP/out" || fail "app replay fires sets-disagree"
   ;;
 vcopy_instance_MI200 | vcopy_instance_MI300X)
   rec=MI200 arch=gfx90a
@@ -141,6 +177,72 @@ vcopy_instance_MI200 | vcopy_instance_MI300X)
     --ignore 1.1:command --ignore 1.1:timestamp >"$TMP/golden" 2>&1 && fail "instance cycling reproduced the recording exactly"
   run analyze -w "$TMP/p"
   expect_status 0
+  expect_out "Sets differ"
+  expect_out "[sets-disagree]"
+  # The spread lumen reports lies where the recording puts it: each row
+  # replays the 3 recorded dispatches 4 times, the replays deviating by up
+  # to 2 % from them.
+  recorded vecCopy 3 "$WL/vcopy/$rec/pmc_perf.csv" >"$TMP/rec"
+  spread_json "$TMP/p"
+  python3 -c '
+import json, sys
+rec = [list(map(float, l.split())) for l in open(sys.argv[2])]
+k = json.load(open(sys.argv[1]))["spread"]["kernels"]
+assert len(k) == 1 and k[0]["rows"] == 3 and k[0]["rows_over"] == 3, k
+for i, name in enumerate(["GRBM_GUI_ACTIVE", "duration"]):
+    v = [r[i] for r in rec]
+    if min(v) <= 0:  # MI300X_A1 holds timestamps rounded to 10 us
+        assert k[0]["spread"][name] is None, k[0]
+        continue
+    lo = (0.98 * max(v) - 1.02 * min(v)) / (1.02 * max(v))
+    hi = (1.02 * max(v) - 0.98 * min(v)) / (0.98 * min(v))
+    got = k[0]["spread"][name]
+    assert lo <= got <= hi and got > 0, (name, lo, got, hi)' "$TMP/spread.json" "$TMP/rec" || fail "spread not within the recording's bounds"
+  ;;
+spread_mix_instance)
+  # Twelve instances of fill make one row; the simulated device replays the
+  # first twelve recorded fill dispatches, exactly. The spread lumen
+  # reports is the one computed here from the recording's CSV.
+  export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
+  sets=$(n_sets gfx90a)
+  run profile -n sp -w "$TMP/p" --replay instance -- "$APP" -g 2 "fill:$sets"
+  expect_status 0
+  recorded __amd_rocclr_fillBufferAligned "$sets" "$WL/_mix/mix_MI200/pmc_perf.csv" >"$TMP/rec"
+  # What the workload holds: one execution per set, with its duration and
+  # GRBM_GUI_ACTIVE, in the recording's order.
+  q p "SELECT v.value || ' ' || e.duration_ns FROM execution e JOIN execution_value v ON v.workload_id = e.workload_id
+      AND v.row = e.row AND v.set_id = e.set_id WHERE v.name = 'GRBM_GUI_ACTIVE' ORDER BY e.set_id" >"$TMP/held"
+  same "$(awk '{ printf "%.1f %.1f\n", $1, $2 }' "$TMP/held")" "$(awk '{ printf "%.1f %.1f\n", $1, $2 }' "$TMP/rec")" \
+    "executions held against the recording"
+  spread_json "$TMP/p"
+  python3 -c '
+import json, sys
+rec = [list(map(float, l.split())) for l in open(sys.argv[2])]
+d = json.load(open(sys.argv[1]))
+k = d["spread"]["kernels"]
+assert len(k) == 1 and k[0]["name"] == "fill" and k[0]["rows"] == 1, k
+for i, name in enumerate(["GRBM_GUI_ACTIVE", "duration"]):
+    v = [r[i] for r in rec]
+    want = (max(v) - min(v)) / (sum(v) / len(v))
+    got = k[0]["spread"][name]
+    assert want > 0.05 and abs(got - want) <= 1e-9 * want, (name, got, want)
+rows = [r for p in d["panels"] for t in p["tables"] for r in t["rows"]]
+flagged = [r for r in rows if r.get("sets_differ")]
+assert flagged and d["spread"]["flagged_metrics"] == len(flagged), (len(flagged), d["spread"]["flagged_metrics"])
+assert all(r["spread"] > 0.05 for r in flagged)
+by_id = {r["id"]: r for r in rows}
+# A metric whose counters share one set (VALU active threads: two SQ
+# counters of one set) is not flagged, however much the other sets differ;
+# one that divides by the duration (the mean over every set) is.
+assert "spread" not in by_id["2.1.13"], by_id["2.1.13"]
+assert by_id["2.1.2"]["sets_differ"], by_id["2.1.2"]' "$TMP/spread.json" "$TMP/rec" || fail "reported spread"
+  run analyze -w "$TMP/p" --summary
+  expect_status 0
+  expect_out "[sets-disagree]"
+  run analyze -w "$TMP/p" -b 2.1
+  expect_status 0
+  expect_out "Sets differ"
+  expect_out "Execution spread: each dispatch row combines $sets executions"
   ;;
 vcopy_auto)
   export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
@@ -489,6 +591,50 @@ clocks)
   expect_err "no clock samples"
   run analyze -w "$TMP/p" --clock sometimes
   expect_status 2
+  same "$(q p "SELECT DISTINCT source FROM dispatch_clock")" "simulated device" "clock source"
+  same "$(q p "SELECT DISTINCT sampler FROM profile_telemetry")" "simulated device" "sampler"
+  run analyze -w "$TMP/p" -b 2.1.0 --clock measured
+  expect_err "clocks of the dispatches: 4 sampled by simulated device"
+  run profile -n ck -w "$TMP/bad" --telemetry sometimes -- "$APP" fill:1
+  expect_status 2
+  ;;
+clock_estimate_MI200 | clock_estimate_MI300X)
+  # A device whose clocks no sampler reads (the simulated one without its
+  # clock log; rocm-smi finds no AMD GPU here): each dispatch's clock is
+  # estimated from GRBM_GUI_ACTIVE per XCD over its duration, and the
+  # workload says so.
+  rec=MI200 xcd=1
+  [ "$NAME" = clock_estimate_MI300X ] && rec=MI300X_A1 xcd=8
+  export LUMEN_SIM_RECORDING=$WL/vcopy/$rec
+  LUMEN_SIMSDK_CLOCKS=none run profile -n ce -w "$TMP/p" -- "$APP" -g 2 "$VCOPY:3"
+  expect_status 0
+  if [ $xcd = 8 ]; then
+    # vcopy/MI300X_A1 holds timestamps rounded to 10 us (durations of 0):
+    # no estimate is made up, the clocks stay blank.
+    same "$(q p "SELECT COUNT(*) FROM dispatch_clock")" 0 "clock sources without a duration"
+    same "$(q p "SELECT COUNT(*) FROM dispatch WHERE sclk_mhz IS NULL")" 3 "clocks without a duration"
+    run analyze -w "$TMP/p" -b 2.1.0 --clock measured
+    expect_status 1
+    expect_err "no clock samples"
+    echo PASS; exit 0
+  fi
+  same "$(q p "SELECT COUNT(*) FROM clock_sample")" 0 "clock samples"
+  same "$(q p "SELECT DISTINCT sampler FROM profile_telemetry")" none "sampler"
+  [ -n "$(q p "SELECT DISTINCT note FROM profile_telemetry")" ] || fail "no reason for the missing sampler"
+  same "$(q p "SELECT DISTINCT source FROM dispatch_clock")" estimate "clock source"
+  same "$(q p "SELECT COUNT(*) FROM dispatch WHERE mclk_mhz IS NULL")" 3 "no memory clock estimate"
+  recorded vecCopy 3 "$WL/vcopy/$rec/pmc_perf.csv" | awk -v x=$xcd '{ printf "%.3f\n", $1 / x / $2 * 1000 }' >"$TMP/want"
+  same "$(q p "SELECT printf('%.3f', sclk_mhz) FROM dispatch ORDER BY row")" "$(cat "$TMP/want")" "estimated clocks"
+  run analyze -w "$TMP/p" -b 2.1.0 --clock measured
+  expect_status 0
+  expect_err "clocks of the dispatches: 3 estimated from GRBM_GUI_ACTIVE / duration"
+  expect_err "no memory clock was sampled"
+  # --telemetry none: no sampler at all, the same estimates.
+  run profile -n cn -w "$TMP/n" --telemetry none -- "$APP" -g 2 "$VCOPY:3"
+  expect_status 0
+  same "$(q n "SELECT COUNT(*) FROM clock_sample")" 0 "samples with --telemetry none"
+  same "$(q n "SELECT DISTINCT note FROM profile_telemetry")" "turned off (--telemetry none)" "sampler note"
+  same "$(q n "SELECT printf('%.3f', sclk_mhz) FROM dispatch ORDER BY row")" "$(cat "$TMP/want")" "estimates without a sampler"
   ;;
 self_time)
   # --self-time in every mode: per run in profile, import in db, per

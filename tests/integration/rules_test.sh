@@ -144,7 +144,7 @@ YAML
   run list rules --arch gfx90a --rules-dir "$TMP/rules"
   expect_status 0
   expect_out "any-vmem"
-  expect_out "== gfx90a (MI210, MI250, MI250X): 11 rules"
+  expect_out "== gfx90a (MI210, MI250, MI250X): 12 rules"
   sed -i "s/VMEM Utilization') > 0/VMEM Utilisation') > 0/" "$TMP/rules/mine.yaml"
   run analyze -w "$WL/vcopy/MI200" --summary --rules-dir "$TMP/rules"
   expect_status 1; one_line_err
