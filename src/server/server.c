@@ -546,17 +546,22 @@ static enum MHD_Result api_info(struct MHD_Connection *c, const lm_query *q) {
   return ok;
 }
 
+/* Answer from the cache when an answer for key is kept: 1 and *ok set. */
+static int send_cached(struct MHD_Connection *c, const char *key, enum MHD_Result *ok) {
+  size_t len = 0;
+  char *hit = cached_answer(key, &len);
+  if (!hit) return 0;
+  *ok = send_body(c, MHD_HTTP_OK, "application/json", hit, len, 1, 0);
+  free(hit);
+  return 1;
+}
+
 static enum MHD_Result api_analysis(struct MHD_Connection *c, const lm_query *q) {
   if (!q->w) return send_error(c, MHD_HTTP_BAD_REQUEST, "w: which workload?");
   char key[sizeof q->canonical + 16];
   snprintf(key, sizeof key, "analysis|%s", q->canonical);
-  size_t len = 0;
-  char *hit = cached_answer(key, &len);
-  if (hit) {
-    enum MHD_Result ok = send_body(c, MHD_HTTP_OK, "application/json", hit, len, 1, 0);
-    free(hit);
-    return ok;
-  }
+  enum MHD_Result ok;
+  if (send_cached(c, key, &ok)) return ok;
   if (!begin_evaluation()) return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "busy; try again");
   lm_analyze_opts o;
   opts_from_query(q, &o);
@@ -586,7 +591,7 @@ static enum MHD_Result api_analysis(struct MHD_Connection *c, const lm_query *q)
     return send_diag(c, &d);
   }
   keep_answer(key, lm_buf_cstr(&out), out.len);
-  enum MHD_Result ok = send_body(c, MHD_HTTP_OK, "application/json", lm_buf_cstr(&out), out.len, 1, 0);
+  ok = send_body(c, MHD_HTTP_OK, "application/json", lm_buf_cstr(&out), out.len, 1, 0);
   lm_buf_fini(&out);
   return ok;
 }
@@ -602,13 +607,8 @@ static enum MHD_Result api_summary(struct MHD_Connection *c, const lm_query *q) 
   if (!q->w) return send_error(c, MHD_HTTP_BAD_REQUEST, "w: which workload?");
   char key[sizeof q->canonical + 16];
   snprintf(key, sizeof key, "summary|%s", q->canonical);
-  size_t len = 0;
-  char *hit = cached_answer(key, &len);
-  if (hit) {
-    enum MHD_Result ok = send_body(c, MHD_HTTP_OK, "application/json", hit, len, 1, 0);
-    free(hit);
-    return ok;
-  }
+  enum MHD_Result ok;
+  if (send_cached(c, key, &ok)) return ok;
   if (!begin_evaluation()) return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "busy; try again");
   lm_analyze_opts o;
   opts_from_query(q, &o);
@@ -636,7 +636,7 @@ static enum MHD_Result api_summary(struct MHD_Connection *c, const lm_query *q) 
   end_evaluation();
   if (st != LM_OK) return send_diag(c, &d);
   keep_answer(key, text, strlen(text));
-  enum MHD_Result ok = send_body(c, MHD_HTTP_OK, "application/json", text, strlen(text), 1, 0);
+  ok = send_body(c, MHD_HTTP_OK, "application/json", text, strlen(text), 1, 0);
   free(text);
   return ok;
 }
