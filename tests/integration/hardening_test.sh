@@ -31,19 +31,6 @@ run_t() {
   STATUS=$?
 }
 copy_wl() { cp -r "$WL/$1" "$TMP/$2"; chmod -R u+w "$TMP/$2"; }
-start_server() {
-  start_lumen_serve "$LUMEN" "$TMP" "$@" 2>"$TMP/start.err"
-  local ok=$?
-  PIDS="$PIDS $SERVER"
-  [ "$ok" -eq 0 ] || fail "$(cat "$TMP/start.err")"
-}
-# get PATH_AND_QUERY [curl args]: body to $TMP/body, status to $CODE
-get() {
-  local path=$1
-  shift
-  CODE=$(curl -s -o "$TMP/body" -w '%{http_code}' "$@" "$URL${path#/}")
-}
-expect_code() { [ "$CODE" = "$1" ] || fail "$2: HTTP $CODE, expected $1 ($(head -c 300 "$TMP/body"))"; }
 body_lacks() { ! grep -qF -- "$1" "$TMP/body" || fail "body holds '$1'"; }
 # A secret outside every workload folder, one column-name-like line.
 make_secret() { printf 'SECRET_root_hash_x1,SECRET_two\n1,2\n' >"$TMP/secret.csv"; }

@@ -25,24 +25,10 @@ SRCDIR=$(cd "$(dirname "$0")" && pwd)
 . "$SRCDIR/../../scripts/serve-lib.sh"
 KIND=sqlite
 
-# start_server ARGS...: lumen serve on a free loopback port; sets URL.
-start_server() {
-  start_lumen_serve "$LUMEN" "$TMP" "$@" 2>"$TMP/start.err"
-  local ok=$?
-  PIDS="$PIDS $SERVER"
-  [ "$ok" -eq 0 ] || fail "$(cat "$TMP/start.err")"
-}
 stop_server() {
   kill "$SERVER" 2>/dev/null
   wait "$SERVER" 2>/dev/null
 }
-# get PATH_AND_QUERY [curl args]: body to $TMP/body, status to $CODE
-get() {
-  local path=$1
-  shift
-  CODE=$(curl -s -o "$TMP/body" -w '%{http_code}' "$@" "$URL${path#/}")
-}
-expect_code() { [ "$CODE" = "$1" ] || fail "$2: HTTP $CODE, expected $1 ($(head -c 300 "$TMP/body"))"; }
 body_has() { grep -qF -- "$1" "$TMP/body" || fail "body lacks '$1': $(head -c 300 "$TMP/body")"; }
 # The CLI's JSON and the server's agree but for how the workload is named.
 strip_names() { sed -e 's/"path":"[^"]*",//g' -e 's/"id":"[^"]*","arch"/"arch"/g' "$1"; }
