@@ -326,7 +326,8 @@ static void place_on_roofline(const lm_roofline *roof, const lm_analysis *a, lm_
 }
 
 lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const lm_ruleset *rules,
-                            const lm_analyze_opts *o, size_t top, lm_summary **out, lm_diag *diag) {
+                            const lm_analyze_opts *o, const lm_analysis *whole, size_t top, lm_summary **out,
+                            lm_diag *diag) {
   lm_status st = LM_OK;
   lm_analysis *stats = NULL, *ka = NULL;
   lm_roofline *roof = NULL;
@@ -342,12 +343,18 @@ lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const l
   base.n_kernel_index = 0;
   base.blocks = NULL;
   base.n_blocks = 0;
-  lm_analyze_opts so = base;
-  so.stats_only = 1;
-  if ((st = lm_analyze_run(w, cat, &so, &stats, diag)) != LM_OK) goto fail;
+  /* The kernels, in the top-kernels table's order: the caller's analysis
+   * of this selection has it; else a statistics-only run makes it. */
+  const lm_analysis *ranked = whole;
+  if (!ranked) {
+    lm_analyze_opts so = base;
+    so.stats_only = 1;
+    if ((st = lm_analyze_run(w, cat, &so, &stats, diag)) != LM_OK) goto fail;
+    ranked = stats;
+  }
   const lm_rtable *tk = NULL;
-  for (int32_t i = 0; i < stats->n_tables && !tk; i++)
-    if (stats->tables[i].kind == LM_TABLE_TOP_KERNELS) tk = &stats->tables[i];
+  for (int32_t i = 0; i < ranked->n_tables && !tk; i++)
+    if (ranked->tables[i].kind == LM_TABLE_TOP_KERNELS) tk = &ranked->tables[i];
   if (!tk) goto done;
   if ((st = lm_analyze_rows(w, &base, &rows, &n_rows, diag)) != LM_OK) goto fail;
   long kcol = lm_table_find(w->pmc, "Kernel_Name");
@@ -386,7 +393,10 @@ lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const l
     ko.n_kernel_index = 1;
     lm_diag kd;
     lm_diag_clear(&kd);
-    if (lm_analyze_run(w, cat, &ko, &ka, &kd) != LM_OK) {
+    /* One kernel in the selection: the caller's analysis is its own. */
+    const lm_analysis *ka_used = whole && tk->n_rows == 1 ? whole : NULL;
+    if (!ka_used && lm_analyze_run(w, cat, &ko, &ka, &kd) == LM_OK) ka_used = ka;
+    if (!ka_used) {
       /* A kernel that cannot be evaluated alone (every dispatch of it idle,
        * say) is still listed with its times. */
       k->roof_reason = lm_arena_strdup(s->arena, kd.message);
@@ -394,23 +404,23 @@ lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const l
       continue;
     }
     /* How far the executions of its rows differed (lumen profiles). */
-    if (ka->spread && ka->spread->n_kernels) {
-      vars[V_SET_SPREAD] = ka->spread->kernels[0].max_spread;
-      vars[V_SET_ROWS] = (double)ka->spread->kernels[0].rows;
+    if (ka_used->spread && ka_used->spread->n_kernels) {
+      vars[V_SET_SPREAD] = ka_used->spread->kernels[0].max_spread;
+      vars[V_SET_ROWS] = (double)ka_used->spread->kernels[0].rows;
     }
-    if (highlights(ka, s->arena, k) != LM_OK) goto nomem;
-    place_on_roofline(roof, ka, k);
+    if (highlights(ka_used, s->arena, k) != LM_OK) goto nomem;
+    place_on_roofline(roof, ka_used, k);
     size_t n_rules = rules ? rules->n_rules : 0;
     k->findings = lm_arena_alloc(s->arena, (n_rules ? n_rules : 1) * sizeof *k->findings);
     if (!k->findings) goto nomem;
     for (size_t r = 0; r < n_rules; r++) {
       const lm_rule *rule = &rules->rules[r];
-      if (!truthy(lm_advise_eval(rule->when, ka, vars))) continue;
+      if (!truthy(lm_advise_eval(rule->when, ka_used, vars))) continue;
       lm_finding *f = &k->findings[k->n_findings++];
       f->rule = rule;
-      f->verdict = fill(&rule->verdict, ka, vars, s->arena);
+      f->verdict = fill(&rule->verdict, ka_used, vars, s->arena);
       if (!f->verdict) goto nomem;
-      f->gain = rule->gain ? lm_advise_eval(rule->gain, ka, vars) : LM_NAN;
+      f->gain = rule->gain ? lm_advise_eval(rule->gain, ka_used, vars) : LM_NAN;
       if (!isnan(f->gain)) f->gain = f->gain < 0 ? 0 : f->gain > 1 ? 1 : f->gain;
     }
     qsort(k->findings, k->n_findings, sizeof *k->findings, cmp_findings);

@@ -57,11 +57,15 @@ typedef struct lm_summary {
 } lm_summary;
 
 /* lm_advise_summary: the summary of the top `top` kernels (by total time)
- * of the dispatches o selects (o's --kernel-index is ignored; each kernel
- * is analyzed alone). rules may be NULL (no findings). Free with
- * lm_summary_free. */
+ * of the dispatches o selects (o's --kernel-index and -b are ignored; each
+ * kernel is analyzed alone). whole, when not NULL, is the caller's
+ * analysis of that same selection with every table (no --kernel-index, no
+ * -b): its top-kernels table ranks the kernels, and a selection of one
+ * kernel is summarized from it instead of being evaluated again. rules may
+ * be NULL (no findings). Free with lm_summary_free. */
 lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const lm_ruleset *rules,
-                            const lm_analyze_opts *o, size_t top, lm_summary **out, lm_diag *diag);
+                            const lm_analyze_opts *o, const lm_analysis *whole, size_t top, lm_summary **out,
+                            lm_diag *diag);
 void lm_summary_free(lm_summary *summary);
 
 /* lm_advise_eval: evaluate rule expression e for kernel facts `vars`

@@ -236,7 +236,7 @@ static int terminal_width(const cli_args *a) {
  * the definitions (say, --metrics-dir with other metric names) leaves the
  * summary without findings and says why; a broken --rules-dir is an error. */
 static int summary_for(const cli_args *a, const lm_workload *w, const lm_catalog *cat, const lm_analyze_opts *o,
-                       lm_summary **out) {
+                       const lm_analysis *whole, lm_summary **out) {
   lm_diag diag, rules_diag;
   lm_diag_clear(&diag);
   lm_diag_clear(&rules_diag);
@@ -249,7 +249,7 @@ static int summary_for(const cli_args *a, const lm_workload *w, const lm_catalog
     lm_rules_free(rules);
     return 0;
   }
-  if (lm_advise_summary(w, cat, rs == LM_OK ? rules : NULL, o, 5, out, &diag) != LM_OK) {
+  if (lm_advise_summary(w, cat, rs == LM_OK ? rules : NULL, o, whole, 5, out, &diag) != LM_OK) {
     cli_diag(MODE, &diag);
     lm_rules_free(rules);
     return 0;
@@ -514,8 +514,11 @@ int cmd_analyze(int argc, char **argv, int first) {
       goto done;
     }
   }
+  /* The first run's analysis serves the summary when it covers the same
+   * selection with every table (not from a store's kept analyses). */
+  const lm_analysis *whole = !store && !nb && !last_opts.n_kernel_index && !last_opts.stats_only ? runs[0] : NULL;
   if (want_summary && !summary_for(&a, summary_workload ? summary_workload : workloads[0], runs[0]->catalog,
-                                   &last_opts, &summary))
+                                   &last_opts, whole, &summary))
     goto done;
   ropts.summary = summary;
   /* Text tables wider than the terminal become blocks per row; --width 0

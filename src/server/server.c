@@ -621,7 +621,7 @@ static enum MHD_Result api_summary(struct MHD_Connection *c, const lm_query *q) 
   const lm_catalog *cat = st == LM_OK ? lm_metrics_builtin(l->w->arch) : NULL;
   if (st == LM_OK && !cat) st = lm_diag_set(&d, LM_EARCH, NULL, 0, 0, "w", "%s has no metric definitions", l->w->arch);
   if (st == LM_OK) st = lm_rules_load_texts(cat, lm_rules_builtin(), &rules, &d);
-  if (st == LM_OK) st = lm_advise_summary(l->w, cat, rules, &o, 5, &sum, &d);
+  if (st == LM_OK) st = lm_advise_summary(l->w, cat, rules, &o, NULL, 5, &sum, &d);
   char *text = NULL;
   if (st == LM_OK) {
     cJSON *root = cJSON_CreateObject();
