@@ -9,7 +9,8 @@
  * recorded dispatch n mod R (R recorded dispatches of K), and a replay
  * beyond the recording (n >= R) is a new execution whose counters and
  * duration differ from the recorded ones by up to 2%, so that successive
- * instances never repeat one execution. The tool's dispatch callback runs
+ * instances never repeat one execution (with LUMEN_SIMSDK_RERUNS=vary,
+ * each process is a new execution too). The tool's dispatch callback runs
  * on the launching thread, in launch order, before the launch is queued;
  * the counter records of the config it chose are delivered later by a
  * completion thread of the device. New kernels are announced through
@@ -66,6 +67,8 @@ static struct {
   pthread_mutex_t lock;
   pthread_cond_t cond;
   int ready, failed;
+  uint64_t run_offset; /* LUMEN_SIMSDK_RERUNS=vary: each process (each run
+                          of an application replay) is a new execution */
   const lm_workload *rec;
   kernel kernels[MAX_KERNELS];
   int n_kernels;
@@ -292,6 +295,12 @@ EXPORT int simsdk_device_init(void) {
   }
   const lm_table *pmc = D.rec->pmc;
   long kc = lm_table_find(pmc, "Kernel_Name");
+  /* By default every run replays the recording itself (application replay
+   * then reproduces the reference's merged rows exactly); with
+   * LUMEN_SIMSDK_RERUNS=vary each process is another execution, deviating
+   * by up to 2% as a rerun on a real GPU would. */
+  const char *reruns = getenv("LUMEN_SIMSDK_RERUNS");
+  if (reruns && strcmp(reruns, "vary") == 0) D.run_offset = 1 + ((uint64_t)getpid() % 100000u) * 16u;
   D.rec_names = calloc(pmc->n_rows + 1, sizeof *D.rec_names);
   for (size_t r = 0; D.rec_names && kc >= 0 && r < pmc->n_rows; r++) {
     const char *name = lm_table_text(pmc, (size_t)kc, r);
@@ -394,7 +403,7 @@ EXPORT int simsdk_device_launch(const char *name, const simsdk_launch *l, int gp
     return -1;
   }
   size_t row = k->rows[k->instances % k->n_rows];
-  j->execution = k->instances / k->n_rows;
+  j->execution = k->instances / k->n_rows + D.run_offset;
   j->row = row;
   j->gpu = gpu;
   k->instances++;
