@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "report/internal.h"
 #include "report/report.h"
 
 /* ------------------------------------------------------------ matching */
@@ -82,12 +83,7 @@ static void grid_free(grid *g) {
   lm_free(g->raw);
 }
 
-static size_t utf8_width(const char *s, size_t n) {
-  size_t w = 0;
-  for (size_t i = 0; i < n; i++)
-    if (((unsigned char)s[i] & 0xC0) != 0x80) w++;
-  return w;
-}
+static size_t utf8_width(const char *s, size_t n) { return lm_report_width(s, n); }
 
 /* Split text into lines of at most `width` characters, at most `max_lines`
  * lines, the last ending in "..." when cut. */
@@ -321,36 +317,6 @@ static void put_piece(lm_buf *out, size_t *col, const char *piece, size_t width,
   }
 }
 
-/* Append text (escaped) wrapped at spaces to width, the first line
- * already at column `indent`, continuation lines indented as much. */
-static void put_words(lm_buf *out, const char *text, size_t indent, size_t width) {
-  char *safe = lm_text_safe(text, 0);
-  if (!safe) {
-    out->failed = 1;
-    return;
-  }
-  size_t col = indent;
-  for (char *p = safe; *p;) {
-    while (*p == ' ') p++;
-    char *e = p;
-    while (*e && *e != ' ') e++;
-    size_t w = utf8_width(p, (size_t)(e - p));
-    if (col > indent && col + 1 + w > width) {
-      lm_buf_putc(out, '\n');
-      for (size_t i = 0; i < indent; i++) lm_buf_putc(out, ' ');
-      col = indent;
-    } else if (col > indent) {
-      lm_buf_putc(out, ' ');
-      col++;
-    }
-    lm_buf_append(out, p, (size_t)(e - p));
-    col += w;
-    p = e;
-  }
-  lm_buf_putc(out, '\n');
-  lm_free(safe);
-}
-
 /* A table too wide for the terminal, as one block per row: the row's id
  * and name, then "Title value unit" pieces wrapped to width. */
 static void render_blocks(const grid *g, size_t width, lm_buf *out) {
@@ -526,13 +492,14 @@ lm_status lm_report_text(const lm_analysis *const *runs, size_t n, const lm_repo
       size_t width = o->width > 0 ? (size_t)o->width : (size_t)-1;
       for (int32_t r = 0; r < t->n_rows; r++) {
         size_t indent = 4 + strlen(t->row_ids[r]);
+        char lead[160];
         if (t->row_descs[r] && t->row_descs[r][0]) {
-          lm_buf_printf(out, "  %s  ", t->row_ids[r]);
-          put_words(out, t->row_descs[r], indent, width);
+          snprintf(lead, sizeof lead, "  %s  ", t->row_ids[r]);
+          lm_report_wrap(out, lead, t->row_descs[r], indent, width);
         }
         if (o->verbose > 1 && t->row_formulas[r] && t->row_formulas[r][0]) {
-          lm_buf_printf(out, "  %*s  = ", (int)strlen(t->row_ids[r]), "");
-          put_words(out, t->row_formulas[r], indent + 2, width);
+          snprintf(lead, sizeof lead, "  %*s  = ", (int)strlen(t->row_ids[r]), "");
+          lm_report_wrap(out, lead, t->row_formulas[r], indent + 2, width);
         }
       }
     }

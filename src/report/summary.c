@@ -13,22 +13,22 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "report/internal.h"
 #include "report/report.h"
 
-/* Characters shown: UTF-8 continuation bytes and ANSI colour sequences
- * (ESC [ ... m) take no room. */
-static size_t width_of(const char *s) {
+size_t lm_report_width(const char *s, size_t n) {
   size_t w = 0;
-  for (; *s; s++) {
-    if (*s == '\033' && s[1] == '[') {
-      while (*s && *s != 'm') s++;
-      if (!*s) break;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '\033' && i + 1 < n && s[i + 1] == '[') {
+      while (i < n && s[i] != 'm') i++;
       continue;
     }
-    if (((unsigned char)*s & 0xC0) != 0x80) w++;
+    if (((unsigned char)s[i] & 0xC0) != 0x80) w++;
   }
   return w;
 }
+
+static size_t width_of(const char *s) { return lm_report_width(s, strlen(s)); }
 
 /* Byte offset of the n-th character of s (or its end). */
 static size_t offset_of(const char *s, size_t n) {
@@ -169,9 +169,7 @@ static char **short_names(const lm_summary *s, size_t width) {
   return names;
 }
 
-/* Append text wrapped at words to width, continuation lines indented by
- * `indent` spaces; the first line is prefixed by `lead` (its width counts). */
-static void wrapped(lm_buf *out, const char *lead, const char *text, size_t indent, size_t width) {
+void lm_report_wrap(lm_buf *out, const char *lead, const char *text, size_t indent, size_t width) {
   char *safe = lm_text_safe(text, 0);
   if (!safe) {
     out->failed = 1;
@@ -291,18 +289,18 @@ lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size
   snprintf(head, sizeof head, "Summary: %zu kernel%s, %s of GPU time%s%s%s%s", s->n_total_kernels,
            s->n_total_kernels == 1 ? "" : "s", total, model && *model ? " on " : "", model ? model : "",
            w->arch ? " " : "", w->arch ? w->arch : "");
-  wrapped(out, "", head, 2, width);
+  lm_report_wrap(out, "", head, 2, width);
   if (w->simulated)
-    wrapped(out, "SIMULATED: ",
+    lm_report_wrap(out, "SIMULATED: ",
             "these numbers come from the simulated device, which replays a recording; nothing was measured",
             2, width);
   if (s->n_kernels < s->n_total_kernels) {
     snprintf(head, sizeof head, "(the %zu that take the most time; --full shows every panel)", s->n_kernels);
-    wrapped(out, "", head, 2, width);
+    lm_report_wrap(out, "", head, 2, width);
   }
-  if (s->rules_error) wrapped(out, "rules not evaluated: ", s->rules_error, 4, width);
+  if (s->rules_error) lm_report_wrap(out, "rules not evaluated: ", s->rules_error, 4, width);
   if (!(s->total_ns > 0))
-    wrapped(out, "",
+    lm_report_wrap(out, "",
             "(no durations: End_Timestamp equals Start_Timestamp in this workload, so time shares "
             "and every rate are unknown or infinite)",
             1, width);
@@ -313,18 +311,18 @@ lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size
     char line[1024], t1[32], t2[32];
     lm_buf_putc(out, '\n');
     snprintf(line, sizeof line, "%zu. ", i + 1);
-    wrapped(out, line, names[i] ? names[i] : "", 4, width);
+    lm_report_wrap(out, line, names[i] ? names[i] : "", 4, width);
     time_text(k->total_ns, t1, sizeof t1);
     time_text(k->mean_ns, t2, sizeof t2);
     snprintf(line, sizeof line, "%.1f %% of the time: %zu call%s, %s in all, %s each",
              isnan(k->share) ? 0.0 : k->share * 100, k->calls, k->calls == 1 ? "" : "s", t1, t2);
-    wrapped(out, "   ", line, 5, width);
+    lm_report_wrap(out, "   ", line, 5, width);
     if (k->n_highlights) {
       lm_buf hl = {0};
       lm_buf_puts(&hl, "busiest:");
       for (size_t h = 0; h < k->n_highlights; h++)
         lm_buf_printf(&hl, "%s %s %.0f %% of peak", h ? ";" : "", k->highlights[h].name, k->highlights[h].pct);
-      wrapped(out, "   ", lm_buf_cstr(&hl), 5, width);
+      lm_report_wrap(out, "   ", lm_buf_cstr(&hl), 5, width);
       lm_buf_fini(&hl);
     }
     if (!isnan(k->roof_pct))
@@ -334,8 +332,8 @@ lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size
                k->roof_source, k->intensity, k->gflops, k->roof_pct, k->attainable, k->roof_bound);
     else
       snprintf(line, sizeof line, "roofline: not placed (%s)", k->roof_reason ? k->roof_reason : "no data");
-    wrapped(out, "   ", line, 5, width);
-    if (!k->n_findings) wrapped(out, "   ", "no rule fired", 5, width);
+    lm_report_wrap(out, "   ", line, 5, width);
+    if (!k->n_findings) lm_report_wrap(out, "   ", "no rule fired", 5, width);
     for (size_t f = 0; f < k->n_findings; f++) {
       const lm_finding *fd = &k->findings[f];
       char lead[64];
@@ -349,7 +347,7 @@ lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size
       lm_buf_puts(&v, fd->verdict);
       if (!isnan(fd->gain) && fd->gain > 0) lm_buf_printf(&v, " (up to %.0f %% of its time)", fd->gain * 100);
       lm_buf_printf(&v, " [%s]", fd->rule->id);
-      wrapped(out, lead, lm_buf_cstr(&v), 6, width);
+      lm_report_wrap(out, lead, lm_buf_cstr(&v), 6, width);
       lm_buf_fini(&v);
     }
   }
