@@ -298,6 +298,46 @@ static int cmp_order(const void *x, const void *y) {
   return strcmp(a->name, b->name);
 }
 
+void lm_plan_each_row(const lm_catalog *cat, const lm_selection *sel, lm_plan_row_fn visit, void *user) {
+  for (int32_t t = 0; t < cat->n_tables; t++) {
+    const lm_tabledef *td = &cat->tables[t];
+    if (td->kind != LM_TABLE_METRIC || !lm_selection_table(cat, sel, t)) continue;
+    for (int32_t r = 0; r < td->n_rows; r++) {
+      int32_t row = td->first_row + r;
+      char metric_id[64];
+      if (td->channels >= 0) snprintf(metric_id, sizeof metric_id, "%s.*", td->id);
+      else snprintf(metric_id, sizeof metric_id, "%s.%d", td->id, (int)r);
+      if (td->channels < 0 && !lm_selection_row(cat, sel, t, row, r)) continue;
+      if (td->channels >= 0 && sel->any && !sel->tables[t] && !sel->rows[row]) {
+        /* a template table: selected only as a whole or by name/block */
+        int any = 0;
+        for (size_t k = 0; k < sel->n_metric_ids && !any; k++)
+          any = strncmp(sel->metric_ids[k], td->id, strlen(td->id)) == 0;
+        if (!any) continue;
+      }
+      visit(cat, td, row, metric_id, user);
+    }
+  }
+}
+
+typedef struct row_walk {
+  planner *p;
+  uint8_t *seen;
+} row_walk;
+
+/* The counters of every cell of one selected row. */
+static void walk_row(const lm_catalog *cat, const lm_tabledef *td, int32_t row, const char *metric_id,
+                     void *user) {
+  row_walk *rw = user;
+  memset(rw->seen, 0, (size_t)cat->n_nodes);
+  for (int32_t c = 0; c < td->n_cols; c++) {
+    const lm_celldef *cell = &cat->cells[cat->rows[row].first_cell + c];
+    int32_t under[1024], n_under = 0;
+    walk(rw->p, cell->node, metric_id, rw->seen, under, &n_under, 1024);
+    walk(rw->p, cell->corrected, metric_id, rw->seen, under, &n_under, 1024);
+  }
+}
+
 lm_status lm_plan_build(const lm_catalog *cat, const char *const *items, size_t n_items,
                         lm_plan **out, lm_diag *diag) {
   planner p;
@@ -320,31 +360,8 @@ lm_status lm_plan_build(const lm_catalog *cat, const char *const *items, size_t 
   if (st != LM_OK) goto done;
 
   /* 1. The counters of every selected cell. */
-  for (int32_t t = 0; t < cat->n_tables; t++) {
-    const lm_tabledef *td = &cat->tables[t];
-    if (td->kind != LM_TABLE_METRIC || !lm_selection_table(cat, &sel, t)) continue;
-    for (int32_t r = 0; r < td->n_rows; r++) {
-      int32_t row = td->first_row + r;
-      char metric_id[64];
-      if (td->channels >= 0) snprintf(metric_id, sizeof metric_id, "%s.*", td->id);
-      else snprintf(metric_id, sizeof metric_id, "%s.%d", td->id, (int)r);
-      if (td->channels < 0 && !lm_selection_row(cat, &sel, t, row, r)) continue;
-      if (td->channels >= 0 && sel.any && !sel.tables[t] && !sel.rows[row]) {
-        /* a template table: selected only as a whole or by name/block */
-        int any = 0;
-        for (size_t k = 0; k < sel.n_metric_ids && !any; k++)
-          any = strncmp(sel.metric_ids[k], td->id, strlen(td->id)) == 0;
-        if (!any) continue;
-      }
-      memset(seen, 0, (size_t)cat->n_nodes);
-      for (int32_t c = 0; c < td->n_cols; c++) {
-        const lm_celldef *cell = &cat->cells[cat->rows[row].first_cell + c];
-        int32_t under[1024], n_under = 0;
-        walk(&p, cell->node, metric_id, seen, under, &n_under, 1024);
-        walk(&p, cell->corrected, metric_id, seen, under, &n_under, 1024);
-      }
-    }
-  }
+  row_walk rw = {&p, seen};
+  lm_plan_each_row(cat, &sel, walk_row, &rw);
   if (p.status != LM_OK) goto nomem;
 
   /* 2. Blocks and the lower bound. */

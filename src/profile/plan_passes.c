@@ -75,6 +75,20 @@ static void add_metric(gather *g, const char *name, const char *metric_id) {
   m->n_why++;
 }
 
+static void walk(gather *g, int32_t node, const char *metric_id);
+
+/* The metrics of every cell of one selected row. */
+static void walk_row(const lm_catalog *cat, const lm_tabledef *td, int32_t row, const char *metric_id,
+                     void *user) {
+  gather *g = user;
+  memset(g->seen, 0, (size_t)cat->n_nodes);
+  for (int32_t c = 0; c < td->n_cols; c++) {
+    const lm_celldef *cell = &cat->cells[cat->rows[row].first_cell + c];
+    walk(g, cell->node, metric_id);
+    walk(g, cell->corrected, metric_id);
+  }
+}
+
 static void walk(gather *g, int32_t node, const char *metric_id) {
   if (node < 0 || g->seen[node]) return;
   g->seen[node] = 1;
@@ -137,22 +151,7 @@ lm_status lm_plan_build_passes(const lm_catalog *cat, const char *const *items, 
   if (st != LM_OK) goto done;
 
   /* 1. The metrics of every selected cell. */
-  for (int32_t t = 0; t < cat->n_tables; t++) {
-    const lm_tabledef *td = &cat->tables[t];
-    if (td->kind != LM_TABLE_METRIC || !lm_selection_table(cat, &sel, t)) continue;
-    for (int32_t r = 0; r < td->n_rows; r++) {
-      int32_t row = td->first_row + r;
-      if (!lm_selection_row(cat, &sel, t, row, r)) continue;
-      char metric_id[64];
-      snprintf(metric_id, sizeof metric_id, "%s.%d", td->id, (int)r);
-      memset(g.seen, 0, (size_t)cat->n_nodes);
-      for (int32_t c = 0; c < td->n_cols; c++) {
-        const lm_celldef *cell = &cat->cells[cat->rows[row].first_cell + c];
-        walk(&g, cell->node, metric_id);
-        walk(&g, cell->corrected, metric_id);
-      }
-    }
-  }
+  lm_plan_each_row(cat, &sel, walk_row, &g);
   if (g.failed) goto nomem;
   names = lm_calloc((size_t)g.n + 1, sizeof *names);
   set_passes = lm_calloc((size_t)g.n + 1, sizeof *set_passes);

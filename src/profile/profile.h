@@ -55,6 +55,14 @@ typedef struct lm_plan {
   lm_arena *arena;
 } lm_plan;
 
+/* lm_plan_row_fn / lm_plan_each_row: visit every metric row of cat that
+ * the selection sel covers, in catalog order, with its metric id ("2.1.3",
+ * or "18.5.*" for the template rows of a per-channel table, visited once);
+ * the walk both planners share. */
+typedef void (*lm_plan_row_fn)(const lm_catalog *cat, const lm_tabledef *td, int32_t row, const char *metric_id,
+                               void *user);
+void lm_plan_each_row(const lm_catalog *cat, const lm_selection *sel, lm_plan_row_fn visit, void *user);
+
 /* lm_plan_build: the counter sets for the metrics selected by -b items
  * (none: every metric). Counters are packed with as few sets as the
  * per-block limits allow (the lower bound: each accumulate counter in a set
