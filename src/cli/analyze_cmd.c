@@ -235,6 +235,24 @@ static int terminal_width(const cli_args *a) {
  * for its architecture plus --rules-dir. A rule file that does not fit
  * the definitions (say, --metrics-dir with other metric names) leaves the
  * summary without findings and says why; a broken --rules-dir is an error. */
+/* Whether every dispatch of w that o selects lasted no time (End ==
+ * Start, as in the MI300 test folders): a comparison against such data
+ * has no time base, so Delta% of durations and rates is undefined. */
+static int zero_durations(const lm_workload *w, const lm_analyze_opts *o) {
+  if (!w || !w->pmc) return 0;
+  long sc = lm_table_find(w->pmc, "Start_Timestamp"), ec = lm_table_find(w->pmc, "End_Timestamp");
+  if (sc < 0 || ec < 0) return 0;
+  size_t *rows = NULL, n = 0;
+  lm_diag d;
+  memset(&d, 0, sizeof d);
+  if (lm_analyze_rows(w, o, &rows, &n, &d) != LM_OK) return 0;
+  const double *s = w->pmc->cols[sc].values, *e = w->pmc->cols[ec].values;
+  int zero = n > 0;
+  for (size_t i = 0; zero && i < n; i++) zero = e[rows[i]] - s[rows[i]] == 0;
+  lm_free(rows);
+  return zero;
+}
+
 static int summary_for(const cli_args *a, const lm_workload *w, const lm_catalog *cat, const lm_analyze_opts *o,
                        const lm_analysis *whole, lm_summary **out) {
   lm_diag diag, rules_diag;
@@ -496,6 +514,9 @@ int cmd_analyze(int argc, char **argv, int first) {
       cli_diag(MODE, &diag);
       goto done;
     }
+    if (n > 1 && zero_durations(workloads[k], &o))
+      lm_log(LM_LOG_WARN, "%s: every selected dispatch has End_Timestamp == Start_Timestamp; the "
+             "comparison's durations and rates against it are undefined (shown blank or inf)", path);
   }
   if (n > 1 && strcmp(runs[0]->catalog->arch, runs[1]->catalog->arch) != 0)
     lm_log(LM_LOG_WARN, "comparing %s with %s: metrics are matched by id", runs[0]->catalog->arch,

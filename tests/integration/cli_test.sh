@@ -389,6 +389,13 @@ r = [t for p in d["panels"] for t in p["tables"] if t["id"] == "2.1"][0]["rows"]
 assert abs(r["compare"][0]["delta_pct"][1] - round(r["compare"][0]["cells"][1], 2) * 100) < 1e-6, r' "$TMP/out" || fail "--delta reference"
   run analyze -w "$WL/vcopy/MI200" --delta other
   expect_status 2; expect_err "--delta other"
+  # A comparison against data without durations says so; one with
+  # durations does not.
+  run analyze -w "$WL/vcopy/MI300X_A1" -w "$WL/vcopy/MI300X_A1" -b 2.1.0
+  expect_status 0; expect_err "End_Timestamp == Start_Timestamp"
+  run analyze -w "$WL/vcopy/MI200" -w "$TMP/wl" -b 2.1.0
+  expect_status 0
+  ! grep -q "Start_Timestamp" "$TMP/err" || fail "warned about durations that are not zero"
   ;;
 compat)
   # --compat 3.3: the newer reference's units and default normalization;
