@@ -43,6 +43,56 @@ int lm_cuda_driver_probe(char *why, size_t cap) {
   return n;
 }
 
+/* The driver entry points lm_cuda_device_info calls, with the values of
+ * cuda.h's CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT (16) and
+ * COMPUTE_CAPABILITY_MAJOR/MINOR (75, 76); CUresult 0 is success. */
+int lm_cuda_device_info(int index, lm_cuda_device *out, char *why, size_t cap) {
+  memset(out, 0, sizeof *out);
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    snprintf(why, cap, "no NVIDIA driver (libcuda.so.1 not found)");
+    return -1;
+  }
+  int (*cu_init)(unsigned) = NULL, (*cu_count)(int *) = NULL, (*cu_get)(int *, int) = NULL;
+  int (*cu_attr)(int *, int, int) = NULL, (*cu_name)(char *, int, int) = NULL;
+  void *sym = dlsym(lib, "cuInit");
+  memcpy(&cu_init, &sym, sizeof sym);
+  sym = dlsym(lib, "cuDeviceGetCount");
+  memcpy(&cu_count, &sym, sizeof sym);
+  sym = dlsym(lib, "cuDeviceGet");
+  memcpy(&cu_get, &sym, sizeof sym);
+  sym = dlsym(lib, "cuDeviceGetAttribute");
+  memcpy(&cu_attr, &sym, sizeof sym);
+  sym = dlsym(lib, "cuDeviceGetName");
+  memcpy(&cu_name, &sym, sizeof sym);
+  int rc = -1, n = 0, dev = 0;
+  int r = cu_init && cu_count && cu_get && cu_attr && cu_name ? cu_init(0) : -1;
+  if (r == 0) r = cu_count(&n);
+  if (r != 0) {
+    snprintf(why, cap, "the CUDA driver did not start (cuInit: error %d): no usable NVIDIA GPU", r);
+  } else if (index < 0 || index >= n) {
+    snprintf(why, cap, "the CUDA driver reports %d NVIDIA GPU%s, none with index %d", n,
+             n == 1 ? "" : "s", index);
+  } else if (cu_get(&dev, index) != 0 || cu_attr(&out->major, 75, dev) != 0 ||
+             cu_attr(&out->minor, 76, dev) != 0 || cu_attr(&out->sms, 16, dev) != 0) {
+    snprintf(why, cap, "the CUDA driver does not describe GPU %d", index);
+  } else {
+    if (cu_name(out->name, (int)sizeof out->name, dev) != 0) out->name[0] = '\0';
+    snprintf(why, cap, "%s, compute capability %d.%d", out->name, out->major, out->minor);
+    rc = 0;
+  }
+  dlclose(lib);
+  return rc;
+}
+
+int lm_cuda_admin_only(const char *text) {
+  const char *at = text ? strstr(text, "RmProfilingAdminOnly:") : NULL;
+  if (!at) return -1;
+  at += strlen("RmProfilingAdminOnly:");
+  while (*at == ' ' || *at == '\t') at++;
+  return *at == '1' ? 1 : *at == '0' ? 0 : -1;
+}
+
 #ifdef LUMEN_HAVE_CUPTI
 #include <cupti_profiler_host.h>
 #include <cupti_range_profiler.h>
@@ -198,6 +248,8 @@ void lm_cupti_host_close(lm_cupti_host *h) {
 void lm_cupti_host_describe(const lm_cupti_host *h, char *out, size_t cap) {
   snprintf(out, cap, "CUPTI API %u, %zu chips, %s", (unsigned)h->version, h->n_chips, h->path);
 }
+
+const char *lm_cupti_host_path(const lm_cupti_host *h) { return h ? h->path : ""; }
 
 int lm_cupti_host_has_chip(lm_cupti_host *h, const char *chip) {
   for (size_t i = 0; i < h->n_chips; i++)
@@ -454,6 +506,10 @@ void lm_cupti_host_close(lm_cupti_host *h) { (void)h; }
 void lm_cupti_host_describe(const lm_cupti_host *h, char *out, size_t cap) {
   (void)h;
   snprintf(out, cap, "not built");
+}
+const char *lm_cupti_host_path(const lm_cupti_host *h) {
+  (void)h;
+  return "";
 }
 int lm_cupti_host_has_chip(lm_cupti_host *h, const char *chip) {
   (void)h;

@@ -54,4 +54,27 @@ lm_status lm_cupti_host_passes(lm_cupti_host *h, const char *chip, const char *c
  * when there is no driver or it fails to start. */
 int lm_cuda_driver_probe(char *why, size_t cap);
 
+/* What the CUDA driver says about one GPU, before any profiling. */
+typedef struct lm_cuda_device {
+  int major, minor; /* compute capability: 9.0 on H100/H200 */
+  int sms;          /* streaming multiprocessors */
+  char name[256];   /* "NVIDIA H100 80GB HBM3" */
+} lm_cuda_device;
+
+/* lm_cuda_device_info: the driver's facts about GPU `index` (the CUDA
+ * ordinal). Returns 0, or -1 with the reason in why (no driver, no such
+ * GPU, the driver did not start). */
+int lm_cuda_device_info(int index, lm_cuda_device *out, char *why, size_t cap);
+
+/* lm_cuda_admin_only: whether the text of the driver's parameters
+ * (/proc/driver/nvidia/params) restricts the performance counters to
+ * administrators ("RmProfilingAdminOnly: 1", which the module option
+ * NVreg_RestrictProfilingToAdminUsers sets). 1 restricted, 0 not, -1 when
+ * the text does not say. */
+int lm_cuda_admin_only(const char *params_text);
+
+/* lm_cupti_host_path: the libcupti file the host opened ("" when unknown);
+ * borrowed. */
+const char *lm_cupti_host_path(const lm_cupti_host *h);
+
 #endif

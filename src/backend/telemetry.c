@@ -267,10 +267,12 @@ size_t lm_backends_probe(lm_backend_status *out, size_t cap) {
     else if (!cupti)
       snprintf(b->why, sizeof b->why, "built; not usable: %.400s", d.message);
     else if (gpus <= 0)
-      snprintf(b->why, sizeof b->why, "built; not usable: %s",
-               gpus == 0 ? "the CUDA driver reports no NVIDIA GPU" : driver);
+      snprintf(b->why, sizeof b->why, "built; not usable: %s; `lumen profile --backend cupti` needs an "
+               "NVIDIA GPU and its driver", gpus == 0 ? "the CUDA driver reports no NVIDIA GPU" : driver);
     else
-      snprintf(b->why, sizeof b->why, "range profiler through CUDA_INJECTION64_PATH: %s", driver);
+      snprintf(b->why, sizeof b->why, "%s: `lumen profile --backend cupti` (also chosen when "
+               "rocprofiler-sdk has no GPU), CUPTI's range profiler injected through "
+               "CUDA_INJECTION64_PATH", driver);
   }
   if (n < cap) {
     lm_backend_status *b = &out[n++];

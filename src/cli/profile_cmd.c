@@ -211,10 +211,7 @@ int cmd_profile(int argc, char **argv, int first) {
     } else if (o.telemetry && strcmp(o.telemetry, "auto") != 0 && strcmp(o.telemetry, "none") != 0) {
       cli_error(MODE, "--telemetry %s: use auto or none", o.telemetry);
     } else if (o.replay == -2) {
-      cli_error(MODE, "--replay %s: use app, instance or auto", cli_get(&a, "replay"));
-    } else if (o.replay == LM_REPLAY_KERNEL) {
-      cli_error(MODE, "--replay kernel needs the CUPTI collection backend, which this lumen does "
-                      "not have yet (--plan --replay kernel shows the plan)");
+      cli_error(MODE, "--replay %s: use app, instance, auto or (NVIDIA) kernel", cli_get(&a, "replay"));
     } else if (join && strcmp(join, "grid") != 0 && strcmp(join, "kernel") != 0) {
       cli_error(MODE, "--join %s: use kernel or grid", join);
     } else if (!find_tool(tool, sizeof tool)) {

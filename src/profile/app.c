@@ -143,7 +143,8 @@ static double now_s(void) {
 }
 
 lm_status lm_collect_run_app(char *const *argv, const char *tool, const char *config_path,
-                             const char *records, int pass, double timeout_s, lm_progress *prog,
+                             const char *records, int pass, double timeout_s,
+                             char const (*env)[4200], int n_env, lm_progress *prog,
                              lm_run_outcome *out, lm_diag *diag) {
   static int at_exit_set;
   int pipe_fds[2];
@@ -192,6 +193,15 @@ lm_status lm_collect_run_app(char *const *argv, const char *tool, const char *co
     setenv("LD_PRELOAD", preload, 1);
     setenv("LUMEN_TOOL_CONFIG", config_path, 1);
     setenv("LUMEN_PASS", pass_text, 1);
+    /* What the backend's runtime needs (CUDA_INJECTION64_PATH, ...). */
+    for (int i = 0; i < n_env; i++) {
+      char item[4200];
+      snprintf(item, sizeof item, "%s", env[i]);
+      char *eq = strchr(item, '=');
+      if (!eq) continue;
+      *eq = '\0';
+      setenv(item, eq + 1, 1);
+    }
     execvp(argv[0], argv);
     int err = errno;
     ssize_t w = write(pipe_fds[1], &err, sizeof err);

@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
-#include "backend/rocprofiler.h"
 #include "profile/collect.h"
 
 static void run_spec_fini(lm_run_spec *r) {
@@ -47,6 +46,7 @@ typedef struct profile_ctx {
   int runs_done, runs_planned;
   lm_profile_summary *summary;
   const char *telemetry; /* the tool's clock sampler: "auto" or "none" */
+  lm_collector *col;     /* the backend */
 } profile_ctx;
 
 /* remove_records: the records files of a run (one per process). */
@@ -72,42 +72,12 @@ static lm_status run_once(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag
   char config_path[4096], records[4096], why[1024];
   snprintf(config_path, sizeof config_path, "%s/run_%d.config", x->dir, spec->id);
   snprintf(records, sizeof records, "%s/run_%d.records", x->dir, spec->id);
+  lm_collect_job job = {x->arch, x->sets, x->n_sets, &x->opt, x->telemetry};
   lm_tool_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  snprintf(cfg.arch, sizeof cfg.arch, "%s", x->arch);
-  cfg.mode = spec->mode;
-  cfg.pass = spec->pass;
-  cfg.key_grid = x->opt.key_grid;
-  cfg.n_sets = x->n_sets;
-  char ***set_counters = calloc((size_t)x->n_sets + 1, sizeof *set_counters);
-  char **set_acc = calloc((size_t)x->n_sets + 1, sizeof *set_acc);
-  if (!set_counters || !set_acc) {
-    free(set_counters);
-    free(set_acc);
-    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-  }
-  for (int s = 0; s < x->n_sets; s++) {
-    set_counters[s] = x->sets[s].counters;
-    set_acc[s] = x->sets[s].accumulate;
-  }
-  cfg.set_counters = set_counters;
-  cfg.set_accumulate = set_acc;
-  cfg.kernels = x->opt.kernels;
-  cfg.n_kernels = x->opt.n_kernels;
-  cfg.instance = x->opt.instance;
-  cfg.dispatch = x->opt.dispatch;
-  cfg.gpu = x->opt.gpu;
-  cfg.regions = x->opt.regions;
-  cfg.n_regions = x->opt.n_regions;
-  cfg.assign_key = spec->assign_key;
-  cfg.assign_instance = spec->assign_instance;
-  cfg.assign_set = spec->assign_set;
-  cfg.n_assign = spec->n_assign;
-  snprintf(cfg.output, sizeof cfg.output, "%s", records);
-  snprintf(cfg.telemetry, sizeof cfg.telemetry, "%s", x->telemetry ? x->telemetry : "auto");
-  lm_status st = lm_tool_config_write(&cfg, config_path, diag);
-  free(set_counters);
-  free(set_acc);
+  lm_status st = lm_collect_tool_config(&job, spec, records, &cfg, diag);
+  if (st != LM_OK) return st;
+  st = lm_tool_config_write(&cfg, config_path, diag);
+  lm_collect_tool_config_fini(&cfg);
   if (st != LM_OK) return st;
   remove_records(records);
 
@@ -130,7 +100,8 @@ static lm_status run_once(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag
   lm_diag run_diag;
   lm_diag_clear(&run_diag);
   lm_status run_st = lm_collect_run_app(x->opt.argv, x->tool, config_path, records, spec->id,
-                                        x->opt.timeout, &x->prog, &how, &run_diag);
+                                        x->opt.timeout, (char const(*)[4200])x->col->env,
+                                        x->col->n_env, &x->prog, &how, &run_diag);
   if (x->prog.enabled) fputc('\n', stderr);
   if (run_st != LM_OK && run_st != LM_EDATA) {
     /* The program could not be started at all. */
@@ -244,113 +215,6 @@ static void copy_opts(const lm_profile_opts *o, lm_stored_opts *s) {
   s->timeout = o->timeout;
 }
 
-/* sql_counter: run one statement with (wid, set, counter[, new set]). */
-static lm_status sql_counter(sqlite3 *db, const char *sql, int64_t wid, int set, const char *counter,
-                             int new_set, lm_diag *diag) {
-  sqlite3_stmt *s = NULL;
-  if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) return lm_collect_sql_error(db, diag);
-  sqlite3_bind_int64(s, 1, wid);
-  sqlite3_bind_int(s, 2, set);
-  if (counter) sqlite3_bind_text(s, 3, counter, -1, SQLITE_STATIC);
-  if (new_set >= 0) sqlite3_bind_int(s, 4, new_set);
-  lm_status st = sqlite3_step(s) == SQLITE_DONE ? LM_OK : lm_collect_sql_error(db, diag);
-  sqlite3_finalize(s);
-  return st;
-}
-
-/* check_sets: every set against the device (the first GPU agent), before
- * the first run. A counter the agent lacks is an error naming it when the
- * metrics were asked for with -b; in a full profile it is left out with a
- * warning (the metrics that read it show no value). A set the SDK refuses
- * is split: the counters that do not fit move to a new set (with the
- * counters every set carries), which gets a run of its own; the reason is
- * noted. The revised plan replaces the stored one. */
-static lm_status check_sets(profile_ctx *x, const lm_rocp_api *api, rocp_agent_id agent,
-                            const char *arch, int explicit_items, lm_diag *diag) {
-  lm_rocp_catalog cat;
-  char why[512];
-  if (lm_rocp_catalog_load(api, agent, &cat, why, sizeof why) != 0)
-    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "%s", why);
-  lm_status st = lm_collect_exec_sql(x->db, "BEGIN IMMEDIATE", diag);
-  int n_original = x->n_sets;
-  for (int s = 0; st == LM_OK && s < x->n_sets; s++) {
-    int n = 0;
-    while (x->sets[s].counters && x->sets[s].counters[n]) n++;
-    int *stay = calloc((size_t)n + 1, sizeof *stay), *copy = calloc((size_t)n + 1, sizeof *copy);
-    int *lacking = calloc((size_t)n + 1, sizeof *lacking), *part = calloc((size_t)n + 1, sizeof *part);
-    if (!stay || !copy || !lacking || !part) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    for (int i = 0; st == LM_OK && i < n; i++) {
-      const char *c = x->sets[s].counters[i];
-      int in_all = 1;
-      for (int t = 0; t < n_original && in_all; t++) {
-        int found = 0;
-        for (char **k = x->sets[t].counters; k && *k && !found; k++) found = strcmp(*k, c) == 0;
-        in_all = found;
-      }
-      copy[i] = in_all && n_original > 1;
-      stay[i] = copy[i] || (x->sets[s].accumulate && (strcmp(c, x->sets[s].accumulate) == 0 ||
-                                                      strcmp(c, "SQ_ACCUM_PREV_HIRES") == 0));
-    }
-    int moved = st == LM_OK ? lm_rocp_check_set(api, &cat, agent, (const char *const *)x->sets[s].counters,
-                                                n, stay, lacking, part, why, sizeof why)
-                            : 0;
-    if (st == LM_OK && moved < 0)
-      st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "counter set %d on %s: %s", s, arch, why);
-    for (int i = 0; st == LM_OK && i < n; i++) {
-      if (!lacking[i]) continue;
-      const char *c = x->sets[s].counters[i];
-      if (explicit_items) {
-        st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "-b",
-                         "counter %s is not supported by agent %s (GPU 0, rocprofiler-sdk %u.%u.%u): "
-                         "the metrics asked for cannot be collected on this device",
-                         c, arch, api->major, api->minor, api->patch);
-        break;
-      }
-      lm_collect_note(x->db, x->wid, LM_LOG_WARN,
-                      "counter %s is not supported by agent %s (GPU 0): left out; the metrics "
-                      "reading it will show no value", c, arch);
-      st = sql_counter(x->db, "DELETE FROM profile_set WHERE workload_id = ? AND set_id = ? AND counter = ?",
-                       x->wid, s, c, -1, diag);
-    }
-    if (st == LM_OK && moved > 0) {
-      int fresh = x->n_sets;
-      for (int i = 0; st == LM_OK && i < n; i++) {
-        const char *c = x->sets[s].counters[i];
-        if (part[i])
-          st = sql_counter(x->db, "UPDATE profile_set SET set_id = ?4, accumulate = NULL WHERE "
-                                  "workload_id = ?1 AND set_id = ?2 AND counter = ?3", x->wid, s, c, fresh, diag);
-        else if (copy[i])
-          st = sql_counter(x->db, "INSERT INTO profile_set(workload_id, set_id, position, counter, block, "
-                                  "accumulate, why) SELECT workload_id, ?4, position, counter, block, NULL, why "
-                                  "FROM profile_set WHERE workload_id = ?1 AND set_id = ?2 AND counter = ?3",
-                           x->wid, s, c, fresh, diag);
-      }
-      if (st == LM_OK)
-        lm_collect_note(x->db, x->wid, LM_LOG_INFO,
-                        "counter set %d: rocprofiler-sdk refused it on %s (over the hardware limits); "
-                        "split: %d counter%s moved to set %d, which gets a run of its own", s, arch,
-                        moved, moved == 1 ? "" : "s", fresh);
-    }
-    int any_lacking = 0;
-    for (int i = 0; lacking && i < n; i++) any_lacking |= lacking[i];
-    free(stay);
-    free(copy);
-    free(lacking);
-    free(part);
-    if (st == LM_OK && (moved > 0 || any_lacking)) {
-      /* Reload: the loop goes on over the sets as they are now. */
-      lm_collect_sets_fini(x->sets, x->n_sets);
-      x->sets = NULL;
-      x->n_sets = 0;
-      st = lm_collect_load_plan(x->db, x->wid, &x->sets, &x->n_sets, diag);
-    }
-  }
-  if (st == LM_OK) st = lm_collect_exec_sql(x->db, "COMMIT", diag);
-  else lm_collect_exec_sql(x->db, "ROLLBACK", NULL);
-  lm_rocp_catalog_fini(&cat);
-  return st;
-}
-
 /* After the first run: LM_OK when some dispatch was selected; else an
  * error listing the kernels that ran (or saying none did). */
 static lm_status check_selected(profile_ctx *x, int64_t run_id, lm_diag *diag) {
@@ -403,49 +267,19 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
   memset(&spec, 0, sizeof spec);
   lm_status st = LM_OK;
   int was_complete = 0, lock_fd = -1;
-  lm_rocp_api api;
-  rocp_agent_id agent = {0};
-  memset(&api, 0, sizeof api);
+  lm_collector col;
+  memset(&col, 0, sizeof col);
   char db_path[4096];
   snprintf(db_path, sizeof db_path, "%s/%s", o->dir, LM_WORKLOAD_DB);
 
-  /* The counter backend: rocprofiler-sdk (the real one, or the simulated
-   * one of the tests), the only one this version collects through. */
-  const char *backend = o->backend ? o->backend : "rocprofiler-sdk";
-  if (strcmp(backend, "rocprofiler-sdk") != 0) {
-    lm_backend_status b[8];
-    size_t nb = lm_backends_probe(b, 8);
-    for (size_t i = 0; i < nb; i++)
-      if (strcmp(b[i].name, backend) == 0 && strcmp(b[i].kind, "counters") == 0)
-        return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--backend", "%s cannot collect here: %s",
-                           backend, b[i].why);
-    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--backend",
-                       "no counter backend named '%s' (see `lumen list backends`)", backend);
-  }
-  char why[512], arch[64];
-  if (lm_rocp_load(&api, 0, why, sizeof why) != 0 ||
-      lm_rocp_first_gpu(&api, &agent, arch, sizeof arch, why, sizeof why) != 0) {
-    lm_rocp_unload(&api);
-    return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
-                       "no usable counter backend: rocprofiler-sdk: %s (see `lumen list backends`)",
-                       why);
-  }
-  /* System information: this version takes it from the recording a
-   * simulated device replays. */
-  const char *recording = getenv("LUMEN_SIM_RECORDING");
-  if (!recording || !*recording) {
-    st = lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
-                     "rocprofiler-sdk reports a %s, but this version of lumen takes the system "
-                     "information only from the recording of a simulated device "
-                     "(LUMEN_SIM_RECORDING)", arch);
-    goto done;
-  }
-  if ((st = lm_workload_read(recording, &rec, diag)) != LM_OK) goto done;
-  x.arch = arch;
-  const lm_catalog *cat = lm_metrics_builtin(arch);
+  /* The counter backend and its device, before anything is created. */
+  if ((st = lm_collect_open_backend(&col, o->backend, o->tool_library, diag)) != LM_OK) return st;
+  x.col = &col;
+  x.arch = col.arch;
+  const lm_catalog *cat = lm_metrics_builtin(col.arch);
   if (!cat) {
-    st = lm_diag_set(diag, LM_EARCH, recording, 0, 0, "gpu_arch",
-                     "the device is %s, which lumen has no definitions for", arch);
+    st = lm_diag_set(diag, LM_EARCH, NULL, 0, 0, "gpu_arch",
+                     "the device is %s, which lumen has no definitions for", col.arch);
     goto done;
   }
 
@@ -513,7 +347,8 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     }
     /* A bad -b fails before anything is created. */
     uint64_t t_plan = lm_phase_begin();
-    if ((st = lm_plan_build(cat, o->items, o->n_items, &plan, diag)) != LM_OK) goto done;
+    int plan_replay = o->replay < 0 ? LM_REPLAY_APP : o->replay;
+    if ((st = col.plan(&col, cat, o->items, o->n_items, plan_replay, &plan, diag)) != LM_OK) goto done;
     lm_phase_end("plan counter sets", t_plan);
     if ((st = lm_make_dirs(o->dir, "the workload folder", "choose a writable place with -w", diag)) != LM_OK)
       goto done;
@@ -521,16 +356,11 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     if ((st = lm_db_open(db_path, LM_DB_CREATE, &x.db, diag)) != LM_OK) goto done;
     copy_opts(o, &x.opt);
     if (x.opt.replay < 0) x.opt.replay = LM_REPLAY_APP;
-    long mi = lm_sysinfo_find(&rec->sysinfo, "gpu_model");
-    const char *model = mi >= 0 ? rec->sysinfo.texts[mi] : "";
     if ((st = lm_collect_exec_sql(x.db, "BEGIN IMMEDIATE", diag)) != LM_OK) goto done;
     lm_sql *sql = lm_sql_wrap_sqlite(x.db);
-    /* Numbers from the simulated device are replays, never measurements:
-     * the workload says so wherever it is read (docs/workload-format.md). */
-    char origin[4200];
-    snprintf(origin, sizeof origin, "%s%s", LM_ORIGIN_SIMULATED, recording);
-    if (summary) snprintf(summary->simulated, sizeof summary->simulated, "%s", recording);
-    st = sql ? lm_db_create_workload(sql, o->name, NULL, "lumen", origin, arch, model, 0, 0, &x.wid, diag)
+    snprintf(summary->simulated, sizeof summary->simulated, "%s", col.simulated);
+    st = sql ? lm_db_create_workload(sql, o->name, NULL, "lumen", col.origin, col.arch, col.model, 0, 0,
+                                     &x.wid, diag)
              : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     lm_sql_close(sql);
     if (st == LM_OK) st = lm_collect_store_options(x.db, x.wid, o, diag);
@@ -545,7 +375,9 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
                       "folder is the rank's part of the workload", rank.rank, rank.size, rank.local_rank,
                       rank.launcher);
     /* The sets on the device, before the first run. */
-    if ((st = check_sets(&x, &api, agent, arch, o->n_items > 0, diag)) != LM_OK) goto done;
+    if (col.check_sets &&
+        (st = col.check_sets(&col, x.db, x.wid, &x.sets, &x.n_sets, o->n_items > 0, diag)) != LM_OK)
+      goto done;
   }
   if (x.n_sets == 0) {
     st = lm_diag_set(diag, LM_EDATA, db_path, 0, 0, "profile_set", "the plan has no counter sets");
@@ -562,22 +394,35 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
 
   /* The runs. */
   int replay = x.opt.replay;
-  if (replay == LM_REPLAY_APP) {
-    x.runs_planned = x.n_sets;
-    for (int p = 0; p < x.n_sets; p++) {
-      if (lm_collect_run_done(x.db, x.wid, "app", p)) {
+  if (replay == LM_REPLAY_APP || replay == LM_REPLAY_KERNEL) {
+    int *modes = calloc((size_t)x.n_sets + 1, sizeof *modes), *passes = calloc((size_t)x.n_sets + 1, sizeof *passes);
+    int n_runs = modes && passes ? lm_collect_run_plan(replay, x.n_sets, modes, passes, x.n_sets) : -2;
+    if (n_runs < 0) {
+      free(modes);
+      free(passes);
+      st = n_runs == -2 ? lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory")
+                        : lm_diag_set(diag, LM_EDATA, db_path, 0, 0, "profile_set",
+                                      "kernel replay needs one counter set; the plan has %d", x.n_sets);
+      goto done;
+    }
+    x.runs_planned = n_runs;
+    for (int r = 0; r < n_runs && st == LM_OK; r++) {
+      if (lm_collect_run_done(x.db, x.wid, "app", passes[r])) {
         x.runs_done++;
         continue;
       }
       spec.id = lm_collect_next_run_id(x.db, x.wid);
       spec.n_sets = x.n_sets;
-      spec.mode = LM_REPLAY_APP;
-      spec.pass = p;
-      if ((st = do_run(&x, &spec, diag)) != LM_OK) goto done;
+      spec.mode = modes[r];
+      spec.pass = passes[r];
+      st = do_run(&x, &spec, diag);
       /* Filters that select nothing stop after the first run, naming the
        * kernels the application launched. */
-      if (!o->resume && x.runs_done == 1 && (st = check_selected(&x, spec.id, diag)) != LM_OK) goto done;
+      if (st == LM_OK && !o->resume && x.runs_done == 1) st = check_selected(&x, spec.id, diag);
     }
+    free(modes);
+    free(passes);
+    if (st != LM_OK) goto done;
   } else {
     x.runs_planned = 1;
     if (!lm_collect_run_done(x.db, x.wid, "instance", -1)) {
@@ -613,9 +458,16 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
   char ip_blocks[1024] = "";
   for (size_t i = 0, at = 0; i < x.opt.n_items && at < sizeof ip_blocks - 1; i++)
     at += (size_t)snprintf(ip_blocks + at, sizeof ip_blocks - at, "%s%s", i ? "|" : "", x.opt.items[i]);
+  /* The device's system information: the backend's, or what the tool
+   * library reported from inside the application. */
+  const lm_workload *device = col.device;
+  if (!device) {
+    if ((st = lm_collect_device_sysinfo(x.db, x.wid, &rec, diag)) != LM_OK) goto done;
+    device = rec;
+  }
   uint64_t t_compose = lm_phase_begin();
   st = lm_collect_compose(x.db, x.wid, x.sets, x.n_sets, cat->accumulate ? cat->accumulate : "SQ_ACCUM_PREV_HIRES",
-               rec, x.opt.name, x.opt.argv, x.opt.argc, ip_blocks[0] ? ip_blocks : NULL, summary, diag);
+               device, x.opt.name, x.opt.argv, x.opt.argc, ip_blocks[0] ? ip_blocks : NULL, summary, diag);
   lm_phase_end("compose dispatch rows", t_compose);
   if (st == LM_OK)
     lm_collect_note(x.db, x.wid, LM_LOG_DEBUG, "composed %zu dispatch rows from %d counter sets%s%s", summary->dispatches,
@@ -639,7 +491,7 @@ done:
   lm_db_close(x.db);
   lm_plan_free(plan);
   lm_workload_free(rec);
-  lm_rocp_unload(&api);
+  lm_collect_close_backend(&col);
   if (lock_fd >= 0) close(lock_fd);
   return st;
 }

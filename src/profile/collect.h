@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "backend/cupti_host.h"
 #include "io/io.h"
 #include "profile/profile.h"
 
@@ -57,6 +58,103 @@ typedef struct lm_progress {
   int n_files;
 } lm_progress;
 
+/* ------------------------------------------------------ the backends */
+
+/* A counter backend as `lumen profile` sees it (PAPI-style: one table of
+ * functions per vendor). The core (collect.c) decides what is collected
+ * and when; a backend only finds its device, prices and checks the counter
+ * sets for it, and names what a run of the application needs in its
+ * environment. collect_rocp.c: rocprofiler-sdk; collect_cupti.c: CUPTI. */
+typedef struct lm_collector lm_collector;
+struct lm_collector {
+  const char *name;        /* "rocprofiler-sdk", "cupti" */
+  char arch[64];           /* the device's architecture: "gfx90a", "sm_90" */
+  char chip[64];           /* NVIDIA: CUPTI's chip name ("GH100"); "" on AMD */
+  char model[256];         /* the device's product name, "" when not known before a run */
+  char origin[4200];       /* the workload's origin: LM_ORIGIN_SIMULATED... or the device */
+  char simulated[1024];    /* the recording a simulated device replays, "" when measured */
+  lm_workload *device;     /* the system information when the backend has it before any
+                              run (the simulated device's recording, owned); NULL: the
+                              tool library reports it (S lines of the records) */
+  char env[4][4200];       /* NAME=VALUE added to each run's environment */
+  int n_env;
+  /* plan: the counter sets of the metrics selected by items for this
+   * device under replay (lm_replay or LM_REPLAY_KERNEL). */
+  lm_status (*plan)(lm_collector *c, const lm_catalog *cat, const char *const *items,
+                    size_t n_items, int replay, lm_plan **out, lm_diag *diag);
+  /* check_sets (NULL: nothing to check): the stored sets against the
+   * device before the first run; may revise them (*sets reloaded). */
+  lm_status (*check_sets)(lm_collector *c, sqlite3 *db, int64_t wid, lm_set_info **sets,
+                          int *n_sets, int explicit_items, lm_diag *diag);
+  void (*close)(lm_collector *c);
+  void *impl;
+};
+
+/* lm_collect_rocp_open: rocprofiler-sdk with a GPU agent. LM_ENOTFOUND
+ * with the reason when there is none. */
+lm_status lm_collect_rocp_open(lm_collector *c, lm_diag *diag);
+/* lm_collect_cupti_open: an NVIDIA GPU (the CUDA driver, GPU 0), its
+ * architecture and chip, counter access and CUPTI; tool is the library
+ * the driver injects. LM_ENOTFOUND when there is no driver or GPU,
+ * LM_EINVAL for a device lumen cannot profile (unsupported chip, counters
+ * restricted to administrators), each with the fix. */
+lm_status lm_collect_cupti_open(lm_collector *c, const char *tool, lm_diag *diag);
+/* lm_collect_cupti_check: the device facts against lumen's definitions
+ * (arch sm_XY from the compute capability, a catalog for it, CUPTI's host
+ * support for its chip, counter access); fills c->arch, c->chip, c->model.
+ * params_text: the driver's parameters (NULL: unknown); is_root: the
+ * effective user is root; has_chip: CUPTI's Host API knows the chip (-1:
+ * CUPTI not loadable, why_cupti says why). */
+lm_status lm_collect_cupti_check(lm_collector *c, const lm_cuda_device *dev, const char *params_text,
+                                 int is_root, int has_chip, const char *why_cupti, lm_diag *diag);
+/* lm_collect_cupti_env: the environment of a run under CUPTI: the driver
+ * injects tool (CUDA_INJECTION64_PATH), the tool loads the libcupti lumen
+ * planned with (LUMEN_CUPTI_LIBRARY), and NVTX is forwarded to CUPTI
+ * (NVTX_INJECTION64_PATH) unless the user's environment names another
+ * injection (user_nvtx non-NULL). Fills c->env. */
+void lm_collect_cupti_env(lm_collector *c, const char *tool, const char *cupti_lib,
+                          const char *user_nvtx);
+/* lm_collect_open_backend: the backend asked for (NULL: rocprofiler-sdk
+ * when it has a GPU agent, else CUPTI when the CUDA driver reports an
+ * NVIDIA GPU); the error names what each backend lacks. */
+lm_status lm_collect_open_backend(lm_collector *c, const char *asked, const char *tool, lm_diag *diag);
+void lm_collect_close_backend(lm_collector *c);
+
+/* ------------------------------------------------- the runs and their spec */
+
+/* lm_collect_run_plan: the runs a replay mode needs before any gap is
+ * known: application replay (and kernel replay, whose plan is one set) one
+ * run per set, modes[i] = LM_REPLAY_APP and passes[i] = i; instance
+ * cycling and auto one LM_REPLAY_INSTANCE run (auto adds runs for the
+ * gaps afterwards). Returns the number of runs (at most cap), or -1 for
+ * kernel replay with more than one set. */
+int lm_collect_run_plan(int replay, int n_sets, int *modes, int *passes, int cap);
+
+/* What every run of one profile shares (the tool's configuration but the
+ * run's own part). Borrowed pointers. */
+typedef struct lm_collect_job {
+  const char *arch;
+  const lm_set_info *sets;
+  int n_sets;
+  const lm_stored_opts *opt;
+  const char *telemetry; /* "auto" (NULL) or "none" */
+} lm_collect_job;
+
+/* lm_collect_tool_config: the configuration the tool library reads for
+ * run spec (records into `records`). cfg's arrays are allocated
+ * (lm_collect_tool_config_fini), its strings borrowed from job and spec. */
+lm_status lm_collect_tool_config(const lm_collect_job *job, const lm_run_spec *spec,
+                                 const char *records, lm_tool_config *cfg, lm_diag *diag);
+void lm_collect_tool_config_fini(lm_tool_config *cfg);
+
+/* lm_collect_device_sysinfo: the system information the tool library
+ * reported (S lines) in the profile's first successful run, from its
+ * first process, with the fields a workload carries (workload_name,
+ * command, ip_blocks, timestamp, hostname) ahead of them, as a workload
+ * holding only system information (lm_workload_free). LM_EDATA when no run
+ * reported any (naming the field missing). */
+lm_status lm_collect_device_sysinfo(sqlite3 *db, int64_t wid, lm_workload **out, lm_diag *diag);
+
 /* ------------------------------------------------------------- app.c */
 
 /* How a run ended. */
@@ -68,12 +166,13 @@ typedef struct lm_run_outcome {
 } lm_run_outcome;
 
 /* lm_collect_run_app: run the application once with the tool library
- * preloaded, in its own process group, stopped after timeout_s seconds
+ * preloaded and env[0..n_env) ("NAME=VALUE") added to its environment, in its own process group, stopped after timeout_s seconds
  * (0: no limit). Returns LM_OK when it ran to completion (exit 0), LM_EDATA
  * when it failed, timed out or was stopped (*out says how), another code
  * (diag filled) when it could not be started. */
 lm_status lm_collect_run_app(char *const *argv, const char *tool, const char *config_path,
-                             const char *records, int pass, double timeout_s, lm_progress *prog,
+                             const char *records, int pass, double timeout_s,
+                             char const (*env)[4200], int n_env, lm_progress *prog,
                              lm_run_outcome *out, lm_diag *diag);
 /* lm_collect_signal_text: "11 (SIGSEGV)" into buf. */
 const char *lm_collect_signal_text(int sig, char *buf, size_t cap);

@@ -246,7 +246,8 @@ static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
     snprintf(why, why_cap, "cannot read its records: %s", strerror(errno));
     return LM_OK;
   }
-  sqlite3_stmt *rec = NULL, *val = NULL, *clk = NULL, *reg = NULL;
+  sqlite3_stmt *rec = NULL, *val = NULL, *clk = NULL, *reg = NULL, *sys = NULL;
+  int n_sys = 0;
   lm_status st = LM_OK;
   if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_record(workload_id, run_id, dispatch_id, "
                              "kernel, instance, selected, set_id, gpu_id, pid, tid, grid_size, "
@@ -398,6 +399,22 @@ static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
         if (sqlite3_step(t) != SQLITE_DONE) st = lm_collect_sql_error(db, diag);
       }
       sqlite3_finalize(t);
+    } else if (strcmp(tag, "S") == 0 && nf >= 3) {
+      /* S <key> <value>: the device's system information, as the tool
+       * library read it (the CUPTI adapter). */
+      if (!sys && sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_sysinfo(workload_id, run_id, pid, "
+                                         "position, key, value) VALUES (?,?,?,?,?,?)", -1, &sys, NULL) != SQLITE_OK) {
+        st = lm_collect_sql_error(db, diag);
+        break;
+      }
+      sqlite3_bind_int64(sys, 1, wid);
+      sqlite3_bind_int(sys, 2, run);
+      sqlite3_bind_int64(sys, 3, pid);
+      sqlite3_bind_int(sys, 4, n_sys++);
+      sqlite3_bind_text(sys, 5, fields[1], -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(sys, 6, fields[2], -1, SQLITE_TRANSIENT);
+      if (sqlite3_step(sys) != SQLITE_DONE) st = lm_collect_sql_error(db, diag);
+      sqlite3_reset(sys);
     } else if (strcmp(tag, "G") == 0 && nf >= 3) {
       sqlite3_bind_int64(reg, 1, wid);
       sqlite3_bind_int(reg, 2, run);
@@ -420,6 +437,7 @@ done:
   sqlite3_finalize(val);
   sqlite3_finalize(clk);
   sqlite3_finalize(reg);
+  sqlite3_finalize(sys);
   fclose(f);
   return st;
 }

@@ -381,7 +381,7 @@ static void launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb) {
     return;
   }
   lm_tool_dispatch *d = &l->d;
-  d->dispatch_id = ++C.next_dispatch;
+  d->dispatch_id = C.next_dispatch++; /* from 0, as -d counts (and the AMD runtimes) */
   d->kernel_id = kernel_id(cb->symbolName);
   d->kernel_name = d->kernel_id ? C.kernel_names[d->kernel_id - 1] : NULL;
   context *c = context_of(cb->context);

@@ -559,10 +559,19 @@ app_errors)
   expect_err "give the workload a name"
   run profile -n e6 -w "$TMP/e6" --replay sometimes -- "$APP" fill:1
   expect_status 2
-  expect_err "--replay sometimes: use app, instance or auto"
+  expect_err "--replay sometimes: use app, instance, auto or (NVIDIA) kernel"
   run profile -n e7 -w "$TMP/e7" --backend cupti -- "$APP" fill:1
+  expect_status 1
+  one_line_err
+  expect_err "no NVIDIA GPU to profile"
+  [ ! -e "$TMP/e7" ] || fail "a failed start left a folder"
+  run profile -n e7 -w "$TMP/e7" --backend nvml -- "$APP" fill:1
   expect_status 2
-  expect_err "cupti cannot collect here"
+  expect_err "nvml is a telemetry backend, not a counter backend"
+  run profile -n e7 -w "$TMP/e7" --replay kernel -- "$APP" fill:1
+  expect_status 2
+  expect_err "kernel replay is CUPTI's (NVIDIA); gfx90a GPUs use app or instance"
+  [ ! -e "$TMP/e7" ] || fail "a refused kernel replay left a folder"
   mkdir "$TMP/ro" && chmod a-w "$TMP/ro"
   if [ "$(id -u)" -ne 0 ]; then
     run profile -n e8 -w "$TMP/ro/sub" -- "$APP" fill:1
@@ -841,6 +850,37 @@ counter_lacking)
   expect_err "counter TCP_TCP_LATENCY is not supported by agent gfx942 (GPU 0): left out"
   same "$(q p "SELECT COUNT(*) FROM profile_set WHERE counter = 'TCP_TCP_LATENCY'")" 0 "TCP_TCP_LATENCY in a set"
   golden_equal "$TMP/p" vcopy/MI300X_A1
+  ;;
+cupti_no_gpu)
+  # Where there is no NVIDIA GPU: `lumen list backends` says why CUPTI
+  # cannot collect, and `lumen profile --backend cupti` says so in one
+  # line, with the fix, before creating anything.
+  row=$("$LUMEN" list backends | grep '^cupti ')
+  case $row in *" yes    yes "*) echo "SKIP: an NVIDIA GPU is present ($row)"; exit 77 ;; esac
+  case $row in
+    *"built; not usable: "*"\`lumen profile --backend cupti\` needs an NVIDIA GPU and its driver"*) ;;
+    *"no  "*"not built: "*) ;;
+    *"built; not usable: CUPTI cannot be loaded into an AddressSanitizer build"*) ;;
+    *) fail "cupti row: $row" ;;
+  esac
+  VAPP=$(dirname "$APP")/cuda_vcopy
+  [ -x "$VAPP" ] || VAPP=$APP
+  run profile -n v --backend cupti -- "$VAPP"
+  expect_status 1
+  one_line_err
+  case $row in *"not built"*) expect_err "built without the CUDA toolkit" ;; *) expect_err "no NVIDIA GPU to profile: " ;; esac
+  [ ! -e "$TMP/workloads" ] || fail "a refused profile created $(find "$TMP/workloads")"
+  # Chosen automatically: the error names what each backend lacks.
+  LUMEN_ROCPROFILER_SDK=$TMP/none.so run profile -n v -- "$VAPP"
+  expect_status 1
+  one_line_err
+  expect_err "no usable counter backend: rocprofiler-sdk: "
+  expect_err "; cupti: "
+  [ ! -e "$TMP/workloads" ] || fail "a refused profile created a folder"
+  # --replay kernel reaches the backend (AMD refuses it; here CUPTI has no GPU).
+  run profile -n v --backend cupti --replay kernel -- "$VAPP"
+  expect_status 1
+  expect_err "no NVIDIA GPU to profile"
   ;;
 list_backends)
   export LUMEN_SIM_RECORDING=$WL/vcopy/MI200

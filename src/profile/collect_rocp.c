@@ -1,0 +1,196 @@
+/*
+ * collect_rocp.c - the rocprofiler-sdk backend of `lumen profile`: finds
+ * the SDK and its first GPU agent, plans the counter sets under the
+ * architecture's per-block limits and checks them against the agent's own
+ * counter catalog before the first run (splitting a set the SDK refuses).
+ * It decides nothing about what is collected: that is the core's
+ * (collect.c). This version takes the system information from the
+ * recording that a simulated device replays (LUMEN_SIM_RECORDING).
+ */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "backend/rocprofiler.h"
+#include "profile/collect.h"
+
+typedef struct rocp_impl {
+  lm_rocp_api api;
+  rocp_agent_id agent;
+} rocp_impl;
+
+/* sql_counter: run one statement with (wid, set, counter[, new set]). */
+static lm_status sql_counter(sqlite3 *db, const char *sql, int64_t wid, int set, const char *counter,
+                             int new_set, lm_diag *diag) {
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) return lm_collect_sql_error(db, diag);
+  sqlite3_bind_int64(s, 1, wid);
+  sqlite3_bind_int(s, 2, set);
+  if (counter) sqlite3_bind_text(s, 3, counter, -1, SQLITE_STATIC);
+  if (new_set >= 0) sqlite3_bind_int(s, 4, new_set);
+  lm_status st = sqlite3_step(s) == SQLITE_DONE ? LM_OK : lm_collect_sql_error(db, diag);
+  sqlite3_finalize(s);
+  return st;
+}
+
+/* check_sets: every set against the device (the first GPU agent), before
+ * the first run. A counter the agent lacks is an error naming it when the
+ * metrics were asked for with -b; in a full profile it is left out with a
+ * warning (the metrics that read it show no value). A set the SDK refuses
+ * is split: the counters that do not fit move to a new set (with the
+ * counters every set carries), which gets a run of its own; the reason is
+ * noted. The revised plan replaces the stored one. */
+static lm_status check_sets(lm_collector *col, sqlite3 *db, int64_t wid, lm_set_info **sets_io,
+                            int *n_sets_io, int explicit_items, lm_diag *diag) {
+  rocp_impl *impl = col->impl;
+  const lm_rocp_api *api = &impl->api;
+  rocp_agent_id agent = impl->agent;
+  const char *arch = col->arch;
+  lm_set_info *sets = *sets_io;
+  int n_sets = *n_sets_io;
+  lm_rocp_catalog cat;
+  char why[512];
+  if (lm_rocp_catalog_load(api, agent, &cat, why, sizeof why) != 0)
+    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "%s", why);
+  lm_status st = lm_collect_exec_sql(db, "BEGIN IMMEDIATE", diag);
+  int n_original = n_sets;
+  for (int s = 0; st == LM_OK && s < n_sets; s++) {
+    int n = 0;
+    while (sets[s].counters && sets[s].counters[n]) n++;
+    int *stay = calloc((size_t)n + 1, sizeof *stay), *copy = calloc((size_t)n + 1, sizeof *copy);
+    int *lacking = calloc((size_t)n + 1, sizeof *lacking), *part = calloc((size_t)n + 1, sizeof *part);
+    if (!stay || !copy || !lacking || !part) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (int i = 0; st == LM_OK && i < n; i++) {
+      const char *c = sets[s].counters[i];
+      int in_all = 1;
+      for (int t = 0; t < n_original && in_all; t++) {
+        int found = 0;
+        for (char **k = sets[t].counters; k && *k && !found; k++) found = strcmp(*k, c) == 0;
+        in_all = found;
+      }
+      copy[i] = in_all && n_original > 1;
+      stay[i] = copy[i] || (sets[s].accumulate && (strcmp(c, sets[s].accumulate) == 0 ||
+                                                      strcmp(c, "SQ_ACCUM_PREV_HIRES") == 0));
+    }
+    int moved = st == LM_OK ? lm_rocp_check_set(api, &cat, agent, (const char *const *)sets[s].counters,
+                                                n, stay, lacking, part, why, sizeof why)
+                            : 0;
+    if (st == LM_OK && moved < 0)
+      st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "counter set %d on %s: %s", s, arch, why);
+    for (int i = 0; st == LM_OK && i < n; i++) {
+      if (!lacking[i]) continue;
+      const char *c = sets[s].counters[i];
+      if (explicit_items) {
+        st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "-b",
+                         "counter %s is not supported by agent %s (GPU 0, rocprofiler-sdk %u.%u.%u): "
+                         "the metrics asked for cannot be collected on this device",
+                         c, arch, api->major, api->minor, api->patch);
+        break;
+      }
+      lm_collect_note(db, wid, LM_LOG_WARN,
+                      "counter %s is not supported by agent %s (GPU 0): left out; the metrics "
+                      "reading it will show no value", c, arch);
+      st = sql_counter(db, "DELETE FROM profile_set WHERE workload_id = ? AND set_id = ? AND counter = ?",
+                       wid, s, c, -1, diag);
+    }
+    if (st == LM_OK && moved > 0) {
+      int fresh = n_sets;
+      for (int i = 0; st == LM_OK && i < n; i++) {
+        const char *c = sets[s].counters[i];
+        if (part[i])
+          st = sql_counter(db, "UPDATE profile_set SET set_id = ?4, accumulate = NULL WHERE "
+                                  "workload_id = ?1 AND set_id = ?2 AND counter = ?3", wid, s, c, fresh, diag);
+        else if (copy[i])
+          st = sql_counter(db, "INSERT INTO profile_set(workload_id, set_id, position, counter, block, "
+                                  "accumulate, why) SELECT workload_id, ?4, position, counter, block, NULL, why "
+                                  "FROM profile_set WHERE workload_id = ?1 AND set_id = ?2 AND counter = ?3",
+                           wid, s, c, fresh, diag);
+      }
+      if (st == LM_OK)
+        lm_collect_note(db, wid, LM_LOG_INFO,
+                        "counter set %d: rocprofiler-sdk refused it on %s (over the hardware limits); "
+                        "split: %d counter%s moved to set %d, which gets a run of its own", s, arch,
+                        moved, moved == 1 ? "" : "s", fresh);
+    }
+    int any_lacking = 0;
+    for (int i = 0; lacking && i < n; i++) any_lacking |= lacking[i];
+    free(stay);
+    free(copy);
+    free(lacking);
+    free(part);
+    if (st == LM_OK && (moved > 0 || any_lacking)) {
+      /* Reload: the loop goes on over the sets as they are now. */
+      lm_collect_sets_fini(sets, n_sets);
+      sets = NULL;
+      n_sets = 0;
+      st = lm_collect_load_plan(db, wid, &sets, &n_sets, diag);
+    }
+  }
+  if (st == LM_OK) st = lm_collect_exec_sql(db, "COMMIT", diag);
+  else lm_collect_exec_sql(db, "ROLLBACK", NULL);
+  lm_rocp_catalog_fini(&cat);
+  *sets_io = sets;
+  *n_sets_io = n_sets;
+  return st;
+}
+
+
+static lm_status plan(lm_collector *c, const lm_catalog *cat, const char *const *items, size_t n_items,
+                      int replay, lm_plan **out, lm_diag *diag) {
+  (void)c;
+  if (replay == LM_REPLAY_KERNEL)
+    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--replay",
+                       "kernel replay is CUPTI's (NVIDIA); %s GPUs use app or instance", cat->arch);
+  return lm_plan_build(cat, items, n_items, out, diag);
+}
+
+static void close_rocp(lm_collector *c) {
+  rocp_impl *impl = c->impl;
+  if (impl) lm_rocp_unload(&impl->api);
+  free(impl);
+  c->impl = NULL;
+  lm_workload_free(c->device);
+  c->device = NULL;
+}
+
+lm_status lm_collect_rocp_open(lm_collector *c, lm_diag *diag) {
+  memset(c, 0, sizeof *c);
+  c->name = "rocprofiler-sdk";
+  c->plan = plan;
+  c->check_sets = check_sets;
+  c->close = close_rocp;
+  rocp_impl *impl = calloc(1, sizeof *impl);
+  if (!impl) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  c->impl = impl;
+  char why[512];
+  if (lm_rocp_load(&impl->api, 0, why, sizeof why) != 0 ||
+      lm_rocp_first_gpu(&impl->api, &impl->agent, c->arch, sizeof c->arch, why, sizeof why) != 0) {
+    close_rocp(c);
+    return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL, "%s", why);
+  }
+  /* System information: this version takes it from the recording a
+   * simulated device replays. */
+  const char *recording = getenv("LUMEN_SIM_RECORDING");
+  if (!recording || !*recording) {
+    lm_status st = lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
+                               "rocprofiler-sdk reports a %s, but this version of lumen takes the "
+                               "system information only from the recording of a simulated device "
+                               "(LUMEN_SIM_RECORDING)", c->arch);
+    close_rocp(c);
+    return st;
+  }
+  lm_status st = lm_workload_read(recording, &c->device, diag);
+  if (st != LM_OK) {
+    close_rocp(c);
+    return st;
+  }
+  long mi = lm_sysinfo_find(&c->device->sysinfo, "gpu_model");
+  snprintf(c->model, sizeof c->model, "%s", mi >= 0 ? c->device->sysinfo.texts[mi] : "");
+  /* Numbers from the simulated device are replays, never measurements:
+   * the workload says so wherever it is read (docs/workload-format.md). */
+  snprintf(c->origin, sizeof c->origin, "%s%s", LM_ORIGIN_SIMULATED, recording);
+  snprintf(c->simulated, sizeof c->simulated, "%s", recording);
+  return LM_OK;
+}
