@@ -37,7 +37,72 @@ expect_fired() { # DIR "ids"
   [ "$got" = "$2" ] || fail "$(basename "$1"): rules fired: '$got', expected '$2'"
 }
 
+# nv NAME [COL=VALUE ...]: an NVIDIA workload (sm_90 unless NV_ARCH says)
+# built from a healthy kernel on which no rule fires, with columns set.
+nv() {
+  local name=$1
+  shift
+  python3 "$SRCDIR/nv_fixture.py" "$SOURCE/metrics/${NV_ARCH:-sm_90}" "$TMP/$name" "$@" || fail "nv_fixture $name"
+}
+
 case $NAME in
+nvidia)
+  # The NVIDIA rules: each fires alone on a kernel changed in one place.
+  for NV_ARCH in sm_80 sm_90 sm_100; do
+    nv base_$NV_ARCH
+    expect_fired "$TMP/base_$NV_ARCH" ""
+  done
+  NV_ARCH=sm_90
+  nv dram gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed=92
+  expect_fired "$TMP/dram" "dram-bound"
+  nv sm sm__throughput.avg.pct_of_peak_sustained_elapsed=91
+  expect_fired "$TMP/sm" "compute-bound"
+  nv l2 lts__t_sector_hit_rate.pct=30
+  expect_fired "$TMP/l2" "l2-hit-low"
+  nv l1 l1tex__t_sector_hit_rate.pct=5
+  expect_fired "$TMP/l1" "l1-hit-low"
+  nv coal l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum=32e6
+  expect_fired "$TMP/coal" "uncoalesced-global"
+  nv bank l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum=6e4
+  expect_fired "$TMP/bank" "shared-bank-conflicts"
+  nv regs Arch_VGPR=128
+  expect_fired "$TMP/regs" "occupancy-registers"
+  nv smem LDS_Per_Workgroup=100000
+  expect_fired "$TMP/smem" "occupancy-shared-memory"
+  # 32-thread blocks: 32 blocks per SM hold half the warps; as many blocks
+  # (two full waves) as before.
+  nv block Workgroup_Size=32 Grid_Size=$((132 * 32 * 2 * 32))
+  expect_fired "$TMP/block" "occupancy-block-size"
+  nv ls smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio=6
+  expect_fired "$TMP/ls" "stall-long-scoreboard"
+  nv bar smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio=5.5
+  expect_fired "$TMP/bar" "stall-barrier"
+  nv grid Grid_Size=$((100 * 256))
+  expect_fired "$TMP/grid" "small-grid"
+  nv tail Grid_Size=$((132 * 8 * 5 / 4 * 256))
+  expect_fired "$TMP/tail" "tail-effect"
+  NV_FIXTURE_DISPATCHES=12 nv short gpu__time_duration.sum=4000
+  expect_fired "$TMP/short" "short-kernel"
+  nv var
+  python3 "$SRCDIR/edit_csv.py" "$TMP/var/pmc_perf.csv" "2:End_Timestamp=Start_Timestamp+300000" || fail "edit"
+  expect_fired "$TMP/var" "instances-differ"
+  # The verdict in text and in JSON.
+  "$LUMEN" analyze -w "$TMP/regs" --summary --width 200 >"$TMP/t.txt" 2>&1 || fail "analyze text: $(cat "$TMP/t.txt")"
+  grep -q "!  occupancy limited by registers: 128 registers per thread allow 2 blocks per SM, 25 % theoretical occupancy \[occupancy-registers\]" "$TMP/t.txt" ||
+    fail "regs verdict: $(cat "$TMP/t.txt")"
+  "$LUMEN" analyze -w "$TMP/coal" --summary --format json >"$TMP/t.json" || fail "analyze json"
+  python3 -c '
+import json, sys
+f = json.load(open(sys.argv[1]))["summary"]["kernels"][0]["findings"][0]
+assert f["rule"] == "uncoalesced-global", f
+assert "32.0 sectors per load request" in f["verdict"], f["verdict"]
+assert abs(f["gain"] - 0.875) < 1e-9, f
+assert "Best Practices" in f["source"], f' "$TMP/t.json" || fail "uncoalesced JSON finding"
+  # The NVIDIA rules are listed for the three architectures only.
+  "$LUMEN" list rules --arch sm_100 >"$TMP/r.txt" || fail "list rules"
+  grep -q "^== sm_100 (B200): 15 rules" "$TMP/r.txt" || fail "sm_100 rules: $(head -1 "$TMP/r.txt")"
+  "$LUMEN" list rules --arch gfx90a | grep -q "tail-effect" && fail "an NVIDIA rule listed for gfx90a"
+  ;;
 fire)
   expect_fired "$WL/vcopy/MI200" "l2-hit-low"
   clean base

@@ -20,13 +20,28 @@ static void test_builtin_rules(void) {
     lm_status st = lm_rules_load_texts(cat, lm_rules_builtin(), &rules, &d);
     if (st != LM_OK) fprintf(stderr, "%s: %s\n", *n, d.message);
     CHECK(st == LM_OK);
-    /* The shipped rules are for AMD (cdna.yaml); NVIDIA architectures load
-     * them without error and get none yet. */
-    if (strcmp(cat->vendor, "amd") == 0) CHECK(rules && rules->n_rules >= 8);
-    else CHECK(rules && rules->n_rules == 0);
+    /* cdna.yaml for AMD, nvidia.yaml for the sm_* architectures; a file
+     * never applies to the other vendor. */
+    int nvidia = strcmp(cat->vendor, "nvidia") == 0;
+    if (!nvidia) CHECK(rules && rules->n_rules >= 8);
+    else CHECK(rules && rules->n_rules >= 15);
     for (size_t i = 0; rules && i < rules->n_rules; i++) {
-      CHECK(rules->rules[i].source[0] != '\0');
-      CHECK(rules->rules[i].explain[0] != '\0');
+      const lm_rule *r = &rules->rules[i];
+      CHECK(r->source[0] != '\0');
+      CHECK(r->explain[0] != '\0');
+      CHECK(strstr(r->file, nvidia ? "nvidia.yaml" : "cdna.yaml") != NULL);
+      /* NVIDIA thresholds name NVIDIA's guides (or say they are lumen's). */
+      if (nvidia)
+        CHECK(strstr(r->source, "Nsight Compute") || strstr(r->source, "CUDA C++ Best Practices") ||
+              strncmp(r->source, "lumen", 5) == 0);
+      /* Every metric a rule names as its support exists in this catalog. */
+      for (int32_t u = 0; u < r->n_uses; u++) {
+        int found = 0;
+        for (int32_t row = 0; row < cat->n_rows && !found; row++)
+          found = cat->rows[row].name && strcmp(cat->rows[row].name, r->uses[u]) == 0;
+        if (!found) fprintf(stderr, "%s: rule %s uses '%s', which it lacks\n", *n, r->id, r->uses[u]);
+        CHECK(found);
+      }
     }
     lm_rules_free(rules);
   }
