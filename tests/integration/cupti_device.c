@@ -14,6 +14,16 @@
  *         run agree on DRAM bytes and FFMA counts within 2%.
  * multi:  NVTX ranges become regions; -k selects kernels (the others run
  *         unprofiled: no values); repeated kernels count instances.
+ *
+ * The cases below go through `lumen profile --backend cupti` (the 4th
+ * argument is the lumen binary) and read the composed workload back; each
+ * also runs `lumen analyze` on it (text and JSON must succeed):
+ *
+ * profile_vcopy: application replay, the full metric set; every row's DRAM
+ *         bytes = 2 * N * 4 within 5 %, bandwidth within (peak/2, peak].
+ * profile_fma: kernel replay; 2 * FFMA = the FLOPs the code performs.
+ * profile_modes: vcopy in kernel replay, application replay and instance
+ *         cycling; the mean DRAM bytes per row of the three agree within 2 %.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +33,7 @@
 #include <unistd.h>
 
 #include "backend/cupti_host.h"
+#include "io/io.h"
 #include "profile/profile.h"
 
 #define VCOPY_N 67108864.0 /* floats per buffer (the app's default) */
@@ -146,8 +157,74 @@ static char m_read[] = "dram__bytes_read.sum", m_write[] = "dram__bytes_write.su
 
 static double near(double a, double b) { return fabs(a - b) / (b != 0 ? fabs(b) : 1); }
 
+/* lumen PROFILE ARGS... -- APP ARGS: run it; 0 when it exited 0. */
+static int run_lumen(char *const *argv) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* Profile app through `lumen profile --backend cupti --replay MODE` into a
+ * fresh folder, analyze it, and load it. NULL (a failure counted) when
+ * any step fails. */
+static lm_workload *profile(const char *lumen, const char *mode, char *const *app, char *dir, size_t cap) {
+  char tmpl[] = "/tmp/lumen-cupti-wl-XXXXXX";
+  if (!mkdtemp(tmpl)) return NULL;
+  snprintf(dir, cap, "%s/wl", tmpl);
+  char *argv[32];
+  int n = 0;
+  argv[n++] = (char *)lumen;
+  argv[n++] = (char *)"profile";
+  argv[n++] = (char *)"--backend";
+  argv[n++] = (char *)"cupti";
+  argv[n++] = (char *)"--replay";
+  argv[n++] = (char *)mode;
+  argv[n++] = (char *)"-n";
+  argv[n++] = (char *)"dev";
+  argv[n++] = (char *)"-w";
+  argv[n++] = dir;
+  argv[n++] = (char *)"--";
+  for (int i = 0; app[i] && n < 30; i++) argv[n++] = app[i];
+  argv[n] = NULL;
+  int rc = run_lumen(argv);
+  EXPECT(rc == 0, "lumen profile --replay %s %s: exit %d", mode, app[0], rc);
+  if (rc != 0) return NULL;
+  char *text[] = {(char *)lumen, (char *)"analyze", (char *)"-w", dir, NULL};
+  char *json[] = {(char *)lumen, (char *)"analyze", (char *)"-w", dir, (char *)"--format", (char *)"json",
+                  (char *)"-o", (char *)"/dev/null", NULL};
+  EXPECT(run_lumen(text) == 0, "lumen analyze -w %s failed", dir);
+  EXPECT(run_lumen(json) == 0, "lumen analyze --format json -w %s failed", dir);
+  lm_workload *w = NULL;
+  lm_diag d;
+  if (lm_workload_read(dir, &w, &d) != LM_OK) {
+    EXPECT(0, "reading %s: %s", dir, d.message);
+    return NULL;
+  }
+  EXPECT(w->arch && !strcmp(w->arch, getenv("LUMEN_DEVICE_ARCH")), "workload arch %s", w->arch ? w->arch : "?");
+  EXPECT(w->pmc && w->pmc->n_rows > 0, "%s: no dispatch rows", dir);
+  return w;
+}
+
+/* Column name of the workload's pmc table, row r (NaN when absent). */
+static double cell(const lm_workload *w, const char *name, size_t r) {
+  long c = lm_table_find(w->pmc, name);
+  return c >= 0 && r < w->pmc->n_rows ? w->pmc->cols[c].values[r] : (double)NAN;
+}
+
+static double mean_dram_bytes(const lm_workload *w) {
+  double sum = 0;
+  for (size_t r = 0; r < w->pmc->n_rows; r++)
+    sum += cell(w, m_read, r) + cell(w, m_write, r);
+  return sum / (double)w->pmc->n_rows;
+}
+
 int main(int argc, char **argv) {
-  if (argc != 4) return 2;
+  if (argc != 4 && argc != 5) return 2;
   char why[256];
   int gpus = lm_cuda_driver_probe(why, sizeof why);
   if (gpus <= 0) {
@@ -226,6 +303,44 @@ int main(int argc, char **argv) {
     EXPECT(scale == 3 && others == 0, "-k scale: %d scale and %d other launches profiled", scale,
            others);
     EXPECT(in_solve == 3, "NVTX: %d scale launches in region solve, expected 3", in_solve);
+  } else if (!strncmp(which, "profile_", 8) && argc == 5) {
+    const char *lumen = argv[4];
+    char dir[4096];
+    if (!strcmp(which, "profile_vcopy")) {
+      lm_workload *w = profile(lumen, "app", vcopy_argv, dir, sizeof dir);
+      for (size_t r = 0; w && r < w->pmc->n_rows; r++) {
+        double bytes = cell(w, m_read, r) + cell(w, m_write, r), want = 2 * VCOPY_N * 4;
+        double bw = bytes / (cell(w, m_time, r) * 1e-9), peak = cell(w, m_peak, r) * cell(w, m_hz, r);
+        printf("profile vcopy row %zu: %.0f DRAM bytes (expected %.0f), %.1f of %.1f GB/s\n", r, bytes, want,
+               bw / 1e9, peak / 1e9);
+        EXPECT(near(bytes, want) < 0.05, "row %zu: DRAM bytes %.0f, expected %.0f", r, bytes, want);
+        EXPECT(bw > 0.5 * peak && bw <= peak, "row %zu: bandwidth %.3g outside (peak/2, peak] = %.3g", r, bw, peak);
+      }
+      EXPECT(w && w->pmc->n_rows == 2, "vcopy: %zu rows, 2 launches", w ? w->pmc->n_rows : 0);
+      lm_workload_free(w);
+    } else if (!strcmp(which, "profile_fma")) {
+      lm_workload *w = profile(lumen, "kernel", fma_argv, dir, sizeof dir);
+      double got = w ? cell(w, m_ffma, 0) : (double)NAN;
+      printf("profile fma: %.0f FLOPs (expected %.0f)\n", 2 * got, 2 * FMA_FFMA);
+      EXPECT(got == FMA_FFMA, "fma FFMA %.0f, expected %.0f", got, FMA_FFMA);
+      lm_workload_free(w);
+    } else if (!strcmp(which, "profile_modes")) {
+      char *many[] = {vcopy, (char *)"16777216", (char *)"64", NULL};
+      lm_workload *k = profile(lumen, "kernel", many, dir, sizeof dir);
+      lm_workload *a = profile(lumen, "app", many, dir, sizeof dir);
+      lm_workload *c = profile(lumen, "instance", many, dir, sizeof dir);
+      double kb = k ? mean_dram_bytes(k) : (double)NAN, ab = a ? mean_dram_bytes(a) : (double)NAN;
+      double cb = c ? mean_dram_bytes(c) : (double)NAN;
+      printf("profile modes: DRAM bytes per row: kernel %.0f, app %.0f, instance %.0f (expected %.0f)\n", kb, ab,
+             cb, 2 * 16777216.0 * 4);
+      EXPECT(near(ab, kb) < 0.02 && near(cb, kb) < 0.02, "replay modes disagree by more than 2%% on DRAM bytes");
+      EXPECT(near(kb, 2 * 16777216.0 * 4) < 0.05, "kernel replay: DRAM bytes %.0f", kb);
+      lm_workload_free(k);
+      lm_workload_free(a);
+      lm_workload_free(c);
+    } else {
+      return 2;
+    }
   } else {
     return 2;
   }
