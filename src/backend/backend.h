@@ -59,6 +59,10 @@ void lm_telemetry_use(lm_telemetry *t, int gpu);
 /* lm_telemetry_sample: take the readings available now. */
 void lm_telemetry_sample(lm_telemetry *t, lm_telemetry_emit emit);
 void lm_telemetry_close(lm_telemetry *t);
+/* lm_telemetry_peak_clocks: the top SCLK and MCLK (MHz) rocm-smi lists
+ * for GPU gpu (rocm-smi's device index); 0, or -1 when t is not rocm-smi
+ * or lists neither (a clock it lacks is -1). */
+int lm_telemetry_peak_clocks(lm_telemetry *t, int gpu, double *sclk_mhz, double *mclk_mhz);
 
 /* lm_clock_ns: the clock of dispatch timestamps and samples
  * (CLOCK_BOOTTIME, as rocprofiler-sdk uses). */

@@ -397,7 +397,10 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
   x.dir = o->dir;
   x.tool = o->tool_library;
   x.telemetry = o->telemetry;
-  lm_workload *rec = NULL;
+  lm_workload *rec = NULL; /* the simulated device's recording, for its roofline */
+  lm_arena *info_arena = NULL;
+  lm_sysinfo info;
+  memset(&info, 0, sizeof info);
   lm_plan *plan = NULL;
   lm_run_spec spec;
   memset(&spec, 0, sizeof spec);
@@ -423,31 +426,44 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
                        "no counter backend named '%s' (see `lumen list backends`)", backend);
   }
   char why[512], arch[64];
+  const rocp_agent *agent_info = NULL;
   if (lm_rocp_load(&api, 0, why, sizeof why) != 0 ||
-      lm_rocp_first_gpu(&api, &agent, arch, sizeof arch, why, sizeof why) != 0) {
+      lm_rocp_first_gpu(&api, &agent, arch, sizeof arch, &agent_info, why, sizeof why) != 0) {
     lm_rocp_unload(&api);
     return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
                        "no usable counter backend: rocprofiler-sdk: %s (see `lumen list backends`)",
                        why);
   }
-  /* System information: this version takes it from the recording a
-   * simulated device replays. */
-  const char *recording = getenv("LUMEN_SIM_RECORDING");
-  if (!recording || !*recording) {
-    st = lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
-                     "rocprofiler-sdk reports a %s, but this version of lumen takes the system "
-                     "information only from the recording of a simulated device "
-                     "(LUMEN_SIM_RECORDING)", arch);
-    goto done;
-  }
-  if ((st = lm_workload_read(recording, &rec, diag)) != LM_OK) goto done;
+  /* Whether the numbers will be replays: lumen's simulated SDK says so
+   * itself (a symbol no real SDK exports), with the recording it replays. */
+  char recording[4096];
+  int simulated = lm_rocp_simulated(&api, recording, sizeof recording);
   x.arch = arch;
   const lm_catalog *cat = lm_metrics_builtin(arch);
   if (!cat) {
-    st = lm_diag_set(diag, LM_EARCH, recording, 0, 0, "gpu_arch",
+    st = lm_diag_set(diag, LM_EARCH, NULL, 0, 0, "gpu_arch",
                      "the device is %s, which lumen has no definitions for", arch);
     goto done;
   }
+  /* System information: the device's, as the SDK describes its agent;
+   * rocm-smi's top clocks where the agent has none (the simulated device
+   * is not one rocm-smi sees). */
+  double smi_sclk = -1, smi_mclk = -1;
+  if (!simulated) {
+    lm_telemetry *smi = lm_telemetry_open_rocm_smi(why, sizeof why);
+    lm_telemetry_peak_clocks(smi, agent_info->logical_node_type_id, &smi_sclk, &smi_mclk);
+    lm_telemetry_close(smi);
+  }
+  if (!(info_arena = lm_arena_new(1 << 12))) {
+    st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    goto done;
+  }
+  if ((st = lm_collect_sysinfo(agent_info, cat, smi_sclk, smi_mclk, 1, info_arena, &info, diag)) != LM_OK)
+    goto done;
+  /* lumen does not run the roofline microbenchmarks: a device's workload
+   * has no roofline table, except on the simulated device, whose
+   * recording's table stands for their result. */
+  if (simulated && (st = lm_workload_read(recording, &rec, diag)) != LM_OK) goto done;
 
   struct stat sb;
   int exists = stat(db_path, &sb) == 0;
@@ -521,15 +537,20 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     if ((st = lm_db_open(db_path, LM_DB_CREATE, &x.db, diag)) != LM_OK) goto done;
     copy_opts(o, &x.opt);
     if (x.opt.replay < 0) x.opt.replay = LM_REPLAY_APP;
-    long mi = lm_sysinfo_find(&rec->sysinfo, "gpu_model");
-    const char *model = mi >= 0 ? rec->sysinfo.texts[mi] : "";
+    const char *model = lm_sysinfo_text(&info, "gpu_model");
+    if (!model) model = "";
     if ((st = lm_collect_exec_sql(x.db, "BEGIN IMMEDIATE", diag)) != LM_OK) goto done;
     lm_sql *sql = lm_sql_wrap_sqlite(x.db);
     /* Numbers from the simulated device are replays, never measurements:
      * the workload says so wherever it is read (docs/workload-format.md). */
     char origin[4200];
-    snprintf(origin, sizeof origin, "%s%s", LM_ORIGIN_SIMULATED, recording);
-    if (summary) snprintf(summary->simulated, sizeof summary->simulated, "%s", recording);
+    if (simulated) {
+      snprintf(origin, sizeof origin, "%s%s", LM_ORIGIN_SIMULATED, recording);
+      snprintf(summary->simulated, sizeof summary->simulated, "%.1000s", recording);
+    } else {
+      snprintf(origin, sizeof origin, "%s%s%s (GPU %d)", model, model[0] ? ", " : "", arch,
+               (int)agent_info->logical_node_type_id);
+    }
     st = sql ? lm_db_create_workload(sql, o->name, NULL, "lumen", origin, arch, model, 0, 0, &x.wid, diag)
              : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     lm_sql_close(sql);
@@ -615,7 +636,7 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     at += (size_t)snprintf(ip_blocks + at, sizeof ip_blocks - at, "%s%s", i ? "|" : "", x.opt.items[i]);
   uint64_t t_compose = lm_phase_begin();
   st = lm_collect_compose(x.db, x.wid, x.sets, x.n_sets, cat->accumulate ? cat->accumulate : "SQ_ACCUM_PREV_HIRES",
-               rec, x.opt.name, x.opt.argv, x.opt.argc, ip_blocks[0] ? ip_blocks : NULL, summary, diag);
+               &info, rec ? rec->roofline : NULL, x.opt.name, x.opt.argv, x.opt.argc, ip_blocks[0] ? ip_blocks : NULL, summary, diag);
   lm_phase_end("compose dispatch rows", t_compose);
   if (st == LM_OK)
     lm_collect_note(x.db, x.wid, LM_LOG_DEBUG, "composed %zu dispatch rows from %d counter sets%s%s", summary->dispatches,
@@ -639,6 +660,7 @@ done:
   lm_db_close(x.db);
   lm_plan_free(plan);
   lm_workload_free(rec);
+  lm_arena_free(info_arena);
   lm_rocp_unload(&api);
   if (lock_fd >= 0) close(lock_fd);
   return st;

@@ -22,6 +22,9 @@
 int simsdk_load(void);
 /* simsdk_recording: the recording, or NULL when it cannot be read. */
 const lm_workload *simsdk_recording(void);
+/* lumen_simsdk_recording: the recording's folder, NULL without one (the
+ * symbol through which lumen recognizes the simulated SDK). */
+const char *lumen_simsdk_recording(void);
 /* simsdk_agent_index: 0.. for a GPU agent handle, -1 otherwise. */
 int simsdk_agent_index(rocp_agent_id agent);
 rocp_agent_id simsdk_agent_id(int index);
