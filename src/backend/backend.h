@@ -37,6 +37,17 @@ void lm_rocp_unload(struct lm_rocp_api *api);
  * version, a GPU agent); why says which, or what was found. */
 int lm_rocp_probe(char *why, size_t cap);
 
+/* ----------------------------------------------------------- demangling */
+
+/* lm_backend_demangle: the demangled form of an Itanium C++ symbol
+ * ("_Z7vecCopyPdS_S_ii.kd" -> "vecCopy(double*, double*, double*, int,
+ * int) [clone .kd]"), as the reference tool shows kernel names, through
+ * the C++ runtime's __cxa_demangle (in the process, else libstdc++.so.6);
+ * the name as it is when it is not mangled or cannot be demangled; "?"
+ * for NULL. Writes into out (cap bytes, truncated) and returns out.
+ * Thread-safe. */
+const char *lm_backend_demangle(const char *name, char *out, size_t cap);
+
 /* ------------------------------------------------------------ telemetry */
 
 typedef struct lm_telemetry lm_telemetry;

@@ -226,15 +226,23 @@ typedef struct rocp_kernel_symbol {
   uint32_t sgpr_count, arch_vgpr_count, accum_vgpr_count;
 } rocp_kernel_symbol;
 
-/* rocprofiler_callback_tracing_marker_api_data_t, up to the first word of
- * its argument union: the message of roctxMarkA / roctxRangePushA /
- * roctxRangeStartA, the id of roctxRangeStop. */
+/* rocprofiler_callback_tracing_marker_api_data_t: the arguments (a union
+ * of 16 bytes in 1.x: its largest members are a name and a pointer) and
+ * the return value. roctxMarkA / roctxRangePushA / roctxRangeStartA pass
+ * their message, roctxRangeStop its range id; roctxRangeStartA returns the
+ * id of the range it started (in the EXIT phase). */
 typedef struct rocp_marker_data {
   uint64_t size;
   union {
     const char *message;
     uint64_t range_id;
+    const void *words[2];
   } arg;
+  union {
+    int32_t i32;
+    int64_t i64;
+    uint64_t range_id;
+  } retval;
 } rocp_marker_data;
 
 /* Registration: what rocprofiler_configure returns. */
