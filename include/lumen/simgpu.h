@@ -39,8 +39,9 @@ int simgpu_launch(const char *name, const simgpu_launch_params *params, int gpu)
 /* simgpu_synchronize: wait for every launch to finish. */
 void simgpu_synchronize(void);
 
-/* Annotations in the style of ROCTx: a per-thread range stack, process-wide
- * ranges and instant marks. */
+/* Annotations in the style of ROCTx, delivered to tools as ROCTx calls: a
+ * per-thread range stack (push/pop) and process-wide ranges (start returns
+ * an id, stop takes it, from any thread; they need not nest). */
 void simgpu_range_push(const char *message);
 void simgpu_range_pop(void);
 unsigned long long simgpu_range_start(const char *message);

@@ -37,6 +37,17 @@ void lm_rocp_unload(struct lm_rocp_api *api);
  * version, a GPU agent); why says which, or what was found. */
 int lm_rocp_probe(char *why, size_t cap);
 
+/* ----------------------------------------------------------- demangling */
+
+/* lm_backend_demangle: the demangled form of an Itanium C++ symbol
+ * ("_Z7vecCopyPdS_S_ii.kd" -> "vecCopy(double*, double*, double*, int,
+ * int) [clone .kd]"), as the reference tool shows kernel names, through
+ * the C++ runtime's __cxa_demangle (in the process, else libstdc++.so.6);
+ * the name as it is when it is not mangled or cannot be demangled; "?"
+ * for NULL. Writes into out (cap bytes, truncated) and returns out.
+ * Thread-safe. */
+const char *lm_backend_demangle(const char *name, char *out, size_t cap);
+
 /* ------------------------------------------------------------ telemetry */
 
 typedef struct lm_telemetry lm_telemetry;
@@ -59,6 +70,10 @@ void lm_telemetry_use(lm_telemetry *t, int gpu);
 /* lm_telemetry_sample: take the readings available now. */
 void lm_telemetry_sample(lm_telemetry *t, lm_telemetry_emit emit);
 void lm_telemetry_close(lm_telemetry *t);
+/* lm_telemetry_peak_clocks: the top SCLK and MCLK (MHz) rocm-smi lists
+ * for GPU gpu (rocm-smi's device index); 0, or -1 when t is not rocm-smi
+ * or lists neither (a clock it lacks is -1). */
+int lm_telemetry_peak_clocks(lm_telemetry *t, int gpu, double *sclk_mhz, double *mclk_mhz);
 
 /* lm_clock_ns: the clock of dispatch timestamps and samples
  * (CLOCK_BOOTTIME, as rocprofiler-sdk uses). */

@@ -8,8 +8,8 @@
  * range cannot shift the values of every later launch onto the wrong one.
  */
 #include "backend/cupti_range.h"
+#include "backend/backend.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,31 +82,8 @@ lm_status lm_cupti_explain(int result, const char *call, const char *cupti_text,
 
 /* --------------------------------------------------------- demangling */
 
-typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-
-static demangle_fn find_demangler(void) {
-  static demangle_fn fn;
-  static int looked;
-  if (looked) return fn;
-  void *sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-  if (!sym) {
-    void *lib = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
-    if (lib) sym = dlsym(lib, "__cxa_demangle"); /* kept open: fn points into it */
-  }
-  memcpy(&fn, &sym, sizeof sym);
-  looked = 1;
-  return fn;
-}
-
 const char *lm_cupti_demangle(const char *name, char *out, size_t cap) {
-  if (!cap) return out;
-  if (!name) name = "?";
-  demangle_fn fn = strncmp(name, "_Z", 2) == 0 ? find_demangler() : NULL;
-  int status = -1;
-  char *d = fn ? fn(name, NULL, NULL, &status) : NULL;
-  snprintf(out, cap, "%s", d && status == 0 ? d : name);
-  free(d);
-  return out;
+  return lm_backend_demangle(name, out, cap);
 }
 
 /* ---------------------------------------------- config per counter set */

@@ -52,9 +52,30 @@ typedef struct lm_rocp_want {
 int lm_rocp_resolve(const lm_rocp_catalog *cat, const char *name, lm_rocp_want *out, int cap);
 
 /* lm_rocp_first_gpu: the first GPU agent (by logical GPU number); copies
- * its name (gfx target) into arch. Returns 0, or -1 with why. */
+ * its name (gfx target) into arch and, when info is not NULL, points *info
+ * at the SDK's description of the agent (valid while the SDK is loaded).
+ * Returns 0, or -1 with why. */
 int lm_rocp_first_gpu(const lm_rocp_api *api, rocp_agent_id *agent, char *arch, size_t arch_cap,
-                      char *why, size_t cap);
+                      const rocp_agent **info, char *why, size_t cap);
+
+/* A system-information field: its name (the reference tool's sysinfo.csv
+ * names) and its text. */
+typedef void (*lm_rocp_field_fn)(const char *key, const char *value, void *user);
+
+/* lm_rocp_agent_sysinfo: the system-information fields a GPU agent's
+ * description supplies, each passed to put (borrowed strings, valid for
+ * the call): gpu_arch, gpu_model, gpu_l1, gpu_l2, cu_per_gpu, simd_per_cu,
+ * se_per_gpu, wave_size, workgroup_max_size, max_waves_per_cu, max_sclk,
+ * max_mclk, num_xcd. A field the agent leaves at 0 (or without a cache or
+ * memory bank to read it from) is not passed; num_xcd is 1 when the
+ * driver does not count XCCs (drivers before multi-XCC GPUs). Pure: reads
+ * only *a. */
+void lm_rocp_agent_sysinfo(const rocp_agent *a, lm_rocp_field_fn put, void *user);
+
+/* lm_rocp_simulated: whether the loaded library is lumen's simulated SDK,
+ * which says so through a symbol only it exports (lumen_simsdk_recording);
+ * when it is, the recording it replays is copied into recording. */
+int lm_rocp_simulated(const lm_rocp_api *api, char *recording, size_t cap);
 
 /* lm_rocp_check_set: whether the counters of one set can be collected in
  * one config on agent: lacking[i] = 1 for a counter the agent lacks;

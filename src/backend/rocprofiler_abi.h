@@ -48,6 +48,27 @@ enum { ROCP_AGENT_TYPE_NONE = 0, ROCP_AGENT_TYPE_CPU = 1, ROCP_AGENT_TYPE_GPU = 
 /* rocprofiler_agent_version_t */
 enum { ROCP_AGENT_INFO_VERSION_0 = 1 };
 
+/* rocprofiler_agent_cache_t: one cache of an agent, from the driver's
+ * topology (KFD): size in KiB, level 1.., type the HsaCacheType bits. */
+typedef struct rocp_agent_cache {
+  uint64_t processor_id_low;
+  uint64_t size; /* KiB */
+  uint32_t level;
+  uint32_t cache_line_size, cache_lines_per_tag, association, latency;
+  uint32_t type; /* ROCP_CACHE_* bits */
+} rocp_agent_cache;
+enum { ROCP_CACHE_DATA = 1u << 0, ROCP_CACHE_INSTRUCTION = 1u << 1, ROCP_CACHE_CPU = 1u << 2,
+       ROCP_CACHE_HSACU = 1u << 3 };
+
+/* rocprofiler_agent_mem_bank_t: one memory bank (heap type and flags are
+ * 32-bit words). */
+typedef struct rocp_agent_mem_bank {
+  uint32_t heap_type, flags;
+  uint32_t width;       /* bits of the memory interface */
+  uint32_t mem_clk_max; /* MHz */
+  uint64_t size_in_bytes;
+} rocp_agent_mem_bank;
+
 /* rocprofiler_agent_v0_t, up to logical_node_type_id. The three HSA
  * unions (engine version, firmware id, capability) are 32-bit words. */
 typedef struct rocp_agent {
@@ -67,7 +88,9 @@ typedef struct rocp_agent {
   uint32_t cu_per_engine, max_waves_per_cu, family_id, workgroup_max_size, grid_max_size;
   uint64_t local_mem_size, hive_id, gpu_id;
   rocp_dim3 workgroup_max_dim, grid_max_dim;
-  const void *mem_banks, *caches, *io_links;
+  const rocp_agent_mem_bank *mem_banks; /* mem_banks_count of them */
+  const rocp_agent_cache *caches;       /* caches_count of them */
+  const void *io_links;
   const char *name;         /* "gfx90a" */
   const char *vendor_name;
   const char *product_name; /* marketing name */
@@ -203,15 +226,23 @@ typedef struct rocp_kernel_symbol {
   uint32_t sgpr_count, arch_vgpr_count, accum_vgpr_count;
 } rocp_kernel_symbol;
 
-/* rocprofiler_callback_tracing_marker_api_data_t, up to the first word of
- * its argument union: the message of roctxMarkA / roctxRangePushA /
- * roctxRangeStartA, the id of roctxRangeStop. */
+/* rocprofiler_callback_tracing_marker_api_data_t: the arguments (a union
+ * of 16 bytes in 1.x: its largest members are a name and a pointer) and
+ * the return value. roctxMarkA / roctxRangePushA / roctxRangeStartA pass
+ * their message, roctxRangeStop its range id; roctxRangeStartA returns the
+ * id of the range it started (in the EXIT phase). */
 typedef struct rocp_marker_data {
   uint64_t size;
   union {
     const char *message;
     uint64_t range_id;
+    const void *words[2];
   } arg;
+  union {
+    int32_t i32;
+    int64_t i64;
+    uint64_t range_id;
+  } retval;
 } rocp_marker_data;
 
 /* Registration: what rocprofiler_configure returns. */

@@ -107,6 +107,7 @@ typedef struct first_gpu {
   rocp_agent_id id;
   int32_t best;
   const char *name;
+  const rocp_agent *agent;
 } first_gpu;
 
 static rocp_status pick_gpu(int version, const void **agents, size_t n, void *user) {
@@ -118,13 +119,14 @@ static rocp_status pick_gpu(int version, const void **agents, size_t n, void *us
     f->id = a->id;
     f->best = a->logical_node_type_id;
     f->name = a->name;
+    f->agent = a;
   }
   return ROCP_STATUS_SUCCESS;
 }
 
 int lm_rocp_first_gpu(const lm_rocp_api *api, rocp_agent_id *agent, char *arch, size_t arch_cap,
-                      char *why, size_t cap) {
-  first_gpu f = {{0}, 0, NULL};
+                      const rocp_agent **info, char *why, size_t cap) {
+  first_gpu f = {{0}, 0, NULL, NULL};
   rocp_status st = api->query_available_agents(ROCP_AGENT_INFO_VERSION_0, pick_gpu, sizeof(rocp_agent), &f);
   if (st != ROCP_STATUS_SUCCESS || !f.name) {
     snprintf(why, cap, "rocprofiler-sdk %u.%u.%u reports no GPU agent", api->major, api->minor,
@@ -132,6 +134,7 @@ int lm_rocp_first_gpu(const lm_rocp_api *api, rocp_agent_id *agent, char *arch, 
     return -1;
   }
   *agent = f.id;
+  if (info) *info = f.agent;
   snprintf(arch, arch_cap, "%s", f.name);
   return 0;
 }

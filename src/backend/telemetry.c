@@ -181,6 +181,33 @@ static double rsmi_clock(lm_telemetry *t, uint32_t g, int type) {
   return (double)hz / 1e6;
 }
 
+/* The highest frequency rocm-smi lists for clock `type` of GPU g (MHz),
+ * or -1. */
+static double rsmi_top_clock(lm_telemetry *t, uint32_t g, int type) {
+  rsmi_freq_buffer b;
+  memset(&b, 0, sizeof b);
+  if (!t->rsmi_dev_gpu_clk_freq_get || t->rsmi_dev_gpu_clk_freq_get(g, type, &b) != 0) return -1;
+  const unsigned char *bytes = (const unsigned char *)b.words;
+  uint32_t n;
+  memcpy(&n, bytes + (t->rsmi_deep_sleep_field ? 4 : 0), sizeof n);
+  if (n == 0 || n > RSMI_MAX_FREQS) return -1;
+  uint64_t top = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t hz;
+    memcpy(&hz, bytes + (t->rsmi_deep_sleep_field ? 16 : 8) + (size_t)i * 8, sizeof hz);
+    if (hz > top) top = hz;
+  }
+  return top ? (double)top / 1e6 : -1;
+}
+
+int lm_telemetry_peak_clocks(lm_telemetry *t, int gpu, double *sclk_mhz, double *mclk_mhz) {
+  *sclk_mhz = *mclk_mhz = -1;
+  if (!t || t->kind != SAMPLER_RSMI || gpu < 0 || (uint32_t)gpu >= t->n_gpus) return -1;
+  *sclk_mhz = rsmi_top_clock(t, (uint32_t)gpu, RSMI_CLK_TYPE_SYS);
+  *mclk_mhz = rsmi_top_clock(t, (uint32_t)gpu, RSMI_CLK_TYPE_MEM);
+  return *sclk_mhz > 0 || *mclk_mhz > 0 ? 0 : -1;
+}
+
 const char *lm_telemetry_name(const lm_telemetry *t) {
   if (!t) return "none";
   return t->kind == SAMPLER_SIM ? "simulated device" : t->kind == SAMPLER_RSMI ? "rocm-smi" : "nvml";

@@ -126,4 +126,108 @@ lm_status lm_db_read_info(lm_sql *sql, const char *name, lm_workload **out, lm_d
  * the same tables an Omniperf folder gives. */
 lm_status lm_db_read_workload(lm_sql *sql, const char *name, lm_workload **out, lm_diag *diag);
 
+/* ------------------------------------ a profile's bookkeeping (profile_db.c) */
+
+/* The tables `lumen profile` keeps while it collects, in the workload's
+ * own SQLite file (docs/workload-format.md: profile_option, profile_set,
+ * profile_run, profile_record, profile_value, clock_sample,
+ * profile_region, profile_telemetry, profile_process, log). Every
+ * function that can fail fills diag with the file and SQLite's message. */
+
+/* lm_db_exec: statements without results (BEGIN IMMEDIATE, COMMIT, ...). */
+lm_status lm_db_exec(sqlite3 *db, const char *sql, lm_diag *diag);
+/* lm_db_error: db's last error as a diagnostic (LM_EIO). */
+lm_status lm_db_error(sqlite3 *db, lm_diag *diag);
+
+/* lm_db_put_option: one value of a profile option (position pos of key). */
+lm_status lm_db_put_option(sqlite3 *db, int64_t wid, const char *key, int pos, const char *value,
+                           lm_diag *diag);
+/* lm_db_each_option: fn for every stored option value, by key then
+ * position (strings borrowed for the call); fn returns non-zero to stop. */
+typedef int (*lm_db_option_fn)(const char *key, const char *value, void *user);
+lm_status lm_db_each_option(sqlite3 *db, int64_t wid, lm_db_option_fn fn, void *user, lm_diag *diag);
+
+/* One counter of the plan: its set, its place in the set, its block, the
+ * set's accumulate table (NULL: none) and why it was planned. */
+typedef struct lm_db_plan_row {
+  int set, position;
+  const char *counter, *block, *accumulate, *why;
+} lm_db_plan_row;
+lm_status lm_db_put_plan(sqlite3 *db, int64_t wid, const lm_db_plan_row *rows, size_t n, lm_diag *diag);
+/* lm_db_each_plan_counter: fn for every planned counter, by set then
+ * position (accumulate NULL where the set has none); an error fn returns
+ * stops the walk and is returned. */
+typedef lm_status (*lm_db_plan_fn)(int set, const char *counter, const char *accumulate, void *user,
+                                   lm_diag *diag);
+lm_status lm_db_each_plan_counter(sqlite3 *db, int64_t wid, lm_db_plan_fn fn, void *user, lm_diag *diag);
+
+/* Runs. lm_db_run_begin: run `run` of mode ("app", "instance",
+ * "assigned") and pass (-1: none), status 'running', started at `started`
+ * (ISO 8601). lm_db_run_forget: remove a run that never started.
+ * lm_db_run_finish: how it ended (exit_code -1 and sig 0: none). */
+lm_status lm_db_run_begin(sqlite3 *db, int64_t wid, int run, const char *mode, int pass,
+                          const char *started, lm_diag *diag);
+void lm_db_run_forget(sqlite3 *db, int64_t wid, int run);
+lm_status lm_db_run_finish(sqlite3 *db, int64_t wid, int run, const char *finished, const char *status,
+                           int exit_code, int sig, long n_dispatches, lm_diag *diag);
+/* lm_db_run_done: how many runs of mode (and pass; -1 any) ended 'ok'. */
+int lm_db_run_done(sqlite3 *db, int64_t wid, const char *mode, int pass);
+/* lm_db_next_run_id: one more than the highest run id (1 for none). */
+int lm_db_next_run_id(sqlite3 *db, int64_t wid);
+/* lm_db_runs_interrupt: runs left 'running' become 'interrupted',
+ * finished now; *n_changed of them. */
+lm_status lm_db_runs_interrupt(sqlite3 *db, int64_t wid, const char *finished, int *n_changed, lm_diag *diag);
+/* lm_db_only_workload: the first (the only) workload of a profile's
+ * database and whether it is complete; LM_ENOTFOUND naming path without. */
+lm_status lm_db_only_workload(sqlite3 *db, const char *path, int64_t *wid, int *complete, lm_diag *diag);
+
+/* One dispatch a run's tool library recorded. */
+typedef struct lm_db_record {
+  int64_t dispatch_id;
+  const char *kernel;
+  int64_t instance, selected;
+  int set, gpu;                     /* set -1: not collected */
+  int64_t pid, tid;
+  int64_t grid, workgroup, lds, scratch, arch_vgpr, accum_vgpr, sgpr;
+  double start_ns, end_ns;
+  const char *regions, *cycle_key;  /* region ids "1,3", the policy's key */
+  int64_t row_group;                /* the composed row it belongs to, -1: none */
+} lm_db_record;
+
+/* A run's records writer: statements prepared once for the run, inside
+ * the caller's transaction. Close with lm_db_records_close (NULL: no-op). */
+typedef struct lm_db_records lm_db_records;
+lm_status lm_db_records_open(sqlite3 *db, int64_t wid, int run, lm_db_records **out, lm_diag *diag);
+void lm_db_records_close(lm_db_records *r);
+lm_status lm_db_records_dispatch(lm_db_records *r, const lm_db_record *d, lm_diag *diag);
+/* A counter value of a dispatch of process pid (NaN is stored as NULL). */
+lm_status lm_db_records_value(lm_db_records *r, int64_t dispatch_id, int64_t pid, const char *column,
+                              double value, lm_diag *diag);
+lm_status lm_db_records_clock(lm_db_records *r, int gpu, double t_ns, double sclk_mhz, double mclk_mhz,
+                              lm_diag *diag);
+lm_status lm_db_records_region(lm_db_records *r, int id, const char *name, lm_diag *diag);
+/* The run's clock sampler ("none": clocks will be estimated) and why. */
+lm_status lm_db_records_telemetry(lm_db_records *r, const char *sampler, const char *note, lm_diag *diag);
+/* lm_db_records_sysinfo: one S line of process pid (a system-information
+ * field the tool library read inside the application), in arrival order. */
+lm_status lm_db_records_sysinfo(lm_db_records *r, int64_t pid, const char *key, const char *value, lm_diag *diag);
+
+/* One process of a run (rank, size, local_rank -1 and launcher/error
+ * NULL or "" where unknown). */
+typedef struct lm_db_process {
+  int64_t pid;
+  int slot;
+  const char *host;
+  int rank, size, local_rank;
+  const char *launcher, *gpus;
+  int64_t n_dispatches;
+  int finished;
+  const char *error;
+} lm_db_process;
+lm_status lm_db_put_process(sqlite3 *db, int64_t wid, int run, const lm_db_process *p, lm_diag *diag);
+
+/* lm_db_add_log: one message of the workload's log, after the last. */
+lm_status lm_db_add_log(sqlite3 *db, int64_t wid, int64_t t_ns, const char *level, const char *message,
+                        lm_diag *diag);
+
 #endif

@@ -106,7 +106,7 @@ typedef struct builder {
   VEC(lm_block_limit) limits;
   VEC(lm_block_alias) aliases;
   const char *arch, *products, *accumulate, *vendor, *chip;
-  int32_t l2_channels;
+  int32_t l2_channels, lds_banks_per_cu, pipes_per_gpu, sqc_per_xcd;
   int depth;       /* compile_expr calls under way (one stack frame each) */
   int quant_depth; /* quantities being expanded, one inside the other */
 } builder;
@@ -547,6 +547,7 @@ static lm_status check_keys(builder *b, const char *file, const ynode *map,
 
 static lm_status load_arch(builder *b, const file_ctx *f) {
   static const char *const keys[] = {"arch", "products", "l2_channels_per_xcd",
+                                     "lds_banks_per_cu", "pipes_per_gpu", "sqc_per_xcd",
                                      "block_limits", "shared_limits", "accumulate",
                                      "counters", "vendor", "chip", "base", "since", NULL};
   if (check_keys(b, f->name, f->root, keys, "arch.yaml") != LM_OK) return b->status;
@@ -569,6 +570,14 @@ static lm_status load_arch(builder *b, const file_ctx *f) {
   b->chip = lm_arena_strdup(b->arena, chip ? chip : "");
   const char *chan = scalar(b, f->name, lm_yaml_get(f->root, "l2_channels_per_xcd"), "l2_channels_per_xcd");
   b->l2_channels = chan ? atoi(chan) : 0;
+  /* Counts the driver does not report, for the system information of a
+   * profile (0: not known for this architecture). */
+  const char *banks = scalar(b, f->name, lm_yaml_get(f->root, "lds_banks_per_cu"), "lds_banks_per_cu");
+  const char *pipes = scalar(b, f->name, lm_yaml_get(f->root, "pipes_per_gpu"), "pipes_per_gpu");
+  const char *sqc = scalar(b, f->name, lm_yaml_get(f->root, "sqc_per_xcd"), "sqc_per_xcd");
+  b->lds_banks_per_cu = banks ? atoi(banks) : 0;
+  b->pipes_per_gpu = pipes ? atoi(pipes) : 0;
+  b->sqc_per_xcd = sqc ? atoi(sqc) : 0;
   const ynode *limits = lm_yaml_get(f->root, "block_limits");
   if (limits) {
     if (limits->type != Y_MAP)
@@ -1188,6 +1197,9 @@ lm_status lm_metrics_compile_texts_compat(const char *const *names, const char *
   cat->vendor = b.vendor ? b.vendor : "amd";
   cat->chip = b.chip ? b.chip : "";
   cat->l2_channels_per_xcd = b.l2_channels;
+  cat->lds_banks_per_cu = b.lds_banks_per_cu;
+  cat->pipes_per_gpu = b.pipes_per_gpu;
+  cat->sqc_per_xcd = b.sqc_per_xcd;
   COPY_OUT(nodes, b.nodes);
   cat->n_nodes = b.nodes.n;
   COPY_OUT(inputs, b.inputs);

@@ -135,11 +135,12 @@ lm_status lm_catalog_emit_c(const lm_catalog *c, const char *sym, lm_buf *out) {
   lm_buf_puts(out, ", ");
   emit_string(out, c->products);
   lm_buf_printf(out,
-                ", %d,\n  %s_nodes, %d, %s_inputs, %d, %s_sysvars, %d,\n"
+                ", %d, %d, %d, %d,\n  %s_nodes, %d, %s_inputs, %d, %s_sysvars, %d,\n"
                 "  %s_norms, %d, %s_norm_nodes, %d,\n  %s_panels, %d, %s_tables, %d,\n"
                 "  %s_cols, %d, %s_rows, %d, %s_cells, %d,\n  %s_counters, %d, "
                 "%s_limits, %d, %s_aliases, %d, ",
-                (int)c->l2_channels_per_xcd, sym, (int)c->n_nodes, sym, (int)c->n_inputs,
+                (int)c->l2_channels_per_xcd, (int)c->lds_banks_per_cu, (int)c->pipes_per_gpu,
+                (int)c->sqc_per_xcd, sym, (int)c->n_nodes, sym, (int)c->n_inputs,
                 sym, (int)c->n_sysvars, sym, (int)c->n_norms, sym, (int)c->n_norm_slots,
                 sym, (int)c->n_panels, sym, (int)c->n_tables, sym, (int)c->n_cols, sym,
                 (int)c->n_rows, sym, (int)c->n_cells, sym, (int)c->n_counters, sym,

@@ -201,6 +201,9 @@ typedef struct lm_catalog {
   const char *arch;            /* "gfx90a" */
   const char *products;        /* "MI210, MI250, MI250X" */
   int32_t l2_channels_per_xcd;
+  int32_t lds_banks_per_cu;    /* arch facts for a profile's system info; 0: unknown */
+  int32_t pipes_per_gpu;
+  int32_t sqc_per_xcd;         /* scalar caches per XCD */
   const lm_node *nodes;
   int32_t n_nodes;
   const lm_input *inputs;

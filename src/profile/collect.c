@@ -261,7 +261,7 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
   x.dir = o->dir;
   x.tool = o->tool_library;
   x.telemetry = o->telemetry;
-  lm_workload *rec = NULL;
+  lm_workload *rec = NULL; /* the system information the tool library reported */
   lm_plan *plan = NULL;
   lm_run_spec spec;
   memset(&spec, 0, sizeof spec);
@@ -460,14 +460,16 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     at += (size_t)snprintf(ip_blocks + at, sizeof ip_blocks - at, "%s%s", i ? "|" : "", x.opt.items[i]);
   /* The device's system information: the backend's, or what the tool
    * library reported from inside the application. */
-  const lm_workload *device = col.device;
-  if (!device) {
+  const lm_sysinfo *info = col.info;
+  const lm_table *roofline = col.roofline;
+  if (!info) {
     if ((st = lm_collect_device_sysinfo(x.db, x.wid, &rec, diag)) != LM_OK) goto done;
-    device = rec;
+    info = &rec->sysinfo;
+    roofline = NULL;
   }
   uint64_t t_compose = lm_phase_begin();
   st = lm_collect_compose(x.db, x.wid, x.sets, x.n_sets, cat->accumulate ? cat->accumulate : "SQ_ACCUM_PREV_HIRES",
-               device, x.opt.name, x.opt.argv, x.opt.argc, ip_blocks[0] ? ip_blocks : NULL, summary, diag);
+               info, roofline, x.opt.name, x.opt.argv, x.opt.argc, ip_blocks[0] ? ip_blocks : NULL, summary, diag);
   lm_phase_end("compose dispatch rows", t_compose);
   if (st == LM_OK)
     lm_collect_note(x.db, x.wid, LM_LOG_DEBUG, "composed %zu dispatch rows from %d counter sets%s%s", summary->dispatches,

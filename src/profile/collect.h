@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "backend/cupti_host.h"
+#include "backend/rocprofiler_abi.h"
 #include "io/io.h"
 #include "profile/profile.h"
 
@@ -73,9 +74,11 @@ struct lm_collector {
   char model[256];         /* the device's product name, "" when not known before a run */
   char origin[4200];       /* the workload's origin: LM_ORIGIN_SIMULATED... or the device */
   char simulated[1024];    /* the recording a simulated device replays, "" when measured */
-  lm_workload *device;     /* the system information when the backend has it before any
-                              run (the simulated device's recording, owned); NULL: the
+  const lm_sysinfo *info;   /* the device's system information when the backend has it
+                              before any run (rocprofiler-sdk: the agent's); NULL: the
                               tool library reports it (S lines of the records) */
+  const lm_table *roofline; /* the roofline table standing for the benchmarks (the
+                              simulated device's recording), NULL: none */
   char env[4][4200];       /* NAME=VALUE added to each run's environment */
   int n_env;
   /* plan: the counter sets of the metrics selected by items for this
@@ -245,14 +248,32 @@ lm_status lm_collect_run_end(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
 lm_status lm_collect_recover(sqlite3 *db, int64_t wid, const char *dir, int *n_recovered,
                              lm_diag *diag);
 
+/* --------------------------------------------------------- sysinfo.c */
+
+/* lm_collect_sysinfo: the system information of a profile on GPU agent
+ * `agent` (the SDK's description; NULL: none), in the fields and order of
+ * the reference tool's sysinfo.csv: the agent's fields, smi_sclk and
+ * smi_mclk (MHz, rocm-smi's top clocks; <= 0 when unknown) where the
+ * agent has no clock, cur_* equal to the top clocks, the channel, bank,
+ * pipe and scalar-cache counts from the architecture's facts in cat
+ * (NULL: none), hbm_bw from max_mclk and the channels, and with with_host
+ * the host's fields. workload_name, command, timestamp and ip_blocks are
+ * left empty for compose. Strings and arrays live in arena. */
+lm_status lm_collect_sysinfo(const rocp_agent *agent, const lm_catalog *cat, double smi_sclk,
+                             double smi_mclk, int with_host, lm_arena *arena, lm_sysinfo *out,
+                             lm_diag *diag);
+
 /* --------------------------------------------------------- compose.c */
 
 /* lm_collect_compose: line the successful runs up into dispatch rows and
- * write the workload's tables (pmc_perf, level tables, system info,
- * regions, clocks per dispatch); rows that miss a set are counted and
- * described in summary. */
+ * write the workload's tables (pmc_perf, level tables, the device's
+ * system information `info` with this profile's name, command, time and
+ * blocks, the roofline table when there is one (NULL: none), regions,
+ * clocks per dispatch); rows that miss a set are counted and described in
+ * summary. */
 lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, int n_sets,
-                             const char *accumulator, const lm_workload *rec_wl, const char *name,
+                             const char *accumulator, const lm_sysinfo *info,
+                             const lm_table *roofline, const char *name,
                              char *const *argv, int argc, const char *ip_blocks,
                              lm_profile_summary *summary, lm_diag *diag);
 /* lm_collect_plan_gaps: the rows still missing sets after the runs so

@@ -4,8 +4,11 @@
  * architecture's per-block limits and checks them against the agent's own
  * counter catalog before the first run (splitting a set the SDK refuses).
  * It decides nothing about what is collected: that is the core's
- * (collect.c). This version takes the system information from the
- * recording that a simulated device replays (LUMEN_SIM_RECORDING).
+ * (collect.c). The system information is the device's: the SDK's
+ * description of the agent, rocm-smi's top clocks where the agent has
+ * none, and the architecture's facts (sysinfo_agent.c). Whether the
+ * numbers are replays the SDK says itself: lumen's simulated SDK exports
+ * a symbol no real SDK has, naming the recording it replays.
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -19,6 +22,9 @@
 typedef struct rocp_impl {
   lm_rocp_api api;
   rocp_agent_id agent;
+  lm_arena *arena;          /* the system information's strings */
+  lm_sysinfo info;
+  lm_workload *recording;   /* the simulated device's recording (its roofline) */
 } rocp_impl;
 
 /* sql_counter: run one statement with (wid, set, counter[, new set]). */
@@ -148,11 +154,15 @@ static lm_status plan(lm_collector *c, const lm_catalog *cat, const char *const 
 
 static void close_rocp(lm_collector *c) {
   rocp_impl *impl = c->impl;
-  if (impl) lm_rocp_unload(&impl->api);
+  if (impl) {
+    lm_rocp_unload(&impl->api);
+    lm_workload_free(impl->recording);
+    lm_arena_free(impl->arena);
+  }
   free(impl);
   c->impl = NULL;
-  lm_workload_free(c->device);
-  c->device = NULL;
+  c->info = NULL;
+  c->roofline = NULL;
 }
 
 lm_status lm_collect_rocp_open(lm_collector *c, lm_diag *diag) {
@@ -165,32 +175,51 @@ lm_status lm_collect_rocp_open(lm_collector *c, lm_diag *diag) {
   if (!impl) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   c->impl = impl;
   char why[512];
+  const rocp_agent *agent_info = NULL;
   if (lm_rocp_load(&impl->api, 0, why, sizeof why) != 0 ||
-      lm_rocp_first_gpu(&impl->api, &impl->agent, c->arch, sizeof c->arch, why, sizeof why) != 0) {
+      lm_rocp_first_gpu(&impl->api, &impl->agent, c->arch, sizeof c->arch, &agent_info, why, sizeof why) != 0) {
     close_rocp(c);
     return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL, "%s", why);
   }
-  /* System information: this version takes it from the recording a
-   * simulated device replays. */
-  const char *recording = getenv("LUMEN_SIM_RECORDING");
-  if (!recording || !*recording) {
-    lm_status st = lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
-                               "rocprofiler-sdk reports a %s, but this version of lumen takes the "
-                               "system information only from the recording of a simulated device "
-                               "(LUMEN_SIM_RECORDING)", c->arch);
-    close_rocp(c);
-    return st;
+  char recording[4096];
+  int simulated = lm_rocp_simulated(&impl->api, recording, sizeof recording);
+  /* rocm-smi's top clocks where the agent has none (the simulated device
+   * is not one rocm-smi sees). */
+  double smi_sclk = -1, smi_mclk = -1;
+  if (!simulated) {
+    lm_telemetry *smi = lm_telemetry_open_rocm_smi(why, sizeof why);
+    lm_telemetry_peak_clocks(smi, agent_info->logical_node_type_id, &smi_sclk, &smi_mclk);
+    lm_telemetry_close(smi);
   }
-  lm_status st = lm_workload_read(recording, &c->device, diag);
-  if (st != LM_OK) {
-    close_rocp(c);
-    return st;
+  lm_status st = LM_OK;
+  if (!(impl->arena = lm_arena_new(1 << 12))) {
+    st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    goto fail;
   }
-  long mi = lm_sysinfo_find(&c->device->sysinfo, "gpu_model");
-  snprintf(c->model, sizeof c->model, "%s", mi >= 0 ? c->device->sysinfo.texts[mi] : "");
+  if ((st = lm_collect_sysinfo(agent_info, lm_metrics_builtin(c->arch), smi_sclk, smi_mclk, 1, impl->arena,
+                               &impl->info, diag)) != LM_OK)
+    goto fail;
+  c->info = &impl->info;
+  /* lumen does not run the roofline microbenchmarks: a device's workload
+   * has no roofline table, except on the simulated device, whose
+   * recording's table stands for their result. */
+  if (simulated) {
+    if ((st = lm_workload_read(recording, &impl->recording, diag)) != LM_OK) goto fail;
+    c->roofline = impl->recording->roofline;
+  }
+  const char *model = lm_sysinfo_text(&impl->info, "gpu_model");
+  snprintf(c->model, sizeof c->model, "%s", model ? model : "");
   /* Numbers from the simulated device are replays, never measurements:
    * the workload says so wherever it is read (docs/workload-format.md). */
-  snprintf(c->origin, sizeof c->origin, "%s%s", LM_ORIGIN_SIMULATED, recording);
-  snprintf(c->simulated, sizeof c->simulated, "%s", recording);
+  if (simulated) {
+    snprintf(c->origin, sizeof c->origin, "%s%.4000s", LM_ORIGIN_SIMULATED, recording);
+    snprintf(c->simulated, sizeof c->simulated, "%.1000s", recording);
+  } else {
+    snprintf(c->origin, sizeof c->origin, "%.256s%s%s (GPU %d)", c->model, c->model[0] ? ", " : "", c->arch,
+             (int)agent_info->logical_node_type_id);
+  }
   return LM_OK;
+fail:
+  close_rocp(c);
+  return st;
 }

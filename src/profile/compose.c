@@ -370,7 +370,8 @@ static double estimate_sclk(const collected *c, const composite *cp, int n_sets,
 }
 
 lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, int n_sets,
-                         const char *accumulator, const lm_workload *rec_wl, const char *name,
+                         const char *accumulator, const lm_sysinfo *info, const lm_table *roofline,
+                         const char *name,
                          char *const *argv, int argc, const char *ip_blocks,
                          lm_profile_summary *summary, lm_diag *diag) {
   collected c;
@@ -466,8 +467,8 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
     goto nomem;
   }
   double wave = 64;
-  long wi = lm_sysinfo_find(&rec_wl->sysinfo, "wave_size");
-  if (wi >= 0 && !isnan(rec_wl->sysinfo.values[wi])) wave = rec_wl->sysinfo.values[wi];
+  long wi = lm_sysinfo_find(info, "wave_size");
+  if (wi >= 0 && !isnan(info->values[wi])) wave = info->values[wi];
   double *starts = malloc(((size_t)n_sets + 1) * sizeof *starts);
   double *ends = malloc(((size_t)n_sets + 1) * sizeof *ends);
   if (!starts || !ends) {
@@ -566,10 +567,11 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
   w->pmc = pmc;
   w->levels = levels;
   w->n_levels = n_levels;
-  w->arch = rec_wl->arch;
-  w->roofline = rec_wl->roofline;
-  w->sysinfo = rec_wl->sysinfo;
-  size_t nf = rec_wl->sysinfo.n_fields;
+  /* The roofline table is lent: the workload is written, never freed
+   * with its tables. */
+  w->roofline = (lm_table *)roofline;
+  w->sysinfo = *info;
+  size_t nf = info->n_fields;
   w->sysinfo.texts = lm_arena_alloc(arena, (nf + 1) * sizeof(char *));
   if (!w->sysinfo.texts) goto nomem;
   char command[4096] = "", stamp[64];
@@ -578,7 +580,7 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
   time_t now = time(NULL);
   strftime(stamp, sizeof stamp, "%a %d %b %Y %I:%M:%S %p (%Z)", localtime(&now));
   for (size_t i = 0; i < nf; i++) {
-    const char *field = rec_wl->sysinfo.names[i], *text = rec_wl->sysinfo.texts[i];
+    const char *field = info->names[i], *text = info->texts[i];
     if (strcmp(field, "workload_name") == 0) text = name;
     else if (strcmp(field, "command") == 0) text = command;
     else if (strcmp(field, "timestamp") == 0) text = stamp;
@@ -586,11 +588,12 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
     w->sysinfo.texts[i] = lm_arena_strdup(arena, text);
     if (!w->sysinfo.texts[i]) goto nomem;
   }
+  w->arch = lm_sysinfo_text(&w->sysinfo, "gpu_arch");
   w->exec = build_executions(arena, &c, rows, n_rows, sets, n_sets, accumulator, prov, n_prov, level_of);
   if (!w->exec) goto nomem;
   double n_xcd = 1;
-  long xi = lm_sysinfo_find(&rec_wl->sysinfo, "num_xcd");
-  if (xi >= 0 && rec_wl->sysinfo.values[xi] >= 1) n_xcd = rec_wl->sysinfo.values[xi];
+  long xi = lm_sysinfo_find(info, "num_xcd");
+  if (xi >= 0 && info->values[xi] >= 1) n_xcd = info->values[xi];
   if ((st = lm_collect_exec_sql(db, "BEGIN IMMEDIATE", diag)) != LM_OK) goto done;
   static const char *const clear[] = {"DELETE FROM sysinfo WHERE workload_id = ?",
                                       "DELETE FROM kernel WHERE workload_id = ?",

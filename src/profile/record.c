@@ -3,7 +3,8 @@
  * it runs: the options (so --resume repeats them), the plan's counter
  * sets, the runs, their dispatch records, values, regions and clock
  * samples (read from the records file the tool library writes), and the
- * log. Every run is committed before the next starts.
+ * log. Every run is committed before the next starts. The SQL is the io
+ * module's (io/profile_db.c): this file decides what is written.
  */
 #include <errno.h>
 #include <limits.h>
@@ -11,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <dirent.h>
 #include <time.h>
@@ -26,33 +26,15 @@ void lm_collect_now_text(char *out, size_t cap) {
   strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 }
 
-lm_status lm_collect_exec_sql(sqlite3 *db, const char *sql, lm_diag *diag) {
-  char *err = NULL;
-  if (sqlite3_exec(db, sql, NULL, NULL, &err) == SQLITE_OK) return LM_OK;
-  lm_status st = lm_diag_set(diag, LM_EIO, sqlite3_db_filename(db, "main"), 0, 0, NULL, "%s", err ? err : "?");
-  sqlite3_free(err);
-  return st;
-}
+lm_status lm_collect_exec_sql(sqlite3 *db, const char *sql, lm_diag *diag) { return lm_db_exec(db, sql, diag); }
 
-lm_status lm_collect_sql_error(sqlite3 *db, lm_diag *diag) {
-  return lm_diag_set(diag, LM_EIO, sqlite3_db_filename(db, "main"), 0, 0, NULL, "%s", sqlite3_errmsg(db));
-}
+lm_status lm_collect_sql_error(sqlite3 *db, lm_diag *diag) { return lm_db_error(db, diag); }
 
 /* ------------------------------------------------------------- options */
 
 lm_status lm_collect_put_option(sqlite3 *db, int64_t wid, const char *key, int pos, const char *value,
                             lm_diag *diag) {
-  sqlite3_stmt *s = NULL;
-  if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_option(workload_id, key, position, value) "
-                             "VALUES (?,?,?,?)", -1, &s, NULL) != SQLITE_OK)
-    return lm_collect_sql_error(db, diag);
-  sqlite3_bind_int64(s, 1, wid);
-  sqlite3_bind_text(s, 2, key, -1, SQLITE_STATIC);
-  sqlite3_bind_int(s, 3, pos);
-  sqlite3_bind_text(s, 4, value ? value : "", -1, SQLITE_STATIC);
-  lm_status st = sqlite3_step(s) == SQLITE_DONE ? LM_OK : lm_collect_sql_error(db, diag);
-  sqlite3_finalize(s);
-  return st;
+  return lm_db_put_option(db, wid, key, pos, value, diag);
 }
 
 void lm_collect_stored_fini(lm_stored_opts *s) {
@@ -70,69 +52,54 @@ void lm_collect_stored_fini(lm_stored_opts *s) {
   free(s->name);
 }
 
-lm_status lm_collect_read_options(sqlite3 *db, int64_t wid, lm_stored_opts *out, lm_diag *diag) {
-  sqlite3_stmt *s = NULL;
-  memset(out, 0, sizeof *out);
-  if (sqlite3_prepare_v2(db, "SELECT key, value FROM profile_option WHERE workload_id = ? "
-                             "ORDER BY key, position", -1, &s, NULL) != SQLITE_OK)
-    return lm_collect_sql_error(db, diag);
-  sqlite3_bind_int64(s, 1, wid);
-  while (sqlite3_step(s) == SQLITE_ROW) {
-    const char *k = (const char *)sqlite3_column_text(s, 0);
-    const char *v = (const char *)sqlite3_column_text(s, 1);
-    char ***list = NULL;
-    size_t *n = NULL;
-    if (strcmp(k, "argv") == 0) {
-      char **grown = realloc(out->argv, (size_t)(out->argc + 2) * sizeof *grown);
-      if (!grown) break;
-      out->argv = grown;
-      out->argv[out->argc++] = strdup(v);
-      out->argv[out->argc] = NULL;
-      continue;
-    }
-    if (strcmp(k, "block") == 0) list = &out->items, n = &out->n_items;
-    else if (strcmp(k, "kernel") == 0) list = &out->kernels, n = &out->n_kernels;
-    else if (strcmp(k, "region") == 0) list = &out->regions, n = &out->n_regions;
-    if (list) {
-      char **grown = realloc(*list, (*n + 1) * sizeof *grown);
-      if (!grown) break;
-      *list = grown;
-      grown[(*n)++] = strdup(v);
-      continue;
-    }
-    if (strcmp(k, "instance") == 0) out->instance = strdup(v);
-    else if (strcmp(k, "dispatch") == 0) out->dispatch = strdup(v);
-    else if (strcmp(k, "gpu") == 0) out->gpu = strdup(v);
-    else if (strcmp(k, "name") == 0) out->name = strdup(v);
-    else if (strcmp(k, "replay") == 0) out->replay = atoi(v);
-    else if (strcmp(k, "key_grid") == 0) out->key_grid = atoi(v);
-    else if (strcmp(k, "timeout") == 0) out->timeout = strtod(v, NULL);
+/* One stored option into out; stops (non-zero) when memory runs out. */
+static int take_option(const char *k, const char *v, void *user) {
+  lm_stored_opts *out = user;
+  char ***list = NULL;
+  size_t *n = NULL;
+  if (strcmp(k, "argv") == 0) {
+    char **grown = realloc(out->argv, (size_t)(out->argc + 2) * sizeof *grown);
+    if (!grown) return 1;
+    out->argv = grown;
+    out->argv[out->argc++] = strdup(v);
+    out->argv[out->argc] = NULL;
+    return 0;
   }
-  sqlite3_finalize(s);
-  return LM_OK;
+  if (strcmp(k, "block") == 0) list = &out->items, n = &out->n_items;
+  else if (strcmp(k, "kernel") == 0) list = &out->kernels, n = &out->n_kernels;
+  else if (strcmp(k, "region") == 0) list = &out->regions, n = &out->n_regions;
+  if (list) {
+    char **grown = realloc(*list, (*n + 1) * sizeof *grown);
+    if (!grown) return 1;
+    *list = grown;
+    grown[(*n)++] = strdup(v);
+    return 0;
+  }
+  if (strcmp(k, "instance") == 0) out->instance = strdup(v);
+  else if (strcmp(k, "dispatch") == 0) out->dispatch = strdup(v);
+  else if (strcmp(k, "gpu") == 0) out->gpu = strdup(v);
+  else if (strcmp(k, "name") == 0) out->name = strdup(v);
+  else if (strcmp(k, "replay") == 0) out->replay = atoi(v);
+  else if (strcmp(k, "key_grid") == 0) out->key_grid = atoi(v);
+  else if (strcmp(k, "timeout") == 0) out->timeout = strtod(v, NULL);
+  return 0;
+}
+
+lm_status lm_collect_read_options(sqlite3 *db, int64_t wid, lm_stored_opts *out, lm_diag *diag) {
+  memset(out, 0, sizeof *out);
+  return lm_db_each_option(db, wid, take_option, out, diag);
 }
 
 lm_status lm_collect_store_plan(sqlite3 *db, int64_t wid, const lm_plan *plan, lm_diag *diag) {
-  sqlite3_stmt *s = NULL;
-  if (sqlite3_prepare_v2(db, "INSERT INTO profile_set(workload_id, set_id, position, counter, "
-                             "block, accumulate, why) VALUES (?,?,?,?,?,?,?)", -1, &s, NULL) != SQLITE_OK)
-    return lm_collect_sql_error(db, diag);
-  lm_status st = LM_OK;
-  for (int32_t i = 0; i < plan->n_counters && st == LM_OK; i++) {
+  lm_db_plan_row *rows = calloc((size_t)plan->n_counters + 1, sizeof *rows);
+  if (!rows) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  for (int32_t i = 0; i < plan->n_counters; i++) {
     const lm_plan_counter *c = &plan->counters[i];
     const lm_plan_set *ps = &plan->sets[c->set];
-    sqlite3_bind_int64(s, 1, wid);
-    sqlite3_bind_int(s, 2, c->set);
-    sqlite3_bind_int(s, 3, i - ps->first);
-    sqlite3_bind_text(s, 4, c->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 5, c->block, -1, SQLITE_STATIC);
-    if (ps->accumulate) sqlite3_bind_text(s, 6, ps->accumulate, -1, SQLITE_STATIC);
-    else sqlite3_bind_null(s, 6);
-    sqlite3_bind_text(s, 7, c->why, -1, SQLITE_STATIC);
-    if (sqlite3_step(s) != SQLITE_DONE) st = lm_collect_sql_error(db, diag);
-    sqlite3_reset(s);
+    rows[i] = (lm_db_plan_row){c->set, i - ps->first, c->name, c->block, ps->accumulate, c->why};
   }
-  sqlite3_finalize(s);
+  lm_status st = lm_db_put_plan(db, wid, rows, (size_t)plan->n_counters, diag);
+  free(rows);
   return st;
 }
 
@@ -145,49 +112,50 @@ void lm_collect_sets_fini(lm_set_info *sets, int n) {
   free(sets);
 }
 
+/* The plan being read back: sets grow as their ids appear. */
+typedef struct plan_reader {
+  lm_set_info *sets;
+  size_t *counts;
+  int n;
+} plan_reader;
+
+static lm_status take_counter(int id, const char *counter, const char *accumulate, void *user, lm_diag *diag) {
+  plan_reader *p = user;
+  if (id < 0 || id > 4096) return LM_OK;
+  if (id >= p->n) {
+    lm_set_info *grown = realloc(p->sets, (size_t)(id + 1) * sizeof *grown);
+    if (grown) p->sets = grown;
+    size_t *gc = realloc(p->counts, (size_t)(id + 1) * sizeof *gc);
+    if (gc) p->counts = gc;
+    if (!grown || !gc) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (int k = p->n; k <= id; k++) {
+      memset(&p->sets[k], 0, sizeof p->sets[k]);
+      p->counts[k] = 0;
+    }
+    p->n = id + 1;
+  }
+  lm_set_info *set = &p->sets[id];
+  char **grown = realloc(set->counters, (p->counts[id] + 2) * sizeof *grown);
+  if (!grown) return LM_OK;
+  set->counters = grown;
+  grown[p->counts[id]++] = strdup(counter);
+  grown[p->counts[id]] = NULL;
+  if (accumulate && !set->accumulate) set->accumulate = strdup(accumulate);
+  return LM_OK;
+}
+
 lm_status lm_collect_load_plan(sqlite3 *db, int64_t wid, lm_set_info **out, int *n_out, lm_diag *diag) {
-  sqlite3_stmt *s = NULL;
   *out = NULL;
   *n_out = 0;
-  if (sqlite3_prepare_v2(db, "SELECT set_id, counter, accumulate FROM profile_set WHERE workload_id = ? "
-                             "ORDER BY set_id, position", -1, &s, NULL) != SQLITE_OK)
-    return lm_collect_sql_error(db, diag);
-  sqlite3_bind_int64(s, 1, wid);
-  lm_set_info *sets = NULL;
-  int n = 0;
-  size_t *counts = NULL;
-  while (sqlite3_step(s) == SQLITE_ROW) {
-    int id = sqlite3_column_int(s, 0);
-    if (id < 0 || id > 4096) continue;
-    if (id >= n) {
-      lm_set_info *grown = realloc(sets, (size_t)(id + 1) * sizeof *grown);
-      size_t *gc = realloc(counts, (size_t)(id + 1) * sizeof *gc);
-      if (!grown || !gc) {
-        free(grown ? grown : sets);
-        free(gc ? gc : counts);
-        sqlite3_finalize(s);
-        return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-      }
-      sets = grown;
-      counts = gc;
-      for (int k = n; k <= id; k++) {
-        memset(&sets[k], 0, sizeof sets[k]);
-        counts[k] = 0;
-      }
-      n = id + 1;
-    }
-    char **grown = realloc(sets[id].counters, (counts[id] + 2) * sizeof *grown);
-    if (!grown) continue;
-    sets[id].counters = grown;
-    grown[counts[id]++] = strdup((const char *)sqlite3_column_text(s, 1));
-    grown[counts[id]] = NULL;
-    if (sqlite3_column_type(s, 2) != SQLITE_NULL && !sets[id].accumulate)
-      sets[id].accumulate = strdup((const char *)sqlite3_column_text(s, 2));
+  plan_reader p = {NULL, NULL, 0};
+  lm_status st = lm_db_each_plan_counter(db, wid, take_counter, &p, diag);
+  free(p.counts);
+  if (st != LM_OK) {
+    lm_collect_sets_fini(p.sets, p.n);
+    return st;
   }
-  sqlite3_finalize(s);
-  free(counts);
-  *out = sets;
-  *n_out = n;
+  *out = p.sets;
+  *n_out = p.n;
   return LM_OK;
 }
 
@@ -246,23 +214,9 @@ static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
     snprintf(why, why_cap, "cannot read its records: %s", strerror(errno));
     return LM_OK;
   }
-  sqlite3_stmt *rec = NULL, *val = NULL, *clk = NULL, *reg = NULL, *sys = NULL;
-  int n_sys = 0;
-  lm_status st = LM_OK;
-  if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_record(workload_id, run_id, dispatch_id, "
-                             "kernel, instance, selected, set_id, gpu_id, pid, tid, grid_size, "
-                             "workgroup_size, lds_per_workgroup, scratch_per_workitem, arch_vgpr, "
-                             "accum_vgpr, sgpr, start_ns, end_ns, regions, cycle_key, row_group) VALUES "
-                             "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &rec, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_value(workload_id, run_id, dispatch_id, "
-                             "column_name, value, pid) VALUES (?,?,?,?,?,?)", -1, &val, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v2(db, "INSERT INTO clock_sample(workload_id, run_id, gpu_id, t_ns, sclk_mhz, "
-                             "mclk_mhz) VALUES (?,?,?,?,?,?)", -1, &clk, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_region(workload_id, run_id, id, name) "
-                             "VALUES (?,?,?,?)", -1, &reg, NULL) != SQLITE_OK) {
-    st = lm_collect_sql_error(db, diag);
-    goto done;
-  }
+  lm_db_records *out = NULL;
+  lm_status st = lm_db_records_open(db, wid, run, &out, diag);
+  if (st != LM_OK) goto done;
   /* Kernel ids of this run -> names. */
   char **kernels = NULL;
   size_t n_kernels = 0;
@@ -277,7 +231,7 @@ static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
     if (line[0] == 'V' && line[1] == '\t') {
       /* V <dispatch> <column>=<value>...: any number of values. */
       char *p = line + 2;
-      sqlite3_int64 did = (sqlite3_int64)strtoull(p, &p, 10);
+      int64_t did = (int64_t)strtoull(p, &p, 10);
       while (p && *p == '\t') {
         char *item = p + 1;
         char *next = strchr(item, '\t');
@@ -285,19 +239,7 @@ static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
         char *eq = strrchr(item, '=');
         if (eq) {
           *eq = '\0';
-          sqlite3_bind_int64(val, 1, wid);
-          sqlite3_bind_int(val, 2, run);
-          sqlite3_bind_int64(val, 3, did);
-          sqlite3_bind_text(val, 4, item, -1, SQLITE_TRANSIENT);
-          double v = strtod(eq + 1, NULL);
-          if (isnan(v)) sqlite3_bind_null(val, 5);
-          else sqlite3_bind_double(val, 5, v);
-          sqlite3_bind_int64(val, 6, pid);
-          if (sqlite3_step(val) != SQLITE_DONE) {
-            st = lm_collect_sql_error(db, diag);
-            break;
-          }
-          sqlite3_reset(val);
+          if ((st = lm_db_records_value(out, did, pid, item, strtod(eq + 1, NULL), diag)) != LM_OK) break;
         }
         if (!next) break;
         *next = '\t';
@@ -350,78 +292,40 @@ static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
     } else if (strcmp(tag, "D") == 0 && nf >= 19) {
       size_t kid = (size_t)strtoull(fields[2], NULL, 10);
       const char *kname = kid < n_kernels && kernels[kid] ? kernels[kid] : "?";
-      sqlite3_bind_int64(rec, 1, wid);
-      sqlite3_bind_int(rec, 2, run);
-      sqlite3_bind_int64(rec, 3, (sqlite3_int64)strtoull(fields[1], NULL, 10));
-      sqlite3_bind_text(rec, 4, kname, -1, SQLITE_TRANSIENT);
-      sqlite3_bind_int64(rec, 5, strtoll(fields[3], NULL, 10));
-      sqlite3_bind_int64(rec, 6, strtoll(fields[4], NULL, 10));
-      sqlite3_bind_int(rec, 7, atoi(fields[5]));
-      sqlite3_bind_int(rec, 8, atoi(fields[6]));
-      sqlite3_bind_int64(rec, 9, pid);
-      sqlite3_bind_int64(rec, 10, strtoll(fields[7], NULL, 10));
-      for (int k = 0; k < 7; k++) sqlite3_bind_int64(rec, 11 + k, strtoll(fields[8 + k], NULL, 10));
-      sqlite3_bind_double(rec, 18, strtod(fields[15], NULL));
-      sqlite3_bind_double(rec, 19, strtod(fields[16], NULL));
-      sqlite3_bind_text(rec, 20, strcmp(fields[17], "-") ? fields[17] : "", -1, SQLITE_TRANSIENT);
-      sqlite3_bind_text(rec, 21, fields[18], -1, SQLITE_TRANSIENT);
-      int64_t group = row_group(spec, fields[18], strtoll(fields[4], NULL, 10), atoi(fields[5]));
-      if (group >= 0) sqlite3_bind_int64(rec, 22, group);
-      else sqlite3_bind_null(rec, 22);
-      if (sqlite3_step(rec) != SQLITE_DONE) {
-        st = lm_collect_sql_error(db, diag);
-        break;
-      }
-      sqlite3_reset(rec);
+      /* D dispatch kernel instance selected set gpu tid grid workgroup lds
+       * scratch arch_vgpr accum_vgpr sgpr start end regions key */
+      lm_db_record d;
+      d.dispatch_id = (int64_t)strtoull(fields[1], NULL, 10);
+      d.kernel = kname;
+      d.instance = strtoll(fields[3], NULL, 10);
+      d.selected = strtoll(fields[4], NULL, 10);
+      d.set = atoi(fields[5]);
+      d.gpu = atoi(fields[6]);
+      d.pid = pid;
+      d.tid = strtoll(fields[7], NULL, 10);
+      int64_t *sizes[7] = {&d.grid, &d.workgroup, &d.lds, &d.scratch, &d.arch_vgpr, &d.accum_vgpr, &d.sgpr};
+      for (int k = 0; k < 7; k++) *sizes[k] = strtoll(fields[8 + k], NULL, 10);
+      d.start_ns = strtod(fields[15], NULL);
+      d.end_ns = strtod(fields[16], NULL);
+      d.regions = strcmp(fields[17], "-") ? fields[17] : "";
+      d.cycle_key = fields[18];
+      d.row_group = row_group(spec, fields[18], d.selected, d.set);
+      if ((st = lm_db_records_dispatch(out, &d, diag)) != LM_OK) break;
       (*n_dispatches)++;
       note_gpu(proc, atoi(fields[6]));
     } else if (strcmp(tag, "C") == 0 && nf >= 5) {
-      sqlite3_bind_int64(clk, 1, wid);
-      sqlite3_bind_int(clk, 2, run);
-      sqlite3_bind_int(clk, 3, atoi(fields[1]));
-      sqlite3_bind_double(clk, 4, strtod(fields[2], NULL));
-      sqlite3_bind_double(clk, 5, strtod(fields[3], NULL));
-      sqlite3_bind_double(clk, 6, strtod(fields[4], NULL));
-      if (sqlite3_step(clk) != SQLITE_DONE) st = lm_collect_sql_error(db, diag);
-      sqlite3_reset(clk);
+      st = lm_db_records_clock(out, atoi(fields[1]), strtod(fields[2], NULL), strtod(fields[3], NULL),
+                               strtod(fields[4], NULL), diag);
     } else if (strcmp(tag, "T") == 0 && nf >= 3) {
       /* T <sampler> <note>: the clock sampler of the run ("none": the
        * clocks will be estimated from GRBM_GUI_ACTIVE). */
-      sqlite3_stmt *t = NULL;
-      if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_telemetry(workload_id, run_id, sampler, note) "
-                                 "VALUES (?,?,?,?)", -1, &t, NULL) != SQLITE_OK) {
-        st = lm_collect_sql_error(db, diag);
-      } else {
-        sqlite3_bind_int64(t, 1, wid);
-        sqlite3_bind_int(t, 2, run);
-        sqlite3_bind_text(t, 3, fields[1], -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(t, 4, fields[2], -1, SQLITE_TRANSIENT);
-        if (sqlite3_step(t) != SQLITE_DONE) st = lm_collect_sql_error(db, diag);
-      }
-      sqlite3_finalize(t);
+      st = lm_db_records_telemetry(out, fields[1], fields[2], diag);
     } else if (strcmp(tag, "S") == 0 && nf >= 3) {
       /* S <key> <value>: the device's system information, as the tool
        * library read it (the CUPTI adapter). */
-      if (!sys && sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_sysinfo(workload_id, run_id, pid, "
-                                         "position, key, value) VALUES (?,?,?,?,?,?)", -1, &sys, NULL) != SQLITE_OK) {
-        st = lm_collect_sql_error(db, diag);
-        break;
-      }
-      sqlite3_bind_int64(sys, 1, wid);
-      sqlite3_bind_int(sys, 2, run);
-      sqlite3_bind_int64(sys, 3, pid);
-      sqlite3_bind_int(sys, 4, n_sys++);
-      sqlite3_bind_text(sys, 5, fields[1], -1, SQLITE_TRANSIENT);
-      sqlite3_bind_text(sys, 6, fields[2], -1, SQLITE_TRANSIENT);
-      if (sqlite3_step(sys) != SQLITE_DONE) st = lm_collect_sql_error(db, diag);
-      sqlite3_reset(sys);
+      st = lm_db_records_sysinfo(out, pid, fields[1], fields[2], diag);
     } else if (strcmp(tag, "G") == 0 && nf >= 3) {
-      sqlite3_bind_int64(reg, 1, wid);
-      sqlite3_bind_int(reg, 2, run);
-      sqlite3_bind_int(reg, 3, atoi(fields[1]));
-      sqlite3_bind_text(reg, 4, fields[2], -1, SQLITE_TRANSIENT);
-      if (sqlite3_step(reg) != SQLITE_DONE) st = lm_collect_sql_error(db, diag);
-      sqlite3_reset(reg);
+      st = lm_db_records_region(out, atoi(fields[1]), fields[2], diag);
     }
     if (st != LM_OK) break;
   }
@@ -433,11 +337,7 @@ static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
     snprintf(why, why_cap, "its records end before the tool library finished them (the process "
                            "crashed or was killed)");
 done:
-  sqlite3_finalize(rec);
-  sqlite3_finalize(val);
-  sqlite3_finalize(clk);
-  sqlite3_finalize(reg);
-  sqlite3_finalize(sys);
+  lm_db_records_close(out);
   fclose(f);
   return st;
 }
@@ -527,36 +427,15 @@ lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, c
       n_dispatching++;
       all_ranked &= procs[i].rank >= 0;
     }
-  sqlite3_stmt *s = NULL;
-  if (st == LM_OK &&
-      sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_process(workload_id, run_id, pid, slot, host, "
-                             "rank, size, local_rank, launcher, gpus, n_dispatches, finished, error) "
-                             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &s, NULL) != SQLITE_OK)
-    st = lm_collect_sql_error(db, diag);
   size_t at = 0;
   for (int i = 0, ordinal = 0; st == LM_OK && i < n_files; i++) {
     const proc_info *p = &procs[i];
     int slot = p->n_dispatches == 0 ? -1 : all_ranked ? p->rank : ordinal++;
     *n_dispatches += p->n_dispatches;
-    sqlite3_bind_int64(s, 1, wid);
-    sqlite3_bind_int(s, 2, spec->id);
-    sqlite3_bind_int64(s, 3, p->pid);
-    sqlite3_bind_int(s, 4, slot);
-    sqlite3_bind_text(s, 5, p->host, -1, SQLITE_STATIC);
-    for (int k = 0; k < 3; k++) {
-      int v = k == 0 ? p->rank : k == 1 ? p->size : p->local_rank;
-      if (v >= 0) sqlite3_bind_int(s, 6 + k, v);
-      else sqlite3_bind_null(s, 6 + k);
-    }
-    if (p->launcher[0]) sqlite3_bind_text(s, 9, p->launcher, -1, SQLITE_STATIC);
-    else sqlite3_bind_null(s, 9);
-    sqlite3_bind_text(s, 10, p->gpus, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 11, p->n_dispatches);
-    sqlite3_bind_int(s, 12, p->finished);
-    if (p->why[0]) sqlite3_bind_text(s, 13, p->why, -1, SQLITE_STATIC);
-    else sqlite3_bind_null(s, 13);
-    if (sqlite3_step(s) != SQLITE_DONE) st = lm_collect_sql_error(db, diag);
-    sqlite3_reset(s);
+    lm_db_process row = {p->pid,      slot,    p->host,         p->rank,   p->size,
+                         p->local_rank, p->launcher, p->gpus, p->n_dispatches, p->finished,
+                         p->why};
+    st = lm_db_put_process(db, wid, spec->id, &row, diag);
     /* A process that never reached a GPU runtime (a shell, a launcher)
      * and reported nothing lost nothing, however it ended. */
     if (p->finished || (!p->attached && p->n_dispatches == 0 && !p->error)) continue;
@@ -574,7 +453,6 @@ lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, c
     }
     if (at >= why_cap) at = why_cap - 1;
   }
-  sqlite3_finalize(s);
   (void)n_dispatching;
   *tool_ok = st == LM_OK && n_failed == 0;
   free(procs);
@@ -598,49 +476,17 @@ void lm_collect_note(sqlite3 *db, int64_t wid, lm_log_level level, const char *f
   va_end(ap);
   lm_log(level, "%s", msg);
   if (!db) return;
-  sqlite3_stmt *s = NULL;
-  if (sqlite3_prepare_v2(db, "INSERT INTO log(workload_id, seq, t_ns, level, message) SELECT ?, "
-                             "COALESCE(MAX(seq), 0) + 1, ?, ?, ? FROM log WHERE workload_id = ?",
-                         -1, &s, NULL) != SQLITE_OK)
-    return;
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  sqlite3_bind_int64(s, 1, wid);
-  sqlite3_bind_int64(s, 2, (sqlite3_int64)ts.tv_sec * 1000000000 + ts.tv_nsec);
-  sqlite3_bind_text(s, 3, lm_log_level_name(level), -1, SQLITE_STATIC);
-  sqlite3_bind_text(s, 4, msg, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(s, 5, wid);
-  sqlite3_step(s);
-  sqlite3_finalize(s);
+  lm_db_add_log(db, wid, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, lm_log_level_name(level), msg, NULL);
 }
 
 /* Whether a run of this kind already finished well. */
 int lm_collect_run_done(sqlite3 *db, int64_t wid, const char *mode, int pass) {
-  sqlite3_stmt *s = NULL;
-  int found = 0;
-  if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM profile_run WHERE workload_id = ? AND mode = ? AND "
-                             "(pass = ? OR ? < 0) AND status = 'ok'", -1, &s, NULL) != SQLITE_OK)
-    return 0;
-  sqlite3_bind_int64(s, 1, wid);
-  sqlite3_bind_text(s, 2, mode, -1, SQLITE_STATIC);
-  sqlite3_bind_int(s, 3, pass);
-  sqlite3_bind_int(s, 4, pass);
-  if (sqlite3_step(s) == SQLITE_ROW) found = sqlite3_column_int(s, 0);
-  sqlite3_finalize(s);
-  return found;
+  return lm_db_run_done(db, wid, mode, pass);
 }
 
-int lm_collect_next_run_id(sqlite3 *db, int64_t wid) {
-  sqlite3_stmt *s = NULL;
-  int id = 1;
-  if (sqlite3_prepare_v2(db, "SELECT COALESCE(MAX(id), 0) + 1 FROM profile_run WHERE workload_id = ?",
-                         -1, &s, NULL) != SQLITE_OK)
-    return 1;
-  sqlite3_bind_int64(s, 1, wid);
-  if (sqlite3_step(s) == SQLITE_ROW) id = sqlite3_column_int(s, 0);
-  sqlite3_finalize(s);
-  return id;
-}
+int lm_collect_next_run_id(sqlite3 *db, int64_t wid) { return lm_db_next_run_id(db, wid); }
 
 lm_status lm_collect_store_options(sqlite3 *db, int64_t wid, const lm_profile_opts *o, lm_diag *diag) {
   lm_status st = LM_OK;
@@ -666,52 +512,19 @@ lm_status lm_collect_store_options(sqlite3 *db, int64_t wid, const lm_profile_op
 
 /* The workload id of the one workload in a lumen workload database. */
 lm_status lm_collect_only_workload(sqlite3 *db, const char *path, int64_t *wid, int *complete, lm_diag *diag) {
-  sqlite3_stmt *s = NULL;
-  if (sqlite3_prepare_v2(db, "SELECT id, complete FROM workload ORDER BY id LIMIT 1", -1, &s, NULL) != SQLITE_OK)
-    return lm_collect_sql_error(db, diag);
-  lm_status st = LM_OK;
-  if (sqlite3_step(s) == SQLITE_ROW) {
-    *wid = sqlite3_column_int64(s, 0);
-    *complete = sqlite3_column_int(s, 1);
-  } else {
-    st = lm_diag_set(diag, LM_ENOTFOUND, path, 0, 0, NULL, "holds no workload to resume");
-  }
-  sqlite3_finalize(s);
-  return st;
+  return lm_db_only_workload(db, path, wid, complete, diag);
 }
-
 
 /* ------------------------------------------------------------- runs */
 
 lm_status lm_collect_run_begin(sqlite3 *db, int64_t wid, const lm_run_spec *spec, lm_diag *diag) {
   char started[64];
   lm_collect_now_text(started, sizeof started);
-  sqlite3_stmt *s = NULL;
-  if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_run(workload_id, id, mode, pass, "
-                             "started, status) VALUES (?,?,?,?,?, 'running')",
-                         -1, &s, NULL) != SQLITE_OK)
-    return lm_collect_sql_error(db, diag);
-  sqlite3_bind_int64(s, 1, wid);
-  sqlite3_bind_int(s, 2, spec->id);
-  sqlite3_bind_text(s, 3, lm_collect_mode_name(spec->mode), -1, SQLITE_STATIC);
-  if (spec->mode == LM_REPLAY_APP) sqlite3_bind_int(s, 4, spec->pass);
-  else sqlite3_bind_null(s, 4);
-  sqlite3_bind_text(s, 5, started, -1, SQLITE_STATIC);
-  lm_status st = sqlite3_step(s) == SQLITE_DONE ? LM_OK : lm_collect_sql_error(db, diag);
-  sqlite3_finalize(s);
-  return st;
+  return lm_db_run_begin(db, wid, spec->id, lm_collect_mode_name(spec->mode),
+                         spec->mode == LM_REPLAY_APP ? spec->pass : -1, started, diag);
 }
 
-void lm_collect_run_forget(sqlite3 *db, int64_t wid, int run) {
-  sqlite3_stmt *s = NULL;
-  if (sqlite3_prepare_v2(db, "DELETE FROM profile_run WHERE workload_id = ? AND id = ?", -1, &s,
-                         NULL) != SQLITE_OK)
-    return;
-  sqlite3_bind_int64(s, 1, wid);
-  sqlite3_bind_int(s, 2, run);
-  sqlite3_step(s);
-  sqlite3_finalize(s);
-}
+void lm_collect_run_forget(sqlite3 *db, int64_t wid, int run) { lm_db_run_forget(db, wid, run); }
 
 lm_status lm_collect_run_end(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *records,
                              const char *status, const lm_run_outcome *how, long *n_dispatches,
@@ -727,25 +540,7 @@ lm_status lm_collect_run_end(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
   if (strcmp(status, "ok") == 0 && !*tool_ok) status = "failed";
   char finished[64];
   lm_collect_now_text(finished, sizeof finished);
-  sqlite3_stmt *s = NULL;
-  if (sqlite3_prepare_v2(db, "UPDATE profile_run SET finished = ?, status = ?, exit_code = ?, "
-                             "signal = ?, n_dispatches = ? WHERE workload_id = ? AND id = ?",
-                         -1, &s, NULL) != SQLITE_OK) {
-    st = lm_collect_sql_error(db, diag);
-    lm_collect_exec_sql(db, "ROLLBACK", NULL);
-    return st;
-  }
-  sqlite3_bind_text(s, 1, finished, -1, SQLITE_STATIC);
-  sqlite3_bind_text(s, 2, status, -1, SQLITE_STATIC);
-  if (how->exit_code >= 0) sqlite3_bind_int(s, 3, how->exit_code);
-  else sqlite3_bind_null(s, 3);
-  if (how->sig) sqlite3_bind_int(s, 4, how->sig);
-  else sqlite3_bind_null(s, 4);
-  sqlite3_bind_int64(s, 5, *n_dispatches);
-  sqlite3_bind_int64(s, 6, wid);
-  sqlite3_bind_int(s, 7, spec->id);
-  st = sqlite3_step(s) == SQLITE_DONE ? LM_OK : lm_collect_sql_error(db, diag);
-  sqlite3_finalize(s);
+  st = lm_db_run_finish(db, wid, spec->id, finished, status, how->exit_code, how->sig, *n_dispatches, diag);
   if (st == LM_OK) st = lm_collect_exec_sql(db, "COMMIT", diag);
   else lm_collect_exec_sql(db, "ROLLBACK", NULL);
   return st;
@@ -769,17 +564,8 @@ lm_status lm_collect_recover(sqlite3 *db, int64_t wid, const char *dir, int *n_r
   *n_recovered = 0;
   char finished[64];
   lm_collect_now_text(finished, sizeof finished);
-  sqlite3_stmt *s = NULL;
-  if (sqlite3_prepare_v2(db, "UPDATE profile_run SET status = 'interrupted', finished = ? WHERE "
-                             "workload_id = ? AND status = 'running'",
-                         -1, &s, NULL) != SQLITE_OK)
-    return lm_collect_sql_error(db, diag);
-  sqlite3_bind_text(s, 1, finished, -1, SQLITE_STATIC);
-  sqlite3_bind_int64(s, 2, wid);
-  lm_status st = sqlite3_step(s) == SQLITE_DONE ? LM_OK : lm_collect_sql_error(db, diag);
-  sqlite3_finalize(s);
+  lm_status st = lm_db_runs_interrupt(db, wid, finished, n_recovered, diag);
   if (st != LM_OK) return st;
-  *n_recovered = sqlite3_changes(db);
   /* No run is active (the caller holds the folder's lock): every run file
    * left in the folder belongs to a run that did not end. */
   DIR *d = opendir(dir);

@@ -15,8 +15,9 @@
  * the counter records of the config it chose are delivered later by a
  * completion thread of the device. New kernels are announced through
  * code-object tracing (kernel symbol registration) before their first
- * dispatch, ROCTx calls through marker tracing. A counter the recording
- * holds no value for gets no record.
+ * dispatch (under their code object symbols: mangled, as a real runtime's
+ * are), ROCTx calls through marker tracing. A counter the recording holds
+ * no value for gets no record.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -36,7 +37,9 @@
 
 typedef struct kernel {
   char *launched; /* the name the program launches */
-  char *name;     /* the name reported to tools */
+  char *name;     /* the name it has in the recording */
+  char *symbol;   /* the code object symbol reported to tools: the name
+                     mangled where it is a plain signature (mangle.c) */
   uint64_t id;
   size_t *rows;   /* recorded pmc rows it replays */
   size_t n_rows;
@@ -349,8 +352,10 @@ static kernel *kernel_for(const char *name, int *fresh) {
   long kc = lm_table_find(pmc, "Kernel_Name");
   k->launched = strdup(name);
   k->name = strdup(reported);
+  char symbol[4096];
+  k->symbol = strdup(simsdk_mangle(reported, symbol, sizeof symbol) == 0 ? symbol : reported);
   k->rows = malloc((pmc->n_rows + 1) * sizeof *k->rows);
-  if (!k->launched || !k->name || !k->rows) return NULL;
+  if (!k->launched || !k->name || !k->symbol || !k->rows) return NULL;
   for (size_t r = 0; source && kc >= 0 && r < pmc->n_rows; r++)
     if (strcmp(lm_table_text(pmc, (size_t)kc, r), source) == 0) k->rows[k->n_rows++] = r;
   k->id = (uint64_t)D.n_kernels + 1;
@@ -413,7 +418,7 @@ EXPORT int simsdk_device_launch(const char *name, const simsdk_launch *l, int gp
     sym.size = sizeof sym;
     sym.kernel_id = k->id;
     sym.code_object_id = 1;
-    sym.kernel_name = k->name;
+    sym.kernel_name = k->symbol;
     sym.kernel_object = 0x10000 + k->id;
     sym.group_segment_size = l->lds;
     sym.private_segment_size = (uint32_t)row_value(row, "Scratch_Per_Workitem", 0);
@@ -475,7 +480,7 @@ EXPORT int simsdk_device_launch(const char *name, const simsdk_launch *l, int gp
   return 0;
 }
 
-EXPORT void simsdk_device_marker(int op, const char *message) {
+EXPORT void simsdk_device_marker(int op, const char *message, uint64_t range_id) {
   if (simsdk_device_init() != 0) return;
   simsdk_services sv;
   simsdk_services_now(&sv);
@@ -483,7 +488,8 @@ EXPORT void simsdk_device_marker(int op, const char *message) {
   rocp_marker_data m;
   memset(&m, 0, sizeof m);
   m.size = sizeof m;
-  m.arg.message = message;
+  if (op == ROCP_MARKER_roctxRangeStop) m.arg.range_id = range_id;
+  else m.arg.message = message;
   rocp_tracing_record tr;
   memset(&tr, 0, sizeof tr);
   tr.context_id = sv.marker_ctx;
@@ -494,6 +500,8 @@ EXPORT void simsdk_device_marker(int op, const char *message) {
   rocp_user_data ud = {0};
   for (int phase = ROCP_PHASE_ENTER; phase <= ROCP_PHASE_EXIT; phase++) {
     tr.phase = phase;
+    /* roctxRangeStartA has returned its id by the EXIT phase. */
+    if (phase == ROCP_PHASE_EXIT && op == ROCP_MARKER_roctxRangeStartA) m.retval.range_id = range_id;
     sv.marker_cb(tr, &ud, sv.marker_arg);
   }
 }

@@ -37,17 +37,21 @@ EXPORT int simgpu_launch(const char *name, const simgpu_launch_params *p, int gp
 EXPORT void simgpu_synchronize(void) { simsdk_device_wait(); }
 
 EXPORT void simgpu_range_push(const char *message) {
-  simsdk_device_marker(ROCP_MARKER_roctxRangePushA, message);
+  simsdk_device_marker(ROCP_MARKER_roctxRangePushA, message, 0);
 }
 
-EXPORT void simgpu_range_pop(void) { simsdk_device_marker(ROCP_MARKER_roctxRangePop, NULL); }
+EXPORT void simgpu_range_pop(void) { simsdk_device_marker(ROCP_MARKER_roctxRangePop, NULL, 0); }
 
-/* Process-wide ranges are not delivered to tools by this simulation; the
- * id only lets a program pair its calls. */
+/* Process-wide ranges, as roctxRangeStartA / roctxRangeStop: the runtime
+ * numbers them (from 1, as ROCTx does) and a range may stop on another
+ * thread than the one that started it. */
 EXPORT unsigned long long simgpu_range_start(const char *message) {
   static unsigned long long next;
-  (void)message;
-  return __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+  unsigned long long id = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+  simsdk_device_marker(ROCP_MARKER_roctxRangeStartA, message, id);
+  return id;
 }
 
-EXPORT void simgpu_range_stop(unsigned long long id) { (void)id; }
+EXPORT void simgpu_range_stop(unsigned long long id) {
+  simsdk_device_marker(ROCP_MARKER_roctxRangeStop, NULL, id);
+}

@@ -6,10 +6,14 @@
  *
  * It is built as librocprofiler-sdk.so in the build tree and found, like
  * the real one, through LUMEN_ROCPROFILER_SDK or the loader's path. The
- * agents are GPUs of the recording's architecture (gpu_arch, cu_per_gpu,
- * num_xcd, max_sclk of its sysinfo.csv). LUMEN_SIMSDK_VERSION (e.g. 0.4.2)
- * makes it report another SDK version, so that version checks can be
- * tested.
+ * agents are GPUs described the way the driver describes a real one
+ * (rocprofiler_agent_v0_t: compute units, SIMDs, shader arrays, wave
+ * slots, clocks, caches, memory banks), with the values of the
+ * recording's sysinfo.csv, so that lumen reads a device's system
+ * information with the same code it uses on hardware. It says that it is
+ * simulated through lumen_simsdk_recording, a symbol no real SDK exports.
+ * LUMEN_SIMSDK_VERSION (e.g. 0.4.2) makes it report another SDK version,
+ * so that version checks can be tested.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -28,7 +32,10 @@ static struct {
   int loaded, failed;
   lm_workload *rec;
   rocp_agent agents[N_AGENTS];
+  rocp_agent_cache caches[3];
+  rocp_agent_mem_bank mem_bank;
   char arch[64], product[128];
+  char recording[4096];
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static double sysinfo_number(const char *name, double fallback) {
@@ -67,20 +74,42 @@ int simsdk_load(void) {
     return -1;
   }
   snprintf(G.arch, sizeof G.arch, "%s", G.rec->arch);
+  snprintf(G.recording, sizeof G.recording, "%s", dir);
   long mi = lm_sysinfo_find(&G.rec->sysinfo, "gpu_model");
-  snprintf(G.product, sizeof G.product, "%s (simulated)", mi >= 0 ? G.rec->sysinfo.texts[mi] : "GPU");
+  snprintf(G.product, sizeof G.product, "%s", mi >= 0 ? G.rec->sysinfo.texts[mi] : "");
+  /* The driver's description: a vector L1 and an instruction cache per
+   * CU, the L2, and the HBM bank with its top clock. A field the
+   * recording lacks stays 0, as the driver leaves what it does not know. */
+  uint32_t se = (uint32_t)sysinfo_number("se_per_gpu", 0), cu = (uint32_t)sysinfo_number("cu_per_gpu", 0);
+  uint32_t simd = (uint32_t)sysinfo_number("simd_per_cu", 0), waves = (uint32_t)sysinfo_number("max_waves_per_cu", 0);
+  G.caches[0] = (rocp_agent_cache){0, (uint64_t)sysinfo_number("gpu_l1", 0), 1, 128, 1, 64, 0, ROCP_CACHE_DATA | ROCP_CACHE_HSACU};
+  G.caches[1] = (rocp_agent_cache){0, 64, 1, 64, 1, 8, 0, ROCP_CACHE_INSTRUCTION | ROCP_CACHE_HSACU};
+  G.caches[2] = (rocp_agent_cache){0, (uint64_t)sysinfo_number("gpu_l2", 0), 2, 128, 1, 16, 0, ROCP_CACHE_DATA | ROCP_CACHE_HSACU};
+  G.mem_bank = (rocp_agent_mem_bank){1, 0, 4096, (uint32_t)sysinfo_number("max_mclk", 0), 0};
   for (int i = 0; i < N_AGENTS; i++) {
     rocp_agent *a = &G.agents[i];
     memset(a, 0, sizeof *a);
     a->size = sizeof *a;
     a->id.handle = SIMSDK_AGENT_BASE + (uint64_t)i;
     a->type = ROCP_AGENT_TYPE_GPU;
-    a->cu_count = (uint32_t)sysinfo_number("cu_per_gpu", 104);
+    a->cu_count = cu;
+    a->simd_per_cu = simd;
+    a->simd_count = cu * simd;
     a->num_xcc = (uint32_t)sysinfo_number("num_xcd", 1);
-    a->num_shader_banks = (uint32_t)sysinfo_number("se_per_gpu", 8);
-    a->simd_per_cu = (uint32_t)sysinfo_number("simd_per_cu", 4);
+    a->array_count = se; /* one shader array per engine */
+    a->simd_arrays_per_engine = se ? 1 : 0;
+    a->num_shader_banks = se;
+    a->cu_per_simd_array = se ? cu / se : 0;
+    a->max_waves_per_cu = waves;
+    a->max_waves_per_simd = simd ? waves / simd : 0;
     a->wave_front_size = (uint32_t)sysinfo_number("wave_size", 64);
-    a->max_engine_clk_fcompute = (uint32_t)sysinfo_number("max_sclk", 1700);
+    a->workgroup_max_size = (uint32_t)sysinfo_number("workgroup_max_size", 0);
+    a->max_engine_clk_fcompute = (uint32_t)sysinfo_number("max_sclk", 0);
+    a->lds_size_in_kb = 64;
+    a->caches = G.caches;
+    a->caches_count = 3;
+    a->mem_banks = &G.mem_bank;
+    a->mem_banks_count = 1;
     a->gfx_target_version = gfx_version(G.arch);
     a->name = G.arch;
     a->vendor_name = "AMD";
@@ -96,6 +125,11 @@ int simsdk_load(void) {
 }
 
 const lm_workload *simsdk_recording(void) { return simsdk_load() == 0 ? G.rec : NULL; }
+
+/* lumen_simsdk_recording: the recording this simulated SDK replays, or
+ * NULL when it has none. No real SDK exports this symbol: it is how lumen
+ * knows that what it collects is a replay (LM_ORIGIN_SIMULATED). */
+EXPORT const char *lumen_simsdk_recording(void) { return simsdk_load() == 0 ? G.recording : NULL; }
 
 /* -------------------------------------------------------- the ABI subset */
 

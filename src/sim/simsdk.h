@@ -22,6 +22,9 @@
 int simsdk_load(void);
 /* simsdk_recording: the recording, or NULL when it cannot be read. */
 const lm_workload *simsdk_recording(void);
+/* lumen_simsdk_recording: the recording's folder, NULL without one (the
+ * symbol through which lumen recognizes the simulated SDK). */
+const char *lumen_simsdk_recording(void);
 /* simsdk_agent_index: 0.. for a GPU agent handle, -1 otherwise. */
 int simsdk_agent_index(rocp_agent_id agent);
 rocp_agent_id simsdk_agent_id(int index);
@@ -90,6 +93,16 @@ typedef struct simsdk_services {
 /* simsdk_services_now: the callbacks of the contexts started now. */
 void simsdk_services_now(simsdk_services *out);
 
+/* ---------------------------------------------------- names (mangle.c) */
+
+/* simsdk_mangle: the Itanium-mangled symbol of a demangled kernel name
+ * that is a plain C++ function signature ("vecCopy(double*, double*,
+ * double*, int, int) [clone .kd]" -> "_Z7vecCopyPdS_S_ii.kd"): builtin
+ * types, one-identifier class names, const, pointers and references, in
+ * a plain or namespace-qualified function. Returns 0, or -1 (out left as
+ * it was) for anything else or when it does not fit in cap. */
+int simsdk_mangle(const char *name, char *out, size_t cap);
+
 /* ------------------------------------------------ device (simdevice.c) */
 
 typedef struct simsdk_launch {
@@ -105,8 +118,10 @@ int simsdk_device_launch(const char *name, const simsdk_launch *l, int gpu, char
 /* simsdk_device_wait: every launch so far has completed (its records were
  * delivered). */
 void simsdk_device_wait(void);
-/* simsdk_device_marker: a ROCTx call (ROCP_MARKER_*) on this thread. */
-void simsdk_device_marker(int op, const char *message);
+/* simsdk_device_marker: a ROCTx call (ROCP_MARKER_*) on this thread:
+ * message for a mark, push or start; range_id the id a start returned or
+ * a stop passes (0 otherwise). */
+void simsdk_device_marker(int op, const char *message, uint64_t range_id);
 /* simsdk_clock_samples: the device's clock log from index `from` (for
  * lumen's simulated telemetry sampler, which finds it with dlsym): GPU,
  * time (ns, the clock of dispatch timestamps) and clocks (MHz). */

@@ -6,8 +6,8 @@
  * collects (filters, regions, set choice, instance cycling), and the
  * adapter returns that set's config for the dispatch's agent, turns the
  * counter records that arrive after completion (on an SDK thread) into
- * lumen's columns (backend/rocprofiler.h), and forwards kernel symbols and
- * ROCTx ranges.
+ * lumen's columns (backend/rocprofiler.h), and forwards kernel symbols
+ * (demangled, as the reference tool shows them) and ROCTx ranges.
  *
  * All configs (one per set per GPU agent) are built in initialize, never
  * in the dispatch callback. The SDK is the one the process already loaded
@@ -26,6 +26,7 @@
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_GPUS 64
 #define MAX_KERNELS 65536
+#define NAME_CAP 16384 /* a demangled kernel name (template kernels are long) */
 
 typedef struct set_config {
   rocp_counter_config_id config;
@@ -156,6 +157,14 @@ static void on_code_object(rocp_tracing_record rec, rocp_user_data *user_data, v
       !rec.payload)
     return;
   const rocp_kernel_symbol *sym = rec.payload;
+  /* The SDK names kernels by their mangled symbol; lumen, like the
+   * reference tool, by the demangled one. */
+  char *name = malloc(NAME_CAP);
+  if (!name) {
+    lm_tool_error("out of memory while registering a kernel symbol");
+    return;
+  }
+  lm_backend_demangle(sym->kernel_name, name, NAME_CAP);
   pthread_mutex_lock(&R.kernel_lock);
   if (!kernel_find(sym->kernel_id) && R.n_kernels < MAX_KERNELS) {
     kernel_info *grown = realloc(R.kernels, (R.n_kernels + 1) * sizeof *grown);
@@ -163,7 +172,7 @@ static void on_code_object(rocp_tracing_record rec, rocp_user_data *user_data, v
       R.kernels = grown;
       kernel_info *k = &R.kernels[R.n_kernels];
       k->id = sym->kernel_id;
-      k->name = strdup(sym->kernel_name ? sym->kernel_name : "?");
+      k->name = strdup(name);
       k->sgpr = sym->sgpr_count;
       k->arch_vgpr = sym->arch_vgpr_count;
       k->accum_vgpr = sym->accum_vgpr_count;
@@ -171,18 +180,28 @@ static void on_code_object(rocp_tracing_record rec, rocp_user_data *user_data, v
     }
   }
   pthread_mutex_unlock(&R.kernel_lock);
-  lm_tool_kernel_symbol(sym->kernel_id, sym->kernel_name ? sym->kernel_name : "?");
+  lm_tool_kernel_symbol(sym->kernel_id, name);
+  free(name);
 }
 
+/* ROCTx: push/pop nest per thread; a start/stop range is process-wide
+ * and may end on another thread, so it is known by the id that
+ * roctxRangeStartA returns (seen in its EXIT phase) and roctxRangeStop
+ * passes. */
 static void on_marker(rocp_tracing_record rec, rocp_user_data *user_data, void *arg) {
   (void)user_data;
   (void)arg;
-  if (rec.kind != ROCP_TRACING_MARKER_CORE_API || rec.phase != ROCP_PHASE_ENTER) return;
   const rocp_marker_data *m = rec.payload;
-  if (rec.operation == ROCP_MARKER_roctxRangePushA && m)
-    lm_tool_marker(LM_TOOL_PUSH, (unsigned long)rec.thread_id, m->arg.message, 0);
-  else if (rec.operation == ROCP_MARKER_roctxRangePop)
-    lm_tool_marker(LM_TOOL_POP, (unsigned long)rec.thread_id, NULL, 0);
+  if (rec.kind != ROCP_TRACING_MARKER_CORE_API || !m) return;
+  unsigned long tid = (unsigned long)rec.thread_id;
+  if (rec.phase == ROCP_PHASE_ENTER && rec.operation == ROCP_MARKER_roctxRangePushA)
+    lm_tool_marker(LM_TOOL_PUSH, tid, m->arg.message, 0);
+  else if (rec.phase == ROCP_PHASE_ENTER && rec.operation == ROCP_MARKER_roctxRangePop)
+    lm_tool_marker(LM_TOOL_POP, tid, NULL, 0);
+  else if (rec.phase == ROCP_PHASE_EXIT && rec.operation == ROCP_MARKER_roctxRangeStartA)
+    lm_tool_marker(LM_TOOL_START, tid, m->arg.message, m->retval.range_id);
+  else if (rec.phase == ROCP_PHASE_ENTER && rec.operation == ROCP_MARKER_roctxRangeStop)
+    lm_tool_marker(LM_TOOL_STOP, tid, NULL, m->arg.range_id);
 }
 
 static uint64_t volume(rocp_dim3 d) {

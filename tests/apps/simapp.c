@@ -8,13 +8,16 @@
  * and ROCTx-style ranges of the runtime), a kernel count that changes from
  * run to run, and a crash in a chosen run.
  *
- *   simapp [-g GPU] [-t THREADS] [-R NAME:FROM:TO] [-S NAME:FROM:TO]
+ *   simapp [-g GPU] [-t THREADS] [-R NAME:FROM:TO] [-S NAME:FROM:TO] [-X NAME:FROM:TO]
  *          [--vary NAME] [--crash-run N] [--crash-after K] [--fail-run N]
  *          [--hang-run N] [--pid-file FILE] [--spawn]
  *          NAME:COUNT[:GRID[:WORKGROUP[:LDS]]] ...
  *
  * -R marks iterations FROM..TO-1 as lumen region NAME (per thread); -S does
- * the same with the runtime's range push/pop. --vary NAME launches NAME one
+ * the same with the runtime's range push/pop; -X with the runtime's
+ * process-wide start/stop ranges (roctxRangeStartA / roctxRangeStop), each
+ * stopped from another thread than the one that started it, and free to
+ * overlap without nesting. --vary NAME launches NAME one
  * more time per run number (LUMEN_PASS, set by lumen profile), which makes
  * its count differ between runs. --crash-run N kills the program with
  * SIGSEGV after K launches in run N; --fail-run N exits with status 3;
@@ -56,7 +59,7 @@ typedef struct launch {
 typedef struct mark {
   char name[128];
   int from, to;
-  int runtime; /* -S: the runtime's ranges; -R: lumen markers */
+  int runtime; /* 0 -R: lumen markers; 1 -S: the runtime's push/pop; 2 -X: its start/stop */
 } mark;
 
 static launch launches[MAX_LAUNCHES];
@@ -147,6 +150,21 @@ static void count_launch(void) {
   }
 }
 
+static void *stop_range(void *arg) {
+  simgpu_range_stop(*(unsigned long long *)arg);
+  return NULL;
+}
+
+/* A start/stop range ends on a thread of its own. */
+static void stop_elsewhere(unsigned long long id) {
+  pthread_t t;
+  if (pthread_create(&t, NULL, stop_range, &id) != 0) {
+    simgpu_range_stop(id);
+    return;
+  }
+  pthread_join(t, NULL);
+}
+
 static void *worker(void *arg) {
   (void)arg;
   int iterations = 0;
@@ -158,7 +176,8 @@ static void *worker(void *arg) {
   for (int i = 0; i < iterations; i++) {
     for (int m = 0; m < n_marks; m++)
       if (marks[m].from == i) {
-        if (marks[m].runtime) simgpu_range_push(marks[m].name);
+        if (marks[m].runtime == 2) range_ids[m] = simgpu_range_start(marks[m].name);
+        else if (marks[m].runtime) simgpu_range_push(marks[m].name);
         else LUMEN_REGION_BEGIN(marks[m].name);
       }
     for (int k = 0; k < n_launches; k++) {
@@ -167,13 +186,16 @@ static void *worker(void *arg) {
       if (simgpu_launch(launches[k].name, &launches[k].params, gpu) != 0) exit(4);
       count_launch();
     }
+    /* Start/stop ranges end in the order they started (they overlap);
+     * push/pop and lumen's regions in reverse (they nest). */
+    for (int m = 0; m < n_marks; m++)
+      if (marks[m].to == i + 1 && marks[m].runtime == 2) stop_elsewhere(range_ids[m]);
     for (int m = n_marks - 1; m >= 0; m--)
       if (marks[m].to == i + 1) {
-        if (marks[m].runtime) simgpu_range_pop();
-        else LUMEN_REGION_END(marks[m].name);
+        if (marks[m].runtime == 1) simgpu_range_pop();
+        else if (marks[m].runtime == 0) LUMEN_REGION_END(marks[m].name);
       }
   }
-  (void)range_ids;
   return NULL;
 }
 
@@ -206,8 +228,8 @@ int main(int argc, char **argv) {
       extra_count = atoi(argv[++i]);
     }
     else if (strcmp(a, "-t") == 0 && v) threads = atoi(argv[++i]);
-    else if ((strcmp(a, "-R") == 0 || strcmp(a, "-S") == 0) && v) {
-      if (!parse_mark(argv[++i], a[1] == 'S')) {
+    else if ((strcmp(a, "-R") == 0 || strcmp(a, "-S") == 0 || strcmp(a, "-X") == 0) && v) {
+      if (!parse_mark(argv[++i], a[1] == 'S' ? 1 : a[1] == 'X' ? 2 : 0)) {
         fprintf(stderr, "simapp: bad mark %s (NAME:FROM:TO)\n", v);
         return 2;
       }

@@ -61,9 +61,19 @@ check_values_in_set() {
       AND r.run_id = v.run_id AND r.pid = v.pid AND r.dispatch_id = v.dispatch_id WHERE r.set_id < 0")
   same "$unselected" 0 "values of dispatches that were not selected"
 }
+# The system information of a profile is the device's (the simulated
+# SDK's agents carry the recording's values) and the host's: the fields of
+# the machine the recording was made on, and the blocks it was asked for,
+# differ here and are left out of the comparison.
+HOST_IGNORE=""
+for f in ip_blocks version hostname cpu_model sbios linux_distro linux_kernel_version \
+  amd_gpu_kernel_version cpu_memory gpu_memory rocm_version vbios compute_partition memory_partition; do
+  HOST_IGNORE="$HOST_IGNORE --ignore 1.1:$f"
+done
 golden_equal() { # WORKLOAD_DIR GOLDEN_CASE
+  # shellcheck disable=SC2086
   "$GOLDEN" "$LUMEN" "$SHARED" "$SHARED/golden/$2" --workload "$1" --ignore 1.1:workload_name \
-    --ignore 1.1:command --ignore 1.1:timestamp >"$TMP/golden" 2>&1 || fail "analyze differs from golden/$2: $(tail -8 "$TMP/golden")"
+    --ignore 1.1:command --ignore 1.1:timestamp $HOST_IGNORE >"$TMP/golden" 2>&1 || fail "analyze differs from golden/$2: $(tail -8 "$TMP/golden")"
   grep -q '^cells equal \([0-9]*\) / \1$' "$TMP/golden" || fail "golden: $(tail -2 "$TMP/golden")"
 }
 # alive PID: the process exists and is not a zombie.
@@ -133,6 +143,31 @@ vcopy_app_MI200 | vcopy_app_MI300X)
   check_values_in_set p
   expect_err "3 dispatches, $sets counter sets, $sets application runs"
   golden_equal "$TMP/p" "vcopy/$rec"
+  # The system information comes from the SDK's description of the agent
+  # (which the simulated SDK derives from the recording, as the driver
+  # describes a real GPU) and the architecture's facts: each field equals
+  # the recording's. The host's fields are this machine's.
+  q p "SELECT key || '=' || value FROM sysinfo ORDER BY position" >"$TMP/sysinfo.txt"
+  python3 - "$WL/vcopy/$rec/sysinfo.csv" "$TMP/sysinfo.txt" <<'PY' || fail "system information from the agent"
+import csv, sys
+rec = next(csv.DictReader(open(sys.argv[1])))
+got = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[2]) if "=" in l)
+agent = "gpu_model gpu_arch gpu_l1 gpu_l2 cu_per_gpu simd_per_cu se_per_gpu wave_size workgroup_max_size " \
+        "max_waves_per_cu max_sclk max_mclk cur_sclk cur_mclk num_xcd"
+arch = "total_l2_chan lds_banks_per_cu sqc_per_gpu pipes_per_gpu hbm_bw"
+bad = [f"{k}: {got.get(k)!r} != {rec[k]!r}" for k in (agent + " " + arch).split() if got.get(k) != rec[k]]
+import socket
+if got.get("hostname") != socket.gethostname(): bad.append("hostname is not this host's")
+if bad: sys.exit("; ".join(bad))
+PY
+  # MI200: the simulated SDK names the kernel by its code object symbol,
+  # _Z7vecCopyPdS_S_ii.kd, and the adapter's demangling gives the name the
+  # reference tool recorded. The MI300X recording holds LLVM's form of the
+  # same name, "... (.kd)", which no mangled symbol demangles to with
+  # libstdc++: the simulated SDK reports it as recorded.
+  kd="[clone .kd]"
+  [ "$rec" = MI300X_A1 ] && kd="(.kd)"
+  same "$(q p "SELECT DISTINCT kernel FROM profile_record")" "$VCOPY $kd" "demangled kernel name"
   # App replay runs the same recorded dispatch once per set: every set of a
   # row measured the same, so the spread is 0 and nothing is flagged.
   same "$(q p "SELECT COUNT(*) FROM execution")" "$((sets * 3))" "executions recorded"
@@ -184,8 +219,9 @@ vcopy_instance_MI200 | vcopy_instance_MI300X)
   [ "$(q p "SELECT COUNT(DISTINCT v.value) FROM profile_value v JOIN profile_record r ON r.workload_id = v.workload_id
       AND r.run_id = v.run_id AND r.pid = v.pid AND r.dispatch_id = v.dispatch_id WHERE r.row_group = 0 AND v.column_name = 'GRBM_GUI_ACTIVE'")" -gt 1 ] ||
     fail "GRBM_GUI_ACTIVE is the same in every set of a row: instances repeat one execution"
+  # shellcheck disable=SC2086
   "$GOLDEN" "$LUMEN" "$SHARED" "$SHARED/golden/vcopy/$rec" --workload "$TMP/p" --ignore 1.1:workload_name \
-    --ignore 1.1:command --ignore 1.1:timestamp >"$TMP/golden" 2>&1 && fail "instance cycling reproduced the recording exactly"
+    --ignore 1.1:command --ignore 1.1:timestamp $HOST_IGNORE >"$TMP/golden" 2>&1 && fail "instance cycling reproduced the recording exactly"
   run analyze -w "$TMP/p"
   expect_status 0
   expect_out "Sets differ"
@@ -457,6 +493,24 @@ regions)
   run analyze -w "$TMP/only" --list-stats --format csv -o "$TMP/oc"
   expect_status 0
   same "$(tail -n +2 "$TMP/oc/0.1.csv" | cut -d, -f2,3 | sort | tr '\n' ' ')" "add,3 fill,3 " "rows in region"
+  # ROCTx start/stop ranges: process-wide, each stopped from another thread
+  # than the one that started it, overlapping without nesting (load around
+  # iterations 1..3, step around 3..5; iteration i launches dispatches 2i
+  # and 2i+1).
+  run profile -n rx -w "$TMP/rx" -- "$APP" -g 2 -X load:1:4 -X step:3:6 fill:8 add:8
+  expect_status 0
+  run analyze -w "$TMP/rx" -r step --format csv -o "$TMP/step" --list-stats
+  expect_status 0
+  same "$(tail -n +2 "$TMP/step/0.2.csv" | cut -d, -f2,3 | tr '\n' ' ')" "6,fill 7,add 8,fill 9,add 10,fill 11,add " "range step"
+  run analyze -w "$TMP/rx" -r load --format csv -o "$TMP/load" --list-stats
+  expect_status 0
+  same "$(tail -n +2 "$TMP/load/0.2.csv" | cut -d, -f2 | tr '\n' ' ')" "2 3 4 5 6 7 " "range load"
+  # ... and -r at collection time.
+  run profile -n rxo -w "$TMP/rxo" -r load -- "$APP" -g 2 -X load:1:4 -X step:3:6 fill:8 add:8
+  expect_status 0
+  same "$(q rxo "SELECT group_concat(dispatch_id, ' ') FROM (SELECT DISTINCT dispatch_id FROM profile_record WHERE set_id >= 0 ORDER BY dispatch_id)")" \
+    "2 3 4 5 6 7" "collected in range load"
+  check_values_in_set rxo
   # Omniperf folders have no regions.
   run analyze -w "$WL/vcopy/MI200" -r solve
   expect_status 1

@@ -104,5 +104,23 @@ int main(void) {
   if (!smi) CHECK(why[0] != '\0');
   lm_telemetry_close(smi);
   CHECK(lm_clock_ns() > 0);
+
+  /* Kernel names as the reference tool shows them: the SDK's symbols
+   * demangled (templates, namespaces, the code object's .kd clone), and
+   * names that are not mangled, or not validly, as they are. */
+  char name[1024];
+  CHECK_STR(lm_backend_demangle("_Z7vecCopyPdS_S_ii.kd", name, sizeof name),
+            "vecCopy(double*, double*, double*, int, int) [clone .kd]");
+  CHECK_STR(lm_backend_demangle("_ZN2ns4axpyEfPKfPfm.kd", name, sizeof name),
+            "ns::axpy(float, float const*, float*, unsigned long) [clone .kd]");
+  CHECK_STR(lm_backend_demangle("_Z9fma_chainILi64EEvPfi", name, sizeof name), "void fma_chain<64>(float*, int)");
+  CHECK_STR(lm_backend_demangle("_ZN7rocprim6detail19block_reduce_kernelILb1EfEEvPfm.kd", name, sizeof name),
+            "void rocprim::detail::block_reduce_kernel<true, float>(float*, unsigned long) [clone .kd]");
+  CHECK_STR(lm_backend_demangle("__amd_rocclr_fillBufferAligned.kd", name, sizeof name),
+            "__amd_rocclr_fillBufferAligned.kd");
+  CHECK_STR(lm_backend_demangle("_Z3bad(", name, sizeof name), "_Z3bad(");
+  CHECK_STR(lm_backend_demangle(NULL, name, sizeof name), "?");
+  char small[8];
+  CHECK_STR(lm_backend_demangle("_Z7vecCopyPdS_S_ii.kd", small, sizeof small), "vecCopy");
   return check_report("test_backend");
 }

@@ -3,6 +3,7 @@
  * (every cell of every table); names are unique; a bad file is refused.
  * With LUMEN_TEST_PG (a postgresql:// server) set, the same round trips run on PostgreSQL. */
 #include <dirent.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -93,6 +94,116 @@ static int run_all(const char *root, const char *url) {
   return n;
 }
 
+/* A profile's bookkeeping (io/profile_db.c): what is written reads back,
+ * and errors name the database. */
+typedef struct option_seen {
+  char text[512];
+} option_seen;
+
+static int see_option(const char *key, const char *value, void *user) {
+  option_seen *o = user;
+  size_t at = strlen(o->text);
+  snprintf(o->text + at, sizeof o->text - at, "%s=%s;", key, value);
+  return 0;
+}
+
+static lm_status see_counter(int set, const char *counter, const char *accumulate, void *user, lm_diag *diag) {
+  (void)diag;
+  option_seen *o = user;
+  size_t at = strlen(o->text);
+  snprintf(o->text + at, sizeof o->text - at, "%d:%s:%s;", set, counter, accumulate ? accumulate : "-");
+  return LM_OK;
+}
+
+static void profile_tables(void) {
+  char path[] = "/tmp/lumen-test-profile-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd >= 0) close(fd);
+  unlink(path);
+  sqlite3 *db = NULL;
+  lm_diag d;
+  CHECK(lm_db_open(path, LM_DB_CREATE, &db, &d) == LM_OK);
+  if (!db) return;
+  lm_sql *sql = lm_sql_wrap_sqlite(db);
+  int64_t wid = 0;
+  CHECK(lm_db_create_workload(sql, "p", NULL, "lumen", "test", "gfx90a", "MI200", 0, 0, &wid, &d) == LM_OK);
+  lm_sql_close(sql);
+  int64_t got = 0;
+  int complete = 1;
+  CHECK(lm_db_only_workload(db, path, &got, &complete, &d) == LM_OK && got == wid && complete == 0);
+  CHECK(lm_db_put_option(db, wid, "argv", 1, "-n", &d) == LM_OK);
+  CHECK(lm_db_put_option(db, wid, "argv", 0, "app", &d) == LM_OK);
+  CHECK(lm_db_put_option(db, wid, "argv", 0, "app2", &d) == LM_OK); /* replaces */
+  option_seen o = {""};
+  CHECK(lm_db_each_option(db, wid, see_option, &o, &d) == LM_OK);
+  CHECK_STR(o.text, "argv=app2;argv=-n;");
+  lm_db_plan_row plan[] = {{1, 0, "SQ_LEVEL_WAVES", "SQ", "SQ_LEVEL_WAVES", "level"},
+                           {0, 1, "SQ_BUSY_CYCLES", "SQ", NULL, "b"},
+                           {0, 0, "GRBM_GUI_ACTIVE", "GRBM", NULL, "a"}};
+  CHECK(lm_db_put_plan(db, wid, plan, 3, &d) == LM_OK);
+  o.text[0] = '\0';
+  CHECK(lm_db_each_plan_counter(db, wid, see_counter, &o, &d) == LM_OK);
+  CHECK_STR(o.text, "0:GRBM_GUI_ACTIVE:-;0:SQ_BUSY_CYCLES:-;1:SQ_LEVEL_WAVES:SQ_LEVEL_WAVES;");
+  CHECK(lm_db_put_plan(db, wid, plan, 1, &d) != LM_OK); /* the same counter twice */
+  CHECK(d.file && strcmp(d.file, path) == 0);
+  /* Runs. */
+  CHECK(lm_db_next_run_id(db, wid) == 1);
+  CHECK(lm_db_run_begin(db, wid, 1, "app", 0, "2026-01-01T00:00:00Z", &d) == LM_OK);
+  CHECK(lm_db_run_begin(db, wid, 2, "instance", -1, "2026-01-01T00:00:01Z", &d) == LM_OK);
+  CHECK(lm_db_next_run_id(db, wid) == 3);
+  CHECK(lm_db_run_done(db, wid, "app", 0) == 0);
+  CHECK(lm_db_run_finish(db, wid, 1, "2026-01-01T00:00:02Z", "ok", 0, 0, 3, &d) == LM_OK);
+  CHECK(lm_db_run_done(db, wid, "app", 0) == 1 && lm_db_run_done(db, wid, "app", -1) == 1);
+  CHECK(lm_db_run_done(db, wid, "app", 1) == 0);
+  int n = 0;
+  CHECK(lm_db_runs_interrupt(db, wid, "2026-01-01T00:00:03Z", &n, &d) == LM_OK && n == 1);
+  CHECK(lm_db_run_done(db, wid, "instance", -1) == 0);
+  lm_db_run_forget(db, wid, 2);
+  CHECK(lm_db_next_run_id(db, wid) == 2);
+  /* A run's records. */
+  lm_db_records *r = NULL;
+  CHECK(lm_db_records_open(db, wid, 1, &r, &d) == LM_OK);
+  lm_db_record rec = {7, "k(int)", 0, 0, 0, 2, 100, 101, 1024, 256, 0, 0, 8, 0, 16, 10, 20, "1", "k", 0};
+  CHECK(lm_db_records_dispatch(r, &rec, &d) == LM_OK);
+  rec.dispatch_id = 8;
+  rec.set = -1;
+  rec.row_group = -1;
+  CHECK(lm_db_records_dispatch(r, &rec, &d) == LM_OK);
+  CHECK(lm_db_records_value(r, 7, 100, "SQ_WAVES", 4, &d) == LM_OK);
+  CHECK(lm_db_records_value(r, 7, 100, "TCC_HIT[0]", LM_NAN, &d) == LM_OK);
+  CHECK(lm_db_records_clock(r, 2, 15, 1700, 1600, &d) == LM_OK);
+  CHECK(lm_db_records_region(r, 1, "solve", &d) == LM_OK);
+  CHECK(lm_db_records_telemetry(r, "none", "no sampler", &d) == LM_OK);
+  lm_db_records_close(r);
+  lm_db_records_close(NULL);
+  lm_db_process proc = {100, 0, "host", -1, -1, -1, "", "2", 2, 1, NULL};
+  CHECK(lm_db_put_process(db, wid, 1, &proc, &d) == LM_OK);
+  CHECK(lm_db_add_log(db, wid, 1, "info", "one", &d) == LM_OK);
+  CHECK(lm_db_add_log(db, wid, 2, "info", "two", &d) == LM_OK);
+  static const char *const checks[][2] = {
+      {"SELECT COUNT(*) || ',' || SUM(row_group IS NULL) FROM profile_record", "2,1"},
+      {"SELECT value IS NULL FROM profile_value WHERE column_name = 'TCC_HIT[0]'", "1"},
+      {"SELECT value FROM profile_value WHERE column_name = 'SQ_WAVES'", "4.0"},
+      {"SELECT sclk_mhz FROM clock_sample", "1700.0"},
+      {"SELECT name FROM profile_region", "solve"},
+      {"SELECT sampler FROM profile_telemetry", "none"},
+      {"SELECT (rank IS NULL) || (launcher IS NULL) || (error IS NULL) FROM profile_process", "111"},
+      {"SELECT group_concat(seq || message, ' ') FROM log", "1one 2two"},
+      {"SELECT status || (exit_code = 0) || n_dispatches FROM profile_run", "ok13"}};
+  for (size_t i = 0; i < sizeof checks / sizeof *checks; i++) {
+    sqlite3_stmt *s = NULL;
+    const char *text = NULL;
+    if (sqlite3_prepare_v2(db, checks[i][0], -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+      text = (const char *)sqlite3_column_text(s, 0);
+    CHECK_STR(text, checks[i][1]);
+    sqlite3_finalize(s);
+  }
+  CHECK(lm_db_exec(db, "BEGIN IMMEDIATE", &d) == LM_OK && lm_db_exec(db, "COMMIT", &d) == LM_OK);
+  CHECK(lm_db_exec(db, "NOT SQL", &d) == LM_EIO);
+  lm_db_close(db);
+  unlink(path);
+}
+
 int main(void) {
   const char *shared = getenv("LUMEN_SHARED_DIR");
   if (!shared) shared = "../shared";
@@ -121,6 +232,7 @@ int main(void) {
   lm_diag diag;
   CHECK(lm_db_open(db_path, LM_DB_READ, &db, &diag) != LM_OK);
   unlink(db_path);
+  profile_tables();
   printf("round trips: %d workloads\n", n);
   return check_report("test_db");
 }
