@@ -31,6 +31,18 @@ int lm_rocpd_is_long(const lm_table *pmc);
  * (LM_EDATA, naming it), out of memory. */
 lm_status lm_rocpd_pivot(const lm_table *in, lm_table **out, lm_diag *diag);
 
+/* lm_rocpd_n_levels: how many accumulate tables lm_rocpd_levels makes from
+ * a pivoted rocpd table (its <name>_ACCUM columns). */
+size_t lm_rocpd_n_levels(const lm_table *wide);
+
+/* lm_rocpd_levels: for each <name>_ACCUM column of wide, a table <name>
+ * holding wide's numeric columns with SQ_ACCUM_PREV_HIRES = <name>_ACCUM
+ * (the reference's reading of accumulate metrics in this layout). out has
+ * room for lm_rocpd_n_levels(wide) tables; *n_out is set to the count. The
+ * caller frees them. Errors: out of memory. */
+lm_status lm_rocpd_levels(const lm_table *wide, lm_table **out, size_t *n_out,
+                          lm_diag *diag);
+
 /* lm_csv_read: load the CSV file at path into a new table (*out, free with
  * lm_table_free). The first record is the header. Every record must have
  * as many fields as the header; a malformed file gives LM_EPARSE with the

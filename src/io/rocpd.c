@@ -9,10 +9,19 @@
  * size (in that sort order); each group becomes one dispatch whose launch
  * columns are its first row's, whose counters are the group's values (the
  * last one when a counter repeats), whose Start_Timestamp is 0 and whose
- * End_Timestamp is the median duration of the group's rows. GPU ids are
+ * End_Timestamp is the median duration of the group's rows (from the
+ * integer timestamps: in ns they exceed 2^53). GPU ids are
  * renumbered densely from 0 and dispatch ids are 0, 1, 2, ... in order.
+ *
+ * Such a folder has no SQ_*.csv accumulate tables: each accumulated
+ * counter is a column <table>_ACCUM of pmc_perf.csv itself, and the
+ * reference reads a metric of source <table> from pmc_perf with
+ * SQ_ACCUM_PREV_HIRES standing for <table>_ACCUM. lm_rocpd_levels builds
+ * those tables from the pivoted one, so the metrics find their sources as
+ * they do in the older layout.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +69,22 @@ static int cmp_rows(const void *pa, const void *pb) {
       return d;
   }
   return (a > b) - (a < b);
+}
+
+/* End - Start of row r: from the integers written in the file when their
+ * text was kept (timestamps in ns exceed 2^53, where a double loses the
+ * last digits), else from the numbers. */
+static double duration_of(const lm_table *in, long c_start, long c_end,
+                          size_t r) {
+  const char *a = lm_table_text(in, (size_t)c_start, r);
+  const char *b = lm_table_text(in, (size_t)c_end, r);
+  if (a && b) {
+    char *ea = NULL, *eb = NULL;
+    long long x = strtoll(a, &ea, 10), y = strtoll(b, &eb, 10);
+    if (ea != a && eb != b && *ea == '\0' && *eb == '\0')
+      return (double)(y - x);
+  }
+  return in->cols[c_end].values[r] - in->cols[c_start].values[r];
 }
 
 static int cmp_double(const void *pa, const void *pb) {
@@ -213,7 +238,7 @@ lm_status lm_rocpd_pivot(const lm_table *in, lm_table **out, lm_diag *diag) {
     size_t m = 0;
     for (; i < n && group_of[order[i]] == g; i++) {
       size_t r = order[i];
-      scratch[m++] = in->cols[c_end].values[r] - in->cols[c_start].values[r];
+      scratch[m++] = duration_of(in, c_start, c_end, r);
     }
     qsort(scratch, m, sizeof *scratch, cmp_double);
     end->values[g] = m == 0  ? (double)NAN
@@ -237,4 +262,56 @@ done:
   lm_free(first);
   lm_free(scratch);
   return st;
+}
+
+static const char ACCUM[] = "_ACCUM";
+
+size_t lm_rocpd_n_levels(const lm_table *wide) {
+  size_t n = 0, k = sizeof ACCUM - 1;
+  for (size_t c = 0; c < wide->n_cols; c++) {
+    size_t len = strlen(wide->cols[c].name);
+    n += len > k && strcmp(wide->cols[c].name + len - k, ACCUM) == 0;
+  }
+  return n;
+}
+
+lm_status lm_rocpd_levels(const lm_table *wide, lm_table **out, size_t *n_out,
+                          lm_diag *diag) {
+  size_t k = sizeof ACCUM - 1, n = 0;
+  *n_out = 0;
+  for (size_t a = 0; a < wide->n_cols; a++) {
+    const char *name = wide->cols[a].name;
+    size_t len = strlen(name);
+    if (len <= k || strcmp(name + len - k, ACCUM) != 0)
+      continue;
+    char stem[256];
+    snprintf(stem, sizeof stem, "%.*s", (int)(len - k), name);
+    lm_table *t =
+        lm_table_create(wide->path, stem, wide->n_rows, wide->n_cols + 1);
+    if (!t)
+      goto nomem;
+    out[n++] = t;
+    for (size_t c = 0; c < wide->n_cols; c++) {
+      const lm_column *src = &wide->cols[c];
+      if (src->text_ids || strcmp(src->name, "SQ_ACCUM_PREV_HIRES") == 0)
+        continue;
+      lm_column *dst = lm_table_add_column(t, src->name, 0);
+      if (!dst)
+        goto nomem;
+      memcpy(dst->values, src->values, wide->n_rows * sizeof *dst->values);
+    }
+    lm_column *acc = lm_table_add_column(t, "SQ_ACCUM_PREV_HIRES", 0);
+    if (!acc)
+      goto nomem;
+    memcpy(acc->values, wide->cols[a].values,
+           wide->n_rows * sizeof *acc->values);
+    if (lm_table_finish(t) != LM_OK)
+      goto nomem;
+  }
+  *n_out = n;
+  return LM_OK;
+nomem:
+  for (size_t i = 0; i < n; i++)
+    lm_table_free(out[i]);
+  return lm_diag_set(diag, LM_ENOMEM, wide->path, 0, 0, NULL, "out of memory");
 }

@@ -19,6 +19,8 @@
 #include "io/io.h"
 
 static const char *const pmc_text_columns[] = {"Kernel_Name", "Counter_Name", NULL};
+static const char *const rocpd_text_columns[] = {"Kernel_Name", "Counter_Name", "Start_Timestamp",
+                                                 "End_Timestamp", NULL};
 
 static char *join_path(lm_arena *arena, const char *dir, const char *name) {
   size_t n = strlen(dir), m = strlen(name);
@@ -211,7 +213,15 @@ lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag) {
   pmc_options.text_columns = pmc_text_columns;
   status = lm_csv_read(pmc_path, &pmc_options, &w->pmc, diag);
   if (status != LM_OK) goto fail;
-  if (lm_rocpd_is_long(w->pmc)) {
+  int rocpd = lm_rocpd_is_long(w->pmc);
+  if (rocpd) {
+    /* Read again keeping the timestamps' text: they exceed 2^53 ns, so only
+     * the integers give the exact durations the reference computes. */
+    lm_table_free(w->pmc);
+    w->pmc = NULL;
+    pmc_options.text_columns = rocpd_text_columns;
+    status = lm_csv_read(pmc_path, &pmc_options, &w->pmc, diag);
+    if (status != LM_OK) goto fail;
     lm_table *wide = NULL;
     status = lm_rocpd_pivot(w->pmc, &wide, diag);
     if (status != LM_OK) goto fail;
@@ -247,8 +257,13 @@ lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag) {
     }
   }
 
-  w->levels = lm_arena_alloc(arena, (n_sq ? n_sq : 1) * sizeof *w->levels);
+  size_t n_rocpd = rocpd ? lm_rocpd_n_levels(w->pmc) : 0;
+  w->levels = lm_arena_alloc(arena, (n_sq + n_rocpd ? n_sq + n_rocpd : 1) * sizeof *w->levels);
   if (!w->levels) goto nomem;
+  if (n_rocpd) {
+    status = lm_rocpd_levels(w->pmc, w->levels, &w->n_levels, diag);
+    if (status != LM_OK) goto fail;
+  }
   for (size_t i = 0; i < n_sq; i++) {
     char *path = join_path(arena, dir, sq_names[i]);
     if (!path) goto nomem;

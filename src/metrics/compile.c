@@ -1040,6 +1040,7 @@ static lm_status apply_overlays(builder *b, file_ctx *files, size_t n, const cha
       names[n_defs++] = files[i].name;
     }
   const char *archs[2] = {arch, base ? base : arch};
+  int drop_empty = 0;
   for (const char *const *v = lm_compat_versions; *v && b->status == LM_OK; v++) {
     if (lm_compat_cmp(*v, target) > 0) break;
     for (size_t i = 0; i < n && b->status == LM_OK; i++) {
@@ -1055,8 +1056,10 @@ static lm_status apply_overlays(builder *b, file_ctx *files, size_t n, const cha
       lm_status st = lm_overlay_apply(files[i].name, ov, roots, names, n_defs, b->tmp, b->diag);
       if (st != LM_OK) b->status = st;
       files[i].applied = 1;
+      drop_empty |= lm_overlay_drops_empty_rows(ov);
     }
   }
+  if (drop_empty && b->status == LM_OK) lm_overlay_drop_empty_rows(roots, n_defs);
   lm_free(roots);
   lm_free(names);
   return b->status;

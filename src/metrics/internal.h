@@ -43,6 +43,16 @@ int lm_overlay_applies(const ynode *overlay, const char *const *archs, size_t n_
 lm_status lm_overlay_apply(const char *file, const ynode *overlay, ynode **roots,
                            const char *const *names, size_t n, lm_arena *arena, lm_diag *diag);
 
+/* lm_overlay_drops_empty_rows: 1 if the overlay sets `drop_empty_rows:
+ * true` (the version leaves out rows that have no formula). */
+int lm_overlay_drops_empty_rows(const ynode *overlay);
+
+/* lm_overlay_drop_empty_rows: remove from the n definition trees every row
+ * of a table without channels that has no formula (no expr, peak, pct or
+ * explicit value cell), except per-channel tables and the memory chart.
+ * Run once after all overlays of a build. */
+void lm_overlay_drop_empty_rows(ynode **roots, size_t n);
+
 /* The fields of sysinfo.csv that formulas may name as $field. */
 extern const char *const lm_sysinfo_fields[];
 

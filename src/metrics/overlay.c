@@ -222,7 +222,10 @@ static long table_lookup(const ynode *tables, const char *id) {
 /* ------------------------------------------------------------ patches */
 
 static const char *const placement_keys[] = {"after", "before", NULL};
-static const char *const new_table_skip[] = {"after", "before", "panel", NULL};
+static const char *const new_table_skip[] = {"after", "before", "panel",
+                                             "take_rows", NULL};
+
+static lm_status substitute(patcher *p, ynode *row, const ynode *map);
 
 static lm_status patch_rows(patcher *p, ynode *table, const ynode *patch,
                             const char *id) {
@@ -245,6 +248,15 @@ static lm_status patch_rows(patcher *p, ynode *table, const ynode *patch,
     if (!row)
       return LM_ENOMEM;
     for (size_t j = 0; j + 1 < val->n_items; j += 2) {
+      if (strcmp(val->items[j]->text, "substitute") == 0) {
+        lm_status st = substitute(p, row, val->items[j + 1]);
+        if (st != LM_OK)
+          return st;
+        continue;
+      }
+      if (strcmp(val->items[j]->text, "after") == 0 ||
+          strcmp(val->items[j]->text, "before") == 0)
+        continue; /* moved below */
       if (strcmp(val->items[j]->text, "drop_keys") == 0) {
         const ynode *list = val->items[j + 1];
         for (size_t q = 0; list->type == Y_SEQ && q < list->n_items; q++)
@@ -256,6 +268,15 @@ static lm_status patch_rows(patcher *p, ynode *table, const ynode *patch,
         return LM_ENOMEM;
     }
     rows->items[k] = row;
+    if (map_get((ynode *)val, "after") || map_get((ynode *)val, "before")) {
+      remove_items(rows, (size_t)k, 1);
+      long to = place(rows, val, find_row);
+      if (to < 0)
+        return fail_at(p, val, key->text,
+                       "after/before names no row of the table", NULL);
+      if (insert_items(p, rows, (size_t)to, &row, 1) != LM_OK)
+        return LM_ENOMEM;
+    }
   }
   return LM_OK;
 }
@@ -320,6 +341,55 @@ static lm_status patch_table(patcher *p, ynode *tables, size_t at,
   return LM_OK;
 }
 
+/* take_rows: {from: ID, first: ROW, last: ROW} moves that run of rows
+ * (first and last included) out of table ID into the new table, which
+ * takes the source's columns and source unless it sets its own. */
+static lm_status take_rows(patcher *p, ynode *table, const ynode *take) {
+  const char *from = text_of(map_get((ynode *)take, "from"));
+  const char *first = text_of(map_get((ynode *)take, "first"));
+  const char *last = text_of(map_get((ynode *)take, "last"));
+  if (take->type != Y_MAP || !from || !first || !last)
+    return fail_at(p, take, "take_rows",
+                   "expected {from: table id, first: row, last: row}", NULL);
+  size_t at;
+  ynode *seq = find_table(p, from, &at);
+  if (!seq)
+    return fail_at(p, take, "take_rows", "no table has this id", from);
+  ynode *src = seq->items[at];
+  ynode *rows = map_get(src, "rows");
+  if (!rows || rows->type != Y_SEQ)
+    return fail_at(p, take, "take_rows", "the table has no rows", from);
+  long a = find_row(rows, first), b = find_row(rows, last);
+  if (a < 0 || b < a)
+    return fail_at(p, take, "take_rows",
+                   "first and last name no run of rows of the table",
+                   a < 0 ? first : last);
+  ynode *moved = lm_arena_alloc(p->arena, sizeof *moved);
+  size_t k = (size_t)(b - a + 1);
+  if (!moved)
+    return LM_ENOMEM;
+  memset(moved, 0, sizeof *moved);
+  moved->type = Y_SEQ;
+  moved->line = take->line;
+  moved->column = take->column;
+  if (insert_items(p, moved, 0, rows->items + a, k) != LM_OK)
+    return LM_ENOMEM;
+  remove_items(rows, (size_t)a, k);
+  static const char *const inherited[] = {"columns", "source", NULL};
+  for (const char *const *key = inherited; *key; key++) {
+    ynode *v = map_get(src, *key);
+    ynode *name = new_scalar(p, *key);
+    if (!name)
+      return LM_ENOMEM;
+    if (v && !map_get(table, *key) && map_set(p, table, name, v) != LM_OK)
+      return LM_ENOMEM;
+  }
+  ynode *rkey = new_scalar(p, "rows");
+  if (!rkey || map_set(p, table, rkey, moved) != LM_OK)
+    return LM_ENOMEM;
+  return LM_OK;
+}
+
 static lm_status new_table(patcher *p, const ynode *key, const ynode *patch) {
   const char *panel = text_of(map_get((ynode *)patch, "panel"));
   if (!panel)
@@ -343,6 +413,12 @@ static lm_status new_table(patcher *p, const ynode *key, const ynode *patch) {
   ynode *pair[2] = {idkey, id};
   if (insert_items(p, table, 0, pair, 2) != LM_OK)
     return LM_ENOMEM;
+  const ynode *take = map_get((ynode *)patch, "take_rows");
+  if (take) {
+    lm_status st = take_rows(p, table, take);
+    if (st != LM_OK)
+      return st;
+  }
   return insert_items(p, tables, (size_t)at, &table, 1);
 }
 
@@ -448,10 +524,204 @@ static lm_status default_norm(patcher *p, ynode *quantities_root,
                  want);
 }
 
+/* ------------------------------------------------------------ renames */
+
+static int ident_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+         (c >= '0' && c <= '9') || c == '_';
+}
+
+/* text with every identifier that starts with from starting with to
+ * instead; NULL when nothing changes (or out of memory: *oom set). */
+static const char *rename_in(patcher *p, const char *text, const char *from,
+                             const char *to, int *oom) {
+  size_t nf = strlen(from);
+  const char *hit = NULL;
+  for (const char *q = strstr(text, from); q && !hit; q = strstr(q + 1, from))
+    if (q == text || !ident_char(q[-1]))
+      hit = q;
+  if (!hit)
+    return NULL;
+  lm_buf out = {0};
+  const char *q = text;
+  while (*q) {
+    if (strncmp(q, from, nf) == 0 && (q == text || !ident_char(q[-1]))) {
+      lm_buf_printf(&out, "%s", to);
+      q += nf;
+    } else {
+      lm_buf_printf(&out, "%c", *q++);
+    }
+  }
+  const char *copy = lm_arena_strdup(p->arena, lm_buf_cstr(&out));
+  lm_buf_fini(&out);
+  if (!copy)
+    *oom = 1;
+  return copy;
+}
+
+/* Rename in every formula under y: scalars other than the prose and
+ * naming keys (metric, desc, title, unit). */
+static lm_status rename_tree(patcher *p, ynode *y, const char *from,
+                             const char *to) {
+  static const char *const prose[] = {"metric", "desc", "title", "unit", NULL};
+  int oom = 0;
+  if (y->type == Y_SCALAR) {
+    const char *t = y->text ? rename_in(p, y->text, from, to, &oom) : NULL;
+    if (t)
+      y->text = t;
+    return oom ? LM_ENOMEM : LM_OK;
+  }
+  for (size_t i = 0; i < y->n_items; i++) {
+    if (y->type == Y_MAP && i % 2 == 0) {
+      int skip = 0;
+      for (const char *const *k = prose; *k && !skip; k++)
+        skip = strcmp(*k, y->items[i]->text) == 0;
+      i += (size_t)skip; /* skip the key, and the value of a prose key */
+      continue;
+    }
+    lm_status st = rename_tree(p, y->items[i], from, to);
+    if (st != LM_OK)
+      return st;
+  }
+  return LM_OK;
+}
+
+/* A row patch's substitute: {OLD: NEW}: in the row's formulas, every name
+ * that starts with OLD starts with NEW instead ($denom: $duration turns
+ * an amount per normalization unit into a rate). */
+static lm_status substitute(patcher *p, ynode *row, const ynode *map) {
+  if (map->type != Y_MAP)
+    return fail_at(p, map, "substitute", "expected a mapping of old: new",
+                   NULL);
+  for (size_t i = 0; i + 1 < map->n_items; i += 2) {
+    const char *from = text_of(map->items[i]);
+    const char *to = text_of(map->items[i + 1]);
+    if (!from || !to || !from[0])
+      return fail_at(p, map->items[i], "substitute",
+                     "expected a mapping of old: new", NULL);
+    for (size_t k = 0; k + 1 < row->n_items; k += 2) {
+      ynode *key = row->items[k], *val = row->items[k + 1];
+      if (strcmp(key->text, "metric") == 0 || strcmp(key->text, "desc") == 0 ||
+          strcmp(key->text, "unit") == 0 || val->type != Y_SCALAR || !val->text)
+        continue;
+      int oom = 0;
+      const char *t = rename_in(p, val->text, from, to, &oom);
+      if (oom)
+        return LM_ENOMEM;
+      if (t) {
+        /* A new node: the original may be shared with other trees. */
+        ynode *copy = new_scalar(p, t);
+        if (!copy)
+          return LM_ENOMEM;
+        copy->line = val->line;
+        copy->column = val->column;
+        copy->plain = val->plain;
+        row->items[k + 1] = copy;
+      }
+    }
+  }
+  return LM_OK;
+}
+
+/* rename_counters: {OLD_PREFIX: NEW_PREFIX}: the newer version reads the
+ * counters under other names. Formulas are rewritten, and the renamed
+ * counters join arch.yaml's list (a recording that lacks them then shows
+ * blank cells, as the reference does). */
+static lm_status rename_counters(patcher *p, const ynode *map, ynode *arch) {
+  if (map->type != Y_MAP)
+    return fail_at(p, map, "rename_counters",
+                   "expected a mapping of old prefix: new prefix", NULL);
+  ynode *list = arch ? map_get(arch, "counters") : NULL;
+  for (size_t i = 0; i + 1 < map->n_items; i += 2) {
+    const char *from = text_of(map->items[i]);
+    const char *to = text_of(map->items[i + 1]);
+    if (!from || !to || !from[0])
+      return fail_at(p, map->items[i], "rename_counters",
+                     "expected a mapping of old prefix: new prefix", NULL);
+    for (size_t r = 0; r < p->n; r++) {
+      if (p->roots[r] == arch)
+        continue;
+      lm_status st = rename_tree(p, p->roots[r], from, to);
+      if (st != LM_OK)
+        return st;
+    }
+    size_t n = list && list->type == Y_SEQ ? list->n_items : 0;
+    for (size_t c = 0; c < n; c++) {
+      int oom = 0;
+      const char *t = text_of(list->items[c]);
+      const char *renamed = t && strncmp(t, from, strlen(from)) == 0
+                                ? rename_in(p, t, from, to, &oom)
+                                : NULL;
+      if (oom)
+        return LM_ENOMEM;
+      ynode *item = renamed ? new_scalar(p, renamed) : NULL;
+      if (renamed &&
+          (!item || insert_items(p, list, list->n_items, &item, 1) != LM_OK))
+        return LM_ENOMEM;
+    }
+  }
+  return LM_OK;
+}
+
+/* ------------------------------------------------------------ empty rows */
+
+/* 1 when a row of table has no formula: no expr, peak or pct, and no
+ * explicit cell in a column whose role computes a value. */
+static int row_is_empty(const ynode *table, const ynode *row) {
+  static const char *const formulas[] = {"expr", "peak", "pct", NULL};
+  static const char *const inert[] = {"name", "unit", "text", "tips", NULL};
+  const ynode *columns = lm_yaml_get(table, "columns");
+  for (size_t i = 0; row->type == Y_MAP && i + 1 < row->n_items; i += 2) {
+    const char *key = row->items[i]->text;
+    const ynode *val = row->items[i + 1];
+    if (val->type == Y_SCALAR && val->is_null)
+      continue;
+    for (const char *const *f = formulas; *f; f++)
+      if (strcmp(*f, key) == 0)
+        return 0;
+    const char *role = text_of(lm_yaml_get(columns, key));
+    if (!role)
+      continue;
+    int is_inert = 0;
+    for (const char *const *r = inert; *r && !is_inert; r++)
+      is_inert = strcmp(*r, role) == 0;
+    if (!is_inert)
+      return 0;
+  }
+  return 1;
+}
+
+void lm_overlay_drop_empty_rows(ynode **roots, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    ynode *tables = map_get(roots[i], "tables");
+    if (!map_get(roots[i], "panel") || !tables || tables->type != Y_SEQ)
+      continue;
+    for (size_t t = 0; t < tables->n_items; t++) {
+      ynode *table = tables->items[t];
+      ynode *rows = map_get(table, "rows");
+      /* Per-channel templates and the memory chart keep every row: the
+       * chart places each value by its position. */
+      const char *style = text_of(map_get(table, "style"));
+      if (map_get(table, "channels") ||
+          (style && !strcmp(style, "mem_chart")) || !rows ||
+          rows->type != Y_SEQ)
+        continue;
+      for (size_t r = rows->n_items; r-- > 0;)
+        if (row_is_empty(table, rows->items[r]))
+          remove_items(rows, r, 1);
+    }
+  }
+}
+
+int lm_overlay_drops_empty_rows(const ynode *overlay) {
+  const ynode *v = lm_yaml_get(overlay, "drop_empty_rows");
+  return v && v->type == Y_SCALAR && strcmp(v->text, "true") == 0;
+}
+
 static const char *const overlay_keys[] = {
-    "overlay",        "archs",      "default_norm",
-    "normalizations", "quantities", "panels",
-    "tables",         "counters",   NULL};
+    "overlay", "archs",  "default_norm", "normalizations",  "quantities",
+    "panels",  "tables", "counters",     "rename_counters", "drop_empty_rows",
+    NULL};
 
 int lm_overlay_applies(const ynode *overlay, const char *const *archs,
                        size_t n_archs) {
@@ -506,6 +776,9 @@ lm_status lm_overlay_apply(const char *file, const ynode *overlay,
     if (st != LM_OK)
       return st;
   }
+  if ((v = lm_yaml_get(overlay, "rename_counters")) != NULL &&
+      (st = rename_counters(&p, v, arch)) != LM_OK)
+    return st;
   if ((v = lm_yaml_get(overlay, "normalizations")) != NULL &&
       (st = apply_entries(&p, quantities, "normalizations", v)) != LM_OK)
     return st;

@@ -438,7 +438,10 @@ lm_status lm_plan_build(const lm_catalog *cat, const char *const *items, size_t 
       int32_t score = 0;
       for (int32_t j = 0; j < e->n_partners; j++)
         score += p.entries[e->partners[j]].set == s;
-      if (score > best_score) {
+      /* Ties go to the set with the most room left in this block, where
+       * the counter's partners still fit after it. */
+      if (score > best_score ||
+          (score == best_score && blocks[b].used[s] < blocks[b].used[best])) {
         best = s;
         best_score = score;
       }

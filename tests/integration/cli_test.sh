@@ -456,6 +456,13 @@ rocpd_layout)
   grep -q '^2,2,"vecCopy(double\*, double\*, double\*, int, int)",0$' "$TMP/r/0.2.csv" || fail "dispatch 2 on GPU 0"
   # this sysinfo.csv has no max_mclk: the HBM peak is blank, as in the reference
   grep -q '^2.1.23,L2-Fabric Read BW,[0-9.]*,Gb/s,,,' "$TMP/r/2.1.csv" || fail "blank HBM peak"
+  # Durations from the integer timestamps (beyond 2^53 ns): the median of a
+  # dispatch's rows, exactly; accumulated counters (<table>_ACCUM columns)
+  # feed the latency metrics.
+  run analyze -w "$WL33/vcopy/MI300X_A1_rocpd" --compat 3.3 -b 7.2 -b 11.2 --format csv -o "$TMP/s"
+  expect_status 0
+  grep -q '^7.2.0,Kernel Time,7357.666666666667,6730.0,8613.0,' "$TMP/s/7.2.csv" || fail "exact kernel time"
+  grep -q '^11.2.9,VMEM Latency,1105.29' "$TMP/s/11.2.csv" || fail "VMEM latency from SQ_INST_LEVEL_VMEM_ACCUM"
   # 3.0 reads a field that the newer layout does not have: named.
   run analyze -w "$WL33/vcopy/MI300X_A1_rocpd"
   expect_status 1

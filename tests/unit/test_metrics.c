@@ -142,6 +142,71 @@ static void test_compile_errors(void) {
   CHECK(lm_metrics_compile_texts(names, texts, 1, &c, &d) != LM_OK && strstr(d.message, "arch.yaml"));
 }
 
+/* The table of catalog c with id, or NULL. */
+static const lm_tabledef *table_of(const lm_catalog *c, const char *id) {
+  for (int32_t t = 0; t < c->n_tables; t++)
+    if (strcmp(c->tables[t].id, id) == 0) return &c->tables[t];
+  return NULL;
+}
+
+static const char *row_name(const lm_catalog *c, const lm_tabledef *t, int32_t r) {
+  return c->rows[t->first_row + r].name;
+}
+
+/* Overlay keys: take_rows splits a table, a row patch moves a row and
+ * substitutes names in its formulas, rename_counters renames counters
+ * everywhere (and adds them to arch.yaml's list), drop_empty_rows leaves
+ * out rows without a formula. */
+static void test_overlays(void) {
+  const char *names[] = {"arch.yaml", "quantities.yaml", "02_p.yaml", "ov_1.yaml", "ov_2.yaml"};
+  const char *texts[] = {
+      "arch: gfxtest\ncounters: [OLD_A, B, SQ_WAVES]\n",
+      "normalizations:\n  per_wave: {expr: SQ_WAVES, unit: wave}\n"
+      "quantities:\n  duration: B + 1\n",
+      "panel: 2\ntitle: P\ntables:\n- id: '2.1'\n  columns: {Metric: name, Avg: mean}\n"
+      "  rows:\n  - {metric: a, expr: 'OLD_A / $denom'}\n  - {metric: b, expr: 'B / $denom'}\n"
+      "  - {metric: c, expr: B}\n  - {metric: none}\n  - {metric: d, expr: B}\n",
+      "overlay: '3.3'\ndrop_empty_rows: true\nrename_counters: {OLD_: NEW_}\ntables:\n"
+      "  '2.1':\n    rows:\n      b: {substitute: {$denom: $duration}, after: c}\n",
+      "overlay: '3.3'\ntables:\n  '2.2': {panel: 2, title: T, take_rows: {from: '2.1', first: c, "
+      "last: b}}\n"};
+  lm_catalog *c = NULL;
+  lm_diag d;
+  lm_diag_clear(&d);
+  CHECK(lm_metrics_compile_texts_compat(names, texts, 5, "3.3", &c, &d) == LM_OK);
+  if (c) {
+    const lm_tabledef *t1 = table_of(c, "2.1"), *t2 = table_of(c, "2.2");
+    CHECK(t1 && t2);
+    /* 2.1 keeps a and d (none, without a formula, is left out); c and b
+     * (b moved after c) went to 2.2, which took 2.1's columns. */
+    if (t1 && t2) {
+      CHECK(t1->n_rows == 2 && strcmp(row_name(c, t1, 0), "a") == 0 &&
+            strcmp(row_name(c, t1, 1), "d") == 0);
+      CHECK(t2->n_rows == 2 && strcmp(row_name(c, t2, 0), "c") == 0 &&
+            strcmp(row_name(c, t2, 1), "b") == 0);
+      CHECK(t2->n_cols == t1->n_cols);
+      const lm_celldef *b = &c->cells[c->rows[t2->first_row + 1].first_cell];
+      CHECK(b[1].formula && strstr(b[1].formula, "$duration") && !strstr(b[1].formula, "$denom"));
+      const lm_celldef *a = &c->cells[c->rows[t1->first_row].first_cell];
+      CHECK(a[1].formula && strstr(a[1].formula, "NEW_A"));
+    }
+    CHECK(lm_catalog_check_counters(c, &d) == LM_OK);
+  }
+  lm_catalog_free(c);
+  /* Without the overlays' version nothing changes. */
+  c = NULL;
+  CHECK(lm_metrics_compile_texts_compat(names, texts, 5, "3.0", &c, &d) == LM_OK);
+  if (c) CHECK(!table_of(c, "2.2") && table_of(c, "2.1")->n_rows == 5);
+  lm_catalog_free(c);
+  /* A run of rows that does not exist is an error naming the overlay. */
+  texts[4] = "overlay: '3.3'\ntables:\n  '2.2': {panel: 2, take_rows: {from: '2.1', first: d, "
+             "last: a}}\n";
+  c = NULL;
+  CHECK(lm_metrics_compile_texts_compat(names, texts, 5, "3.3", &c, &d) != LM_OK &&
+        strcmp(d.file, "ov_2.yaml") == 0 && strstr(d.message, "no run of rows"));
+  lm_catalog_free(c);
+}
+
 static void test_ops(void) {
   CHECK(lm_py_mod(-7, 3) == 2 && lm_py_mod(7, -3) == -2 && isnan(lm_py_mod(1, 0)));
   CHECK(lm_py_round(2.5, 0) == 2 && lm_py_round(3.5, 0) == 4 && lm_py_round(-0.5, 0) == 0);
@@ -155,6 +220,7 @@ int main(void) {
   test_parse();
   test_compile();
   test_compile_errors();
+  test_overlays();
   test_ops();
   return check_report("test_metrics");
 }
