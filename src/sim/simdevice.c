@@ -346,8 +346,17 @@ static kernel *kernel_for(const char *name, int *fresh) {
   for (int i = 0; i < D.n_rec_names && !source; i++)
     if (strncmp(D.rec_names[i], name, len) == 0 && D.rec_names[i][len] == ' ')
       source = reported = D.rec_names[i];
-  /* Otherwise: the recorded kernel at the same position. */
-  if (!source && D.n_rec_names) source = D.rec_names[D.n_kernels % D.n_rec_names];
+  /* Otherwise the launch is refused: replaying another kernel's counters
+   * under this name would be a lie. LUMEN_SIMSDK_MAP=position maps it to
+   * the recorded kernel at the same position (for applications written to
+   * exercise other names against a recording, saying so). */
+  const char *map = getenv("LUMEN_SIMSDK_MAP");
+  if (!source && D.n_rec_names && map && strcmp(map, "position") == 0) {
+    source = D.rec_names[D.n_kernels % D.n_rec_names];
+    fprintf(stderr, "simulated device: kernel '%s' replays the recorded '%.120s' (LUMEN_SIMSDK_MAP=position)\n",
+            name, source);
+  }
+  if (!source) return NULL;
   const lm_table *pmc = D.rec->pmc;
   long kc = lm_table_find(pmc, "Kernel_Name");
   k->launched = strdup(name);
@@ -402,9 +411,18 @@ EXPORT int simsdk_device_launch(const char *name, const simsdk_launch *l, int gp
   int fresh;
   kernel *k = kernel_for(name, &fresh);
   if (!k || !k->n_rows) {
+    char names[512] = "", folder[1024] = "the recording";
+    if (D.rec->sysinfo_table && D.rec->sysinfo_table->path) {
+      snprintf(folder, sizeof folder, "%s", D.rec->sysinfo_table->path);
+      char *slash = strrchr(folder, '/');
+      if (slash && slash != folder) *slash = 0;
+    }
+    for (int i = 0, at = 0; i < D.n_rec_names && at < (int)sizeof names - 1; i++)
+      at += snprintf(names + at, sizeof names - (size_t)at, "%s%s", i ? "; " : "", D.rec_names[i]);
     pthread_mutex_unlock(&D.lock);
     free(j);
-    snprintf(why, cap, "the recording has no dispatch to replay for %s", name);
+    snprintf(why, cap, "kernel '%s' is not in the recording this simulated device replays (%s holds: %s)",
+             name, folder, names);
     return -1;
   }
   size_t row = k->rows[k->instances % k->n_rows];

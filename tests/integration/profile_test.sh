@@ -247,6 +247,9 @@ for i, name in enumerate(["GRBM_GUI_ACTIVE", "duration"]):
     assert lo <= got <= hi and got > 0, (name, lo, got, hi)' "$TMP/spread.json" "$TMP/rec" || fail "spread not within the recording's bounds"
   ;;
 spread_mix_instance)
+  # The test application's short kernel names (fill, add, reduce, ...)
+  # stand for the recording's kernels by position.
+  export LUMEN_SIMSDK_MAP=position
   # Twelve instances of fill make one row; the simulated device replays the
   # first twelve recorded fill dispatches, exactly. The spread lumen
   # reports is the one computed here from the recording's CSV.
@@ -317,6 +320,9 @@ vcopy_auto)
   expect_status 0
   ;;
 multi_kernel_app)
+  # The test application's short kernel names (fill, add, reduce, ...)
+  # stand for the recording's kernels by position.
+  export LUMEN_SIMSDK_MAP=position
   export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
   run profile -n mk -w "$TMP/p" -- "$APP" -g 2 fill:30 add:13 reduce:4
   expect_status 0
@@ -332,6 +338,9 @@ multi_kernel_app)
   same "$(sed -n 2,5p "$TMP/csv/0.2.csv" | cut -d, -f2,3)" "$(printf '%s\n' 0,fill 1,add 2,reduce 3,fill)" "dispatch order"
   ;;
 multi_kernel_instance)
+  # The test application's short kernel names (fill, add, reduce, ...)
+  # stand for the recording's kernels by position.
+  export LUMEN_SIMSDK_MAP=position
   export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
   sets=$(n_sets gfx90a)
   run profile -n mk -w "$TMP/p" --replay instance -- "$APP" -g 2 fill:30 add:13 reduce:4
@@ -353,6 +362,9 @@ multi_kernel_instance)
   same "$(tail -n +2 "$TMP/csv/0.1.csv" | cut -d, -f2,3 | sort)" "$(printf '%s' "$expected")" "complete rows"
   ;;
 threads)
+  # The test application's short kernel names (fill, add, reduce, ...)
+  # stand for the recording's kernels by position.
+  export LUMEN_SIMSDK_MAP=position
   export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
   sets=$(n_sets gfx90a)
   run profile -n th -w "$TMP/p" --replay instance -- "$APP" -g 2 -t 4 "fill:$sets" "add:$sets"
@@ -470,6 +482,9 @@ mpi_crash)
       p.run_id = r.run_id AND p.pid = r.pid WHERE p.rank IN (0, 2)")" "$((2 * sets))" "the other ranks' records"
   ;;
 regions)
+  # The test application's short kernel names (fill, add, reduce, ...)
+  # stand for the recording's kernels by position.
+  export LUMEN_SIMSDK_MAP=position
   export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
   # lumen markers around iterations 2..4, runtime ranges around 0..1.
   run profile -n rg -w "$TMP/all" -- "$APP" -g 2 -R solve:2:5 -S io:0:2 fill:8 add:8
@@ -517,6 +532,9 @@ regions)
   expect_err "carries no region markers"
   ;;
 filters)
+  # The test application's short kernel names (fill, add, reduce, ...)
+  # stand for the recording's kernels by position.
+  export LUMEN_SIMSDK_MAP=position
   export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
   selected() { q "$1" "SELECT group_concat(dispatch_id, ' ') FROM (SELECT DISTINCT dispatch_id FROM profile_record WHERE set_id >= 0 ORDER BY dispatch_id)"; }
   # Dispatch ids: iteration i launches fill (3i), add (3i+1), reduce (3i+2).
@@ -576,6 +594,9 @@ crash_resume)
   expect_err "nothing to resume"
   ;;
 nondeterministic)
+  # The test application's short kernel names (fill, add, reduce, ...)
+  # stand for the recording's kernels by position.
+  export LUMEN_SIMSDK_MAP=position
   export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
   sets=$(n_sets gfx90a)
   # add runs 3 + (run number) times: 4 in run 1, 5 in run 2, ...
@@ -590,7 +611,25 @@ nondeterministic)
   expect_status 0
   same "$(tail -n +2 "$TMP/csv/0.1.csv" | cut -d, -f2,3 | sort | tr '\n' ' ')" "add,4 fill,2 " "aligned rows"
   ;;
+kernel_mismatch)
+  # An application whose kernels are not in the recording a simulated
+  # device replays is refused, naming the kernel and what the recording
+  # holds; with LUMEN_SIMSDK_MAP=position the mapping is explicit and said.
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  unset LUMEN_SIMSDK_MAP
+  run profile -n km -w "$TMP/km" -- "$APP" fill:3
+  expect_status 1
+  expect_err "kernel 'fill' is not in the recording"
+  expect_err "vecCopy(double*, double*, double*, int, int)"
+  expect_err "earlier runs are kept"
+  LUMEN_SIMSDK_MAP=position "$LUMEN" profile -n km2 -w "$TMP/km2" -- "$APP" fill:3 >/dev/null 2>"$TMP/err" ||
+    fail "position mapping: $(head -c 600 "$TMP/err")"
+  expect_err "kernel 'fill' replays the recorded 'vecCopy"
+  ;;
 app_errors)
+  # The test application's short kernel names (fill, add, reduce, ...)
+  # stand for the recording's kernels by position.
+  export LUMEN_SIMSDK_MAP=position
   export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
   run profile -n e1 -w "$TMP/e1" -- "$TMP/no-such-app"
   expect_status 1
@@ -645,6 +684,9 @@ app_errors)
   same "$(q e10 "SELECT arch FROM workload")" gfx908 "architecture from the device"
   ;;
 clocks)
+  # The test application's short kernel names (fill, add, reduce, ...)
+  # stand for the recording's kernels by position.
+  export LUMEN_SIMSDK_MAP=position
   export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
   run profile -n ck -w "$TMP/p" -- "$APP" -g 2 fill:2 add:2
   expect_status 0
