@@ -37,8 +37,13 @@ enum MHD_Result lm_server_api_summary(struct MHD_Connection *c, const lm_query *
   lm_diag d;
   lm_diag_clear(&d);
   lm_status st = lm_server_acquire(q->w, &l, &d);
-  const lm_catalog *cat = st == LM_OK ? lm_metrics_builtin(l->w->arch) : NULL;
-  if (st == LM_OK && !cat) st = lm_diag_set(&d, LM_EARCH, NULL, 0, 0, "w", "%s has no metric definitions", l->w->arch);
+  /* The same catalog as /api/analysis for compat=, so that the cards and
+   * the panels agree. */
+  const lm_catalog *cat = st == LM_OK ? lm_server_catalog_of(l->w->arch, q->compat) : NULL;
+  if (st == LM_OK && !cat)
+    st = lm_diag_set(&d, LM_EARCH, NULL, 0, 0, q->compat ? "compat" : "w", "%s has no metric definitions%s%s",
+                     l->w->arch, q->compat ? " in the semantics of rocprofiler-compute " : "",
+                     q->compat ? q->compat : "");
   if (st == LM_OK) st = lm_rules_load_texts(cat, lm_rules_builtin(), &rules, &d);
   if (st == LM_OK) st = lm_advise_summary(l->w, cat, rules, &o, NULL, 5, &sum, &d);
   char *text = NULL;
