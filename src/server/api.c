@@ -152,29 +152,34 @@ enum MHD_Result lm_server_api_info(struct MHD_Connection *c, const lm_query *q) 
 }
 
 
-enum MHD_Result lm_server_api_analysis(struct MHD_Connection *c, const lm_query *q) {
-  if (!q->w) return lm_server_send_error(c, MHD_HTTP_BAD_REQUEST, "w: which workload?");
+lm_status lm_server_analysis_answer(const lm_query *q, char **text, size_t *len, int *busy, lm_diag *d) {
+  *text = NULL;
+  *len = 0;
+  *busy = 0;
   char key[sizeof q->canonical + 16];
   snprintf(key, sizeof key, "analysis|%s", q->canonical);
-  enum MHD_Result ok;
-  if (lm_server_send_cached(c, key, &ok)) return ok;
-  if (!lm_server_begin_evaluation()) return lm_server_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "busy; try again");
+  if ((*text = lm_server_cached_answer(key, len))) return LM_OK;
+  if (!lm_server_begin_evaluation()) {
+    *busy = 1;
+    return lm_diag_set(d, LM_ENOMEM, NULL, 0, 0, NULL, "busy; try again");
+  }
   lm_analyze_opts o;
   lm_server_opts_from_query(q, &o);
   lm_analysis *runs[2] = {NULL, NULL};
   lm_server_loaded *held[2] = {NULL, NULL};
   lm_workload *info[2] = {NULL, NULL};
-  lm_diag d;
   lm_status st = LM_OK;
   size_t n = 0;
   /* The baseline first, as on the command line: others compare with it. */
   const char *ids[2] = {q->base ? q->base : q->w, q->base ? q->w : NULL};
-  for (int i = 0; i < 2 && ids[i] && st == LM_OK; i++, n++) st = lm_server_analysis_of(ids[i], q->compat, &o, &runs[i], &held[i], &info[i], &d);
+  for (int i = 0; i < 2 && ids[i] && st == LM_OK; i++, n++)
+    st = lm_server_analysis_of(ids[i], q->compat, &o, &runs[i], &held[i], &info[i], d);
   lm_buf out = {0};
   if (st == LM_OK) {
-    lm_report_opts ro = {2, 10, 0, 0, ids, NULL, 0};
+    /* Long tables keep their first page; /api/rows serves the others. */
+    lm_report_opts ro = {2, 10, 0, 0, ids, NULL, 0, LM_SERVER_PAGE_ROWS};
     st = lm_report_json((const lm_analysis *const *)runs, n, &ro, &out);
-    if (st != LM_OK) lm_diag_set(&d, st, NULL, 0, 0, NULL, "out of memory");
+    if (st != LM_OK) lm_diag_set(d, st, NULL, 0, 0, NULL, "out of memory");
   }
   for (int i = 0; i < 2; i++) {
     lm_analysis_free(runs[i]);
@@ -184,10 +189,25 @@ enum MHD_Result lm_server_api_analysis(struct MHD_Connection *c, const lm_query 
   lm_server_end_evaluation();
   if (st != LM_OK) {
     lm_buf_fini(&out);
-    return lm_server_send_diag(c, &d);
+    return st;
   }
   lm_server_keep_answer(key, lm_buf_cstr(&out), out.len);
-  ok = lm_server_send(c, MHD_HTTP_OK, "application/json", lm_buf_cstr(&out), out.len, 1, 0);
-  lm_buf_fini(&out);
+  *len = out.len;
+  *text = lm_buf_take(&out);
+  if (!*text) return lm_diag_set(d, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  return LM_OK;
+}
+
+enum MHD_Result lm_server_api_analysis(struct MHD_Connection *c, const lm_query *q) {
+  if (!q->w) return lm_server_send_error(c, MHD_HTTP_BAD_REQUEST, "w: which workload?");
+  char *text = NULL;
+  size_t len = 0;
+  int busy = 0;
+  lm_diag d;
+  lm_diag_clear(&d);
+  if (lm_server_analysis_answer(q, &text, &len, &busy, &d) != LM_OK)
+    return busy ? lm_server_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "busy; try again") : lm_server_send_diag(c, &d);
+  enum MHD_Result ok = lm_server_send(c, MHD_HTTP_OK, "application/json", text, len, 1, 0);
+  free(text);
   return ok;
 }

@@ -2,8 +2,11 @@
  * cache.c - what `lumen serve` keeps between requests: loaded workloads
  * (at most MAX_LOADED, least recently used out, each loaded once however
  * many requests ask for it at the same time), answers by their canonical
- * selection (up to MAX_ANSWER_BYTES), and the bound on evaluations that
- * run at once. One lock guards all of it: every critical section is a
+ * selection, and the bound on evaluations that run at once. Memory is
+ * bounded by the cache limit (--cache-mb): answers take at most a quarter
+ * of it, loaded workloads the rest, counted by the bytes their tables
+ * hold; a workload larger than its share is served and then dropped as
+ * soon as no request holds it. One lock guards all of it: every critical section is a
  * table scan of a few hundred entries, never an evaluation.
  */
 #include <errno.h>
@@ -18,7 +21,7 @@
 
 #define MAX_LOADED 4
 #define MAX_ANSWERS 512
-#define MAX_ANSWER_BYTES ((size_t)256 << 20)
+#define DEFAULT_CACHE_BYTES ((size_t)2048 << 20)
 
 typedef struct answer {
   char *key;
@@ -34,12 +37,48 @@ static struct {
   pthread_cond_t changed;
   lm_server_loaded loaded[MAX_LOADED];
   answer answers[MAX_ANSWERS];
-  size_t answer_bytes;
+  size_t answer_bytes, answer_limit;
+  size_t workload_limit; /* bytes loaded workloads may hold together */
   unsigned long clock;
   int evaluations, max_evaluations;
 } C = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
 
-void lm_server_cache_init(int max_evaluations) { C.max_evaluations = max_evaluations > 0 ? max_evaluations : 2; }
+void lm_server_cache_init(int max_evaluations, size_t cache_bytes) {
+  C.max_evaluations = max_evaluations > 0 ? max_evaluations : 2;
+  if (!cache_bytes) cache_bytes = DEFAULT_CACHE_BYTES;
+  C.answer_limit = cache_bytes / 4;
+  C.workload_limit = cache_bytes - C.answer_limit;
+}
+
+static size_t table_bytes(const lm_table *t) {
+  return t ? t->block_bytes + lm_arena_bytes(t->arena) : 0;
+}
+
+/* What a loaded workload holds: its tables' value blocks and arenas. */
+static size_t workload_bytes(const lm_workload *w) {
+  size_t n = table_bytes(w->pmc) + table_bytes(w->sysinfo_table) + table_bytes(w->roofline);
+  for (size_t i = 0; i < w->n_levels; i++) n += table_bytes(w->levels[i]);
+  return n + (w->arena ? lm_arena_bytes(w->arena) : 0);
+}
+
+/* Take out, least recently used first, workloads nobody holds until the
+ * loaded ones fit the limit (keep is never taken). Called with the lock
+ * held; returns one workload to free after unlocking, or NULL. */
+static lm_workload *over_limit(const lm_server_loaded *keep) {
+  size_t total = 0;
+  for (int i = 0; i < MAX_LOADED; i++) total += C.loaded[i].w ? C.loaded[i].bytes : 0;
+  if (total <= C.workload_limit) return NULL;
+  lm_server_loaded *victim = NULL;
+  for (int i = 0; i < MAX_LOADED; i++) {
+    lm_server_loaded *l = &C.loaded[i];
+    if (l == keep || !l->w || l->refs || l->loading) continue;
+    if (!victim || l->used < victim->used) victim = l;
+  }
+  if (!victim) return NULL;
+  lm_workload *w = victim->w;
+  memset(victim, 0, sizeof *victim);
+  return w;
+}
 
 void lm_server_cache_fini(void) {
   for (int i = 0; i < MAX_LOADED; i++) lm_workload_free(C.loaded[i].w);
@@ -122,8 +161,15 @@ lm_status lm_server_acquire(const char *id, lm_server_loaded **out, lm_diag *dia
       return st;
     }
     slot->w = w;
+    slot->bytes = workload_bytes(w);
     slot->refs = 1;
     slot->used = ++C.clock;
+    lm_workload *drop;
+    while ((drop = over_limit(slot))) {
+      pthread_mutex_unlock(&C.lock);
+      lm_workload_free(drop);
+      pthread_mutex_lock(&C.lock);
+    }
     pthread_cond_broadcast(&C.changed);
     pthread_mutex_unlock(&C.lock);
     *out = slot;
@@ -135,8 +181,11 @@ void lm_server_release(lm_server_loaded *l) {
   if (!l) return;
   pthread_mutex_lock(&C.lock);
   l->refs--;
+  /* A workload over the limit on its own goes when its last user does. */
+  lm_workload *drop = over_limit(NULL);
   pthread_cond_broadcast(&C.changed);
   pthread_mutex_unlock(&C.lock);
+  lm_workload_free(drop);
 }
 
 /* At most max_evaluations heavy requests at once; others wait up to 60 s. */
@@ -182,7 +231,7 @@ char *lm_server_cached_answer(const char *key, size_t *len) {
 }
 
 void lm_server_keep_answer(const char *key, const char *body, size_t len) {
-  if (len > MAX_ANSWER_BYTES / 4) return;
+  if (len > C.answer_limit / 4) return;
   char *k = strdup(key), *b = malloc(len + 1);
   if (!k || !b) {
     free(k);
@@ -201,7 +250,7 @@ void lm_server_keep_answer(const char *key, const char *body, size_t len) {
         oldest = i;
       }
     }
-    if (empty >= 0 && C.answer_bytes + len <= MAX_ANSWER_BYTES) {
+    if (empty >= 0 && C.answer_bytes + len <= C.answer_limit) {
       C.answers[empty] = (answer){k, b, len, ++C.clock};
       C.answer_bytes += len;
       break;

@@ -120,9 +120,10 @@ typedef struct lm_server_loaded {
 } lm_server_loaded;
 
 /* lm_server_cache_init: at most max_evaluations (default 2) evaluations
- * at once. lm_server_cache_fini: free every kept workload and answer
- * (after the daemon stopped). */
-void lm_server_cache_init(int max_evaluations);
+ * at once, and cache_bytes (0: 2 GiB) for kept answers (a quarter) and
+ * loaded workloads (the rest). lm_server_cache_fini: free every kept
+ * workload and answer (after the daemon stopped). */
+void lm_server_cache_init(int max_evaluations, size_t cache_bytes);
 void lm_server_cache_fini(void);
 /* lm_server_is_store_id: whether id names a store entry ("db:NAME"). */
 int lm_server_is_store_id(const char *id);
@@ -158,12 +159,23 @@ lm_status lm_server_analysis_of(const char *id, const char *compat, const lm_ana
 
 /* ------------------------------------------------------------ endpoints */
 
+/* Rows of a long table (dispatches, top kernels) that /api/analysis
+ * keeps, and that one /api/rows page holds unless limit= says otherwise. */
+#define LM_SERVER_PAGE_ROWS 100
+
 /* Each answers one endpoint for a parsed query (see docs/serve.md). */
 enum MHD_Result lm_server_api_workloads(struct MHD_Connection *c);
 enum MHD_Result lm_server_api_info(struct MHD_Connection *c, const lm_query *q);
 enum MHD_Result lm_server_api_analysis(struct MHD_Connection *c, const lm_query *q);
 enum MHD_Result lm_server_api_summary(struct MHD_Connection *c, const lm_query *q);
 enum MHD_Result lm_server_api_roofline(struct MHD_Connection *c, const lm_query *q);
+enum MHD_Result lm_server_api_rows(struct MHD_Connection *c, const lm_query *q);
+/* lm_server_analysis_answer, lm_server_summary_answer: the answer of
+ * /api/analysis or /api/summary for q, from the cache or evaluated and
+ * kept: LM_OK with *text (free()) of *len bytes; else a status and diag,
+ * with *busy set when no evaluation could start within a minute (503). */
+lm_status lm_server_analysis_answer(const lm_query *q, char **text, size_t *len, int *busy, lm_diag *diag);
+lm_status lm_server_summary_answer(const lm_query *q, char **text, size_t *len, int *busy, lm_diag *diag);
 /* lm_server_api_fini: free what the endpoints keep (the workload list). */
 void lm_server_api_fini(void);
 

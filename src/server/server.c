@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,42 @@ static struct {
   client clients[MAX_CLIENTS];
   size_t n_clients;
 } R = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* -------------------------------------------------------------- warm-up */
+
+/* The opening view of each folder (its analysis and summary with no
+ * filter, what the GUI asks first) is evaluated once in the background
+ * after the start, so that the first visitor is answered from memory;
+ * /api/health says when it is done ("warm"). Only as many folders as the
+ * workload cache keeps are prepared. */
+#define WARM_FOLDERS 4
+static pthread_t warm_thread;
+static int warm_started;
+static atomic_int warm_done, warm_stop;
+
+static void *warm_up(void *arg) {
+  (void)arg;
+  for (size_t i = 0; i < lm_server_g.n_folders && i < WARM_FOLDERS && !atomic_load(&warm_stop); i++) {
+    char raw[64];
+    int n = snprintf(raw, sizeof raw, "w=%s", lm_server_g.folders[i].id);
+    lm_query q;
+    lm_diag d;
+    lm_diag_clear(&d);
+    if (lm_query_parse(raw, (size_t)n, &q, &d) == LM_OK) {
+      char *text = NULL;
+      size_t len = 0;
+      int busy = 0;
+      lm_server_analysis_answer(&q, &text, &len, &busy, &d);
+      free(text);
+      text = NULL;
+      if (!atomic_load(&warm_stop)) lm_server_summary_answer(&q, &text, &len, &busy, &d);
+      free(text);
+    }
+    lm_query_fini(&q);
+  }
+  atomic_store(&warm_done, 1);
+  return NULL;
+}
 
 /* --------------------------------------------------------- static files */
 
@@ -245,7 +282,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
       ok = send_asset(c, url);
     }
   } else if (strcmp(url, "/api/health") == 0) {
-    ok = lm_server_send(c, MHD_HTTP_OK, "application/json", "{\"ok\":true}", 11, 0, 0);
+    ok = atomic_load(&warm_done) ? lm_server_send(c, MHD_HTTP_OK, "application/json", "{\"ok\":true,\"warm\":true}", 23, 0, 0)
+                                 : lm_server_send(c, MHD_HTTP_OK, "application/json", "{\"ok\":true,\"warm\":false}", 24, 0, 0);
   } else if (strcmp(url, "/api/workloads") == 0) {
     ok = lm_server_api_workloads(c);
   } else if (strcmp(url, "/api/info") == 0) {
@@ -256,6 +294,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     ok = lm_server_api_summary(c, &q);
   } else if (strcmp(url, "/api/roofline") == 0) {
     ok = lm_server_api_roofline(c, &q);
+  } else if (strcmp(url, "/api/rows") == 0) {
+    ok = lm_server_api_rows(c, &q);
   } else {
     ok = lm_server_send_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
   }
@@ -263,6 +303,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
   lm_phase_end(strcmp(url, "/api/analysis") == 0   ? "request /api/analysis"
                : strcmp(url, "/api/summary") == 0  ? "request /api/summary"
                : strcmp(url, "/api/roofline") == 0 ? "request /api/roofline"
+               : strcmp(url, "/api/rows") == 0     ? "request /api/rows"
                : strncmp(url, "/api/", 5) == 0     ? "request /api/ (other)"
                                                    : "request page",
                t_request);
@@ -285,7 +326,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
 
 lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
   lm_server_g.opts = o;
-  lm_server_cache_init(o->threads);
+  lm_server_cache_init(o->threads, o->cache_mb > 0 ? (size_t)o->cache_mb << 20 : 0);
   const char *host = o->host ? o->host : "127.0.0.1";
   int port = o->port >= 0 ? o->port : 8080; /* 0: any free port */
   struct sockaddr_in sa4;
@@ -394,9 +435,16 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
   /* A line on stdout that scripts can wait for. */
   printf("listening on http://%s%s%s:%d/\n", v6 ? "[" : "", host, v6 ? "]" : "", bound);
   fflush(stdout);
+  atomic_store(&warm_done, 0);
+  atomic_store(&warm_stop, 0);
+  warm_started = pthread_create(&warm_thread, NULL, warm_up, NULL) == 0;
+  if (!warm_started) atomic_store(&warm_done, 1);
   int sig = 0;
   sigwait(&stop, &sig);
   lm_log(LM_LOG_INFO, "stopping (signal %d)", sig);
+  atomic_store(&warm_stop, 1);
+  if (warm_started) pthread_join(warm_thread, NULL);
+  warm_started = 0;
   MHD_stop_daemon(d);
   lm_guard_stop();
   lm_server_cache_fini();

@@ -22,13 +22,17 @@ static void add_num(cJSON *o, const char *name, double v) {
 
 /* The guided-analysis summary of one workload for the selection: the
  * "summary" object of `lumen analyze --summary --format json`. */
-enum MHD_Result lm_server_api_summary(struct MHD_Connection *c, const lm_query *q) {
-  if (!q->w) return lm_server_send_error(c, MHD_HTTP_BAD_REQUEST, "w: which workload?");
+lm_status lm_server_summary_answer(const lm_query *q, char **text_out, size_t *len, int *busy, lm_diag *diag) {
+  *text_out = NULL;
+  *len = 0;
+  *busy = 0;
   char key[sizeof q->canonical + 16];
   snprintf(key, sizeof key, "summary|%s", q->canonical);
-  enum MHD_Result ok;
-  if (lm_server_send_cached(c, key, &ok)) return ok;
-  if (!lm_server_begin_evaluation()) return lm_server_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "busy; try again");
+  if ((*text_out = lm_server_cached_answer(key, len))) return LM_OK;
+  if (!lm_server_begin_evaluation()) {
+    *busy = 1;
+    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "busy; try again");
+  }
   lm_analyze_opts o;
   lm_server_opts_from_query(q, &o);
   lm_server_loaded *l = NULL;
@@ -58,9 +62,26 @@ enum MHD_Result lm_server_api_summary(struct MHD_Connection *c, const lm_query *
   lm_rules_free(rules);
   lm_server_release(l);
   lm_server_end_evaluation();
-  if (st != LM_OK) return lm_server_send_diag(c, &d);
-  lm_server_keep_answer(key, text, strlen(text));
-  ok = lm_server_send(c, MHD_HTTP_OK, "application/json", text, strlen(text), 1, 0);
+  if (st != LM_OK) {
+    *diag = d;
+    return st;
+  }
+  *len = strlen(text);
+  lm_server_keep_answer(key, text, *len);
+  *text_out = text;
+  return LM_OK;
+}
+
+enum MHD_Result lm_server_api_summary(struct MHD_Connection *c, const lm_query *q) {
+  if (!q->w) return lm_server_send_error(c, MHD_HTTP_BAD_REQUEST, "w: which workload?");
+  char *text = NULL;
+  size_t len = 0;
+  int busy = 0;
+  lm_diag d;
+  lm_diag_clear(&d);
+  if (lm_server_summary_answer(q, &text, &len, &busy, &d) != LM_OK)
+    return busy ? lm_server_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "busy; try again") : lm_server_send_diag(c, &d);
+  enum MHD_Result ok = lm_server_send(c, MHD_HTTP_OK, "application/json", text, len, 1, 0);
   free(text);
   return ok;
 }
