@@ -224,6 +224,8 @@ big)
   # it, and the server's memory stays within --cache-mb.
   N=100000
   "$SCALE" "$WL/vcopy/MI200" "$N" "$TMP/big" || fail "scale_workload"
+  # (the server reads the folder before it listens: slow in sanitizer builds)
+  export SERVE_START_S=180
   start_server -w "$TMP/big" -w "$WL/_mix/mix_MI200"
   MB=1048576
   for p in "api/workloads" "api/info?w=f0" "api/analysis?w=f0" "api/summary?w=f0" "api/roofline?w=f0" \
@@ -286,7 +288,12 @@ PY
   expect_code 200 "small cache, a page"
   rss=$(($(ps -o rss= -p "$SERVER") / 1024))
   echo "server memory with --cache-mb 256: $rss MiB"
-  [ "$rss" -le 320 ] || fail "the server holds $rss MiB with --cache-mb 256"
+  # AddressSanitizer keeps freed memory in quarantine: no bound to check.
+  if ldd "$LUMEN" 2>/dev/null | grep -q libasan; then
+    echo "a sanitizer build: the memory bound is not checked"
+  else
+    [ "$rss" -le 320 ] || fail "the server holds $rss MiB with --cache-mb 256"
+  fi
   stop_server
   ;;
 *)
