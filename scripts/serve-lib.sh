@@ -4,14 +4,15 @@
 #
 # start_lumen_serve LUMEN LOG_DIR ARGS...: starts the server in the
 # background with ARGS; sets SERVER (its pid) and URL (http://127.0.0.1:P/).
-# Returns 1, with the server's error on stderr, if it does not come up.
+# Returns 1, with the server's error on stderr, if it does not come up
+# within SERVE_START_S seconds (default 10; it reads every folder first).
 start_lumen_serve() {
   local lumen=$1 logs=$2
   shift 2
   "$lumen" serve --listen 127.0.0.1:0 "$@" >"$logs/serve.out" 2>"$logs/serve.err" &
   SERVER=$!
   URL=""
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 $((${SERVE_START_S:-10} * 10))); do
     URL=$(grep -o 'http://[^ ]*' "$logs/serve.out" 2>/dev/null | head -1 || true)
     [ -n "$URL" ] && return 0
     kill -0 "$SERVER" 2>/dev/null || break

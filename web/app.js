@@ -181,6 +181,8 @@ async function show() {
     const n = report.workloads[report.workloads.length - 1];
     setStatus(`${n.dispatches_selected} of ${n.dispatches_total} dispatches, ${report.workloads[0].normalization}`);
     document.body.dataset.state = 'ready';
+    /* When the first view was complete, in ms since the page began to load. */
+    if (window.lumenFirstViewMs === undefined) window.lumenFirstViewMs = performance.now();
   } catch (e) {
     setStatus(e.message, true);
     document.body.dataset.state = 'error';
@@ -377,13 +379,11 @@ function renderTable(t, panel, comparing, s, inf) {
     head.appendChild(th);
   }
   table.appendChild(head);
-  for (const row of t.rows) {
+  const addRow = (row, cells, deltas) => {
     const tr = document.createElement('tr');
     tr.dataset.row = row.id;
     if (row.description) tr.title = row.description;
     if (row.sets_differ) tr.classList.add('sets-differ');
-    const cells = rowCells(row, comparing);
-    const deltas = comparing && row.compare && row.compare[0] ? row.compare[0].delta_pct : null;
     cells.forEach((v, i) => {
       cell(tr, v);
       if (comparing && numericCols.has(i) && t.kind !== 'sysinfo') {
@@ -398,10 +398,96 @@ function renderTable(t, panel, comparing, s, inf) {
       if (row.sets_differ) td.title = 'relative spread of what every counter set measured';
     }
     table.appendChild(tr);
-  }
+  };
+  for (const row of t.rows)
+    addRow(row, rowCells(row, comparing), comparing && row.compare && row.compare[0] ? row.compare[0].delta_pct : null);
   wrap.appendChild(table);
+  /* A long table (a row per dispatch or kernel) that the server cut to its
+   * first page: the page holds one page of rows at a time and asks
+   * /api/rows for the others, sorted and filtered there. */
+  if (t.rows_total !== undefined) box.appendChild(pager(t, s, box, table, head, addRow));
   box.appendChild(wrap);
   return box;
+}
+
+const PAGE_ROWS = 100;
+
+function pager(t, s, box, table, head, addRow) {
+  const state = { offset: 0, sort: null, order: 'asc', filter: '', matched: t.rows_total };
+  const bar = el('div', 'pager');
+  const prev = el('button', 'prev', '‹ previous');
+  const next = el('button', 'next', 'next ›');
+  const range = el('span', 'range');
+  const filter = el('input', 'filter');
+  prev.type = next.type = 'button';
+  filter.type = 'search';
+  filter.placeholder = 'filter rows';
+  filter.setAttribute('aria-label', `filter the rows of table ${t.id}`);
+  bar.append(prev, range, next, filter);
+  const mark = () => {
+    const last = Math.min(state.offset + PAGE_ROWS, state.matched);
+    range.textContent = state.matched ? `rows ${fmt(state.offset + 1)}–${fmt(last)} of ${fmt(state.matched)}` +
+      (state.matched !== t.rows_total ? ` (${fmt(t.rows_total)} in all)` : '') : 'no rows match';
+    prev.disabled = state.offset === 0;
+    next.disabled = last >= state.matched;
+    box.dataset.offset = String(state.offset);
+    box.dataset.matched = String(state.matched);
+    box.dataset.rowsTotal = String(t.rows_total);
+    head.querySelectorAll('th[data-col]').forEach((th) => {
+      th.classList.toggle('sorted', Number(th.dataset.col) === state.sort);
+      th.dataset.order = Number(th.dataset.col) === state.sort ? state.order : '';
+    });
+  };
+  let generation = 0;
+  const load = async () => {
+    const mine = ++generation;
+    box.dataset.pageState = 'loading';
+    const p = new URLSearchParams(query(s, false));
+    p.set('t', t.id);
+    p.set('offset', String(state.offset));
+    p.set('limit', String(PAGE_ROWS));
+    if (state.sort !== null) { p.set('sort', String(state.sort)); p.set('order', state.order); }
+    if (state.filter) p.set('filter', state.filter);
+    try {
+      const page = await getJSON(`api/rows?${p.toString()}`);
+      if (mine !== generation) return;
+      table.querySelectorAll('tr[data-row]').forEach((tr) => tr.remove());
+      for (const row of page.rows) addRow(row, row.cells, null);
+      state.matched = page.rows_matched;
+      mark();
+      box.dataset.pageState = 'ready';
+    } catch (e) {
+      if (mine !== generation) return;
+      range.textContent = `rows: ${e.message}`;
+      box.dataset.pageState = 'error';
+    }
+  };
+  prev.addEventListener('click', () => { state.offset = Math.max(0, state.offset - PAGE_ROWS); load(); });
+  next.addEventListener('click', () => { state.offset += PAGE_ROWS; load(); });
+  let typing = null;
+  filter.addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => { state.filter = filter.value.trim(); state.offset = 0; load(); }, 250);
+  });
+  /* Headers sort: ascending first, descending on the second click. A
+   * compared table's Δ% headers do not sort (the pages come from one run). */
+  let col = 0;
+  head.querySelectorAll('th').forEach((th) => {
+    if (th.textContent === 'Δ%' || th.textContent === 'Sets differ') return;
+    th.dataset.col = String(col++);
+    th.classList.add('sortable');
+    th.title = 'sort by this column';
+    th.addEventListener('click', () => {
+      const c = Number(th.dataset.col);
+      state.order = state.sort === c && state.order === 'asc' ? 'desc' : 'asc';
+      state.sort = c;
+      state.offset = 0;
+      load();
+    });
+  });
+  mark();
+  box.dataset.pageState = 'ready';
+  return bar;
 }
 
 /* ------------------------------------------------------------- charts */

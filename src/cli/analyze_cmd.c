@@ -328,7 +328,7 @@ int cmd_analyze(int argc, char **argv, int first) {
     status = 2;
     goto done;
   }
-  lm_report_opts ropts = {2, 10, 0, a.verbosity, NULL, NULL, 0};
+  lm_report_opts ropts = {2, 10, 0, a.verbosity, NULL, NULL, 0, 0};
   if (cli_has(&a, "decimal")) {
     long v;
     if (!parse_long(cli_get(&a, "decimal"), &v) || v < 0 || v > 17) {

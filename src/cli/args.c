@@ -67,6 +67,7 @@ static const flag flags[] = {
     {"token", 0, 1, MODE_SERVE, NULL},
     {"token-file", 0, 1, MODE_SERVE, NULL},
     {"header-timeout", 0, 1, MODE_SERVE, NULL},
+    {"cache-mb", 0, 1, MODE_SERVE, NULL},
     {"threads", 0, 1, MODE_ANALYZE | MODE_SERVE, NULL},
     {"corrected", 0, 0, MODE_ANALYZE | MODE_SERVE, NULL},
 };

@@ -195,6 +195,8 @@ static const char *const serve_help =
     "  --db URL              serve the workloads of this store\n"
     "  --listen ADDR:PORT    where to listen (port 0: any free port)\n"
     "  --threads N           analyses evaluated at once (default 2)\n"
+    "  --cache-mb N          memory for loaded workloads and kept answers\n"
+    "                        (default 2048; answers take at most a quarter)\n"
     "  --header-timeout S    seconds a client may take to send a request's\n"
     "                        headers before it is disconnected (default 10)\n"
     "\n"

@@ -121,6 +121,16 @@ int cmd_serve(int argc, char **argv, int first) {
       goto done;
     }
   }
+  const char *cache_mb = cli_get(&a, "cache-mb");
+  if (cache_mb) {
+    char *end = NULL;
+    o.cache_mb = strtol(cache_mb, &end, 10);
+    if (!end || *end || o.cache_mb < 16 || o.cache_mb > (1L << 24)) {
+      cli_error(MODE, "--cache-mb %s: expected MiB, 16 to 16777216", cache_mb);
+      status = 2;
+      goto done;
+    }
+  }
   const char *rate = getenv("LUMEN_SERVE_RATE");
   if (rate && *rate) o.rate = atof(rate);
   o.web_dir = getenv("LUMEN_WEB_DIR");

@@ -671,6 +671,12 @@ static cJSON *json_cell(const lm_cell *c) {
   return cJSON_CreateNumber(c->num);
 }
 
+void *lm_report_json_cell(const lm_cell *cell) { return json_cell(cell); }
+
+int lm_report_long_table(const lm_rtable *t) {
+  return t->kind == LM_TABLE_DISPATCHES || t->kind == LM_TABLE_TOP_KERNELS;
+}
+
 static cJSON *json_run_info(const lm_analysis *a, const char *name) {
   cJSON *o = cJSON_CreateObject();
   const lm_sysinfo *info = &a->workload->sysinfo;
@@ -723,8 +729,14 @@ lm_status lm_report_json(const lm_analysis *const *runs, size_t n, const lm_repo
       if (t->roles[c] == LM_RCOL_TIPS) continue;
       cJSON_AddItemToArray(cols, cJSON_CreateString(t->titles[c]));
     }
+    /* A long table may be cut to its first rows; rows_total says so. */
+    int32_t n_rows = t->n_rows;
+    if (o && o->json_max_rows && lm_report_long_table(t) && (size_t)n_rows > o->json_max_rows) {
+      n_rows = (int32_t)o->json_max_rows;
+      cJSON_AddNumberToObject(jt, "rows_total", t->n_rows);
+    }
     cJSON *rows = cJSON_AddArrayToObject(jt, "rows");
-    for (int32_t r = 0; r < t->n_rows; r++) {
+    for (int32_t r = 0; r < n_rows; r++) {
       cJSON *jr = cJSON_CreateObject();
       cJSON_AddStringToObject(jr, "id", t->row_ids[r]);
       if (t->row_sources) cJSON_AddStringToObject(jr, "source", t->row_sources[r]);

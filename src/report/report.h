@@ -25,6 +25,10 @@ typedef struct lm_report_opts {
                                 first run, added as "summary", or NULL */
   int color;            /* text: ANSI colours (percentages near a peak or near
                            zero, finding severities); only for terminals */
+  size_t json_max_rows; /* json: the tables with a row per dispatch or per
+                           kernel keep their first json_max_rows rows and
+                           say how many they had ("rows_total"); 0: all
+                           rows (the server pages the rest) */
 } lm_report_opts;
 
 /* lm_report_text: render runs[0..n) as terminal tables into out. */
@@ -47,6 +51,15 @@ lm_status lm_report_csv_stream(const lm_analysis *const *runs, size_t n,
 /* lm_report_json: one JSON document with every shown table. */
 lm_status lm_report_json(const lm_analysis *const *runs, size_t n,
                          const lm_report_opts *opts, lm_buf *out);
+
+/* lm_report_long_table: whether t has a row per dispatch or per kernel
+ * (the tables json_max_rows cuts and the server pages). */
+int lm_report_long_table(const lm_rtable *t);
+
+/* lm_report_json_cell: one cell as JSON, as lm_report_json writes it
+ * (null when empty or NaN, "inf"/"-inf", a number or a string); a cJSON *
+ * the caller adds to a document or deletes; NULL when out of memory. */
+void *lm_report_json_cell(const lm_cell *cell);
 
 /* lm_report_delta_pct: Δ% of other against base, the one definition every
  * output uses: 100 × (other − base) / |base| at full precision; with a zero

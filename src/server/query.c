@@ -89,6 +89,19 @@ static lm_status oneof(const char *key, const char *value, const char *const *al
   return st;
 }
 
+/* A decimal number in [0, max] into *out (once). */
+static lm_status number(long *out, const char *key, const char *value, long max, lm_diag *diag) {
+  if (*out >= 0) return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "parameter '%s' is given twice", key);
+  long v = 0;
+  const char *p = value;
+  for (; *p >= '0' && *p <= '9' && v <= max; p++) v = v * 10 + (*p - '0');
+  if (p == value || *p || v > max)
+    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "%s=%.32s: expected a whole number from 0 to %ld", key,
+                       value, max);
+  *out = v;
+  return LM_OK;
+}
+
 static int valid_id(const char *v) {
   size_t n = strlen(v);
   return n > 0 && n <= 512;
@@ -96,6 +109,7 @@ static int valid_id(const char *v) {
 
 lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag) {
   memset(q, 0, sizeof *q);
+  q->offset = q->limit = q->sort = -1;
   if (len > LM_QUERY_MAX_BYTES)
     return lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, NULL, "the query has %zu bytes; at most %d", len,
                        LM_QUERY_MAX_BYTES);
@@ -184,6 +198,24 @@ lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag
       static const char *const flags[] = {"0", "1", NULL};
       st = oneof(key, value, flags, diag);
       q->corrected = value[0] == '1';
+    } else if (strcmp(key, "t") == 0) {
+      if (vn == 0 || vn > 32) st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "t: a table id such as 0.2");
+      else st = one(&q->table, key, value, diag);
+    } else if (strcmp(key, "offset") == 0) {
+      st = number(&q->offset, key, value, LM_QUERY_MAX_OFFSET, diag);
+    } else if (strcmp(key, "limit") == 0) {
+      st = number(&q->limit, key, value, LM_QUERY_MAX_LIMIT, diag);
+      if (st == LM_OK && q->limit == 0)
+        st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "limit=0: expected 1 to %d rows", LM_QUERY_MAX_LIMIT);
+    } else if (strcmp(key, "sort") == 0) {
+      st = number(&q->sort, key, value, 4096, diag);
+    } else if (strcmp(key, "order") == 0) {
+      static const char *const orders[] = {"asc", "desc", NULL};
+      st = oneof(key, value, orders, diag);
+      if (st == LM_OK) st = one(&q->order, key, value, diag);
+    } else if (strcmp(key, "filter") == 0) {
+      if (vn > 256) st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, key, "filter: at most 256 characters");
+      else st = one(&q->filter, key, value, diag);
     } else if (strcmp(key, "token") == 0) {
       st = one(&q->token, key, value, diag);
     } else if (strcmp(key, "_") == 0) {

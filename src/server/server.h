@@ -20,6 +20,8 @@
 
 #define LM_QUERY_MAX_BYTES 16384
 #define LM_QUERY_MAX_ITEMS 32
+#define LM_QUERY_MAX_LIMIT 1000     /* rows one page may hold */
+#define LM_QUERY_MAX_OFFSET 1000000000L
 
 typedef struct lm_query {
   char *buf;                      /* owned: decoded values */
@@ -35,6 +37,11 @@ typedef struct lm_query {
   size_t n_blocks;
   lm_idset dispatch, gpu, instance;
   int corrected;
+  /* Paging a long table (/api/rows; not part of the canonical selection). */
+  const char *table;              /* t: the table id, "0.2" */
+  const char *order;              /* "asc" or "desc" (NULL: asc) */
+  const char *filter;             /* rows with a text cell containing it, any case */
+  long offset, limit, sort;       /* -1 where not given; sort: a column index */
   char canonical[LM_QUERY_MAX_BYTES + 512]; /* the selection as a cache key */
 } lm_query;
 
@@ -62,6 +69,8 @@ typedef struct lm_server_opts {
                                   the embedded copy (development) */
   double header_timeout;       /* seconds a client may take to send a
                                   request's headers (0: 10) */
+  long cache_mb;               /* MiB for kept answers and loaded workloads
+                                  (0: 2048) */
 } lm_server_opts;
 
 /* lm_token_check: LM_OK when token can serve as a secret: not blank, no

@@ -64,7 +64,16 @@ static struct {
   size_t n_kernels;
 } R = {.kernel_lock = PTHREAD_MUTEX_INITIALIZER};
 
-static unsigned long thread_id(void) { return (unsigned long)syscall(SYS_gettid); }
+/* The launching thread's id, asked of the kernel once per thread (a
+ * forked child's thread asks again: its id differs). */
+static _Thread_local unsigned long my_tid;
+
+static void forget_tid(void) { my_tid = 0; }
+
+static unsigned long thread_id(void) {
+  if (!my_tid) my_tid = (unsigned long)syscall(SYS_gettid);
+  return my_tid;
+}
 
 static rocp_status take_gpus(int version, const void **agents, size_t n, void *user) {
   (void)version;
@@ -213,21 +222,29 @@ static void on_dispatch(rocp_dispatch_data data, rocp_counter_config_id *config,
   (void)arg;
   config->handle = 0;
   user_data->ptr = NULL;
-  pending *p = calloc(1, sizeof *p);
-  if (!p) return;
+  /* On the stack: only a dispatch that collects outlives the callback. */
+  pending on_stack, *p = &on_stack;
+  memset(p, 0, sizeof *p);
   const rocp_dispatch_info *di = &data.dispatch_info;
   p->gpu_index = gpu_of(di->agent_id);
   lm_tool_dispatch *d = &p->d;
   d->dispatch_id = di->dispatch_id;
   d->kernel_id = di->kernel_id;
-  pthread_mutex_lock(&R.kernel_lock);
-  const kernel_info *k = kernel_find(di->kernel_id);
-  /* Names live as long as the library: the pointer stays valid. */
-  d->kernel_name = k ? k->name : NULL;
-  d->sgpr = k ? k->sgpr : 0;
-  d->arch_vgpr = k ? k->arch_vgpr : 0;
-  d->accum_vgpr = k ? k->accum_vgpr : 0;
-  pthread_mutex_unlock(&R.kernel_lock);
+  /* The thread's last kernel is remembered, so that launching it again
+   * takes no lock. Names live as long as the library. */
+  static _Thread_local kernel_info last;
+  static _Thread_local int have_last;
+  if (!have_last || last.id != di->kernel_id) {
+    pthread_mutex_lock(&R.kernel_lock);
+    const kernel_info *k = kernel_find(di->kernel_id);
+    if (k) last = *k;
+    have_last = k != NULL;
+    pthread_mutex_unlock(&R.kernel_lock);
+  }
+  d->kernel_name = have_last ? last.name : NULL;
+  d->sgpr = have_last ? last.sgpr : 0;
+  d->arch_vgpr = have_last ? last.arch_vgpr : 0;
+  d->accum_vgpr = have_last ? last.accum_vgpr : 0;
   d->gpu = p->gpu_index >= 0 ? R.gpus[p->gpu_index].number : -1;
   d->tid = thread_id();
   d->grid = volume(di->grid_size);
@@ -236,15 +253,18 @@ static void on_dispatch(rocp_dispatch_data data, rocp_counter_config_id *config,
   d->scratch = di->private_segment_size;
   int set = lm_tool_dispatch_begin(d, &p->choice);
   if (set >= 0 && set < R.n_sets && p->gpu_index >= 0 && R.gpus[p->gpu_index].sets) {
-    *config = R.gpus[p->gpu_index].sets[set].config;
-    user_data->ptr = p;
-    return;
+    pending *kept = malloc(sizeof *kept);
+    if (kept) {
+      *kept = *p;
+      *config = R.gpus[p->gpu_index].sets[set].config;
+      user_data->ptr = kept;
+      return;
+    }
   }
   /* Nothing to collect: the SDK will deliver no record; the dispatch is
    * recorded now, without timestamps. */
   p->choice.set = -1;
   lm_tool_dispatch_end(d, &p->choice, 0, 0, NULL, 0);
-  free(p);
 }
 
 typedef struct column_sum {
@@ -314,6 +334,7 @@ static int tool_initialize(rocp_client_finalize finalize, void *tool_data) {
   (void)tool_data;
   const lm_tool_config *cfg = lm_tool_config_now();
   if (!cfg) return -1;
+  pthread_atfork(NULL, NULL, forget_tid);
   char why[512];
   if (lm_rocp_load(&R.api, 1, why, sizeof why) != 0) {
     lm_tool_error(why);

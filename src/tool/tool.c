@@ -9,8 +9,16 @@
  * backend_cupti.c) attaches it to
  * the GPU runtime and forwards the runtime's callbacks. Dispatches are
  * decided by the policy; their timestamps, counters and regions are
- * appended to a records file, pushed to it dispatch by dispatch, that `lumen profile`
- * reads after the run. Every process has a file of its own (the
+ * appended to a records file that `lumen profile` reads after the run.
+ * The record of a dispatch that collects nothing goes into a buffer of
+ * the launching thread, so that such a dispatch costs no system call and
+ * takes no lock another application thread takes; a buffer goes to the
+ * file when it is full, every RECORD_FLUSH_MS from a background thread,
+ * at a marker, at a fork, at the end, and from a handler of the fatal
+ * signals. The record of a dispatch that collected counters goes to the
+ * file at once, with the thread's buffer before it: a program that
+ * crashes or is killed keeps every counter it collected (and all but the
+ * last few milliseconds of the dispatches it did not). Every process has a file of its own (the
  * configured path and the pid: OUTPUT.PID), opened at load time and again
  * in a forked child, so that the processes of one application (one per
  * GPU, MPI ranks, helpers) never write into each other's records; the
@@ -21,7 +29,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +62,138 @@ static struct {
 } T = {.out_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int open_records(void);
+static void emit_now(const char *text, size_t len);
+
+/* ------------------------------------------------------- record buffers */
+
+#define RECORD_BUFFER (64 << 10)
+#define RECORD_FLUSH_MS 20
+
+/* One thread's dispatch records not yet in the file. Its lock is taken by
+ * the thread itself and, now and then, by whoever flushes every buffer. */
+typedef struct record_buf {
+  pthread_mutex_t lock;
+  size_t len;
+  struct record_buf *next;
+  char data[RECORD_BUFFER];
+} record_buf;
+
+static struct {
+  pthread_mutex_t lock; /* the list (a thread's first record adds its buffer) */
+  record_buf *all;
+  pthread_t flusher;
+  atomic_int flusher_state; /* 0 none, 1 starting or running */
+  atomic_int stop;
+} B = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static _Thread_local record_buf *my_buf;
+
+/* Write b's bytes to the file (b's lock held). */
+static void drain(record_buf *b) {
+  if (!b->len) return;
+  pthread_mutex_lock(&T.out_lock);
+  if (T.out) {
+    fwrite(b->data, 1, b->len, T.out);
+    fflush(T.out);
+  }
+  pthread_mutex_unlock(&T.out_lock);
+  b->len = 0;
+}
+
+/* Every thread's buffer to the file. */
+static void flush_all(void) {
+  pthread_mutex_lock(&B.lock);
+  for (record_buf *b = B.all; b; b = b->next) {
+    pthread_mutex_lock(&b->lock);
+    drain(b);
+    pthread_mutex_unlock(&b->lock);
+  }
+  pthread_mutex_unlock(&B.lock);
+}
+
+static void *flusher_main(void *arg) {
+  (void)arg;
+  struct timespec period = {0, RECORD_FLUSH_MS * 1000000L};
+  while (!atomic_load(&B.stop)) {
+    nanosleep(&period, NULL);
+    flush_all();
+  }
+  return NULL;
+}
+
+static void start_flusher(void) {
+  int none = 0;
+  if (!atomic_compare_exchange_strong(&B.flusher_state, &none, 1)) return;
+  atomic_store(&B.stop, 0);
+  if (pthread_create(&B.flusher, NULL, flusher_main, NULL) != 0) atomic_store(&B.flusher_state, 0);
+}
+
+static void stop_flusher(void) {
+  if (atomic_load(&B.flusher_state) != 1) return;
+  atomic_store(&B.stop, 1);
+  pthread_join(B.flusher, NULL);
+  atomic_store(&B.flusher_state, 0);
+}
+
+/* record: append one dispatch's lines to this thread's buffer; with now,
+ * write the buffer to the file. */
+static void record(const char *text, size_t len, int now) {
+  record_buf *b = my_buf;
+  if (!b) {
+    b = malloc(sizeof *b);
+    if (!b) {
+      emit_now(text, len); /* no buffer: straight to the file */
+      return;
+    }
+    pthread_mutex_init(&b->lock, NULL);
+    b->len = 0;
+    pthread_mutex_lock(&B.lock);
+    b->next = B.all;
+    B.all = b;
+    pthread_mutex_unlock(&B.lock);
+    my_buf = b;
+    start_flusher();
+  }
+  pthread_mutex_lock(&b->lock);
+  if (b->len + len > sizeof b->data) drain(b);
+  if (len > sizeof b->data) emit_now(text, len);
+  else {
+    memcpy(b->data + b->len, text, len);
+    b->len += len;
+  }
+  if (now) drain(b);
+  pthread_mutex_unlock(&b->lock);
+}
+
+/* A fatal signal: what the buffers hold goes to the file, then the
+ * signal takes its course. Best effort: the crash may have hit inside the
+ * library itself, so no lock is waited for. */
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+static struct sigaction old_fatal[5];
+
+static void on_fatal(int sig) {
+  if (T.out && pthread_mutex_trylock(&T.out_lock) == 0) {
+    for (record_buf *b = B.all; b; b = b->next) {
+      if (b->len) fwrite(b->data, 1, b->len, T.out);
+      b->len = 0;
+    }
+    fflush(T.out);
+    pthread_mutex_unlock(&T.out_lock);
+  }
+  for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
+    if (fatal_signals[i] == sig) sigaction(sig, &old_fatal[i], NULL);
+  raise(sig);
+}
+
+static void catch_fatal(void) {
+  struct sigaction act;
+  memset(&act, 0, sizeof act);
+  act.sa_handler = on_fatal;
+  sigemptyset(&act.sa_mask);
+  act.sa_flags = (int)SA_RESETHAND;
+  for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
+    sigaction(fatal_signals[i], &act, &old_fatal[i]);
+}
 
 static unsigned long tid(void) { return (unsigned long)syscall(SYS_gettid); }
 
@@ -102,6 +245,7 @@ static void clean(const char *in, char *out, size_t cap) {
 }
 
 void lm_tool_error(const char *what) {
+  flush_all();
   emit("E\t%s\n", what);
   emit_now("", 0);
   fprintf(stderr, "lumen tool: %s\n", what);
@@ -147,6 +291,7 @@ static int open_records(void) {
  * its own instances; a runtime used before the fork is not usable in the
  * child anyway). */
 static void fork_prepare(void) {
+  flush_all();
   pthread_mutex_lock(&T.out_lock);
   if (T.out) fflush(T.out);
 }
@@ -154,6 +299,12 @@ static void fork_prepare(void) {
 static void fork_parent(void) { pthread_mutex_unlock(&T.out_lock); }
 
 static void fork_child(void) {
+  /* The parent's buffers (empty now, and their locks possibly held by
+   * threads the child does not have) stay the parent's. */
+  B.all = NULL;
+  my_buf = NULL;
+  atomic_store(&B.flusher_state, 0);
+  pthread_mutex_init(&B.lock, NULL);
   if (!T.out) {
     pthread_mutex_unlock(&T.out_lock);
     return;
@@ -197,6 +348,7 @@ __attribute__((constructor)) static void tool_load(void) {
     lm_tool_error(lm_diag_format(&d, line, sizeof line));
     return;
   }
+  catch_fatal();
   T.active = 1;
 }
 
@@ -211,6 +363,8 @@ static void stop_sampler(void) {
 void lm_tool_finish(void) {
   if (!T.active) return;
   stop_sampler();
+  stop_flusher();
+  flush_all();
   if (T.telemetry) lm_telemetry_sample(T.telemetry, emit);
   lm_telemetry_close(T.telemetry);
   T.telemetry = NULL;
@@ -317,12 +471,94 @@ int lm_tool_dispatch_begin(const lm_tool_dispatch *d, lm_choice *choice) {
   return choice->set >= 0 && choice->set < T.cfg.n_sets ? choice->set : -1;
 }
 
+/* A tab and v in decimal at o; returns the end. */
+static char *put_u(char *o, unsigned long long v) {
+  char digits[24];
+  int n = 0;
+  do digits[n++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  *o++ = '\t';
+  while (n) *o++ = digits[--n];
+  return o;
+}
+
+/* A tab and s at o, or NULL when it would pass stop. */
+static char *put_s(char *o, const char *stop, const char *s) {
+  size_t n = strlen(s);
+  if (n >= (size_t)(stop - o)) return NULL;
+  *o++ = '\t';
+  memcpy(o, s, n);
+  return o + n;
+}
+
+static char *put_i(char *o, long long v) {
+  if (v >= 0) return put_u(o, (unsigned long long)v);
+  o = put_u(o, 0ULL - (unsigned long long)v);
+  /* put_u wrote "\t<digits>": make it "\t-<digits>". */
+  char *digits = o;
+  while (digits[-1] != '\t') digits--;
+  memmove(digits + 1, digits, (size_t)(o - digits));
+  *digits = '-';
+  return o + 1;
+}
+
+/* "=" and v as %.17g writes it (at most 32 bytes): integers below 2^53 by
+ * hand (counters mostly are), others by snprintf. */
+static char *put_value(char *o, double v) {
+  if (v > -9007199254740992.0 && v < 9007199254740992.0 && v == (double)(long long)v && !(v == 0 && signbit(v))) {
+    char *at = o;
+    o = put_i(o, (long long)v);
+    *at = '=';
+    return o;
+  }
+  *o++ = '=';
+  return o + snprintf(o, 32, "%.17g", v);
+}
+
 void lm_tool_dispatch_end(const lm_tool_dispatch *d, const lm_choice *c, uint64_t start,
                           uint64_t end, const lm_tool_value *values, int n) {
   if (!T.active) return;
   char key[1024];
   clean(c->key, key, sizeof key);
-  /* The dispatch line, then its values on one line as column=value pairs. */
+  /* The dispatch line, then its values on one line as column=value pairs,
+   * formatted on the stack with the numbers written by hand: printf's
+   * format interpretation was most of a dispatch's cost. (A record that
+   * does not fit is formatted on the heap below.) */
+  char line[16384], *o = line, *stop = line + sizeof line - 64;
+  *o++ = 'D';
+  o = put_u(o, d->dispatch_id);
+  o = put_u(o, d->kernel_id);
+  o = put_i(o, c->instance);
+  o = put_i(o, c->selected);
+  o = put_i(o, c->set);
+  o = put_i(o, d->gpu);
+  o = put_u(o, d->tid);
+  o = put_u(o, d->grid);
+  o = put_u(o, d->workgroup);
+  o = put_u(o, d->lds);
+  o = put_u(o, d->scratch);
+  o = put_u(o, d->arch_vgpr);
+  o = put_u(o, d->accum_vgpr);
+  o = put_u(o, d->sgpr);
+  o = put_u(o, start);
+  o = put_u(o, end);
+  const char *regions = c->regions[0] ? c->regions : "-";
+  o = put_s(o, stop, regions);
+  o = o ? put_s(o, stop, key) : NULL;
+  if (o) *o++ = '\n';
+  if (o && c->set >= 0 && n > 0) {
+    *o++ = 'V';
+    o = put_u(o, d->dispatch_id);
+    for (int i = 0; i < n && o; i++) {
+      o = put_s(o, stop, values[i].column);
+      if (o) o = put_value(o, values[i].value);
+    }
+    if (o) *o++ = '\n';
+  }
+  if (o) {
+    record(line, (size_t)(o - line), c->set >= 0);
+    return;
+  }
   lm_buf b = {0};
   lm_buf_printf(&b, "D\t%llu\t%llu\t%lld\t%lld\t%d\t%d\t%lu\t%llu\t%llu\t%u\t%u\t%u\t%u\t%u\t%llu\t%llu\t%s\t%s\n",
                 (unsigned long long)d->dispatch_id, (unsigned long long)d->kernel_id, (long long)c->instance,
@@ -335,7 +571,7 @@ void lm_tool_dispatch_end(const lm_tool_dispatch *d, const lm_choice *c, uint64_
     lm_buf_putc(&b, '\n');
   }
   if (b.failed) lm_tool_error("out of memory while recording a dispatch");
-  else emit_now(b.data, b.len);
+  else record(b.data, b.len, c->set >= 0);
   lm_buf_fini(&b);
 }
 
@@ -379,6 +615,7 @@ EXPORT void lumen_mark(const char *name) {
   clean(name, clean_name, sizeof clean_name);
   struct timespec ts;
   clock_gettime(CLOCK_BOOTTIME, &ts);
+  flush_all(); /* the dispatches before the mark come before it */
   emit("M\t%lu\t%lld\t%s\n", tid(), (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec, clean_name);
   emit_now("", 0);
 }

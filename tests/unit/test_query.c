@@ -117,6 +117,29 @@ int main(void) {
   CHECK(lm_query_parse("w=f0\0&k=x", 9, &q, &d) == LM_EINVAL);
   lm_query_fini(&q);
   CHECK(parse("", &q, &d) == LM_OK && q.w == NULL);
+  CHECK(q.offset == -1 && q.limit == -1 && q.sort == -1 && q.table == NULL);
+  lm_query_fini(&q);
+  /* Paging a long table: not part of the selection. */
+  CHECK(parse("w=f0&t=0.2&offset=200&limit=50&sort=1&order=desc&filter=Vec%20Copy", &q, &d) == LM_OK);
+  CHECK_STR(q.table, "0.2");
+  CHECK(q.offset == 200 && q.limit == 50 && q.sort == 1);
+  CHECK_STR(q.order, "desc");
+  CHECK_STR(q.filter, "Vec Copy");
+  snprintf(first, sizeof first, "%s", q.canonical);
+  lm_query_fini(&q);
+  CHECK(parse("w=f0", &q, &d) == LM_OK);
+  CHECK_STR(q.canonical, first);
+  lm_query_fini(&q);
+  const char *bad_pages[] = {"offset=-1", "offset=1e3", "offset=", "limit=0", "limit=1001", "sort=x", "order=up",
+                             "offset=1&offset=2", "t=", "limit=99999999999999999999"};
+  for (size_t i = 0; i < sizeof bad_pages / sizeof *bad_pages; i++) {
+    CHECK(parse(bad_pages[i], &q, &d) == LM_EINVAL);
+    lm_query_fini(&q);
+  }
+  CHECK(parse("limit=1000&offset=1000000000", &q, &d) == LM_OK && q.limit == 1000);
+  lm_query_fini(&q);
+  CHECK(parse("offset=1000000001", &q, &d) == LM_EINVAL);
+  CHECK(strcmp(d.field, "offset") == 0);
   lm_query_fini(&q);
   return check_report("test_query");
 }
