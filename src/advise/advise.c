@@ -171,11 +171,12 @@ static char *fill(const lm_rule_text *t, const lm_analysis *a, const double *var
 
 static double mean_col(const lm_table *t, const char *name, const size_t *rows, size_t n) {
   long c = lm_table_find(t, name);
-  if (c < 0 || !n) return LM_NAN;
+  const double *values = c < 0 ? NULL : lm_table_values(t, (size_t)c, NULL);
+  if (!values || !n) return LM_NAN;
   double sum = 0;
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
-    double v = t->cols[c].values[rows[i]];
+    double v = values[rows[i]];
     if (!isnan(v)) sum += v, k++;
   }
   return k ? sum / (double)k : LM_NAN;
@@ -203,8 +204,10 @@ static void kernel_facts(const lm_workload *w, const char *arch, const size_t *r
   long cs = lm_table_find(t, "Start_Timestamp"), ce = lm_table_find(t, "End_Timestamp");
   double sum = 0, sq = 0, mn = LM_INF, mx = -LM_INF;
   size_t k = 0;
-  for (size_t i = 0; cs >= 0 && ce >= 0 && i < n; i++) {
-    double d = t->cols[ce].values[rows[i]] - t->cols[cs].values[rows[i]];
+  const double *starts = cs >= 0 ? lm_table_values(t, (size_t)cs, NULL) : NULL;
+  const double *ends = ce >= 0 ? lm_table_values(t, (size_t)ce, NULL) : NULL;
+  for (size_t i = 0; starts && ends && i < n; i++) {
+    double d = ends[rows[i]] - starts[rows[i]];
     if (isnan(d)) continue;
     sum += d, sq += d * d, k++;
     if (d < mn) mn = d;

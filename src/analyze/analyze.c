@@ -73,8 +73,27 @@ static void *alloc(ctx *c, size_t bytes) {
   return p;
 }
 
+const char *const lm_analyze_columns[] = {
+    "Dispatch_ID", "GPU_ID", "Kernel_Name", "Start_Timestamp", "End_Timestamp", "GRBM_GUI_ACTIVE",
+    "Measured_SCLK_MHz", "Measured_MCLK_MHz",
+    /* the summary's kernel facts */
+    "Grid_Size", "Workgroup_Size", "LDS_Per_Workgroup", "Scratch_Per_Workitem", "Arch_VGPR",
+    "Accum_VGPR", "SGPR", "wave_size",
+    /* the roofline's points */
+    "SQ_INSTS_VALU_ADD_F16", "SQ_INSTS_VALU_MUL_F16", "SQ_INSTS_VALU_TRANS_F16",
+    "SQ_INSTS_VALU_FMA_F16", "SQ_INSTS_VALU_ADD_F32", "SQ_INSTS_VALU_MUL_F32",
+    "SQ_INSTS_VALU_TRANS_F32", "SQ_INSTS_VALU_FMA_F32", "SQ_INSTS_VALU_ADD_F64",
+    "SQ_INSTS_VALU_MUL_F64", "SQ_INSTS_VALU_TRANS_F64", "SQ_INSTS_VALU_FMA_F64",
+    "SQ_INSTS_VALU_MFMA_MOPS_F16", "SQ_INSTS_VALU_MFMA_MOPS_BF16", "SQ_INSTS_VALU_MFMA_MOPS_F32",
+    "SQ_INSTS_VALU_MFMA_MOPS_F64", "TCP_TOTAL_CACHE_ACCESSES_sum", "TCP_TCC_READ_REQ_sum",
+    "TCP_TCC_WRITE_REQ_sum", "TCP_TCC_ATOMIC_WITH_RET_REQ_sum", "TCP_TCC_ATOMIC_WITHOUT_RET_REQ_sum",
+    "TCC_EA_RDREQ_sum", "TCC_EA_RDREQ_32B_sum", "TCC_EA_WRREQ_sum", "TCC_EA_WRREQ_64B_sum",
+    "TCC_EA0_RDREQ_sum", "TCC_EA0_RDREQ_32B_sum", "TCC_EA0_WRREQ_sum", "TCC_EA0_WRREQ_64B_sum",
+    "TCC_BUBBLE_sum", "SQ_LDS_IDX_ACTIVE", "SQ_LDS_BANK_CONFLICT", NULL};
+
 static double cell_value(const lm_table *t, long col, size_t row) {
-  return col < 0 ? LM_NAN : t->cols[col].values[row];
+  const double *v = col < 0 ? NULL : lm_table_values(t, (size_t)col, NULL);
+  return v ? v[row] : LM_NAN;
 }
 
 static int32_t kernel_id(const ctx *c, size_t row) {
@@ -87,7 +106,7 @@ static const char *kernel_name(const ctx *c, size_t row) {
 }
 
 static double dispatch_id(const ctx *c, size_t row) {
-  return c->col_dispatch >= 0 ? c->pmc->cols[c->col_dispatch].values[row] : (double)row;
+  return c->col_dispatch >= 0 ? cell_value(c->pmc, c->col_dispatch, row) : (double)row;
 }
 
 /* --------------------------------------------------------- top stats */
@@ -322,7 +341,7 @@ static void build_raw_csv(ctx *c, lm_rtable *t, const lm_table *src) {
     for (size_t k = 0; k < src->n_cols; k++) {
       const char *text = lm_table_text(src, k, r);
       set_cell(t, (int32_t)r, (int32_t)k + 1,
-               text ? text_cell(text) : num_cell(src->cols[k].values[r], src->cols[k].all_int));
+               text ? text_cell(text) : num_cell(cell_value(src, (long)k, r), src->cols[k].all_int));
     }
   }
 }
@@ -779,7 +798,7 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
   const char *ip_blocks = lm_sysinfo_text(&w->sysinfo, "ip_blocks");
   if (c.col_grbm >= 0 && !(ip_blocks && strcmp(ip_blocks, "roofline") == 0)) {
     for (size_t i = 0; i < n_metric; i++) {
-      if (c.pmc->cols[c.col_grbm].values[metric_rows[i]] == 0) {
+      if (cell_value(c.pmc, c.col_grbm, metric_rows[i]) == 0) {
         c.status = lm_diag_set(
             diag, LM_EDATA, c.pmc->path, (long)metric_rows[i] + 2, c.col_grbm + 1,
             "GRBM_GUI_ACTIVE",
@@ -805,7 +824,7 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
       long field = lm_sysinfo_find(&w->sysinfo, fields[k]);
       double sum = 0, weight = 0;
       for (size_t i = 0; col >= 0 && i < n_metric; i++) {
-        double v = c.pmc->cols[col].values[metric_rows[i]];
+        double v = cell_value(c.pmc, col, metric_rows[i]);
         double d = cell_value(c.pmc, c.col_end, metric_rows[i]) - cell_value(c.pmc, c.col_start, metric_rows[i]);
         if (isnan(v) || !(d > 0)) continue;
         sum += v * d;
@@ -840,7 +859,8 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
       weights[i] = d > 0 ? d : 0;
     }
   }
-  lm_eval_request req = {ew, metric_rows, n_metric, norm, eval_tables, o->threads, o->corrected, weights};
+  lm_eval_request req = {ew,         metric_rows, n_metric, norm, eval_tables, o->threads,
+                         o->corrected, weights, o->block_rows};
   uint64_t t0 = lm_phase_begin();
   if (lm_eval_run(cat, &req, &ev, diag) != LM_OK) {
     c.status = diag ? diag->status : LM_EDATA;

@@ -33,6 +33,7 @@ typedef struct lm_analyze_opts {
   const char *norm;            /* --norm name; NULL: the catalog's first */
   const char *time_unit;       /* s, ms, us, ns (default ns) */
   int threads;                 /* 0: automatic */
+  size_t block_rows;           /* dispatches per block of streamed columns (0: default) */
   int stats_only;              /* only the top-kernels and dispatch tables */
   int corrected;               /* fix the reference tool's known mistakes:
                                   corrected formulas, units as written */
@@ -136,6 +137,13 @@ lm_status lm_analyze_run(const lm_workload *workload, const lm_catalog *catalog,
                          const lm_analyze_opts *opts, lm_analysis **out,
                          lm_diag *diag);
 void lm_analysis_free(lm_analysis *analysis);
+
+/* lm_analyze_columns: the pmc_perf columns that analysis, the roofline
+ * and the summary read per dispatch outside the metric evaluator (the
+ * evaluator streams the rest), NULL-terminated: what a caller loading a
+ * workload with deferred columns should load anyway. A deferred column
+ * read by them is loaded on first use, so the list is about speed only. */
+extern const char *const lm_analyze_columns[];
 
 /* lm_analyze_rows: the pmc rows the filters of o select (kernels,
  * dispatches, GPUs, instances, regions; not --kernel-index), in order.

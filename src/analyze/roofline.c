@@ -25,8 +25,9 @@ typedef struct acc {
 } acc;
 
 static double col_at(const lm_table *t, long c, size_t r) {
-  if (c < 0) return 0;
-  double v = t->cols[c].values[r];
+  const double *values = c < 0 ? NULL : lm_table_values(t, (size_t)c, NULL);
+  if (!values) return 0;
+  double v = values[r];
   return isnan(v) ? 0 : v;
 }
 
@@ -45,7 +46,10 @@ static int cmp_total(const void *x, const void *y) {
 
 static double roof_value(const lm_table *t, size_t row, const char *name) {
   for (size_t c = 0; t && c < t->n_cols; c++)
-    if (strcasecmp(t->cols[c].name, name) == 0) return t->cols[c].values[row];
+    if (strcasecmp(t->cols[c].name, name) == 0) {
+      const double *v = lm_table_values(t, c, NULL);
+      return v ? v[row] : LM_NAN;
+    }
   return LM_NAN;
 }
 
@@ -146,7 +150,8 @@ lm_status lm_roofline_compute(const lm_workload *w, const lm_analyze_opts *o, si
   const lm_table *roof = w->roofline;
   size_t rr = 0;
   if (roof && n && gcol >= 0) {
-    double gpu = t->cols[gcol].values[rows[0]];
+    const double *gpus = lm_table_values(t, (size_t)gcol, NULL);
+    double gpu = gpus ? gpus[rows[0]] : LM_NAN;
     for (size_t i = 0; i < roof->n_rows; i++)
       if (roof_value(roof, i, "device") == gpu) rr = i;
   }

@@ -423,6 +423,20 @@ int cmd_analyze(int argc, char **argv, int first) {
     status = 2;
     goto done;
   }
+  const char *load = cli_has(&a, "load") ? cli_get(&a, "load") : "stream";
+  if (strcmp(load, "stream") != 0 && strcmp(load, "whole") != 0) {
+    cli_error(MODE, "--load %s: use stream (counter columns read in blocks of dispatches) or "
+                    "whole (every column in memory)", load);
+    status = 2;
+    goto done;
+  }
+  long block_rows = 0;
+  if (cli_has(&a, "block-rows") &&
+      (!parse_long(cli_get(&a, "block-rows"), &block_rows) || block_rows < 1)) {
+    cli_error(MODE, "--block-rows %s: expected a positive number", cli_get(&a, "block-rows"));
+    status = 2;
+    goto done;
+  }
   nb = cli_count(&a, "block");
   blocks = calloc(nb * 8 + 1, sizeof *blocks);
   block_copies = calloc(nb + 1, sizeof *block_copies);
@@ -457,7 +471,8 @@ int cmd_analyze(int argc, char **argv, int first) {
         goto done;
       }
     } else {
-      if (lm_workload_read(path, &workloads[k], &diag) != LM_OK) {
+      lm_workload_options wo = {strcmp(load, "stream") == 0, lm_analyze_columns};
+      if (lm_workload_read_opts(path, &wo, &workloads[k], &diag) != LM_OK) {
         cli_diag(MODE, &diag);
         goto done;
       }
@@ -487,6 +502,7 @@ int cmd_analyze(int argc, char **argv, int first) {
     o.norm = norm;
     o.time_unit = time_unit;
     o.threads = (int)threads;
+    o.block_rows = (size_t)block_rows;
     o.stats_only = cli_has(&a, "list-stats");
     o.corrected = cli_has(&a, "corrected");
     o.clock_measured = clock && strcmp(clock, "measured") == 0;

@@ -70,6 +70,8 @@ static const flag flags[] = {
     {"cache-mb", 0, 1, MODE_SERVE, NULL},
     {"threads", 0, 1, MODE_ANALYZE | MODE_SERVE, NULL},
     {"corrected", 0, 0, MODE_ANALYZE | MODE_SERVE, NULL},
+    {"load", 0, 1, MODE_ANALYZE, NULL},
+    {"block-rows", 0, 1, MODE_ANALYZE, NULL},
 };
 
 void cli_error(const char *mode, const char *fmt, ...) {

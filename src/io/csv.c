@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/csv_file.h"
 #include "io/io.h"
 
 #define DEFAULT_MAX_RECORD ((size_t)64 << 20)
@@ -192,6 +193,8 @@ typedef struct parse_ctx {
   uint8_t *keep_text;  /* per column: intern its cells */
   uint8_t *row_missing;
   int release_pages;   /* madvise parsed pages away (mapped files) */
+  uint8_t *skip;       /* per column: deferred, checked but not converted */
+  size_t *row_offset;  /* per row: where its record starts (deferred tables) */
 } parse_ctx;
 
 /* What one thread parses: records [start, end) of the data, written to
@@ -302,6 +305,14 @@ static void *parse_part(void *arg) {
           break;
         }
         if (pt->irregular && pt->expect_rows) goto out; /* redo serially */
+      } else if (ctx->skip[c]) {
+        /* A deferred column: find the delimiter, noting whether the field
+         * is all digits (then it is a plain integer, nothing to convert). */
+        fs = p;
+        unsigned other = 0;
+        while (p < limit && *p != ',' && *p != '\n' && *p != '\r') other |= (unsigned)(*p++ - '0') >= 10;
+        fe = p;
+        int_cell = fe > fs && !other;
       } else {
         fs = p;
         /* Read leading digits as we scan: most cells are short integers. */
@@ -369,6 +380,7 @@ static void *parse_part(void *arg) {
       double v = int_value;
       int is_int = 1, kind = 1;
       if (!int_cell) kind = lm_parse_number(vs, ve, &v, &is_int);
+      else if (ctx->skip[c]) continue; /* a plain integer: counted as one */
       if (kind == 3) {
         pt->status = lm_diag_set(&pt->diag, LM_EDATA, ctx->path, line, (long)c + 1, col->name,
                                  "number out of the range of a double: '%.*s%s'",
@@ -386,12 +398,12 @@ static void *parse_part(void *arg) {
                                  "be quoted, its quotes doubled)");
         goto fail;
       }
-      col->values[row] = v;
+      if (!ctx->skip[c]) col->values[row] = v;
       if (kind == 2) {
         pt->n_missing[c]++;
         missing_in_row = 1;
       } else if (kind == 0) {
-        col->values[row] = LM_NAN;
+        if (!ctx->skip[c]) col->values[row] = LM_NAN;
         if (!ctx->keep_text[c]) {
           if (pt->n_text[c]++ == 0) {
             pt->first_text_line[c] = line;
@@ -417,6 +429,7 @@ static void *parse_part(void *arg) {
     if (p < end && *p == '\r') p++;
     if (p < end && *p == '\n') p++;
     ctx->row_missing[row] = (uint8_t)missing_in_row;
+    if (ctx->row_offset) ctx->row_offset[row] = (size_t)(record_start - ctx->data);
     row++;
     line++;
     if (ctx->release_pages && (size_t)(p - released) >= RELEASE_CHUNK) {
@@ -605,17 +618,20 @@ static lm_status part_init(part *pt, parse_ctx *ctx, lm_arena *arena) {
 }
 
 /* Allocate the column arrays of a table for n_rows rows. */
-static lm_status alloc_columns(lm_table *t, const uint8_t *keep_text,
+static lm_status alloc_columns(lm_table *t, const uint8_t *keep_text, const uint8_t *skip,
                                size_t n_rows) {
-  size_t rows = n_rows ? n_rows : 1;
-  /* Every value column in one block, column after column: written once by
-   * the parser, so it needs no zeroing. */
-  if (rows > SIZE_MAX / sizeof(double) / (t->n_cols ? t->n_cols : 1)) return LM_ENOMEM;
-  t->block_bytes = rows * sizeof(double) * (t->n_cols ? t->n_cols : 1);
+  size_t rows = n_rows ? n_rows : 1, n_loaded = 0;
+  for (size_t c = 0; c < t->n_cols; c++) n_loaded += !skip[c];
+  /* Every loaded value column in one block, column after column: written
+   * once by the parser, so it needs no zeroing. */
+  if (rows > SIZE_MAX / sizeof(double) / (n_loaded ? n_loaded : 1)) return LM_ENOMEM;
+  t->block_bytes = rows * sizeof(double) * (n_loaded ? n_loaded : 1);
   t->block = lm_alloc_huge(t->block_bytes);
   if (!t->block) return LM_ENOMEM;
-  for (size_t c = 0; c < t->n_cols; c++) {
-    t->cols[c].values = (double *)t->block + c * rows;
+  for (size_t c = 0, k = 0; c < t->n_cols; c++) {
+    t->cols[c].deferred = skip[c];
+    if (skip[c]) continue;
+    t->cols[c].values = (double *)t->block + k++ * rows;
     if (keep_text[c]) {
       t->cols[c].text_ids = lm_arena_alloc(t->arena, rows * sizeof(int32_t));
       if (!t->cols[c].text_ids) return LM_ENOMEM;
@@ -684,7 +700,8 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
   lm_table *t = NULL;
   part parts[2];
   int n_parts = 0;
-  uint8_t *keep_text = NULL;
+  uint8_t *keep_text = NULL, *skip = NULL;
+  lm_csv_file *file = NULL;
   lm_csv_options defaults = {0};
   if (!options) options = &defaults;
   size_t max_record = options->max_record ? options->max_record : DEFAULT_MAX_RECORD;
@@ -712,7 +729,8 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
   t->cols = lm_arena_alloc(arena, t->n_cols * sizeof *t->cols);
   t->by_name = lm_map_new();
   keep_text = lm_calloc(t->n_cols, 1);
-  if (!t->cols || !t->by_name || !keep_text) goto nomem;
+  skip = lm_calloc(t->n_cols ? t->n_cols : 1, 1);
+  if (!t->cols || !t->by_name || !keep_text || !skip) goto nomem;
   for (size_t c = 0; c < t->n_cols; c++) {
     const char *name = names[c];
     /* Repeated names get ".1", ".2", ... as the reference reader does. */
@@ -736,12 +754,18 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
     keep_text[c] = (uint8_t)options->all_text;
     for (const char *const *tc = options->text_columns; tc && *tc; tc++)
       if (strcmp(*tc, names[c]) == 0) keep_text[c] = 1;
+    /* Deferred: a mapped file's numeric columns that were not asked for. */
+    skip[c] = (uint8_t)(options->defer && mapped && !keep_text[c]);
+    for (const char *const *ec = options->eager_columns; skip[c] && ec && *ec; ec++)
+      if (strcmp(*ec, name) == 0) skip[c] = 0;
   }
 
   const char *body = data + header_len;
   size_t body_len = len - header_len;
   parse_ctx ctx = {data, len, path, max_record, t->n_cols, t->cols, keep_text,
-                   NULL, mapped};
+                   NULL, mapped, skip, NULL};
+  int any_skip = 0;
+  for (size_t c = 0; c < t->n_cols; c++) any_skip |= skip[c];
 
   int want_threads = options->threads > 0 ? options->threads
                                           : (body_len >= PARALLEL_MIN_BYTES ? 2 : 1);
@@ -764,9 +788,16 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
     counts[0] = count_newlines(body, body_len);
   }
   size_t total = counts[0] + counts[1];
-  status = alloc_columns(t, keep_text, total);
+  status = alloc_columns(t, keep_text, skip, total);
   if (status != LM_OK) goto nomem;
   ctx.row_missing = t->row_missing;
+  if (any_skip) {
+    file = lm_calloc(1, sizeof *file);
+    if (!file) goto nomem;
+    file->row_offset = lm_malloc((total ? total : 1) * sizeof *file->row_offset);
+    if (!file->row_offset) goto nomem;
+    ctx.row_offset = file->row_offset;
+  }
 
   side = lm_arena_new(1 << 16);
   if (!side) goto nomem;
@@ -818,9 +849,12 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
       t->n_rows = parts[0].rows + parts[1].rows;
       if (parts[0].rows < counts[0]) {
         size_t gap_from = counts[0], to = parts[0].rows;
+        if (ctx.row_offset)
+          memmove(ctx.row_offset + to, ctx.row_offset + gap_from, parts[1].rows * sizeof(size_t));
         for (size_t c = 0; c < t->n_cols; c++) {
-          memmove(t->cols[c].values + to, t->cols[c].values + gap_from,
-                  parts[1].rows * sizeof(double));
+          if (t->cols[c].values)
+            memmove(t->cols[c].values + to, t->cols[c].values + gap_from,
+                    parts[1].rows * sizeof(double));
           if (t->cols[c].text_ids)
             memmove(t->cols[c].text_ids + to, t->cols[c].text_ids + gap_from,
                     parts[1].rows * sizeof(int32_t));
@@ -847,6 +881,16 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
   n_parts = 0;
   lm_arena_free(side);
   lm_free(keep_text);
+  lm_free(skip);
+  if (file) {
+    /* The table now owns the mapping (see lm_csv_read). */
+    file->data = data;
+    file->len = len;
+    file->n_rows = t->n_rows;
+    t->fetch = lm_csv_fetch;
+    t->fetch_state = file;
+    t->fetch_release = lm_csv_file_release;
+  }
   *out = t;
   return LM_OK;
 
@@ -856,6 +900,9 @@ fail:
   for (int k = 0; k < n_parts; k++) part_fini(&parts[k]);
   lm_arena_free(side);
   lm_free(keep_text);
+  lm_free(skip);
+  if (file) lm_free(file->row_offset);
+  lm_free(file);
   if (t) {
     lm_map_free(t->by_name);
     lm_free_huge(t->block, t->block_bytes);
@@ -889,6 +936,7 @@ lm_status lm_csv_read(const char *path, const lm_csv_options *options,
                        strerror(errno));
   madvise(map, len, MADV_SEQUENTIAL);
   lm_status status = parse_buffer(map, len, path, options, 1, out, diag);
-  munmap(map, len);
+  /* A table with deferred columns keeps the mapping to read them later. */
+  if (status != LM_OK || !(*out)->fetch_state) munmap(map, len);
   return status;
 }

@@ -20,6 +20,12 @@ typedef struct lm_csv_options {
                                      also kept as text (e.g. "Kernel_Name") */
   int all_text;                   /* keep every column's cells as text */
   int threads;                    /* 0: decide from the file size; 1: serial */
+  int defer;                      /* lm_csv_read only: leave the values of every
+                                     numeric column not named in eager_columns in
+                                     the file (lm_column.deferred), read later
+                                     through lm_table_fetch; their cells are still
+                                     checked and counted, not converted */
+  const char *const *eager_columns; /* NULL-terminated: columns loaded anyway */
 } lm_csv_options;
 
 /* lm_rocpd_is_long: 1 if pmc has the rocpd-based profiler's one row per
@@ -69,6 +75,17 @@ int lm_parse_number(const char *s, const char *e, double *value, int *is_int);
  * present, roofline.csv. Refuses folders the reference tool refuses (no
  * pmc_perf.csv; every row with a missing cell). */
 lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag);
+/* How lm_workload_read_opts loads the CSV tables. */
+typedef struct lm_workload_options {
+  int defer;                        /* leave counter columns in their files
+                                       (lm_csv_options.defer): evaluation then
+                                       streams them in blocks of dispatches */
+  const char *const *eager_columns; /* NULL-terminated: columns loaded anyway */
+} lm_workload_options;
+/* lm_workload_read_opts: lm_workload_read with options (NULL: load all). A
+ * workload folder holding a lumen database is read from it, whole. */
+lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts, lm_workload **out,
+                                lm_diag *diag);
 
 /* lm_workload_export_omniperf: write w as a new folder `dir` in the
  * reference tool's layout (pmc_perf.csv, SQ_*.csv, sysinfo.csv,

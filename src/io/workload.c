@@ -132,6 +132,11 @@ static lm_status read_sysinfo(lm_workload *w, const char *path, lm_diag *diag) {
 }
 
 lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag) {
+  return lm_workload_read_opts(dir, NULL, out, diag);
+}
+
+lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts, lm_workload **out,
+                                lm_diag *diag) {
   lm_status status = LM_OK;
   lm_arena *arena = lm_arena_new(1 << 14);
   lm_workload *w = NULL;
@@ -209,17 +214,23 @@ lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag) {
   status = read_sysinfo(w, sys_path, diag);
   if (status != LM_OK) goto fail;
 
-  lm_csv_options pmc_options = {0};
+  lm_csv_options pmc_options = {0}, level_options = {0};
   pmc_options.text_columns = pmc_text_columns;
+  if (opts && opts->defer) {
+    pmc_options.defer = level_options.defer = 1;
+    pmc_options.eager_columns = level_options.eager_columns = opts->eager_columns;
+  }
   status = lm_csv_read(pmc_path, &pmc_options, &w->pmc, diag);
   if (status != LM_OK) goto fail;
   int rocpd = lm_rocpd_is_long(w->pmc);
   if (rocpd) {
     /* Read again keeping the timestamps' text: they exceed 2^53 ns, so only
-     * the integers give the exact durations the reference computes. */
+     * the integers give the exact durations the reference computes. The
+     * long layout is pivoted as a whole: nothing is deferred. */
     lm_table_free(w->pmc);
     w->pmc = NULL;
     pmc_options.text_columns = rocpd_text_columns;
+    pmc_options.defer = 0;
     status = lm_csv_read(pmc_path, &pmc_options, &w->pmc, diag);
     if (status != LM_OK) goto fail;
     lm_table *wide = NULL;
@@ -242,8 +253,9 @@ lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag) {
       for (size_t c = 0; c < w->pmc->n_cols && !field; c++) {
         if (!w->pmc->cols[c].n_missing) continue;
         field = w->pmc->cols[c].name;
-        for (size_t r = 0; r < w->pmc->n_rows; r++)
-          if (isnan(w->pmc->cols[c].values[r]) && !lm_table_text(w->pmc, c, r)) {
+        const double *values = lm_table_values(w->pmc, c, NULL);
+        for (size_t r = 0; values && r < w->pmc->n_rows; r++)
+          if (isnan(values[r]) && !lm_table_text(w->pmc, c, r)) {
             line = (long)r + 2;
             break;
           }
@@ -267,7 +279,7 @@ lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag) {
   for (size_t i = 0; i < n_sq; i++) {
     char *path = join_path(arena, dir, sq_names[i]);
     if (!path) goto nomem;
-    status = lm_csv_read(path, NULL, &w->levels[w->n_levels], diag);
+    status = lm_csv_read(path, &level_options, &w->levels[w->n_levels], diag);
     if (status != LM_OK) goto fail;
     w->n_levels++;
   }

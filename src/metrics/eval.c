@@ -27,6 +27,7 @@
 #include "metrics/internal.h"
 
 #define CHUNK 256
+#define BLOCK_ROWS 8192
 #define MAX_CHANNELS 4096
 #define PARALLEL_MIN_ROWS 4096
 
@@ -66,6 +67,14 @@ typedef struct run {
    * inputs, 1 otherwise), NULL when missing */
   const double ***cols;
   size_t **col_rows;      /* rows in that column's table */
+  /* per INPUT node whose column is deferred: its table and, per channel,
+   * the column index (-1 where that channel's column is absent or loaded) */
+  const lm_table **def_table;
+  long **def_col;
+  /* the deferred columns of the current pass, fetched per block: */
+  int32_t *fetch_index;          /* per node: index of channel 0's buffer, -1 */
+  int32_t n_fetch;
+  size_t block_rows;
   /* the current pass */
   int32_t stage;
   int32_t *vec_inv, n_vec_inv;   /* per-dispatch nodes, channel-invariant */
@@ -88,6 +97,9 @@ typedef struct acc {
 typedef struct worker {
   run *r;
   size_t begin, end;       /* selected-row range */
+  double *fetched;         /* n_fetch * block_rows values of deferred columns */
+  size_t block_first;      /* the selected row fetched[.][0] holds */
+  lm_diag diag;            /* a fetch that failed */
   double *bufs;            /* n_bufs * CHUNK */
   acc *accs;               /* per aggregate per channel */
   uint8_t *poison;         /* per node per channel */
@@ -189,6 +201,12 @@ static int compute_plain(run *r, worker *w, int32_t node, int32_t ch, size_t fir
   double *out = w->bufs + (size_t)r->buf_index[node] * CHUNK;
   switch ((lm_op)n->op) {
   case LM_OP_INPUT: {
+    if (r->fetch_index[node] >= 0 && r->def_col[node][n->chan ? ch : 0] >= 0) {
+      const double *block = w->fetched +
+                            (size_t)(r->fetch_index[node] + (n->chan ? ch : 0)) * r->block_rows;
+      memcpy(out, block + (first - w->block_first), len * sizeof *out);
+      return 0;
+    }
     const double *col = r->cols[node][n->chan ? ch : 0];
     size_t col_rows = r->col_rows[node][n->chan ? ch : 0];
     const size_t *rows = r->req->rows + first;
@@ -361,13 +379,61 @@ static void accumulate(run *r, worker *w, int32_t k, int32_t ch, size_t first, s
   a->count = count;
 }
 
+/* Read the deferred columns of this pass for selected rows [first, first
+ * + len) into the worker's block buffers, one fetch per table. */
+static lm_status fetch_block(run *r, worker *w, size_t first, size_t len) {
+  const lm_catalog *cat = r->cat;
+  lm_status st = LM_OK;
+  long *cols = lm_malloc((size_t)r->n_fetch * sizeof *cols);
+  double **outs = lm_malloc((size_t)r->n_fetch * sizeof *outs);
+  uint8_t *done = lm_calloc((size_t)cat->n_nodes, 1);
+  if (!cols || !outs || !done) {
+    st = lm_diag_set(&w->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    goto out;
+  }
+  w->block_first = first;
+  for (int32_t node = 0; node < cat->n_nodes && st == LM_OK; node++) {
+    if (r->fetch_index[node] < 0 || done[node]) continue;
+    const lm_table *t = r->def_table[node];
+    size_t n = 0;
+    /* Every deferred input of this pass from the same table. */
+    for (int32_t other = node; other < cat->n_nodes; other++) {
+      if (r->fetch_index[other] < 0 || done[other] || r->def_table[other] != t) continue;
+      done[other] = 1;
+      int32_t chans = cat->nodes[other].chan ? r->ev->n_ch : 1;
+      for (int32_t ch = 0; ch < chans; ch++) {
+        if (r->def_col[other][ch] < 0) continue;
+        cols[n] = r->def_col[other][ch];
+        outs[n++] = w->fetched + (size_t)(r->fetch_index[other] + ch) * r->block_rows;
+      }
+    }
+    if (n) st = lm_table_fetch(t, cols, n, r->req->rows + first, len, outs, &w->diag);
+  }
+out:
+  lm_free(cols);
+  lm_free(outs);
+  lm_free(done);
+  return st;
+}
+
 static void *work(void *arg) {
   worker *w = arg;
   run *r = w->r;
   const lm_eval *ev = r->ev;
   int32_t n_ch = ev->n_ch;
-  for (size_t first = w->begin; first < w->end; first += CHUNK) {
-    size_t len = w->end - first < CHUNK ? w->end - first : CHUNK;
+  size_t block_end = w->begin;
+  for (size_t first = w->begin, len = 0; first < w->end; first += len) {
+    len = w->end - first < CHUNK ? w->end - first : CHUNK;
+    if (r->n_fetch) {
+      /* Deferred columns come a block at a time; a chunk stays in one. */
+      if (first >= block_end) {
+        size_t n = w->end - first < r->block_rows ? w->end - first : r->block_rows;
+        w->status = fetch_block(r, w, first, n);
+        if (w->status != LM_OK) return NULL;
+        block_end = first + n;
+      }
+      if (len > block_end - first) len = block_end - first;
+    }
     for (int32_t i = 0; i < r->n_vec_inv; i++) {
       int32_t node = r->vec_inv[i];
       if (ev->miss[slot_of(ev, node, 0)]) continue;
@@ -459,11 +525,13 @@ static lm_status resolve_inputs(run *r, lm_diag *diag) {
     int32_t n_slots = n->chan ? ev->n_ch : 1;
     r->cols[node] = lm_calloc((size_t)n_slots, sizeof(double *));
     r->col_rows[node] = lm_calloc((size_t)n_slots, sizeof(size_t));
-    if (!r->cols[node] || !r->col_rows[node])
+    r->def_col[node] = lm_malloc((size_t)n_slots * sizeof(long));
+    if (!r->cols[node] || !r->col_rows[node] || !r->def_col[node])
       return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     const lm_table *t = lm_workload_source(r->req->workload, in->source);
     for (int32_t ch = 0; ch < n_slots; ch++) {
       int32_t s = slot_of(ev, node, ch);
+      r->def_col[node][ch] = -1;
       ev->miss[s] = 1;
       if (!t) continue;
       char name[512];
@@ -479,6 +547,10 @@ static lm_status resolve_inputs(run *r, lm_diag *diag) {
         return lm_diag_set(diag, LM_EDATA, t->path, col->first_text_line, c + 1, name,
                            "'%s' is not a number (a counter column must hold numbers)",
                            col->first_text ? col->first_text : "");
+      if (lm_table_deferred(t, (size_t)c)) {
+        r->def_table[node] = t;
+        r->def_col[node][ch] = c;
+      }
       r->cols[node][ch] = col->values;
       r->col_rows[node][ch] = t->n_rows;
       ev->miss[s] = 0;
@@ -678,11 +750,18 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
     for (int o = 0; o < 3; o++)
       if (ops[o] >= 0 && cat->nodes[ops[o]].vector) in_pass[ops[o]] = 1;
   }
+  r->n_fetch = 0;
+  for (int32_t node = 0; node < cat->n_nodes; node++) r->fetch_index[node] = -1;
   for (int32_t node = 0; node < cat->n_nodes; node++) {
     if (!r->needed[node]) continue;
     const lm_node *n = &cat->nodes[node];
     r->buf_index[node] = -1;
     r->keep_index[node] = -1;
+    r->fetch_index[node] = -1;
+    if (in_pass[node] && n->op == LM_OP_INPUT && r->def_table[node]) {
+      r->fetch_index[node] = r->n_fetch;
+      r->n_fetch += n->chan ? n_ch : 1;
+    }
     if (in_pass[node]) {
       r->buf_index[node] = r->n_bufs++;
       if (n->chan) r->vec_ch[r->n_vec_ch++] = node;
@@ -729,10 +808,13 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
     r->keep[k] = lm_malloc(n_rows * sizeof(double));
     if (!r->keep[k]) goto nomem;
   }
-  int threads = r->req->threads;
+  /* Two halves, each summed in row order, whenever there are many rows
+   * (and when two threads are asked for): the sums then do not depend on
+   * the number of processors or on the block size of streamed columns. */
+  int threads = r->req->threads, parallel = 1;
   if (threads <= 0) {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    threads = n_rows >= PARALLEL_MIN_ROWS && cpus > 1 ? 2 : 1;
+    parallel = sysconf(_SC_NPROCESSORS_ONLN) > 1;
+    threads = n_rows >= PARALLEL_MIN_ROWS ? 2 : 1;
   }
   n_workers = threads > 1 && n_rows >= 2 * CHUNK ? 2 : 1;
   size_t n_slots = 0;
@@ -746,6 +828,10 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
     w->begin = n_workers == 1 ? 0 : (i == 0 ? 0 : half);
     w->end = n_workers == 1 ? n_rows : (i == 0 ? half : n_rows);
     w->bufs = lm_malloc((size_t)(r->n_bufs ? r->n_bufs : 1) * CHUNK * sizeof(double));
+    if (r->n_fetch) {
+      w->fetched = lm_malloc((size_t)r->n_fetch * r->block_rows * sizeof(double));
+      if (!w->fetched) goto nomem;
+    }
     w->accs = lm_malloc((size_t)(r->n_agg ? r->n_agg : 1) * (size_t)n_ch * sizeof(acc));
     w->poison = lm_calloc(n_slots ? n_slots : 1, 1);
     if (!w->bufs || !w->accs || !w->poison) goto nomem;
@@ -759,8 +845,14 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
       w->accs[k].wx = 0;
     }
   }
-  if (n_workers == 2) lm_run_pair(work, &workers[0], &workers[1]);
-  else work(&workers[0]);
+  if (n_workers == 2 && parallel) lm_run_pair(work, &workers[0], &workers[1]);
+  else for (int i = 0; i < n_workers; i++) work(&workers[i]);
+  for (int i = 0; i < n_workers; i++)
+    if (workers[i].status != LM_OK) {
+      status = workers[i].status;
+      if (diag) *diag = workers[i].diag;
+      goto done;
+    }
   /* A poisoned per-dispatch value poisons what is computed from it. */
   for (int i = 0; i < n_workers; i++) {
     for (int32_t node = 0; node < cat->n_nodes; node++) {
@@ -783,6 +875,7 @@ nomem:
   status = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
 done:
   for (int i = 0; i < 2; i++) {
+    lm_free(workers[i].fetched);
     lm_free(workers[i].bufs);
     lm_free(workers[i].accs);
     lm_free(workers[i].poison);
@@ -872,6 +965,11 @@ lm_status lm_eval_run(const lm_catalog *cat, const lm_eval_request *req, lm_eval
   r.agg = lm_malloc((size_t)(nn ? nn : 1) * sizeof(int32_t));
   r.buf_index = lm_malloc((size_t)(nn ? nn : 1) * sizeof(int32_t));
   r.keep_index = lm_malloc((size_t)(nn ? nn : 1) * sizeof(int32_t));
+  r.fetch_index = lm_malloc((size_t)(nn ? nn : 1) * sizeof(int32_t));
+  r.def_table = lm_calloc((size_t)(nn ? nn : 1), sizeof *r.def_table);
+  r.def_col = lm_calloc((size_t)(nn ? nn : 1), sizeof *r.def_col);
+  r.block_rows = req->block_rows ? req->block_rows : BLOCK_ROWS;
+  if (!r.fetch_index || !r.def_table || !r.def_col) goto nomem;
   if (!ev->vals || !ev->miss || !r.cols || !r.col_rows || !r.vec_inv || !r.vec_ch || !r.agg ||
       !r.buf_index || !r.keep_index)
     goto nomem;
@@ -956,6 +1054,7 @@ done:
     for (int32_t node = 0; node < nn; node++) {
       lm_free(r.cols[node]);
       lm_free(r.col_rows[node]);
+      if (r.def_col) lm_free(r.def_col[node]);
     }
   lm_free(r.cols);
   lm_free(r.col_rows);
@@ -965,6 +1064,9 @@ done:
   lm_free(r.agg);
   lm_free(r.buf_index);
   lm_free(r.keep_index);
+  lm_free(r.fetch_index);
+  lm_free(r.def_table);
+  lm_free(r.def_col);
   *out = ev;
   return status;
 }

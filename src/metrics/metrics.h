@@ -366,6 +366,9 @@ typedef struct lm_eval_request {
   const double *weights;   /* per selected row: the weight of AVG (time
                               weighting: the dispatch's duration); NULL:
                               every dispatch counts once */
+  size_t block_rows;       /* deferred columns (lm_column.deferred) are read
+                              from their file this many dispatches at a time
+                              (0: the default, 8192) */
 } lm_eval_request;
 
 typedef struct lm_eval lm_eval;

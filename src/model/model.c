@@ -107,6 +107,7 @@ lm_status lm_table_finish(lm_table *t) {
 
 void lm_table_free(lm_table *table) {
   if (!table) return;
+  if (table->fetch_release) table->fetch_release(table->fetch_state);
   lm_map_free(table->by_name);
   lm_map_free(table->string_index);
   lm_free_huge(table->block, table->block_bytes);
@@ -156,4 +157,64 @@ const lm_table *lm_workload_source(const lm_workload *workload,
   for (size_t i = 0; i < workload->n_levels; i++)
     if (strcmp(workload->levels[i]->name, name) == 0) return workload->levels[i];
   return NULL;
+}
+
+int lm_table_deferred(const lm_table *table, size_t col) {
+  return col < table->n_cols && table->cols[col].deferred && !table->cols[col].values;
+}
+
+lm_status lm_table_fetch(const lm_table *t, const long *cols, size_t n_cols, const size_t *rows,
+                         size_t n_rows, double *const *out, lm_diag *diag) {
+  int any_deferred = 0;
+  for (size_t k = 0; k < n_cols; k++) {
+    if (cols[k] < 0 || (size_t)cols[k] >= t->n_cols)
+      return lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no such column");
+    any_deferred |= lm_table_deferred(t, (size_t)cols[k]);
+  }
+  if (any_deferred) {
+    if (!t->fetch) return lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no reader for deferred columns");
+    return t->fetch(t, cols, n_cols, rows, n_rows, out, diag);
+  }
+  for (size_t k = 0; k < n_cols; k++) {
+    const double *v = t->cols[cols[k]].values;
+    for (size_t i = 0; i < n_rows; i++) out[k][i] = rows[i] < t->n_rows ? v[rows[i]] : LM_NAN;
+  }
+  return LM_OK;
+}
+
+lm_status lm_table_load(const lm_table *table, const long *cols, size_t n_cols, lm_diag *diag) {
+  lm_table *t = (lm_table *)table; /* a cache fill: see the contract */
+  lm_status st = LM_OK;
+  size_t n_def = 0, rows = t->n_rows ? t->n_rows : 1;
+  long *want = lm_malloc((n_cols ? n_cols : 1) * sizeof *want);
+  double **out = lm_malloc((n_cols ? n_cols : 1) * sizeof *out);
+  size_t *all = lm_malloc(rows * sizeof *all);
+  if (!want || !out || !all) goto nomem;
+  for (size_t k = 0; k < n_cols; k++) {
+    if (cols[k] < 0 || !lm_table_deferred(t, (size_t)cols[k])) continue;
+    int dup = 0;
+    for (size_t j = 0; j < n_def; j++) dup |= want[j] == cols[k];
+    if (dup) continue;
+    out[n_def] = lm_arena_alloc(t->arena, rows * sizeof(double));
+    if (!out[n_def]) goto nomem;
+    want[n_def++] = cols[k];
+  }
+  for (size_t r = 0; r < t->n_rows; r++) all[r] = r;
+  if (n_def) st = t->fetch(t, want, n_def, all, t->n_rows, out, diag);
+  for (size_t k = 0; st == LM_OK && k < n_def; k++) t->cols[want[k]].values = out[k];
+  goto done;
+nomem:
+  st = lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
+done:
+  lm_free(want);
+  lm_free(out);
+  lm_free(all);
+  return st;
+}
+
+const double *lm_table_values(const lm_table *table, size_t col, lm_diag *diag) {
+  if (col >= table->n_cols) return NULL;
+  long c = (long)col;
+  if (lm_table_deferred(table, col) && lm_table_load(table, &c, 1, diag) != LM_OK) return NULL;
+  return table->cols[col].values;
 }

@@ -28,7 +28,18 @@ typedef struct lm_column {
   long first_text_line;/* 1-based line of the first non-number cell, 0 if none */
   const char *first_text; /* that cell's text (truncated), or NULL */
   uint8_t all_int;     /* every number in the column is an integer */
+  uint8_t deferred;    /* the values stay in the file (values NULL): read them
+                          through lm_table_fetch or lm_table_values */
 } lm_column;
+
+struct lm_table;
+/* How a table with deferred columns reads them back from its file: fill
+ * out[k][i] with column cols[k] at row rows[i] (NaN for a blank or text
+ * cell, and for a row at or past n_rows). Safe to call from two threads at
+ * once. Errors name the file, line and field. */
+typedef lm_status (*lm_table_fetch_fn)(const struct lm_table *table, const long *cols, size_t n_cols,
+                                       const size_t *rows, size_t n_rows, double *const *out,
+                                       lm_diag *diag);
 
 /* One CSV file, loaded. */
 typedef struct lm_table {
@@ -47,6 +58,9 @@ typedef struct lm_table {
   size_t max_cols;     /* built tables: room for this many columns */
   size_t cap_strings;  /* built tables: capacity of strings */
   lm_map *string_index;/* built tables: string -> id */
+  lm_table_fetch_fn fetch;   /* tables with deferred columns: the reader */
+  void *fetch_state;         /* its state (the file mapping, record offsets) */
+  void (*fetch_release)(void *state); /* frees fetch_state with the table */
 } lm_table;
 
 /* Building a table in memory (for sources other than CSV files): create
@@ -69,6 +83,22 @@ void lm_table_free(lm_table *table);
 
 /* lm_table_find: index of the column named `name`, or -1. */
 long lm_table_find(const lm_table *table, const char *name);
+
+/* lm_table_deferred: 1 when column col of the table stays in its file. */
+int lm_table_deferred(const lm_table *table, size_t col);
+
+/* lm_table_fetch: values of deferred (or loaded) columns cols[0..n_cols)
+ * at rows rows[0..n_rows) into out[k][0..n_rows); see lm_table_fetch_fn. */
+lm_status lm_table_fetch(const lm_table *table, const long *cols, size_t n_cols, const size_t *rows,
+                         size_t n_rows, double *const *out, lm_diag *diag);
+
+/* lm_table_values: the n_rows values of column col, reading a deferred
+ * column from its file on first use and keeping it in the table (so the
+ * table changes under a const pointer: not while another thread reads the
+ * same table). NULL (and diag) when it cannot be read. lm_table_load does
+ * the same for several columns in one pass over the file. */
+const double *lm_table_values(const lm_table *table, size_t col, lm_diag *diag);
+lm_status lm_table_load(const lm_table *table, const long *cols, size_t n_cols, lm_diag *diag);
 
 /* lm_table_text: text of cell (row, col) for a text column, or NULL when
  * the column is numeric or the cell holds a number. Borrowed. */

@@ -1,0 +1,120 @@
+/*
+ * csv_fetch.c - reading deferred columns back from a CSV file.
+ *
+ * A table loaded with deferred columns keeps its file mapped and the offset
+ * of every record. Fetching a set of columns for a set of rows walks each
+ * wanted record from its start, finding delimiters only, and converts just
+ * the wanted fields, with the loader's number rules, so a fetched value is
+ * bit for bit the value a full load stores. The pages of each batch of rows
+ * are given back afterwards, so reading a file of any size in batches keeps
+ * the resident memory to a batch's worth of the file.
+ */
+#include <string.h>
+#include <sys/mman.h>
+
+#include "io/csv_file.h"
+#include "io/io.h"
+
+void lm_csv_file_release(void *state) {
+  lm_csv_file *f = state;
+  if (!f) return;
+  munmap((void *)f->data, f->len);
+  lm_free(f->row_offset);
+  lm_free(f);
+}
+
+/* The value of field [s, e) as the loader converts it. */
+static double field_value(const char *s, const char *e, int quoted, lm_buf *scratch) {
+  if (!quoted && e > s && e - s < 16) {
+    uint64_t u = 0;
+    const char *p = s;
+    while (p < e && (unsigned)(*p - '0') < 10) u = u * 10 + (uint64_t)(*p++ - '0');
+    if (p == e) return (double)u;
+  }
+  if (quoted && memchr(s, '"', (size_t)(e - s))) {
+    lm_buf_reset(scratch);
+    for (const char *p = s; p < e; p++) {
+      lm_buf_putc(scratch, *p);
+      if (*p == '"') p++;
+    }
+    if (scratch->failed) return LM_NAN;
+    s = scratch->data;
+    e = scratch->data + scratch->len;
+  }
+  double v = LM_NAN;
+  int is_int;
+  return lm_parse_number(s, e, &v, &is_int) == 1 ? v : LM_NAN;
+}
+
+lm_status lm_csv_fetch(const lm_table *t, const long *cols, size_t n_cols, const size_t *rows,
+                       size_t n_rows, double *const *out, lm_diag *diag) {
+  const lm_csv_file *f = t->fetch_state;
+  lm_status st = LM_OK;
+  lm_buf scratch = {0};
+  long last = -1;
+  for (size_t k = 0; k < n_cols; k++)
+    if (cols[k] > last) last = cols[k];
+  /* slot[c]: the first request of column c, -1 when not wanted. */
+  int32_t *slot = lm_malloc((size_t)(last + 1 > 0 ? last + 1 : 1) * sizeof *slot);
+  if (!slot) return lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
+  for (long c = 0; c <= last; c++) slot[c] = -1;
+  for (size_t k = n_cols; k-- > 0;) slot[cols[k]] = (int32_t)k;
+  size_t lo = f->len, hi = 0;
+  for (size_t i = 0; i < n_rows; i++) {
+    size_t row = rows[i];
+    if (row >= f->n_rows) {
+      for (size_t k = 0; k < n_cols; k++) out[k][i] = LM_NAN;
+      continue;
+    }
+    const char *p = f->data + f->row_offset[row], *end = f->data + f->len;
+    if ((size_t)(p - f->data) < lo) lo = (size_t)(p - f->data);
+    for (long c = 0; c <= last; c++) {
+      const char *fs, *fe;
+      int quoted = p < end && *p == '"';
+      if (quoted) {
+        fs = ++p;
+        for (;;) {
+          const char *q = memchr(p, '"', (size_t)(end - p));
+          if (!q) q = end;
+          if (q + 1 < end && q[1] == '"') {
+            p = q + 2;
+            continue;
+          }
+          fe = q;
+          p = q < end ? q + 1 : end;
+          break;
+        }
+      } else {
+        fs = p;
+        while (p < end && *p != ',' && *p != '\n' && *p != '\r') p++;
+        fe = p;
+      }
+      int32_t k = slot[c];
+      if (k >= 0) {
+        const double *loaded = t->cols[c].values;
+        out[k][i] = loaded ? loaded[row] : field_value(fs, fe, quoted, &scratch);
+      }
+      if (p < end && *p == ',') p++;
+      else if (c < last) {
+        /* The record ended early: the file changed since it was loaded. */
+        st = lm_diag_set(diag, LM_EDATA, t->path, (long)row + 2, c + 2, NULL,
+                         "the record is shorter than when the file was loaded (was the file "
+                         "changed while being read?)");
+        goto done;
+      }
+    }
+    if ((size_t)(p - f->data) > hi) hi = (size_t)(p - f->data);
+  }
+  for (size_t k = 0; k < n_cols; k++)
+    if (slot[cols[k]] != (int32_t)k) memcpy(out[k], out[slot[cols[k]]], n_rows * sizeof(double));
+  /* Give back the whole pages this batch read. */
+  if (hi > lo) {
+    uintptr_t from = ((uintptr_t)(f->data + lo) + 4095) & ~(uintptr_t)4095;
+    uintptr_t to = (uintptr_t)(f->data + hi) & ~(uintptr_t)4095;
+    if (to > from) madvise((void *)from, to - from, MADV_DONTNEED);
+  }
+done:
+  lm_buf_fini(&scratch);
+  lm_free(slot);
+  return st;
+}
