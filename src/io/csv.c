@@ -181,6 +181,16 @@ not_plain:
   return 0;
 }
 
+/* Digits, a point and digits ("0.0", "131072.5"): a number for certain. */
+static int plain_decimal(const char *s, const char *e) {
+  const char *p = s;
+  while (p < e && (unsigned)(*p - '0') < 10) p++;
+  if (p == s || p == e || *p != '.') return 0;
+  for (p++; p < e; p++)
+    if ((unsigned)(*p - '0') >= 10) return 0;
+  return 1;
+}
+
 /* -------------------------------------------------------------- parsing */
 
 typedef struct parse_ctx {
@@ -312,7 +322,8 @@ static void *parse_part(void *arg) {
         unsigned other = 0;
         while (p < limit && *p != ',' && *p != '\n' && *p != '\r') other |= (unsigned)(*p++ - '0') >= 10;
         fe = p;
-        int_cell = fe > fs && !other;
+        /* (no more than 300 digits: a longer number may not fit a double) */
+        int_cell = fe > fs && !other && fe - fs <= 300;
       } else {
         fs = p;
         /* Read leading digits as we scan: most cells are short integers. */
@@ -379,8 +390,11 @@ static void *parse_part(void *arg) {
       }
       double v = int_value;
       int is_int = 1, kind = 1;
+      if (ctx->skip[c] && (int_cell || (!quoted && ve - vs <= 300 && plain_decimal(vs, ve)))) {
+        if (!int_cell) pt->not_int[c] = 1; /* "131072.0": a number, not an integer */
+        continue;
+      }
       if (!int_cell) kind = lm_parse_number(vs, ve, &v, &is_int);
-      else if (ctx->skip[c]) continue; /* a plain integer: counted as one */
       if (kind == 3) {
         pt->status = lm_diag_set(&pt->diag, LM_EDATA, ctx->path, line, (long)c + 1, col->name,
                                  "number out of the range of a double: '%.*s%s'",

@@ -23,13 +23,29 @@ void lm_csv_file_release(void *state) {
   lm_free(f);
 }
 
+static const double pow10_of[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+
 /* The value of field [s, e) as the loader converts it. */
 static double field_value(const char *s, const char *e, int quoted, lm_buf *scratch) {
   if (!quoted && e > s && e - s < 16) {
+    /* Up to 15 digits with at most one point: the mantissa and the power
+     * of ten are exact doubles, so one division rounds correctly (what
+     * lm_parse_number's fast path computes too). */
     uint64_t u = 0;
     const char *p = s;
-    while (p < e && (unsigned)(*p - '0') < 10) u = u * 10 + (uint64_t)(*p++ - '0');
-    if (p == e) return (double)u;
+    int frac = -1;
+    for (; p < e; p++) {
+      if ((unsigned)(*p - '0') < 10) {
+        u = u * 10 + (uint64_t)(*p - '0');
+        if (frac >= 0) frac++;
+      } else if (*p == '.' && frac < 0 && p > s) {
+        frac = 0;
+      } else {
+        break;
+      }
+    }
+    if (p == e && frac != 0) return frac < 0 ? (double)u : (double)u / pow10_of[frac];
   }
   if (quoted && memchr(s, '"', (size_t)(e - s))) {
     lm_buf_reset(scratch);

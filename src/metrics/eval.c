@@ -31,22 +31,6 @@
 #define MAX_CHANNELS 4096
 #define PARALLEL_MIN_ROWS 4096
 
-/* "Not available" in a masked (nullable) vector: a NaN with a payload that
- * arithmetic never produces, so it can be told apart from the NaN of 0/0. */
-static const uint64_t NA_BITS = 0x7FF800000000DEADULL;
-
-static inline double na_value(void) {
-  double d;
-  memcpy(&d, &NA_BITS, sizeof d);
-  return d;
-}
-
-static inline int is_na(double x) {
-  uint64_t u;
-  memcpy(&u, &x, sizeof u);
-  return u == NA_BITS;
-}
-
 struct lm_eval {
   const lm_catalog *cat;
   int32_t n_ch;
@@ -87,13 +71,6 @@ typedef struct run {
   int32_t n_keep;
 } run;
 
-typedef struct acc {
-  double sum, min, max;
-  size_t count;
-  int nan;   /* masked operand: a NaN that is not "not available" was seen */
-  double wsum, wx; /* weighted AVG: the weights and the weighted values */
-} acc;
-
 typedef struct worker {
   run *r;
   size_t begin, end;       /* selected-row range */
@@ -101,7 +78,7 @@ typedef struct worker {
   size_t block_first;      /* the selected row fetched[.][0] holds */
   lm_diag diag;            /* a fetch that failed */
   double *bufs;            /* n_bufs * CHUNK */
-  acc *accs;               /* per aggregate per channel */
+  lm_fold *accs;           /* per aggregate per channel */
   uint8_t *poison;         /* per node per channel */
   lm_status status;
 } worker;
@@ -262,7 +239,7 @@ static int compute_plain(run *r, worker *w, int32_t node, int32_t ch, size_t fir
     for (size_t i = 0; i < len; i++) {
       double a = A.p ? A.p[i] : A.s;
       if (isinf(a) || (isfinite(a) && a != trunc(a))) bad = 1;
-      out[i] = isnan(a) ? na_value() : trunc(a) + 0.0;
+      out[i] = isnan(a) ? lm_na_value() : trunc(a) + 0.0;
     }
     return bad;
   }
@@ -298,7 +275,7 @@ static int compute_vector(run *r, worker *w, int32_t node, int32_t ch, size_t fi
       operand C = get_operand(r, w, n->b, ch);
       for (size_t i = 0; i < len; i++) {
         double cond = C.p ? C.p[i] : C.s;
-        if ((cond != 0) == (o == 0)) out[i] = na_value();
+        if ((cond != 0) == (o == 0)) out[i] = lm_na_value();
       }
     }
   }
@@ -306,7 +283,7 @@ static int compute_vector(run *r, worker *w, int32_t node, int32_t ch, size_t fi
     if (ops[o] < 0 || !r->cat->nodes[ops[o]].masked) continue;
     const double *v = w->bufs + (size_t)r->buf_index[ops[o]] * CHUNK;
     for (size_t i = 0; i < len; i++)
-      if (is_na(v[i])) out[i] = na_value();
+      if (lm_is_na(v[i])) out[i] = lm_na_value();
   }
   return bad;
 }
@@ -322,61 +299,9 @@ static void accumulate(run *r, worker *w, int32_t k, int32_t ch, size_t first, s
         n->op != LM_OP_SUM && n->op != LM_OP_COUNT)
       return;
   }
-  acc *a = &w->accs[(size_t)k * (size_t)r->ev->n_ch + (size_t)ch];
-  if (n->op == LM_OP_AVG && r->req->weights) {
-    /* Time weighting: each dispatch counts by its weight. */
-    const double *wt = r->req->weights + first;
-    int masked = r->cat->nodes[n->a].masked;
-    double wsum = a->wsum, wx = a->wx;
-    for (size_t i = 0; i < len; i++) {
-      double x = v[i];
-      if (masked && is_na(x)) continue;
-      if (isnan(x)) {
-        if (masked) a->nan = 1;
-        continue;
-      }
-      wsum += wt[i];
-      wx += wt[i] * x;
-      a->count++;
-    }
-    a->wsum = wsum;
-    a->wx = wx;
-    return;
-  }
-  double sum = a->sum, mn = a->min, mx = a->max;
-  size_t count = a->count;
-  if (r->cat->nodes[n->a].masked) {
-    /* Skip "not available"; any other NaN makes the aggregate NaN. */
-    for (size_t i = 0; i < len; i++) {
-      double x = v[i];
-      if (is_na(x)) continue;
-      if (isnan(x)) {
-        a->nan = 1;
-        continue;
-      }
-      sum += x;
-      count++;
-      if (x < mn) mn = x;
-      if (x > mx) mx = x;
-    }
-    a->sum = sum;
-    a->min = mn;
-    a->max = mx;
-    a->count = count;
-    return;
-  }
-  for (size_t i = 0; i < len; i++) {
-    double x = v[i];
-    if (isnan(x)) continue;
-    sum += x;
-    count++;
-    if (x < mn) mn = x;
-    if (x > mx) mx = x;
-  }
-  a->sum = sum;
-  a->min = mn;
-  a->max = mx;
-  a->count = count;
+  lm_fold *a = &w->accs[(size_t)k * (size_t)r->ev->n_ch + (size_t)ch];
+  const double *weights = n->op == LM_OP_AVG && r->req->weights ? r->req->weights + first : NULL;
+  lm_fold_add(a, v, len, weights, r->cat->nodes[n->a].masked);
 }
 
 /* Read the deferred columns of this pass for selected rows [first, first
@@ -462,56 +387,6 @@ static void *work(void *arg) {
 }
 
 /* --------------------------------------------------------- order stats */
-
-/* Sort doubles (no NaN) by an LSD radix sort on their bit patterns, 11
- * bits per pass. All six digit histograms come from one read; a pass whose
- * digit is the same in every value (common: counters are small integers,
- * whose low mantissa bits are zero) is skipped. */
-static void radix_sort(double *v, double *tmp, size_t n) {
-  if (n < 64) {
-    for (size_t i = 1; i < n; i++) {
-      double x = v[i];
-      size_t j = i;
-      while (j > 0 && v[j - 1] > x) {
-        v[j] = v[j - 1];
-        j--;
-      }
-      v[j] = x;
-    }
-    return;
-  }
-  enum { PASSES = 6, DIGITS = 2048 };
-  static _Thread_local size_t count[PASSES][DIGITS];
-  memset(count, 0, sizeof count);
-  uint64_t *a = (uint64_t *)(void *)v, *b = (uint64_t *)(void *)tmp;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t u;
-    memcpy(&u, &v[i], sizeof u);
-    u = (u >> 63) ? ~u : (u | 0x8000000000000000ULL);
-    a[i] = u;
-    for (int p = 0; p < PASSES; p++) count[p][(u >> (p * 11)) & (DIGITS - 1)]++;
-  }
-  for (int pass = 0; pass < PASSES; pass++) {
-    int shift = pass * 11;
-    size_t *c = count[pass];
-    if (c[(a[0] >> shift) & (DIGITS - 1)] == n) continue; /* one digit value */
-    size_t sum = 0;
-    for (int d = 0; d < DIGITS; d++) {
-      size_t k = c[d];
-      c[d] = sum;
-      sum += k;
-    }
-    for (size_t i = 0; i < n; i++) b[c[(a[i] >> shift) & (DIGITS - 1)]++] = a[i];
-    uint64_t *t = a;
-    a = b;
-    b = t;
-  }
-  for (size_t i = 0; i < n; i++) {
-    uint64_t u = a[i];
-    u = (u >> 63) ? (u & 0x7FFFFFFFFFFFFFFFULL) : ~u;
-    memcpy(&v[i], &u, sizeof u);
-  }
-}
 
 /* ----------------------------------------------------------------- run */
 
@@ -641,60 +516,17 @@ static void *finalize_range(void *arg) {
       if (n->op == LM_OP_MEDIAN || n->op == LM_OP_QUANTILE || n->op == LM_OP_STD) {
         if (sorted_for != n->a || sorted_ch != ch) {
           const double *v = r->keep[(size_t)r->keep_index[n->a] * (size_t)n_ch + (size_t)ch];
-          n_sorted = 0;
-          sorted_nan = 0;
-          for (size_t i = 0; i < n_rows; i++) {
-            if (!isnan(v[i])) scratch[n_sorted++] = v[i];
-            else if (!is_na(v[i])) sorted_nan = 1;
-          }
-          if (!cat->nodes[n->a].masked) sorted_nan = 0;
-          radix_sort(scratch, tmp, n_sorted);
+          n_sorted = lm_fold_sorted(v, n_rows, cat->nodes[n->a].masked, scratch, tmp, &sorted_nan);
           sorted_for = n->a;
           sorted_ch = ch;
         }
-        /* The median takes the middle value(s) directly; quantiles
-         * interpolate (NaN next to an infinity, as numpy does). A masked
-         * operand's NaN makes quantiles and STD NaN; the median skips it. */
-        if (n->op == LM_OP_MEDIAN) {
-          result = n_sorted == 0 ? LM_NAN
-                   : n_sorted % 2 ? scratch[n_sorted / 2]
-                                  : (scratch[n_sorted / 2 - 1] + scratch[n_sorted / 2]) / 2;
-        } else if (sorted_nan) {
-          result = LM_NAN;
-        } else if (n->op == LM_OP_QUANTILE) {
-          result = lm_quantile_sorted(scratch, n_sorted, n->k);
-        } else if (n_sorted >= 2) {
-          double mean = 0;
-          for (size_t i = 0; i < n_sorted; i++) mean += scratch[i];
-          mean /= (double)n_sorted;
-          double ss = 0;
-          for (size_t i = 0; i < n_sorted; i++) ss += (scratch[i] - mean) * (scratch[i] - mean);
-          result = sqrt(ss / (double)(n_sorted - 1));
-        }
+        result = lm_fold_order(n->op, n->k, scratch, n_sorted, sorted_nan);
       } else {
-        acc total = {0, LM_INF, -LM_INF, 0, 0, 0, 0};
-        for (int i = 0; i < n_workers; i++) {
-          const acc *a = &workers[i].accs[(size_t)k * (size_t)n_ch + (size_t)ch];
-          total.nan |= a->nan;
-          total.sum += a->sum;
-          total.count += a->count;
-          total.wsum += a->wsum;
-          total.wx += a->wx;
-          if (a->min < total.min) total.min = a->min;
-          if (a->max > total.max) total.max = a->max;
-        }
-        switch ((lm_op)n->op) {
-        case LM_OP_AVG:
-          if (r->req->weights) result = total.count && total.wsum > 0 ? total.wx / total.wsum : LM_NAN;
-          else result = total.count ? total.sum / (double)total.count : LM_NAN;
-          break;
-        case LM_OP_MIN: result = total.count ? total.min : LM_NAN; break;
-        case LM_OP_MAX: result = total.count ? total.max : LM_NAN; break;
-        case LM_OP_SUM: result = total.sum; break;
-        case LM_OP_COUNT: result = (double)total.count; break;
-        default: break;
-        }
-        if (total.nan && n->op != LM_OP_COUNT) result = LM_NAN;
+        lm_fold total;
+        lm_fold_init(&total);
+        for (int i = 0; i < n_workers; i++)
+          lm_fold_merge(&total, &workers[i].accs[(size_t)k * (size_t)n_ch + (size_t)ch]);
+        result = lm_fold_result(&total, n->op, r->req->weights != NULL);
       }
       ev->vals[s] = result;
     }
@@ -832,18 +664,10 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
       w->fetched = lm_malloc((size_t)r->n_fetch * r->block_rows * sizeof(double));
       if (!w->fetched) goto nomem;
     }
-    w->accs = lm_malloc((size_t)(r->n_agg ? r->n_agg : 1) * (size_t)n_ch * sizeof(acc));
+    w->accs = lm_malloc((size_t)(r->n_agg ? r->n_agg : 1) * (size_t)n_ch * sizeof(lm_fold));
     w->poison = lm_calloc(n_slots ? n_slots : 1, 1);
     if (!w->bufs || !w->accs || !w->poison) goto nomem;
-    for (size_t k = 0; k < (size_t)r->n_agg * (size_t)n_ch; k++) {
-      w->accs[k].sum = 0;
-      w->accs[k].count = 0;
-      w->accs[k].min = LM_INF;
-      w->accs[k].max = -LM_INF;
-      w->accs[k].nan = 0;
-      w->accs[k].wsum = 0;
-      w->accs[k].wx = 0;
-    }
+    for (size_t k = 0; k < (size_t)r->n_agg * (size_t)n_ch; k++) lm_fold_init(&w->accs[k]);
   }
   if (n_workers == 2 && parallel) lm_run_pair(work, &workers[0], &workers[1]);
   else for (int i = 0; i < n_workers; i++) work(&workers[i]);

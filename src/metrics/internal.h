@@ -4,6 +4,9 @@
 #ifndef LUMEN_METRICS_INTERNAL_H
 #define LUMEN_METRICS_INTERNAL_H
 
+#include <stdint.h>
+#include <string.h>
+
 #include "metrics/metrics.h"
 
 /* A YAML document as a small tree: scalars, sequences and mappings (a
@@ -55,5 +58,55 @@ void lm_overlay_drop_empty_rows(ynode **roots, size_t n);
 
 /* The fields of sysinfo.csv that formulas may name as $field. */
 extern const char *const lm_sysinfo_fields[];
+
+/* ------------------------------------------------ folding (fold.c) */
+
+/* "Not available" in a masked (nullable) vector: a NaN with a payload that
+ * arithmetic never produces, so it can be told apart from the NaN of 0/0. */
+#define LM_NA_BITS 0x7FF800000000DEADULL
+
+static inline double lm_na_value(void) {
+  uint64_t u = LM_NA_BITS;
+  double d;
+  memcpy(&d, &u, sizeof d);
+  return d;
+}
+
+static inline int lm_is_na(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u == LM_NA_BITS;
+}
+
+/* The running state of AVG, MIN, MAX, SUM and COUNT over the rows folded
+ * so far, in row order. */
+typedef struct lm_fold {
+  double sum, min, max;
+  size_t count;
+  int nan;          /* masked operand: a NaN that is not "not available" was seen */
+  double wsum, wx;  /* weighted AVG: the weights and the weighted values */
+} lm_fold;
+
+/* lm_fold_init: the state of no rows. */
+void lm_fold_init(lm_fold *f);
+/* lm_fold_add: fold the next n values (weights: per value, for a weighted
+ * AVG; NULL otherwise). Unmasked operands skip NaN; masked ones skip "not
+ * available" and remember any other NaN. Folding a column block by block
+ * gives the same state, to the bit, as folding it at once. */
+void lm_fold_add(lm_fold *f, const double *v, size_t n, const double *weights, int masked);
+/* lm_fold_merge: add the state of the rows that follow into's rows. */
+void lm_fold_merge(lm_fold *into, const lm_fold *from);
+/* lm_fold_result: the value of aggregate op (LM_OP_AVG .. LM_OP_COUNT but
+ * the order statistics); NaN for no rows (SUM: 0, COUNT: 0). */
+double lm_fold_result(const lm_fold *f, int op, int weighted);
+/* lm_fold_sorted: the n kept values of an order statistic's operand,
+ * without NaN, sorted into `sorted` (tmp: n scratch values); returns their
+ * count. *nan_seen: a masked operand held a NaN from arithmetic. */
+size_t lm_fold_sorted(const double *kept, size_t n, int masked, double *sorted, double *tmp,
+                      int *nan_seen);
+/* lm_fold_order: MEDIAN, QUANTILE (k) or STD of sorted values. */
+double lm_fold_order(int op, double k, const double *sorted, size_t n, int nan_seen);
+/* lm_sort_values: sort n doubles without NaN ascending (-0 before +0). */
+void lm_sort_values(double *v, double *tmp, size_t n);
 
 #endif
