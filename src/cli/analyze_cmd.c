@@ -477,6 +477,11 @@ int cmd_analyze(int argc, char **argv, int first) {
         goto done;
       }
       lm_phase_end("load", t0);
+      size_t deferred = 0;
+      for (size_t c = 0; c < workloads[k]->pmc->n_cols; c++) deferred += lm_table_deferred(workloads[k]->pmc, c);
+      if (deferred)
+        lm_log(LM_LOG_DEBUG, "%s: %zu of %zu pmc_perf columns read in blocks of dispatches", path, deferred,
+               workloads[k]->pmc->n_cols);
       lm_log(LM_LOG_DEBUG, "%s: %s, %zu dispatches, %zu columns", path, workloads[k]->arch,
              workloads[k]->pmc->n_rows, workloads[k]->pmc->n_cols);
     }

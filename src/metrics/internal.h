@@ -106,7 +106,8 @@ size_t lm_fold_sorted(const double *kept, size_t n, int masked, double *sorted, 
                       int *nan_seen);
 /* lm_fold_order: MEDIAN, QUANTILE (k) or STD of sorted values. */
 double lm_fold_order(int op, double k, const double *sorted, size_t n, int nan_seen);
-/* lm_sort_values: sort n doubles without NaN ascending (-0 before +0). */
+/* lm_sort_values: sort n doubles without NaN ascending (from 64 values on,
+ * -0 before +0; shorter inputs keep equal values in their order). */
 void lm_sort_values(double *v, double *tmp, size_t n);
 
 #endif

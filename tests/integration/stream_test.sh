@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Streamed evaluation against the whole-file path: `lumen analyze` reads
+# counter columns from the file in blocks of dispatches by default; with
+# --load whole every column is in memory. Both must print the same bytes,
+# on every shared workload and on scaled copies (thousands of dispatches,
+# so that both halves of the sums and many blocks are exercised), with
+# filters, normalizations, comparisons and blocks down to one dispatch.
+# Usage: stream_test.sh LUMEN SCALE_WORKLOAD SHARED_DIR TEST_NAME
+set -u
+LUMEN=$1
+SCALE=$2
+SHARED=$3
+NAME=$4
+WL=$SHARED/workloads
+TMP=$(mktemp -d /tmp/lumen-st-XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+SRCDIR=$(cd "$(dirname "$0")" && pwd)
+. "$SRCDIR/lib.sh"
+
+# same ARGS...: streamed and whole-file output (and exit status) are equal.
+same() {
+  "$LUMEN" analyze "$@" >"$TMP/stream.out" 2>"$TMP/stream.err"
+  local s=$?
+  "$LUMEN" analyze --load whole "$@" >"$TMP/whole.out" 2>"$TMP/whole.err"
+  local w=$?
+  [ "$s" -eq "$w" ] || fail "exit status $s streamed, $w whole: $* ($(head -c 300 "$TMP/stream.err"))"
+  cmp -s "$TMP/stream.out" "$TMP/whole.out" || fail "output differs: $* ($(diff "$TMP/stream.out" "$TMP/whole.out" | head -5))"
+  cmp -s "$TMP/stream.err" "$TMP/whole.err" || fail "stderr differs: $*"
+}
+
+case $NAME in
+shared)
+  n=0
+  while read -r pmc; do
+    dir=$(dirname "$pmc")
+    same -w "$dir" --format json
+    same -w "$dir" --format json --block-rows 1
+    n=$((n + 1))
+  done < <(find "$WL" -name pmc_perf.csv | sort)
+  [ "$n" -ge 50 ] || fail "only $n workloads found"
+  ;;
+scaled)
+  "$SCALE" "$WL/vcopy/MI200" 9001 "$TMP/big" || fail "scale_workload"
+  "$SCALE" "$WL/_mix/mix_MI200" 5000 "$TMP/mix" || fail "scale_workload mix"
+  "$SCALE" "$WL/vcopy/MI300X_A1" 4100 "$TMP/mi300" || fail "scale_workload MI300X"
+  # Streaming is what runs: most columns stay in the file.
+  "$LUMEN" analyze -w "$TMP/big" -vv >/dev/null 2>"$TMP/log" || fail "analyze -vv"
+  grep -q "columns read in blocks" "$TMP/log" || fail "no streaming reported: $(head -c 300 "$TMP/log")"
+  same -w "$TMP/big" --format json
+  same -w "$TMP/big" --format json --block-rows 1
+  same -w "$TMP/big" --format json --block-rows 1000
+  same -w "$TMP/big" --format csv -o /dev/stdout
+  same -w "$TMP/big" -d 17:8000 --norm per_kernel --format json
+  same -w "$TMP/big" --weight time -b 2 -b 16 --format json
+  same -w "$TMP/big" --threads 1 --format json
+  same -w "$TMP/big"
+  same -w "$TMP/mi300" --format json --block-rows 333
+  same -w "$TMP/mi300" -b 2 --format json
+  same -w "$TMP/mix" --format json
+  same -w "$TMP/mix" -k '!vcopy' --format json
+  same -w "$TMP/mix" --kernel-index 0 --format json
+  same -w "$TMP/mix" --summary
+  same -w "$TMP/mix" -w "$TMP/big" --format json
+  same -w "$TMP/mix" --list-stats
+  ;;
+*)
+  fail "unknown test $NAME"
+  ;;
+esac
+echo "ok: $NAME"
