@@ -204,6 +204,8 @@ typedef struct parse_ctx {
   uint8_t *row_missing;
   int release_pages;   /* madvise parsed pages away (mapped files) */
   uint8_t *skip;       /* per column: deferred, checked but not converted */
+  size_t *skip_run;    /* per column: the deferred columns from it on before the
+                          next loaded one (the last column excluded) */
   size_t *row_offset;  /* per row: where its record starts (deferred tables) */
 } parse_ctx;
 
@@ -291,6 +293,19 @@ static void *parse_part(void *arg) {
     const char *limit = (size_t)(end - p) > ctx->max_record
                             ? p + ctx->max_record + 1 : end;
     for (size_t c = 0; c < n_cols; c++) {
+      if (ctx->skip_run[c]) {
+        /* A run of deferred columns: step over fields that are plain
+         * integers, looking at digits and commas only; anything else is
+         * left to the field-by-field path below. */
+        size_t stop = c + ctx->skip_run[c];
+        while (c < stop) {
+          const char *q = p;
+          while (q < limit && (unsigned)(*q - '0') < 10) q++;
+          if (q == p || q >= limit || *q != ',') break;
+          p = q + 1;
+          c++;
+        }
+      }
       const char *fs, *fe;
       int quoted = 0, int_cell = 0;
       double int_value = 0;
@@ -715,6 +730,7 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
   part parts[2];
   int n_parts = 0;
   uint8_t *keep_text = NULL, *skip = NULL;
+  size_t *skip_run = NULL;
   lm_csv_file *file = NULL;
   lm_csv_options defaults = {0};
   if (!options) options = &defaults;
@@ -777,9 +793,13 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
   const char *body = data + header_len;
   size_t body_len = len - header_len;
   parse_ctx ctx = {data, len, path, max_record, t->n_cols, t->cols, keep_text,
-                   NULL, mapped, skip, NULL};
+                   NULL, mapped, skip, NULL, NULL};
   int any_skip = 0;
   for (size_t c = 0; c < t->n_cols; c++) any_skip |= skip[c];
+  skip_run = lm_calloc(t->n_cols + 1, sizeof *skip_run);
+  if (!skip_run) goto nomem;
+  for (size_t c = t->n_cols - 1; c-- > 0;) skip_run[c] = skip[c] ? skip_run[c + 1] + 1 : 0;
+  ctx.skip_run = skip_run;
 
   int want_threads = options->threads > 0 ? options->threads
                                           : (body_len >= PARALLEL_MIN_BYTES ? 2 : 1);
@@ -896,6 +916,7 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
   lm_arena_free(side);
   lm_free(keep_text);
   lm_free(skip);
+  lm_free(skip_run);
   if (file) {
     /* The table now owns the mapping (see lm_csv_read). */
     file->data = data;
@@ -915,6 +936,7 @@ fail:
   lm_arena_free(side);
   lm_free(keep_text);
   lm_free(skip);
+  lm_free(skip_run);
   if (file) lm_free(file->row_offset);
   lm_free(file);
   if (t) {

@@ -493,42 +493,64 @@ static void *finalize_range(void *arg) {
       return NULL;
     }
   }
-  /* Sorted copies are shared by every order statistic of one operand. */
-  int32_t sorted_for = -1, sorted_ch = -1;
-  size_t n_sorted = 0;
-  int sorted_nan = 0; /* masked operand holding a NaN from arithmetic */
-  for (int32_t k = job->begin; k < job->end; k++) {
-    int32_t node = r->agg[k];
-    const lm_node *n = &cat->nodes[node];
-    int32_t chans = n->chan ? n_ch : 1;
-    for (int32_t ch = 0; ch < chans; ch++) {
-      int32_t s = slot_of(ev, node, ch);
-      int32_t so = slot_of(ev, n->a, ch);
-      ev->miss[s] |= ev->miss[so];
-      if (ev->miss[s]) continue;
-      int poisoned = 0;
-      for (int i = 0; i < n_workers; i++) poisoned |= workers[i].poison[so];
-      if (poisoned) {
-        ev->miss[s] = 1;
-        continue;
-      }
-      double result = LM_NAN;
-      if (n->op == LM_OP_MEDIAN || n->op == LM_OP_QUANTILE || n->op == LM_OP_STD) {
-        if (sorted_for != n->a || sorted_ch != ch) {
-          const double *v = r->keep[(size_t)r->keep_index[n->a] * (size_t)n_ch + (size_t)ch];
-          n_sorted = lm_fold_sorted(v, n_rows, cat->nodes[n->a].masked, scratch, tmp, &sorted_nan);
-          sorted_for = n->a;
-          sorted_ch = ch;
-        }
-        result = lm_fold_order(n->op, n->k, scratch, n_sorted, sorted_nan);
+  /* Aggregates of one operand are consecutive: go through them channel
+   * by channel, so that the operand's values are ordered once per channel
+   * for all its order statistics. */
+  for (int32_t group = job->begin, group_end; group < job->end; group = group_end) {
+    int32_t a = cat->nodes[r->agg[group]].a;
+    int ops[8];
+    double ks[8];
+    size_t n_ops = 0;
+    for (group_end = group; group_end < job->end && cat->nodes[r->agg[group_end]].a == a; group_end++) {
+      const lm_node *n = &cat->nodes[r->agg[group_end]];
+      if (n->op != LM_OP_MEDIAN && n->op != LM_OP_QUANTILE && n->op != LM_OP_STD) continue;
+      if (n_ops < 8) {
+        ops[n_ops] = n->op;
+        ks[n_ops] = n->k;
       } else {
-        lm_fold total;
-        lm_fold_init(&total);
-        for (int i = 0; i < n_workers; i++)
-          lm_fold_merge(&total, &workers[i].accs[(size_t)k * (size_t)n_ch + (size_t)ch]);
-        result = lm_fold_result(&total, n->op, r->req->weights != NULL);
+        ops[0] = LM_OP_STD; /* many: order them all */
       }
-      ev->vals[s] = result;
+      n_ops++;
+    }
+    int32_t chans = cat->nodes[a].chan ? n_ch : 1;
+    for (int32_t k = group; k < group_end; k++)
+      if (cat->nodes[r->agg[k]].chan) chans = n_ch;
+    for (int32_t ch = 0; ch < chans; ch++) {
+      int ordered = 0, nan_seen = 0;
+      size_t n_ordered = 0;
+      for (int32_t k = group; k < group_end; k++) {
+        int32_t node = r->agg[k];
+        const lm_node *n = &cat->nodes[node];
+        if (ch > 0 && !n->chan) continue;
+        int32_t s = slot_of(ev, node, ch);
+        int32_t so = slot_of(ev, n->a, ch);
+        ev->miss[s] |= ev->miss[so];
+        if (ev->miss[s]) continue;
+        int poisoned = 0;
+        for (int i = 0; i < n_workers; i++) poisoned |= workers[i].poison[so];
+        if (poisoned) {
+          ev->miss[s] = 1;
+          continue;
+        }
+        double result = LM_NAN;
+        if (n->op == LM_OP_MEDIAN || n->op == LM_OP_QUANTILE || n->op == LM_OP_STD) {
+          if (!ordered) {
+            const double *v = r->keep[(size_t)r->keep_index[n->a] * (size_t)n_ch + (size_t)ch];
+            n_ordered = lm_fold_order_values(v, n_rows, cat->nodes[n->a].masked, ops,
+                                             n_ops < 8 ? ks : NULL, n_ops < 8 ? n_ops : 1,
+                                             scratch, tmp, &nan_seen);
+            ordered = 1;
+          }
+          result = lm_fold_order(n->op, n->k, scratch, n_ordered, nan_seen);
+        } else {
+          lm_fold total;
+          lm_fold_init(&total);
+          for (int i = 0; i < n_workers; i++)
+            lm_fold_merge(&total, &workers[i].accs[(size_t)k * (size_t)n_ch + (size_t)ch]);
+          result = lm_fold_result(&total, n->op, r->req->weights != NULL);
+        }
+        ev->vals[s] = result;
+      }
     }
   }
   lm_free(scratch);

@@ -10,6 +10,7 @@
  * file sorts them by a radix sort and reads the statistics off the result.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "metrics/internal.h"
@@ -100,15 +101,7 @@ double lm_fold_result(const lm_fold *f, int op, int weighted) {
 
 size_t lm_fold_sorted(const double *kept, size_t n, int masked, double *sorted, double *tmp,
                       int *nan_seen) {
-  size_t m = 0;
-  *nan_seen = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!isnan(kept[i])) sorted[m++] = kept[i];
-    else if (!lm_is_na(kept[i])) *nan_seen = 1;
-  }
-  if (!masked) *nan_seen = 0;
-  lm_sort_values(sorted, tmp, m);
-  return m;
+  return lm_fold_order_values(kept, n, masked, NULL, NULL, 0, sorted, tmp, nan_seen);
 }
 
 double lm_fold_order(int op, double k, const double *sorted, size_t n, int nan_seen) {
@@ -176,4 +169,113 @@ void lm_sort_values(double *v, double *tmp, size_t n) {
     u = (u >> 63) ? (u & 0x7FFFFFFFFFFFFFFFULL) : ~u;
     memcpy(&v[i], &u, sizeof u);
   }
+}
+
+/* ------------------------------------------------------------ selection */
+
+/* The radix sort's total order as unsigned keys: -0 before +0. */
+static inline uint64_t key_of(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return (u >> 63) ? ~u : (u | 0x8000000000000000ULL);
+}
+
+static inline double value_of(uint64_t u) {
+  u = (u >> 63) ? (u & 0x7FFFFFFFFFFFFFFFULL) : ~u;
+  double x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/* Put the k-th smallest of keys[lo, hi) at k, smaller ones before it and
+ * larger ones after (three-way partitions, so repeated values cost no
+ * more than distinct ones). */
+static void select_key(uint64_t *keys, size_t lo, size_t hi, size_t k) {
+  while (hi - lo > 16) {
+    uint64_t a = keys[lo], b = keys[lo + (hi - lo) / 2], c = keys[hi - 1];
+    uint64_t pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+    size_t lt = lo, i = lo, gt = hi;
+    while (i < gt) {
+      uint64_t x = keys[i];
+      if (x < pivot) {
+        keys[i++] = keys[lt];
+        keys[lt++] = x;
+      } else if (x > pivot) {
+        keys[i] = keys[--gt];
+        keys[gt] = x;
+      } else {
+        i++;
+      }
+    }
+    if (k < lt) hi = lt;
+    else if (k >= gt) lo = gt;
+    else return;
+  }
+  for (size_t i = lo + 1; i < hi; i++) {
+    uint64_t x = keys[i];
+    size_t j = i;
+    while (j > lo && keys[j - 1] > x) {
+      keys[j] = keys[j - 1];
+      j--;
+    }
+    keys[j] = x;
+  }
+}
+
+/* Place ranks[r0, r1) (ascending) within keys[lo, hi). */
+static void place(uint64_t *keys, size_t lo, size_t hi, const size_t *ranks, size_t r0, size_t r1) {
+  while (r0 < r1 && ranks[r0] < lo) r0++;
+  while (r1 > r0 && ranks[r1 - 1] >= hi) r1--;
+  if (r0 >= r1 || hi - lo < 2) return;
+  size_t mid = r0 + (r1 - r0) / 2, k = ranks[mid];
+  select_key(keys, lo, hi, k);
+  place(keys, lo, k, ranks, r0, mid);
+  place(keys, k + 1, hi, ranks, mid + 1, r1);
+}
+
+static int cmp_size(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  return (x > y) - (x < y);
+}
+
+size_t lm_fold_order_values(const double *kept, size_t n, int masked, const int *ops,
+                            const double *ks, size_t n_ops, double *out, double *tmp,
+                            int *nan_seen) {
+  size_t m = 0;
+  *nan_seen = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!isnan(kept[i])) out[m++] = kept[i];
+    else if (!lm_is_na(kept[i])) *nan_seen = 1;
+  }
+  if (!masked) *nan_seen = 0;
+  size_t ranks[16], n_ranks = 0;
+  int full = !ks || m < 64;
+  for (size_t i = 0; i < n_ops && !full; i++) {
+    if (ops[i] == LM_OP_MEDIAN) {
+      ranks[n_ranks++] = m / 2;
+      if (m % 2 == 0) ranks[n_ranks++] = m / 2 - 1;
+    } else if (ops[i] == LM_OP_QUANTILE) {
+      /* the positions lm_quantile_sorted reads */
+      double pos = ks[i] * (double)(m - 1);
+      size_t lo = (size_t)floor(pos);
+      if (lo >= m - 1) {
+        ranks[n_ranks++] = m - 1;
+      } else {
+        ranks[n_ranks++] = lo;
+        ranks[n_ranks++] = lo + 1;
+      }
+    } else {
+      full = 1; /* STD reads them all */
+    }
+  }
+  if (full) {
+    lm_sort_values(out, tmp, m);
+    return m;
+  }
+  qsort(ranks, n_ranks, sizeof *ranks, cmp_size);
+  uint64_t *keys = (uint64_t *)(void *)out;
+  for (size_t i = 0; i < m; i++) keys[i] = key_of(out[i]);
+  place(keys, 0, m, ranks, 0, n_ranks);
+  for (size_t i = 0; i < m; i++) out[i] = value_of(keys[i]);
+  return m;
 }

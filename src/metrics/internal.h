@@ -104,6 +104,14 @@ double lm_fold_result(const lm_fold *f, int op, int weighted);
  * count. *nan_seen: a masked operand held a NaN from arithmetic. */
 size_t lm_fold_sorted(const double *kept, size_t n, int masked, double *sorted, double *tmp,
                       int *nan_seen);
+/* lm_fold_order_values: lm_fold_sorted for the order statistics ops[i]
+ * (with quantiles ks[i]; ks NULL: order every value) of one operand, which
+ * only puts the values they read in their sorted places (a selection)
+ * unless one of them is STD or there are few values: lm_fold_order of any
+ * of them then reads the same bits as after a full sort. */
+size_t lm_fold_order_values(const double *kept, size_t n, int masked, const int *ops,
+                            const double *ks, size_t n_ops, double *out, double *tmp,
+                            int *nan_seen);
 /* lm_fold_order: MEDIAN, QUANTILE (k) or STD of sorted values. */
 double lm_fold_order(int op, double k, const double *sorted, size_t n, int nan_seen);
 /* lm_sort_values: sort n doubles without NaN ascending (from 64 values on,
