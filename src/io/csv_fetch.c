@@ -69,12 +69,14 @@ lm_status lm_csv_fetch(const lm_table *t, const long *cols, size_t n_cols, const
   lm_buf scratch = {0};
   long last = -1;
   for (size_t k = 0; k < n_cols; k++)
-    if (cols[k] > last) last = cols[k];
+    if (cols[k] > last && !t->cols[cols[k]].values) last = cols[k];
   /* slot[c]: the first request of column c, -1 when not wanted. */
   int32_t *slot = lm_malloc((size_t)(last + 1 > 0 ? last + 1 : 1) * sizeof *slot);
   if (!slot) return lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
   for (long c = 0; c <= last; c++) slot[c] = -1;
-  for (size_t k = n_cols; k-- > 0;) slot[cols[k]] = (int32_t)k;
+  /* Loaded columns are copied below, not read from the file. */
+  for (size_t k = n_cols; k-- > 0;)
+    if (!t->cols[cols[k]].values) slot[cols[k]] = (int32_t)k;
   size_t lo = f->len, hi = 0;
   for (size_t i = 0; i < n_rows; i++) {
     size_t row = rows[i];
@@ -100,16 +102,25 @@ lm_status lm_csv_fetch(const lm_table *t, const long *cols, size_t n_cols, const
           p = q < end ? q + 1 : end;
           break;
         }
+      } else if (slot[c] >= 0) {
+        /* A wanted field: most are short integers, read while scanning. */
+        uint64_t u = 0;
+        fs = p;
+        while (p < end && (unsigned)(*p - '0') < 10) u = u * 10 + (uint64_t)(*p++ - '0');
+        if (p > fs && p - fs < 16 && (p == end || *p == ',' || *p == '\n' || *p == '\r')) {
+          out[slot[c]][i] = (double)u;
+        } else {
+          while (p < end && *p != ',' && *p != '\n' && *p != '\r') p++;
+          out[slot[c]][i] = field_value(fs, p, 0, &scratch);
+        }
+        goto next_field;
       } else {
         fs = p;
         while (p < end && *p != ',' && *p != '\n' && *p != '\r') p++;
         fe = p;
       }
-      int32_t k = slot[c];
-      if (k >= 0) {
-        const double *loaded = t->cols[c].values;
-        out[k][i] = loaded ? loaded[row] : field_value(fs, fe, quoted, &scratch);
-      }
+      if (slot[c] >= 0) out[slot[c]][i] = field_value(fs, fe, quoted, &scratch);
+    next_field:
       if (p < end && *p == ',') p++;
       else if (c < last) {
         /* The record ended early: the file changed since it was loaded. */
@@ -121,8 +132,13 @@ lm_status lm_csv_fetch(const lm_table *t, const long *cols, size_t n_cols, const
     }
     if ((size_t)(p - f->data) > hi) hi = (size_t)(p - f->data);
   }
-  for (size_t k = 0; k < n_cols; k++)
-    if (slot[cols[k]] != (int32_t)k) memcpy(out[k], out[slot[cols[k]]], n_rows * sizeof(double));
+  for (size_t k = 0; k < n_cols; k++) {
+    const double *loaded = t->cols[cols[k]].values;
+    if (loaded)
+      for (size_t i = 0; i < n_rows; i++) out[k][i] = rows[i] < f->n_rows ? loaded[rows[i]] : LM_NAN;
+    else if (slot[cols[k]] != (int32_t)k)
+      memcpy(out[k], out[slot[cols[k]]], n_rows * sizeof(double));
+  }
   /* Give back the whole pages this batch read. */
   if (hi > lo) {
     uintptr_t from = ((uintptr_t)(f->data + lo) + 4095) & ~(uintptr_t)4095;

@@ -27,7 +27,7 @@
 #include "metrics/internal.h"
 
 #define CHUNK 256
-#define BLOCK_ROWS 8192
+#define BLOCK_ROWS 2048
 #define MAX_CHANNELS 4096
 #define PARALLEL_MIN_ROWS 4096
 
@@ -59,6 +59,9 @@ typedef struct run {
   int32_t *fetch_index;          /* per node: index of channel 0's buffer, -1 */
   int32_t n_fetch;
   size_t block_rows;
+  size_t fetch_stride;           /* values between two columns' buffers: the
+                                    block plus a cache line, so that a row's
+                                    values do not all fall in one cache set */
   /* the current pass */
   int32_t stage;
   int32_t *vec_inv, n_vec_inv;   /* per-dispatch nodes, channel-invariant */
@@ -180,7 +183,7 @@ static int compute_plain(run *r, worker *w, int32_t node, int32_t ch, size_t fir
   case LM_OP_INPUT: {
     if (r->fetch_index[node] >= 0 && r->def_col[node][n->chan ? ch : 0] >= 0) {
       const double *block = w->fetched +
-                            (size_t)(r->fetch_index[node] + (n->chan ? ch : 0)) * r->block_rows;
+                            (size_t)(r->fetch_index[node] + (n->chan ? ch : 0)) * r->fetch_stride;
       memcpy(out, block + (first - w->block_first), len * sizeof *out);
       return 0;
     }
@@ -329,7 +332,7 @@ static lm_status fetch_block(run *r, worker *w, size_t first, size_t len) {
       for (int32_t ch = 0; ch < chans; ch++) {
         if (r->def_col[other][ch] < 0) continue;
         cols[n] = r->def_col[other][ch];
-        outs[n++] = w->fetched + (size_t)(r->fetch_index[other] + ch) * r->block_rows;
+        outs[n++] = w->fetched + (size_t)(r->fetch_index[other] + ch) * r->fetch_stride;
       }
     }
     if (n) st = lm_table_fetch(t, cols, n, r->req->rows + first, len, outs, &w->diag);
@@ -683,7 +686,8 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
     w->end = n_workers == 1 ? n_rows : (i == 0 ? half : n_rows);
     w->bufs = lm_malloc((size_t)(r->n_bufs ? r->n_bufs : 1) * CHUNK * sizeof(double));
     if (r->n_fetch) {
-      w->fetched = lm_malloc((size_t)r->n_fetch * r->block_rows * sizeof(double));
+      /* On huge pages: a fetch writes each row across every buffer. */
+      w->fetched = lm_alloc_huge((size_t)r->n_fetch * r->fetch_stride * sizeof(double));
       if (!w->fetched) goto nomem;
     }
     w->accs = lm_malloc((size_t)(r->n_agg ? r->n_agg : 1) * (size_t)n_ch * sizeof(lm_fold));
@@ -721,7 +725,7 @@ nomem:
   status = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
 done:
   for (int i = 0; i < 2; i++) {
-    lm_free(workers[i].fetched);
+    lm_free_huge(workers[i].fetched, (size_t)r->n_fetch * r->fetch_stride * sizeof(double));
     lm_free(workers[i].bufs);
     lm_free(workers[i].accs);
     lm_free(workers[i].poison);
@@ -815,6 +819,7 @@ lm_status lm_eval_run(const lm_catalog *cat, const lm_eval_request *req, lm_eval
   r.def_table = lm_calloc((size_t)(nn ? nn : 1), sizeof *r.def_table);
   r.def_col = lm_calloc((size_t)(nn ? nn : 1), sizeof *r.def_col);
   r.block_rows = req->block_rows ? req->block_rows : BLOCK_ROWS;
+  r.fetch_stride = r.block_rows + 8;
   if (!r.fetch_index || !r.def_table || !r.def_col) goto nomem;
   if (!ev->vals || !ev->miss || !r.cols || !r.col_rows || !r.vec_inv || !r.vec_ch || !r.agg ||
       !r.buf_index || !r.keep_index)

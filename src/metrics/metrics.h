@@ -368,7 +368,7 @@ typedef struct lm_eval_request {
                               every dispatch counts once */
   size_t block_rows;       /* deferred columns (lm_column.deferred) are read
                               from their file this many dispatches at a time
-                              (0: the default, 8192) */
+                              (0: the default, 2048) */
 } lm_eval_request;
 
 typedef struct lm_eval lm_eval;
