@@ -44,7 +44,7 @@ row() {
   read -r med min rss <<<"$out"
   out=$(build-bench/measure "$RUNS" wc -l "$dir/pmc_perf.csv")
   read -r wc_med wc_min wc_rss <<<"$out"
-  ratio=$(awk -v m="$med" -v w="$wc_med" 'BEGIN { printf "%.1f", w > 0 ? m / w : 0 }')
+  ratio=$(awk -v m="$med" -v w="$wc_med" 'BEGIN { printf "%.1f", (w > 0) ? m / w : 0 }')
   ok=$(awk -v m="$med" -v t="$target_ms" -v r="$rss" -v tm="$target_mb" -v x="$ratio" -v tx="$target_x" \
         'BEGIN { print (m <= t && (tm == 0 || r <= tm) && (tx == 0 || x <= tx)) ? "met" : "MISSED" }')
   local target="<= ${target_ms} ms"

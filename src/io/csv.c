@@ -301,7 +301,16 @@ static void *parse_part(void *arg) {
         while (c < stop) {
           const char *q = p;
           while (q < limit && (unsigned)(*q - '0') < 10) q++;
-          if (q == p || q >= limit || *q != ',') break;
+          if (q == p || q >= limit) break;
+          if (*q == '.') {
+            /* "131072.0": a number, not an integer */
+            const char *d = ++q;
+            while (q < limit && (unsigned)(*q - '0') < 10) q++;
+            if (q == d || q >= limit || *q != ',' || q - p > 300) break;
+            pt->not_int[c] = 1;
+          } else if (*q != ',' || q - p > 300) {
+            break;
+          }
           p = q + 1;
           c++;
         }

@@ -356,7 +356,10 @@ static void *work(void *arg) {
       /* Deferred columns come a block at a time; a chunk stays in one. */
       if (first >= block_end) {
         size_t n = w->end - first < r->block_rows ? w->end - first : r->block_rows;
+        uint64_t t0 = lm_phase_begin();
         w->status = fetch_block(r, w, first, n);
+        /* (a part of "evaluate", summed over the threads that read) */
+        lm_phase_end("block reads, thread time", t0);
         if (w->status != LM_OK) return NULL;
         block_end = first + n;
       }
