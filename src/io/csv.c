@@ -793,8 +793,8 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
     keep_text[c] = (uint8_t)options->all_text;
     for (const char *const *tc = options->text_columns; tc && *tc; tc++)
       if (strcmp(*tc, names[c]) == 0) keep_text[c] = 1;
-    /* Deferred: a mapped file's numeric columns that were not asked for. */
-    skip[c] = (uint8_t)(options->defer && mapped && !keep_text[c]);
+    /* Deferred: the numeric columns that were not asked for. */
+    skip[c] = (uint8_t)(options->defer && !keep_text[c]);
     for (const char *const *ec = options->eager_columns; skip[c] && ec && *ec; ec++)
       if (strcmp(*ec, name) == 0) skip[c] = 0;
   }
@@ -930,6 +930,7 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
     /* The table now owns the mapping (see lm_csv_read). */
     file->data = data;
     file->len = len;
+    file->mapped = mapped;
     file->n_rows = t->n_rows;
     t->fetch = lm_csv_fetch;
     t->fetch_state = file;

@@ -18,7 +18,7 @@
 void lm_csv_file_release(void *state) {
   lm_csv_file *f = state;
   if (!f) return;
-  munmap((void *)f->data, f->len);
+  if (f->mapped) munmap((void *)f->data, f->len);
   lm_free(f->row_offset);
   lm_free(f);
 }
@@ -113,14 +113,13 @@ lm_status lm_csv_fetch(const lm_table *t, const long *cols, size_t n_cols, const
           while (p < end && *p != ',' && *p != '\n' && *p != '\r') p++;
           out[slot[c]][i] = field_value(fs, p, 0, &scratch);
         }
-        goto next_field;
+        fs = fe = NULL; /* converted */
       } else {
         fs = p;
         while (p < end && *p != ',' && *p != '\n' && *p != '\r') p++;
         fe = p;
       }
-      if (slot[c] >= 0) out[slot[c]][i] = field_value(fs, fe, quoted, &scratch);
-    next_field:
+      if (fs && slot[c] >= 0) out[slot[c]][i] = field_value(fs, fe, quoted, &scratch);
       if (p < end && *p == ',') p++;
       else if (c < last) {
         /* The record ended early: the file changed since it was loaded. */
@@ -140,7 +139,7 @@ lm_status lm_csv_fetch(const lm_table *t, const long *cols, size_t n_cols, const
       memcpy(out[k], out[slot[cols[k]]], n_rows * sizeof(double));
   }
   /* Give back the whole pages this batch read. */
-  if (hi > lo) {
+  if (f->mapped && hi > lo) {
     uintptr_t from = ((uintptr_t)(f->data + lo) + 4095) & ~(uintptr_t)4095;
     uintptr_t to = (uintptr_t)(f->data + hi) & ~(uintptr_t)4095;
     if (to > from) madvise((void *)from, to - from, MADV_DONTNEED);

@@ -10,8 +10,10 @@
 
 /* The mapping of the file and where each row's record starts. */
 typedef struct lm_csv_file {
-  const char *data;    /* the whole file, mapped read-only */
+  const char *data;    /* the whole file */
   size_t len;
+  int mapped;          /* data is a read-only mapping the table owns (else
+                          the caller's buffer, which outlives the table) */
   size_t *row_offset;  /* n_rows offsets into data */
   size_t n_rows;
 } lm_csv_file;
@@ -22,7 +24,7 @@ typedef struct lm_csv_file {
 lm_status lm_csv_fetch(const lm_table *t, const long *cols, size_t n_cols, const size_t *rows,
                        size_t n_rows, double *const *out, lm_diag *diag);
 
-/* lm_csv_file_release: unmap the file and free the state. */
+/* lm_csv_file_release: unmap the file (when mapped) and free the state. */
 void lm_csv_file_release(void *state);
 
 #endif

@@ -20,11 +20,12 @@ typedef struct lm_csv_options {
                                      also kept as text (e.g. "Kernel_Name") */
   int all_text;                   /* keep every column's cells as text */
   int threads;                    /* 0: decide from the file size; 1: serial */
-  int defer;                      /* lm_csv_read only: leave the values of every
-                                     numeric column not named in eager_columns in
-                                     the file (lm_column.deferred), read later
-                                     through lm_table_fetch; their cells are still
-                                     checked and counted, not converted */
+  int defer;                      /* leave the values of every numeric column
+                                     not named in eager_columns in the file
+                                     (lm_column.deferred), read later through
+                                     lm_table_fetch; their cells are still checked
+                                     and counted, not converted. lm_csv_parse:
+                                     the buffer must then outlive the table */
   const char *const *eager_columns; /* NULL-terminated: columns loaded anyway */
 } lm_csv_options;
 

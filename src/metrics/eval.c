@@ -9,10 +9,18 @@
  * over the dispatches, in chunks that stay in cache, computing every
  * per-dispatch node of stage s and feeding the aggregates that reduce them
  * (stage s + 1). Per-channel nodes of template rows are run once per
- * channel inside the chunk loop. The dispatch range is split between two
- * threads; sums, counts, minima and maxima merge afterwards, and order
- * statistics (median, quantiles, standard deviation) keep their operand's
- * values and are computed after a radix sort.
+ * channel inside the chunk loop. From 4,096 selected dispatches on, the
+ * range is split in two halves (two threads where there are two
+ * processors), each folded in row order (fold.c) and merged afterwards, so
+ * results depend on the row count only. Order statistics (median,
+ * quantiles, standard deviation) keep their operand's values.
+ *
+ * Input columns that the workload left in its file (lm_column.deferred)
+ * are read by each worker for a block of selected rows at a time
+ * (lm_table_fetch) into block buffers that the chunks then copy from:
+ * memory is then set by the block size and the kept operands, not by the
+ * file, and the values and their order of folding are those of a loaded
+ * column.
  *
  * Missing data is decided before any arithmetic: a node is missing when
  * an input column or table is absent from the workload, and so is every

@@ -2,6 +2,7 @@
  * numbers read exactly as strtod does, missing values, malformed input
  * with file/line/column in the diagnostic, and the two-thread parse giving
  * the same table as the serial one. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,7 +162,105 @@ static void test_alloc_failures(void) {
   CHECK(n < 1000 && !failed);
 }
 
+/* Load text whole and with deferred columns (threads 1 and 2): the same
+ * refusal, or the same counts, flags and, read back in blocks of 3 rows
+ * and one row past the end, the same bits in every column. */
+static void check_deferred(const char *text, size_t len, const char *const *eager) {
+  static const char *const text_cols[] = {"Kernel_Name", NULL};
+  for (int threads = 1; threads <= 2; threads++) {
+    lm_csv_options o = {0}, od = {0};
+    o.text_columns = od.text_columns = text_cols;
+    o.threads = od.threads = threads;
+    od.defer = 1;
+    od.eager_columns = eager;
+    lm_table *t = NULL, *d = NULL;
+    lm_diag dw, dd;
+    lm_status sw = lm_csv_parse(text, len, "t.csv", &o, &t, &dw);
+    lm_status sd = lm_csv_parse(text, len, "t.csv", &od, &d, &dd);
+    CHECK(sw == sd);
+    if (sw != LM_OK || sd != LM_OK) {
+      CHECK(sw == sd && dw.line == dd.line && dw.column == dd.column && strcmp(dw.message, dd.message) == 0);
+      lm_table_free(t);
+      lm_table_free(d);
+      continue;
+    }
+    CHECK(d->n_rows == t->n_rows && d->n_cols == t->n_cols && d->fetch);
+    CHECK(memcmp(d->row_missing, t->row_missing, t->n_rows) == 0);
+    size_t n_deferred = 0, bad = 0;
+    for (size_t c = 0; c < t->n_cols; c++) {
+      const lm_column *a = &t->cols[c], *b = &d->cols[c];
+      n_deferred += lm_table_deferred(d, c);
+      bad += a->n_missing != b->n_missing || a->n_text != b->n_text || a->all_int != b->all_int ||
+             a->first_text_line != b->first_text_line;
+      for (size_t first = 0; first <= t->n_rows; first += 3) {
+        size_t rows[3], n = 0;
+        double v[3], *out = v;
+        long col = (long)c;
+        for (; n < 3 && first + n <= t->n_rows; n++) rows[n] = first + n;
+        if (lm_table_fetch(d, &col, 1, rows, n, &out, NULL) != LM_OK) bad++;
+        for (size_t i = 0; i < n; i++)
+          bad += rows[i] < t->n_rows ? memcmp(&v[i], &a->values[rows[i]], sizeof(double)) != 0 : !isnan(v[i]);
+      }
+    }
+    CHECK(bad == 0);
+    CHECK(n_deferred > 0);
+    /* Loading a deferred column keeps it: the same values again. */
+    for (size_t c = 0; c < t->n_cols; c++) {
+      const double *v = lm_table_values(d, c, NULL);
+      CHECK(v && (t->n_rows == 0 || memcmp(v, t->cols[c].values, t->n_rows * sizeof *v) == 0));
+      CHECK(!lm_table_deferred(d, c));
+    }
+    lm_table_free(t);
+    lm_table_free(d);
+  }
+}
+
+static void test_deferred(void) {
+  static const char *const eager[] = {"Dispatch_ID", NULL};
+  static const char *const cases[] = {
+      "Dispatch_ID,Kernel_Name,A,B,C,D\n"
+      "0,\"k(a, b)\",1,2.5,,nan\n"
+      "1,k2,\"3\",0.0,\"7\"\"\",4\r\n"
+      "\n"
+      "2,k3,123456789012345678,1e300,NULL,-0\n"
+      "3,k3, 5 ,131072.0,x y,00012\n",
+      /* every cell of a column a plain integer, one with a decimal */
+      "Dispatch_ID,Kernel_Name,A,B\n0,k,1,2\n1,k,3,4.25\n2,k,5,6",
+      /* refusals that a deferred column must still give */
+      "Dispatch_ID,Kernel_Name,A,B\n0,k,1,2\n1,k,3\n",
+      "Dispatch_ID,Kernel_Name,A,B\n0,k,1,2,9\n",
+      "Dispatch_ID,Kernel_Name,A,B\n0,k,1,\"2\n",
+      "Dispatch_ID,Kernel_Name,A,B\n0,k,1,1e999\n",
+      "Dispatch_ID,Kernel_Name,A,B\n0,k,1,ab\"c\n",
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) check_deferred(cases[i], strlen(cases[i]), eager);
+  /* Four hundred nines do not fit a double, deferred or not. */
+  char big[600];
+  snprintf(big, sizeof big, "Dispatch_ID,Kernel_Name,A,B\n0,k,1,%0400d9\n", 9);
+  for (size_t i = 0; big[i]; i++)
+    if (big[i] == '0') big[i] = '9';
+  check_deferred(big, strlen(big), eager);
+  /* The shared workloads' tables, and one scaled up to use two threads. */
+  const char *shared = getenv("LUMEN_SHARED_DIR");
+  static const char *const files[] = {"vcopy/MI200/pmc_perf.csv", "vcopy/MI300X_A1/pmc_perf.csv",
+                                      "_mix/mix_MI200/pmc_perf.csv", "vcopy/MI200/SQ_LEVEL_WAVES.csv"};
+  for (size_t i = 0; shared && i < sizeof files / sizeof *files; i++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/workloads/%s", shared, files[i]);
+    FILE *f = fopen(path, "rb");
+    if (!f) continue;
+    lm_buf b = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) lm_buf_append(&b, chunk, n);
+    fclose(f);
+    check_deferred(b.data, b.len, eager);
+    lm_buf_fini(&b);
+  }
+}
+
 int main(void) {
+  test_deferred();
   test_basic();
   test_numbers_exact();
   test_errors();
