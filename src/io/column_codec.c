@@ -93,13 +93,26 @@ static double of_bits(uint64_t u) {
 /* The NaN lumen writes for a blank cell. */
 static uint64_t blank_bits(void) { return bits_of(LM_NAN); }
 
-static int int_eligible(const double *v, size_t n) {
-  uint64_t blank = blank_bits();
+/* The tokens of an integer column into tokens[0..n): 1 (and the OR of
+ * them all in *most) when every value is a blank or an integer the
+ * encoding keeps exactly, else 0 (at the first that is not). */
+static int int_tokens(const double *v, size_t n, uint64_t *tokens, uint64_t *most) {
+  uint64_t blank = blank_bits(), all = 0;
+  int64_t prev = 0;
   for (size_t i = 0; i < n; i++) {
     double x = v[i];
-    if (bits_of(x) == blank) continue;
+    if (bits_of(x) == blank) {
+      tokens[i] = 0;
+      continue;
+    }
     if (!(fabs(x) < INT_LIMIT) || x != (double)(int64_t)x || (x == 0 && signbit(x))) return 0;
+    int64_t k = (int64_t)x;
+    uint64_t d = (uint64_t)k - (uint64_t)prev;
+    tokens[i] = ((d << 1) ^ (uint64_t)((int64_t)d >> 63)) + 1;
+    all |= tokens[i];
+    prev = k;
   }
+  *most = all;
   return 1;
 }
 
@@ -124,23 +137,11 @@ lm_status lm_colcodec_encode(lm_colcodec *c, const double *values, size_t n, con
   }
   size_t raw = 0, head = 1;
   char kind;
-  if (int_eligible(values, n)) {
+  if (!reserve(&c->scratch, &c->scratch_cap, n * 16)) return nomem(diag);
+  /* Tokens first (in the upper half of scratch), then their planes. */
+  uint64_t *tokens = (uint64_t *)(void *)(c->scratch + n * 8), most = 0;
+  if (int_tokens(values, n, tokens, &most)) {
     kind = 'I';
-    if (!reserve(&c->scratch, &c->scratch_cap, n * 16)) return nomem(diag);
-    /* Tokens first (in the upper half of scratch), then their planes. */
-    uint64_t *tokens = (uint64_t *)(void *)(c->scratch + n * 8), blank = blank_bits(), most = 0;
-    int64_t prev = 0;
-    for (size_t i = 0; i < n; i++) {
-      if (bits_of(values[i]) == blank) {
-        tokens[i] = 0;
-        continue;
-      }
-      int64_t x = (int64_t)values[i];
-      uint64_t d = (uint64_t)x - (uint64_t)prev;
-      tokens[i] = ((d << 1) ^ (uint64_t)((int64_t)d >> 63)) + 1;
-      most |= tokens[i];
-      prev = x;
-    }
     int width = 1;
     while (width < 8 && (most >> (8 * width))) width++;
     for (int b = 0; b < width; b++)
@@ -152,7 +153,6 @@ lm_status lm_colcodec_encode(lm_colcodec *c, const double *values, size_t n, con
   } else {
     kind = 'S';
     raw = n * 8;
-    if (!reserve(&c->scratch, &c->scratch_cap, raw)) return nomem(diag);
     for (size_t i = 0; i < n; i++) {
       uint64_t u = bits_of(values[i]);
       for (int b = 0; b < 8; b++) c->scratch[(size_t)b * n + i] = (unsigned char)(u >> (8 * b));
