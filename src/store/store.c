@@ -690,14 +690,15 @@ static int indexed_name(const char *name, const char *base, int32_t index) {
 
 /* The counter columns an analysis with catalog ctx reads: its formulas'
  * inputs (an indexed input reads every channel's column), the columns
- * listed above, and the roofline table (one row per kernel). */
+ * listed above, and the roofline table (one row per kernel). Without a
+ * catalog, the last two only. */
 static int analysis_wants(void *ctx, const char *source, const char *name) {
   const lm_catalog *cat = ctx;
   if (strcmp(source, "roofline") == 0) return 1;
   if (strcmp(source, "pmc_perf") == 0)
     for (size_t i = 0; i < LM_ARRAY_LEN(analysis_columns); i++)
       if (strcmp(analysis_columns[i], name) == 0) return 1;
-  for (int32_t i = 0; i < cat->n_inputs; i++) {
+  for (int32_t i = 0; cat && i < cat->n_inputs; i++) {
     const lm_input *in = &cat->inputs[i];
     if (strcmp(in->source, source) != 0) continue;
     if (in->index == LM_INDEX_NONE ? strcmp(in->column, name) == 0 : indexed_name(name, in->column, in->index))

@@ -70,7 +70,9 @@ lm_status lm_store_load(lm_store *store, const char *name, lm_workload **out, lm
  * analysis with catalog cat reads (its formulas' inputs, the columns the
  * top-kernels table, the roofline and the summary read): every analysis,
  * roofline and summary with cat gives the same results from it as from
- * lm_store_load, from a fraction of the columns. */
+ * lm_store_load, from a fraction of the columns. cat NULL: without the
+ * formulas' inputs (enough for a roofline, and for a summary that is
+ * given the analysis of its only kernel). */
 lm_status lm_store_load_for(lm_store *store, const char *name, const lm_catalog *cat, lm_workload **out,
                             lm_diag *diag);
 /* lm_store_load_info: the workload without its counter columns (system
