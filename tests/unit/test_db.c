@@ -93,6 +93,7 @@ static int make_version2(lm_sql *db, const lm_workload *w, lm_diag *d) {
     snprintf(rows[n][1], 256, "%s", lm_stmt_text(q, 1));
     n++;
   }
+  ok = ok && lm_sql_begin(db, d) == LM_OK; /* one transaction, not one per column */
   for (int i = 0; ok && rows && i < n; i++) {
     snprintf(source, sizeof source, "%s", rows[i][0]);
     snprintf(name, sizeof name, "%s", rows[i][1]);
@@ -111,6 +112,7 @@ static int make_version2(lm_sql *db, const lm_workload *w, lm_diag *d) {
   free(rows);
   lm_stmt_free(q);
   lm_stmt_free(up);
+  ok = ok && lm_sql_commit(db, d) == LM_OK;
   return ok && n > 0 &&
          lm_sql_exec(db, "ALTER TABLE column_data DROP COLUMN codec; UPDATE lumen_meta SET value = '2' "
                          "WHERE key = 'schema_version'", 0, d) == LM_OK;

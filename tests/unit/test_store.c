@@ -220,6 +220,7 @@ static void test_old_folder(const char *tmp) {
   lm_stmt *up = NULL;
   CHECK(lm_sql_prepare(db, "UPDATE column_data SET data = ?, codec = NULL WHERE source = 'pmc_perf' AND name = ?",
                        &up, &d) == LM_OK);
+  CHECK(lm_sql_begin(db, &d) == LM_OK);
   for (size_t c = 0; up && c < w->pmc->n_cols; c++) {
     lm_stmt_bind_blob(up, 1, w->pmc->cols[c].values, w->pmc->n_rows * sizeof(double));
     lm_stmt_bind_text(up, 2, w->pmc->cols[c].name);
@@ -227,6 +228,7 @@ static void test_old_folder(const char *tmp) {
     lm_stmt_reset(up);
   }
   lm_stmt_free(up);
+  CHECK(lm_sql_commit(db, &d) == LM_OK);
   CHECK(lm_sql_exec(db, "DELETE FROM column_data WHERE source != 'pmc_perf'; "
                         "ALTER TABLE column_data DROP COLUMN codec; "
                         "UPDATE lumen_meta SET value = '2' WHERE key = 'schema_version'", 0, &d) == LM_OK);
