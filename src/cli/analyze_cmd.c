@@ -548,17 +548,24 @@ int cmd_analyze(int argc, char **argv, int first) {
   int want_summary = cli_has(&a, "summary") ||
                      (n == 1 && strcmp(format, "text") == 0 && !nb && !cli_has(&a, "list-stats") &&
                       !cli_has(&a, "full"));
+  /* The first run's analysis serves the summary when it covers the same
+   * selection with every table (a store's kept analysis too: it holds the
+   * same tables and spreads). */
+  const lm_analysis *whole = !nb && !last_opts.n_kernel_index && !last_opts.stats_only ? runs[0] : NULL;
   if (want_summary && store && first_cached) {
     /* A kept analysis came with system information only: the summary
-     * analyzes each kernel, so it needs the dispatches. */
-    if (lm_store_load(store, cli_nth(&a, "workload", 0), &summary_workload, &diag) != LM_OK) {
+     * analyzes each kernel, so it needs the dispatches and the columns
+     * the analysis reads; with one kernel, whose analysis is the kept one,
+     * only those it reads by name (times, the roofline's counters). */
+    int one_kernel = 0;
+    for (int32_t t = 0; whole && t < whole->n_tables; t++)
+      if (whole->tables[t].kind == LM_TABLE_TOP_KERNELS) one_kernel = whole->tables[t].n_rows == 1;
+    if (lm_store_load_for(store, cli_nth(&a, "workload", 0), one_kernel ? NULL : runs[0]->catalog,
+                          &summary_workload, &diag) != LM_OK) {
       cli_diag(MODE, &diag);
       goto done;
     }
   }
-  /* The first run's analysis serves the summary when it covers the same
-   * selection with every table (not from a store's kept analyses). */
-  const lm_analysis *whole = !store && !nb && !last_opts.n_kernel_index && !last_opts.stats_only ? runs[0] : NULL;
   if (want_summary && !summary_for(&a, summary_workload ? summary_workload : workloads[0], runs[0]->catalog,
                                    &last_opts, whole, &summary))
     goto done;

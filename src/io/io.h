@@ -93,6 +93,39 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
  * roofline.csv). Refuses a folder that exists. */
 lm_status lm_workload_export_omniperf(const lm_workload *w, const char *dir, lm_diag *diag);
 
+/* ---------------------------------------------- stored counter columns */
+
+/* How column_data.data holds a column (column_data.codec): 0 (or NULL, in
+ * stores written before the codec) n little-endian doubles; 1 the compact
+ * encoding of column_codec.c (docs/workload-format.md). */
+enum { LM_CODEC_RAW = 0, LM_CODEC_COMPACT = 1 };
+
+/* A column encoder and decoder with its compression contexts and scratch
+ * space, reused from column to column. Not shared between threads. */
+typedef struct lm_colcodec lm_colcodec;
+
+/* lm_colcodec_new: NULL when out of memory. lm_colcodec_free(NULL) is a no-op. */
+lm_colcodec *lm_colcodec_new(void);
+void lm_colcodec_free(lm_colcodec *codec);
+
+/* lm_colcodec_encode: the compact encoding of values[0..n). *blob points
+ * into the codec (valid until its next call), *len its size. The 64-bit
+ * pattern of every value comes back from lm_colcodec_decode unchanged
+ * (NaN payloads, -0.0, denormals). Errors: out of memory. */
+lm_status lm_colcodec_encode(lm_colcodec *codec, const double *values, size_t n, const void **blob,
+                             size_t *len, lm_diag *diag);
+
+/* lm_colcodec_decode: blob (len bytes, from lm_colcodec_encode) into
+ * values[0..n). A blob that is not an encoding of exactly n values gives
+ * LM_EDATA with field "column_data.data" and the reason (the caller adds
+ * which workload and column); nothing is read or written out of bounds. */
+lm_status lm_colcodec_decode(lm_colcodec *codec, const void *blob, size_t len, size_t n, double *values,
+                             lm_diag *diag);
+
+/* lm_colcodec_constant: 1 and *value when blob encodes one value repeated
+ * in every row (an all-zero or constant column), else 0. */
+int lm_colcodec_constant(const void *blob, size_t len, double *value);
+
 /* ------------------------------------------------ lumen workloads (SQLite) */
 
 /* A lumen workload folder holds its data in this file. */
@@ -155,6 +188,35 @@ lm_status lm_db_read_info(lm_sql *sql, const char *name, lm_workload **out, lm_d
 /* lm_db_read_workload: load the workload `name` (NULL: the first one) as
  * the same tables an Omniperf folder gives. */
 lm_status lm_db_read_workload(lm_sql *sql, const char *name, lm_workload **out, lm_diag *diag);
+
+/* Which counter columns a read loads: 1 for column `name` of `source`
+ * ("pmc_perf", an accumulate table such as "SQ_LEVEL_WAVES", "roofline").
+ * The dispatch columns (Kernel_Name, Dispatch_ID, GPU_ID, launch
+ * parameters, timestamps, measured clocks) are always loaded. */
+typedef int (*lm_db_want_fn)(void *ctx, const char *source, const char *name);
+
+/* lm_db_read_workload_columns: lm_db_read_workload with only the counter
+ * columns want (NULL: all) accepts; the others are absent from the
+ * tables, as in a folder without them. Columns that hold one value in
+ * every row may share one array: the tables are read-only. */
+lm_status lm_db_read_workload_columns(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx,
+                                      lm_workload **out, lm_diag *diag);
+
+/* lm_db_count_columns: how many of the counter columns of `source` of
+ * workload wid want (NULL: all) accepts (no column data is read). */
+lm_status lm_db_count_columns(lm_sql *sql, int64_t wid, const char *source, lm_db_want_fn want, void *ctx,
+                              size_t *n, lm_diag *diag);
+
+/* lm_db_load_columns: add those columns to t (made with room for them and
+ * t->n_rows rows; lm_table_finish already run on the columns it has), in
+ * stored order (with want set: those that hold one value in every row
+ * last), fetching and decoding one at a time, with their blank counts,
+ * integer flags and rows' missing marks as lm_table_finish sets them.
+ * A column whose data does not match its rows or encoding gives LM_EDATA
+ * naming the workload (`workload`, for messages), the column and the
+ * field (column_data.n_rows, column_data.data, column_data.codec). */
+lm_status lm_db_load_columns(lm_sql *sql, int64_t wid, const char *workload, const char *source,
+                             lm_db_want_fn want, void *ctx, lm_table *t, lm_diag *diag);
 
 /* ------------------------------------ a profile's bookkeeping (profile_db.c) */
 

@@ -5,7 +5,7 @@
  * workload, as `lumen profile` writes it) and the team store (many
  * workloads). Per-dispatch facts (kernel, GPU, launch parameters,
  * timestamps) are rows of `dispatch`; counter values are stored column by
- * column, one BLOB of little-endian doubles per (source table, counter),
+ * column, one compressed BLOB per (source table, counter) (column_codec.c),
  * because analysis reads whole columns and a 100,000-dispatch workload has
  * a thousand of them: a row per value would be a hundred million rows.
  * The same code runs on SQLite and PostgreSQL through sql.h. The full
@@ -23,9 +23,10 @@
 
 /* 2: profile records are keyed by process (pid), profile_process lists
  * the processes of each run, and dispatch rows carry the MPI rank and host
- * of their process. A version 1 database is upgraded when opened for
- * writing. */
-#define SCHEMA_VERSION "2"
+ * of their process. 3: column_data.codec says how each column's data is
+ * encoded (NULL or 0: raw doubles, as versions 1 and 2 wrote them; 1:
+ * compact). Older databases are upgraded when opened for writing. */
+#define SCHEMA_VERSION "3"
 
 static const char *const schema_sql =
     "CREATE TABLE IF NOT EXISTS lumen_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
@@ -53,7 +54,7 @@ static const char *const schema_sql =
     "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
     "  source TEXT NOT NULL, position INTEGER NOT NULL, name TEXT NOT NULL,\n"
     "  n_rows INTEGER NOT NULL, data BLOB NOT NULL, first_text TEXT, first_text_line INTEGER,\n"
-    "  runs BLOB, sets BLOB, PRIMARY KEY(workload_id, source, position),\n"
+    "  runs BLOB, sets BLOB, codec INTEGER, PRIMARY KEY(workload_id, source, position),\n"
     "  UNIQUE(workload_id, source, name));\n"
     "CREATE TABLE IF NOT EXISTS region(\n"
     "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
@@ -186,12 +187,25 @@ static lm_status upgrade_v1(lm_sql *sql, lm_diag *diag) {
       "r.dispatch_id = v.dispatch_id), 0), v.dispatch_id, v.column_name, v.value FROM profile_value_v1 v;\n"
       "DROP TABLE profile_record_v1;\n"
       "DROP TABLE profile_value_v1;\n"
-      "UPDATE lumen_meta SET value = '" SCHEMA_VERSION "' WHERE key = 'schema_version';\n"
+      "UPDATE lumen_meta SET value = '2' WHERE key = 'schema_version';\n"
       "COMMIT;\n";
   lm_status st = lm_sql_exec(sql, steps, 1, diag);
   if (st == LM_OK) st = lm_sql_exec(sql, schema_sql, 1, diag);
   if (st == LM_OK) st = lm_sql_exec(sql, copy, 1, diag);
-  if (st != LM_OK) lm_sql_exec(sql, "ROLLBACK", 1, NULL);
+  if (st != LM_OK) lm_sql_exec(sql, "ROLLBACK", 0, NULL); /* no lock first: the transaction may have failed */
+  return st;
+}
+
+/* upgrade_v2: version 2 to 3. Columns already stored keep their raw
+ * doubles (codec NULL); new ones are written compact. */
+static lm_status upgrade_v2(lm_sql *sql, lm_diag *diag) {
+  static const char *const steps =
+      "BEGIN;\n"
+      "ALTER TABLE column_data ADD COLUMN codec INTEGER;\n"
+      "UPDATE lumen_meta SET value = '" SCHEMA_VERSION "' WHERE key = 'schema_version';\n"
+      "COMMIT;\n";
+  lm_status st = lm_sql_exec(sql, steps, 1, diag);
+  if (st != LM_OK) lm_sql_exec(sql, "ROLLBACK", 0, NULL); /* no lock first: the transaction may have failed */
   return st;
 }
 
@@ -228,11 +242,12 @@ lm_status lm_db_schema(lm_sql *sql, int create, lm_diag *diag) {
   if (has_format && strcmp(format, "lumen") != 0)
     return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, "lumen_meta.format",
                        "format '%.40s': not a lumen database (lumen writes 'lumen')", format);
-  /* Version 1 is upgraded where it may be written; read-only, it is read
-   * as it is (its analysis tables are version 2's without ranks). */
-  if (strcmp(version, "1") == 0) {
+  /* Older versions are upgraded where they may be written; read-only,
+   * they are read as they are (version 1's analysis tables are version
+   * 2's without ranks; both store raw columns, without a codec). */
+  if (strcmp(version, "1") == 0 || strcmp(version, "2") == 0) {
     lm_diag ignored_upgrade;
-    upgrade_v1(sql, &ignored_upgrade);
+    if (strcmp(version, "2") == 0 || upgrade_v1(sql, &ignored_upgrade) == LM_OK) upgrade_v2(sql, &ignored_upgrade);
     return LM_OK;
   }
   if (strcmp(version, SCHEMA_VERSION) != 0)
@@ -273,9 +288,14 @@ static lm_status put_columns(lm_sql *sql, int64_t wid, const lm_table *t, const 
   lm_stmt *s = NULL;
   lm_status st = lm_sql_prepare(sql,
                                 "INSERT INTO column_data(workload_id, source, position, name, n_rows, "
-                                "data, first_text, first_text_line) VALUES (?,?,?,?,?,?,?,?)",
+                                "data, first_text, first_text_line, codec) VALUES (?,?,?,?,?,?,?,?,?)",
                                 &s, diag);
   if (st != LM_OK) return st;
+  lm_colcodec *codec = lm_colcodec_new();
+  if (!codec) {
+    lm_stmt_free(s);
+    return lm_diag_set(diag, LM_ENOMEM, lm_sql_where(sql), 0, 0, NULL, "out of memory");
+  }
   int position = 0;
   for (size_t c = 0; c < t->n_cols; c++) {
     const lm_column *col = &t->cols[c];
@@ -289,7 +309,10 @@ static lm_status put_columns(lm_sql *sql, int64_t wid, const lm_table *t, const 
     lm_stmt_bind_int64(s, 3, position++);
     lm_stmt_bind_text(s, 4, col->name);
     lm_stmt_bind_int64(s, 5, (int64_t)t->n_rows);
-    lm_stmt_bind_blob(s, 6, col->values, t->n_rows * sizeof(double));
+    const void *blob = NULL;
+    size_t len = 0;
+    if ((st = lm_colcodec_encode(codec, col->values, t->n_rows, &blob, &len, diag)) != LM_OK) break;
+    lm_stmt_bind_blob(s, 6, blob, len);
     if (col->n_text) {
       lm_stmt_bind_text(s, 7, col->first_text ? col->first_text : "");
       lm_stmt_bind_int64(s, 8, col->first_text_line);
@@ -297,11 +320,16 @@ static lm_status put_columns(lm_sql *sql, int64_t wid, const lm_table *t, const 
       lm_stmt_bind_null(s, 7);
       lm_stmt_bind_null(s, 8);
     }
-    if (lm_stmt_step(s) < 0) return stmt_fail(s, sql, "write a column", diag);
+    lm_stmt_bind_int64(s, 9, LM_CODEC_COMPACT);
+    if (lm_stmt_step(s) < 0) {
+      st = lm_stmt_error(s, "write a column", diag);
+      break;
+    }
     lm_stmt_reset(s);
   }
+  lm_colcodec_free(codec);
   lm_stmt_free(s);
-  return LM_OK;
+  return st;
 }
 
 /* Rows (workload, id, name) of a name table (kernel, region): ids are the
@@ -539,17 +567,18 @@ static int64_t count_of(lm_sql *sql, const char *text, int64_t wid, const char *
   return n;
 }
 
-/* Load the columns of one source into a new table. With `dispatch` set,
- * the pmc_perf table: the fixed dispatch columns and Kernel_Name first. */
-static lm_status read_source(lm_sql *sql, int64_t wid, const char *source, size_t n_rows, int dispatch,
-                             lm_table **out, lm_diag *diag) {
+/* The columns that want accepts of one source, in a new table. With
+ * `dispatch` set, the pmc_perf table: the fixed dispatch columns and
+ * Kernel_Name first. `workload` names the workload in messages. */
+static lm_status read_source(lm_sql *sql, int64_t wid, const char *workload, const char *source, size_t n_rows,
+                             int dispatch, lm_db_want_fn want, void *ctx, lm_table **out, lm_diag *diag) {
   const char *path = lm_sql_where(sql);
   lm_stmt *s = NULL;
-  lm_status st = LM_OK;
   int rc;
   *out = NULL;
-  size_t n_cols = (size_t)count_of(sql, "SELECT COUNT(*) FROM column_data WHERE workload_id = ? AND source = ?",
-                                   wid, source);
+  size_t n_cols = 0;
+  lm_status st = lm_db_count_columns(sql, wid, source, want, ctx, &n_cols, diag);
+  if (st != LM_OK) return st;
   size_t extra = dispatch ? LM_ARRAY_LEN(fixed_cols) + 3 : 0;
   lm_table *t = lm_table_create(path, source, n_rows, n_cols + extra);
   if (!t) return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
@@ -626,36 +655,10 @@ static lm_status read_source(lm_sql *sql, int64_t wid, const char *source, size_
       goto fail;
     }
   }
-  if ((st = lm_sql_prepare(sql,
-                           "SELECT name, n_rows, data, first_text, first_text_line FROM column_data "
-                           "WHERE workload_id = ? AND source = ? ORDER BY position",
-                           &s, diag)) != LM_OK)
-    goto fail;
-  lm_stmt_bind_int64(s, 1, wid);
-  lm_stmt_bind_text(s, 2, source);
-  while ((rc = lm_stmt_step(s)) == 1) {
-    const char *name = lm_stmt_text(s, 0);
-    int64_t rows = lm_stmt_int64(s, 1);
-    size_t bytes = 0;
-    const void *data = lm_stmt_blob(s, 2, &bytes);
-    lm_column *c = lm_table_add_column(t, name ? name : "", 0);
-    if (!c) goto nomem;
-    if (rows < 0 || (uint64_t)rows != n_rows || bytes != n_rows * sizeof(double)) {
-      st = lm_diag_set(diag, LM_EDATA, path, 0, 0, "column_data.n_rows",
-                       "column '%.100s': %zu bytes for %lld rows (expected %zu rows; corrupt database?)",
-                       name ? name : "", bytes, (long long)rows, n_rows);
-      goto fail;
-    }
-    if (bytes) memcpy(c->values, data, bytes);
-    if (!lm_stmt_is_null(s, 3)) {
-      c->first_text = lm_arena_strdup(t->arena, lm_stmt_text(s, 3));
-      c->first_text_line = (long)lm_stmt_int64(s, 4);
-    }
-  }
-  if (rc < 0) goto stmt_fail_;
-  lm_stmt_free(s);
-  s = NULL;
+  /* The dispatch columns' counts here; the counter columns count theirs
+   * as they are decoded. */
   lm_table_finish(t);
+  if ((st = lm_db_load_columns(sql, wid, workload, source, want, ctx, t, diag)) != LM_OK) goto fail;
   /* Columns that held text when imported keep saying so. */
   for (size_t c = 0; c < t->n_cols; c++)
     if (t->cols[c].first_text) t->cols[c].n_text = 1;
@@ -748,7 +751,23 @@ static void read_origin(lm_sql *sql, int64_t wid, lm_workload *w) {
   lm_stmt_free(o);
 }
 
+/* The workload's name, for messages. */
+static void workload_name(lm_sql *sql, int64_t wid, char *out, size_t cap) {
+  lm_stmt *q = NULL;
+  lm_diag ignored;
+  out[0] = '\0';
+  if (lm_sql_prepare(sql, "SELECT name FROM workload WHERE id = ?", &q, &ignored) != LM_OK) return;
+  lm_stmt_bind_int64(q, 1, wid);
+  if (lm_stmt_step(q) == 1) snprintf(out, cap, "%s", lm_stmt_text(q, 0));
+  lm_stmt_free(q);
+}
+
 lm_status lm_db_read_workload(lm_sql *sql, const char *name, lm_workload **out, lm_diag *diag) {
+  return lm_db_read_workload_columns(sql, name, NULL, NULL, out, diag);
+}
+
+lm_status lm_db_read_workload_columns(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx,
+                                      lm_workload **out, lm_diag *diag) {
   const char *path = lm_sql_where(sql);
   lm_stmt *s = NULL;
   lm_workload *w = NULL;
@@ -781,8 +800,10 @@ lm_status lm_db_read_workload(lm_sql *sql, const char *name, lm_workload **out, 
   w->arena = arena;
   w->path = lm_arena_strdup(arena, path);
   read_origin(sql, wid, w);
+  char wname[256];
+  workload_name(sql, wid, wname, sizeof wname);
   if ((st = read_sysinfo_rows(sql, wid, w, diag)) != LM_OK) goto fail;
-  if ((st = read_source(sql, wid, "pmc_perf", n_rows, 1, &w->pmc, diag)) != LM_OK) goto fail;
+  if ((st = read_source(sql, wid, wname, "pmc_perf", n_rows, 1, want, ctx, &w->pmc, diag)) != LM_OK) goto fail;
   if ((st = read_regions(sql, wid, w, diag)) != LM_OK) goto fail;
   /* Other sources: the SQ_* accumulate tables and roofline. */
   if ((st = lm_sql_prepare(sql,
@@ -804,7 +825,7 @@ lm_status lm_db_read_workload(lm_sql *sql, const char *name, lm_workload **out, 
   for (size_t i = 0; i < n_sources; i++) {
     if (!sources[i]) goto nomem;
     lm_table *t = NULL;
-    if ((st = read_source(sql, wid, sources[i], rows[i], 0, &t, diag)) != LM_OK) goto fail;
+    if ((st = read_source(sql, wid, wname, sources[i], rows[i], 0, want, ctx, &t, diag)) != LM_OK) goto fail;
     if (strcmp(sources[i], "roofline") == 0) w->roofline = t;
     else w->levels[w->n_levels++] = t;
   }

@@ -305,7 +305,6 @@ static void name_from_dir(const char *dir, const lm_workload *w, char *out, size
   }
 }
 
-/* Copy the rows of `table` of workload from_wid into to_wid. */
 /* Tables that a workload written by an earlier lumen may lack (the clock
  * samplers, the executions of each row, the clock sources). */
 static int optional_table(const char *table) {
@@ -325,15 +324,52 @@ static int has_table(lm_sql *sql, const char *table) {
   return 1;
 }
 
+/* A raw column (codec NULL or 0, as databases before version 3 hold
+ * them) of column_data row q, bound compact into ins instead: data at
+ * parameter data_col + 1, the codec at codec_param. 0 when the row is not
+ * raw (copied as it is). */
+static int bind_compact(lm_stmt *q, lm_stmt *ins, int data_col, int rows_col, int codec_col, int codec_param,
+                        lm_colcodec *codec) {
+  if (data_col < 0 || rows_col < 0 || (codec_col >= 0 && !lm_stmt_is_null(q, codec_col) &&
+                                       lm_stmt_int64(q, codec_col) != LM_CODEC_RAW))
+    return 0;
+  size_t len = 0;
+  const void *raw = lm_stmt_blob(q, data_col, &len);
+  int64_t rows = lm_stmt_int64(q, rows_col);
+  if (rows < 0 || (uint64_t)rows != len / sizeof(double) || len % sizeof(double)) return 0;
+  double *values = malloc(len ? len : 1);
+  if (!values) return 0;
+  if (len) memcpy(values, raw, len);
+  const void *blob = NULL;
+  size_t n = 0;
+  lm_diag ignored;
+  int ok = lm_colcodec_encode(codec, values, (size_t)rows, &blob, &n, &ignored) == LM_OK;
+  if (ok) {
+    lm_stmt_bind_blob(ins, data_col + 1, blob, n);
+    lm_stmt_bind_int64(ins, codec_param, LM_CODEC_COMPACT);
+  }
+  free(values);
+  return ok;
+}
+
+/* Copy the rows of `table` of workload from_wid into to_wid. Raw counter
+ * columns (from a folder written before the codec) are written compact,
+ * one at a time. */
 static lm_status copy_table(lm_sql *from, int64_t from_wid, lm_sql *to, int64_t to_wid, const char *table,
                             lm_diag *diag) {
   char text[256];
   snprintf(text, sizeof text, "SELECT * FROM %s WHERE workload_id = ?", table);
   lm_stmt *q = NULL, *ins = NULL;
+  lm_colcodec *codec = NULL;
   lm_status st = lm_sql_prepare(from, text, &q, diag);
   if (st != LM_OK) return st;
   lm_stmt_bind_int64(q, 1, from_wid);
-  int rc, n_cols = 0, wid_col = -1;
+  int rc, n_cols = 0, wid_col = -1, data_col = -1, rows_col = -1, codec_col = -1, codec_param = 0;
+  int columns = strcmp(table, "column_data") == 0;
+  if (columns && !(codec = lm_colcodec_new())) {
+    lm_stmt_free(q);
+    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  }
   while ((rc = lm_stmt_step(q)) == 1) {
     if (!ins) {
       n_cols = lm_stmt_columns(q);
@@ -342,10 +378,17 @@ static lm_status copy_table(lm_sql *from, int64_t from_wid, lm_sql *to, int64_t 
       for (int c = 0; c < n_cols; c++) {
         const char *name = lm_stmt_column_name(q, c);
         if (strcmp(name, "workload_id") == 0) wid_col = c;
+        if (columns && strcmp(name, "data") == 0) data_col = c;
+        if (columns && strcmp(name, "n_rows") == 0) rows_col = c;
+        if (columns && strcmp(name, "codec") == 0) codec_col = c;
         lm_buf_printf(&b, "%s%s", c ? ", " : "", name);
       }
+      /* A source without the codec column: its columns are all raw. */
+      codec_param = codec_col >= 0 ? codec_col + 1 : n_cols + 1;
+      if (columns && codec_col < 0) lm_buf_puts(&b, ", codec");
       lm_buf_puts(&b, ") VALUES (");
       for (int c = 0; c < n_cols; c++) lm_buf_puts(&b, c ? ", ?" : "?");
+      if (columns && codec_col < 0) lm_buf_puts(&b, ", ?");
       lm_buf_puts(&b, ")");
       st = b.failed ? lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory")
                     : lm_sql_prepare(to, lm_buf_cstr(&b), &ins, diag);
@@ -370,6 +413,8 @@ static lm_status copy_table(lm_sql *from, int64_t from_wid, lm_sql *to, int64_t 
       default: lm_stmt_bind_null(ins, c + 1); break;
       }
     }
+    if (columns && !bind_compact(q, ins, data_col, rows_col, codec_col, codec_param, codec) && codec_col < 0)
+      lm_stmt_bind_null(ins, codec_param);
     if (lm_stmt_step(ins) < 0) {
       st = lm_stmt_error(ins, table, diag);
       break;
@@ -377,6 +422,7 @@ static lm_status copy_table(lm_sql *from, int64_t from_wid, lm_sql *to, int64_t 
     lm_stmt_reset(ins);
   }
   if (st == LM_OK && rc < 0) st = lm_stmt_error(q, table, diag);
+  lm_colcodec_free(codec);
   lm_stmt_free(ins);
   lm_stmt_free(q);
   return st;
@@ -614,6 +660,58 @@ lm_status lm_store_load(lm_store *s, const char *name, lm_workload **out, lm_dia
   return lm_db_read_workload(s->sql, name, out, diag);
 }
 
+/* Columns that analysis reads by name besides the formulas' inputs: the
+ * busy cycles of the top-kernels table, the wave size of the summary's
+ * occupancy, and the counters of the roofline points (both generations of
+ * the HBM counters' names). The dispatch columns come with every load. */
+static const char *const analysis_columns[] = {
+    "GRBM_GUI_ACTIVE", "wave_size", "SQ_LDS_IDX_ACTIVE", "SQ_LDS_BANK_CONFLICT",
+    "SQ_INSTS_VALU_ADD_F16", "SQ_INSTS_VALU_MUL_F16", "SQ_INSTS_VALU_TRANS_F16", "SQ_INSTS_VALU_FMA_F16",
+    "SQ_INSTS_VALU_ADD_F32", "SQ_INSTS_VALU_MUL_F32", "SQ_INSTS_VALU_TRANS_F32", "SQ_INSTS_VALU_FMA_F32",
+    "SQ_INSTS_VALU_ADD_F64", "SQ_INSTS_VALU_MUL_F64", "SQ_INSTS_VALU_TRANS_F64", "SQ_INSTS_VALU_FMA_F64",
+    "SQ_INSTS_VALU_MFMA_MOPS_F16", "SQ_INSTS_VALU_MFMA_MOPS_BF16", "SQ_INSTS_VALU_MFMA_MOPS_F32",
+    "SQ_INSTS_VALU_MFMA_MOPS_F64", "TCP_TOTAL_CACHE_ACCESSES_sum", "TCP_TCC_READ_REQ_sum",
+    "TCP_TCC_WRITE_REQ_sum", "TCP_TCC_ATOMIC_WITH_RET_REQ_sum", "TCP_TCC_ATOMIC_WITHOUT_RET_REQ_sum",
+    "TCC_EA_RDREQ_sum", "TCC_EA_RDREQ_32B_sum", "TCC_EA_WRREQ_sum", "TCC_EA_WRREQ_64B_sum",
+    "TCC_EA0_RDREQ_sum", "TCC_EA0_RDREQ_32B_sum", "TCC_EA0_WRREQ_sum", "TCC_EA0_WRREQ_64B_sum",
+    "TCC_BUBBLE_sum"};
+
+/* "NAME[k]" for input column `base`: 1 when k is index (or any channel). */
+static int indexed_name(const char *name, const char *base, int32_t index) {
+  size_t n = strlen(base);
+  if (strncmp(name, base, n) != 0 || name[n] != '[') return 0;
+  const char *p = name + n + 1;
+  if (!isdigit((unsigned char)*p)) return 0;
+  long k = 0;
+  for (; isdigit((unsigned char)*p) && k < 1000000; p++) k = k * 10 + (*p - '0');
+  if (p[0] != ']' || p[1] != '\0') return 0;
+  return index == LM_INDEX_CHANNEL || k == index;
+}
+
+/* The counter columns an analysis with catalog ctx reads: its formulas'
+ * inputs (an indexed input reads every channel's column), the columns
+ * listed above, and the roofline table (one row per kernel). Without a
+ * catalog, the last two only. */
+static int analysis_wants(void *ctx, const char *source, const char *name) {
+  const lm_catalog *cat = ctx;
+  if (strcmp(source, "roofline") == 0) return 1;
+  if (strcmp(source, "pmc_perf") == 0)
+    for (size_t i = 0; i < LM_ARRAY_LEN(analysis_columns); i++)
+      if (strcmp(analysis_columns[i], name) == 0) return 1;
+  for (int32_t i = 0; cat && i < cat->n_inputs; i++) {
+    const lm_input *in = &cat->inputs[i];
+    if (strcmp(in->source, source) != 0) continue;
+    if (in->index == LM_INDEX_NONE ? strcmp(in->column, name) == 0 : indexed_name(name, in->column, in->index))
+      return 1;
+  }
+  return 0;
+}
+
+lm_status lm_store_load_for(lm_store *s, const char *name, const lm_catalog *cat, lm_workload **out,
+                            lm_diag *diag) {
+  return lm_db_read_workload_columns(s->sql, name, analysis_wants, (void *)cat, out, diag);
+}
+
 lm_status lm_store_load_info(lm_store *s, const char *name, lm_workload **out, lm_diag *diag) {
   return lm_db_read_info(s->sql, name, out, diag);
 }
@@ -767,7 +865,7 @@ lm_status lm_store_analyze(lm_store *s, const char *name, const lm_catalog *over
     *cached = 1;
     return LM_OK;
   }
-  if ((st = lm_store_load(s, name, workload, diag)) != LM_OK) return st;
+  if ((st = lm_store_load_for(s, name, cat, workload, diag)) != LM_OK) return st;
   if ((st = lm_analyze_run(*workload, cat, o, out, diag)) != LM_OK) return st;
   keep(s, name, cat, o, *out);
   return LM_OK;

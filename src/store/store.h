@@ -66,6 +66,15 @@ lm_status lm_store_remove(lm_store *store, const char *name, lm_diag *diag);
 lm_status lm_store_export(lm_store *store, const char *name, const char *dir, lm_diag *diag);
 /* lm_store_load: the workload's tables, as analysis reads them. */
 lm_status lm_store_load(lm_store *store, const char *name, lm_workload **out, lm_diag *diag);
+/* lm_store_load_for: the workload with only the counter columns that an
+ * analysis with catalog cat reads (its formulas' inputs, the columns the
+ * top-kernels table, the roofline and the summary read): every analysis,
+ * roofline and summary with cat gives the same results from it as from
+ * lm_store_load, from a fraction of the columns. cat NULL: without the
+ * formulas' inputs (enough for a roofline, and for a summary that is
+ * given the analysis of its only kernel). */
+lm_status lm_store_load_for(lm_store *store, const char *name, const lm_catalog *cat, lm_workload **out,
+                            lm_diag *diag);
 /* lm_store_load_info: the workload without its counter columns (system
  * info and dispatch count), enough to report a cached analysis. */
 lm_status lm_store_load_info(lm_store *store, const char *name, lm_workload **out, lm_diag *diag);
@@ -91,7 +100,8 @@ lm_status lm_store_kept(lm_store *store, const char *name, const lm_catalog *cat
 
 /* lm_store_analyze: the analysis of workload `name` with options o, from
  * the cache when it is there (then *workload holds only system info),
- * else evaluated and, when the store is writable, kept. Free both with
+ * else evaluated from the columns it reads (lm_store_load_for, so
+ * *workload holds only those) and, when the store is writable, kept. Free both with
  * lm_analysis_free and lm_workload_free. */
 lm_status lm_store_analyze(lm_store *store, const char *name, const lm_catalog *override,
                            const lm_analyze_opts *o, lm_workload **workload, lm_analysis **out,

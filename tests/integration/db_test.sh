@@ -56,7 +56,7 @@ suite() {
     [ "$(tail -n +2 "$TMP/out" | wc -l)" -eq 1 ] || fail "after rm: $(cat "$TMP/out")"
     ;;
   analyze_same)
-    for w in vcopy/MI200 vcopy/MI300X_A1 _mix/mix2gpu_MI200 _mix/mix_MI100; do
+    for w in vcopy/MI200 vcopy/MI300X_A1 _mix/mix2gpu_MI200 _mix/mix_MI100 _mix/mix_MI200; do
       n=${w//\//_}
       run db import --db "$DB" -w "$WL/$w" -n "$n"
       expect_status 0
@@ -71,6 +71,15 @@ suite() {
         [ "$sa" -eq "$sb" ] || fail "$w $opts: exit $sa from the folder, $sb from the store ($(cat "$TMP/eb"))"
         [ "$sa" -eq 0 ] && same_tables "$TMP/a" "$TMP/b"
       done
+      # The text report with its summary (roofline places, findings): from
+      # the columns the analysis reads (nothing kept) and from the kept
+      # default view, the same as from the folder.
+      "$LUMEN" analyze -w "$WL/$w" --width 0 >"$TMP/ta" 2>&1
+      LUMEN_STORE_CACHE=off "$LUMEN" analyze --db "$DB" -w "$n" --width 0 >"$TMP/tb" 2>&1
+      "$LUMEN" analyze --db "$DB" -w "$n" --width 0 >"$TMP/tc" 2>&1
+      grep -q "Summary\|summary" "$TMP/ta" || fail "$w: no summary in the text report"
+      cmp -s "$TMP/ta" "$TMP/tb" || fail "$w: text report from the columns differs: $(diff "$TMP/ta" "$TMP/tb" | head -4)"
+      cmp -s "$TMP/ta" "$TMP/tc" || fail "$w: text report from the kept view differs: $(diff "$TMP/ta" "$TMP/tc" | head -4)"
       # Twice: the second answer comes from the stored analysis, the same.
       rm -rf "$TMP/c"
       "$LUMEN" analyze --db "$DB" -w "$n" -k vec --norm per_kernel --format csv -o "$TMP/c" 2>/dev/null

@@ -442,7 +442,7 @@ store_corrupt)
   # 12.13: a lumen database with impossible counts or another format is
   # named as such, not "out of memory" or a wrapped number.
   sq() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()" "$@"; }
-  for case in neg huge rows format; do
+  for case in neg huge rows format blob codec; do
     rm -f "$TMP/s.db"
     "$LUMEN" db import --db "$TMP/s.db" -w "$WL/vcopy/MI200" -n v >/dev/null 2>&1 || fail "import"
     case $case in
@@ -450,6 +450,8 @@ store_corrupt)
     huge) sq "$TMP/s.db" "UPDATE workload SET n_dispatches = 400000000000" ;;
     rows) sq "$TMP/s.db" "UPDATE column_data SET n_rows = -1 WHERE name = 'SQ_WAVES'" ;;
     format) sq "$TMP/s.db" "UPDATE lumen_meta SET value = 'other' WHERE key = 'format'" ;;
+    blob) sq "$TMP/s.db" "UPDATE column_data SET data = substr(data, 1, 5) WHERE name = 'SQ_WAVES'" ;;
+    codec) sq "$TMP/s.db" "UPDATE column_data SET codec = 9 WHERE name = 'SQ_WAVES'" ;;
     esac
     LUMEN_STORE_CACHE=off "$LUMEN" analyze --db "$TMP/s.db" -w v >"$TMP/out" 2>"$TMP/err"
     STATUS=$?
@@ -461,6 +463,8 @@ store_corrupt)
     huge) expect_err "n_dispatches" ;;
     rows) expect_err "column_data.n_rows"; expect_err "-1 rows" ;;
     format) expect_err "format 'other': not a lumen database" ;;
+    blob) expect_err "column_data.data"; expect_err "workload 'v', column 'SQ_WAVES' of pmc_perf" ;;
+    codec) expect_err "column_data.codec"; expect_err "encoding 9" ;;
     esac
   done
   ;;

@@ -1,6 +1,9 @@
 /* test_db.c - the lumen workload database: every shared workload folder,
  * written to a database and read back, gives exactly the same analysis
  * (every cell of every table); names are unique; a bad file is refused.
+ * A database in the layout of schema version 2 (raw columns, no codec),
+ * made here from the folders' values, reads the same, read-only and
+ * after its upgrade; a damaged compact column is named, not trusted.
  * With LUMEN_TEST_PG (a postgresql:// server) set, the same round trips run on PostgreSQL. */
 #include <dirent.h>
 #include <sqlite3.h>
@@ -63,6 +66,206 @@ static int roundtrip(const char *dir, const char *url) {
   lm_workload_free(w);
   lm_workload_free(back);
   return ok;
+}
+
+/* The table of w that column_data rows of `source` came from. */
+static const lm_table *source_table(const lm_workload *w, const char *source) {
+  if (strcmp(source, "pmc_perf") == 0) return w->pmc;
+  if (strcmp(source, "roofline") == 0) return w->roofline;
+  for (size_t i = 0; i < w->n_levels; i++)
+    if (strcmp(w->levels[i]->name, source) == 0) return w->levels[i];
+  return NULL;
+}
+
+/* Rewrite workload `name` as version 2 wrote it: every column's data the
+ * raw doubles of the folder's table, no codec column, version '2'. */
+static int make_version2(lm_sql *db, const lm_workload *w, lm_diag *d) {
+  lm_stmt *q = NULL, *up = NULL;
+  int ok = lm_sql_prepare(db, "SELECT source, name FROM column_data", &q, d) == LM_OK &&
+           lm_sql_prepare(db, "UPDATE column_data SET data = ?, codec = NULL WHERE source = ? AND name = ?", &up,
+                          d) == LM_OK;
+  int n = 0;
+  char source[256], name[256];
+  /* Both engines step forward only: collect, then update. */
+  char (*rows)[2][256] = calloc(4096, sizeof *rows);
+  while (ok && rows && n < 4096 && lm_stmt_step(q) == 1) {
+    snprintf(rows[n][0], 256, "%s", lm_stmt_text(q, 0));
+    snprintf(rows[n][1], 256, "%s", lm_stmt_text(q, 1));
+    n++;
+  }
+  ok = ok && lm_sql_begin(db, d) == LM_OK; /* one transaction, not one per column */
+  for (int i = 0; ok && rows && i < n; i++) {
+    snprintf(source, sizeof source, "%s", rows[i][0]);
+    snprintf(name, sizeof name, "%s", rows[i][1]);
+    const lm_table *t = source_table(w, source);
+    long c = t ? lm_table_find(t, name) : -1;
+    if (c < 0) {
+      ok = 0;
+      break;
+    }
+    lm_stmt_bind_blob(up, 1, t->cols[c].values, t->n_rows * sizeof(double));
+    lm_stmt_bind_text(up, 2, source);
+    lm_stmt_bind_text(up, 3, name);
+    ok = lm_stmt_step(up) >= 0;
+    lm_stmt_reset(up);
+  }
+  free(rows);
+  lm_stmt_free(q);
+  lm_stmt_free(up);
+  ok = ok && lm_sql_commit(db, d) == LM_OK;
+  return ok && n > 0 &&
+         lm_sql_exec(db, "ALTER TABLE column_data DROP COLUMN codec; UPDATE lumen_meta SET value = '2' "
+                         "WHERE key = 'schema_version'", 0, d) == LM_OK;
+}
+
+static int same_analysis(const lm_workload *a, const lm_workload *b) {
+  const lm_catalog *cat = lm_metrics_builtin(a->arch);
+  lm_analyze_opts o;
+  memset(&o, 0, sizeof o);
+  lm_analysis *x = NULL, *y = NULL;
+  lm_diag d;
+  lm_status sa = lm_analyze_run(a, cat, &o, &x, &d), sb = lm_analyze_run(b, cat, &o, &y, &d);
+  int ok = sa == sb && (sa != LM_OK || same_cells(x, y));
+  lm_analysis_free(x);
+  lm_analysis_free(y);
+  return ok;
+}
+
+static char *meta_version(lm_sql *db, char *out, size_t cap) {
+  lm_stmt *q = NULL;
+  lm_diag d;
+  out[0] = '\0';
+  if (lm_sql_prepare(db, "SELECT value FROM lumen_meta WHERE key = 'schema_version'", &q, &d) == LM_OK &&
+      lm_stmt_step(q) == 1)
+    snprintf(out, cap, "%s", lm_stmt_text(q, 0));
+  lm_stmt_free(q);
+  return out;
+}
+
+/* One folder through a version 2 database: read-only as it is, then
+ * opened for writing (upgraded, its columns still raw) next to a workload
+ * written compact. */
+static void old_layout(const char *dir, const char *url) {
+  lm_workload *w = NULL, *back = NULL;
+  lm_diag d;
+  char version[16];
+  CHECK(lm_workload_read(dir, &w, &d) == LM_OK);
+  if (!w) return;
+  int pg = strncmp(url, "postgres", 8) == 0;
+  if (!pg) unlink(url);
+  lm_sql *db = NULL;
+  CHECK(lm_sql_open(url, LM_DB_CREATE, &db, &d) == LM_OK && lm_db_schema(db, 1, &d) == LM_OK);
+  if (pg) {
+    /* A clean slate: a previous version-2 run left a database without the codec. */
+    lm_sql_exec(db, "DROP TABLE IF EXISTS column_data CASCADE", 0, &d);
+    lm_sql_exec(db, "DELETE FROM workload", 0, &d);
+    lm_sql_exec(db, "UPDATE lumen_meta SET value = '3' WHERE key = 'schema_version'", 0, &d);
+    lm_sql_close(db);
+    db = NULL;
+    CHECK(lm_sql_open(url, LM_DB_CREATE, &db, &d) == LM_OK && lm_db_schema(db, 1, &d) == LM_OK);
+  }
+  CHECK(lm_db_write_workload(db, w, "old", NULL, dir, NULL, &d) == LM_OK);
+  CHECK(make_version2(db, w, &d));
+  lm_sql_close(db);
+
+  /* Read-only: read as it is. */
+  db = NULL;
+  CHECK(lm_sql_open(url, LM_DB_READ, &db, &d) == LM_OK && lm_db_schema(db, 0, &d) == LM_OK);
+  CHECK_STR(meta_version(db, version, sizeof version), "2");
+  lm_status rs = lm_db_read_workload(db, "old", &back, &d);
+  CHECK(rs == LM_OK);
+  if (rs != LM_OK) fprintf(stderr, "%s (%s): %s\n", dir, url, d.message);
+  CHECK(back && same_analysis(w, back));
+  lm_workload_free(back);
+  back = NULL;
+  lm_sql_close(db);
+
+  /* Writable: upgraded to 3; the raw columns read on, a new workload is compact. */
+  db = NULL;
+  CHECK(lm_sql_open(url, LM_DB_WRITE, &db, &d) == LM_OK && lm_db_schema(db, 0, &d) == LM_OK);
+  CHECK_STR(meta_version(db, version, sizeof version), "3");
+  CHECK(lm_db_write_workload(db, w, "new", NULL, dir, NULL, &d) == LM_OK);
+  lm_stmt *q = NULL;
+  CHECK(lm_sql_prepare(db, "SELECT COUNT(*), COUNT(codec) FROM column_data", &q, &d) == LM_OK && lm_stmt_step(q) == 1);
+  int64_t all = lm_stmt_int64(q, 0), compact = lm_stmt_int64(q, 1);
+  CHECK(compact > 0 && all == 2 * compact);
+  lm_stmt_free(q);
+  const char *names[2] = {"old", "new"};
+  for (int i = 0; i < 2; i++) {
+    CHECK(lm_db_read_workload(db, names[i], &back, &d) == LM_OK);
+    CHECK(back && same_analysis(w, back));
+    lm_workload_free(back);
+    back = NULL;
+  }
+  lm_sql_close(db);
+  lm_workload_free(w);
+}
+
+/* A compact column cut short or of an unknown encoding: an error that
+ * names the workload, the column and the field. */
+static void damaged(const char *dir, const char *url) {
+  lm_workload *w = NULL, *back = NULL;
+  lm_diag d;
+  CHECK(lm_workload_read(dir, &w, &d) == LM_OK);
+  if (!w) return;
+  if (strncmp(url, "postgres", 8) != 0) unlink(url);
+  lm_sql *db = NULL;
+  CHECK(lm_sql_open(url, LM_DB_CREATE, &db, &d) == LM_OK && lm_db_schema(db, 1, &d) == LM_OK);
+  lm_sql_exec(db, "DELETE FROM workload WHERE name = 'cut'", 0, &d);
+  CHECK(lm_db_write_workload(db, w, "cut", NULL, dir, NULL, &d) == LM_OK);
+  /* The longest column of the workload, cut by one byte. */
+  lm_stmt *q = NULL, *up = NULL;
+  char source[128] = "", name[256] = "";
+  unsigned char *cut = NULL;
+  size_t len = 0;
+  CHECK(lm_sql_prepare(db, "SELECT c.source, c.name, c.data FROM column_data c JOIN workload w ON w.id = "
+                           "c.workload_id WHERE w.name = 'cut' ORDER BY length(c.data) DESC", &q, &d) == LM_OK);
+  if (q && lm_stmt_step(q) == 1) {
+    snprintf(source, sizeof source, "%s", lm_stmt_text(q, 0));
+    snprintf(name, sizeof name, "%s", lm_stmt_text(q, 1));
+    const void *p = lm_stmt_blob(q, 2, &len);
+    cut = malloc(len ? len : 1);
+    if (cut && len) memcpy(cut, p, len);
+  }
+  lm_stmt_free(q);
+  CHECK(cut && len > 9);
+  CHECK(lm_sql_prepare(db, "UPDATE column_data SET data = ? WHERE source = ? AND name = ? AND workload_id = "
+                           "(SELECT id FROM workload WHERE name = 'cut')", &up, &d) == LM_OK);
+  if (up && cut) {
+    lm_stmt_bind_blob(up, 1, cut, len - 1);
+    lm_stmt_bind_text(up, 2, source);
+    lm_stmt_bind_text(up, 3, name);
+    CHECK(lm_stmt_step(up) >= 0);
+  }
+  lm_stmt_free(up);
+  free(cut);
+  CHECK(lm_db_read_workload(db, "cut", &back, &d) == LM_EDATA);
+  CHECK_STR(d.field, "column_data.data");
+  CHECK(strstr(d.message, "workload 'cut'") != NULL);
+  CHECK(strstr(d.message, name) != NULL);
+  CHECK(strstr(d.message, "corrupt database") != NULL);
+  lm_workload_free(back);
+  back = NULL;
+  CHECK(lm_sql_exec(db, "UPDATE column_data SET codec = 7 WHERE workload_id = "
+                        "(SELECT id FROM workload WHERE name = 'cut')", 0, &d) == LM_OK);
+  CHECK(lm_db_read_workload(db, "cut", &back, &d) == LM_EDATA);
+  CHECK_STR(d.field, "column_data.codec");
+  CHECK(strstr(d.message, "encoding 7") != NULL);
+  lm_workload_free(back);
+  lm_sql_exec(db, "DELETE FROM workload WHERE name = 'cut'", 0, &d);
+  lm_sql_close(db);
+  lm_workload_free(w);
+}
+
+static void old_and_damaged(const char *root, const char *url) {
+  static const char *const dirs[] = {"vcopy/MI200", "_mix/mix_MI200", "_edge/blank_sq_insts_salu_row2",
+                                     "_mix/mix_MI300X_A1"};
+  for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+    char dir[8192];
+    snprintf(dir, sizeof dir, "%s/%s", root, dirs[i]);
+    old_layout(dir, url);
+    damaged(dir, url);
+  }
 }
 
 static int run_all(const char *root, const char *url) {
@@ -222,6 +425,11 @@ int main(void) {
     printf("PostgreSQL round trips: %d workloads\n", n_pg);
   }
   CHECK(n > 80);
+  old_and_damaged(root, db_path);
+  if (server && *server) {
+    snprintf(pg, sizeof pg, "%s/test_db", server);
+    old_and_damaged(root, pg);
+  }
   /* A file that is not a lumen database is refused. */
   FILE *f = fopen(db_path, "w");
   if (f) {

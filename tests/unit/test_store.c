@@ -5,10 +5,15 @@
  * name is refused; a failure in the middle of an import leaves nothing;
  * removal leaves no row behind; export and re-import find the same
  * workload; stored analyses come back cell for cell, a damaged one is
- * ignored; names with SQL metacharacters are just names. */
+ * ignored; names with SQL metacharacters are just names. Loading only the
+ * columns an analysis reads gives, for every shared workload, the same
+ * analysis and roofline as loading them all; a lumen folder written before
+ * the column codec is imported compact. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,6 +95,161 @@ static void check_same_as_folder(lm_store *s, const char *dir, const char *name)
   lm_analysis_free(b);
   lm_workload_free(sw);
   lm_analysis_free(a);
+  lm_workload_free(w);
+}
+
+static int same_roofline(const lm_roofline *a, const lm_roofline *b) {
+  if (!a || !b) return a == b;
+  if (a->n_points != b->n_points || (a->missing == NULL) != (b->missing == NULL)) return 0;
+  if (a->missing && strcmp(a->missing, b->missing) != 0) return 0;
+  for (size_t i = 0; i < a->n_points; i++) {
+    const lm_roof_point *p = &a->points[i], *q = &b->points[i];
+    double x[] = {p->duration_ns, p->flops, p->valu_flops, p->bytes_l1, p->bytes_l2, p->bytes_hbm, p->bytes_lds};
+    double y[] = {q->duration_ns, q->flops, q->valu_flops, q->bytes_l1, q->bytes_l2, q->bytes_hbm, q->bytes_lds};
+    if (strcmp(p->kernel, q->kernel) != 0 || p->calls != q->calls) return 0;
+    for (size_t k = 0; k < sizeof x / sizeof *x; k++)
+      if (!(x[k] == y[k] || (isnan(x[k]) && isnan(y[k])))) return 0;
+  }
+  return 1;
+}
+
+/* One folder: every column and only the analysis's columns give the same
+ * analyses (default view; a kernel and another normalization; the
+ * statistics) and roofline. Returns 1 when fewer columns were loaded. */
+static int selective_one(lm_store *s, const char *dir) {
+  lm_workload *w = NULL, *all = NULL, *some = NULL;
+  lm_diag d;
+  if (lm_workload_read(dir, &w, &d) != LM_OK) return 0; /* folders the reference refuses */
+  const lm_catalog *cat = lm_metrics_builtin(w->arch);
+  lm_import_result res;
+  int fewer = 0;
+  if (!cat || lm_store_import(s, dir, NULL, NULL, &res, &d) != LM_OK) {
+    lm_workload_free(w);
+    return 0;
+  }
+  CHECK(lm_store_load(s, res.name, &all, &d) == LM_OK);
+  CHECK(lm_store_load_for(s, res.name, cat, &some, &d) == LM_OK);
+  if (all && some) {
+    fewer = some->pmc->n_cols < all->pmc->n_cols;
+    const char *k[] = {"vec"};
+    for (int v = 0; v < 3; v++) {
+      lm_analyze_opts o;
+      memset(&o, 0, sizeof o);
+      if (v == 1) {
+        o.kernels = k;
+        o.n_kernels = 1;
+        o.norm = "per_kernel";
+      }
+      o.stats_only = v == 2;
+      lm_analysis *a = NULL, *b = NULL;
+      lm_status sa = lm_analyze_run(all, cat, &o, &a, &d), sb = lm_analyze_run(some, cat, &o, &b, &d);
+      CHECK(sa == sb);
+      if (sa == LM_OK && sb == LM_OK && !same_cells(a, b)) {
+        CHECK(!"the analysis of the chosen columns differs");
+        fprintf(stderr, "  %s (view %d)\n", dir, v);
+      }
+      lm_analysis_free(a);
+      lm_analysis_free(b);
+      if (v == 0) {
+        lm_roofline *ra = NULL, *rb = NULL;
+        sa = lm_roofline_compute(all, &o, 10, &ra, &d);
+        sb = lm_roofline_compute(some, &o, 10, &rb, &d);
+        CHECK(sa == sb && same_roofline(ra, rb));
+        lm_roofline_free(ra);
+        lm_roofline_free(rb);
+      }
+    }
+  }
+  lm_workload_free(all);
+  lm_workload_free(some);
+  lm_workload_free(w);
+  return fewer;
+}
+
+static void test_selective(const char *tmp) {
+  char url[4200], root[4096];
+  snprintf(url, sizeof url, "%s/selective.db", tmp);
+  snprintf(root, sizeof root, "%s/workloads", shared);
+  lm_store *s = NULL;
+  lm_diag d;
+  CHECK(lm_store_open(url, 1, &s, &d) == LM_OK);
+  if (!s) return;
+  DIR *top = opendir(root);
+  struct dirent *e;
+  int n = 0, fewer = 0;
+  while (top && (e = readdir(top)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    char group[8192];
+    snprintf(group, sizeof group, "%s/%s", root, e->d_name);
+    DIR *sub = opendir(group);
+    struct dirent *g;
+    while (sub && (g = readdir(sub)) != NULL) {
+      if (g->d_name[0] == '.') continue;
+      char dir[16384];
+      snprintf(dir, sizeof dir, "%s/%s", group, g->d_name);
+      struct stat st;
+      if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+      fewer += selective_one(s, dir);
+      n++;
+    }
+    if (sub) closedir(sub);
+  }
+  if (top) closedir(top);
+  printf("chosen columns: %d folders, %d with fewer columns loaded\n", n, fewer);
+  CHECK(n > 80 && fewer > 60);
+  lm_store_close(s);
+}
+
+/* A lumen folder whose lumen.db is in version 2's layout (raw columns, no
+ * codec column) is imported with its columns compact. */
+static void test_old_folder(const char *tmp) {
+  char dir[4200], db_path[4300], wl[4096], url[4300];
+  snprintf(wl, sizeof wl, "%s/workloads/vcopy/MI200", shared);
+  snprintf(dir, sizeof dir, "%s/old_folder", tmp);
+  snprintf(db_path, sizeof db_path, "%s/lumen.db", dir);
+  snprintf(url, sizeof url, "%s/old_import.db", tmp);
+  mkdir(dir, 0777);
+  lm_workload *w = NULL;
+  lm_diag d;
+  CHECK(lm_workload_read(wl, &w, &d) == LM_OK);
+  if (!w) return;
+  lm_sql *db = NULL;
+  CHECK(lm_sql_open(db_path, LM_DB_CREATE, &db, &d) == LM_OK && lm_db_schema(db, 1, &d) == LM_OK);
+  CHECK(lm_db_write_workload(db, w, "old", NULL, wl, NULL, &d) == LM_OK);
+  /* Version 2 wrote each column as its raw doubles. */
+  lm_stmt *up = NULL;
+  CHECK(lm_sql_prepare(db, "UPDATE column_data SET data = ?, codec = NULL WHERE source = 'pmc_perf' AND name = ?",
+                       &up, &d) == LM_OK);
+  CHECK(lm_sql_begin(db, &d) == LM_OK);
+  for (size_t c = 0; up && c < w->pmc->n_cols; c++) {
+    lm_stmt_bind_blob(up, 1, w->pmc->cols[c].values, w->pmc->n_rows * sizeof(double));
+    lm_stmt_bind_text(up, 2, w->pmc->cols[c].name);
+    CHECK(lm_stmt_step(up) >= 0);
+    lm_stmt_reset(up);
+  }
+  lm_stmt_free(up);
+  CHECK(lm_sql_commit(db, &d) == LM_OK);
+  CHECK(lm_sql_exec(db, "DELETE FROM column_data WHERE source != 'pmc_perf'; "
+                        "ALTER TABLE column_data DROP COLUMN codec; "
+                        "UPDATE lumen_meta SET value = '2' WHERE key = 'schema_version'", 0, &d) == LM_OK);
+  lm_sql_close(db);
+  lm_store *s = NULL;
+  CHECK(lm_store_open(url, 1, &s, &d) == LM_OK);
+  lm_import_result res;
+  CHECK(s && lm_store_import(s, dir, NULL, NULL, &res, &d) == LM_OK);
+  if (s) {
+    CHECK(count(s, "SELECT COUNT(*) FROM column_data") > 100);
+    CHECK(count(s, "SELECT COUNT(*) FROM column_data WHERE codec IS NULL OR codec != 1") == 0);
+    lm_workload *back = NULL;
+    CHECK(lm_store_load(s, "old", &back, &d) == LM_OK);
+    for (size_t c = 0; back && c < w->pmc->n_cols; c++) {
+      long k = lm_table_find(back->pmc, w->pmc->cols[c].name);
+      CHECK(k >= 0);
+      if (k >= 0) CHECK(memcmp(back->pmc->cols[k].values, w->pmc->cols[c].values, w->pmc->n_rows * 8) == 0);
+    }
+    lm_workload_free(back);
+  }
+  lm_store_close(s);
   lm_workload_free(w);
 }
 
@@ -303,6 +463,8 @@ int main(void) {
   char url[4096];
   snprintf(url, sizeof url, "%s/sub/store.db", tmp);
   run_suite(url, tmp);
+  test_selective(tmp);
+  test_old_folder(tmp);
   const char *server = getenv("LUMEN_TEST_PG");
   if (server && *server) {
     char pg[1024];

@@ -1,0 +1,237 @@
+/*
+ * column_store.c - reading the counter columns of one source (pmc_perf, an
+ * accumulate table, roofline) out of column_data, all of them or only
+ * those a caller wants.
+ *
+ * A view needs a fraction of a workload's thousand columns, so the names
+ * are listed first (a query that touches no blob) and only the chosen
+ * columns' data is fetched and decoded, one at a time through one codec,
+ * so that no more than one compressed column is held at once. Columns
+ * that hold one value in every row (zeros of idle blocks, constants)
+ * share one array per value instead of filling a column each; each column's
+ * blank count and integer flag (what lm_table_finish computes) are counted
+ * as it is decoded, while it is in cache. Stores
+ * written before the codec (no column_data.codec) hold raw doubles and are
+ * read as they are.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/io.h"
+
+/* Arrays of one repeated value shared by the columns of a table. */
+#define MAX_SHARED 64
+
+typedef struct shared {
+  uint64_t bits[MAX_SHARED];
+  double *values[MAX_SHARED];
+  size_t n;
+} shared;
+
+/* Whether column_data has its codec (schema version 3), asked of the
+ * catalog, so that the question fails no transaction on either engine. */
+static int has_codec_column(lm_sql *sql) {
+  lm_stmt *q = NULL;
+  lm_diag ignored;
+  int found = 0;
+  if (lm_sql_prepare(sql,
+                     lm_sql_is_postgres(sql)
+                         ? "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND "
+                           "table_name = 'column_data' AND column_name = 'codec'"
+                         : "SELECT 1 FROM pragma_table_info('column_data') WHERE name = 'codec'",
+                     &q, &ignored) == LM_OK)
+    found = lm_stmt_step(q) == 1;
+  lm_stmt_free(q);
+  return found;
+}
+
+/* The array of n copies of v in t's arena, made once per value. */
+static double *shared_values(shared *sh, lm_table *t, double v) {
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  for (size_t i = 0; i < sh->n; i++)
+    if (sh->bits[i] == bits) return sh->values[i];
+  if (sh->n == MAX_SHARED) return NULL;
+  double *values = lm_arena_alloc(t->arena, (t->n_rows ? t->n_rows : 1) * sizeof *values);
+  if (!values) return NULL;
+  for (size_t r = 0; r < t->n_rows; r++) values[r] = v;
+  sh->bits[sh->n] = bits;
+  sh->values[sh->n++] = values;
+  return values;
+}
+
+/* What lm_table_finish computes, for one numeric column just filled:
+ * blanks (marked in the table's rows) and whether every number is an
+ * integer (known for the integer encoding). */
+static void count_column(lm_table *t, lm_column *c, int integers) {
+  size_t n = t->n_rows, missing = 0;
+  const double *v = c->values;
+  uint8_t *rows = t->row_missing;
+  int all_int = 1;
+  if (integers) {
+    for (size_t r = 0; r < n; r++)
+      if (isnan(v[r])) {
+        missing++;
+        rows[r] = 1;
+      }
+  } else {
+    for (size_t r = 0; r < n; r++) {
+      double x = v[r];
+      if (isnan(x)) {
+        missing++;
+        rows[r] = 1;
+      } else if (all_int && fabs(x) < 4503599627370496.0 && x != (double)(int64_t)x) {
+        all_int = 0; /* beyond 2^52 every double is an integer */
+      }
+    }
+  }
+  c->n_missing = missing;
+  c->all_int = (uint8_t)all_int;
+}
+
+static lm_status list_columns(lm_sql *sql, int64_t wid, const char *source, lm_stmt **out, lm_diag *diag) {
+  lm_status st = lm_sql_prepare(sql,
+                                "SELECT position, name FROM column_data WHERE workload_id = ? AND source = ? "
+                                "ORDER BY position",
+                                out, diag);
+  if (st != LM_OK) return st;
+  lm_stmt_bind_int64(*out, 1, wid);
+  lm_stmt_bind_text(*out, 2, source);
+  return LM_OK;
+}
+
+lm_status lm_db_count_columns(lm_sql *sql, int64_t wid, const char *source, lm_db_want_fn want, void *ctx,
+                              size_t *n, lm_diag *diag) {
+  lm_stmt *q = NULL;
+  *n = 0;
+  lm_status st = list_columns(sql, wid, source, &q, diag);
+  if (st != LM_OK) return st;
+  int rc;
+  while ((rc = lm_stmt_step(q)) == 1)
+    if (!want || want(ctx, source, lm_stmt_text(q, 1))) (*n)++;
+  if (rc < 0) st = lm_stmt_error(q, "read the columns", diag);
+  lm_stmt_free(q);
+  return st;
+}
+
+/* The listing of a source's columns with what the data query would
+ * give, and the data itself when it is a constant's few bytes. */
+static lm_status list_with_constants(lm_sql *sql, int64_t wid, const char *source, int codec, lm_stmt **out,
+                                     lm_diag *diag) {
+  lm_status st = lm_sql_prepare(sql,
+                                codec ? "SELECT position, name, n_rows, first_text, first_text_line, codec, "
+                                        "CASE WHEN codec = 1 AND length(data) = 9 THEN data END FROM column_data "
+                                        "WHERE workload_id = ? AND source = ? ORDER BY position"
+                                      : "SELECT position, name, n_rows, first_text, first_text_line, NULL, NULL "
+                                        "FROM column_data WHERE workload_id = ? AND source = ? ORDER BY position",
+                                out, diag);
+  if (st != LM_OK) return st;
+  lm_stmt_bind_int64(*out, 1, wid);
+  lm_stmt_bind_text(*out, 2, source);
+  return LM_OK;
+}
+
+lm_status lm_db_load_columns(lm_sql *sql, int64_t wid, const char *workload, const char *source,
+                             lm_db_want_fn want, void *ctx, lm_table *t, lm_diag *diag) {
+  const char *path = lm_sql_where(sql);
+  lm_stmt *q = NULL, *data = NULL;
+  lm_colcodec *codec = NULL;
+  shared sh;
+  sh.n = 0;
+  size_t n_rows = t->n_rows;
+  int rc = 0, has_codec = has_codec_column(sql);
+  lm_status st = lm_sql_prepare(sql,
+                                has_codec ? "SELECT data, codec FROM column_data "
+                                            "WHERE workload_id = ? AND source = ? AND position = ?"
+                                          : "SELECT data, NULL FROM column_data "
+                                            "WHERE workload_id = ? AND source = ? AND position = ?",
+                                &data, diag);
+  if (st != LM_OK) return st;
+  if (!(codec = lm_colcodec_new())) goto nomem;
+  /* A chosen set goes in two passes, constants last, so that their slots
+   * at the end of the table's value block are never touched. */
+  for (int pass = 0; pass < (want ? 2 : 1); pass++) {
+    if ((st = list_with_constants(sql, wid, source, has_codec, &q, diag)) != LM_OK) goto done;
+    while ((rc = lm_stmt_step(q)) == 1) {
+      const char *name = lm_stmt_text(q, 1);
+      if (want && !want(ctx, source, name)) continue;
+      size_t small = 0;
+      const void *constant = lm_stmt_is_null(q, 6) ? NULL : lm_stmt_blob(q, 6, &small);
+      double k = 0;
+      int is_constant = constant && lm_colcodec_constant(constant, small, &k);
+      if (want && is_constant != pass) continue;
+      lm_column *c = lm_table_add_column(t, name, 0);
+      if (!c) goto nomem;
+      int64_t rows = lm_stmt_int64(q, 2);
+      int64_t kind = lm_stmt_is_null(q, 5) ? LM_CODEC_RAW : lm_stmt_int64(q, 5);
+      size_t bytes = 0;
+      const void *blob = NULL;
+      if (!is_constant) {
+        lm_stmt_bind_int64(data, 1, wid);
+        lm_stmt_bind_text(data, 2, source);
+        lm_stmt_bind_int64(data, 3, lm_stmt_int64(q, 0));
+        if ((rc = lm_stmt_step(data)) != 1) {
+          st = rc < 0 ? lm_stmt_error(data, "read a column", diag)
+                      : lm_diag_set(diag, LM_EDATA, path, 0, 0, "column_data", "column '%.100s' vanished while read",
+                                    c->name);
+          goto done;
+        }
+        blob = lm_stmt_blob(data, 0, &bytes);
+      }
+      if (rows < 0 || (uint64_t)rows != n_rows || (kind == LM_CODEC_RAW && bytes != n_rows * sizeof(double))) {
+        st = lm_diag_set(diag, LM_EDATA, path, 0, 0, "column_data.n_rows",
+                         "column '%.100s': %zu bytes for %lld rows (expected %zu rows; corrupt database?)", c->name,
+                         bytes, (long long)rows, n_rows);
+        goto done;
+      }
+      if (is_constant) {
+        double *same = n_rows ? shared_values(&sh, t, k) : NULL;
+        if (same) c->values = same;
+        else
+          for (size_t r = 0; r < n_rows; r++) c->values[r] = k;
+        c->n_missing = isnan(k) ? n_rows : 0;
+        c->all_int = isnan(k) || k == floor(k);
+        if (isnan(k)) memset(t->row_missing, 1, n_rows);
+      } else if (kind == LM_CODEC_RAW) {
+        if (bytes) memcpy(c->values, blob, bytes);
+        count_column(t, c, 0);
+      } else if (kind != LM_CODEC_COMPACT) {
+        st = lm_diag_set(diag, LM_EDATA, path, 0, 0, "column_data.codec",
+                         "workload '%.200s', column '%.100s' of %.40s: encoding %lld, which this lumen does not "
+                         "know (written by a newer version?)",
+                         workload, c->name, source, (long long)kind);
+        goto done;
+      } else {
+        lm_diag why;
+        if (lm_colcodec_decode(codec, blob, bytes, n_rows, c->values, &why) != LM_OK) {
+          st = lm_diag_set(diag, why.status, path, 0, 0, why.field[0] ? why.field : "column_data.data",
+                           "workload '%.200s', column '%.100s' of %.40s: %s (corrupt database?)", workload, c->name,
+                           source, why.message);
+          goto done;
+        }
+        count_column(t, c, ((const unsigned char *)blob)[0] == 'I');
+      }
+      if (!is_constant) lm_stmt_reset(data);
+      if (!lm_stmt_is_null(q, 3)) {
+        c->first_text = lm_arena_strdup(t->arena, lm_stmt_text(q, 3));
+        c->first_text_line = (long)lm_stmt_int64(q, 4);
+      }
+    }
+    if (rc < 0) {
+      st = lm_stmt_error(q, "read the columns", diag);
+      goto done;
+    }
+    lm_stmt_free(q);
+    q = NULL;
+  }
+  goto done;
+nomem:
+  st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+done:
+  lm_colcodec_free(codec);
+  lm_stmt_free(data);
+  lm_stmt_free(q);
+  return st;
+}
