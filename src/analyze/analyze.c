@@ -63,6 +63,7 @@ typedef struct ctx {
   lm_diag *diag;
   lm_status status;
   const lm_table *pmc;
+  const lm_sysinfo *info; /* table 1.1: the selected rank's (merged MPI parts), or NULL */
   long col_kernel, col_dispatch, col_gpu, col_start, col_end, col_grbm;
 } ctx;
 
@@ -302,7 +303,7 @@ static void build_dispatches(ctx *c, lm_rtable *t, const size_t *rows, size_t n)
 }
 
 static void build_sysinfo(ctx *c, lm_rtable *t) {
-  const lm_sysinfo *info = &c->w->sysinfo;
+  const lm_sysinfo *info = c->info ? c->info : &c->w->sysinfo;
   t->n_cols = 2;
   t->titles = alloc(c, 2 * sizeof(char *));
   t->roles = alloc(c, 2);
@@ -516,10 +517,31 @@ static lm_status select_rows(ctx *c, size_t **top_rows, size_t *n_top, size_t **
     }
   }
 
+  /* --rank: the MPI ranks of a workload that records them. */
+  const lm_idset *ranks = c->o->rank && c->o->rank->n ? c->o->rank : NULL;
+  if (ranks && !c->w->row_rank) {
+    status = lm_diag_set(c->diag, LM_EINVAL, c->w->path, 0, 0, NULL,
+                         "--rank: this workload records no MPI ranks (profiles of MPI programs do)");
+    goto fail;
+  }
+  if (ranks) {
+    size_t hit = 0;
+    for (size_t r = 0; r < n && !hit; r++) hit = c->w->row_rank[r] >= 0 && lm_idset_has(ranks, c->w->row_rank[r]);
+    if (!hit) {
+      lm_buf list = {0};
+      lm_analyze_rank_list(c->w, &list);
+      status = lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
+                           "--rank: no dispatch of the rank(s) asked for (ranks in the data: %s)", lm_buf_cstr(&list));
+      lm_buf_fini(&list);
+      goto fail;
+    }
+  }
+
   /* GPU, dispatch and region filters: the rows of the top-stats tables. */
   size_t nt = 0, on_gpu = 0;
   for (size_t r = 0; r < n; r++) {
     if (region_mask && !(c->w->row_regions[r] & region_mask)) continue;
+    if (ranks && (c->w->row_rank[r] < 0 || !lm_idset_has(ranks, c->w->row_rank[r]))) continue;
     if (c->o->gpu && c->o->gpu->n) {
       double g = cell_value(pmc, c->col_gpu, r);
       if (isnan(g) || !lm_idset_has(c->o->gpu, (int64_t)g)) continue;
@@ -808,20 +830,37 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
       }
     }
   }
+  /* One rank of the merged parts of an MPI profile: its own system
+   * information (host, clocks), as its part alone would show. */
+  lm_workload one_rank;
+  const lm_workload *sw = w;
+  if (w->n_parts > 1 && w->part_sysinfo && n_top) {
+    int32_t rank = w->row_rank[top_rows[0]];
+    size_t i = 1;
+    while (i < n_top && w->row_rank[top_rows[i]] == rank) i++;
+    for (size_t p = 0; i == n_top && p < w->n_parts; p++)
+      if (w->part_rank[p] == rank) {
+        one_rank = *w;
+        one_rank.sysinfo = w->part_sysinfo[p];
+        if (p > 0) one_rank.roofline = w->part_roofline[p];
+        sw = &one_rank;
+        c.info = &w->part_sysinfo[p];
+      }
+  }
   /* --clock measured: the peaks ($max_sclk, $max_mclk) at the clocks the
    * selected dispatches ran at, weighted by their durations. */
   lm_workload measured;
-  const lm_workload *ew = w;
+  const lm_workload *ew = sw;
   if (o->clock_measured) {
     static const char *const cols[2] = {"Measured_SCLK_MHz", "Measured_MCLK_MHz"};
     static const char *const fields[2] = {"max_sclk", "max_mclk"};
-    measured = *w;
-    measured.sysinfo.values = alloc(&c, (w->sysinfo.n_fields + 1) * sizeof(double));
+    measured = *sw;
+    measured.sysinfo.values = alloc(&c, (sw->sysinfo.n_fields + 1) * sizeof(double));
     if (c.status != LM_OK) goto nomem;
-    memcpy(measured.sysinfo.values, w->sysinfo.values, w->sysinfo.n_fields * sizeof(double));
+    memcpy(measured.sysinfo.values, sw->sysinfo.values, sw->sysinfo.n_fields * sizeof(double));
     for (int k = 0; k < 2; k++) {
       long col = lm_table_find(c.pmc, cols[k]);
-      long field = lm_sysinfo_find(&w->sysinfo, fields[k]);
+      long field = lm_sysinfo_find(&sw->sysinfo, fields[k]);
       double sum = 0, weight = 0;
       for (size_t i = 0; col >= 0 && i < n_metric; i++) {
         double v = cell_value(c.pmc, col, metric_rows[i]);
@@ -833,7 +872,7 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
       if (k == 1 && !(weight > 0) && field >= 0 && w->row_clock_source) {
         /* Estimated clocks have no memory clock: the peak stays. */
         lm_log(LM_LOG_INFO, "--clock measured: no memory clock was sampled; max_mclk stays %.0f MHz",
-               w->sysinfo.values[field]);
+               sw->sysinfo.values[field]);
         continue;
       }
       if (!(weight > 0) || field < 0) {
@@ -880,7 +919,7 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
       if (t->shown) build_sysinfo(&c, t);
       break;
     case LM_TABLE_ROOFLINE:
-      if (t->shown && w->roofline) build_raw_csv(&c, t, w->roofline);
+      if (t->shown && sw->roofline) build_raw_csv(&c, t, sw->roofline);
       else if (t->shown) build_placeholder(&c, t);
       break;
     case LM_TABLE_METRIC:
@@ -889,6 +928,10 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
     }
   }
   if (c.status != LM_OK) goto fail;
+  if (lm_analyze_ranks(c.an, metric_rows, n_metric, diag) != LM_OK) {
+    c.status = diag ? diag->status : LM_ENOMEM;
+    goto fail;
+  }
   if (lm_analyze_spread(c.an, metric_rows, n_metric, norm, diag) != LM_OK) {
     c.status = diag ? diag->status : LM_ENOMEM;
     goto fail;

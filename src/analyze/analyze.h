@@ -28,6 +28,7 @@ typedef struct lm_analyze_opts {
   const lm_idset *dispatch;    /* -d, or NULL */
   const lm_idset *gpu;         /* -g, or NULL */
   const lm_idset *instance;    /* --instance, or NULL */
+  const lm_idset *rank;        /* --rank: MPI ranks (workloads with ranks), or NULL */
   const char *const *blocks;   /* -b items: ids, metric names, hardware blocks */
   size_t n_blocks;
   const char *norm;            /* --norm name; NULL: the catalog's first */
@@ -118,6 +119,41 @@ typedef struct lm_spread {
   size_t n_flagged;      /* metric rows flagged */
 } lm_spread;
 
+/* One MPI rank in the rank table: its share of the selected dispatches. */
+typedef struct lm_rank_row {
+  int32_t rank;
+  const char *host;      /* NULL where unknown */
+  size_t dispatches;
+  double total_ns;       /* summed kernel durations */
+  double mean_ns;        /* per dispatch */
+  double busy_cycles;    /* summed GRBM_GUI_ACTIVE, NaN when not collected */
+  double waves;          /* summed SQ_WAVES, NaN when not collected */
+} lm_rank_row;
+
+/* A kernel whose time differs between ranks. */
+typedef struct lm_rank_kernel {
+  const char *kernel;
+  size_t n_ranks;        /* ranks that ran it */
+  int32_t max_rank, min_rank;
+  double max_ns, min_ns; /* the largest and smallest per-rank total time */
+  double ratio;          /* max_ns / min_ns (NaN when min_ns is 0) */
+} lm_rank_kernel;
+
+/* The rank table of a workload with several MPI ranks among the selected
+ * dispatches. */
+typedef struct lm_rank_table {
+  lm_rank_row *rows;     /* by rank */
+  size_t n_rows;
+  int32_t slowest, fastest; /* ranks with the largest and smallest total time */
+  double imbalance;      /* max / mean of the per-rank total times */
+  lm_rank_kernel *kernels; /* the kernels whose per-rank time differs most,
+                            largest ratio first (kernels on one rank: last) */
+  size_t n_kernels;
+} lm_rank_table;
+
+/* How many kernels the rank table lists. */
+#define LM_RANK_KERNELS 5
+
 typedef struct lm_analysis {
   lm_arena *arena;
   const lm_workload *workload;
@@ -128,6 +164,7 @@ typedef struct lm_analysis {
   lm_rtable *tables;
   lm_spread *spread;         /* lumen profiles: how far the executions of
                                 each row differed; NULL otherwise */
+  lm_rank_table *ranks;      /* several MPI ranks selected: per rank; NULL otherwise */
 } lm_analysis;
 
 /* lm_analyze_run: select dispatches and evaluate. Errors: a filter that
@@ -193,6 +230,13 @@ lm_status lm_analysis_deserialize(const void *data, size_t len, const lm_workloa
  * from the workload's executions (nothing when it has none), for the
  * selected rows, with normalization norm. Called by lm_analyze_run. */
 lm_status lm_analyze_spread(lm_analysis *a, const size_t *rows, size_t n_rows, int32_t norm, lm_diag *diag);
+
+/* lm_analyze_ranks: fill a->ranks from the selected rows when they come
+ * from two ranks or more (nothing otherwise). Called by lm_analyze_run. */
+lm_status lm_analyze_ranks(lm_analysis *a, const size_t *rows, size_t n_rows, lm_diag *diag);
+/* lm_analyze_rank_list: the ranks of w's rows as ranges ("0:4" for 0 to 3,
+ * the grammar -d and --rank take), appended to b; "none" without ranks. */
+void lm_analyze_rank_list(const lm_workload *w, lm_buf *b);
 
 /* lm_analyze_clock_sources: log (info) where the clocks of the given rows
  * came from: "--clock measured: clocks of N dispatches sampled by

@@ -95,6 +95,36 @@ lm_status lm_analysis_serialize(const lm_analysis *a, lm_buf *b) {
       for (int32_t q = 0; q < sp->n_shared; q++) put_f64(b, ks->spread[q]);
     }
   }
+  /* The rank table (several MPI ranks). */
+  const lm_rank_table *rt = a->ranks;
+  put_u32(b, rt ? 1 : 0);
+  if (rt) {
+    put_u32(b, (uint32_t)rt->slowest);
+    put_u32(b, (uint32_t)rt->fastest);
+    put_f64(b, rt->imbalance);
+    put_u32(b, (uint32_t)rt->n_rows);
+    for (size_t i = 0; i < rt->n_rows; i++) {
+      const lm_rank_row *x = &rt->rows[i];
+      put_u32(b, (uint32_t)x->rank);
+      put_str(b, x->host);
+      put_f64(b, (double)x->dispatches);
+      put_f64(b, x->total_ns);
+      put_f64(b, x->mean_ns);
+      put_f64(b, x->busy_cycles);
+      put_f64(b, x->waves);
+    }
+    put_u32(b, (uint32_t)rt->n_kernels);
+    for (size_t k = 0; k < rt->n_kernels; k++) {
+      const lm_rank_kernel *x = &rt->kernels[k];
+      put_str(b, x->kernel);
+      put_f64(b, (double)x->n_ranks);
+      put_u32(b, (uint32_t)x->max_rank);
+      put_u32(b, (uint32_t)x->min_rank);
+      put_f64(b, x->max_ns);
+      put_f64(b, x->min_ns);
+      put_f64(b, x->ratio);
+    }
+  }
   return b->failed ? LM_ENOMEM : LM_OK;
 }
 
@@ -250,6 +280,41 @@ lm_status lm_analysis_deserialize(const void *data, size_t len, const lm_workloa
       for (int32_t q = 0; q < sp->n_shared; q++) ks->spread[q] = get_f64(&r);
     }
     a->spread = sp;
+  }
+  if (!r.bad && get_u32(&r) && !r.bad) {
+    lm_rank_table *rt = lm_arena_alloc(arena, sizeof *rt);
+    if (!rt) goto bad;
+    rt->slowest = (int32_t)get_u32(&r);
+    rt->fastest = (int32_t)get_u32(&r);
+    rt->imbalance = get_f64(&r);
+    rt->n_rows = (size_t)get_count(&r, 48);
+    rt->rows = lm_arena_alloc(arena, (rt->n_rows + 1) * sizeof *rt->rows);
+    if (!rt->rows) goto bad;
+    for (size_t i = 0; i < rt->n_rows && !r.bad; i++) {
+      lm_rank_row *x = &rt->rows[i];
+      x->rank = (int32_t)get_u32(&r);
+      x->host = get_str(&r);
+      x->dispatches = (size_t)get_f64(&r);
+      x->total_ns = get_f64(&r);
+      x->mean_ns = get_f64(&r);
+      x->busy_cycles = get_f64(&r);
+      x->waves = get_f64(&r);
+    }
+    rt->n_kernels = (size_t)get_count(&r, 44);
+    rt->kernels = lm_arena_alloc(arena, (rt->n_kernels + 1) * sizeof *rt->kernels);
+    if (!rt->kernels) goto bad;
+    for (size_t k = 0; k < rt->n_kernels && !r.bad; k++) {
+      lm_rank_kernel *x = &rt->kernels[k];
+      x->kernel = get_str(&r);
+      x->n_ranks = (size_t)get_f64(&r);
+      x->max_rank = (int32_t)get_u32(&r);
+      x->min_rank = (int32_t)get_u32(&r);
+      x->max_ns = get_f64(&r);
+      x->min_ns = get_f64(&r);
+      x->ratio = get_f64(&r);
+      if (!x->kernel) r.bad = 1;
+    }
+    a->ranks = rt;
   }
   if (r.bad || r.p != r.end) goto bad;
   *out = a;

@@ -22,7 +22,7 @@ typedef struct run_filters {
   size_t n_kernels;
   long *kernel_index;
   size_t n_kernel_index;
-  lm_idset dispatch, gpu, instance;
+  lm_idset dispatch, gpu, instance, rank;
 } run_filters;
 
 static void filters_fini(run_filters *f) {
@@ -31,6 +31,7 @@ static void filters_fini(run_filters *f) {
   lm_idset_fini(&f->dispatch);
   lm_idset_fini(&f->gpu);
   lm_idset_fini(&f->instance);
+  lm_idset_fini(&f->rank);
 }
 
 /* Occurrences of `name` that apply to run k of n: all of them, unless the
@@ -80,7 +81,8 @@ static int build_filters(const cli_args *a, size_t k, size_t n, run_filters *f) 
     size_t offset;
   } sets[] = {{"dispatch", "-d", offsetof(run_filters, dispatch)},
               {"gpu", "-g", offsetof(run_filters, gpu)},
-              {"instance", "--instance", offsetof(run_filters, instance)}};
+              {"instance", "--instance", offsetof(run_filters, instance)},
+              {"rank", "--rank", offsetof(run_filters, rank)}};
   for (size_t s = 0; s < LM_ARRAY_LEN(sets); s++) {
     lm_idset *set = (lm_idset *)(void *)((char *)f + sets[s].offset);
     for (size_t i = 0; i < cli_count(a, sets[s].flag); i++) {
@@ -502,6 +504,7 @@ int cmd_analyze(int argc, char **argv, int first) {
     o.dispatch = &filters[k].dispatch;
     o.gpu = &filters[k].gpu;
     o.instance = &filters[k].instance;
+    o.rank = &filters[k].rank;
     o.blocks = blocks;
     o.n_blocks = n_blocks;
     o.norm = norm;

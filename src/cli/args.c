@@ -25,6 +25,7 @@ static const flag flags[] = {
     {"name", 'n', 1, MODE_PROFILE | MODE_DB, NULL},
     {"kernel", 'k', 1, MODE_ANALYZE | MODE_PROFILE | MODE_SERVE, NULL},
     {"instance", 0, 1, MODE_ANALYZE | MODE_PROFILE, NULL},
+    {"rank", 0, 1, MODE_ANALYZE | MODE_SERVE, NULL},
     {"dispatch", 'd', 1, MODE_ANALYZE | MODE_PROFILE | MODE_SERVE, NULL},
     {"gpu", 'g', 1, MODE_ANALYZE | MODE_PROFILE | MODE_SERVE, NULL},
     {"region", 'r', 1, MODE_ANALYZE | MODE_PROFILE | MODE_SERVE, NULL},

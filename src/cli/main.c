@@ -66,6 +66,8 @@ static const char *const analyze_help =
     "  -d, --dispatch SPEC   Dispatch_ID values: 3  2,5  4:8 (8 excluded)  >10\n"
     "  -g, --gpu SPEC        GPU_ID values, same syntax\n"
     "  --instance SPEC       per-kernel instance numbers from 0: 3  4:8  ::4\n"
+    "  --rank SPEC           MPI ranks, same syntax (a folder of rank.R parts\n"
+    "                        or a profile of mpirun is read as one workload)\n"
     "  -r, --region NAME     dispatches inside region NAME (lumen profiles of\n"
     "                        programs with markers); repeatable\n"
     "  -b, --block ITEM      panel (2), table (2.1), metric id (2.1.3), metric\n"
@@ -113,7 +115,7 @@ static const char *const analyze_help =
     "                        (docs/streaming.md)\n"
     "  --block-rows N        dispatches per block when streaming (default 2048)\n"
     "\n"
-    "A filter flag (-k, --kernel-index, -d, -g, --instance) given once applies\n"
+    "A filter flag (-k, --kernel-index, -d, -g, --instance, --rank) given once applies\n"
     "to every workload; given once per -w, the n-th applies to the n-th\n"
     "workload. Otherwise repeated values add up.\n";
 

@@ -88,6 +88,17 @@ typedef struct lm_workload_options {
 lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts, lm_workload **out,
                                 lm_diag *diag);
 
+/* lm_workload_has_ranks: 1 when dir holds rank.R folders (R a number),
+ * the parts `mpirun -np N lumen profile -w DIR` writes. */
+int lm_workload_has_ranks(const char *dir);
+
+/* lm_workload_read_ranks: the rank.R parts of dir read as one workload,
+ * rows in rank order, each row with its rank (w->row_rank) and host;
+ * w->n_parts says how many parts. Parts are loaded one at a time. A column
+ * some parts lack is blank on their rows. Errors: no parts, a part that
+ * cannot be read (its own error), parts of different architectures. */
+lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *diag);
+
 /* lm_workload_export_omniperf: write w as a new folder `dir` in the
  * reference tool's layout (pmc_perf.csv, SQ_*.csv, sysinfo.csv,
  * roofline.csv). Refuses a folder that exists. */

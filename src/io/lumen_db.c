@@ -303,6 +303,8 @@ static lm_status put_columns(lm_sql *sql, int64_t wid, const lm_table *t, const 
     int fixed = 0;
     for (size_t k = 0; skip_fixed && k < LM_ARRAY_LEN(fixed_cols); k++)
       fixed |= strcmp(fixed_cols[k].csv, col->name) == 0;
+    /* The measured clocks are dispatch columns too (sclk_mhz, mclk_mhz). */
+    fixed |= skip_fixed && (strcmp(col->name, "Measured_SCLK_MHz") == 0 || strcmp(col->name, "Measured_MCLK_MHz") == 0);
     if (fixed) continue;
     lm_stmt_bind_int64(s, 1, wid);
     lm_stmt_bind_text(s, 2, source);
@@ -418,7 +420,7 @@ lm_status lm_db_write_tables(lm_sql *sql, int64_t wid, const lm_workload *w, lm_
                            "INSERT INTO dispatch(workload_id, row, kernel_id, dispatch_id, gpu_id, "
                            "grid_size, workgroup_size, lds_per_workgroup, scratch_per_workitem, "
                            "arch_vgpr, accum_vgpr, sgpr, wave_size, start_ns, end_ns, sclk_mhz, "
-                           "mclk_mhz) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           "mclk_mhz, rank, host) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            &s, diag)) != LM_OK)
     return st;
   for (size_t r = 0; r < pmc->n_rows; r++) {
@@ -435,6 +437,10 @@ lm_status lm_db_write_tables(lm_sql *sql, int64_t wid, const lm_workload *w, lm_
     }
     lm_stmt_bind_double(s, 16, col_value(pmc, sclk, r));
     lm_stmt_bind_double(s, 17, col_value(pmc, mclk, r));
+    if (w->row_rank && w->row_rank[r] >= 0) lm_stmt_bind_int64(s, 18, w->row_rank[r]);
+    else lm_stmt_bind_null(s, 18);
+    if (w->row_host && w->row_host[r]) lm_stmt_bind_text(s, 19, w->row_host[r]);
+    else lm_stmt_bind_null(s, 19);
     if (lm_stmt_step(s) < 0) return stmt_fail(s, sql, "write dispatches", diag);
     lm_stmt_reset(s);
   }
@@ -737,6 +743,61 @@ lm_status lm_db_find_workload(lm_sql *sql, const char *name, int64_t *wid, size_
   return LM_OK;
 }
 
+/* The MPI rank and host of each dispatch row (w->row_rank, w->row_host),
+ * when any row has a rank. A version 1 database has neither column. */
+static lm_status read_ranks(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *diag) {
+  const char *path = lm_sql_where(sql);
+  if (count_of(sql, "SELECT COUNT(*) FROM lumen_meta WHERE key = 'schema_version' AND value = '1' AND ? >= 0", 0, NULL) > 0)
+    return LM_OK;
+  lm_stmt *s = NULL;
+  lm_status st = lm_sql_prepare(sql, "SELECT row, rank, host FROM dispatch WHERE workload_id = ? AND rank IS NOT NULL",
+                                &s, diag);
+  if (st != LM_OK) return st;
+  lm_stmt_bind_int64(s, 1, wid);
+  size_t n_rows = w->pmc->n_rows;
+  lm_map *hosts = lm_map_new();
+  const char **host_names = NULL;
+  size_t n_hosts = 0, cap_hosts = 0;
+  int rc;
+  if (!hosts) goto nomem;
+  while ((rc = lm_stmt_step(s)) == 1) {
+    int64_t row = lm_stmt_int64(s, 0), rank = lm_stmt_int64(s, 1);
+    if (row < 0 || (size_t)row >= n_rows || rank < 0 || rank > INT32_MAX) continue;
+    if (!w->row_rank) {
+      w->row_rank = lm_arena_alloc(w->arena, (n_rows + 1) * sizeof *w->row_rank);
+      w->row_host = lm_arena_alloc(w->arena, (n_rows + 1) * sizeof *w->row_host);
+      if (!w->row_rank || !w->row_host) goto nomem;
+      for (size_t r = 0; r < n_rows; r++) w->row_rank[r] = -1;
+      memset(w->row_host, 0, (n_rows + 1) * sizeof *w->row_host);
+    }
+    w->row_rank[row] = (int32_t)rank;
+    const char *host = lm_stmt_is_null(s, 2) ? NULL : lm_stmt_text(s, 2);
+    if (!host) continue;
+    int64_t id;
+    if (!lm_map_get(hosts, host, &id)) {
+      if (n_hosts == cap_hosts) {
+        cap_hosts = cap_hosts ? 2 * cap_hosts : 16;
+        const char **grown = lm_arena_alloc(w->arena, cap_hosts * sizeof *grown);
+        if (!grown) goto nomem;
+        if (n_hosts) memcpy(grown, host_names, n_hosts * sizeof *grown);
+        host_names = grown;
+      }
+      host_names[n_hosts] = lm_arena_strdup(w->arena, host);
+      if (!host_names[n_hosts] || lm_map_put(hosts, host, (int64_t)n_hosts) != LM_OK) goto nomem;
+      id = (int64_t)n_hosts++;
+    }
+    w->row_host[row] = host_names[id];
+  }
+  if (rc < 0) st = lm_stmt_error(s, "read ranks", diag);
+  lm_stmt_free(s);
+  lm_map_free(hosts);
+  return st;
+nomem:
+  lm_stmt_free(s);
+  lm_map_free(hosts);
+  return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+}
+
 /* Replays of the simulated device are marked as such: w->simulated. */
 static void read_origin(lm_sql *sql, int64_t wid, lm_workload *w) {
   lm_stmt *o = NULL;
@@ -805,6 +866,7 @@ lm_status lm_db_read_workload_columns(lm_sql *sql, const char *name, lm_db_want_
   if ((st = read_sysinfo_rows(sql, wid, w, diag)) != LM_OK) goto fail;
   if ((st = read_source(sql, wid, wname, "pmc_perf", n_rows, 1, want, ctx, &w->pmc, diag)) != LM_OK) goto fail;
   if ((st = read_regions(sql, wid, w, diag)) != LM_OK) goto fail;
+  if ((st = read_ranks(sql, wid, w, diag)) != LM_OK) goto fail;
   /* Other sources: the SQ_* accumulate tables and roofline. */
   if ((st = lm_sql_prepare(sql,
                            "SELECT source, MAX(n_rows) FROM column_data WHERE workload_id = ? AND "
@@ -865,6 +927,7 @@ lm_status lm_db_read_info(lm_sql *sql, const char *name, lm_workload **out, lm_d
     else lm_table_finish(w->pmc);
   }
   if (st == LM_OK) st = read_regions(sql, wid, w, diag);
+  if (st == LM_OK) st = read_ranks(sql, wid, w, diag);
   if (st != LM_OK) {
     lm_workload_free(w);
     return st;

@@ -6,7 +6,9 @@
  * their source (coll_level), sysinfo.csv, and roofline.csv and
  * timestamps.csv when present. Refusals follow the reference tool so that
  * scripts see the same outcome: a folder without pmc_perf.csv, and a
- * pmc_perf.csv in which every row has an empty cell.
+ * pmc_perf.csv in which every row has an empty cell. A folder holding
+ * only the rank.R parts of an MPI profile is read as one workload
+ * (ranks.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -195,6 +197,11 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
   if (pmc_present < 0) {
     status = diag ? diag->status : LM_EIO;
     goto fail;
+  }
+  if (!pmc_present && lm_workload_has_ranks(dir)) {
+    /* The rank.R parts of an MPI profile, read as one workload. */
+    lm_workload_free(w);
+    return lm_workload_read_ranks(dir, out, diag);
   }
   if (!pmc_present) {
     if (n_unmerged)

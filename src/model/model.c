@@ -148,6 +148,9 @@ void lm_workload_free(lm_workload *workload) {
     lm_table_free(workload->levels[i]);
   lm_table_free(workload->sysinfo_table);
   lm_table_free(workload->roofline);
+  for (size_t i = 0; workload->part_tables && i < workload->n_parts; i++) lm_table_free(workload->part_tables[i]);
+  for (size_t i = 0; workload->part_roofline && i < workload->n_parts; i++)
+    lm_table_free(workload->part_roofline[i]);
   lm_arena_free(workload->arena);
 }
 

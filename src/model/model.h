@@ -158,6 +158,19 @@ typedef struct lm_workload {
   const char **row_clock_source; /* per pmc row: where its clocks came from
                             ("rocm-smi", "simulated device", "estimate"), NULL
                             entries where unknown; NULL array without telemetry */
+  int32_t *row_rank;     /* per pmc row: the MPI rank of its process, -1 where
+                            unknown; NULL when the workload records no ranks */
+  const char **row_host; /* per pmc row: the host of its process (NULL entries
+                            where unknown); NULL when row_rank is */
+  size_t n_parts;        /* read from the DIR/rank.R parts of an MPI profile:
+                            how many were merged; 0 for one database or folder */
+  int32_t *part_rank;    /* merged parts: the rank of each part, in row order */
+  lm_sysinfo *part_sysinfo; /* merged parts: each part's system information
+                            (part 0's is also `sysinfo`) */
+  lm_table **part_tables;/* merged parts: the tables holding those (owned;
+                            entry 0 NULL: it is sysinfo_table) */
+  lm_table **part_roofline; /* merged parts: each part's roofline.csv (owned,
+                            NULL where absent; entry 0 NULL: it is roofline) */
   lm_arena *arena;       /* owns path, level list and sysinfo arrays */
 } lm_workload;
 

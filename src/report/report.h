@@ -90,6 +90,11 @@ char *lm_report_flag_text(const lm_rtable *t, int32_t r);
 void lm_report_spread_text(const lm_analysis *a, lm_buf *out);
 void *lm_report_spread_json(const lm_spread *spread);
 
+/* The rank table of an MPI workload (ranks.c): lm_report_ranks_text the
+ * block after the tables (nothing without a->ranks), lm_report_ranks_json
+ * the "ranks" object (a cJSON *). */
+void lm_report_ranks_text(const lm_analysis *a, lm_buf *out);
+void *lm_report_ranks_json(const lm_rank_table *ranks);
 /* lm_report_short_name: a kernel name shortened to at most width
  * characters (argument list first, then nested template arguments, then
  * the middle), escaped for a terminal; with focus != (size_t)-1 the

@@ -734,6 +734,7 @@ void lm_store_cache_key(const lm_catalog *cat, const lm_analyze_opts *o, char *o
   put_idset(&b, "d", o->dispatch);
   put_idset(&b, "g", o->gpu);
   put_idset(&b, "i", o->instance);
+  put_idset(&b, "rank", o->rank);
   for (size_t i = 0; i < o->n_blocks; i++) lm_buf_printf(&b, "|b=%s", o->blocks[i]);
   for (size_t i = 0; i < o->n_regions; i++) lm_buf_printf(&b, "|r=%s", o->regions[i]);
   lm_buf_printf(&b, "|norm=%s|t=%s|s=%d|c=%d|m=%d|w=%d", o->norm ? o->norm : "", o->time_unit ? o->time_unit : "",

@@ -107,6 +107,43 @@ mpi_setup() {
   export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
   sets=$(n_sets gfx90a)
 }
+# rank_table_check JSON DIR RANK...: the rank table of lumen's JSON report
+# agrees with the rows of the ranks' databases (DIR/rank.R/lumen.db, or
+# DIR/lumen.db with rows of several ranks): dispatches, host and kernel
+# time per rank, the slowest and fastest rank and the imbalance.
+rank_table_check() {
+  local json=$1 dir=$2
+  shift 2
+  local expected="" r db
+  for r in "$@"; do
+    db="$dir/rank.$r"
+    [ -d "$TMP/$db" ] || db=$dir
+    expected="$expected$(q "$db" "SELECT rank || ' ' || COUNT(*) || ' ' || host || ' ' || SUM(end_ns - start_ns) FROM dispatch WHERE rank = $r GROUP BY rank")
+"
+  done
+  python3 - "$json" "$expected" <<'PY' || fail "rank table of $json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["ranks"]
+want = [l.split() for l in sys.argv[2].strip().split("\n")]
+got = [[str(r["rank"]), str(int(r["dispatches"])), r["host"], r["kernel_time_ns"]] for r in t["ranks"]]
+assert len(got) == len(want) == t["n_ranks"], (got, want)
+for g, w in zip(got, want):
+    assert g[:3] == w[:3] and abs(g[3] - float(w[3])) <= 1e-9 * float(w[3]), (g, w)
+times = {int(w[0]): float(w[3]) for w in want}
+assert t["slowest"] == max(times, key=times.get) and t["fastest"] == min(times, key=times.get), t
+mean = sum(times.values()) / len(times)
+assert abs(t["imbalance"] - max(times.values()) / mean) < 1e-12, t["imbalance"]
+k = t["kernels"][0]
+assert abs(k["ratio"] - max(times.values()) / min(times.values())) < 1e-9, k
+print("rank table:", [(g[0], g[1]) for g in got], "imbalance", t["imbalance"])
+PY
+}
+# same_panels A B WHAT: two JSON reports hold the same tables and spread.
+same_panels() {
+  python3 -c 'import json,sys; a,b=(json.load(open(p)) for p in sys.argv[1:3]); assert a["panels"] == b["panels"] and a.get("spread") == b.get("spread") and a.get("ranks") == b.get("ranks")' \
+    "$1" "$2" || fail "$3: the tables differ"
+}
 n_sets() { "$LUMEN" profile --plan --arch "$1" | tail -1 | sed 's/^sets: \([0-9]*\).*/\1/'; }
 # spread_json DIR: lumen's JSON report of DIR into $TMP/spread.json
 spread_json() {
@@ -429,6 +466,30 @@ mpi_inside)
       "$r:4:openmpi:1" "rank $r: its process"
     grep -q "^lumen info: $TMP/m/rank.$r: $rows dispatches" "$TMP/err" || fail "rank $r's summary: $(cat "$TMP/err")"
   done
+  # The parts read as one workload: every rank's rows, the rank table.
+  run analyze -w "$TMP/m" --format json
+  expect_status 0
+  cp "$TMP/out" "$TMP/merged.json"
+  rank_table_check "$TMP/merged.json" m 0 1 2 3
+  run analyze -w "$TMP/m" --no-pager --width 100
+  expect_status 0
+  expect_out "Ranks: 4 MPI ranks in the selection; slowest rank 2"
+  # --rank 1 is rank 1's part alone (no rank table: one rank).
+  run analyze -w "$TMP/m" --rank 1 --format json
+  expect_status 0
+  cp "$TMP/out" "$TMP/r1.json"
+  run analyze -w "$TMP/m/rank.1" --format json
+  expect_status 0
+  same_panels "$TMP/r1.json" "$TMP/out" "--rank 1 and rank.1 alone"
+  run analyze -w "$TMP/m" --rank 1 --no-pager
+  grep -q '^Ranks:' "$TMP/out" && fail "a rank table for one rank"
+  run analyze -w "$TMP/m" --rank 1:3 --format json
+  expect_status 0
+  rank_table_check "$TMP/out" m 1 2
+  run analyze -w "$TMP/m" --rank 7
+  expect_status 1
+  expect_err "--rank: no dispatch of the rank(s) asked for (ranks in the data: 0:4)"
+  one_line_err
   # Application replay inside two ranks: every rank runs its own passes.
   # (Both on GPU 2, the recording's: the tables are the recording's.)
   $MPIRUN -np 2 "$LUMEN" profile -n a -w "$TMP/a" -- "$APP" -g 2 "$VCOPY:3:1048576:256" >"$TMP/out" 2>"$TMP/err" ||
@@ -457,6 +518,15 @@ mpi_outside)
   same "$(q o "SELECT COUNT(*) FROM profile_process WHERE slot >= 0 AND slot = rank AND size = 3 AND launcher = 'openmpi' AND finished = 1")" \
     "$((3 * sets))" "ranks of every run"
   check_values_in_set o
+  # One database with three ranks: the same rank table as parts give.
+  run analyze -w "$TMP/o" --format json
+  expect_status 0
+  cp "$TMP/out" "$TMP/o.json"
+  rank_table_check "$TMP/o.json" o 0 1 2
+  run analyze -w "$TMP/o" --rank 1 --format json
+  expect_status 0
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["workloads"][0]["dispatches_total"] == 12 and "ranks" not in d, d.keys()' "$TMP/out" ||
+    fail "--rank 1 of one database"
   run profile -n oi -w "$TMP/oi" --replay instance -- $MPIRUN -np 2 "$APP" -g local "$VCOPY:$sets"
   expect_status 0
   same "$(q oi "SELECT rank || ':' || COUNT(*) FROM dispatch GROUP BY rank ORDER BY rank")" "$(printf '0:1\n1:1')" "instance cycling per rank"

@@ -1,0 +1,486 @@
+/*
+ * ranks.c - the parts of an MPI profile read as one workload.
+ *
+ * `mpirun -np N lumen profile -w DIR` leaves one complete workload per
+ * rank, DIR/rank.R. Reading DIR merges them on demand, rank by rank: a
+ * first pass asks each part only for its dispatch count and column names
+ * (a few rows of its database), so the merged tables are sized once; the
+ * second loads one part at a time, appends its rows and frees it. At most
+ * one part and the merged tables are in memory, and nothing is copied on
+ * disk. Rows keep the rank (and host) of their process; a column that some
+ * parts lack is blank (NaN) on their rows, as a counter not collected is.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "io/io.h"
+
+typedef struct part {
+  char *dir;
+  int rank;
+  size_t n_rows;
+} part;
+
+static int cmp_parts(const void *x, const void *y) {
+  const part *a = x, *b = y;
+  return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* rank.R with R a decimal number: R, else -1. */
+static int part_rank(const char *name) {
+  if (strncmp(name, "rank.", 5) != 0 || !name[5] || strlen(name + 5) > 9) return -1;
+  for (const char *p = name + 5; *p; p++)
+    if (!isdigit((unsigned char)*p)) return -1;
+  return atoi(name + 5);
+}
+
+int lm_workload_has_ranks(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int found = 0;
+  struct dirent *e;
+  while (!found && (e = readdir(d)) != NULL) {
+    if (part_rank(e->d_name) < 0) continue;
+    char path[4096];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    found = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+  }
+  closedir(d);
+  return found;
+}
+
+static lm_status list_parts(const char *dir, lm_arena *arena, part **out, size_t *n_out, lm_diag *diag) {
+  DIR *d = opendir(dir);
+  if (!d) return lm_diag_set(diag, LM_EIO, dir, 0, 0, NULL, "cannot open workload folder: %s", strerror(errno));
+  size_t n = 0, cap = 0;
+  part *parts = NULL;
+  lm_status st = LM_OK;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    int rank = part_rank(e->d_name);
+    if (rank < 0) continue;
+    size_t len = strlen(dir) + strlen(e->d_name) + 2;
+    char *path = lm_arena_alloc(arena, len);
+    if (!path) goto nomem;
+    snprintf(path, len, "%s/%s", dir, e->d_name);
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) continue;
+    if (n == cap) {
+      cap = cap ? 2 * cap : 64;
+      part *grown = lm_arena_alloc(arena, cap * sizeof *grown);
+      if (!grown) goto nomem;
+      if (n) memcpy(grown, parts, n * sizeof *grown);
+      parts = grown;
+    }
+    parts[n].dir = path;
+    parts[n].rank = rank;
+    parts[n].n_rows = 0;
+    n++;
+  }
+  closedir(d);
+  qsort(parts, n, sizeof *parts, cmp_parts);
+  for (size_t i = 1; i < n; i++)
+    if (parts[i].rank == parts[i - 1].rank)
+      return lm_diag_set(diag, LM_EDATA, parts[i].dir, 0, 0, NULL, "a second part for rank %d (%s)", parts[i].rank,
+                         parts[i - 1].dir);
+  *out = parts;
+  *n_out = n;
+  return st;
+nomem:
+  closedir(d);
+  return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+}
+
+/* The merged columns of one source: how many its parts name (an upper
+ * bound of the merged table's width) and, in pass 2, the table. */
+typedef struct source {
+  char *name;
+  size_t n_names;
+  lm_table *table;
+  size_t *filled; /* per column: rows written so far (blank up to there) */
+} source;
+
+typedef struct merge {
+  const char *dir;
+  lm_arena *arena;   /* the merged workload's */
+  lm_map *names;     /* "source\037column" seen in pass 1 */
+  source *sources;
+  size_t n_sources, cap_sources;
+  lm_map *strings;   /* hosts and clock sources, interned in arena */
+  lm_diag *diag;
+} merge;
+
+static source *find_source(merge *m, const char *name, int add) {
+  for (size_t i = 0; i < m->n_sources; i++)
+    if (strcmp(m->sources[i].name, name) == 0) return &m->sources[i];
+  if (!add) return NULL;
+  if (m->n_sources == m->cap_sources) {
+    m->cap_sources = m->cap_sources ? 2 * m->cap_sources : 16;
+    source *grown = lm_arena_alloc(m->arena, m->cap_sources * sizeof *grown);
+    if (!grown) return NULL;
+    if (m->n_sources) memcpy(grown, m->sources, m->n_sources * sizeof *grown);
+    m->sources = grown;
+  }
+  source *s = &m->sources[m->n_sources];
+  memset(s, 0, sizeof *s);
+  s->name = lm_arena_strdup(m->arena, name);
+  if (!s->name) return NULL;
+  m->n_sources++;
+  return s;
+}
+
+static lm_status count_name(merge *m, const char *src, const char *col) {
+  char key[1024];
+  snprintf(key, sizeof key, "%s\037%s", src, col);
+  if (lm_map_get(m->names, key, NULL)) return LM_OK;
+  source *s = find_source(m, src, 1);
+  if (!s || lm_map_put(m->names, key, 1) != LM_OK)
+    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  s->n_names++;
+  return LM_OK;
+}
+
+/* Pass 1 on one part: its dispatch count and the names of its columns,
+ * from its database (a folder of CSV files is read whole). */
+static lm_status shape(merge *m, part *p) {
+  char db_path[4096];
+  snprintf(db_path, sizeof db_path, "%s/%s", p->dir, LM_WORKLOAD_DB);
+  struct stat sb;
+  lm_status st;
+  if (stat(db_path, &sb) != 0) {
+    lm_workload *w = NULL;
+    if ((st = lm_workload_read(p->dir, &w, m->diag)) != LM_OK) return st;
+    p->n_rows = w->pmc->n_rows;
+    for (size_t c = 0; st == LM_OK && c < w->pmc->n_cols; c++) st = count_name(m, "pmc_perf", w->pmc->cols[c].name);
+    for (size_t i = 0; st == LM_OK && i < w->n_levels; i++)
+      for (size_t c = 0; st == LM_OK && c < w->levels[i]->n_cols; c++)
+        st = count_name(m, w->levels[i]->name, w->levels[i]->cols[c].name);
+    lm_workload_free(w);
+    return st;
+  }
+  lm_sql *sql = NULL;
+  lm_stmt *s = NULL;
+  int64_t wid = 0;
+  int complete = 0, rc = 0;
+  st = lm_sql_open(db_path, LM_DB_READ, &sql, m->diag);
+  if (st == LM_OK) st = lm_db_schema(sql, 0, m->diag);
+  if (st == LM_OK) st = lm_db_find_workload(sql, NULL, &wid, &p->n_rows, &complete, m->diag);
+  if (st == LM_OK && !complete)
+    st = lm_diag_set(m->diag, LM_EDATA, db_path, 0, 0, NULL,
+                     "rank %d's profile has not finished (continue it with `lumen profile --resume -w %s`)", p->rank,
+                     p->dir);
+  if (st == LM_OK)
+    st = lm_sql_prepare(sql, "SELECT source, name FROM column_data WHERE workload_id = ?", &s, m->diag);
+  if (st == LM_OK) {
+    lm_stmt_bind_int64(s, 1, wid);
+    while (st == LM_OK && (rc = lm_stmt_step(s)) == 1) {
+      const char *src = lm_stmt_text(s, 0), *col = lm_stmt_text(s, 1);
+      if (src && col && strcmp(src, "roofline") != 0) st = count_name(m, src, col);
+    }
+    if (st == LM_OK && rc < 0) st = lm_stmt_error(s, "read column names", m->diag);
+  }
+  lm_stmt_free(s);
+  lm_sql_close(sql);
+  return st;
+}
+
+static const char *intern_string(merge *m, const char *s) {
+  if (!s) return NULL;
+  int64_t id;
+  if (lm_map_get(m->strings, s, &id)) return (const char *)(uintptr_t)id;
+  char *copy = lm_arena_strdup(m->arena, s);
+  if (!copy || lm_map_put(m->strings, s, (int64_t)(uintptr_t)copy) != LM_OK) return NULL;
+  return copy;
+}
+
+static void blank(lm_column *c, size_t from, size_t to) {
+  for (size_t r = from; r < to; r++) {
+    c->values[r] = LM_NAN;
+    if (c->text_ids) c->text_ids[r] = -1;
+  }
+}
+
+/* Append the rows of table src at row offset `at` of the merged source s. */
+static lm_status append(merge *m, source *s, const lm_table *src, size_t at, size_t total, const char *part_dir) {
+  if (!s->table) {
+    /* Kernel_Name and the measured clocks are not column_data rows. */
+    size_t width = s->n_names + (strcmp(s->name, "pmc_perf") == 0 ? 24 : 1);
+    if (width < src->n_cols) width = src->n_cols;
+    s->table = lm_table_create(m->dir, s->name, total, width);
+    s->filled = lm_arena_alloc(m->arena, width * sizeof *s->filled);
+    if (!s->table || !s->filled) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  }
+  lm_table *t = s->table;
+  int32_t *ids = NULL;
+  if (src->n_strings && !(ids = lm_malloc(src->n_strings * sizeof *ids)))
+    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  for (size_t i = 0; i < src->n_strings; i++) ids[i] = -2;
+  lm_status st = LM_OK;
+  for (size_t c = 0; c < src->n_cols; c++) {
+    const lm_column *sc = &src->cols[c];
+    long k = lm_table_find(t, sc->name);
+    if (k < 0) {
+      if (!lm_table_add_column(t, sc->name, sc->text_ids != NULL)) {
+        st = lm_diag_set(m->diag, LM_EDATA, part_dir, 0, 0, sc->name,
+                         "column not named when the part was first read (did it change while being read?)");
+        break;
+      }
+      k = (long)t->n_cols - 1;
+      s->filled[k] = 0;
+    }
+    lm_column *dc = &t->cols[k];
+    if (s->filled[k] > at) continue; /* a name twice in one part: the first */
+    blank(dc, s->filled[k], at);
+    memcpy(dc->values + at, sc->values, src->n_rows * sizeof(double));
+    if (dc->text_ids)
+      for (size_t r = 0; r < src->n_rows; r++) {
+        int32_t id = sc->text_ids ? sc->text_ids[r] : -1;
+        if (id >= 0 && (size_t)id < src->n_strings) {
+          if (ids[id] == -2) ids[id] = lm_table_intern(t, src->strings[id]);
+          id = ids[id];
+        }
+        dc->text_ids[at + r] = id < 0 ? -1 : id;
+      }
+    if (sc->first_text && !dc->first_text) {
+      dc->first_text = lm_arena_strdup(t->arena, sc->first_text);
+      dc->first_text_line = sc->first_text_line;
+    }
+    s->filled[k] = at + src->n_rows;
+  }
+  lm_free(ids);
+  return st;
+}
+
+/* The executions of part pw appended at row `at` of the merged x (made on
+ * the first part that has them). Parts whose sets differ drop them all. */
+static void append_exec(merge *m, lm_workload *w, const lm_workload *pw, size_t at, size_t total, int first) {
+  const lm_executions *px = pw->exec;
+  lm_executions *x = w->exec;
+  if (first && px) {
+    x = lm_arena_alloc(m->arena, sizeof *x);
+    if (!x) return;
+    x->n_rows = total;
+    x->n_sets = px->n_sets;
+    x->n_shared = px->n_shared;
+    x->shared = lm_arena_alloc(m->arena, ((size_t)px->n_shared + 1) * sizeof *x->shared);
+    size_t cells = total * (size_t)px->n_sets;
+    x->values = lm_arena_alloc(m->arena, (cells * (size_t)px->n_shared + 1) * sizeof *x->values);
+    x->runs = lm_arena_alloc(m->arena, (cells + 1) * sizeof *x->runs);
+    x->prov_source = lm_arena_alloc(m->arena, (px->n_prov + 1) * sizeof *x->prov_source);
+    x->prov_column = lm_arena_alloc(m->arena, (px->n_prov + 1) * sizeof *x->prov_column);
+    x->prov_sets = lm_arena_alloc(m->arena, (px->n_prov + 1) * sizeof *x->prov_sets);
+    if (!x->shared || !x->values || !x->runs || !x->prov_source || !x->prov_column || !x->prov_sets) return;
+    for (int32_t q = 0; q < px->n_shared; q++) x->shared[q] = intern_string(m, px->shared[q]);
+    for (size_t i = 0; i < cells * (size_t)px->n_shared; i++) x->values[i] = LM_NAN;
+    for (size_t i = 0; i < cells; i++) x->runs[i] = -1;
+    for (size_t i = 0; i < px->n_prov; i++) {
+      x->prov_source[i] = intern_string(m, px->prov_source[i]);
+      x->prov_column[i] = intern_string(m, px->prov_column[i]);
+      x->prov_sets[i] = lm_arena_alloc(m->arena, (total + 1) * sizeof(int16_t));
+      if (!x->prov_sets[i]) return;
+      memset(x->prov_sets[i], 0xff, total * sizeof(int16_t));
+    }
+    x->n_prov = px->n_prov;
+    w->exec = x;
+  }
+  if (!x) return;
+  int same = px && px->n_sets == x->n_sets && px->n_shared == x->n_shared;
+  for (int32_t q = 0; same && q < x->n_shared; q++) same = strcmp(px->shared[q], x->shared[q]) == 0;
+  if (!same) {
+    lm_log(LM_LOG_INFO, "%s: its ranks' parts were collected with different counter sets; the spread of their "
+                        "executions is not shown", m->dir);
+    w->exec = NULL;
+    return;
+  }
+  size_t cells = pw->pmc->n_rows * (size_t)x->n_sets;
+  memcpy(x->values + at * (size_t)x->n_sets * (size_t)x->n_shared, px->values,
+         cells * (size_t)x->n_shared * sizeof *x->values);
+  memcpy(x->runs + at * (size_t)x->n_sets, px->runs, cells * sizeof *x->runs);
+  for (size_t i = 0; i < px->n_prov; i++)
+    for (size_t j = 0; j < x->n_prov; j++)
+      if (strcmp(px->prov_source[i], x->prov_source[j]) == 0 && strcmp(px->prov_column[i], x->prov_column[j]) == 0) {
+        memcpy(x->prov_sets[j] + at, px->prov_sets[i], pw->pmc->n_rows * sizeof(int16_t));
+        break;
+      }
+}
+
+/* Per-row facts of part pw at row `at`: rank, host, regions, clocks. */
+static lm_status append_rows(merge *m, lm_workload *w, const lm_workload *pw, int rank, size_t at, size_t total) {
+  size_t n = pw->pmc->n_rows;
+  for (size_t r = 0; r < n; r++) {
+    w->row_rank[at + r] = pw->row_rank && pw->row_rank[r] >= 0 ? pw->row_rank[r] : rank;
+    w->row_host[at + r] = pw->row_host ? intern_string(m, pw->row_host[r]) : NULL;
+  }
+  if (pw->row_clock_source) {
+    if (!w->row_clock_source) {
+      w->row_clock_source = lm_arena_alloc(m->arena, (total + 1) * sizeof *w->row_clock_source);
+      if (!w->row_clock_source) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+    }
+    for (size_t r = 0; r < n; r++) w->row_clock_source[at + r] = intern_string(m, pw->row_clock_source[r]);
+  }
+  if (pw->n_regions && pw->row_regions) {
+    if (!w->row_regions) {
+      w->row_regions = lm_arena_alloc(m->arena, (total + 1) * sizeof *w->row_regions);
+      w->region_names = lm_arena_alloc(m->arena, 64 * sizeof *w->region_names);
+      if (!w->row_regions || !w->region_names)
+        return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+    }
+    int map[64];
+    for (size_t i = 0; i < pw->n_regions && i < 64; i++) {
+      size_t k = 0;
+      while (k < w->n_regions && strcmp(w->region_names[k], pw->region_names[i]) != 0) k++;
+      if (k == w->n_regions && k < 64) w->region_names[w->n_regions++] = intern_string(m, pw->region_names[i]);
+      map[i] = k < 64 ? (int)k : -1;
+    }
+    for (size_t r = 0; r < n; r++)
+      for (size_t i = 0; i < pw->n_regions && i < 64; i++)
+        if ((pw->row_regions[r] >> i & 1) && map[i] >= 0) w->row_regions[at + r] |= 1ULL << map[i];
+  }
+  return LM_OK;
+}
+
+/* Part i's system information moves to w (part 0's is w's own, with its
+ * roofline): a selection of one rank shows that rank's. */
+static lm_status adopt_info(merge *m, lm_workload *w, lm_workload *pw, size_t i) {
+  lm_sysinfo *info = &w->part_sysinfo[i];
+  size_t n = pw->sysinfo.n_fields;
+  info->n_fields = n;
+  info->names = lm_arena_alloc(m->arena, (n + 1) * sizeof(char *));
+  info->texts = lm_arena_alloc(m->arena, (n + 1) * sizeof(char *));
+  info->values = lm_arena_alloc(m->arena, (n + 1) * sizeof(double));
+  if (!info->names || !info->texts || !info->values)
+    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  memcpy(info->names, pw->sysinfo.names, n * sizeof(char *));
+  memcpy(info->texts, pw->sysinfo.texts, n * sizeof(char *));
+  memcpy(info->values, pw->sysinfo.values, n * sizeof(double));
+  if (i > 0) {
+    w->part_tables[i] = pw->sysinfo_table;
+    pw->sysinfo_table = NULL;
+    w->part_roofline[i] = pw->roofline;
+    pw->roofline = NULL;
+    return LM_OK;
+  }
+  w->sysinfo_table = pw->sysinfo_table;
+  pw->sysinfo_table = NULL;
+  w->roofline = pw->roofline;
+  pw->roofline = NULL;
+  w->sysinfo = *info;
+  w->arch = lm_sysinfo_text(&w->sysinfo, "gpu_arch");
+  if (pw->simulated) w->simulated = lm_arena_strdup(m->arena, pw->simulated);
+  return LM_OK;
+}
+
+lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *diag) {
+  *out = NULL;
+  lm_arena *arena = lm_arena_new(1 << 14);
+  lm_workload *w = arena ? lm_arena_alloc(arena, sizeof *w) : NULL;
+  merge m;
+  memset(&m, 0, sizeof m);
+  m.dir = dir;
+  m.arena = arena;
+  m.diag = diag;
+  m.names = lm_map_new();
+  m.strings = lm_map_new();
+  lm_workload *pw = NULL;
+  part *parts = NULL;
+  size_t n_parts = 0, total = 0;
+  lm_status st = LM_OK;
+  if (!w || !m.names || !m.strings) goto nomem;
+  w->arena = arena;
+  w->path = lm_arena_strdup(arena, dir);
+  if (!w->path) goto nomem;
+  if ((st = list_parts(dir, arena, &parts, &n_parts, diag)) != LM_OK) goto fail;
+  if (!n_parts) {
+    st = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL, "no rank.R parts in the folder");
+    goto fail;
+  }
+  for (size_t i = 0; i < n_parts; i++) {
+    if ((st = shape(&m, &parts[i])) != LM_OK) goto fail;
+    total += parts[i].n_rows;
+  }
+  if (!find_source(&m, "pmc_perf", 1)) goto nomem;
+  w->row_rank = lm_arena_alloc(arena, (total + 1) * sizeof *w->row_rank);
+  w->row_host = lm_arena_alloc(arena, (total + 1) * sizeof *w->row_host);
+  w->part_rank = lm_arena_alloc(arena, n_parts * sizeof *w->part_rank);
+  w->part_sysinfo = lm_arena_alloc(arena, n_parts * sizeof *w->part_sysinfo);
+  w->part_tables = lm_arena_alloc(arena, n_parts * sizeof *w->part_tables);
+  w->part_roofline = lm_arena_alloc(arena, n_parts * sizeof *w->part_roofline);
+  if (!w->row_rank || !w->row_host || !w->part_rank || !w->part_sysinfo || !w->part_tables || !w->part_roofline)
+    goto nomem;
+  size_t at = 0;
+  for (size_t i = 0; i < n_parts; i++) {
+    part *p = &parts[i];
+    if ((st = lm_workload_read(p->dir, &pw, diag)) != LM_OK) goto fail;
+    if (pw->n_parts) {
+      st = lm_diag_set(diag, LM_EDATA, p->dir, 0, 0, NULL, "a rank's part holds rank.R parts itself");
+      goto fail;
+    }
+    if (pw->pmc->n_rows != p->n_rows) {
+      st = lm_diag_set(diag, LM_EDATA, p->dir, 0, 0, NULL, "holds %zu dispatches, %zu when first read (changed "
+                       "while being read?)", pw->pmc->n_rows, p->n_rows);
+      goto fail;
+    }
+    if (i > 0 && strcmp(pw->arch, w->arch) != 0) {
+      st = lm_diag_set(diag, LM_EDATA, pw->sysinfo_table ? pw->sysinfo_table->path : p->dir, 0, 0, "gpu_arch",
+                       "rank %d ran on %s, rank %d on %s: the parts of one workload share an architecture", p->rank,
+                       pw->arch, parts[0].rank, w->arch);
+      goto fail;
+    }
+    w->part_rank[i] = p->rank;
+    if ((st = adopt_info(&m, w, pw, i)) != LM_OK) goto fail;
+    w->n_parts = i + 1; /* the part tables so far are w's to free */
+    if ((st = append(&m, find_source(&m, "pmc_perf", 0), pw->pmc, at, total, p->dir)) != LM_OK) goto fail;
+    for (size_t k = 0; k < pw->n_levels; k++) {
+      const lm_table *t = pw->levels[k];
+      if (t->n_rows != pw->pmc->n_rows) {
+        st = lm_diag_set(diag, LM_EDATA, t->path, 0, 0, NULL,
+                         "%zu rows for %zu dispatches: an accumulate table has one row per dispatch", t->n_rows,
+                         pw->pmc->n_rows);
+        goto fail;
+      }
+      source *s = find_source(&m, t->name, 1);
+      if (!s) goto nomem;
+      if ((st = append(&m, s, t, at, total, p->dir)) != LM_OK) goto fail;
+    }
+    if ((st = append_rows(&m, w, pw, p->rank, at, total)) != LM_OK) goto fail;
+    append_exec(&m, w, pw, at, total, i == 0);
+    at += pw->pmc->n_rows;
+    lm_workload_free(pw);
+    pw = NULL;
+  }
+  /* Blank what parts lacked, then the tables take their final shape. */
+  w->levels = lm_arena_alloc(arena, (m.n_sources + 1) * sizeof *w->levels);
+  if (!w->levels) goto nomem;
+  for (size_t i = 0; i < m.n_sources; i++) {
+    source *s = &m.sources[i];
+    if (!s->table) continue;
+    for (size_t c = 0; c < s->table->n_cols; c++) blank(&s->table->cols[c], s->filled[c], total);
+    lm_table_finish(s->table);
+    for (size_t c = 0; c < s->table->n_cols; c++)
+      if (s->table->cols[c].first_text && !s->table->cols[c].text_ids) s->table->cols[c].n_text = 1;
+    if (strcmp(s->name, "pmc_perf") == 0) w->pmc = s->table;
+    else w->levels[w->n_levels++] = s->table;
+    s->table = NULL;
+  }
+  lm_map_free(m.names);
+  lm_map_free(m.strings);
+  *out = w;
+  return LM_OK;
+nomem:
+  st = lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+fail:
+  lm_workload_free(pw);
+  for (size_t i = 0; i < m.n_sources; i++) lm_table_free(m.sources[i].table);
+  lm_map_free(m.names);
+  lm_map_free(m.strings);
+  if (w) lm_workload_free(w);
+  else lm_arena_free(arena);
+  return st;
+}

@@ -1,0 +1,119 @@
+/*
+ * ranks.c - the rank table of an MPI workload in the reports: one line per
+ * rank (host, dispatches, total and mean kernel time, busy cycles, waves),
+ * the slowest and fastest rank with the load imbalance, and the kernels
+ * whose per-rank time differs most. Text shows the first ranks and the
+ * extremes when there are many; JSON ("ranks") carries every rank.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report/report.h"
+
+/* The most ranks text lists before it shows only the extremes. */
+#define TEXT_RANKS 32
+
+static void time_text(lm_buf *out, double ns) {
+  if (isnan(ns)) lm_buf_printf(out, "%12s", "n/a");
+  else if (ns >= 1e9) lm_buf_printf(out, "%10.3f s", ns / 1e9);
+  else if (ns >= 1e6) lm_buf_printf(out, "%9.3f ms", ns / 1e6);
+  else if (ns >= 1e3) lm_buf_printf(out, "%9.3f us", ns / 1e3);
+  else lm_buf_printf(out, "%9.0f ns", ns);
+}
+
+static void count_text(lm_buf *out, double v) {
+  if (isnan(v)) lm_buf_printf(out, " %14s", "n/a");
+  else lm_buf_printf(out, " %14.0f", v);
+}
+
+static void rank_line(lm_buf *out, const lm_rank_row *x, const lm_rank_table *t) {
+  char host[24];
+  snprintf(host, sizeof host, "%s", x->host ? x->host : "-");
+  lm_buf_printf(out, "  %6d  %-20s %10zu ", (int)x->rank, host, x->dispatches);
+  time_text(out, x->total_ns);
+  lm_buf_puts(out, " ");
+  time_text(out, x->mean_ns);
+  count_text(out, x->busy_cycles);
+  count_text(out, x->waves);
+  if (x->rank == t->slowest) lm_buf_puts(out, "  slowest");
+  else if (x->rank == t->fastest) lm_buf_puts(out, "  fastest");
+  lm_buf_putc(out, '\n');
+}
+
+void lm_report_ranks_text(const lm_analysis *a, lm_buf *out) {
+  const lm_rank_table *t = a->ranks;
+  if (!t || !t->n_rows) return;
+  lm_buf_puts(out, "\n");
+  for (int i = 0; i < 80; i++) lm_buf_puts(out, "─");
+  lm_buf_printf(out, "\nRanks: %zu MPI ranks in the selection; slowest rank %d, fastest rank %d, load imbalance "
+                     "%.3f\n(max / mean of the per-rank kernel time).\n\n",
+                t->n_rows, (int)t->slowest, (int)t->fastest, t->imbalance);
+  lm_buf_printf(out, "  %6s  %-20s %10s %12s %12s %14s %14s\n", "rank", "host", "dispatches", "kernel time",
+                "mean", "busy cycles", "waves");
+  for (size_t i = 0; i < t->n_rows; i++) {
+    const lm_rank_row *x = &t->rows[i];
+    int extreme = x->rank == t->slowest || x->rank == t->fastest;
+    if (t->n_rows > TEXT_RANKS && i >= TEXT_RANKS / 2 && !extreme) {
+      if (i == TEXT_RANKS / 2) lm_buf_printf(out, "  ... (%zu ranks; all of them in --format json)\n", t->n_rows);
+      continue;
+    }
+    rank_line(out, x, t);
+  }
+  if (!t->n_kernels) return;
+  lm_buf_puts(out, "\n  Kernels whose time differs most between ranks (max / min of the per-rank total):\n");
+  for (size_t k = 0; k < t->n_kernels; k++) {
+    const lm_rank_kernel *x = &t->kernels[k];
+    lm_buf_puts(out, "    ");
+    lm_text_escape(out, x->kernel, strlen(x->kernel), 60);
+    lm_buf_puts(out, "\n      ");
+    if (isnan(x->ratio)) lm_buf_puts(out, "n/a");
+    else lm_buf_printf(out, "%.3fx", x->ratio);
+    lm_buf_printf(out, ": rank %d ", (int)x->max_rank);
+    time_text(out, x->max_ns);
+    lm_buf_printf(out, ", rank %d ", (int)x->min_rank);
+    time_text(out, x->min_ns);
+    if (x->n_ranks < t->n_rows) lm_buf_printf(out, "; ran on %zu of the %zu ranks", x->n_ranks, t->n_rows);
+    lm_buf_putc(out, '\n');
+  }
+}
+
+static cJSON *num_or_null(double v) { return isnan(v) || isinf(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v); }
+
+void *lm_report_ranks_json(const lm_rank_table *t) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  cJSON_AddNumberToObject(o, "n_ranks", (double)t->n_rows);
+  cJSON_AddNumberToObject(o, "slowest", t->slowest);
+  cJSON_AddNumberToObject(o, "fastest", t->fastest);
+  cJSON_AddItemToObject(o, "imbalance", num_or_null(t->imbalance));
+  cJSON *rows = cJSON_AddArrayToObject(o, "ranks");
+  for (size_t i = 0; i < t->n_rows; i++) {
+    const lm_rank_row *x = &t->rows[i];
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "rank", x->rank);
+    if (x->host) cJSON_AddStringToObject(j, "host", x->host);
+    else cJSON_AddNullToObject(j, "host");
+    cJSON_AddNumberToObject(j, "dispatches", (double)x->dispatches);
+    cJSON_AddItemToObject(j, "kernel_time_ns", num_or_null(x->total_ns));
+    cJSON_AddItemToObject(j, "mean_ns", num_or_null(x->mean_ns));
+    cJSON_AddItemToObject(j, "busy_cycles", num_or_null(x->busy_cycles));
+    cJSON_AddItemToObject(j, "waves", num_or_null(x->waves));
+    cJSON_AddItemToArray(rows, j);
+  }
+  cJSON *ks = cJSON_AddArrayToObject(o, "kernels");
+  for (size_t k = 0; k < t->n_kernels; k++) {
+    const lm_rank_kernel *x = &t->kernels[k];
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", x->kernel);
+    cJSON_AddNumberToObject(j, "ranks", (double)x->n_ranks);
+    cJSON_AddItemToObject(j, "ratio", num_or_null(x->ratio));
+    cJSON_AddNumberToObject(j, "max_rank", x->max_rank);
+    cJSON_AddItemToObject(j, "max_ns", num_or_null(x->max_ns));
+    cJSON_AddNumberToObject(j, "min_rank", x->min_rank);
+    cJSON_AddItemToObject(j, "min_ns", num_or_null(x->min_ns));
+    cJSON_AddItemToArray(ks, j);
+  }
+  return o;
+}

@@ -1,0 +1,227 @@
+/* test_ranks.c - the parts of an MPI profile read as one workload (io) and
+ * its rank table (analyze): parts of real workloads written as rank.R
+ * databases merge into their rows in rank order, each with its rank; a
+ * column one part lacks is blank on its rows; selecting one rank gives the
+ * analysis of that part alone (every cell); the rank table agrees with a
+ * naive count over the parts; the ranks survive a database round trip;
+ * parts of different architectures are refused. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analyze/analyze.h"
+#include "check.h"
+#include "io/io.h"
+
+static int same_cells(const lm_analysis *a, const lm_analysis *b) {
+  if (a->n_tables != b->n_tables) return 0;
+  for (int32_t t = 0; t < a->n_tables; t++) {
+    const lm_rtable *x = &a->tables[t], *y = &b->tables[t];
+    if (x->n_rows != y->n_rows || x->n_cols != y->n_cols) {
+      fprintf(stderr, "table %s: %dx%d, %dx%d\n", x->id, x->n_rows, x->n_cols, y->n_rows, y->n_cols);
+      return 0;
+    }
+    for (int32_t i = 0; i < x->n_rows * x->n_cols; i++) {
+      const lm_cell *p = &x->cells[i], *q = &y->cells[i];
+      int same = p->kind == q->kind;
+      if (same && p->kind == LM_CELL_NUMBER) same = p->num == q->num || (isnan(p->num) && isnan(q->num));
+      if (same && p->kind == LM_CELL_TEXT) same = strcmp(p->text, q->text) == 0;
+      if (!same) {
+        fprintf(stderr, "table %s cell %d: kinds %d, %d (%g, %g)\n", x->id, i, p->kind, q->kind, p->num, q->num);
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
+/* Write the workload folder src as the lumen database dir/rank.R/lumen.db. */
+static int write_part(const char *dir, int rank, const char *src) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/rank.%d", dir, rank);
+  mkdir(path, 0700);
+  snprintf(path, sizeof path, "%s/rank.%d/" LM_WORKLOAD_DB, dir, rank);
+  lm_workload *w = NULL;
+  lm_sql *db = NULL;
+  lm_diag d;
+  int ok = lm_workload_read(src, &w, &d) == LM_OK && lm_sql_open(path, LM_DB_CREATE, &db, &d) == LM_OK &&
+           lm_db_schema(db, 1, &d) == LM_OK && lm_db_write_workload(db, w, "part", NULL, src, NULL, &d) == LM_OK;
+  if (!ok) {
+    char line[1024];
+    fprintf(stderr, "%s: %s\n", src, lm_diag_format(&d, line, sizeof line));
+  }
+  lm_sql_close(db);
+  lm_workload_free(w);
+  return ok;
+}
+
+static double total_ns(const lm_workload *w) {
+  long s = lm_table_find(w->pmc, "Start_Timestamp"), e = lm_table_find(w->pmc, "End_Timestamp");
+  double t = 0;
+  for (size_t r = 0; r < w->pmc->n_rows; r++) t += w->pmc->cols[e].values[r] - w->pmc->cols[s].values[r];
+  return t;
+}
+
+int main(void) {
+  const char *shared = getenv("LUMEN_SHARED_DIR");
+  if (!shared) shared = "../shared";
+  char dir[] = "/tmp/lumen-test-ranks-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char src[3][4096];
+  snprintf(src[0], sizeof src[0], "%s/workloads/vcopy/MI200", shared);
+  snprintf(src[1], sizeof src[1], "%s/workloads/_mix/mix_MI200", shared);
+  snprintf(src[2], sizeof src[2], "%s/workloads/ipblocks_SQ/MI200", shared);
+  /* Ranks 0, 1 and 3 (no rank 2: ranks need not be consecutive). */
+  const int rank_of[3] = {0, 1, 3};
+  for (int i = 0; i < 3; i++) CHECK(write_part(dir, rank_of[i], src[i]));
+  CHECK(lm_workload_has_ranks(dir));
+
+  lm_workload *parts[3] = {NULL, NULL, NULL}, *w = NULL;
+  lm_diag d;
+  for (int i = 0; i < 3; i++) CHECK(lm_workload_read(src[i], &parts[i], &d) == LM_OK);
+  CHECK(lm_workload_read(dir, &w, &d) == LM_OK);
+  if (!w || !parts[0] || !parts[1] || !parts[2]) return check_report("test_ranks");
+  size_t n = parts[0]->pmc->n_rows + parts[1]->pmc->n_rows + parts[2]->pmc->n_rows;
+  CHECK(w->pmc->n_rows == n);
+  CHECK(w->n_parts == 3);
+  CHECK(w->row_rank != NULL);
+  /* Rows in rank order, with their ranks; each part's values as they were. */
+  size_t at = 0;
+  for (int i = 0; i < 3; i++) {
+    const lm_table *p = parts[i]->pmc;
+    for (size_t r = 0; r < p->n_rows; r++) CHECK(w->row_rank[at + r] == rank_of[i]);
+    for (size_t c = 0; c < w->pmc->n_cols; c++) {
+      const lm_column *mc = &w->pmc->cols[c];
+      long pc = lm_table_find(p, mc->name);
+      if (mc->text_ids) continue;
+      for (size_t r = 0; r < p->n_rows; r++) {
+        double want = pc >= 0 ? p->cols[pc].values[r] : LM_NAN;
+        if (!(mc->values[at + r] == want || (isnan(want) && isnan(mc->values[at + r])))) {
+          fprintf(stderr, "rank %d row %zu column %s: %g, expected %g\n", rank_of[i], r, mc->name,
+                  mc->values[at + r], want);
+          CHECK(0);
+          break;
+        }
+      }
+    }
+    at += p->n_rows;
+  }
+  lm_buf list = {0};
+  lm_analyze_rank_list(w, &list);
+  CHECK_STR(lm_buf_cstr(&list), "0:2, 3");
+  lm_buf_fini(&list);
+
+  /* --rank R gives the analysis of part R alone. */
+  const lm_catalog *cat = lm_metrics_builtin(w->arch);
+  for (int i = 0; i < 3; i++) {
+    lm_idset ranks = {0};
+    char spec[16];
+    snprintf(spec, sizeof spec, "%d", rank_of[i]);
+    CHECK(lm_idset_parse(&ranks, spec, "--rank", &d) == LM_OK);
+    lm_analyze_opts o;
+    memset(&o, 0, sizeof o);
+    o.rank = &ranks;
+    lm_analysis *a = NULL, *b = NULL;
+    memset(&o, 0, sizeof o);
+    o.rank = &ranks;
+    CHECK(lm_analyze_run(w, cat, &o, &a, &d) == LM_OK);
+    lm_analyze_opts none;
+    memset(&none, 0, sizeof none);
+    CHECK(lm_analyze_run(parts[i], cat, &none, &b, &d) == LM_OK);
+    CHECK(a && b && same_cells(a, b));
+    CHECK(a && !a->ranks);
+    lm_analysis_free(a);
+    lm_analysis_free(b);
+    lm_idset_fini(&ranks);
+  }
+  /* A rank not in the data: the error names the ranks there are. */
+  {
+    lm_idset ranks = {0};
+    CHECK(lm_idset_parse(&ranks, "2", "--rank", &d) == LM_OK);
+    lm_analyze_opts o;
+    memset(&o, 0, sizeof o);
+    o.rank = &ranks;
+    lm_analysis *a = NULL;
+    CHECK(lm_analyze_run(w, cat, &o, &a, &d) == LM_EINVAL);
+    CHECK(strstr(d.message, "ranks in the data: 0:2, 3") != NULL);
+    lm_idset_fini(&ranks);
+  }
+  /* The rank table against a naive count over the parts. */
+  {
+    lm_analyze_opts o;
+    memset(&o, 0, sizeof o);
+    lm_analysis *a = NULL;
+    CHECK(lm_analyze_run(w, cat, &o, &a, &d) == LM_OK);
+    const lm_rank_table *t = a ? a->ranks : NULL;
+    CHECK(t && t->n_rows == 3);
+    double times[3], sum = 0, max = 0;
+    int slowest = 0, fastest = 0;
+    for (int i = 0; i < 3; i++) {
+      times[i] = total_ns(parts[i]);
+      sum += times[i];
+      if (times[i] > max) max = times[i];
+      if (times[i] > times[slowest]) slowest = i;
+      if (times[i] < times[fastest]) fastest = i;
+    }
+    for (int i = 0; t && i < 3; i++) {
+      CHECK(t->rows[i].rank == rank_of[i]);
+      CHECK(t->rows[i].dispatches == parts[i]->pmc->n_rows);
+      CHECK_NEAR(t->rows[i].total_ns, times[i], 1e-6 * times[i]);
+    }
+    if (t) {
+      CHECK(t->slowest == rank_of[slowest]);
+      CHECK(t->fastest == rank_of[fastest]);
+      CHECK_NEAR(t->imbalance, max / (sum / 3), 1e-12);
+      CHECK(t->n_kernels > 0 && t->n_kernels <= LM_RANK_KERNELS);
+      for (size_t k = 1; k < t->n_kernels; k++)
+        CHECK(t->kernels[k].n_ranks < 2 || isnan(t->kernels[k].ratio) || t->kernels[k].ratio <= t->kernels[k - 1].ratio);
+    }
+    /* The kept form of an analysis keeps the rank table. */
+    lm_buf b = {0};
+    lm_analysis *back = NULL;
+    CHECK(a && lm_analysis_serialize(a, &b) == LM_OK);
+    CHECK(lm_analysis_deserialize(b.data, b.len, w, cat, &back, &d) == LM_OK);
+    CHECK(back && back->ranks && back->ranks->n_rows == 3 && back->ranks->slowest == t->slowest &&
+          back->ranks->imbalance == t->imbalance);
+    lm_analysis_free(back);
+    lm_buf_fini(&b);
+    lm_analysis_free(a);
+  }
+  /* Ranks survive a database round trip (the store's import). */
+  {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/merged.db", dir);
+    lm_sql *db = NULL;
+    lm_workload *back = NULL;
+    CHECK(lm_sql_open(path, LM_DB_CREATE, &db, &d) == LM_OK && lm_db_schema(db, 1, &d) == LM_OK &&
+          lm_db_write_workload(db, w, "m", NULL, dir, NULL, &d) == LM_OK &&
+          lm_db_read_workload(db, "m", &back, &d) == LM_OK);
+    CHECK(back && back->row_rank && back->pmc->n_rows == n);
+    for (size_t r = 0; back && back->row_rank && r < n; r++)
+      if (back->row_rank[r] != w->row_rank[r]) {
+        CHECK(0);
+        break;
+      }
+    lm_workload_free(back);
+    lm_sql_close(db);
+    unlink(path);
+  }
+  /* A part of another architecture is refused, naming the field. */
+  {
+    char other[4096];
+    snprintf(other, sizeof other, "%s/workloads/vcopy/MI100", shared);
+    CHECK(write_part(dir, 5, other));
+    lm_workload *bad = NULL;
+    CHECK(lm_workload_read(dir, &bad, &d) == LM_EDATA);
+    CHECK(strcmp(d.field, "gpu_arch") == 0);
+    CHECK(strstr(d.message, "rank 5 ran on gfx908") != NULL);
+  }
+  lm_workload_free(w);
+  for (int i = 0; i < 3; i++) lm_workload_free(parts[i]);
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0);
+  return check_report("test_ranks");
+}
