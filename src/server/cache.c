@@ -287,6 +287,7 @@ void lm_server_opts_from_query(const lm_query *q, lm_analyze_opts *o) {
   o->dispatch = &q->dispatch;
   o->gpu = &q->gpu;
   o->instance = &q->instance;
+  o->rank = &q->rank;
   o->blocks = q->blocks;
   o->n_blocks = q->n_blocks;
   o->norm = q->norm;

@@ -69,6 +69,7 @@ void lm_query_fini(lm_query *q) {
   lm_idset_fini(&q->dispatch);
   lm_idset_fini(&q->gpu);
   lm_idset_fini(&q->instance);
+  lm_idset_fini(&q->rank);
   memset(q, 0, sizeof *q);
 }
 
@@ -173,9 +174,10 @@ lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag
           st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, key, "b: at most %zu items", LM_ARRAY_LEN(q->blocks));
         else q->blocks[q->n_blocks++] = tok;
       }
-    } else if (strcmp(key, "d") == 0 || strcmp(key, "g") == 0 || strcmp(key, "i") == 0) {
-      lm_idset *set = key[0] == 'd' ? &q->dispatch : key[0] == 'g' ? &q->gpu : &q->instance;
-      const char *flag = key[0] == 'd' ? "d" : key[0] == 'g' ? "g" : "i";
+    } else if (strcmp(key, "d") == 0 || strcmp(key, "g") == 0 || strcmp(key, "i") == 0 ||
+               strcmp(key, "rank") == 0) {
+      lm_idset *set = key[0] == 'd' ? &q->dispatch : key[0] == 'g' ? &q->gpu : key[0] == 'r' ? &q->rank : &q->instance;
+      const char *flag = key[0] == 'd' ? "d" : key[0] == 'g' ? "g" : key[0] == 'r' ? "rank" : "i";
       if (vn > 1024 || set->n > 256) st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, key, "%s: too long", key);
       else if (vn) st = lm_idset_parse(set, value, flag, diag);
     } else if (strcmp(key, "norm") == 0) {
@@ -233,10 +235,10 @@ lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag
   for (size_t i = 0; i < q->n_kernels; i++) lm_buf_printf(&b, "|k=%s", q->kernels[i]);
   for (size_t i = 0; i < q->n_regions; i++) lm_buf_printf(&b, "|r=%s", q->regions[i]);
   for (size_t i = 0; i < q->n_blocks; i++) lm_buf_printf(&b, "|b=%s", q->blocks[i]);
-  const lm_idset *sets[3] = {&q->dispatch, &q->gpu, &q->instance};
-  for (int s = 0; s < 3; s++)
+  const lm_idset *sets[4] = {&q->dispatch, &q->gpu, &q->instance, &q->rank};
+  for (int s = 0; s < 4; s++)
     for (size_t i = 0; i < sets[s]->n; i++)
-      lm_buf_printf(&b, "|%c=%d:%lld:%lld:%lld", "dgi"[s], sets[s]->items[i].kind, (long long)sets[s]->items[i].a,
+      lm_buf_printf(&b, "|%c=%d:%lld:%lld:%lld", "dgiR"[s], sets[s]->items[i].kind, (long long)sets[s]->items[i].a,
                     (long long)sets[s]->items[i].b, (long long)sets[s]->items[i].step);
   if (b.failed || b.len >= sizeof q->canonical) st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, NULL, "query too large");
   else memcpy(q->canonical, b.data ? b.data : "", b.len + 1);

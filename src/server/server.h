@@ -35,7 +35,7 @@ typedef struct lm_query {
   size_t n_regions;
   const char *blocks[LM_QUERY_MAX_ITEMS * 4];
   size_t n_blocks;
-  lm_idset dispatch, gpu, instance;
+  lm_idset dispatch, gpu, instance, rank;
   int corrected;
   /* Paging a long table (/api/rows; not part of the canonical selection). */
   const char *table;              /* t: the table id, "0.2" */

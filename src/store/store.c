@@ -36,7 +36,7 @@ static const char *const workload_tables[] = {
     "sysinfo",        "kernel",     "dispatch",      "column_data",    "region",
     "dispatch_region", "log",       "profile_option", "profile_set",   "profile_run",
     "profile_record", "profile_value", "profile_region", "clock_sample", "profile_telemetry",
-    "execution",      "execution_value", "dispatch_clock"};
+    "execution",      "execution_value", "dispatch_clock", "profile_process"};
 
 const char *lm_store_default_path(char *out, size_t cap) {
   const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
@@ -270,6 +270,7 @@ void lm_workload_fingerprint(const lm_workload *w, char out[33]) {
   if (w->roofline) mix_table(&h, w->roofline);
   for (size_t i = 0; i < w->n_regions; i++) mix_str(&h, w->region_names[i]);
   if (w->row_regions) mix(&h, w->row_regions, w->pmc->n_rows * sizeof *w->row_regions);
+  if (w->row_rank) mix(&h, w->row_rank, w->pmc->n_rows * sizeof *w->row_rank);
   snprintf(out, 33, "%016llx%016llx", (unsigned long long)h.a, (unsigned long long)h.b);
 }
 
@@ -308,7 +309,8 @@ static void name_from_dir(const char *dir, const lm_workload *w, char *out, size
 /* Tables that a workload written by an earlier lumen may lack (the clock
  * samplers, the executions of each row, the clock sources). */
 static int optional_table(const char *table) {
-  static const char *const optional[] = {"profile_telemetry", "execution", "execution_value", "dispatch_clock"};
+  static const char *const optional[] = {"profile_telemetry", "execution", "execution_value", "dispatch_clock",
+                                         "profile_process"};
   for (size_t i = 0; i < LM_ARRAY_LEN(optional); i++)
     if (strcmp(optional[i], table) == 0) return 1;
   return 0;
@@ -544,8 +546,16 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
     snprintf(chosen, sizeof chosen, "%s", name ? name : e.name);
   } else if (name) {
     snprintf(chosen, sizeof chosen, "%s", name);
+  } else if (w->n_parts && lm_sysinfo_text(&w->sysinfo, "workload_name") &&
+             lm_sysinfo_text(&w->sysinfo, "workload_name")[0]) {
+    /* The rank.R parts of an MPI profile: the name they were profiled under. */
+    snprintf(chosen, sizeof chosen, "%s", lm_sysinfo_text(&w->sysinfo, "workload_name"));
   } else {
     name_from_dir(dir, w, chosen, sizeof chosen);
+  }
+  /* A replay of the simulated device stays marked as one in the store. */
+  if (!lumen_folder && w->simulated) {
+    snprintf(origin, sizeof origin, "%s%s", LM_ORIGIN_SIMULATED, w->simulated);
   }
   if ((st = check_name(chosen, diag)) != LM_OK) goto done;
   snprintf(res->name, sizeof res->name, "%s", chosen);
@@ -573,8 +583,8 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
       st = copy_workload(folder, folder_wid, s->sql, chosen, team, origin, fp, &wid, diag);
     } else {
       const char *model = lm_sysinfo_text(&w->sysinfo, "gpu_model");
-      st = lm_db_create_workload(s->sql, chosen, team, "omniperf", origin, w->arch, model, w->pmc->n_rows, 1,
-                                 &wid, diag);
+      st = lm_db_create_workload(s->sql, chosen, team, w->n_parts ? "lumen" : "omniperf", origin, w->arch, model,
+                                 w->pmc->n_rows, 1, &wid, diag);
       if (st == LM_OK) st = set_fingerprint(s->sql, wid, fp, diag);
       if (st == LM_OK) st = lm_db_write_tables(s->sql, wid, w, diag);
     }

@@ -122,6 +122,45 @@ suite() {
     run db import --db "$DB" -w "$TMP/out_wl"
     expect_out "already in the store as 'prof'"
     ;;
+  mpi_import)
+    # Both layouts of an MPI profile go into the store as one workload each,
+    # with every row's rank and host; the store's --rank is the folder's.
+    export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+    command -v mpirun >/dev/null 2>&1 || { echo "SKIP: mpirun not found"; exit 77; }
+    local mpirun="mpirun --oversubscribe --allow-run-as-root" vcopy='vecCopy(double*, double*, double*, int, int)'
+    if [ ! -d "$TMP/parts" ]; then
+      $mpirun -np 3 "$LUMEN" profile -n parts -w "$TMP/parts" --replay instance -- "$APP" -g local --extra-rank 1 12 \
+        "$vcopy:24" >"$TMP/out" 2>"$TMP/err" || fail "mpirun: $(cat "$TMP/err")"
+      run profile -n one -w "$TMP/one" -- $mpirun -np 2 "$APP" -g local --extra-rank 0 1 "$vcopy:2:1048576:256"
+      expect_status 0
+    fi
+    run db import --db "$DB" -w "$TMP/parts" -w "$TMP/one"
+    expect_status 0
+    expect_out "imported as 'parts' (7 dispatches)"
+    expect_out "imported as 'one' (5 dispatches)"
+    run db list --db "$DB" --format csv
+    expect_out ",7,lumen,"
+    run db import --db "$DB" -w "$TMP/parts"
+    expect_out "already in the store as 'parts'"
+    for wl in parts one; do
+      for sel in "" "--rank 1" "--rank 0,2"; do
+        run analyze -w "$TMP/$wl" $sel --format json
+        expect_status 0
+        cp "$TMP/out" "$TMP/folder.json"
+        run analyze --db "$DB" -w $wl $sel --format json
+        expect_status 0
+        python3 -c 'import json,sys; a,b=(json.load(open(p)) for p in sys.argv[1:3]); assert a["panels"] == b["panels"] and a.get("ranks") == b.get("ranks"), "differ"' \
+          "$TMP/folder.json" "$TMP/out" || fail "$wl $sel: the store's analysis differs from the folder's"
+      done
+      # A second look comes from the kept analysis, rank table included.
+      run analyze --db "$DB" -w $wl --format json
+      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ranks"]["n_ranks"] >= 2' "$TMP/out" ||
+        fail "$wl: no rank table in the kept analysis"
+    done
+    run analyze --db "$DB" -w parts --rank 5
+    expect_status 1
+    expect_err "ranks in the data: 0:3"
+    ;;
   bad_input)
     "$LUMEN" db import --db "$DB" -w "$WL/vcopy/MI200" -n tmp >/dev/null && "$LUMEN" db rm --db "$DB" tmp >/dev/null
     run analyze --db "$DB" -w nobody
