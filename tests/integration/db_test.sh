@@ -9,7 +9,8 @@ SHARED=$3
 NAME=$4
 WL=$SHARED/workloads
 TMP=$(mktemp -d /tmp/lumen-dbt-XXXXXX)
-trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
+PIDS=""
+trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
 cd "$TMP" || exit 1
 
 SRCDIR=$(cd "$(dirname "$0")" && pwd)
@@ -160,6 +161,18 @@ suite() {
     run analyze --db "$DB" -w parts --rank 5
     expect_status 1
     expect_err "ranks in the data: 0:3"
+    # The server's /api/analysis takes rank= the way analyze takes --rank.
+    . "$SRCDIR/../../scripts/serve-lib.sh"
+    start_server --db "$DB"
+    get "/api/analysis?w=db:parts&rank=1:3"
+    expect_code 200 "analysis of ranks 1 and 2"
+    "$LUMEN" analyze --db "$DB" -w parts --rank 1:3 --format json >"$TMP/cli.json" 2>"$TMP/err" || fail "$(cat "$TMP/err")"
+    python3 -c 'import json,sys; a,b=(json.load(open(p)) for p in sys.argv[1:3]); assert a["panels"] == b["panels"] and a["ranks"] == b["ranks"] and a["ranks"]["n_ranks"] == 2' \
+      "$TMP/body" "$TMP/cli.json" || fail "/api/analysis?rank=1:3 and analyze --rank 1:3 differ"
+    get "/api/analysis?w=db:parts&rank=9"
+    expect_code 400 "a rank not in the data"
+    kill "$SERVER" 2>/dev/null
+    wait "$SERVER" 2>/dev/null
     ;;
   bad_input)
     "$LUMEN" db import --db "$DB" -w "$WL/vcopy/MI200" -n tmp >/dev/null && "$LUMEN" db rm --db "$DB" tmp >/dev/null

@@ -60,6 +60,16 @@ int main(void) {
   CHECK(parse("w=f0&norm=per_cycle", &q, &d) == LM_OK);
   CHECK(strcmp(q.canonical, first) != 0);
   lm_query_fini(&q);
+  /* MPI ranks: the -d grammar; a selection of its own. */
+  CHECK(parse("w=f0&rank=1,4:6", &q, &d) == LM_OK);
+  CHECK(q.rank.n == 2 && lm_idset_has(&q.rank, 1) && lm_idset_has(&q.rank, 5) && !lm_idset_has(&q.rank, 6));
+  snprintf(first, sizeof first, "%s", q.canonical);
+  lm_query_fini(&q);
+  CHECK(parse("w=f0&rank=1", &q, &d) == LM_OK);
+  CHECK(strcmp(q.canonical, first) != 0);
+  lm_query_fini(&q);
+  CHECK(parse("w=f0&rank=x", &q, &d) == LM_EINVAL);
+  lm_query_fini(&q);
 
   /* Exact names match themselves only, whatever characters they hold. */
   const char *names[] = {"void k<float>(int*, float) [clone .kd]", "a.b+c?(d)|e", "back\\Eslash\\Q", "plain"};
