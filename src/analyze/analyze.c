@@ -521,7 +521,10 @@ static lm_status select_rows(ctx *c, size_t **top_rows, size_t *n_top, size_t **
   const lm_idset *ranks = c->o->rank && c->o->rank->n ? c->o->rank : NULL;
   if (ranks && !c->w->row_rank) {
     status = lm_diag_set(c->diag, LM_EINVAL, c->w->path, 0, 0, NULL,
-                         "--rank: this workload records no MPI ranks (profiles of MPI programs do)");
+                         c->w->set_rank ? "--rank: the ranks of this --split ranks profile collected shares of the "
+                                          "counter sets of the same dispatches, combined into one view (one rank's "
+                                          "share alone: -w DIR/rank.R)"
+                                        : "--rank: this workload records no MPI ranks (profiles of MPI programs do)");
     goto fail;
   }
   if (ranks) {
@@ -834,7 +837,7 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
    * information (host, clocks), as its part alone would show. */
   lm_workload one_rank;
   const lm_workload *sw = w;
-  if (w->n_parts > 1 && w->part_sysinfo && n_top) {
+  if (w->n_parts > 1 && w->part_sysinfo && w->row_rank && n_top) {
     int32_t rank = w->row_rank[top_rows[0]];
     size_t i = 1;
     while (i < n_top && w->row_rank[top_rows[i]] == rank) i++;

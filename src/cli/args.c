@@ -62,6 +62,7 @@ static const flag flags[] = {
     {"resume", 0, 0, MODE_PROFILE, NULL},
     {"timeout", 0, 1, MODE_PROFILE, NULL},
     {"telemetry", 0, 1, MODE_PROFILE, NULL},
+    {"split", 0, 1, MODE_PROFILE, NULL},
     {"omniperf", 0, 1, MODE_EXPORT, NULL},
     {"team", 0, 1, MODE_DB, NULL},
     {"listen", 0, 1, MODE_SERVE, NULL},

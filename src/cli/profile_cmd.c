@@ -206,10 +206,19 @@ int cmd_profile(int argc, char **argv, int first) {
     char *timeout_end = NULL;
     if (timeout) o.timeout = strtod(timeout, &timeout_end);
     o.telemetry = cli_get(&a, "telemetry");
+    const char *split = cli_get(&a, "split");
+    o.split_ranks = split && strcmp(split, "ranks") == 0;
     if (timeout && (timeout_end == timeout || *timeout_end || !(o.timeout > 0) || o.timeout > 1e7)) {
       cli_error(MODE, "--timeout %s: give a number of seconds above 0", timeout);
     } else if (o.telemetry && strcmp(o.telemetry, "auto") != 0 && strcmp(o.telemetry, "none") != 0) {
       cli_error(MODE, "--telemetry %s: use auto or none", o.telemetry);
+    } else if (split && strcmp(split, "ranks") != 0) {
+      cli_error(MODE, "--split %s: use ranks (each MPI rank collects a share of the counter sets)", split);
+    } else if (o.split_ranks && !(lm_rank_detect_env(&rank) && rank.size > 1)) {
+      cli_error(MODE, "--split ranks: run lumen inside an MPI job (mpirun -np N lumen profile --split ranks "
+                      "...), where each rank collects its share of the counter sets");
+    } else if (o.split_ranks && o.resume) {
+      cli_error(MODE, "--split ranks: give it when the profile starts; --resume keeps the split it had");
     } else if (o.replay == -2) {
       cli_error(MODE, "--replay %s: use app, instance, auto or (NVIDIA) kernel", cli_get(&a, "replay"));
     } else if (join && strcmp(join, "grid") != 0 && strcmp(join, "kernel") != 0) {

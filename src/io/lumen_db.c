@@ -798,6 +798,53 @@ nomem:
   return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
 }
 
+/* A rank's part of a --split ranks profile: the options that say which
+ * sets of the whole plan it collected (w->split_*). */
+static lm_status read_split(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *diag) {
+  lm_stmt *s = NULL;
+  lm_diag ignored;
+  if (lm_sql_prepare(sql, "SELECT key, position, value FROM profile_option WHERE workload_id = ? AND key LIKE "
+                          "'split%' ORDER BY key, position", &s, &ignored) != LM_OK)
+    return LM_OK; /* a store made before profile options */
+  lm_stmt_bind_int64(s, 1, wid);
+  int split = 0, ranks = 0, total = 0, n = 0, cap = 0;
+  int32_t *sets = NULL;
+  while (lm_stmt_step(s) == 1) {
+    const char *key = lm_stmt_text(s, 0), *value = lm_stmt_text(s, 2);
+    if (!key || !value) continue;
+    if (strcmp(key, "split") == 0) split = strcmp(value, "ranks") == 0;
+    else if (strcmp(key, "split_ranks") == 0) ranks = atoi(value);
+    else if (strcmp(key, "split_sets_total") == 0) total = atoi(value);
+    else if (strcmp(key, "split_set") == 0 && n < 4096) {
+      if (n == cap) {
+        cap = cap ? 2 * cap : 16;
+        int32_t *grown = lm_arena_alloc(w->arena, (size_t)cap * sizeof *grown);
+        if (!grown) {
+          lm_stmt_free(s);
+          return lm_diag_set(diag, LM_ENOMEM, lm_sql_where(sql), 0, 0, NULL, "out of memory");
+        }
+        if (n) memcpy(grown, sets, (size_t)n * sizeof *grown);
+        sets = grown;
+      }
+      sets[n++] = atoi(value);
+    }
+  }
+  lm_stmt_free(s);
+  if (!split) return LM_OK;
+  for (int k = 0; k < n; k++)
+    if (sets[k] < 0 || sets[k] >= total || (k && sets[k] <= sets[k - 1]))
+      return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, "profile_option.split_set",
+                         "set %d of %d sets: not a set of the plan (corrupt database?)", sets[k], total);
+  if (ranks < 2 || total < 1 || n < 1)
+    return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, "profile_option.split_ranks",
+                       "a --split ranks profile of %d ranks and %d sets (corrupt database?)", ranks, total);
+  w->split_ranks = ranks;
+  w->split_sets_total = total;
+  w->split_set = sets;
+  w->n_split_set = n;
+  return LM_OK;
+}
+
 /* Replays of the simulated device are marked as such: w->simulated. */
 static void read_origin(lm_sql *sql, int64_t wid, lm_workload *w) {
   lm_stmt *o = NULL;
@@ -867,6 +914,7 @@ lm_status lm_db_read_workload_columns(lm_sql *sql, const char *name, lm_db_want_
   if ((st = read_source(sql, wid, wname, "pmc_perf", n_rows, 1, want, ctx, &w->pmc, diag)) != LM_OK) goto fail;
   if ((st = read_regions(sql, wid, w, diag)) != LM_OK) goto fail;
   if ((st = read_ranks(sql, wid, w, diag)) != LM_OK) goto fail;
+  if ((st = read_split(sql, wid, w, diag)) != LM_OK) goto fail;
   /* Other sources: the SQ_* accumulate tables and roofline. */
   if ((st = lm_sql_prepare(sql,
                            "SELECT source, MAX(n_rows) FROM column_data WHERE workload_id = ? AND "

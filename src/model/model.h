@@ -171,6 +171,14 @@ typedef struct lm_workload {
                             entry 0 NULL: it is sysinfo_table) */
   lm_table **part_roofline; /* merged parts: each part's roofline.csv (owned,
                             NULL where absent; entry 0 NULL: it is roofline) */
+  int split_ranks;       /* a rank's part of a --split ranks profile: the job's
+                            rank count (0: not split) */
+  int split_sets_total;  /* ... the number of sets of the whole plan */
+  int32_t *split_set;    /* ... per set of this part: its number in the plan */
+  int n_split_set;
+  int32_t *set_rank;     /* the parts of a --split ranks profile combined into
+                            one view: per set of the plan (split_sets_total),
+                            the rank that collected it; NULL otherwise */
   lm_arena *arena;       /* owns path, level list and sysinfo arrays */
 } lm_workload;
 

@@ -57,6 +57,64 @@ static void remove_records(const char *prefix) {
   lm_collect_records_files_free(files);
 }
 
+/* --split ranks: keep this rank's share of the planned sets (renumbered
+ * from 0) and record which sets of the whole plan they are: options
+ * split = "ranks", split_ranks = N, split_sets_total = S and split_set
+ * (position k: the plan's number of this part's set k). */
+static lm_status split_plan(sqlite3 *db, int64_t wid, lm_diag *diag) {
+  lm_rank_info rank;
+  if (!lm_rank_detect_env(&rank) || rank.size < 2)
+    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--split",
+                       "ranks: run lumen inside an MPI job (mpirun -np N lumen profile --split ranks ...), "
+                       "where each rank collects its share of the counter sets");
+  sqlite3_stmt *q = NULL;
+  int n_sets = 0;
+  if (sqlite3_prepare_v2(db, "SELECT COUNT(DISTINCT set_id) FROM profile_set WHERE workload_id = ?", -1, &q, NULL) ==
+      SQLITE_OK) {
+    sqlite3_bind_int64(q, 1, wid);
+    if (sqlite3_step(q) == SQLITE_ROW) n_sets = sqlite3_column_int(q, 0);
+  }
+  sqlite3_finalize(q);
+  int *mine = calloc((size_t)(n_sets > 0 ? n_sets : 1), sizeof *mine);
+  if (!mine) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  int n = lm_split_sets(rank.rank, rank.size, n_sets, mine);
+  char text[256], num[32];
+  lm_status st = LM_OK;
+  /* The others' sets go; this rank's are renumbered in order (k <= mine[k],
+   * so no number is taken twice on the way). */
+  lm_buf keep = {0};
+  for (int k = 0; k < n; k++) lm_buf_printf(&keep, "%s%d", k ? "," : "", mine[k]);
+  lm_buf del = {0};
+  lm_buf_printf(&del, "DELETE FROM profile_set WHERE workload_id = %lld AND set_id NOT IN (%s)", (long long)wid,
+                keep.len ? lm_buf_cstr(&keep) : "-1");
+  st = del.failed ? lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory")
+                  : lm_collect_exec_sql(db, lm_buf_cstr(&del), diag);
+  lm_buf_fini(&del);
+  lm_buf_fini(&keep);
+  for (int k = 0; st == LM_OK && k < n; k++) {
+    snprintf(text, sizeof text, "UPDATE profile_set SET set_id = %d WHERE workload_id = %lld AND set_id = %d", k,
+             (long long)wid, mine[k]);
+    st = lm_collect_exec_sql(db, text, diag);
+  }
+  if (st == LM_OK) st = lm_collect_put_option(db, wid, "split", 0, "ranks", diag);
+  snprintf(num, sizeof num, "%d", rank.size);
+  if (st == LM_OK) st = lm_collect_put_option(db, wid, "split_ranks", 0, num, diag);
+  snprintf(num, sizeof num, "%d", n_sets);
+  if (st == LM_OK) st = lm_collect_put_option(db, wid, "split_sets_total", 0, num, diag);
+  for (int k = 0; st == LM_OK && k < n; k++) {
+    snprintf(num, sizeof num, "%d", mine[k]);
+    st = lm_collect_put_option(db, wid, "split_set", k, num, diag);
+  }
+  lm_buf list = {0};
+  for (int k = 0; k < n; k++) lm_buf_printf(&list, "%s%d", k ? ", " : "", mine[k]);
+  if (st == LM_OK)
+    lm_collect_note(db, wid, LM_LOG_INFO, "--split ranks: rank %d of %d collects %d of the %d counter sets (%s)",
+                    rank.rank, rank.size, n, n_sets, lm_buf_cstr(&list));
+  lm_buf_fini(&list);
+  free(mine);
+  return st;
+}
+
 /* One application run, committed to the database when it ends. */
 static lm_status run_once(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag);
 
@@ -365,6 +423,7 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     lm_sql_close(sql);
     if (st == LM_OK) st = lm_collect_store_options(x.db, x.wid, o, diag);
     if (st == LM_OK) st = lm_collect_store_plan(x.db, x.wid, plan, diag);
+    if (st == LM_OK && o->split_ranks) st = split_plan(x.db, x.wid, diag);
     if (st == LM_OK) st = lm_collect_exec_sql(x.db, "COMMIT", diag);
     else lm_collect_exec_sql(x.db, "ROLLBACK", NULL);
     if (st != LM_OK) goto done;

@@ -223,7 +223,16 @@ typedef struct lm_profile_opts {
   double timeout;              /* --timeout: seconds per run (0: none; with
                                   --resume, 0 keeps the stored one) */
   const char *telemetry;       /* --telemetry: "auto" (NULL) or "none" */
+  int split_ranks;             /* --split ranks: inside an MPI job, this rank
+                                  collects only its share of the counter sets */
 } lm_profile_opts;
+
+/* lm_split_sets: the counter sets (of n_sets, numbered from 0) that rank
+ * `rank` of `size` collects with --split ranks: every size-th set from
+ * its rank when there are more sets than ranks, else the one set
+ * rank % n_sets. Writes them in increasing order into out (room for
+ * n_sets) and returns how many. */
+int lm_split_sets(int rank, int size, int n_sets, int *out);
 
 #define LM_REPLAY_AUTO 3
 

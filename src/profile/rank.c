@@ -69,3 +69,14 @@ static const char *from_environ(const char *name, void *user) {
 }
 
 int lm_rank_detect_env(lm_rank_info *out) { return lm_rank_detect(from_environ, NULL, out); }
+
+int lm_split_sets(int rank, int size, int n_sets, int *out) {
+  if (rank < 0 || size < 1 || n_sets < 1) return 0;
+  if (size >= n_sets) {
+    out[0] = rank % n_sets;
+    return 1;
+  }
+  int n = 0;
+  for (int s = rank % size; s < n_sets; s += size) out[n++] = s;
+  return n;
+}

@@ -3,7 +3,9 @@
  * rank (host, dispatches, total and mean kernel time, busy cycles, waves),
  * the slowest and fastest rank with the load imbalance, and the kernels
  * whose per-rank time differs most. Text shows the first ranks and the
- * extremes when there are many; JSON ("ranks") carries every rank.
+ * extremes when there are many; JSON ("ranks") carries every rank. A
+ * --split ranks profile, whose ranks' sets are combined into one view,
+ * says instead which rank collected each counter set ("split").
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -115,5 +117,39 @@ void *lm_report_ranks_json(const lm_rank_table *t) {
     cJSON_AddItemToObject(j, "min_ns", num_or_null(x->min_ns));
     cJSON_AddItemToArray(ks, j);
   }
+  return o;
+}
+
+void lm_report_split_text(const lm_analysis *a, lm_buf *out) {
+  const lm_workload *w = a->workload;
+  if (!w || !w->set_rank) return;
+  lm_buf_puts(out, "\n");
+  for (int i = 0; i < 80; i++) lm_buf_puts(out, "─");
+  lm_buf_printf(out, "\nCounter sets split over %d ranks (--split ranks): each dispatch row combines the\n"
+                     "sets its ranks collected of the same dispatch.\n",
+                w->split_ranks);
+  for (int32_t r = 0; r < w->split_ranks; r++) {
+    int n = 0;
+    for (int g = 0; g < w->split_sets_total; g++) n += w->set_rank[g] == r;
+    if (!n) continue;
+    lm_buf_printf(out, "  rank %d: set%s", (int)r, n > 1 ? "s" : "");
+    for (int g = 0, k = 0; g < w->split_sets_total; g++)
+      if (w->set_rank[g] == r) lm_buf_printf(out, "%s %d", k++ ? "," : "", g);
+    lm_buf_putc(out, '\n');
+  }
+  int missing = 0;
+  for (int g = 0; g < w->split_sets_total; g++) missing += w->set_rank[g] < 0;
+  if (missing) lm_buf_printf(out, "  %d set%s collected by no rank\n", missing, missing > 1 ? "s" : "");
+}
+
+void *lm_report_split_json(const lm_workload *w) {
+  if (!w || !w->set_rank) return NULL;
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  cJSON_AddNumberToObject(o, "ranks", w->split_ranks);
+  cJSON_AddNumberToObject(o, "sets", w->split_sets_total);
+  cJSON *by = cJSON_AddArrayToObject(o, "set_rank");
+  for (int g = 0; g < w->split_sets_total; g++)
+    cJSON_AddItemToArray(by, w->set_rank[g] >= 0 ? cJSON_CreateNumber(w->set_rank[g]) : cJSON_CreateNull());
   return o;
 }

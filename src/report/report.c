@@ -506,6 +506,7 @@ lm_status lm_report_text(const lm_analysis *const *runs, size_t n, const lm_repo
   }
   if (n == 1) lm_report_spread_text(a, out);
   if (n == 1) lm_report_ranks_text(a, out);
+  if (n == 1) lm_report_split_text(a, out);
   return out->failed ? LM_ENOMEM : LM_OK;
 }
 
@@ -784,6 +785,8 @@ lm_status lm_report_json(const lm_analysis *const *runs, size_t n, const lm_repo
   }
   if (a->spread) cJSON_AddItemToObject(root, "spread", (cJSON *)lm_report_spread_json(a->spread));
   if (a->ranks) cJSON_AddItemToObject(root, "ranks", (cJSON *)lm_report_ranks_json(a->ranks));
+  if (a->workload && a->workload->set_rank)
+    cJSON_AddItemToObject(root, "split", (cJSON *)lm_report_split_json(a->workload));
   if (o && o->summary) cJSON_AddItemToObject(root, "summary", (cJSON *)lm_report_summary_json(o->summary));
   char *text = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);

@@ -95,6 +95,11 @@ void *lm_report_spread_json(const lm_spread *spread);
  * the "ranks" object (a cJSON *). */
 void lm_report_ranks_text(const lm_analysis *a, lm_buf *out);
 void *lm_report_ranks_json(const lm_rank_table *ranks);
+/* lm_report_split_text / lm_report_split_json: which rank collected each
+ * counter set of a --split ranks profile read as one view (nothing, or
+ * NULL, for other workloads). */
+void lm_report_split_text(const lm_analysis *a, lm_buf *out);
+void *lm_report_split_json(const lm_workload *w);
 /* lm_report_short_name: a kernel name shortened to at most width
  * characters (argument list first, then nested template arguments, then
  * the middle), escaped for a terminal; with focus != (size_t)-1 the

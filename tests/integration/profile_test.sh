@@ -531,6 +531,116 @@ mpi_outside)
   expect_status 0
   same "$(q oi "SELECT rank || ':' || COUNT(*) FROM dispatch GROUP BY rank ORDER BY rank")" "$(printf '0:1\n1:1')" "instance cycling per rank"
   ;;
+mpi_split)
+  mpi_setup
+  # --split ranks: 4 ranks, each collecting every 4th set of the plan, on
+  # the same recorded dispatches (-g 2, the recording's GPU) as one process
+  # collecting every set; merged, they give the same tables.
+  kernel="$VCOPY:3:1048576:256"
+  run profile -n s -w "$TMP/single" -- "$APP" -g 2 "$kernel"
+  expect_status 0
+  $MPIRUN -np 4 "$LUMEN" profile --split ranks -n s -w "$TMP/split" -- "$APP" -g 2 "$kernel" >"$TMP/out" 2>"$TMP/err" ||
+    fail "mpirun --split ranks: $(cat "$TMP/err")"
+  all_counters=$(q single "SELECT set_id || ':' || GROUP_CONCAT(counter, ',') FROM (SELECT set_id, counter FROM profile_set ORDER BY set_id, counter) GROUP BY set_id ORDER BY set_id")
+  for r in 0 1 2 3; do
+    d="split/rank.$r"
+    same "$(q "$d" "SELECT GROUP_CONCAT(value, ',') FROM (SELECT value FROM profile_option WHERE key = 'split_set' ORDER BY position)")" \
+      "$r,$((r + 4)),$((r + 8))" "rank $r's sets of the plan"
+    same "$(q "$d" "SELECT COUNT(*) FROM profile_run WHERE status = 'ok'")" 3 "rank $r: application runs"
+    # Its set k is the plan's set split_set[k], counter for counter.
+    mine=$(q "$d" "SELECT g || ':' || GROUP_CONCAT(counter, ',') FROM (SELECT o.value AS g, p.set_id AS k, p.counter AS counter
+        FROM profile_set p JOIN profile_option o ON o.key = 'split_set' AND o.position = p.set_id ORDER BY p.set_id, p.counter)
+        GROUP BY k ORDER BY k")
+    for line in $mine; do
+      echo "$all_counters" | grep -qxF "$line" || fail "rank $r collected '$line', not a set of the plan"
+    done
+    check_values_in_set "$d"
+  done
+  # The ranks really collected different counters.
+  c0=$(q split/rank.0 "SELECT GROUP_CONCAT(column_name, ',') FROM (SELECT DISTINCT column_name FROM profile_value ORDER BY 1)")
+  c1=$(q split/rank.1 "SELECT GROUP_CONCAT(column_name, ',') FROM (SELECT DISTINCT column_name FROM profile_value ORDER BY 1)")
+  [ "$c0" != "$c1" ] || fail "ranks 0 and 1 collected the same counters"
+  run analyze -w "$TMP/single" --format json
+  cp "$TMP/out" "$TMP/single.json"
+  run analyze -w "$TMP/split" --format json
+  expect_status 0
+  cp "$TMP/out" "$TMP/split.json"
+  python3 - "$TMP/single.json" "$TMP/split.json" <<'PY' || fail "the split ranks' tables differ from one process's"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+def tables(d):
+    out = []
+    for p in d["panels"]:
+        for t in p["tables"]:
+            rows = t.get("rows", [])
+            if t.get("id") == "1.1":  # the workload's name and time
+                rows = [r for r in rows if r["cells"][0] not in ("workload_name", "timestamp")]
+            out.append((t.get("id"), rows))
+    return out
+ta, tb = tables(a), tables(b)
+assert len(ta) == len(tb) and sum(len(r) for _, r in ta) > 500, (len(ta), len(tb))
+for x, y in zip(ta, tb):
+    assert x == y, x[0]
+assert a.get("spread") == b.get("spread")
+assert b["split"] == {"ranks": 4, "sets": 12, "set_rank": [g % 4 for g in range(12)]}, b["split"]
+assert "ranks" not in b
+print("split over 4 ranks: %d tables equal to one process's" % len(ta))
+PY
+  run analyze -w "$TMP/split" --no-pager
+  expect_out "rank 1: sets 1, 5, 9"
+  run analyze -w "$TMP/split" --rank 1
+  expect_status 1
+  expect_err "combined into one view"
+  # 8 ranks, 12 sets: ceil(12 / 8) = 2 application runs; with instance
+  # cycling, one.
+  $MPIRUN -np 8 "$LUMEN" profile --split ranks -n e -w "$TMP/eight" -- "$APP" -g 2 "$kernel" >"$TMP/out" 2>"$TMP/err" ||
+    fail "8 ranks: $(cat "$TMP/err")"
+  runs=0
+  for r in 0 1 2 3 4 5 6 7; do
+    n=$(q "eight/rank.$r" "SELECT COUNT(*) FROM profile_run WHERE status = 'ok'")
+    [ "$n" -gt "$runs" ] && runs=$n
+  done
+  echo "8 ranks x $sets sets (--split ranks, application replay): $runs application runs"
+  same "$runs" 2 "application runs of 8 ranks"
+  run analyze -w "$TMP/eight" --format json
+  expect_status 0
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["split"]["set_rank"] == [g % 8 for g in range(12)], d["split"]' "$TMP/out" ||
+    fail "8 ranks: which rank collected each set"
+  $MPIRUN -np 8 "$LUMEN" profile --split ranks --replay instance -n ei -w "$TMP/eight_i" -- "$APP" -g 2 "$VCOPY:4" \
+    >"$TMP/out" 2>"$TMP/err" || fail "8 ranks, instance cycling: $(cat "$TMP/err")"
+  runs=0
+  for r in 0 1 2 3 4 5 6 7; do
+    n=$(q "eight_i/rank.$r" "SELECT COUNT(*) FROM profile_run WHERE status = 'ok'")
+    [ "$n" -gt "$runs" ] && runs=$n
+  done
+  echo "8 ranks x $sets sets (--split ranks, instance cycling): $runs application run"
+  same "$runs" 1 "application runs of 8 ranks cycling instances"
+  # Ranks with two sets make 2 rows of 4 instances, ranks with one 4: the
+  # rows are not the same dispatches, so they are not combined.
+  run analyze -w "$TMP/eight_i" --format json
+  expect_status 0
+  expect_err "ran different dispatches, so their counter sets are not combined"
+  expect_err "rank 4 has 4 dispatch rows, rank 0 2"
+  # Instance cycling inside 4 ranks: 3 sets each, 2 rows of 3 instances;
+  # combined, each row's 12 executions come from 4 ranks, and the spread of
+  # what every set measured is reported as for one process's cycling.
+  $MPIRUN -np 4 "$LUMEN" profile --split ranks --replay instance -n fi -w "$TMP/four_i" -- "$APP" -g 2 "$VCOPY:6" \
+    >"$TMP/out" 2>"$TMP/err" || fail "4 ranks, instance cycling: $(cat "$TMP/err")"
+  spread_json "$TMP/four_i"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["spread"]; assert s["sets"] == 12 and s["kernels"][0]["rows"] == 2 and s["kernels"][0]["max"] > 0, s' \
+    "$TMP/spread.json" || fail "4 ranks cycling: the spread across ranks"
+  # Ranks that ran other kernels are named, and not combined.
+  export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
+  $MPIRUN -np 1 "$LUMEN" profile --split ranks -n k -w "$TMP/kern" -- "$APP" -g 2 fill:2 : \
+    -np 1 "$LUMEN" profile --split ranks -n k -w "$TMP/kern" -- "$APP" -g 2 add:2 >"$TMP/out" 2>"$TMP/err" ||
+    fail "two kernels: $(cat "$TMP/err")"
+  run analyze -w "$TMP/kern" --format json
+  expect_status 0
+  expect_err "row 0: rank 1 ran add (Grid_Size 1048576"
+  expect_err "rank 0 fill (Grid_Size 1048576"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ranks"]["n_ranks"] == 2 and "split" not in d' "$TMP/out" ||
+    fail "two kernels: each rank's rows"
+  ;;
 mpi_crash)
   mpi_setup
   # A rank that crashes: the others' data is kept and the failure names

@@ -325,8 +325,38 @@ static void test_ranks(void) {
   CHECK_STR(r.launcher, "pmi");
 }
 
+/* --split ranks: every set goes to exactly one rank when there are more
+ * sets than ranks (shares differ by one at most), and every rank gets one
+ * set, every set at least once, when there are as many ranks or more. */
+static void test_split_sets(void) {
+  int out[64];
+  for (int size = 2; size <= 20; size++)
+    for (int n_sets = 1; n_sets <= 40; n_sets++) {
+      int owner[64], most = 0, least = 64;
+      for (int g = 0; g < n_sets; g++) owner[g] = 0;
+      for (int r = 0; r < size; r++) {
+        int n = lm_split_sets(r, size, n_sets, out);
+        CHECK(n >= 1);
+        if (n > most) most = n;
+        if (n < least) least = n;
+        for (int k = 0; k < n; k++) {
+          CHECK(out[k] >= 0 && out[k] < n_sets && (k == 0 || out[k] > out[k - 1]));
+          owner[out[k]]++;
+        }
+      }
+      for (int g = 0; g < n_sets; g++) CHECK(size >= n_sets ? owner[g] >= 1 : owner[g] == 1);
+      /* The runs a full collection takes: ceil(sets / ranks). */
+      CHECK(most == (n_sets + size - 1) / size);
+      CHECK(most - least <= 1);
+    }
+  CHECK(lm_split_sets(1, 8, 12, out) == 2 && out[0] == 1 && out[1] == 9);
+  CHECK(lm_split_sets(5, 8, 12, out) == 1 && out[0] == 5);
+  CHECK(lm_split_sets(13, 16, 12, out) == 1 && out[0] == 1);
+}
+
 int main(void) {
   test_ranks();
+  test_split_sets();
   test_config_round_trip();
   test_app_replay_and_filters();
   test_instance_cycling();
