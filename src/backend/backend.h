@@ -67,6 +67,9 @@ const char *lm_telemetry_name(const lm_telemetry *t);
 /* lm_telemetry_use: GPU gpu runs dispatches: the SMI samplers read only
  * the GPUs in use (a thread-safe mark; gpu 0..63). */
 void lm_telemetry_use(lm_telemetry *t, int gpu);
+/* lm_telemetry_leave: GPUs (bit per GPU id 0..63) whose clocks another
+ * process samples: this sampler takes no readings of them. */
+void lm_telemetry_leave(lm_telemetry *t, uint64_t gpus);
 /* lm_telemetry_sample: take the readings available now. */
 void lm_telemetry_sample(lm_telemetry *t, lm_telemetry_emit emit);
 void lm_telemetry_close(lm_telemetry *t);

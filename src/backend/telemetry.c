@@ -54,6 +54,7 @@ struct lm_telemetry {
   rsmi_status_t (*rsmi_dev_gpu_clk_freq_get)(uint32_t, int, void *);
   int rsmi_deep_sleep_field; /* the buffer starts with has_deep_sleep */
   uint64_t used;             /* GPUs that ran dispatches (bit per GPU) */
+  uint64_t left;             /* GPUs another process samples (bit per GPU) */
   /* NVML */
   int (*nvml_shutdown)(void);
   int (*nvml_clock)(nvmlDevice_t, int, unsigned int *);
@@ -217,6 +218,12 @@ void lm_telemetry_use(lm_telemetry *t, int gpu) {
   if (t && gpu >= 0 && gpu < 64) __atomic_fetch_or(&t->used, 1ULL << gpu, __ATOMIC_RELAXED);
 }
 
+void lm_telemetry_leave(lm_telemetry *t, uint64_t gpus) {
+  if (t) t->left = gpus;
+}
+
+static int left_to_others(const lm_telemetry *t, int gpu) { return gpu >= 0 && gpu < 64 && (t->left >> gpu & 1); }
+
 void lm_telemetry_sample(lm_telemetry *t, lm_telemetry_emit emit) {
   if (!t) return;
   switch (t->kind) {
@@ -227,7 +234,7 @@ void lm_telemetry_sample(lm_telemetry *t, lm_telemetry_emit emit) {
     size_t n;
     while ((n = t->sim_samples(t->next_sample, gpu, t_ns, sclk, mclk, 256)) > 0) {
       for (size_t i = 0; i < n; i++)
-        emit("C\t%d\t%llu\t%.3f\t%.3f\n", gpu[i], t_ns[i], sclk[i], mclk[i]);
+        if (!left_to_others(t, gpu[i])) emit("C\t%d\t%llu\t%.3f\t%.3f\n", gpu[i], t_ns[i], sclk[i], mclk[i]);
       t->next_sample += n;
     }
     return;
@@ -236,7 +243,7 @@ void lm_telemetry_sample(lm_telemetry *t, lm_telemetry_emit emit) {
     /* Only the GPUs that run dispatches (device index = GPU id). */
     uint64_t used = __atomic_load_n(&t->used, __ATOMIC_RELAXED);
     for (uint32_t g = 0; g < t->n_gpus && g < 64 && t->rsmi_dev_gpu_clk_freq_get; g++) {
-      if (!(used & (1ULL << g))) continue;
+      if (!(used & (1ULL << g)) || left_to_others(t, (int)g)) continue;
       double sys_mhz = rsmi_clock(t, g, RSMI_CLK_TYPE_SYS), mem_mhz = rsmi_clock(t, g, RSMI_CLK_TYPE_MEM);
       if (!(sys_mhz > 0) || !(mem_mhz > 0)) continue;
       emit("C\t%u\t%llu\t%.3f\t%.3f\n", g, lm_clock_ns(), sys_mhz, mem_mhz);
@@ -246,6 +253,7 @@ void lm_telemetry_sample(lm_telemetry *t, lm_telemetry_emit emit) {
   case SAMPLER_NVML:
     for (uint32_t g = 0; g < t->n_gpus && t->nvml_clock; g++) {
       unsigned int sm = 0, mem = 0;
+      if (left_to_others(t, (int)g)) continue;
       if (t->nvml_clock(t->devices[g], NVML_CLOCK_SM, &sm) != 0 ||
           t->nvml_clock(t->devices[g], NVML_CLOCK_MEM, &mem) != 0)
         continue;

@@ -183,6 +183,7 @@ const char *lm_policy_region_name(lm_policy *p, int id);
  * it does not say). */
 typedef struct lm_rank_info {
   int rank, size, local_rank;
+  int local_size;    /* ranks on this node (Open MPI, MVAPICH2, MPICH), or -1 */
   char launcher[16]; /* "openmpi", "mvapich2", "pmix", "pals", "pmi", "slurm" */
 } lm_rank_info;
 
@@ -195,6 +196,20 @@ typedef const char *(*lm_env_lookup)(const char *name, void *user);
 int lm_rank_detect(lm_env_lookup get, void *user, lm_rank_info *out);
 /* lm_rank_detect_env: lm_rank_detect over the process's environment. */
 int lm_rank_detect_env(lm_rank_info *out);
+
+/* lm_rank_samples_gpu: whether this process samples the clocks of its GPU
+ * `gpu` (a device index as the process sees it). Where several ranks of a
+ * node may share GPUs, one process per GPU samples, chosen without asking
+ * the others: the GPU's node-wide id (through ROCR_VISIBLE_DEVICES,
+ * HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES when set) modulo the node's
+ * rank count is its sampler's local rank. 1 (sample) when the rank, its
+ * node's rank count or the GPU's node-wide id is unknown. */
+int lm_rank_samples_gpu(const lm_rank_info *r, int gpu, lm_env_lookup get, void *user);
+/* lm_rank_gpu_sampler: the local rank that samples GPU gpu by that rule,
+ * or -1 where every process samples. */
+int lm_rank_gpu_sampler(const lm_rank_info *r, int gpu, lm_env_lookup get, void *user);
+/* The process's environment, as an lm_env_lookup. */
+const char *lm_env_get(const char *name, void *user);
 
 /* ---------------------------------------------------------- orchestration */
 

@@ -441,7 +441,22 @@ void lm_tool_telemetry(lm_telemetry *t, const char *why) {
     return;
   }
   clean(lm_telemetry_name(t), note, sizeof note);
-  emit("T\t%s\tsampled every millisecond from a background thread\n", note);
+  /* Ranks of one node that share GPUs: one process samples each GPU (its
+   * node-wide id modulo the node's rank count is its local rank), the
+   * others take no readings of it; nobody waits for anybody. */
+  lm_rank_info r;
+  uint64_t left = 0;
+  if (lm_rank_detect_env(&r))
+    for (int g = 0; g < 64; g++)
+      if (!lm_rank_samples_gpu(&r, g, lm_env_get, NULL)) left |= 1ULL << g;
+  lm_telemetry_leave(t, left);
+  if (left)
+    emit("T\t%s\tsampled every millisecond from a background thread; of the GPUs the node's %d ranks may share, "
+         "local rank %d samples those whose node-wide id modulo %d is %d, and the others' clocks come from the "
+         "rank that samples them (one workload) or are estimated (a rank's own part)\n",
+         note, r.local_size, r.local_rank, r.local_size, r.local_rank);
+  else
+    emit("T\t%s\tsampled every millisecond from a background thread\n", note);
   T.telemetry = t;
   if (pthread_create(&T.sampler, NULL, sampler_main, NULL) == 0) T.sampler_running = 1;
 }

@@ -641,6 +641,35 @@ PY
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ranks"]["n_ranks"] == 2 and "split" not in d' "$TMP/out" ||
     fail "two kernels: each rank's rows"
   ;;
+mpi_clocks)
+  mpi_setup
+  # Three ranks on one GPU: only local rank 0 samples its clocks (GPU 0
+  # modulo 3 ranks); the others take no readings, say so, and estimate.
+  $MPIRUN -np 3 "$LUMEN" profile -n c -w "$TMP/shared" --replay instance -- "$APP" -g 0 "$VCOPY:$sets" \
+    >"$TMP/out" 2>"$TMP/err" || fail "mpirun: $(cat "$TMP/err")"
+  same "$(q shared/rank.0 "SELECT COUNT(*) > 0 FROM clock_sample WHERE gpu_id = 0")" 1 "rank 0 samples GPU 0"
+  same "$(q shared/rank.0 "SELECT source FROM dispatch_clock")" "simulated device" "rank 0's clock"
+  for r in 1 2; do
+    same "$(q "shared/rank.$r" "SELECT COUNT(*) FROM clock_sample")" 0 "rank $r's clock samples of the shared GPU"
+    same "$(q "shared/rank.$r" "SELECT source FROM dispatch_clock")" estimate "rank $r's clock"
+    q "shared/rank.$r" "SELECT note FROM profile_telemetry" | grep -q "local rank $r samples those whose node-wide id modulo 3 is $r" ||
+      fail "rank $r does not say who samples: $(q "shared/rank.$r" "SELECT note FROM profile_telemetry")"
+  done
+  # One GPU per rank: every rank samples its own.
+  $MPIRUN -np 3 "$LUMEN" profile -n l -w "$TMP/own" --replay instance -- "$APP" -g local "$VCOPY:$sets" \
+    >"$TMP/out" 2>"$TMP/err" || fail "mpirun: $(cat "$TMP/err")"
+  for r in 0 1 2; do
+    same "$(q "own/rank.$r" "SELECT COUNT(*) > 0 FROM clock_sample WHERE gpu_id = $r")" 1 "rank $r samples its GPU $r"
+    same "$(q "own/rank.$r" "SELECT source FROM dispatch_clock")" "simulated device" "rank $r's clock"
+  done
+  # A GPU id the process sees through ROCR_VISIBLE_DEVICES is its node-wide
+  # id there: rank 1 sees GPU 2 as its device 0 and samples it (2 mod 3 is
+  # not 1, so rank 2 would; rank 1 leaves it).
+  $MPIRUN -np 3 -x ROCR_VISIBLE_DEVICES=2 "$LUMEN" profile -n v -w "$TMP/vis" --replay instance -- "$APP" -g 0 \
+    "$VCOPY:$sets" >"$TMP/out" 2>"$TMP/err" || fail "mpirun: $(cat "$TMP/err")"
+  same "$(q vis/rank.2 "SELECT COUNT(*) > 0 FROM clock_sample")" 1 "rank 2 samples node GPU 2"
+  same "$(q vis/rank.0 "SELECT COUNT(*) FROM clock_sample")" 0 "rank 0 leaves node GPU 2"
+  ;;
 mpi_crash)
   mpi_setup
   # A rank that crashes: the others' data is kept and the failure names

@@ -354,8 +354,34 @@ static void test_split_sets(void) {
   CHECK(lm_split_sets(13, 16, 12, out) == 1 && out[0] == 1);
 }
 
+/* One clock sampler per GPU on a node: GPU id modulo the node's ranks. */
+static void test_gpu_sampler(void) {
+  lm_rank_info r;
+  const char *four[] = {"OMPI_COMM_WORLD_RANK=5", "OMPI_COMM_WORLD_SIZE=8", "OMPI_COMM_WORLD_LOCAL_RANK=1",
+                        "OMPI_COMM_WORLD_LOCAL_SIZE=4", NULL};
+  CHECK(lm_rank_detect(fake_env, four, &r) == 1 && r.local_size == 4);
+  CHECK(lm_rank_gpu_sampler(&r, 0, fake_env, four) == 0 && !lm_rank_samples_gpu(&r, 0, fake_env, four));
+  CHECK(lm_rank_samples_gpu(&r, 1, fake_env, four) && lm_rank_samples_gpu(&r, 5, fake_env, four));
+  CHECK(!lm_rank_samples_gpu(&r, 6, fake_env, four));
+  /* Device 0 of a process that sees node GPUs 3 and 5. */
+  const char *vis[] = {"OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_LOCAL_RANK=1", "OMPI_COMM_WORLD_LOCAL_SIZE=2",
+                       "ROCR_VISIBLE_DEVICES=3,5", NULL};
+  CHECK(lm_rank_detect(fake_env, vis, &r) == 1);
+  CHECK(lm_rank_gpu_sampler(&r, 0, fake_env, vis) == 1 && lm_rank_samples_gpu(&r, 1, fake_env, vis));
+  CHECK(lm_rank_gpu_sampler(&r, 2, fake_env, vis) == -1); /* not in the list: sample */
+  const char *uuid[] = {"OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_LOCAL_RANK=1", "OMPI_COMM_WORLD_LOCAL_SIZE=2",
+                        "CUDA_VISIBLE_DEVICES=GPU-8a3c", NULL};
+  CHECK(lm_rank_detect(fake_env, uuid, &r) == 1 && lm_rank_samples_gpu(&r, 0, fake_env, uuid));
+  /* Unknown node size, or one rank per node: every process samples. */
+  const char *alone[] = {"PMI_RANK=3", "PMI_SIZE=4", "MPI_LOCALRANKID=0", "MPI_LOCALNRANKS=1", NULL};
+  CHECK(lm_rank_detect(fake_env, alone, &r) == 1 && r.local_size == 1 && lm_rank_samples_gpu(&r, 2, fake_env, alone));
+  const char *slurm[] = {"SLURM_PROCID=2", "SLURM_LOCALID=1", NULL};
+  CHECK(lm_rank_detect(fake_env, slurm, &r) == 1 && r.local_size == -1 && lm_rank_samples_gpu(&r, 0, fake_env, slurm));
+}
+
 int main(void) {
   test_ranks();
+  test_gpu_sampler();
   test_split_sets();
   test_config_round_trip();
   test_app_replay_and_filters();
