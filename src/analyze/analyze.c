@@ -648,11 +648,24 @@ static lm_status select_rows(ctx *c, size_t **top_rows, size_t *n_top, size_t **
   }
   if (any_include)
     for (size_t s = 0; s < pmc->n_strings; s++) kernel_ok[s] = kernel_ok[s] == 3;
-  /* Instance numbers: per kernel, in dispatch order over the whole run. */
+  /* Instance numbers: per kernel, in dispatch order over the whole run;
+   * in a workload of MPI ranks, per rank and kernel (each rank's process
+   * counts its own), as in each rank's part alone. */
+  int32_t max_rank = -1;
+  for (size_t r = 0; c->w->row_rank && r < n; r++)
+    if (c->w->row_rank[r] > max_rank) max_rank = c->w->row_rank[r];
+  size_t *per_rank = NULL;
+  if (max_rank >= 0 && max_rank < 65536) {
+    per_rank = lm_calloc(((size_t)max_rank + 1) * (pmc->n_strings ? pmc->n_strings : 1), sizeof *per_rank);
+    if (!per_rank) goto nomem;
+  }
   for (size_t r = 0; r < n; r++) {
     int32_t k = kernel_id(c, r);
-    instance[r] = k >= 0 ? (int32_t)seen_count[k]++ : -1;
+    int32_t rank = per_rank ? c->w->row_rank[r] : -1;
+    size_t *count = k < 0 ? NULL : rank >= 0 ? &per_rank[(size_t)rank * pmc->n_strings + (size_t)k] : &seen_count[k];
+    instance[r] = count ? (int32_t)(*count)++ : -1;
   }
+  lm_free(per_rank);
   /* --kernel-index picks rows of the top-kernels table: built by caller
    * into *chosen beforehand. Apply every filter. */
   size_t nm = 0;

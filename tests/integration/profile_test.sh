@@ -483,6 +483,12 @@ mpi_inside)
   same_panels "$TMP/r1.json" "$TMP/out" "--rank 1 and rank.1 alone"
   run analyze -w "$TMP/m" --rank 1 --no-pager
   grep -q '^Ranks:' "$TMP/out" && fail "a rank table for one rank"
+  # Instances are counted per rank, as each rank's part counts them.
+  run analyze -w "$TMP/m" --rank 2 --instance 1: --format json
+  expect_status 0
+  cp "$TMP/out" "$TMP/r2.json"
+  run analyze -w "$TMP/m/rank.2" --instance 1: --format json
+  same_panels "$TMP/r2.json" "$TMP/out" "--rank 2 --instance 1: and rank.2 alone"
   run analyze -w "$TMP/m" --rank 1:3 --format json
   expect_status 0
   rank_table_check "$TMP/out" m 1 2
