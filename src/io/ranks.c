@@ -696,7 +696,11 @@ static lm_status split_combine(const merge *counts, part *parts, size_t n_parts,
     if (strcmp(s->name, "pmc_perf") == 0) w->pmc = s->table;
     else w->levels[w->n_levels++] = s->table;
   }
-  if (exec_finish(&m, w, &e) != LM_OK) goto nomem;
+  if (exec_finish(&m, w, &e) != LM_OK) {
+    w->pmc = NULL; /* the tables are freed with the sources */
+    w->n_levels = 0;
+    goto nomem;
+  }
   for (size_t i = 0; i < m.n_sources; i++) m.sources[i].table = NULL;
   /* Sets no rank collected (fewer ranks ran than the job had). */
   lm_buf missing = {0};

@@ -496,6 +496,18 @@ mpi_inside)
   expect_status 1
   expect_err "--rank: no dispatch of the rank(s) asked for (ranks in the data: 0:4)"
   one_line_err
+  # A part that is not a workload: one line naming it, not a crash.
+  cp -r "$TMP/m" "$TMP/m_bad"
+  mkdir "$TMP/m_bad/rank.9"
+  run analyze -w "$TMP/m_bad"
+  expect_status 1
+  expect_err "m_bad/rank.9: cannot find pmc_perf.csv"
+  one_line_err
+  printf 'not a database' >"$TMP/m_bad/rank.9/lumen.db"
+  run analyze -w "$TMP/m_bad"
+  expect_status 1
+  expect_err "m_bad/rank.9/lumen.db"
+  one_line_err
   # Application replay inside two ranks: every rank runs its own passes.
   # (Both on GPU 2, the recording's: the tables are the recording's.)
   $MPIRUN -np 2 "$LUMEN" profile -n a -w "$TMP/a" -- "$APP" -g 2 "$VCOPY:3:1048576:256" >"$TMP/out" 2>"$TMP/err" ||
