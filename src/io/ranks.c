@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "io/io.h"
 
@@ -26,6 +28,9 @@ typedef struct part {
   int rank;
   size_t n_rows;
   int split; /* a rank's part of a --split ranks profile */
+  size_t at; /* its first row in the merged tables */
+  const char **region_names; /* its regions (numbered as in the part) */
+  size_t n_regions;
 } part;
 
 static int cmp_parts(const void *x, const void *y) {
@@ -108,16 +113,24 @@ typedef struct source {
   size_t *filled; /* per column: rows written so far (blank up to there) */
   int32_t *best;  /* combined --split ranks parts: per column, the plan's set
                      its values came from (the lowest that has it; -1 none) */
+  uint8_t **written; /* parts read side by side: per column, per part, 1 once
+                     that part's rows are in (the others are blanked last) */
+  size_t *first_part, *first_pos; /* per column: the lowest part that has it
+                     and its place there (the merged order of columns) */
 } source;
 
 typedef struct merge {
   const char *dir;
+  size_t n_parts;    /* parts read side by side: how many (written flags) */
   lm_arena *arena;   /* the merged workload's */
   lm_map *names;     /* "source\037column" seen in pass 1 */
   source *sources;
   size_t n_sources, cap_sources;
   lm_map *strings;   /* hosts and clock sources, interned in arena */
   lm_diag *diag;
+  int exec_state;    /* merged executions: 0 none yet, 1 made, 2 dropped */
+  size_t without_exec; /* parts read without executions */
+  size_t cap_prov;   /* room in the merged provenance arrays */
 } merge;
 
 static source *find_source(merge *m, const char *name, int add) {
@@ -225,7 +238,7 @@ static void blank(lm_column *c, size_t from, size_t to) {
  * set, so that every value comes from the first set that has it, as in a
  * profile that collected every set. */
 static lm_status append(merge *m, source *s, const lm_table *src, size_t at, size_t total, const char *part_dir,
-                        const int32_t *col_set) {
+                        const int32_t *col_set, size_t part_index) {
   if (!s->table) {
     /* Kernel_Name and the measured clocks are not column_data rows. */
     size_t width = s->n_names + (strcmp(s->name, "pmc_perf") == 0 ? 24 : 1);
@@ -233,7 +246,10 @@ static lm_status append(merge *m, source *s, const lm_table *src, size_t at, siz
     s->table = lm_table_create(m->dir, s->name, total, width);
     s->filled = lm_arena_alloc(m->arena, width * sizeof *s->filled);
     s->best = lm_arena_alloc(m->arena, width * sizeof *s->best);
-    if (!s->table || !s->filled || !s->best)
+    s->written = lm_arena_alloc(m->arena, width * sizeof *s->written);
+    s->first_part = lm_arena_alloc(m->arena, width * sizeof *s->first_part);
+    s->first_pos = lm_arena_alloc(m->arena, width * sizeof *s->first_pos);
+    if (!s->table || !s->filled || !s->best || !s->written || !s->first_part || !s->first_pos)
       return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
   }
   lm_table *t = s->table;
@@ -254,16 +270,27 @@ static lm_status append(merge *m, source *s, const lm_table *src, size_t at, siz
       k = (long)t->n_cols - 1;
       s->filled[k] = 0;
       s->best[k] = -1;
+      s->first_part[k] = part_index;
+      s->first_pos[k] = c;
+      if (!col_set && !(s->written[k] = lm_arena_alloc(m->arena, m->n_parts + 1))) {
+        st = lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+        break;
+      }
     }
     lm_column *dc = &t->cols[k];
     if (col_set) {
       if (s->filled[k] && (col_set[c] < 0 || (s->best[k] >= 0 && s->best[k] <= col_set[c]))) continue;
       s->filled[k] = 0;
       s->best[k] = col_set[c];
-    } else if (s->filled[k] > at) {
-      continue; /* a name twice in one part: the first */
+      blank(dc, s->filled[k], at);
+    } else {
+      if (s->written[k][part_index]) continue; /* a name twice in one part: the first */
+      s->written[k][part_index] = 1;
+      if (part_index < s->first_part[k]) {
+        s->first_part[k] = part_index;
+        s->first_pos[k] = c;
+      }
     }
-    blank(dc, s->filled[k], at);
     memcpy(dc->values + at, sc->values, src->n_rows * sizeof(double));
     if (dc->text_ids)
       for (size_t r = 0; r < src->n_rows; r++) {
@@ -284,14 +311,66 @@ static lm_status append(merge *m, source *s, const lm_table *src, size_t at, siz
   return st;
 }
 
-/* The executions of part pw appended at row `at` of the merged x (made on
- * the first part that has them). Parts whose sets differ drop them all. */
-static void append_exec(merge *m, lm_workload *w, const lm_workload *pw, size_t at, size_t total, int first) {
+/* Drop the merged executions: not every part has them alike. */
+static void drop_exec(merge *m, lm_workload *w) {
+  if (m->exec_state != 2)
+    lm_log(LM_LOG_INFO, "%s: its ranks' parts were not all collected with the same counter sets; the spread of "
+                        "their executions is not shown", m->dir);
+  w->exec = NULL;
+  m->exec_state = 2;
+}
+
+/* The provenance column (source, column) of x, added (every row -1) when new. */
+static int16_t *prov_column(merge *m, lm_executions *x, const char *src, const char *col, size_t total) {
+  for (size_t j = 0; j < x->n_prov; j++)
+    if (strcmp(x->prov_source[j], src) == 0 && strcmp(x->prov_column[j], col) == 0) return x->prov_sets[j];
+  if (x->n_prov == m->cap_prov) {
+    size_t cap = m->cap_prov ? 2 * m->cap_prov : 256;
+    const char **ps = lm_arena_alloc(m->arena, cap * sizeof *ps), **pc = lm_arena_alloc(m->arena, cap * sizeof *pc);
+    int16_t **sets = lm_arena_alloc(m->arena, cap * sizeof *sets);
+    if (!ps || !pc || !sets) return NULL;
+    if (x->n_prov) {
+      memcpy(ps, x->prov_source, x->n_prov * sizeof *ps);
+      memcpy(pc, x->prov_column, x->n_prov * sizeof *pc);
+      memcpy(sets, x->prov_sets, x->n_prov * sizeof *sets);
+    }
+    x->prov_source = ps;
+    x->prov_column = pc;
+    x->prov_sets = sets;
+    m->cap_prov = cap;
+  }
+  int16_t *v = lm_arena_alloc(m->arena, (total + 1) * sizeof *v);
+  const char *s1 = intern_string(m, src), *c1 = intern_string(m, col);
+  if (!v || !s1 || !c1) return NULL;
+  memset(v, 0xff, total * sizeof *v);
+  x->prov_source[x->n_prov] = s1;
+  x->prov_column[x->n_prov] = c1;
+  x->prov_sets[x->n_prov++] = v;
+  return v;
+}
+
+/* The executions of part pw appended at row `at` of the merged ones (made
+ * on the first part that has them). When a part has none, or other sets,
+ * there are none: the result does not depend on the order parts are read. */
+static void append_exec(merge *m, lm_workload *w, const lm_workload *pw, size_t at, size_t total) {
   const lm_executions *px = pw->exec;
+  if (m->exec_state == 2) return;
+  if (!px) {
+    m->without_exec++;
+    if (m->exec_state == 1) drop_exec(m, w);
+    return;
+  }
+  if (m->without_exec) {
+    drop_exec(m, w);
+    return;
+  }
   lm_executions *x = w->exec;
-  if (first && px) {
+  if (m->exec_state == 0) {
     x = lm_arena_alloc(m->arena, sizeof *x);
-    if (!x) return;
+    if (!x) {
+      drop_exec(m, w);
+      return;
+    }
     x->n_rows = total;
     x->n_sets = px->n_sets;
     x->n_shared = px->n_shared;
@@ -299,46 +378,39 @@ static void append_exec(merge *m, lm_workload *w, const lm_workload *pw, size_t 
     size_t cells = total * (size_t)px->n_sets;
     x->values = lm_arena_alloc(m->arena, (cells * (size_t)px->n_shared + 1) * sizeof *x->values);
     x->runs = lm_arena_alloc(m->arena, (cells + 1) * sizeof *x->runs);
-    x->prov_source = lm_arena_alloc(m->arena, (px->n_prov + 1) * sizeof *x->prov_source);
-    x->prov_column = lm_arena_alloc(m->arena, (px->n_prov + 1) * sizeof *x->prov_column);
-    x->prov_sets = lm_arena_alloc(m->arena, (px->n_prov + 1) * sizeof *x->prov_sets);
-    if (!x->shared || !x->values || !x->runs || !x->prov_source || !x->prov_column || !x->prov_sets) return;
+    if (!x->shared || !x->values || !x->runs) {
+      drop_exec(m, w);
+      return;
+    }
     for (int32_t q = 0; q < px->n_shared; q++) x->shared[q] = intern_string(m, px->shared[q]);
     for (size_t i = 0; i < cells * (size_t)px->n_shared; i++) x->values[i] = LM_NAN;
     for (size_t i = 0; i < cells; i++) x->runs[i] = -1;
-    for (size_t i = 0; i < px->n_prov; i++) {
-      x->prov_source[i] = intern_string(m, px->prov_source[i]);
-      x->prov_column[i] = intern_string(m, px->prov_column[i]);
-      x->prov_sets[i] = lm_arena_alloc(m->arena, (total + 1) * sizeof(int16_t));
-      if (!x->prov_sets[i]) return;
-      memset(x->prov_sets[i], 0xff, total * sizeof(int16_t));
-    }
-    x->n_prov = px->n_prov;
     w->exec = x;
+    m->exec_state = 1;
   }
-  if (!x) return;
-  int same = px && px->n_sets == x->n_sets && px->n_shared == x->n_shared;
+  int same = px->n_sets == x->n_sets && px->n_shared == x->n_shared;
   for (int32_t q = 0; same && q < x->n_shared; q++) same = strcmp(px->shared[q], x->shared[q]) == 0;
   if (!same) {
-    lm_log(LM_LOG_INFO, "%s: its ranks' parts were collected with different counter sets; the spread of their "
-                        "executions is not shown", m->dir);
-    w->exec = NULL;
-    return;
-  }
+      drop_exec(m, w);
+      return;
+    }
   size_t cells = pw->pmc->n_rows * (size_t)x->n_sets;
   memcpy(x->values + at * (size_t)x->n_sets * (size_t)x->n_shared, px->values,
          cells * (size_t)x->n_shared * sizeof *x->values);
   memcpy(x->runs + at * (size_t)x->n_sets, px->runs, cells * sizeof *x->runs);
-  for (size_t i = 0; i < px->n_prov; i++)
-    for (size_t j = 0; j < x->n_prov; j++)
-      if (strcmp(px->prov_source[i], x->prov_source[j]) == 0 && strcmp(px->prov_column[i], x->prov_column[j]) == 0) {
-        memcpy(x->prov_sets[j] + at, px->prov_sets[i], pw->pmc->n_rows * sizeof(int16_t));
-        break;
-      }
+  for (size_t i = 0; i < px->n_prov; i++) {
+    int16_t *v = prov_column(m, x, px->prov_source[i], px->prov_column[i], total);
+    if (!v) {
+      drop_exec(m, w);
+      return;
+    }
+    memcpy(v + at, px->prov_sets[i], pw->pmc->n_rows * sizeof(int16_t));
+  }
 }
 
 /* Per-row facts of part pw at row `at`: rank, host, regions, clocks. */
-static lm_status append_rows(merge *m, lm_workload *w, const lm_workload *pw, int rank, size_t at, size_t total) {
+static lm_status append_rows(merge *m, lm_workload *w, const lm_workload *pw, part *pt, size_t at, size_t total) {
+  int rank = pt->rank;
   size_t n = pw->pmc->n_rows;
   for (size_t r = 0; r < n; r++) {
     w->row_rank[at + r] = pw->row_rank && pw->row_rank[r] >= 0 ? pw->row_rank[r] : rank;
@@ -352,24 +424,46 @@ static lm_status append_rows(merge *m, lm_workload *w, const lm_workload *pw, in
     for (size_t r = 0; r < n; r++) w->row_clock_source[at + r] = intern_string(m, pw->row_clock_source[r]);
   }
   if (pw->n_regions && pw->row_regions) {
+    /* The part's own region numbers for now: renumbered in part order at
+     * the end (finish_regions), whatever order the parts were read in. */
     if (!w->row_regions) {
       w->row_regions = lm_arena_alloc(m->arena, (total + 1) * sizeof *w->row_regions);
-      w->region_names = lm_arena_alloc(m->arena, 64 * sizeof *w->region_names);
-      if (!w->row_regions || !w->region_names)
-        return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+      if (!w->row_regions) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
     }
-    int map[64];
-    for (size_t i = 0; i < pw->n_regions && i < 64; i++) {
-      size_t k = 0;
-      while (k < w->n_regions && strcmp(w->region_names[k], pw->region_names[i]) != 0) k++;
-      if (k == w->n_regions && k < 64) w->region_names[w->n_regions++] = intern_string(m, pw->region_names[i]);
-      map[i] = k < 64 ? (int)k : -1;
-    }
-    for (size_t r = 0; r < n; r++)
-      for (size_t i = 0; i < pw->n_regions && i < 64; i++)
-        if ((pw->row_regions[r] >> i & 1) && map[i] >= 0) w->row_regions[at + r] |= 1ULL << map[i];
+    size_t nr = pw->n_regions < 64 ? pw->n_regions : 64;
+    pt->region_names = lm_arena_alloc(m->arena, (nr + 1) * sizeof *pt->region_names);
+    if (!pt->region_names) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+    for (size_t i = 0; i < nr; i++) pt->region_names[i] = intern_string(m, pw->region_names[i]);
+    pt->n_regions = nr;
+    memcpy(w->row_regions + at, pw->row_regions, n * sizeof *w->row_regions);
   }
   return LM_OK;
+}
+
+/* The regions of every part under one numbering, in part order. */
+static void finish_regions(merge *m, lm_workload *w, const part *parts, size_t n_parts) {
+  if (!w->row_regions) return;
+  w->region_names = lm_arena_alloc(m->arena, 64 * sizeof *w->region_names);
+  if (!w->region_names) {
+    w->row_regions = NULL;
+    return;
+  }
+  size_t at = 0;
+  for (size_t p = 0; p < n_parts; at += parts[p].n_rows, p++) {
+    int map[64];
+    for (size_t i = 0; i < parts[p].n_regions; i++) {
+      size_t k = 0;
+      while (k < w->n_regions && strcmp(w->region_names[k], parts[p].region_names[i]) != 0) k++;
+      if (k == w->n_regions && k < 64) w->region_names[w->n_regions++] = parts[p].region_names[i];
+      map[i] = k < 64 ? (int)k : -1;
+    }
+    for (size_t r = at; r < at + parts[p].n_rows; r++) {
+      uint64_t local = w->row_regions[r], bits = 0;
+      for (size_t i = 0; i < parts[p].n_regions; i++)
+        if ((local >> i & 1) && map[i] >= 0) bits |= 1ULL << map[i];
+      w->row_regions[r] = bits;
+    }
+  }
 }
 
 /* Part i's system information moves to w (part 0's is w's own, with its
@@ -643,7 +737,8 @@ static lm_status split_combine(const merge *counts, part *parts, size_t n_parts,
       if (w->set_rank[pw->split_set[k]] < 0) w->set_rank[pw->split_set[k]] = p->rank;
     /* Counter columns by their sets; the rest from the lowest rank. */
     if (!(col_set = column_sets(pw, pw->pmc, "pmc_perf", -1))) goto nomem;
-    if ((st = append(&m, find_source(&m, "pmc_perf", 1), pw->pmc, 0, n_rows, p->dir, col_set)) != LM_OK) goto fail;
+    if ((st = append(&m, find_source(&m, "pmc_perf", 1), pw->pmc, 0, n_rows, p->dir, col_set, i)) != LM_OK)
+      goto fail;
     lm_free(col_set);
     col_set = NULL;
     for (size_t k = 0; k < pw->n_levels; k++) {
@@ -655,7 +750,7 @@ static lm_status split_combine(const merge *counts, part *parts, size_t n_parts,
         goto fail;
       }
       if (!(col_set = column_sets(pw, t, t->name, pw->split_set[0]))) goto nomem;
-      if ((st = append(&m, s, t, 0, n_rows, p->dir, col_set)) != LM_OK) goto fail;
+      if ((st = append(&m, s, t, 0, n_rows, p->dir, col_set, i)) != LM_OK) goto fail;
       lm_free(col_set);
       col_set = NULL;
     }
@@ -734,6 +829,184 @@ fail:
   return *differ ? LM_OK : st;
 }
 
+/* ------------------------------------------------- parts side by side */
+
+/* The columns of s->table in the order one part after the other gives:
+ * the first part's, then what each next part adds, in its order. */
+static lm_status canonical_columns(source *s) {
+  lm_table *t = s->table;
+  size_t n = t->n_cols;
+  size_t *idx = lm_malloc((n + 1) * sizeof *idx);
+  lm_column *cols = lm_malloc((n + 1) * sizeof *cols);
+  if (!idx || !cols) {
+    lm_free(idx);
+    lm_free(cols);
+    return LM_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++) idx[i] = i;
+  for (size_t i = 1; i < n; i++) { /* insertion sort: stable, columns are nearly in order */
+    size_t v = idx[i], j = i;
+    while (j > 0 && (s->first_part[idx[j - 1]] > s->first_part[v] ||
+                     (s->first_part[idx[j - 1]] == s->first_part[v] && s->first_pos[idx[j - 1]] > s->first_pos[v]))) {
+      idx[j] = idx[j - 1];
+      j--;
+    }
+    idx[j] = v;
+  }
+  for (size_t i = 0; i < n; i++) cols[i] = t->cols[idx[i]];
+  lm_status st = LM_OK;
+  for (size_t i = 0; i < n; i++) {
+    t->cols[i] = cols[i];
+    if (lm_map_put(t->by_name, t->cols[i].name, (int64_t)i) != LM_OK) st = LM_ENOMEM;
+  }
+  lm_free(idx);
+  lm_free(cols);
+  return st;
+}
+
+/* Text ids in the order of first appearance (column by column, row by
+ * row), whatever order the parts were read in. */
+static lm_status canonical_strings(lm_table *t) {
+  if (t->n_strings < 2) return LM_OK;
+  int32_t *order = lm_malloc(t->n_strings * sizeof *order);
+  const char **sorted = lm_malloc(t->n_strings * sizeof *sorted);
+  if (!order || !sorted) {
+    lm_free(order);
+    lm_free(sorted);
+    return LM_ENOMEM;
+  }
+  for (size_t i = 0; i < t->n_strings; i++) order[i] = -1;
+  int32_t next = 0;
+  for (size_t c = 0; c < t->n_cols; c++)
+    for (size_t r = 0; t->cols[c].text_ids && r < t->n_rows; r++) {
+      int32_t id = t->cols[c].text_ids[r];
+      if (id >= 0 && (size_t)id < t->n_strings && order[id] < 0) order[id] = next++;
+    }
+  for (size_t i = 0; i < t->n_strings; i++)
+    if (order[i] < 0) order[i] = next++;
+  for (size_t c = 0; c < t->n_cols; c++)
+    for (size_t r = 0; t->cols[c].text_ids && r < t->n_rows; r++) {
+      int32_t id = t->cols[c].text_ids[r];
+      if (id >= 0 && (size_t)id < t->n_strings) t->cols[c].text_ids[r] = order[id];
+    }
+  for (size_t i = 0; i < t->n_strings; i++) sorted[order[i]] = t->strings[i];
+  lm_status st = LM_OK;
+  for (size_t i = 0; i < t->n_strings; i++) {
+    t->strings[i] = sorted[i];
+    if (lm_map_put(t->string_index, sorted[i], (int64_t)i) != LM_OK) st = LM_ENOMEM;
+  }
+  lm_free(order);
+  lm_free(sorted);
+  return st;
+}
+
+/* Reading the parts side by side: threads take the next part, load it on
+ * their own, and append it under one lock at the rows pass 1 gave it. */
+typedef struct readers {
+  merge *m;
+  lm_workload *w;
+  part *parts;
+  size_t n_parts, total, next;
+  pthread_mutex_t lock;
+  lm_status st;     /* the error of the lowest part that failed */
+  size_t failed_at;
+  lm_diag diag;
+  char arch[64];    /* the first part read: its architecture and rank */
+  int arch_rank;
+} readers;
+
+/* Part i, loaded as pw, into the merged tables (under the lock). */
+static lm_status add_part(readers *x, size_t i, lm_workload *pw, lm_diag *diag) {
+  merge *m = x->m;
+  part *p = &x->parts[i];
+  lm_status st;
+  if (pw->n_parts) return lm_diag_set(diag, LM_EDATA, p->dir, 0, 0, NULL, "a rank's part holds rank.R parts itself");
+  if (pw->pmc->n_rows != p->n_rows)
+    return lm_diag_set(diag, LM_EDATA, p->dir, 0, 0, NULL,
+                       "holds %zu dispatches, %zu when first read (changed while being read?)", pw->pmc->n_rows,
+                       p->n_rows);
+  if (!x->arch[0]) {
+    snprintf(x->arch, sizeof x->arch, "%s", pw->arch);
+    x->arch_rank = p->rank;
+  } else if (strcmp(pw->arch, x->arch) != 0) {
+    return lm_diag_set(diag, LM_EDATA, pw->sysinfo_table ? pw->sysinfo_table->path : p->dir, 0, 0, "gpu_arch",
+                       "rank %d ran on %s, rank %d on %s: the parts of one workload share an architecture", p->rank,
+                       pw->arch, x->arch_rank, x->arch);
+  }
+  lm_diag *saved = m->diag;
+  m->diag = diag;
+  st = adopt_info(m, x->w, pw, i);
+  if (st == LM_OK) st = append(m, find_source(m, "pmc_perf", 0), pw->pmc, p->at, x->total, p->dir, NULL, i);
+  for (size_t k = 0; st == LM_OK && k < pw->n_levels; k++) {
+    const lm_table *t = pw->levels[k];
+    source *s = find_source(m, t->name, 1);
+    if (t->n_rows != pw->pmc->n_rows)
+      st = lm_diag_set(diag, LM_EDATA, t->path, 0, 0, NULL,
+                       "%zu rows for %zu dispatches: an accumulate table has one row per dispatch", t->n_rows,
+                       pw->pmc->n_rows);
+    else if (!s)
+      st = lm_diag_set(diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+    else
+      st = append(m, s, t, p->at, x->total, p->dir, NULL, i);
+  }
+  if (st == LM_OK) st = append_rows(m, x->w, pw, p, p->at, x->total);
+  if (st == LM_OK) append_exec(m, x->w, pw, p->at, x->total);
+  m->diag = saved;
+  return st;
+}
+
+static void *reader_main(void *arg) {
+  readers *x = arg;
+  for (;;) {
+    pthread_mutex_lock(&x->lock);
+    size_t i = x->next++;
+    int stop = i >= x->n_parts || (x->st != LM_OK && i > x->failed_at);
+    pthread_mutex_unlock(&x->lock);
+    if (stop) break;
+    lm_workload *pw = NULL;
+    lm_diag d;
+    lm_diag_clear(&d);
+    lm_status st = lm_workload_read(x->parts[i].dir, &pw, &d);
+    pthread_mutex_lock(&x->lock);
+    if (st == LM_OK) st = add_part(x, i, pw, &d);
+    if (st != LM_OK && (x->st == LM_OK || i < x->failed_at)) {
+      x->st = st;
+      x->failed_at = i;
+      x->diag = d;
+    }
+    pthread_mutex_unlock(&x->lock);
+    lm_workload_free(pw);
+  }
+  return NULL;
+}
+
+/* Pass 2: every part into the merged tables, with up to one thread per
+ * processor (at most 8): loading a part (its database) is most of the
+ * time, and parts do not depend on each other. */
+static lm_status read_parts(merge *m, lm_workload *w, part *parts, size_t n_parts, size_t total) {
+  readers x;
+  memset(&x, 0, sizeof x);
+  x.m = m;
+  x.w = w;
+  x.parts = parts;
+  x.n_parts = n_parts;
+  x.total = total;
+  if (pthread_mutex_init(&x.lock, NULL) != 0) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "no lock");
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t n_threads = cpus > 1 ? (size_t)cpus : 1;
+  if (n_threads > 8) n_threads = 8;
+  if (n_threads > n_parts) n_threads = n_parts;
+  pthread_t threads[8];
+  size_t started = 0;
+  for (size_t t = 1; t < n_threads; t++)
+    if (pthread_create(&threads[started], NULL, reader_main, &x) == 0) started++;
+  reader_main(&x);
+  for (size_t t = 0; t < started; t++) pthread_join(threads[t], NULL);
+  pthread_mutex_destroy(&x.lock);
+  if (x.st != LM_OK && m->diag) *m->diag = x.diag;
+  return x.st;
+}
+
 lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *diag) {
   *out = NULL;
   lm_arena *arena = lm_arena_new(1 << 14);
@@ -745,7 +1018,6 @@ lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *di
   m.diag = diag;
   m.names = lm_map_new();
   m.strings = lm_map_new();
-  lm_workload *pw = NULL;
   part *parts = NULL;
   size_t n_parts = 0, total = 0;
   lm_status st = LM_OK;
@@ -795,52 +1067,24 @@ lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *di
     goto nomem;
   size_t at = 0;
   for (size_t i = 0; i < n_parts; i++) {
-    part *p = &parts[i];
-    if ((st = lm_workload_read(p->dir, &pw, diag)) != LM_OK) goto fail;
-    if (pw->n_parts) {
-      st = lm_diag_set(diag, LM_EDATA, p->dir, 0, 0, NULL, "a rank's part holds rank.R parts itself");
-      goto fail;
-    }
-    if (pw->pmc->n_rows != p->n_rows) {
-      st = lm_diag_set(diag, LM_EDATA, p->dir, 0, 0, NULL, "holds %zu dispatches, %zu when first read (changed "
-                       "while being read?)", pw->pmc->n_rows, p->n_rows);
-      goto fail;
-    }
-    if (i > 0 && strcmp(pw->arch, w->arch) != 0) {
-      st = lm_diag_set(diag, LM_EDATA, pw->sysinfo_table ? pw->sysinfo_table->path : p->dir, 0, 0, "gpu_arch",
-                       "rank %d ran on %s, rank %d on %s: the parts of one workload share an architecture", p->rank,
-                       pw->arch, parts[0].rank, w->arch);
-      goto fail;
-    }
-    w->part_rank[i] = p->rank;
-    if ((st = adopt_info(&m, w, pw, i)) != LM_OK) goto fail;
-    w->n_parts = i + 1; /* the part tables so far are w's to free */
-    if ((st = append(&m, find_source(&m, "pmc_perf", 0), pw->pmc, at, total, p->dir, NULL)) != LM_OK) goto fail;
-    for (size_t k = 0; k < pw->n_levels; k++) {
-      const lm_table *t = pw->levels[k];
-      if (t->n_rows != pw->pmc->n_rows) {
-        st = lm_diag_set(diag, LM_EDATA, t->path, 0, 0, NULL,
-                         "%zu rows for %zu dispatches: an accumulate table has one row per dispatch", t->n_rows,
-                         pw->pmc->n_rows);
-        goto fail;
-      }
-      source *s = find_source(&m, t->name, 1);
-      if (!s) goto nomem;
-      if ((st = append(&m, s, t, at, total, p->dir, NULL)) != LM_OK) goto fail;
-    }
-    if ((st = append_rows(&m, w, pw, p->rank, at, total)) != LM_OK) goto fail;
-    append_exec(&m, w, pw, at, total, i == 0);
-    at += pw->pmc->n_rows;
-    lm_workload_free(pw);
-    pw = NULL;
+    parts[i].at = at;
+    at += parts[i].n_rows;
+    w->part_rank[i] = parts[i].rank;
   }
+  w->n_parts = n_parts; /* the part tables adopted are w's to free */
+  m.n_parts = n_parts;
+  if ((st = read_parts(&m, w, parts, n_parts, total)) != LM_OK) goto fail;
+  finish_regions(&m, w, parts, n_parts);
   /* Blank what parts lacked, then the tables take their final shape. */
   w->levels = lm_arena_alloc(arena, (m.n_sources + 1) * sizeof *w->levels);
   if (!w->levels) goto nomem;
   for (size_t i = 0; i < m.n_sources; i++) {
     source *s = &m.sources[i];
     if (!s->table) continue;
-    for (size_t c = 0; c < s->table->n_cols; c++) blank(&s->table->cols[c], s->filled[c], total);
+    for (size_t c = 0; c < s->table->n_cols; c++)
+      for (size_t p = 0; p < n_parts; p++)
+        if (!s->written[c][p]) blank(&s->table->cols[c], parts[p].at, parts[p].at + parts[p].n_rows);
+    if (canonical_columns(s) != LM_OK || canonical_strings(s->table) != LM_OK) goto nomem;
     lm_table_finish(s->table);
     for (size_t c = 0; c < s->table->n_cols; c++)
       if (s->table->cols[c].first_text && !s->table->cols[c].text_ids) s->table->cols[c].n_text = 1;
@@ -855,7 +1099,6 @@ lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *di
 nomem:
   st = lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
 fail:
-  lm_workload_free(pw);
   for (size_t i = 0; i < m.n_sources; i++) lm_table_free(m.sources[i].table);
   lm_map_free(m.names);
   lm_map_free(m.strings);
