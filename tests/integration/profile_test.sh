@@ -647,8 +647,10 @@ PY
   spread_json "$TMP/four_i"
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["spread"]; assert s["sets"] == 12 and s["kernels"][0]["rows"] == 2 and s["kernels"][0]["max"] > 0, s' \
     "$TMP/spread.json" || fail "4 ranks cycling: the spread across ranks"
-  # Ranks that ran other kernels are named, and not combined.
-  export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200
+  # Ranks that ran other kernels are named, and not combined (the test
+  # application's short kernel names stand for the recording's kernels by
+  # position).
+  export LUMEN_SIM_RECORDING=$WL/_mix/mix_MI200 LUMEN_SIMSDK_MAP=position
   $MPIRUN -np 1 "$LUMEN" profile --split ranks -n k -w "$TMP/kern" -- "$APP" -g 2 fill:2 : \
     -np 1 "$LUMEN" profile --split ranks -n k -w "$TMP/kern" -- "$APP" -g 2 add:2 >"$TMP/out" 2>"$TMP/err" ||
     fail "two kernels: $(cat "$TMP/err")"
