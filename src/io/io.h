@@ -322,4 +322,54 @@ lm_status lm_db_put_process(sqlite3 *db, int64_t wid, int run, const lm_db_proce
 lm_status lm_db_add_log(sqlite3 *db, int64_t wid, int64_t t_ns, const char *level, const char *message,
                         lm_diag *diag);
 
+/* Transactions of a profile's database. lm_db_begin: BEGIN IMMEDIATE
+ * (the write lock is taken at once, so a second writer fails here, not
+ * halfway through). lm_db_commit: COMMIT; when it fails the transaction
+ * is still open and the caller rolls it back. lm_db_rollback: ROLLBACK,
+ * a no-op without an open transaction (it cannot report anything: it is
+ * what callers do after an error they already report). */
+lm_status lm_db_begin(sqlite3 *db, lm_diag *diag);
+lm_status lm_db_commit(sqlite3 *db, lm_diag *diag);
+void lm_db_rollback(sqlite3 *db);
+
+/* lm_db_path: the file of db's main database (borrowed, valid while db is
+ * open; "" for an in-memory one), for diagnostics and table names. */
+const char *lm_db_path(sqlite3 *db);
+
+/* Editing the stored plan (a backend splitting a set the device refuses):
+ * lm_db_plan_drop: counter leaves set `set`. lm_db_plan_move: it moves to
+ * set new_set, which has no accumulate table. lm_db_plan_copy: a copy of
+ * it (same position, block and reason) goes to new_set, without an
+ * accumulate table. A counter not in the set changes nothing; a move or
+ * copy onto a position new_set already holds gives an error. */
+lm_status lm_db_plan_drop(sqlite3 *db, int64_t wid, int set, const char *counter, lm_diag *diag);
+lm_status lm_db_plan_move(sqlite3 *db, int64_t wid, int set, const char *counter, int new_set, lm_diag *diag);
+lm_status lm_db_plan_copy(sqlite3 *db, int64_t wid, int set, const char *counter, int new_set, lm_diag *diag);
+
+/* lm_db_run_n_selected: how many records of run `run` the filters
+ * selected (0 too when they cannot be read: the caller then lists the
+ * kernels, or says there were none). */
+int lm_db_run_n_selected(sqlite3 *db, int64_t wid, int64_t run);
+/* lm_db_each_run_kernel: fn for every kernel run `run` recorded, in the
+ * order of its first dispatch, with how many dispatches it had (kernel
+ * borrowed for the call); fn returns non-zero to stop. */
+typedef int (*lm_db_kernel_fn)(const char *kernel, int n_dispatches, void *user);
+lm_status lm_db_each_run_kernel(sqlite3 *db, int64_t wid, int64_t run, lm_db_kernel_fn fn, void *user,
+                                lm_diag *diag);
+
+/* lm_db_sysinfo_source: the process whose S lines give the workload's
+ * system information: the first (by run, then pid) of a run that ended
+ * 'ok' with any. *found 0 when there is none; else *run, *pid and its host
+ * (profile_process.host, "" when unknown) into host[0..host_cap). */
+lm_status lm_db_sysinfo_source(sqlite3 *db, int64_t wid, int *found, int *run, int64_t *pid, char *host,
+                               size_t host_cap, lm_diag *diag);
+/* lm_db_sysinfo_count: how many S lines process pid of run `run` wrote. */
+lm_status lm_db_sysinfo_count(sqlite3 *db, int64_t wid, int run, int64_t pid, size_t *n, lm_diag *diag);
+/* lm_db_each_sysinfo: fn for each of those lines in arrival order (key and
+ * value borrowed for the call, NULL where not stored); an error fn returns
+ * stops the walk and is returned. */
+typedef lm_status (*lm_db_sysinfo_fn)(const char *key, const char *value, void *user, lm_diag *diag);
+lm_status lm_db_each_sysinfo(sqlite3 *db, int64_t wid, int run, int64_t pid, lm_db_sysinfo_fn fn, void *user,
+                             lm_diag *diag);
+
 #endif

@@ -12,7 +12,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,34 +214,28 @@ static void copy_opts(const lm_profile_opts *o, lm_stored_opts *s) {
   s->timeout = o->timeout;
 }
 
+/* The kernels a run launched, for the message when none was selected. */
+typedef struct kernels_seen {
+  lm_buf names; /* the first ten, "'k' (n), ..." */
+  size_t n_names;
+} kernels_seen;
+
+static int see_kernel(const char *kernel, int n_dispatches, void *user) {
+  kernels_seen *k = user;
+  if (k->n_names < 10)
+    lm_buf_printf(&k->names, "%s'%s' (%d)", k->n_names ? ", " : "", kernel, n_dispatches);
+  k->n_names++;
+  return 0;
+}
+
 /* After the first run: LM_OK when some dispatch was selected; else an
  * error listing the kernels that ran (or saying none did). */
 static lm_status check_selected(profile_ctx *x, int64_t run_id, lm_diag *diag) {
-  sqlite3_stmt *q = NULL;
-  int selected = 0;
-  lm_buf names = {0};
-  size_t n_names = 0;
-  if (sqlite3_prepare_v2(x->db, "SELECT COUNT(*) FROM profile_record WHERE workload_id = ? AND run_id = ? AND selected >= 0",
-                         -1, &q, NULL) == SQLITE_OK) {
-    sqlite3_bind_int64(q, 1, x->wid);
-    sqlite3_bind_int64(q, 2, run_id);
-    if (sqlite3_step(q) == SQLITE_ROW) selected = sqlite3_column_int(q, 0) > 0;
-  }
-  sqlite3_finalize(q);
-  q = NULL;
-  if (selected) return LM_OK;
-  if (sqlite3_prepare_v2(x->db, "SELECT kernel, COUNT(*) FROM profile_record WHERE workload_id = ? AND run_id = ? "
-                                "GROUP BY kernel ORDER BY MIN(dispatch_id)", -1, &q, NULL) == SQLITE_OK) {
-    sqlite3_bind_int64(q, 1, x->wid);
-    sqlite3_bind_int64(q, 2, run_id);
-    while (sqlite3_step(q) == SQLITE_ROW) {
-      if (n_names < 10)
-        lm_buf_printf(&names, "%s'%s' (%d)", n_names ? ", " : "", (const char *)sqlite3_column_text(q, 0),
-                      sqlite3_column_int(q, 1));
-      n_names++;
-    }
-  }
-  sqlite3_finalize(q);
+  if (lm_db_run_n_selected(x->db, x->wid, run_id) > 0) return LM_OK;
+  kernels_seen seen = {{0}, 0};
+  lm_db_each_run_kernel(x->db, x->wid, run_id, see_kernel, &seen, NULL);
+  lm_buf names = seen.names;
+  size_t n_names = seen.n_names;
   lm_status st = n_names ? lm_diag_set(diag, LM_EINVAL, x->dir, 0, 0, NULL,
                                        "the filters (-k, --instance, -d, -g, -r) selected none of the %zu kernel%s "
                                        "the application launched: %s%s",
@@ -356,7 +349,7 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     if ((st = lm_db_open(db_path, LM_DB_CREATE, &x.db, diag)) != LM_OK) goto done;
     copy_opts(o, &x.opt);
     if (x.opt.replay < 0) x.opt.replay = LM_REPLAY_APP;
-    if ((st = lm_collect_exec_sql(x.db, "BEGIN IMMEDIATE", diag)) != LM_OK) goto done;
+    if ((st = lm_db_begin(x.db, diag)) != LM_OK) goto done;
     lm_sql *sql = lm_sql_wrap_sqlite(x.db);
     snprintf(summary->simulated, sizeof summary->simulated, "%s", col.simulated);
     st = sql ? lm_db_create_workload(sql, o->name, NULL, "lumen", col.origin, col.arch, col.model, 0, 0,
@@ -365,8 +358,8 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     lm_sql_close(sql);
     if (st == LM_OK) st = lm_collect_store_options(x.db, x.wid, o, diag);
     if (st == LM_OK) st = lm_collect_store_plan(x.db, x.wid, plan, diag);
-    if (st == LM_OK) st = lm_collect_exec_sql(x.db, "COMMIT", diag);
-    else lm_collect_exec_sql(x.db, "ROLLBACK", NULL);
+    if (st == LM_OK) st = lm_db_commit(x.db, diag);
+    else lm_db_rollback(x.db);
     if (st != LM_OK) goto done;
     if ((st = lm_collect_load_plan(x.db, x.wid, &x.sets, &x.n_sets, diag)) != LM_OK) goto done;
     lm_rank_info rank;
