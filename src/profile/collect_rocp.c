@@ -10,7 +10,6 @@
  * numbers are replays the SDK says itself: lumen's simulated SDK exports
  * a symbol no real SDK has, naming the recording it replays.
  */
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -26,10 +26,6 @@ void lm_collect_now_text(char *out, size_t cap) {
   strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 }
 
-lm_status lm_collect_exec_sql(sqlite3 *db, const char *sql, lm_diag *diag) { return lm_db_exec(db, sql, diag); }
-
-lm_status lm_collect_sql_error(sqlite3 *db, lm_diag *diag) { return lm_db_error(db, diag); }
-
 /* ------------------------------------------------------------- options */
 
 lm_status lm_collect_put_option(sqlite3 *db, int64_t wid, const char *key, int pos, const char *value,
