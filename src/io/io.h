@@ -333,4 +333,126 @@ lm_status lm_db_put_process(sqlite3 *db, int64_t wid, int run, const lm_db_proce
 lm_status lm_db_add_log(sqlite3 *db, int64_t wid, int64_t t_ns, const char *level, const char *message,
                         lm_diag *diag);
 
+/* Transactions of a profile's database. lm_db_begin: BEGIN IMMEDIATE
+ * (the write lock is taken at once, so a second writer fails here, not
+ * halfway through). lm_db_commit: COMMIT; when it fails (a busy
+ * database) the transaction may still be open. lm_db_rollback: ROLLBACK,
+ * a no-op without an open transaction (it cannot report anything: it is
+ * what callers do after an error they already report). */
+lm_status lm_db_begin(sqlite3 *db, lm_diag *diag);
+lm_status lm_db_commit(sqlite3 *db, lm_diag *diag);
+void lm_db_rollback(sqlite3 *db);
+
+/* lm_db_path: the file of db's main database (borrowed, valid while db is
+ * open; "" for an in-memory one), for diagnostics and table names. */
+const char *lm_db_path(sqlite3 *db);
+
+/* Editing the stored plan (a backend splitting a set the device refuses):
+ * lm_db_plan_drop: counter leaves set `set`. lm_db_plan_move: it moves to
+ * set new_set, which has no accumulate table. lm_db_plan_copy: a copy of
+ * it (same position, block and reason) goes to new_set, without an
+ * accumulate table. A counter not in the set changes nothing; a move or
+ * copy onto a position new_set already holds gives an error. */
+lm_status lm_db_plan_drop(sqlite3 *db, int64_t wid, int set, const char *counter, lm_diag *diag);
+lm_status lm_db_plan_move(sqlite3 *db, int64_t wid, int set, const char *counter, int new_set, lm_diag *diag);
+lm_status lm_db_plan_copy(sqlite3 *db, int64_t wid, int set, const char *counter, int new_set, lm_diag *diag);
+/* lm_db_plan_n_sets: how many counter sets the stored plan has.
+ * lm_db_plan_keep_sets: only sets keep[0..n) stay (a rank's share under
+ * --split ranks), renumbered 0..n-1 in that order; the others are removed. */
+lm_status lm_db_plan_n_sets(sqlite3 *db, int64_t wid, int *n_sets, lm_diag *diag);
+lm_status lm_db_plan_keep_sets(sqlite3 *db, int64_t wid, const int *keep, int n, lm_diag *diag);
+
+/* lm_db_run_n_selected: how many records of run `run` the filters
+ * selected (0 too when they cannot be read: the caller then lists the
+ * kernels, or says there were none). */
+int lm_db_run_n_selected(sqlite3 *db, int64_t wid, int64_t run);
+/* lm_db_each_run_kernel: fn for every kernel run `run` recorded, in the
+ * order of its first dispatch, with how many dispatches it had (kernel
+ * borrowed for the call); fn returns non-zero to stop. */
+typedef int (*lm_db_kernel_fn)(const char *kernel, int n_dispatches, void *user);
+lm_status lm_db_each_run_kernel(sqlite3 *db, int64_t wid, int64_t run, lm_db_kernel_fn fn, void *user,
+                                lm_diag *diag);
+
+/* lm_db_sysinfo_source: the process whose S lines give the workload's
+ * system information: the first (by run, then pid) of a run that ended
+ * 'ok' with any. *found 0 when there is none; else *run, *pid and its host
+ * (profile_process.host, "" when unknown) into host[0..host_cap). */
+lm_status lm_db_sysinfo_source(sqlite3 *db, int64_t wid, int *found, int *run, int64_t *pid, char *host,
+                               size_t host_cap, lm_diag *diag);
+/* lm_db_sysinfo_count: how many S lines process pid of run `run` wrote. */
+lm_status lm_db_sysinfo_count(sqlite3 *db, int64_t wid, int run, int64_t pid, size_t *n, lm_diag *diag);
+/* lm_db_each_sysinfo: fn for each of those lines in arrival order (key and
+ * value borrowed for the call, NULL where not stored); an error fn returns
+ * stops the walk and is returned. */
+typedef lm_status (*lm_db_sysinfo_fn)(const char *key, const char *value, void *user, lm_diag *diag);
+lm_status lm_db_each_sysinfo(sqlite3 *db, int64_t wid, int run, int64_t pid, lm_db_sysinfo_fn fn, void *user,
+                             lm_diag *diag);
+
+/* ----------------------------------------- composing a profile (compose_db.c) */
+
+/* A record of a successful run, as composition reads it back: the run,
+ * its mode ("app", "instance", "assigned"), the slot of its process
+ * (profile_process.slot, 0 when unknown) and the record (strings "" where
+ * not stored, borrowed for the call; row_group always set). */
+typedef struct lm_db_stored_record {
+  int run;
+  const char *mode;
+  int slot;
+  lm_db_record rec;
+} lm_db_stored_record;
+typedef lm_status (*lm_db_stored_record_fn)(const lm_db_stored_record *r, void *user, lm_diag *diag);
+/* lm_db_each_composable: fn for every record with a set (set >= 0) and a
+ * row group, of the runs that ended 'ok', by run, process slot, pid and
+ * dispatch id; an error fn returns stops the walk and is returned. */
+lm_status lm_db_each_composable(sqlite3 *db, int64_t wid, lm_db_stored_record_fn fn, void *user, lm_diag *diag);
+/* lm_db_each_composable_value: fn for every counter value of those runs
+ * (in no particular order; value NaN where stored as NULL, column
+ * borrowed for the call); an error fn returns stops and is returned. */
+typedef lm_status (*lm_db_stored_value_fn)(int run, int64_t pid, int64_t dispatch_id, const char *column,
+                                           double value, void *user, lm_diag *diag);
+lm_status lm_db_each_composable_value(sqlite3 *db, int64_t wid, lm_db_stored_value_fn fn, void *user,
+                                      lm_diag *diag);
+
+/* lm_db_clear_composed: remove what an earlier composition of workload
+ * wid wrote (system info, kernels, dispatches, columns, regions,
+ * executions, clock sources), keeping the profile's own tables. Inside
+ * the caller's transaction. */
+lm_status lm_db_clear_composed(sqlite3 *db, int64_t wid, lm_diag *diag);
+/* lm_db_complete_workload: the workload is complete, with n_dispatches
+ * rows. */
+lm_status lm_db_complete_workload(sqlite3 *db, int64_t wid, size_t n_dispatches, lm_diag *diag);
+
+/* A composition's per-row writer: statements prepared once, used inside
+ * the caller's transaction after lm_db_write_tables wrote the rows.
+ * Close with lm_db_composer_close (NULL: no-op) before committing. */
+typedef struct lm_db_composer lm_db_composer;
+lm_status lm_db_composer_open(sqlite3 *db, int64_t wid, lm_db_composer **out, lm_diag *diag);
+void lm_db_composer_close(lm_db_composer *c);
+/* lm_db_composer_sources: the run and set of each row's value of column
+ * `column` of table `source` (n_rows of each; -1: no value), kept with
+ * the column's data. */
+lm_status lm_db_composer_sources(lm_db_composer *c, const char *source, const char *column, const int16_t *runs,
+                                 const int16_t *sets, size_t n_rows, lm_diag *diag);
+/* lm_db_composer_clock: the mean of run's clock samples of GPU gpu taken
+ * in [t0_ns, t1_ns]; both NaN when there is none. */
+lm_status lm_db_composer_clock(lm_db_composer *c, int run, int gpu, double t0_ns, double t1_ns, double *sclk_mhz,
+                               double *mclk_mhz, lm_diag *diag);
+/* lm_db_composer_sampler: run's clock sampler into sampler[0..cap), ""
+ * when the run stored none. */
+lm_status lm_db_composer_sampler(lm_db_composer *c, int run, char *sampler, size_t cap, lm_diag *diag);
+/* lm_db_composer_clock_source: where row's clock came from (a sampler's
+ * name, "estimate"). */
+lm_status lm_db_composer_clock_source(lm_db_composer *c, size_t row, const char *source, lm_diag *diag);
+/* lm_db_composer_row: row's instance, process, thread and clocks (NaN:
+ * not known), with the rank and host of that process in run `run`. */
+lm_status lm_db_composer_row(lm_db_composer *c, size_t row, int run, int64_t instance, int64_t pid, int64_t tid,
+                             double sclk_mhz, double mclk_mhz, lm_diag *diag);
+/* lm_db_composer_region_name: the name of region `id` of run `run`
+ * (borrowed until the next call or the close; NULL: no such region). */
+lm_status lm_db_composer_region_name(lm_db_composer *c, int run, int id, const char **name, lm_diag *diag);
+/* lm_db_composer_region: row ran inside workload region region_id named
+ * name (the region is added once). */
+lm_status lm_db_composer_region(lm_db_composer *c, size_t row, int64_t region_id, const char *name,
+                                lm_diag *diag);
+
 #endif

@@ -11,6 +11,7 @@
  * statements prepared for the run (lm_db_records).
  */
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -398,6 +399,193 @@ lm_status lm_db_add_log(sqlite3 *db, int64_t wid, int64_t t_ns, const char *leve
   sqlite3_bind_text(s, 4, message, -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(s, 5, wid);
   lm_status st = sqlite3_step(s) == SQLITE_DONE ? LM_OK : fail(db, diag);
+  sqlite3_finalize(s);
+  return st;
+}
+
+/* ---------------------------------------------------------- transactions */
+
+lm_status lm_db_begin(sqlite3 *db, lm_diag *diag) { return lm_db_exec(db, "BEGIN IMMEDIATE", diag); }
+
+lm_status lm_db_commit(sqlite3 *db, lm_diag *diag) { return lm_db_exec(db, "COMMIT", diag); }
+
+void lm_db_rollback(sqlite3 *db) { lm_db_exec(db, "ROLLBACK", NULL); }
+
+const char *lm_db_path(sqlite3 *db) { return sqlite3_db_filename(db, "main"); }
+
+/* ------------------------------------------------------ editing the plan */
+
+/* plan_edit: one statement over (wid, set, counter[, new_set]). */
+static lm_status plan_edit(sqlite3 *db, const char *sql, int64_t wid, int set, const char *counter, int new_set,
+                           lm_diag *diag) {
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) return fail(db, diag);
+  sqlite3_bind_int64(s, 1, wid);
+  sqlite3_bind_int(s, 2, set);
+  sqlite3_bind_text(s, 3, counter, -1, SQLITE_STATIC);
+  if (new_set >= 0) sqlite3_bind_int(s, 4, new_set);
+  lm_status st = sqlite3_step(s) == SQLITE_DONE ? LM_OK : fail(db, diag);
+  sqlite3_finalize(s);
+  return st;
+}
+
+lm_status lm_db_plan_drop(sqlite3 *db, int64_t wid, int set, const char *counter, lm_diag *diag) {
+  return plan_edit(db, "DELETE FROM profile_set WHERE workload_id = ? AND set_id = ? AND counter = ?", wid, set,
+                   counter, -1, diag);
+}
+
+lm_status lm_db_plan_move(sqlite3 *db, int64_t wid, int set, const char *counter, int new_set, lm_diag *diag) {
+  return plan_edit(db, "UPDATE profile_set SET set_id = ?4, accumulate = NULL WHERE workload_id = ?1 AND "
+                       "set_id = ?2 AND counter = ?3", wid, set, counter, new_set, diag);
+}
+
+lm_status lm_db_plan_copy(sqlite3 *db, int64_t wid, int set, const char *counter, int new_set, lm_diag *diag) {
+  return plan_edit(db, "INSERT INTO profile_set(workload_id, set_id, position, counter, block, accumulate, why) "
+                       "SELECT workload_id, ?4, position, counter, block, NULL, why FROM profile_set WHERE "
+                       "workload_id = ?1 AND set_id = ?2 AND counter = ?3", wid, set, counter, new_set, diag);
+}
+
+lm_status lm_db_plan_n_sets(sqlite3 *db, int64_t wid, int *n_sets, lm_diag *diag) {
+  *n_sets = 0;
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT COUNT(DISTINCT set_id) FROM profile_set WHERE workload_id = ?", -1, &s, NULL) !=
+      SQLITE_OK)
+    return fail(db, diag);
+  sqlite3_bind_int64(s, 1, wid);
+  int rc = sqlite3_step(s);
+  if (rc == SQLITE_ROW) *n_sets = sqlite3_column_int(s, 0);
+  lm_status st = rc == SQLITE_ROW ? LM_OK : fail(db, diag);
+  sqlite3_finalize(s);
+  return st;
+}
+
+lm_status lm_db_plan_keep_sets(sqlite3 *db, int64_t wid, const int *keep, int n, lm_diag *diag) {
+  sqlite3_stmt *del = NULL, *ren = NULL;
+  lm_status st = LM_OK;
+  /* Mark the kept sets (negative, so no renumbering collides), drop the
+   * others, then give the kept ones their new numbers. */
+  if (sqlite3_prepare_v2(db, "UPDATE profile_set SET set_id = -1 - ?3 WHERE workload_id = ?1 AND set_id = ?2", -1,
+                         &ren, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(db, "DELETE FROM profile_set WHERE workload_id = ? AND set_id >= 0", -1, &del, NULL) !=
+          SQLITE_OK) {
+    st = fail(db, diag);
+    goto done;
+  }
+  for (int k = 0; k < n && st == LM_OK; k++) {
+    sqlite3_bind_int64(ren, 1, wid);
+    sqlite3_bind_int(ren, 2, keep[k]);
+    sqlite3_bind_int(ren, 3, k);
+    if (sqlite3_step(ren) != SQLITE_DONE) st = fail(db, diag);
+    sqlite3_reset(ren);
+  }
+  if (st == LM_OK) {
+    sqlite3_bind_int64(del, 1, wid);
+    if (sqlite3_step(del) != SQLITE_DONE) st = fail(db, diag);
+  }
+  if (st == LM_OK) {
+    char sql[160];
+    snprintf(sql, sizeof sql, "UPDATE profile_set SET set_id = -1 - set_id WHERE workload_id = %lld AND set_id < 0",
+             (long long)wid);
+    st = lm_db_exec(db, sql, diag);
+  }
+done:
+  sqlite3_finalize(ren);
+  sqlite3_finalize(del);
+  return st;
+}
+
+/* ------------------------------------------------- a run's kernels seen */
+
+int lm_db_run_n_selected(sqlite3 *db, int64_t wid, int64_t run) {
+  sqlite3_stmt *s = NULL;
+  int n = 0;
+  if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM profile_record WHERE workload_id = ? AND run_id = ? AND "
+                             "selected >= 0", -1, &s, NULL) == SQLITE_OK) {
+    sqlite3_bind_int64(s, 1, wid);
+    sqlite3_bind_int64(s, 2, run);
+    if (sqlite3_step(s) == SQLITE_ROW) n = sqlite3_column_int(s, 0);
+  }
+  sqlite3_finalize(s);
+  return n;
+}
+
+lm_status lm_db_each_run_kernel(sqlite3 *db, int64_t wid, int64_t run, lm_db_kernel_fn fn, void *user,
+                                lm_diag *diag) {
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT kernel, COUNT(*) FROM profile_record WHERE workload_id = ? AND run_id = ? "
+                             "GROUP BY kernel ORDER BY MIN(dispatch_id)", -1, &s, NULL) != SQLITE_OK)
+    return fail(db, diag);
+  sqlite3_bind_int64(s, 1, wid);
+  sqlite3_bind_int64(s, 2, run);
+  int rc, go = 1;
+  while (go && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+    const char *k = (const char *)sqlite3_column_text(s, 0);
+    go = fn(k ? k : "", sqlite3_column_int(s, 1), user) == 0;
+  }
+  lm_status st = !go || rc == SQLITE_DONE ? LM_OK : fail(db, diag);
+  sqlite3_finalize(s);
+  return st;
+}
+
+/* ------------------------------------------- system information (S lines) */
+
+lm_status lm_db_sysinfo_source(sqlite3 *db, int64_t wid, int *found, int *run, int64_t *pid, char *host,
+                               size_t host_cap, lm_diag *diag) {
+  *found = 0;
+  if (host_cap) host[0] = '\0';
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT s.run_id, s.pid, p.host FROM profile_sysinfo s JOIN profile_run r ON "
+                             "r.workload_id = s.workload_id AND r.id = s.run_id LEFT JOIN profile_process p "
+                             "ON p.workload_id = s.workload_id AND p.run_id = s.run_id AND p.pid = s.pid "
+                             "WHERE s.workload_id = ? AND r.status = 'ok' ORDER BY s.run_id, s.pid LIMIT 1",
+                         -1, &s, NULL) != SQLITE_OK)
+    return fail(db, diag);
+  sqlite3_bind_int64(s, 1, wid);
+  int rc = sqlite3_step(s);
+  lm_status st = LM_OK;
+  if (rc == SQLITE_ROW) {
+    *found = 1;
+    *run = sqlite3_column_int(s, 0);
+    *pid = sqlite3_column_int64(s, 1);
+    const char *h = (const char *)sqlite3_column_text(s, 2);
+    if (host_cap) snprintf(host, host_cap, "%s", h ? h : "");
+  } else if (rc != SQLITE_DONE) {
+    st = fail(db, diag);
+  }
+  sqlite3_finalize(s);
+  return st;
+}
+
+lm_status lm_db_sysinfo_count(sqlite3 *db, int64_t wid, int run, int64_t pid, size_t *n, lm_diag *diag) {
+  *n = 0;
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM profile_sysinfo WHERE workload_id = ? AND run_id = ? AND "
+                             "pid = ?", -1, &s, NULL) != SQLITE_OK)
+    return fail(db, diag);
+  sqlite3_bind_int64(s, 1, wid);
+  sqlite3_bind_int(s, 2, run);
+  sqlite3_bind_int64(s, 3, pid);
+  lm_status st = LM_OK;
+  if (sqlite3_step(s) == SQLITE_ROW) *n = (size_t)sqlite3_column_int64(s, 0);
+  else st = fail(db, diag);
+  sqlite3_finalize(s);
+  return st;
+}
+
+lm_status lm_db_each_sysinfo(sqlite3 *db, int64_t wid, int run, int64_t pid, lm_db_sysinfo_fn fn, void *user,
+                             lm_diag *diag) {
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT key, value FROM profile_sysinfo WHERE workload_id = ? AND run_id = ? AND "
+                             "pid = ? ORDER BY position", -1, &s, NULL) != SQLITE_OK)
+    return fail(db, diag);
+  sqlite3_bind_int64(s, 1, wid);
+  sqlite3_bind_int(s, 2, run);
+  sqlite3_bind_int64(s, 3, pid);
+  int rc;
+  lm_status st = LM_OK;
+  while (st == LM_OK && (rc = sqlite3_step(s)) == SQLITE_ROW)
+    st = fn((const char *)sqlite3_column_text(s, 0), (const char *)sqlite3_column_text(s, 1), user, diag);
+  if (st == LM_OK && rc != SQLITE_DONE) st = fail(db, diag);
   sqlite3_finalize(s);
   return st;
 }

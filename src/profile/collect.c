@@ -12,7 +12,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,35 +66,15 @@ static lm_status split_plan(sqlite3 *db, int64_t wid, lm_diag *diag) {
     return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--split",
                        "ranks: run lumen inside an MPI job (mpirun -np N lumen profile --split ranks ...), "
                        "where each rank collects its share of the counter sets");
-  sqlite3_stmt *q = NULL;
   int n_sets = 0;
-  if (sqlite3_prepare_v2(db, "SELECT COUNT(DISTINCT set_id) FROM profile_set WHERE workload_id = ?", -1, &q, NULL) ==
-      SQLITE_OK) {
-    sqlite3_bind_int64(q, 1, wid);
-    if (sqlite3_step(q) == SQLITE_ROW) n_sets = sqlite3_column_int(q, 0);
-  }
-  sqlite3_finalize(q);
+  lm_status st = lm_db_plan_n_sets(db, wid, &n_sets, diag);
+  if (st != LM_OK) return st;
   int *mine = calloc((size_t)(n_sets > 0 ? n_sets : 1), sizeof *mine);
   if (!mine) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   int n = lm_split_sets(rank.rank, rank.size, n_sets, mine);
-  char text[256], num[32];
-  lm_status st = LM_OK;
-  /* The others' sets go; this rank's are renumbered in order (k <= mine[k],
-   * so no number is taken twice on the way). */
-  lm_buf keep = {0};
-  for (int k = 0; k < n; k++) lm_buf_printf(&keep, "%s%d", k ? "," : "", mine[k]);
-  lm_buf del = {0};
-  lm_buf_printf(&del, "DELETE FROM profile_set WHERE workload_id = %lld AND set_id NOT IN (%s)", (long long)wid,
-                keep.len ? lm_buf_cstr(&keep) : "-1");
-  st = del.failed ? lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory")
-                  : lm_collect_exec_sql(db, lm_buf_cstr(&del), diag);
-  lm_buf_fini(&del);
-  lm_buf_fini(&keep);
-  for (int k = 0; st == LM_OK && k < n; k++) {
-    snprintf(text, sizeof text, "UPDATE profile_set SET set_id = %d WHERE workload_id = %lld AND set_id = %d", k,
-             (long long)wid, mine[k]);
-    st = lm_collect_exec_sql(db, text, diag);
-  }
+  char num[32];
+  /* The others' sets go; this rank's are renumbered in order. */
+  st = lm_db_plan_keep_sets(db, wid, mine, n, diag);
   if (st == LM_OK) st = lm_collect_put_option(db, wid, "split", 0, "ranks", diag);
   snprintf(num, sizeof num, "%d", rank.size);
   if (st == LM_OK) st = lm_collect_put_option(db, wid, "split_ranks", 0, num, diag);
@@ -273,34 +252,28 @@ static void copy_opts(const lm_profile_opts *o, lm_stored_opts *s) {
   s->timeout = o->timeout;
 }
 
+/* The kernels a run launched, for the message when none was selected. */
+typedef struct kernels_seen {
+  lm_buf names; /* the first ten, "'k' (n), ..." */
+  size_t n_names;
+} kernels_seen;
+
+static int see_kernel(const char *kernel, int n_dispatches, void *user) {
+  kernels_seen *k = user;
+  if (k->n_names < 10)
+    lm_buf_printf(&k->names, "%s'%s' (%d)", k->n_names ? ", " : "", kernel, n_dispatches);
+  k->n_names++;
+  return 0;
+}
+
 /* After the first run: LM_OK when some dispatch was selected; else an
  * error listing the kernels that ran (or saying none did). */
 static lm_status check_selected(profile_ctx *x, int64_t run_id, lm_diag *diag) {
-  sqlite3_stmt *q = NULL;
-  int selected = 0;
-  lm_buf names = {0};
-  size_t n_names = 0;
-  if (sqlite3_prepare_v2(x->db, "SELECT COUNT(*) FROM profile_record WHERE workload_id = ? AND run_id = ? AND selected >= 0",
-                         -1, &q, NULL) == SQLITE_OK) {
-    sqlite3_bind_int64(q, 1, x->wid);
-    sqlite3_bind_int64(q, 2, run_id);
-    if (sqlite3_step(q) == SQLITE_ROW) selected = sqlite3_column_int(q, 0) > 0;
-  }
-  sqlite3_finalize(q);
-  q = NULL;
-  if (selected) return LM_OK;
-  if (sqlite3_prepare_v2(x->db, "SELECT kernel, COUNT(*) FROM profile_record WHERE workload_id = ? AND run_id = ? "
-                                "GROUP BY kernel ORDER BY MIN(dispatch_id)", -1, &q, NULL) == SQLITE_OK) {
-    sqlite3_bind_int64(q, 1, x->wid);
-    sqlite3_bind_int64(q, 2, run_id);
-    while (sqlite3_step(q) == SQLITE_ROW) {
-      if (n_names < 10)
-        lm_buf_printf(&names, "%s'%s' (%d)", n_names ? ", " : "", (const char *)sqlite3_column_text(q, 0),
-                      sqlite3_column_int(q, 1));
-      n_names++;
-    }
-  }
-  sqlite3_finalize(q);
+  if (lm_db_run_n_selected(x->db, x->wid, run_id) > 0) return LM_OK;
+  kernels_seen seen = {{0}, 0};
+  lm_db_each_run_kernel(x->db, x->wid, run_id, see_kernel, &seen, NULL);
+  lm_buf names = seen.names;
+  size_t n_names = seen.n_names;
   lm_status st = n_names ? lm_diag_set(diag, LM_EINVAL, x->dir, 0, 0, NULL,
                                        "the filters (-k, --instance, -d, -g, -r) selected none of the %zu kernel%s "
                                        "the application launched: %s%s",
@@ -414,7 +387,7 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     if ((st = lm_db_open(db_path, LM_DB_CREATE, &x.db, diag)) != LM_OK) goto done;
     copy_opts(o, &x.opt);
     if (x.opt.replay < 0) x.opt.replay = LM_REPLAY_APP;
-    if ((st = lm_collect_exec_sql(x.db, "BEGIN IMMEDIATE", diag)) != LM_OK) goto done;
+    if ((st = lm_db_begin(x.db, diag)) != LM_OK) goto done;
     lm_sql *sql = lm_sql_wrap_sqlite(x.db);
     snprintf(summary->simulated, sizeof summary->simulated, "%s", col.simulated);
     st = sql ? lm_db_create_workload(sql, o->name, NULL, "lumen", col.origin, col.arch, col.model, 0, 0,
@@ -424,8 +397,8 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     if (st == LM_OK) st = lm_collect_store_options(x.db, x.wid, o, diag);
     if (st == LM_OK) st = lm_collect_store_plan(x.db, x.wid, plan, diag);
     if (st == LM_OK && o->split_ranks) st = split_plan(x.db, x.wid, diag);
-    if (st == LM_OK) st = lm_collect_exec_sql(x.db, "COMMIT", diag);
-    else lm_collect_exec_sql(x.db, "ROLLBACK", NULL);
+    if (st == LM_OK) st = lm_db_commit(x.db, diag);
+    else lm_db_rollback(x.db);
     if (st != LM_OK) goto done;
     if ((st = lm_collect_load_plan(x.db, x.wid, &x.sets, &x.n_sets, diag)) != LM_OK) goto done;
     lm_rank_info rank;

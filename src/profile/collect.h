@@ -186,9 +186,6 @@ lm_status lm_collect_check_program(const char *prog, lm_diag *diag);
 /* ---------------------------------------------------------- record.c */
 
 void lm_collect_now_text(char *out, size_t cap);
-/* SQL helpers: run statements / turn the handle's last error into diag. */
-lm_status lm_collect_exec_sql(sqlite3 *db, const char *sql, lm_diag *diag);
-lm_status lm_collect_sql_error(sqlite3 *db, lm_diag *diag);
 /* Options of the profile (for --resume): one row per value. */
 lm_status lm_collect_put_option(sqlite3 *db, int64_t wid, const char *key, int pos,
                                 const char *value, lm_diag *diag);

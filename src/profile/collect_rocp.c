@@ -10,7 +10,6 @@
  * numbers are replays the SDK says itself: lumen's simulated SDK exports
  * a symbol no real SDK has, naming the recording it replays.
  */
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,20 +25,6 @@ typedef struct rocp_impl {
   lm_sysinfo info;
   lm_workload *recording;   /* the simulated device's recording (its roofline) */
 } rocp_impl;
-
-/* sql_counter: run one statement with (wid, set, counter[, new set]). */
-static lm_status sql_counter(sqlite3 *db, const char *sql, int64_t wid, int set, const char *counter,
-                             int new_set, lm_diag *diag) {
-  sqlite3_stmt *s = NULL;
-  if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) return lm_collect_sql_error(db, diag);
-  sqlite3_bind_int64(s, 1, wid);
-  sqlite3_bind_int(s, 2, set);
-  if (counter) sqlite3_bind_text(s, 3, counter, -1, SQLITE_STATIC);
-  if (new_set >= 0) sqlite3_bind_int(s, 4, new_set);
-  lm_status st = sqlite3_step(s) == SQLITE_DONE ? LM_OK : lm_collect_sql_error(db, diag);
-  sqlite3_finalize(s);
-  return st;
-}
 
 /* check_sets: every set against the device (the first GPU agent), before
  * the first run. A counter the agent lacks is an error naming it when the
@@ -60,7 +45,7 @@ static lm_status check_sets(lm_collector *col, sqlite3 *db, int64_t wid, lm_set_
   char why[512];
   if (lm_rocp_catalog_load(api, agent, &cat, why, sizeof why) != 0)
     return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "%s", why);
-  lm_status st = lm_collect_exec_sql(db, "BEGIN IMMEDIATE", diag);
+  lm_status st = lm_db_begin(db, diag);
   int n_original = n_sets;
   for (int s = 0; st == LM_OK && s < n_sets; s++) {
     int n = 0;
@@ -98,21 +83,16 @@ static lm_status check_sets(lm_collector *col, sqlite3 *db, int64_t wid, lm_set_
       lm_collect_note(db, wid, LM_LOG_WARN,
                       "counter %s is not supported by agent %s (GPU 0): left out; the metrics "
                       "reading it will show no value", c, arch);
-      st = sql_counter(db, "DELETE FROM profile_set WHERE workload_id = ? AND set_id = ? AND counter = ?",
-                       wid, s, c, -1, diag);
+      st = lm_db_plan_drop(db, wid, s, c, diag);
     }
     if (st == LM_OK && moved > 0) {
       int fresh = n_sets;
       for (int i = 0; st == LM_OK && i < n; i++) {
         const char *c = sets[s].counters[i];
         if (part[i])
-          st = sql_counter(db, "UPDATE profile_set SET set_id = ?4, accumulate = NULL WHERE "
-                                  "workload_id = ?1 AND set_id = ?2 AND counter = ?3", wid, s, c, fresh, diag);
+          st = lm_db_plan_move(db, wid, s, c, fresh, diag);
         else if (copy[i])
-          st = sql_counter(db, "INSERT INTO profile_set(workload_id, set_id, position, counter, block, "
-                                  "accumulate, why) SELECT workload_id, ?4, position, counter, block, NULL, why "
-                                  "FROM profile_set WHERE workload_id = ?1 AND set_id = ?2 AND counter = ?3",
-                           wid, s, c, fresh, diag);
+          st = lm_db_plan_copy(db, wid, s, c, fresh, diag);
       }
       if (st == LM_OK)
         lm_collect_note(db, wid, LM_LOG_INFO,
@@ -134,8 +114,8 @@ static lm_status check_sets(lm_collector *col, sqlite3 *db, int64_t wid, lm_set_
       st = lm_collect_load_plan(db, wid, &sets, &n_sets, diag);
     }
   }
-  if (st == LM_OK) st = lm_collect_exec_sql(db, "COMMIT", diag);
-  else lm_collect_exec_sql(db, "ROLLBACK", NULL);
+  if (st == LM_OK) st = lm_db_commit(db, diag);
+  else lm_db_rollback(db);
   lm_rocp_catalog_fini(&cat);
   *sets_io = sets;
   *n_sets_io = n_sets;

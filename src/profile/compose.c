@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <time.h>
 
 #include "profile/collect.h"
@@ -60,9 +59,108 @@ static void collected_fini(collected *c) {
   memset(c, 0, sizeof *c);
 }
 
-static char *dup_col(sqlite3_stmt *s, int i) {
-  const unsigned char *t = sqlite3_column_text(s, i);
-  return strdup(t ? (const char *)t : "");
+/* Loading: the records of the successful runs in order, each indexed by
+ * (run, pid, dispatch id) for its values and grouped into its row. */
+typedef struct loader {
+  collected *c;
+  size_t cap;
+  lm_map *by_dispatch, *groups;
+} loader;
+
+static lm_status oom(lm_diag *diag) { return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory"); }
+
+static lm_status add_record(const lm_db_stored_record *sr, void *user, lm_diag *diag) {
+  loader *l = user;
+  collected *c = l->c;
+  const lm_db_record *d = &sr->rec;
+  int n_sets = c->n_sets;
+  if (c->n_recs == l->cap) {
+    l->cap = l->cap ? l->cap * 2 : 256;
+    crec *grown = realloc(c->recs, l->cap * sizeof *grown);
+    if (!grown) return oom(diag);
+    c->recs = grown;
+  }
+  crec *r = &c->recs[c->n_recs];
+  memset(r, 0, sizeof *r);
+  r->run = sr->run;
+  r->did = d->dispatch_id;
+  r->kernel = strdup(d->kernel);
+  r->instance = d->instance;
+  r->selected = d->selected;
+  r->set = d->set;
+  r->gpu = d->gpu;
+  r->pid = d->pid;
+  r->tid = d->tid;
+  r->grid = d->grid;
+  r->wg = d->workgroup;
+  r->lds = d->lds;
+  r->scratch = d->scratch;
+  r->vgpr = d->arch_vgpr;
+  r->agpr = d->accum_vgpr;
+  r->sgpr = d->sgpr;
+  r->start = d->start_ns;
+  r->end = d->end_ns;
+  r->regions = strdup(d->regions);
+  r->key = strdup(d->cycle_key);
+  r->mode = strcmp(sr->mode, "app") == 0 ? LM_REPLAY_APP : LM_REPLAY_INSTANCE;
+  r->slot = sr->slot;
+  if (!r->kernel || !r->regions || !r->key) {
+    free(r->kernel);
+    free(r->regions);
+    free(r->key);
+    return oom(diag);
+  }
+  char k[96];
+  snprintf(k, sizeof k, "%d:%lld:%lld", r->run, (long long)r->pid, (long long)r->did);
+  if (lm_map_put(l->by_dispatch, k, (int64_t)c->n_recs) != LM_OK) return oom(diag);
+  c->n_recs++;
+  if (r->set >= n_sets) return LM_OK;
+  /* The composite row it belongs to. */
+  r->group = d->row_group;
+  char gk[1120];
+  /* Rows are per process: the same process (slot) in every run. */
+  snprintf(gk, sizeof gk, "%d\x1f%d\x1f%s\x1f%lld", r->mode == LM_REPLAY_APP, r->slot, r->key,
+           (long long)r->group);
+  int64_t ci;
+  if (!lm_map_get(l->groups, gk, &ci)) {
+    composite *grown = realloc(c->comps, (c->n_comps + 1) * sizeof *grown);
+    if (!grown) return oom(diag);
+    c->comps = grown;
+    composite *cp = &c->comps[c->n_comps];
+    cp->members = malloc((size_t)(n_sets ? n_sets : 1) * sizeof *cp->members);
+    if (!cp->members) return oom(diag);
+    for (int k2 = 0; k2 < n_sets; k2++) cp->members[k2] = -1;
+    cp->first = (int)(c->n_recs - 1);
+    ci = (int64_t)c->n_comps++;
+    if (lm_map_put(l->groups, gk, ci) != LM_OK) return oom(diag);
+  }
+  composite *cp = &c->comps[ci];
+  if (cp->members[r->set] < 0) cp->members[r->set] = (int)(c->n_recs - 1);
+  return LM_OK;
+}
+
+static lm_status add_value(int run, int64_t pid, int64_t did, const char *column, double value, void *user,
+                           lm_diag *diag) {
+  loader *l = user;
+  char k[96];
+  snprintf(k, sizeof k, "%d:%lld:%lld", run, (long long)pid, (long long)did);
+  int64_t ri;
+  if (!lm_map_get(l->by_dispatch, k, &ri)) return LM_OK;
+  crec *r = &l->c->recs[ri];
+  if (r->n_vals == r->cap_vals) {
+    int ncap = r->cap_vals ? r->cap_vals * 2 : 32;
+    char **gc = realloc(r->cols, (size_t)ncap * sizeof *gc);
+    if (gc) r->cols = gc;
+    double *gv = realloc(r->vals, (size_t)ncap * sizeof *gv);
+    if (gv) r->vals = gv;
+    if (!gc || !gv) return oom(diag);
+    r->cap_vals = ncap;
+  }
+  r->cols[r->n_vals] = strdup(column);
+  r->vals[r->n_vals] = value;
+  if (!r->cols[r->n_vals]) return oom(diag);
+  r->n_vals++;
+  return LM_OK;
 }
 
 /* Load the records (with a set) of the successful runs, their values, and
@@ -70,127 +168,13 @@ static char *dup_col(sqlite3_stmt *s, int i) {
 static lm_status load_collected(sqlite3 *db, int64_t wid, int n_sets, collected *c, lm_diag *diag) {
   memset(c, 0, sizeof *c);
   c->n_sets = n_sets;
-  sqlite3_stmt *s = NULL;
-  lm_status st = LM_OK;
-  lm_map *by_dispatch = lm_map_new(), *groups = lm_map_new();
-  if (!by_dispatch || !groups) goto nomem;
-  if (sqlite3_prepare_v2(db,
-                         "SELECT r.run_id, r.dispatch_id, r.kernel, r.instance, r.selected, r.set_id, "
-                         "r.gpu_id, r.pid, r.tid, r.grid_size, r.workgroup_size, r.lds_per_workgroup, "
-                         "r.scratch_per_workitem, r.arch_vgpr, r.accum_vgpr, r.sgpr, r.start_ns, "
-                         "r.end_ns, r.regions, r.cycle_key, u.mode, r.row_group, COALESCE(p.slot, 0) "
-                         "FROM profile_record r JOIN "
-                         "profile_run u ON u.workload_id = r.workload_id AND u.id = r.run_id LEFT JOIN "
-                         "profile_process p ON p.workload_id = r.workload_id AND p.run_id = r.run_id AND "
-                         "p.pid = r.pid WHERE "
-                         "r.workload_id = ? AND u.status = 'ok' AND r.set_id >= 0 AND r.row_group IS NOT NULL ORDER BY "
-                         "r.run_id, p.slot, r.pid, r.dispatch_id", -1, &s, NULL) != SQLITE_OK)
-    goto sql_fail;
-  sqlite3_bind_int64(s, 1, wid);
-  size_t cap = 0;
-  int rc;
-  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-    if (c->n_recs == cap) {
-      cap = cap ? cap * 2 : 256;
-      crec *grown = realloc(c->recs, cap * sizeof *grown);
-      if (!grown) goto nomem;
-      c->recs = grown;
-    }
-    crec *r = &c->recs[c->n_recs];
-    memset(r, 0, sizeof *r);
-    r->run = sqlite3_column_int(s, 0);
-    r->did = sqlite3_column_int64(s, 1);
-    r->kernel = dup_col(s, 2);
-    r->instance = sqlite3_column_int64(s, 3);
-    r->selected = sqlite3_column_int64(s, 4);
-    r->set = sqlite3_column_int(s, 5);
-    r->gpu = sqlite3_column_int(s, 6);
-    r->pid = sqlite3_column_int64(s, 7);
-    r->tid = sqlite3_column_int64(s, 8);
-    r->grid = sqlite3_column_int64(s, 9);
-    r->wg = sqlite3_column_int64(s, 10);
-    r->lds = sqlite3_column_int64(s, 11);
-    r->scratch = sqlite3_column_int64(s, 12);
-    r->vgpr = sqlite3_column_int64(s, 13);
-    r->agpr = sqlite3_column_int64(s, 14);
-    r->sgpr = sqlite3_column_int64(s, 15);
-    r->start = sqlite3_column_double(s, 16);
-    r->end = sqlite3_column_double(s, 17);
-    r->regions = dup_col(s, 18);
-    r->key = dup_col(s, 19);
-    const char *mode = (const char *)sqlite3_column_text(s, 20);
-    r->mode = mode && strcmp(mode, "app") == 0 ? LM_REPLAY_APP : LM_REPLAY_INSTANCE;
-    r->slot = sqlite3_column_int(s, 22);
-    if (!r->kernel || !r->regions || !r->key) goto nomem;
-    char k[96];
-    snprintf(k, sizeof k, "%d:%lld:%lld", r->run, (long long)r->pid, (long long)r->did);
-    if (lm_map_put(by_dispatch, k, (int64_t)c->n_recs) != LM_OK) goto nomem;
-    c->n_recs++;
-    if (r->set >= n_sets) continue;
-    /* The composite row it belongs to. */
-    int64_t group = sqlite3_column_int64(s, 21);
-    r->group = group;
-    char gk[1120];
-    /* Rows are per process: the same process (slot) in every run. */
-    snprintf(gk, sizeof gk, "%d\x1f%d\x1f%s\x1f%lld", r->mode == LM_REPLAY_APP, r->slot, r->key,
-             (long long)group);
-    int64_t ci;
-    if (!lm_map_get(groups, gk, &ci)) {
-      composite *grown = realloc(c->comps, (c->n_comps + 1) * sizeof *grown);
-      if (!grown) goto nomem;
-      c->comps = grown;
-      composite *cp = &c->comps[c->n_comps];
-      cp->members = malloc((size_t)(n_sets ? n_sets : 1) * sizeof *cp->members);
-      if (!cp->members) goto nomem;
-      for (int k2 = 0; k2 < n_sets; k2++) cp->members[k2] = -1;
-      cp->first = (int)(c->n_recs - 1);
-      ci = (int64_t)c->n_comps++;
-      if (lm_map_put(groups, gk, ci) != LM_OK) goto nomem;
-    }
-    composite *cp = &c->comps[ci];
-    if (cp->members[r->set] < 0) cp->members[r->set] = (int)(c->n_recs - 1);
-  }
-  if (rc != SQLITE_DONE) goto sql_fail;
-  sqlite3_finalize(s);
-  s = NULL;
-  /* Values. */
-  if (sqlite3_prepare_v2(db, "SELECT v.run_id, v.dispatch_id, v.column_name, v.value, v.pid FROM profile_value v "
-                             "JOIN profile_run u ON u.workload_id = v.workload_id AND u.id = v.run_id "
-                             "WHERE v.workload_id = ? AND u.status = 'ok'", -1, &s, NULL) != SQLITE_OK)
-    goto sql_fail;
-  sqlite3_bind_int64(s, 1, wid);
-  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-    char k[96];
-    snprintf(k, sizeof k, "%d:%lld:%lld", sqlite3_column_int(s, 0), (long long)sqlite3_column_int64(s, 4),
-             (long long)sqlite3_column_int64(s, 1));
-    int64_t ri;
-    if (!lm_map_get(by_dispatch, k, &ri)) continue;
-    crec *r = &c->recs[ri];
-    if (r->n_vals == r->cap_vals) {
-      int ncap = r->cap_vals ? r->cap_vals * 2 : 32;
-      char **gc = realloc(r->cols, (size_t)ncap * sizeof *gc);
-      if (gc) r->cols = gc;
-      double *gv = realloc(r->vals, (size_t)ncap * sizeof *gv);
-      if (gv) r->vals = gv;
-      if (!gc || !gv) goto nomem;
-      r->cap_vals = ncap;
-    }
-    r->cols[r->n_vals] = dup_col(s, 2);
-    r->vals[r->n_vals] = sqlite3_column_type(s, 3) == SQLITE_NULL ? LM_NAN : sqlite3_column_double(s, 3);
-    if (!r->cols[r->n_vals]) goto nomem;
-    r->n_vals++;
-  }
-  if (rc != SQLITE_DONE) goto sql_fail;
-  goto done;
-nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-  goto done;
-sql_fail:
-  st = lm_collect_sql_error(db, diag);
-done:
-  sqlite3_finalize(s);
-  lm_map_free(by_dispatch);
-  lm_map_free(groups);
+  loader l = {c, 0, lm_map_new(), lm_map_new()};
+  lm_status st = l.by_dispatch && l.groups ? LM_OK : oom(diag);
+  if (st == LM_OK) st = lm_db_each_composable(db, wid, add_record, &l, diag);
+  if (st == LM_OK) st = lm_db_each_composable_value(db, wid, add_value, &l, diag);
+  lm_map_free(l.by_dispatch);
+  lm_map_free(l.groups);
+  if (st != LM_OK) collected_fini(c);
   return st;
 }
 
@@ -382,7 +366,7 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
   lm_table *pmc = NULL, **levels = NULL, **level_of = NULL;
   provenance *prov = NULL;
   size_t n_prov = 0;
-  sqlite3_stmt *s = NULL;
+  lm_db_composer *out = NULL;
   if (st != LM_OK) return st;
   pmc_cols.index = lm_map_new();
   regions.index = lm_map_new();
@@ -427,7 +411,7 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
           goto nomem;
     }
   }
-  const char *db_path = sqlite3_db_filename(db, "main");
+  const char *db_path = lm_db_path(db);
   pmc = lm_table_create(db_path, "pmc_perf", n_rows, LM_ARRAY_LEN(fixed_names) + 3 + pmc_cols.n);
   if (!pmc) goto nomem;
   lm_column *fixed[LM_ARRAY_LEN(fixed_names)];
@@ -594,165 +578,59 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
   double n_xcd = 1;
   long xi = lm_sysinfo_find(info, "num_xcd");
   if (xi >= 0 && info->values[xi] >= 1) n_xcd = info->values[xi];
-  if ((st = lm_collect_exec_sql(db, "BEGIN IMMEDIATE", diag)) != LM_OK) goto done;
-  static const char *const clear[] = {"DELETE FROM sysinfo WHERE workload_id = ?",
-                                      "DELETE FROM kernel WHERE workload_id = ?",
-                                      "DELETE FROM dispatch WHERE workload_id = ?",
-                                      "DELETE FROM column_data WHERE workload_id = ?",
-                                      "DELETE FROM region WHERE workload_id = ?",
-                                      "DELETE FROM dispatch_region WHERE workload_id = ?",
-                                      "DELETE FROM execution WHERE workload_id = ?",
-                                      "DELETE FROM execution_value WHERE workload_id = ?",
-                                      "DELETE FROM dispatch_clock WHERE workload_id = ?"};
-  for (size_t i = 0; i < LM_ARRAY_LEN(clear); i++) {
-    if (sqlite3_prepare_v2(db, clear[i], -1, &s, NULL) != SQLITE_OK) goto sql_fail_tx;
-    sqlite3_bind_int64(s, 1, wid);
-    sqlite3_step(s);
-    sqlite3_finalize(s);
-    s = NULL;
-  }
+  if ((st = lm_db_begin(db, diag)) != LM_OK) goto done;
+  if ((st = lm_db_clear_composed(db, wid, diag)) != LM_OK) goto rollback;
   lm_sql *sql = lm_sql_wrap_sqlite(db);
   st = sql ? lm_db_write_tables(sql, wid, w, diag) : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   lm_sql_close(sql);
   if (st != LM_OK) goto rollback;
+  if ((st = lm_db_composer_open(db, wid, &out, diag)) != LM_OK) goto rollback;
   /* Where each value came from: the run and the set, per row. */
-  if (sqlite3_prepare_v2(db, "UPDATE column_data SET runs = ?, sets = ? WHERE workload_id = ? AND "
-                             "source = ? AND name = ?", -1, &s, NULL) != SQLITE_OK)
-    goto sql_fail_tx;
-  for (size_t k = 0; k < n_prov; k++) {
-    sqlite3_bind_blob64(s, 1, prov[k].runs, n_rows * sizeof(int16_t), SQLITE_STATIC);
-    sqlite3_bind_blob64(s, 2, prov[k].sets, n_rows * sizeof(int16_t), SQLITE_STATIC);
-    sqlite3_bind_int64(s, 3, wid);
-    sqlite3_bind_text(s, 4, prov[k].source, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 5, prov[k].column, -1, SQLITE_STATIC);
-    if (sqlite3_step(s) != SQLITE_DONE) goto sql_fail_tx;
-    sqlite3_reset(s);
-  }
-  sqlite3_finalize(s);
-  s = NULL;
+  for (size_t k = 0; st == LM_OK && k < n_prov; k++)
+    st = lm_db_composer_sources(out, prov[k].source, prov[k].column, prov[k].runs, prov[k].sets, n_rows, diag);
   /* Per row: instance, process, thread, regions and measured clocks. */
-  sqlite3_stmt *up = NULL, *clk = NULL, *rn = NULL, *dr = NULL, *rg = NULL, *tel = NULL, *csrc = NULL;
-  int ok = sqlite3_prepare_v2(db, "UPDATE dispatch SET instance = ?1, pid = ?2, tid = ?3, sclk_mhz = ?4, "
-                                  "mclk_mhz = ?5, rank = (SELECT rank FROM profile_process WHERE workload_id "
-                                  "= ?6 AND run_id = ?8 AND pid = ?2), host = (SELECT host FROM profile_process "
-                                  "WHERE workload_id = ?6 AND run_id = ?8 AND pid = ?2) WHERE workload_id = ?6 "
-                                  "AND row = ?7", -1, &up, NULL) == SQLITE_OK &&
-           sqlite3_prepare_v2(db, "SELECT AVG(sclk_mhz), AVG(mclk_mhz), COUNT(*) FROM clock_sample WHERE "
-                                  "workload_id = ? AND run_id = ? AND gpu_id = ? AND t_ns BETWEEN ? AND ?",
-                              -1, &clk, NULL) == SQLITE_OK &&
-           sqlite3_prepare_v2(db, "SELECT name FROM profile_region WHERE workload_id = ? AND run_id = ? "
-                                  "AND id = ?", -1, &rn, NULL) == SQLITE_OK &&
-           sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO dispatch_region(workload_id, row, region_id) "
-                                  "VALUES (?,?,?)", -1, &dr, NULL) == SQLITE_OK &&
-           sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO region(workload_id, id, name) VALUES (?,?,?)",
-                              -1, &rg, NULL) == SQLITE_OK &&
-           sqlite3_prepare_v2(db, "SELECT sampler FROM profile_telemetry WHERE workload_id = ? AND run_id = ?",
-                              -1, &tel, NULL) == SQLITE_OK &&
-           sqlite3_prepare_v2(db, "INSERT INTO dispatch_clock(workload_id, row, source) VALUES (?,?,?)", -1,
-                              &csrc, NULL) == SQLITE_OK;
-  for (size_t i = 0; ok && i < n_rows; i++) {
+  for (size_t i = 0; st == LM_OK && i < n_rows; i++) {
     const composite *cp = &c.comps[rows[i]];
     const crec *f = &c.recs[cp->first];
-    double sclk = LM_NAN, mclk = LM_NAN;
-    sqlite3_bind_int64(clk, 1, wid);
-    sqlite3_bind_int(clk, 2, f->run);
-    sqlite3_bind_int(clk, 3, f->gpu);
-    sqlite3_bind_double(clk, 4, f->start);
-    sqlite3_bind_double(clk, 5, f->end);
-    if (sqlite3_step(clk) == SQLITE_ROW && sqlite3_column_int(clk, 2) > 0) {
-      sclk = sqlite3_column_double(clk, 0);
-      mclk = sqlite3_column_double(clk, 1);
-    }
-    sqlite3_reset(clk);
+    double sclk, mclk;
+    if ((st = lm_db_composer_clock(out, f->run, f->gpu, f->start, f->end, &sclk, &mclk, diag)) != LM_OK) break;
     /* Where the clock came from: the run's sampler, else the estimate. */
     char source[64] = "";
     if (!isnan(sclk)) {
-      sqlite3_bind_int64(tel, 1, wid);
-      sqlite3_bind_int(tel, 2, f->run);
-      const unsigned char *sampler = sqlite3_step(tel) == SQLITE_ROW ? sqlite3_column_text(tel, 0) : NULL;
-      snprintf(source, sizeof source, "%s", sampler ? (const char *)sampler : "sampled");
-      sqlite3_reset(tel);
+      if ((st = lm_db_composer_sampler(out, f->run, source, sizeof source, diag)) != LM_OK) break;
+      if (!source[0]) snprintf(source, sizeof source, "sampled");
     } else if (!isnan(sclk = estimate_sclk(&c, cp, n_sets, n_xcd))) {
       snprintf(source, sizeof source, "estimate");
     }
-    if (source[0]) {
-      sqlite3_bind_int64(csrc, 1, wid);
-      sqlite3_bind_int64(csrc, 2, (sqlite3_int64)i);
-      sqlite3_bind_text(csrc, 3, source, -1, SQLITE_TRANSIENT);
-      ok = sqlite3_step(csrc) == SQLITE_DONE;
-      sqlite3_reset(csrc);
-    }
-    sqlite3_bind_int64(up, 1, f->instance);
-    sqlite3_bind_int64(up, 2, f->pid);
-    sqlite3_bind_int64(up, 3, f->tid);
-    if (isnan(sclk)) sqlite3_bind_null(up, 4);
-    else sqlite3_bind_double(up, 4, sclk);
-    if (isnan(mclk)) sqlite3_bind_null(up, 5);
-    else sqlite3_bind_double(up, 5, mclk);
-    sqlite3_bind_int64(up, 6, wid);
-    sqlite3_bind_int64(up, 7, (sqlite3_int64)i);
-    sqlite3_bind_int(up, 8, f->run);
-    ok = sqlite3_step(up) == SQLITE_DONE && ok;
-    sqlite3_reset(up);
+    if (source[0]) st = lm_db_composer_clock_source(out, i, source, diag);
+    if (st == LM_OK) st = lm_db_composer_row(out, i, f->run, f->instance, f->pid, f->tid, sclk, mclk, diag);
     /* Regions of every record of the row, by name. */
-    for (int k = 0; ok && k < n_sets; k++) {
+    for (int k = 0; st == LM_OK && k < n_sets; k++) {
       const crec *r = &c.recs[cp->members[k]];
       char buf[512];
       snprintf(buf, sizeof buf, "%s", r->regions);
-      for (char *tok = strtok(buf, ","); tok && ok; tok = strtok(NULL, ",")) {
-        sqlite3_bind_int64(rn, 1, wid);
-        sqlite3_bind_int(rn, 2, r->run);
-        sqlite3_bind_int(rn, 3, atoi(tok));
-        if (sqlite3_step(rn) == SQLITE_ROW) {
-          const char *rname = (const char *)sqlite3_column_text(rn, 0);
-          int64_t gid = name_add(&regions, rname ? rname : "");
-          if (gid >= 0) {
-            sqlite3_bind_int64(rg, 1, wid);
-            sqlite3_bind_int64(rg, 2, gid);
-            sqlite3_bind_text(rg, 3, rname ? rname : "", -1, SQLITE_TRANSIENT);
-            sqlite3_step(rg);
-            sqlite3_reset(rg);
-            sqlite3_bind_int64(dr, 1, wid);
-            sqlite3_bind_int64(dr, 2, (sqlite3_int64)i);
-            sqlite3_bind_int64(dr, 3, gid);
-            ok = sqlite3_step(dr) == SQLITE_DONE;
-            sqlite3_reset(dr);
-          }
-        }
-        sqlite3_reset(rn);
+      for (char *tok = strtok(buf, ","); tok && st == LM_OK; tok = strtok(NULL, ",")) {
+        const char *rname = NULL;
+        if ((st = lm_db_composer_region_name(out, r->run, atoi(tok), &rname, diag)) != LM_OK || !rname) continue;
+        int64_t gid = name_add(&regions, rname);
+        if (gid >= 0) st = lm_db_composer_region(out, i, gid, rname, diag);
       }
     }
   }
-  sqlite3_finalize(up);
-  sqlite3_finalize(clk);
-  sqlite3_finalize(rn);
-  sqlite3_finalize(dr);
-  sqlite3_finalize(rg);
-  sqlite3_finalize(tel);
-  sqlite3_finalize(csrc);
-  if (!ok) goto sql_fail_tx;
-  if (sqlite3_prepare_v2(db, "UPDATE workload SET complete = 1, n_dispatches = ? WHERE id = ?", -1, &s,
-                         NULL) != SQLITE_OK)
-    goto sql_fail_tx;
-  sqlite3_bind_int64(s, 1, (sqlite3_int64)n_rows);
-  sqlite3_bind_int64(s, 2, wid);
-  if (sqlite3_step(s) != SQLITE_DONE) goto sql_fail_tx;
-  sqlite3_finalize(s);
-  s = NULL;
-  if ((st = lm_collect_exec_sql(db, "COMMIT", diag)) != LM_OK) goto rollback;
+  lm_db_composer_close(out);
+  out = NULL;
+  if (st != LM_OK) goto rollback;
+  if ((st = lm_db_complete_workload(db, wid, n_rows, diag)) != LM_OK) goto rollback;
+  if ((st = lm_db_commit(db, diag)) != LM_OK) goto rollback;
   summary->dispatches = n_rows;
   goto done;
-sql_fail_tx:
-  st = lm_collect_sql_error(db, diag);
 rollback:
-  sqlite3_finalize(s);
-  s = NULL;
-  lm_collect_exec_sql(db, "ROLLBACK", NULL);
+  lm_db_rollback(db);
   goto done;
 nomem:
   st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
 done:
-  sqlite3_finalize(s);
+  lm_db_composer_close(out);
   for (size_t k = 0; prov && k < n_prov; k++) {
     free(prov[k].source);
     free(prov[k].column);

@@ -26,10 +26,6 @@ void lm_collect_now_text(char *out, size_t cap) {
   strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 }
 
-lm_status lm_collect_exec_sql(sqlite3 *db, const char *sql, lm_diag *diag) { return lm_db_exec(db, sql, diag); }
-
-lm_status lm_collect_sql_error(sqlite3 *db, lm_diag *diag) { return lm_db_error(db, diag); }
-
 /* ------------------------------------------------------------- options */
 
 lm_status lm_collect_put_option(sqlite3 *db, int64_t wid, const char *key, int pos, const char *value,
@@ -529,11 +525,11 @@ void lm_collect_run_forget(sqlite3 *db, int64_t wid, int run) { lm_db_run_forget
 lm_status lm_collect_run_end(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *records,
                              const char *status, const lm_run_outcome *how, long *n_dispatches,
                              int *tool_ok, char *why, size_t why_cap, lm_diag *diag) {
-  lm_status st = lm_collect_exec_sql(db, "BEGIN IMMEDIATE", diag);
+  lm_status st = lm_db_begin(db, diag);
   if (st != LM_OK) return st;
   st = lm_collect_ingest(db, wid, spec, records, n_dispatches, tool_ok, why, why_cap, diag);
   if (st != LM_OK) {
-    lm_collect_exec_sql(db, "ROLLBACK", NULL);
+    lm_db_rollback(db);
     return st;
   }
   /* A run that ended well but whose tool did not finish its records failed. */
@@ -541,8 +537,8 @@ lm_status lm_collect_run_end(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
   char finished[64];
   lm_collect_now_text(finished, sizeof finished);
   st = lm_db_run_finish(db, wid, spec->id, finished, status, how->exit_code, how->sig, *n_dispatches, diag);
-  if (st == LM_OK) st = lm_collect_exec_sql(db, "COMMIT", diag);
-  else lm_collect_exec_sql(db, "ROLLBACK", NULL);
+  if (st == LM_OK) st = lm_db_commit(db, diag);
+  else lm_db_rollback(db);
   return st;
 }
 

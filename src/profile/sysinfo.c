@@ -9,7 +9,6 @@
  * GPUs.
  */
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,44 +34,39 @@ static double number_of(const char *text) {
   return end && *end == '\0' ? v : LM_NAN;
 }
 
+/* What reading the S lines fills: the workload's system information. */
+typedef struct sysinfo_fill {
+  lm_arena *arena;
+  lm_sysinfo *si;
+  size_t n, cap;
+} sysinfo_fill;
+
+static lm_status add_field(const char *key, const char *value, void *user, lm_diag *diag) {
+  sysinfo_fill *f = user;
+  lm_sysinfo *si = f->si;
+  if (f->n >= f->cap || !key || !*key || is_leading(key)) return LM_OK;
+  si->names[f->n] = lm_arena_strdup(f->arena, key);
+  si->texts[f->n] = lm_arena_strdup(f->arena, value ? value : "");
+  if (!si->names[f->n] || !si->texts[f->n]) return oom(diag);
+  si->values[f->n++] = number_of(value);
+  return LM_OK;
+}
+
 lm_status lm_collect_device_sysinfo(sqlite3 *db, int64_t wid, lm_workload **out, lm_diag *diag) {
   *out = NULL;
-  sqlite3_stmt *q = NULL;
   lm_arena *arena = NULL;
-  lm_status st = LM_OK;
-  int run = -1;
-  sqlite3_int64 pid = 0;
+  int run = -1, found = 0;
+  int64_t pid = 0;
   char host[256] = "";
-  const char *db_path = sqlite3_db_filename(db, "main");
-  if (sqlite3_prepare_v2(db, "SELECT s.run_id, s.pid, p.host FROM profile_sysinfo s JOIN profile_run r ON "
-                             "r.workload_id = s.workload_id AND r.id = s.run_id LEFT JOIN profile_process p "
-                             "ON p.workload_id = s.workload_id AND p.run_id = s.run_id AND p.pid = s.pid "
-                             "WHERE s.workload_id = ? AND r.status = 'ok' ORDER BY s.run_id, s.pid LIMIT 1",
-                         -1, &q, NULL) != SQLITE_OK)
-    return lm_collect_sql_error(db, diag);
-  sqlite3_bind_int64(q, 1, wid);
-  if (sqlite3_step(q) == SQLITE_ROW) {
-    run = sqlite3_column_int(q, 0);
-    pid = sqlite3_column_int64(q, 1);
-    const unsigned char *h = sqlite3_column_text(q, 2);
-    snprintf(host, sizeof host, "%s", h ? (const char *)h : "");
-  }
-  sqlite3_finalize(q);
-  q = NULL;
-  if (run < 0)
+  const char *db_path = lm_db_path(db);
+  lm_status st = lm_db_sysinfo_source(db, wid, &found, &run, &pid, host, sizeof host, diag);
+  if (st != LM_OK) return st;
+  if (!found)
     return lm_diag_set(diag, LM_EDATA, db_path, 0, 0, "gpu_arch",
                        "no successful run reported the device's system information (the tool "
                        "library writes it at the first kernel launch)");
   size_t n = 0, cap = 0;
-  if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM profile_sysinfo WHERE workload_id = ? AND run_id = ? AND pid = ?",
-                         -1, &q, NULL) != SQLITE_OK)
-    return lm_collect_sql_error(db, diag);
-  sqlite3_bind_int64(q, 1, wid);
-  sqlite3_bind_int(q, 2, run);
-  sqlite3_bind_int64(q, 3, pid);
-  if (sqlite3_step(q) == SQLITE_ROW) cap = (size_t)sqlite3_column_int64(q, 0);
-  sqlite3_finalize(q);
-  q = NULL;
+  if ((st = lm_db_sysinfo_count(db, wid, run, pid, &cap, diag)) != LM_OK) return st;
   cap += LM_ARRAY_LEN(leading);
   arena = lm_arena_new(1 << 12);
   lm_workload *w = arena ? lm_arena_alloc(arena, sizeof *w) : NULL;
@@ -94,29 +88,9 @@ lm_status lm_collect_device_sysinfo(sqlite3 *db, int64_t wid, lm_workload **out,
     si->texts[n] = strcmp(*k, "hostname") == 0 ? lm_arena_strdup(arena, host) : "";
     si->values[n++] = LM_NAN;
   }
-  if (sqlite3_prepare_v2(db, "SELECT key, value FROM profile_sysinfo WHERE workload_id = ? AND run_id = ? AND "
-                             "pid = ? ORDER BY position", -1, &q, NULL) != SQLITE_OK) {
-    st = lm_collect_sql_error(db, diag);
-    goto fail;
-  }
-  sqlite3_bind_int64(q, 1, wid);
-  sqlite3_bind_int(q, 2, run);
-  sqlite3_bind_int64(q, 3, pid);
-  while (n < cap && sqlite3_step(q) == SQLITE_ROW) {
-    const char *key = (const char *)sqlite3_column_text(q, 0);
-    const char *value = (const char *)sqlite3_column_text(q, 1);
-    if (!key || !*key || is_leading(key)) continue;
-    si->names[n] = lm_arena_strdup(arena, key);
-    si->texts[n] = lm_arena_strdup(arena, value ? value : "");
-    if (!si->names[n] || !si->texts[n]) {
-      st = oom(diag);
-      goto fail;
-    }
-    si->values[n++] = number_of(value);
-  }
-  sqlite3_finalize(q);
-  q = NULL;
-  si->n_fields = n;
+  sysinfo_fill fill = {arena, si, n, cap};
+  if ((st = lm_db_each_sysinfo(db, wid, run, pid, add_field, &fill, diag)) != LM_OK) goto fail;
+  si->n_fields = fill.n;
   w->arch = lm_sysinfo_text(si, "gpu_arch");
   if (!w->arch || !*w->arch) {
     st = lm_diag_set(diag, LM_EDATA, db_path, 0, 0, "gpu_arch",
@@ -126,7 +100,6 @@ lm_status lm_collect_device_sysinfo(sqlite3 *db, int64_t wid, lm_workload **out,
   *out = w;
   return LM_OK;
 fail:
-  sqlite3_finalize(q);
   lm_arena_free(arena);
   return st;
 }

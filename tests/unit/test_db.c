@@ -4,6 +4,9 @@
  * A database in the layout of schema version 2 (raw columns, no codec),
  * made here from the folders' values, reads the same, read-only and
  * after its upgrade; a damaged compact column is named, not trusted.
+ * A profile's tables are written and read back through their io functions
+ * (bookkeeping, plan edits, S lines, composition), and a read-only file or
+ * one without the schema gives a diagnostic naming it.
  * With LUMEN_TEST_PG (a postgresql:// server) set, the same round trips run on PostgreSQL. */
 #include <dirent.h>
 #include <sqlite3.h>
@@ -407,6 +410,259 @@ static void profile_tables(void) {
   unlink(path);
 }
 
+/* query_text: the first column of the first row of sql, "" without one. */
+static void query_text(sqlite3 *db, const char *sql, char *out, size_t cap) {
+  sqlite3_stmt *s = NULL;
+  out[0] = '\0';
+  if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW) {
+    const char *t = (const char *)sqlite3_column_text(s, 0);
+    snprintf(out, cap, "%s", t ? t : "NULL");
+  }
+  sqlite3_finalize(s);
+}
+
+#define CHECK_QUERY(db, sql, want)                 \
+  do {                                             \
+    char got_[256];                                \
+    query_text(db, sql, got_, sizeof got_);        \
+    CHECK_STR(got_, want);                         \
+  } while (0)
+
+static int see_kernel(const char *kernel, int n, void *user) {
+  option_seen *o = user;
+  size_t at = strlen(o->text);
+  snprintf(o->text + at, sizeof o->text - at, "%s:%d;", kernel, n);
+  return 0;
+}
+
+static lm_status see_field(const char *key, const char *value, void *user, lm_diag *diag) {
+  (void)diag;
+  option_seen *o = user;
+  size_t at = strlen(o->text);
+  snprintf(o->text + at, sizeof o->text - at, "%s=%s;", key, value);
+  return LM_OK;
+}
+
+static lm_status see_record(const lm_db_stored_record *r, void *user, lm_diag *diag) {
+  (void)diag;
+  option_seen *o = user;
+  size_t at = strlen(o->text);
+  snprintf(o->text + at, sizeof o->text - at, "%d:%d:%s:%lld:%s:%d:%lld:%s;", r->run, r->slot, r->mode,
+           (long long)r->rec.dispatch_id, r->rec.kernel, r->rec.set, (long long)r->rec.row_group, r->rec.regions);
+  return LM_OK;
+}
+
+static lm_status stop_record(const lm_db_stored_record *r, void *user, lm_diag *diag) {
+  (void)r;
+  (void)user;
+  return lm_diag_set(diag, LM_EDATA, NULL, 0, 0, NULL, "stop");
+}
+
+typedef struct values_seen {
+  int n, n_nan;
+  double sum;
+} values_seen;
+
+static lm_status see_value(int run, int64_t pid, int64_t did, const char *column, double value, void *user,
+                           lm_diag *diag) {
+  (void)diag;
+  values_seen *v = user;
+  v->n++;
+  if (isnan(value)) v->n_nan++;
+  else v->sum += value;
+  CHECK(run == 1 && pid == 100 && (did == 7 || did == 9) && *column);
+  return LM_OK;
+}
+
+/* The SQL of `lumen profile` beyond its bookkeeping: editing the plan,
+ * the kernels a run saw, the S lines, reading records back for
+ * composition and writing the composed rows, transactions; and the
+ * diagnostics of a read-only database and of a file without the schema. */
+static void compose_tables(void) {
+  char path[] = "/tmp/lumen-test-compose-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd >= 0) close(fd);
+  unlink(path);
+  sqlite3 *db = NULL;
+  lm_diag d;
+  CHECK(lm_db_open(path, LM_DB_CREATE, &db, &d) == LM_OK);
+  if (!db) return;
+  CHECK(strcmp(lm_db_path(db), path) == 0);
+  lm_sql *sql = lm_sql_wrap_sqlite(db);
+  int64_t wid = 0;
+  CHECK(lm_db_create_workload(sql, "c", NULL, "lumen", "test", "gfx90a", "MI200", 0, 0, &wid, &d) == LM_OK);
+  CHECK(wid == 1); /* the rows written by hand below */
+  lm_sql_close(sql);
+  /* The plan, edited the way a refused set is split. */
+  lm_db_plan_row plan[] = {{0, 0, "GRBM_GUI_ACTIVE", "GRBM", NULL, "a"},
+                           {0, 1, "SQ_BUSY_CYCLES", "SQ", NULL, "b"},
+                           {1, 0, "SQ_LEVEL_WAVES", "SQ", "SQ_LEVEL_WAVES", "level"}};
+  CHECK(lm_db_put_plan(db, wid, plan, 3, &d) == LM_OK);
+  CHECK(lm_db_plan_move(db, wid, 1, "SQ_LEVEL_WAVES", 3, &d) == LM_OK);
+  CHECK(lm_db_plan_drop(db, wid, 0, "SQ_BUSY_CYCLES", &d) == LM_OK);
+  CHECK(lm_db_plan_copy(db, wid, 0, "GRBM_GUI_ACTIVE", 2, &d) == LM_OK);
+  CHECK(lm_db_plan_drop(db, wid, 0, "NOT_THERE", &d) == LM_OK);
+  option_seen o = {""};
+  CHECK(lm_db_each_plan_counter(db, wid, see_counter, &o, &d) == LM_OK);
+  CHECK_STR(o.text, "0:GRBM_GUI_ACTIVE:-;2:GRBM_GUI_ACTIVE:-;3:SQ_LEVEL_WAVES:-;");
+  memset(&d, 0, sizeof d);
+  CHECK(lm_db_plan_copy(db, wid, 0, "GRBM_GUI_ACTIVE", 2, &d) == LM_EIO); /* already there */
+  CHECK(d.file && strcmp(d.file, path) == 0 && d.message[0]);
+  /* Two runs, the second failed: only the first is composed. */
+  CHECK(lm_db_run_begin(db, wid, 1, "app", 0, "2026-01-01T00:00:00Z", &d) == LM_OK);
+  CHECK(lm_db_run_finish(db, wid, 1, "2026-01-01T00:00:01Z", "ok", 0, 0, 3, &d) == LM_OK);
+  CHECK(lm_db_run_begin(db, wid, 2, "instance", -1, "2026-01-01T00:00:02Z", &d) == LM_OK);
+  CHECK(lm_db_run_finish(db, wid, 2, "2026-01-01T00:00:03Z", "failed", 1, 0, 1, &d) == LM_OK);
+  CHECK(lm_db_begin(db, &d) == LM_OK);
+  lm_db_records *r = NULL;
+  CHECK(lm_db_records_open(db, wid, 1, &r, &d) == LM_OK);
+  lm_db_record rec = {7, "k(int)", 4, 0, 0, 2, 100, 101, 1024, 256, 0, 0, 8, 0, 16, 10, 20, "1,2", "k", 0};
+  CHECK(lm_db_records_dispatch(r, &rec, &d) == LM_OK);
+  rec.dispatch_id = 8, rec.set = -1, rec.selected = -1, rec.row_group = -1;
+  CHECK(lm_db_records_dispatch(r, &rec, &d) == LM_OK);
+  lm_db_record rec9 = {9, "m", 0, 1, 1, 2, 100, 101, 64, 64, 0, 0, 8, 0, 16, 30, 40, "", "m", 1};
+  CHECK(lm_db_records_dispatch(r, &rec9, &d) == LM_OK);
+  CHECK(lm_db_records_value(r, 7, 100, "SQ_WAVES", 4, &d) == LM_OK);
+  CHECK(lm_db_records_value(r, 7, 100, "TCC_HIT[0]", LM_NAN, &d) == LM_OK);
+  CHECK(lm_db_records_value(r, 9, 100, "SQ_LEVEL_WAVES", 2, &d) == LM_OK);
+  CHECK(lm_db_records_clock(r, 2, 12, 1700, 1600, &d) == LM_OK);
+  CHECK(lm_db_records_clock(r, 2, 18, 1500, 1400, &d) == LM_OK);
+  CHECK(lm_db_records_clock(r, 2, 30, 100, 100, &d) == LM_OK); /* after the span */
+  CHECK(lm_db_records_clock(r, 3, 15, 5, 5, &d) == LM_OK);     /* another GPU */
+  CHECK(lm_db_records_region(r, 1, "solve", &d) == LM_OK);
+  CHECK(lm_db_records_region(r, 2, "io", &d) == LM_OK);
+  CHECK(lm_db_records_telemetry(r, "amdsmi", "sampled", &d) == LM_OK);
+  CHECK(lm_db_records_sysinfo(r, 100, "gpu_arch", "gfx90a", &d) == LM_OK);
+  CHECK(lm_db_records_sysinfo(r, 100, "num_xcd", "1", &d) == LM_OK);
+  lm_db_records_close(r);
+  CHECK(lm_db_records_open(db, wid, 2, &r, &d) == LM_OK);
+  rec.dispatch_id = 7, rec.set = 0, rec.selected = 0, rec.row_group = 0;
+  CHECK(lm_db_records_dispatch(r, &rec, &d) == LM_OK);
+  CHECK(lm_db_records_value(r, 7, 100, "SQ_WAVES", 99, &d) == LM_OK);
+  lm_db_records_close(r);
+  lm_db_process proc = {100, 3, "h1", 5, 8, 1, "mpirun", "2", 3, 1, NULL};
+  CHECK(lm_db_put_process(db, wid, 1, &proc, &d) == LM_OK);
+  CHECK(lm_db_commit(db, &d) == LM_OK);
+  /* What the run saw. */
+  CHECK(lm_db_run_n_selected(db, wid, 1) == 2 && lm_db_run_n_selected(db, wid, 3) == 0);
+  o.text[0] = '\0';
+  CHECK(lm_db_each_run_kernel(db, wid, 1, see_kernel, &o, &d) == LM_OK);
+  CHECK_STR(o.text, "k(int):2;m:1;");
+  /* The S lines. */
+  int found = 0, run = 0;
+  int64_t pid = 0;
+  char host[64];
+  size_t n_lines = 0;
+  CHECK(lm_db_sysinfo_source(db, wid, &found, &run, &pid, host, sizeof host, &d) == LM_OK);
+  CHECK(found == 1 && run == 1 && pid == 100);
+  CHECK_STR(host, "h1");
+  CHECK(lm_db_sysinfo_count(db, wid, run, pid, &n_lines, &d) == LM_OK && n_lines == 2);
+  o.text[0] = '\0';
+  CHECK(lm_db_each_sysinfo(db, wid, run, pid, see_field, &o, &d) == LM_OK);
+  CHECK_STR(o.text, "gpu_arch=gfx90a;num_xcd=1;");
+  CHECK(lm_db_sysinfo_source(db, wid + 1, &found, &run, &pid, host, sizeof host, &d) == LM_OK && found == 0);
+  /* Records and values for composition: run 1's, with a set and a row. */
+  o.text[0] = '\0';
+  CHECK(lm_db_each_composable(db, wid, see_record, &o, &d) == LM_OK);
+  CHECK_STR(o.text, "1:3:app:7:k(int):0:0:1,2;1:3:app:9:m:1:1:;");
+  CHECK(lm_db_each_composable(db, wid, stop_record, NULL, &d) == LM_EDATA);
+  values_seen v = {0, 0, 0};
+  CHECK(lm_db_each_composable_value(db, wid, see_value, &v, &d) == LM_OK);
+  CHECK(v.n == 3 && v.n_nan == 1 && v.sum == 6);
+  /* A composition over stale rows. */
+  static const char *const stale =
+      "INSERT INTO dispatch(workload_id, row) VALUES (1, 0), (1, 5);"
+      "INSERT INTO region(workload_id, id, name) VALUES (1, 0, 'old');"
+      "INSERT INTO dispatch_clock(workload_id, row, source) VALUES (1, 5, 'old');";
+  CHECK(lm_db_exec(db, stale, &d) == LM_OK);
+  CHECK(lm_db_begin(db, &d) == LM_OK);
+  CHECK(lm_db_clear_composed(db, wid, &d) == LM_OK);
+  lm_db_rollback(db); /* undone */
+  CHECK_QUERY(db, "SELECT COUNT(*) FROM dispatch", "2");
+  CHECK(lm_db_begin(db, &d) == LM_OK);
+  CHECK(lm_db_clear_composed(db, wid, &d) == LM_OK);
+  CHECK_QUERY(db, "SELECT (SELECT COUNT(*) FROM dispatch) + (SELECT COUNT(*) FROM region) + "
+                  "(SELECT COUNT(*) FROM dispatch_clock)", "0");
+  CHECK(lm_db_exec(db, "INSERT INTO dispatch(workload_id, row) VALUES (1, 0), (1, 1);"
+                       "INSERT INTO column_data(workload_id, source, position, name, n_rows, data) VALUES "
+                       "(1, 'pmc_perf', 0, 'SQ_WAVES', 2, x'00')", &d) == LM_OK);
+  lm_db_composer *c = NULL;
+  CHECK(lm_db_composer_open(db, wid, &c, &d) == LM_OK);
+  if (c) {
+    const int16_t runs[2] = {1, 1}, sets[2] = {0, -1};
+    CHECK(lm_db_composer_sources(c, "pmc_perf", "SQ_WAVES", runs, sets, 2, &d) == LM_OK);
+    double sclk = 0, mclk = 0;
+    CHECK(lm_db_composer_clock(c, 1, 2, 10, 20, &sclk, &mclk, &d) == LM_OK && sclk == 1600 && mclk == 1500);
+    CHECK(lm_db_composer_clock(c, 1, 2, 21, 25, &sclk, &mclk, &d) == LM_OK && isnan(sclk) && isnan(mclk));
+    char sampler[32];
+    CHECK(lm_db_composer_sampler(c, 1, sampler, sizeof sampler, &d) == LM_OK);
+    CHECK_STR(sampler, "amdsmi");
+    CHECK(lm_db_composer_sampler(c, 2, sampler, sizeof sampler, &d) == LM_OK);
+    CHECK_STR(sampler, "");
+    CHECK(lm_db_composer_clock_source(c, 0, "amdsmi", &d) == LM_OK);
+    CHECK(lm_db_composer_clock_source(c, 0, "again", &d) == LM_EIO); /* one source per row */
+    CHECK(lm_db_composer_row(c, 0, 1, 4, 100, 101, 1600, LM_NAN, &d) == LM_OK);
+    const char *name = NULL;
+    CHECK(lm_db_composer_region_name(c, 1, 2, &name, &d) == LM_OK && name && strcmp(name, "io") == 0);
+    CHECK(lm_db_composer_region_name(c, 1, 9, &name, &d) == LM_OK && name == NULL);
+    CHECK(lm_db_composer_region(c, 0, 0, "io", &d) == LM_OK);
+    CHECK(lm_db_composer_region(c, 0, 0, "io", &d) == LM_OK); /* once */
+    CHECK(lm_db_composer_region(c, 1, 0, "io", &d) == LM_OK);
+  }
+  lm_db_composer_close(c);
+  lm_db_composer_close(NULL);
+  CHECK(lm_db_complete_workload(db, wid, 2, &d) == LM_OK);
+  CHECK(lm_db_commit(db, &d) == LM_OK);
+  CHECK_QUERY(db, "SELECT hex(runs) || ',' || hex(sets) FROM column_data", "01000100,0000FFFF");
+  CHECK_QUERY(db, "SELECT instance || ',' || pid || ',' || tid || ',' || sclk_mhz || ',' || "
+                  "(mclk_mhz IS NULL) || ',' || rank || ',' || host FROM dispatch WHERE row = 0",
+              "4,100,101,1600.0,1,5,h1");
+  CHECK_QUERY(db, "SELECT group_concat(source) FROM dispatch_clock", "amdsmi");
+  CHECK_QUERY(db, "SELECT COUNT(*) || ',' || name FROM region", "1,io");
+  CHECK_QUERY(db, "SELECT group_concat(row || ':' || region_id) FROM dispatch_region", "0:0,1:0");
+  CHECK_QUERY(db, "SELECT complete || ',' || n_dispatches FROM workload", "1,2");
+  lm_db_close(db);
+  /* Read-only: reads work, every write names the file. */
+  db = NULL;
+  CHECK(lm_db_open(path, LM_DB_READ, &db, &d) == LM_OK);
+  if (db) {
+    CHECK(lm_db_sysinfo_source(db, wid, &found, &run, &pid, host, sizeof host, &d) == LM_OK && found == 1);
+    memset(&d, 0, sizeof d);
+    CHECK(lm_db_plan_drop(db, wid, 0, "GRBM_GUI_ACTIVE", &d) == LM_EIO);
+    CHECK(d.file && strcmp(d.file, path) == 0 && d.message[0]);
+    memset(&d, 0, sizeof d);
+    CHECK(lm_db_complete_workload(db, wid, 3, &d) == LM_EIO && d.file && strcmp(d.file, path) == 0);
+    memset(&d, 0, sizeof d);
+    CHECK(lm_db_clear_composed(db, wid, &d) == LM_EIO && d.file && strcmp(d.file, path) == 0);
+    c = NULL;
+    CHECK(lm_db_composer_open(db, wid, &c, &d) == LM_OK);
+    memset(&d, 0, sizeof d);
+    CHECK(c && lm_db_composer_row(c, 0, 1, 4, 100, 101, 1, 1, &d) == LM_EIO && d.file &&
+          strcmp(d.file, path) == 0);
+    lm_db_composer_close(c);
+    lm_db_close(db);
+  }
+  unlink(path);
+  /* A SQLite file without lumen's tables: every read names the file. */
+  db = NULL;
+  CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+  if (db) {
+    CHECK(lm_db_run_n_selected(db, 1, 1) == 0);
+    memset(&d, 0, sizeof d);
+    CHECK(lm_db_each_run_kernel(db, 1, 1, see_kernel, &o, &d) == LM_EIO && d.file && strcmp(d.file, path) == 0);
+    CHECK(lm_db_each_composable(db, 1, see_record, &o, &d) == LM_EIO && strstr(d.message, "profile_record"));
+    CHECK(lm_db_each_composable_value(db, 1, see_value, &v, &d) == LM_EIO && strstr(d.message, "profile_value"));
+    CHECK(lm_db_sysinfo_source(db, 1, &found, &run, &pid, host, sizeof host, &d) == LM_EIO);
+    CHECK(lm_db_sysinfo_count(db, 1, 1, 1, &n_lines, &d) == LM_EIO);
+    CHECK(lm_db_each_sysinfo(db, 1, 1, 1, see_field, &o, &d) == LM_EIO);
+    c = NULL;
+    CHECK(lm_db_composer_open(db, 1, &c, &d) == LM_EIO && c == NULL);
+    CHECK(lm_db_commit(db, &d) == LM_EIO); /* no transaction */
+    sqlite3_close(db);
+  }
+  unlink(path);
+}
+
 int main(void) {
   const char *shared = getenv("LUMEN_SHARED_DIR");
   if (!shared) shared = "../shared";
@@ -441,6 +697,7 @@ int main(void) {
   CHECK(lm_db_open(db_path, LM_DB_READ, &db, &diag) != LM_OK);
   unlink(db_path);
   profile_tables();
+  compose_tables();
   printf("round trips: %d workloads\n", n);
   return check_report("test_db");
 }
