@@ -9,6 +9,9 @@
 start_lumen_serve() {
   local lumen=$1 logs=$2
   shift 2
+  # The previous server's log goes first: the background shell may open
+  # (and empty) the file only after the loop below has read the old URL.
+  rm -f "$logs/serve.out" "$logs/serve.err"
   "$lumen" serve --listen 127.0.0.1:0 "$@" >"$logs/serve.out" 2>"$logs/serve.err" &
   SERVER=$!
   URL=""

@@ -158,6 +158,7 @@ async function show() {
   const s = readHash();
   if (!s.w) return;
   setStatus('loading…');
+  $('filter-error').textContent = '';
   document.body.dataset.state = 'loading';
   let inf;
   try {
@@ -184,9 +185,36 @@ async function show() {
     /* When the first view was complete, in ms since the page began to load. */
     if (window.lumenFirstViewMs === undefined) window.lumenFirstViewMs = performance.now();
   } catch (e) {
-    setStatus(e.message, true);
+    /* The old tables must not pass for the answer to the new selection. */
+    clearResult();
+    const msg = guiError(e.message, s);
+    setStatus(msg, true);
+    $('filter-error').textContent = msg;
     document.body.dataset.state = 'error';
   }
+}
+
+function clearResult() {
+  for (const c of charts.splice(0)) c.destroy();
+  $('content').innerHTML = '';
+  $('panels').innerHTML = '';
+  lastReport = null;
+}
+
+/* A server error in the GUI's words: the filter fields by their labels,
+ * not the command line's flags. */
+function guiError(message, s) {
+  if (/^no dispatch matches/i.test(message)) {
+    const parts = [];
+    if (s.k) parts.push(`kernel filter '${s.k}'`);
+    if (s.kn) parts.push(`kernel${s.kn.length > 1 ? 's' : ''} ${s.kn.map((k) => `'${k}'`).join(', ')}`);
+    if (s.d) parts.push(`dispatches '${s.d}'`);
+    if (s.g) parts.push(`GPUs '${s.g}'`);
+    if (s.r) parts.push(`region '${s.r}'`);
+    return parts.length ? `No dispatch matches ${parts.join(' and ')}` : 'No dispatch matches the filters';
+  }
+  return message.replace(/^-k '/, 'Kernel regex \'').replace(/^-d '?/, 'Dispatches: ').replace(/^-g '?/, 'GPUs: ')
+    .replace(/^-r '?/, 'Region: ');
 }
 
 function fmt(v) {
@@ -206,6 +234,7 @@ function cell(tr, v, cls) {
     td.title = String(v);
   } else {
     td.className = 'text';
+    if (typeof v === 'string') td.dataset.text = v;
   }
   if (cls) td.classList.add(cls);
   tr.appendChild(td);
@@ -234,6 +263,7 @@ function render(report, s, inf) {
     for (const t of panel.tables) sec.appendChild(renderTable(t, panel, comparing, s, inf));
     main.appendChild(sec);
   }
+  markKernel();
 }
 
 /* ------------------------------------------------------------- summary */
@@ -272,6 +302,7 @@ function renderSummary(data, s) {
     sum.kernels.forEach((k, i) => {
       const card = el('article', 'card');
       card.dataset.kernel = k.name;
+      activatable(card, `mark ${k.name} in the tables`, () => chooseKernel(k.name));
       const h = el('h3', 'kname', `${i + 1}. ${k.name}`);
       h.title = k.name;
       card.appendChild(h);
@@ -323,12 +354,16 @@ function renderSummary(data, s) {
   a.href = location.hash;
   a.addEventListener('click', (ev) => { ev.preventDefault(); sec.scrollIntoView(); });
   nav.insertBefore(a, nav.firstChild);
+  markKernel();
 }
 
 /* The values a row shows: the compared workload's when comparing (the
  * baseline's are the JSON's "cells"). */
 function rowCells(row, comparing) {
-  return comparing && row.compare && row.compare[0] ? row.compare[0].cells : row.cells;
+  if (!(comparing && row.compare && row.compare[0])) return row.cells;
+  /* A row the compared run lacks keeps the baseline's labels, so that the
+   * rows stay the baseline's, in its order. */
+  return row.compare[0].cells.map((v, i) => (v === null && typeof row.cells[i] === 'string' ? row.cells[i] : v));
 }
 
 function renderTable(t, panel, comparing, s, inf) {
@@ -358,10 +393,12 @@ function renderTable(t, panel, comparing, s, inf) {
   const numericCols = new Set();
   for (const row of t.rows)
     row.cells.forEach((v, i) => { if (typeof v === 'number' && i > 0) numericCols.add(i); });
+  const kcol = kernelColumn(t.columns);
   t.columns.forEach((c, i) => {
     const th = document.createElement('th');
     th.textContent = c;
     if (i === 0 || !numericCols.has(i)) th.className = 'text';
+    if (i === kcol) table.dataset.kernelCol = String(head.children.length);
     head.appendChild(th);
     if (comparing && numericCols.has(i) && t.kind !== 'sysinfo') {
       const d = document.createElement('th');
@@ -397,6 +434,13 @@ function renderTable(t, panel, comparing, s, inf) {
       const td = cell(tr, row.sets_differ ? `${(row.spread * 100).toFixed(1)}%` : '', 'spread');
       if (row.sets_differ) td.title = 'relative spread of what every counter set measured';
     }
+    /* A dispatch row opens its drill-down; a kernel row marks its kernel. */
+    const kname = kcol >= 0 ? cells[kcol] : null;
+    const dcol = t.columns.indexOf('Dispatch_ID');
+    if (t.kind === 'dispatches' && dcol >= 0 && typeof cells[dcol] === 'number')
+      activatable(tr, `dispatch ${cells[dcol]}: its values`, () => openDrill(s, cells[dcol], String(kname), box));
+    else if (t.kind === 'top_kernels' && typeof kname === 'string')
+      activatable(tr, `mark ${kname} in the tables`, () => chooseKernel(kname));
     table.appendChild(tr);
   };
   for (const row of t.rows)
@@ -405,7 +449,12 @@ function renderTable(t, panel, comparing, s, inf) {
   /* A long table (a row per dispatch or kernel) that the server cut to its
    * first page: the page holds one page of rows at a time and asks
    * /api/rows for the others, sorted and filtered there. */
-  if (t.rows_total !== undefined) box.appendChild(pager(t, s, box, table, head, addRow));
+  if (t.rows_total !== undefined && comparing) {
+    /* Pages come from one run; a comparison keeps the rows the report
+     * lined up, in the baseline's order. */
+    box.appendChild(el('p', 'note', `Compared: the first ${fmt(t.rows.length)} of ${fmt(t.rows_total)} rows, in the ` +
+      'baseline\'s order; choose no baseline to page through all of them.'));
+  } else if (t.rows_total !== undefined) box.appendChild(pager(t, s, box, table, head, addRow));
   box.appendChild(wrap);
   return box;
 }
@@ -453,6 +502,7 @@ function pager(t, s, box, table, head, addRow) {
       if (mine !== generation) return;
       table.querySelectorAll('tr[data-row]').forEach((tr) => tr.remove());
       for (const row of page.rows) addRow(row, row.cells, null);
+      markKernel();
       state.matched = page.rows_matched;
       mark();
       box.dataset.pageState = 'ready';
@@ -477,7 +527,7 @@ function pager(t, s, box, table, head, addRow) {
     th.dataset.col = String(col++);
     th.classList.add('sortable');
     th.title = 'sort by this column';
-    th.addEventListener('click', () => {
+    activatable(th, null, () => {
       const c = Number(th.dataset.col);
       state.order = state.sort === c && state.order === 'asc' ? 'desc' : 'asc';
       state.sort = c;

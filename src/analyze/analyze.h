@@ -244,6 +244,29 @@ void lm_analyze_rank_list(const lm_workload *w, lm_buf *b);
  * workload that does not record them. */
 void lm_analyze_clock_sources(const lm_workload *w, const size_t *rows, size_t n_rows);
 
+/* ------------------------------------------------------------ series */
+
+/* One metric row's value per selected dispatch (lm_analyze_series). */
+typedef struct lm_series {
+  size_t n;              /* selected dispatches, in table order */
+  double *dispatch_ids;  /* Dispatch_ID of each */
+  double *values;        /* the value; NaN where it has none */
+  const char *name;      /* the row's metric name (borrowed from the catalog) */
+  const char *column;    /* the value column's title ("Avg") */
+  const char *unit;      /* the unit cell as defined ($normUnit unexpanded), or NULL */
+  int32_t channel;       /* the channel of a template row, else 0 */
+} lm_series;
+
+/* lm_analyze_series: for each dispatch o selects (kernels, dispatches,
+ * GPUs, instances, regions), the value of metric row row_id ("2.1.0", as
+ * in the JSON) in its table's first value column, as the analysis of that
+ * dispatch alone shows it. A dispatch with GRBM_GUI_ACTIVE = 0 gets NaN.
+ * Errors: an unknown row (LM_ENOTFOUND, field "m"), a filter that matches
+ * nothing. Free *out with lm_series_free (NULL: no-op). */
+lm_status lm_analyze_series(const lm_workload *workload, const lm_catalog *catalog, const lm_analyze_opts *opts,
+                            const char *row_id, lm_series **out, lm_diag *diag);
+void lm_series_free(lm_series *series);
+
 /* lm_analysis_find: the result table with id "2.1", or NULL. */
 const lm_rtable *lm_analysis_find(const lm_analysis *analysis, const char *id);
 

@@ -4,7 +4,7 @@
  * take to send its headers and keeps slots free for new clients, the
  * request checks that do not need a workload (Host header, token), the
  * answers every endpoint sends (respond.c), the workload and answer caches
- * (cache.c), and the endpoints (api.c, summary.c, rows.c), which server.c
+ * (cache.c), and the endpoints (api.c, summary.c, rows.c, series.c), which server.c
  * dispatches to.
  */
 #ifndef LUMEN_SERVER_INTERNAL_H
@@ -170,6 +170,10 @@ enum MHD_Result lm_server_api_analysis(struct MHD_Connection *c, const lm_query 
 enum MHD_Result lm_server_api_summary(struct MHD_Connection *c, const lm_query *q);
 enum MHD_Result lm_server_api_roofline(struct MHD_Connection *c, const lm_query *q);
 enum MHD_Result lm_server_api_rows(struct MHD_Connection *c, const lm_query *q);
+enum MHD_Result lm_server_api_series(struct MHD_Connection *c, const lm_query *q);
+/* Points /api/series answers at most: beyond, buckets of dispatches with
+ * their minimum and maximum (about 100 kB of JSON whatever the count). */
+#define LM_SERVER_SERIES_POINTS 1000
 /* lm_server_analysis_answer, lm_server_summary_answer: the answer of
  * /api/analysis or /api/summary for q, from the cache or evaluated and
  * kept: LM_OK with *text (free()) of *len bytes; else a status and diag,

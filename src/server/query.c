@@ -218,6 +218,9 @@ lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag
     } else if (strcmp(key, "filter") == 0) {
       if (vn > 256) st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, key, "filter: at most 256 characters");
       else st = one(&q->filter, key, value, diag);
+    } else if (strcmp(key, "m") == 0) {
+      if (vn == 0 || vn > 64) st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "m: a metric row id such as 2.1.0");
+      else st = one(&q->metric, key, value, diag);
     } else if (strcmp(key, "token") == 0) {
       st = one(&q->token, key, value, diag);
     } else if (strcmp(key, "_") == 0) {

@@ -296,6 +296,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     ok = lm_server_api_roofline(c, &q);
   } else if (strcmp(url, "/api/rows") == 0) {
     ok = lm_server_api_rows(c, &q);
+  } else if (strcmp(url, "/api/series") == 0) {
+    ok = lm_server_api_series(c, &q);
   } else {
     ok = lm_server_send_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
   }
@@ -304,6 +306,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                : strcmp(url, "/api/summary") == 0  ? "request /api/summary"
                : strcmp(url, "/api/roofline") == 0 ? "request /api/roofline"
                : strcmp(url, "/api/rows") == 0     ? "request /api/rows"
+               : strcmp(url, "/api/series") == 0   ? "request /api/series"
                : strncmp(url, "/api/", 5) == 0     ? "request /api/ (other)"
                                                    : "request page",
                t_request);

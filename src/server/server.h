@@ -41,6 +41,7 @@ typedef struct lm_query {
   const char *table;              /* t: the table id, "0.2" */
   const char *order;              /* "asc" or "desc" (NULL: asc) */
   const char *filter;             /* rows with a text cell containing it, any case */
+  const char *metric;             /* m: a metric row id ("2.1.0", /api/series) */
   long offset, limit, sort;       /* -1 where not given; sort: a column index */
   char canonical[LM_QUERY_MAX_BYTES + 512]; /* the selection as a cache key */
 } lm_query;

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Browser test of the web GUI: installs the Playwright driver (npm, pinned
 # by package-lock.json) into the build folder, starts `lumen serve` on a free
-# loopback port over two folders and a store, and runs gui.test.mjs.
-# Usage: run.sh LUMEN SHARED_DIR WORK_DIR
+# loopback port over two folders and a store, and runs gui.test.mjs (or
+# the test named by TEST, e.g. views.test.mjs), keeping its screenshots in
+# WORK_DIR/screenshots (screenshots-views, ...).
+# Usage: run.sh LUMEN SHARED_DIR WORK_DIR [TEST]
 set -euo pipefail
 LUMEN=$1
 SHARED=$2
 WORK=$3
+TEST=${4:-gui.test.mjs}
+SHOTS=screenshots
+[ "$TEST" = gui.test.mjs ] || SHOTS=screenshots-${TEST%%.*}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$WORK"
-cp "$HERE/package.json" "$HERE/package-lock.json" "$HERE/gui.test.mjs" "$WORK/"
+cp "$HERE/package.json" "$HERE/package-lock.json" "$HERE/$TEST" "$WORK/"
 (cd "$WORK" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 TMP=$(mktemp -d /tmp/lumen-bt-XXXXXX)
 SERVER=""
@@ -18,6 +23,6 @@ trap '[ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; rm -rf "$TMP"' EXIT
 . "$HERE/../../scripts/serve-lib.sh"
 start_lumen_serve "$LUMEN" "$TMP" -w "$SHARED/workloads/vcopy/MI200" -w "$SHARED/workloads/_mix/mix_MI200" \
   --db "$TMP/store.db" || exit 1
-rm -rf "$WORK/screenshots"
-node "$WORK/gui.test.mjs" "$URL" "$LUMEN" "$SHARED" "$WORK/screenshots"
-echo "screenshots: $WORK/screenshots"
+rm -rf "${WORK:?}/$SHOTS"
+node "$WORK/$TEST" "$URL" "$LUMEN" "$SHARED" "$WORK/$SHOTS"
+echo "screenshots: $WORK/$SHOTS"

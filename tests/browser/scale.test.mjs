@@ -116,6 +116,40 @@ try {
   await pageReady(page);
   samePage(await shownRows(page), byIdDesc.slice(0, 100), 'a filter matching every row (any case), still sorted');
 
+  // 5. The drill-down's chart over every dispatch of the kernel: the
+  // server's answer stays small (even buckets with min and max), and a
+  // bucket's min and max are those of its dispatches' own values.
+  const t0 = Date.now();
+  await page.click('[data-table="0.2"] tr[data-row]');
+  await page.waitForFunction(() => {
+    const c = document.querySelector('#drill .drill-chart');
+    return c && c.dataset.state && c.dataset.state !== 'loading';
+  }, null, { timeout: 300000 });
+  const chartMs = Date.now() - t0;
+  const drawn = await page.evaluate(() => {
+    const c = document.querySelector('#drill .drill-chart');
+    return { state: c.dataset.state, down: c.dataset.downsampled, points: Number(c.dataset.points), note: c.querySelector('.note').textContent };
+  });
+  check(drawn.state === 'ready' && drawn.down === 'true' && drawn.points === 1000 && /downsampled/.test(drawn.note),
+    `the drill-down chart of ${N} dispatches is downsampled and says so (${drawn.points} points, ${chartMs} ms: ${drawn.note})`);
+  const big = await page.evaluate(async () => {
+    const r = await fetch('api/series?w=f0&m=2.1.1');
+    const text = await r.text();
+    return { bytes: text.length, body: JSON.parse(text) };
+  });
+  const pts = big.body.points;
+  check(big.bytes <= 1 << 20, `/api/series for ${N} dispatches is ${big.bytes} bytes (at most 1 MiB)`);
+  check(big.body.downsampled && pts.length === 1000 && pts.reduce((a, p) => a + p.n, 0) === N &&
+    pts.every((p) => p.min === null || (p.min <= p.mean && p.mean <= p.max)),
+    `1000 buckets cover the ${N} dispatches, min <= mean <= max`);
+  const b = pts[7];
+  const part = await page.evaluate(async (q) => (await fetch(`api/series?w=f0&m=2.1.1&d=${q}`)).json(), `${b.d}:${b.last + 1}`);
+  const vals = part.points.map((p) => p.v).filter((v) => v !== null);
+  check(!part.downsampled && part.points.length === b.n && Math.min(...vals) === b.min && Math.max(...vals) === b.max,
+    `bucket 8 (dispatches ${b.d} to ${b.last}) has the min and max of their own values (${b.min}, ${b.max})`);
+  await page.waitForTimeout(300);
+  await (await page.$('#drill')).screenshot({ path: `${shots}/03-drill-down-downsampled.png` });
+
   check(errors.length === 0, `no errors in the page's console (${errors.join(' | ')})`);
 } finally {
   await browser.close();

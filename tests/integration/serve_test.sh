@@ -91,6 +91,33 @@ api_suite() {
   expect_code 200 roofline
   [ "$("$JSON_GET" ceilings.HBM <"$TMP/body")" = 1389.0227 ] || fail "roofline ceiling: $(cat "$TMP/body")"
   [ "$("$JSON_GET" points.0.calls <"$TMP/body")" = 3 ] || fail "roofline point"
+  # One metric per dispatch: each value is what `lumen analyze -d N` shows.
+  get "/api/series?w=f1&m=2.1.1&k=block_reduce"
+  expect_code 200 series
+  cp "$TMP/body" "$TMP/series.json"
+  "$LUMEN" analyze -w "$WL/_mix/mix_MI200" -k block_reduce -b 0.2 --format json >"$TMP/list.json" || fail "cli list"
+  for d in $(python3 -c 'import json,sys; print(" ".join(str(r["cells"][1]) for p in json.load(open(sys.argv[1]))["panels"] for t in p["tables"] if t["id"] == "0.2" for r in t["rows"] if "block_reduce" in r["cells"][2]))' "$TMP/list.json"); do
+    "$LUMEN" analyze -w "$WL/_mix/mix_MI200" -d "$d" -b 2.1 --format json >"$TMP/one.json" || fail "cli -d $d"
+    python3 - "$TMP/series.json" "$TMP/one.json" "$d" <<'PY' || fail "/api/series differs from lumen analyze -d $d"
+import json, sys
+series = json.load(open(sys.argv[1]))
+one = json.load(open(sys.argv[2]))
+d = int(sys.argv[3])
+row = [r for p in one["panels"] for t in p["tables"] if t["id"] == "2.1" for r in t["rows"] if r["id"] == "2.1.1"][0]
+point = [p for p in series["points"] if p["d"] == d][0]
+assert point["v"] == row["cells"][1], (point, row["cells"])
+assert series["name"] == row["cells"][0] and series["column"] == "Avg" and not series["downsampled"]
+PY
+  done
+  [ "$("$JSON_GET" dispatches <"$TMP/series.json")" = 8 ] || fail "series: the kernels' dispatches: $(head -c 300 "$TMP/series.json")"
+  get "/api/series?w=f1"
+  expect_code 400 "series without a metric"
+  body_has "m: which metric row"
+  get "/api/series?w=f1&m=2.1.999"
+  expect_code 404 "series of an unknown row"
+  get "/api/series?w=f1&m=2.1.1&k=no-such-kernel"
+  expect_code 400 "series that selects nothing"
+  body_has "no dispatch matches"
   # Concurrent clients all get answers.
   for i in 1 2 3 4 5 6 7 8; do
     curl -s -o "$TMP/par$i" -w '%{http_code}\n' "${URL}api/analysis?w=f1&norm=per_second&b=$((i % 4 + 2))" >"$TMP/code$i" &
@@ -271,6 +298,19 @@ PY
   expect_code 400 "rows without a table"
   get "/api/rows?w=f0&t=0.2&limit=5000"
   expect_code 400 "a page over the limit"
+  # A metric over many dispatches: even buckets keep the answer small.
+  get "/api/series?w=f0&m=2.1.1&d=0:20000"
+  expect_code 200 "a downsampled series"
+  size=$(stat -c %s "$TMP/body")
+  [ "$size" -le "$MB" ] || fail "/api/series answers $size bytes, over 1 MB"
+  python3 - "$TMP/body" <<'PY' || fail "the buckets of /api/series"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["downsampled"] and s["dispatches"] == 20000 and len(s["points"]) == 1000, (s["dispatches"], len(s["points"]))
+assert sum(p["n"] for p in s["points"]) == 20000
+assert all(p["min"] <= p["mean"] <= p["max"] for p in s["points"])
+assert s["points"][0]["d"] == 0 and s["points"][-1]["last"] == 19999
+PY
   stop_server
   # Memory: with a cache smaller than the workload, the server drops it
   # once the requests are answered; with the default it keeps it.

@@ -151,5 +151,17 @@ int main(void) {
   CHECK(parse("offset=1000000001", &q, &d) == LM_EINVAL);
   CHECK(strcmp(d.field, "offset") == 0);
   lm_query_fini(&q);
+  /* The metric of /api/series: one value, 1 to 64 characters; not part
+   * of the selection. */
+  CHECK(parse("w=f0&m=2.1.0", &q, &d) == LM_OK);
+  CHECK_STR(q.metric, "2.1.0");
+  CHECK_STR(q.canonical, first);
+  lm_query_fini(&q);
+  CHECK(parse("m=2.1.0&m=2.1.1", &q, &d) == LM_EINVAL && strcmp(d.field, "m") == 0);
+  lm_query_fini(&q);
+  CHECK(parse("m=", &q, &d) == LM_EINVAL);
+  lm_query_fini(&q);
+  CHECK(parse("m=11111111111111111111111111111111111111111111111111111111111111111", &q, &d) == LM_EINVAL);
+  lm_query_fini(&q);
   return check_report("test_query");
 }
