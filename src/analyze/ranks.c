@@ -121,7 +121,7 @@ lm_status lm_analyze_ranks(lm_analysis *a, const size_t *rows, size_t n_rows, lm
       ran[(size_t)at * n_kernels + (size_t)k] = 1;
     }
   }
-  double sum = 0, max = -1, min = INFINITY;
+  double sum = 0, max = -1, min = LM_INF;
   t->slowest = t->fastest = ranks[0];
   for (size_t i = 0; i < n_ranks; i++) {
     lm_rank_row *x = &rr[i];
@@ -142,7 +142,7 @@ lm_status lm_analyze_ranks(lm_analysis *a, const size_t *rows, size_t n_rows, lm
     lm_rank_kernel kk;
     memset(&kk, 0, sizeof kk);
     kk.max_ns = -1;
-    kk.min_ns = INFINITY;
+    kk.min_ns = LM_INF;
     for (size_t i = 0; i < n_ranks; i++) {
       if (!ran[i * n_kernels + k]) continue;
       double v = grid[i * n_kernels + k];

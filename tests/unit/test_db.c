@@ -351,7 +351,7 @@ static void profile_tables(void) {
   CHECK(lm_db_each_plan_counter(db, wid, see_counter, &o, &d) == LM_OK);
   CHECK_STR(o.text, "0:GRBM_GUI_ACTIVE:-;0:SQ_BUSY_CYCLES:-;1:SQ_LEVEL_WAVES:SQ_LEVEL_WAVES;");
   CHECK(lm_db_put_plan(db, wid, plan, 1, &d) != LM_OK); /* the same counter twice */
-  CHECK(d.file && strcmp(d.file, path) == 0);
+  CHECK(d.file[0] && strcmp(d.file, path) == 0);
   /* Runs. */
   CHECK(lm_db_next_run_id(db, wid) == 1);
   CHECK(lm_db_run_begin(db, wid, 1, "app", 0, "2026-01-01T00:00:00Z", &d) == LM_OK);
@@ -507,7 +507,7 @@ static void compose_tables(void) {
   CHECK_STR(o.text, "0:GRBM_GUI_ACTIVE:-;2:GRBM_GUI_ACTIVE:-;3:SQ_LEVEL_WAVES:-;");
   memset(&d, 0, sizeof d);
   CHECK(lm_db_plan_copy(db, wid, 0, "GRBM_GUI_ACTIVE", 2, &d) == LM_EIO); /* already there */
-  CHECK(d.file && strcmp(d.file, path) == 0 && d.message[0]);
+  CHECK(d.file[0] && strcmp(d.file, path) == 0 && d.message[0]);
   /* Two runs, the second failed: only the first is composed. */
   CHECK(lm_db_run_begin(db, wid, 1, "app", 0, "2026-01-01T00:00:00Z", &d) == LM_OK);
   CHECK(lm_db_run_finish(db, wid, 1, "2026-01-01T00:00:01Z", "ok", 0, 0, 3, &d) == LM_OK);
@@ -629,15 +629,15 @@ static void compose_tables(void) {
     CHECK(lm_db_sysinfo_source(db, wid, &found, &run, &pid, host, sizeof host, &d) == LM_OK && found == 1);
     memset(&d, 0, sizeof d);
     CHECK(lm_db_plan_drop(db, wid, 0, "GRBM_GUI_ACTIVE", &d) == LM_EIO);
-    CHECK(d.file && strcmp(d.file, path) == 0 && d.message[0]);
+    CHECK(d.file[0] && strcmp(d.file, path) == 0 && d.message[0]);
     memset(&d, 0, sizeof d);
-    CHECK(lm_db_complete_workload(db, wid, 3, &d) == LM_EIO && d.file && strcmp(d.file, path) == 0);
+    CHECK(lm_db_complete_workload(db, wid, 3, &d) == LM_EIO && d.file[0] && strcmp(d.file, path) == 0);
     memset(&d, 0, sizeof d);
-    CHECK(lm_db_clear_composed(db, wid, &d) == LM_EIO && d.file && strcmp(d.file, path) == 0);
+    CHECK(lm_db_clear_composed(db, wid, &d) == LM_EIO && d.file[0] && strcmp(d.file, path) == 0);
     c = NULL;
     CHECK(lm_db_composer_open(db, wid, &c, &d) == LM_OK);
     memset(&d, 0, sizeof d);
-    CHECK(c && lm_db_composer_row(c, 0, 1, 4, 100, 101, 1, 1, &d) == LM_EIO && d.file &&
+    CHECK(c && lm_db_composer_row(c, 0, 1, 4, 100, 101, 1, 1, &d) == LM_EIO && d.file[0] &&
           strcmp(d.file, path) == 0);
     lm_db_composer_close(c);
     lm_db_close(db);
@@ -649,7 +649,7 @@ static void compose_tables(void) {
   if (db) {
     CHECK(lm_db_run_n_selected(db, 1, 1) == 0);
     memset(&d, 0, sizeof d);
-    CHECK(lm_db_each_run_kernel(db, 1, 1, see_kernel, &o, &d) == LM_EIO && d.file && strcmp(d.file, path) == 0);
+    CHECK(lm_db_each_run_kernel(db, 1, 1, see_kernel, &o, &d) == LM_EIO && d.file[0] && strcmp(d.file, path) == 0);
     CHECK(lm_db_each_composable(db, 1, see_record, &o, &d) == LM_EIO && strstr(d.message, "profile_record"));
     CHECK(lm_db_each_composable_value(db, 1, see_value, &v, &d) == LM_EIO && strstr(d.message, "profile_value"));
     CHECK(lm_db_sysinfo_source(db, 1, &found, &run, &pid, host, sizeof host, &d) == LM_EIO);
