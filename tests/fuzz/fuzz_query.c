@@ -18,8 +18,8 @@ static void put(lm_buf *b, const char *key, const char *v) {
 
 static size_t prefix_len(const char *c) {
   size_t n = strlen(c);
-  const char *marks[3] = {"|d=", "|g=", "|i="};
-  for (int i = 0; i < 3; i++) {
+  const char *marks[4] = {"|d=", "|g=", "|i=", "|R="};
+  for (int i = 0; i < 4; i++) {
     const char *m = strstr(c, marks[i]);
     if (m && (size_t)(m - c) < n) n = (size_t)(m - c);
   }
@@ -45,13 +45,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (q.weight) put(&b, "weight", q.weight);
   if (q.clock) put(&b, "clock", q.clock);
   if (q.corrected) put(&b, "corrected", "1");
+  if (q.compat) put(&b, "compat", q.compat);
   for (size_t i = 0; i < q.n_kernels; i++) put(&b, "k", q.kernels[i]);
   for (size_t i = 0; i < q.n_regions; i++) put(&b, "r", q.regions[i]);
   for (size_t i = 0; i < q.n_blocks; i++) put(&b, "b", q.blocks[i]);
   if (!b.failed && b.len <= LM_QUERY_MAX_BYTES) {
     lm_query again;
     if (lm_query_parse(b.data ? b.data : "", b.len, &again, &d) == LM_OK) {
-      /* Dispatch, GPU and instance sets are not written back: compare the
+      /* Dispatch, GPU, instance and rank sets are not written back: compare the
        * canonical forms up to them. */
       size_t nx = prefix_len(q.canonical), ny = prefix_len(again.canonical);
       if (nx != ny || memcmp(q.canonical, again.canonical, nx) != 0) abort();
