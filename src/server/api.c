@@ -198,16 +198,20 @@ lm_status lm_server_analysis_answer(const lm_query *q, char **text, size_t *len,
   return LM_OK;
 }
 
-enum MHD_Result lm_server_api_analysis(struct MHD_Connection *c, const lm_query *q) {
+enum MHD_Result lm_server_send_answer(struct MHD_Connection *c, const lm_query *q, lm_server_answer_fn answer) {
   if (!q->w) return lm_server_send_error(c, MHD_HTTP_BAD_REQUEST, "w: which workload?");
   char *text = NULL;
   size_t len = 0;
   int busy = 0;
   lm_diag d;
   lm_diag_clear(&d);
-  if (lm_server_analysis_answer(q, &text, &len, &busy, &d) != LM_OK)
+  if (answer(q, &text, &len, &busy, &d) != LM_OK)
     return busy ? lm_server_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "busy; try again") : lm_server_send_diag(c, &d);
   enum MHD_Result ok = lm_server_send(c, MHD_HTTP_OK, "application/json", text, len, 1, 0);
   free(text);
   return ok;
+}
+
+enum MHD_Result lm_server_api_analysis(struct MHD_Connection *c, const lm_query *q) {
+  return lm_server_send_answer(c, q, lm_server_analysis_answer);
 }

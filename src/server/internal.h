@@ -180,6 +180,11 @@ enum MHD_Result lm_server_api_series(struct MHD_Connection *c, const lm_query *q
  * with *busy set when no evaluation could start within a minute (503). */
 lm_status lm_server_analysis_answer(const lm_query *q, char **text, size_t *len, int *busy, lm_diag *diag);
 lm_status lm_server_summary_answer(const lm_query *q, char **text, size_t *len, int *busy, lm_diag *diag);
+
+/* lm_server_send_answer: the JSON answer `answer` makes for q (400 without
+ * a workload, 503 while the evaluations are busy, d's error otherwise). */
+typedef lm_status (*lm_server_answer_fn)(const lm_query *q, char **text, size_t *len, int *busy, lm_diag *diag);
+enum MHD_Result lm_server_send_answer(struct MHD_Connection *c, const lm_query *q, lm_server_answer_fn answer);
 /* lm_server_api_fini: free what the endpoints keep (the workload list). */
 void lm_server_api_fini(void);
 

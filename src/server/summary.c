@@ -73,17 +73,7 @@ lm_status lm_server_summary_answer(const lm_query *q, char **text_out, size_t *l
 }
 
 enum MHD_Result lm_server_api_summary(struct MHD_Connection *c, const lm_query *q) {
-  if (!q->w) return lm_server_send_error(c, MHD_HTTP_BAD_REQUEST, "w: which workload?");
-  char *text = NULL;
-  size_t len = 0;
-  int busy = 0;
-  lm_diag d;
-  lm_diag_clear(&d);
-  if (lm_server_summary_answer(q, &text, &len, &busy, &d) != LM_OK)
-    return busy ? lm_server_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "busy; try again") : lm_server_send_diag(c, &d);
-  enum MHD_Result ok = lm_server_send(c, MHD_HTTP_OK, "application/json", text, len, 1, 0);
-  free(text);
-  return ok;
+  return lm_server_send_answer(c, q, lm_server_summary_answer);
 }
 
 enum MHD_Result lm_server_api_roofline(struct MHD_Connection *c, const lm_query *q) {
