@@ -8,12 +8,19 @@
  *
  * Kernel-name filters are evaluated once per kernel symbol, so the
  * per-dispatch path is a table lookup, a counter increment and a few
- * comparisons under one short lock.
+ * comparisons. It takes no lock that other threads take: kernels are
+ * added under the lock and published with release/acquire atomics,
+ * instance and selection counters are atomics (each on a cache line of
+ * its own), region stacks are per thread, and process-wide ranges are read
+ * under the lock only while one is open. Each thread remembers its last
+ * kernel and its stack, so a dispatch reads no line another thread
+ * writes but its kernel's instance counter.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
 #include <pcre2.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,44 +213,112 @@ done:
 /* An id filter: no list given selects everything. */
 static int spec_has(const lm_idset *s, int64_t v) { return !s->n || lm_idset_has(s, v); }
 
+#define LINE 64 /* a cache line: what one thread writes, another does not share */
+
+/* A cycling key's count of selected dispatches. Kernels of one name (one
+ * per GPU agent on AMD) share it, as they share the key. */
+typedef struct keystate {
+  _Alignas(LINE) atomic_llong selected;
+  char *key;
+} keystate;
+
+/* Dispatches of a kernel with one grid, workgroup and LDS size (the key of
+ * --replay instance with key_grid): a list per kernel, prepended under the
+ * lock and walked without it. */
+typedef struct gridkey {
+  uint64_t grid, workgroup, lds;
+  keystate *ks;
+  struct gridkey *_Atomic next;
+} gridkey;
+
+/* A kernel: what is read on every dispatch (never written after it is
+ * published) apart from the instance counter, on a line of its own. */
 typedef struct kstate {
+  uint64_t id;
   int selected_by_name;
-  int64_t instances;
+  keystate *by_name;             /* the key of its name (key_grid off) */
+  gridkey *_Atomic grids;        /* the keys of its launch sizes (key_grid on) */
+  _Alignas(LINE) atomic_llong instances;
 } kstate;
+
+/* Kernels by id: open addressing, at most half full. Readers load the
+ * table and its slots with acquire and take no lock; a writer (under the
+ * lock) fills a slot with release, or publishes a table twice the size;
+ * old tables stay until the policy is freed (a reader may still be in
+ * one). */
+typedef struct ktable {
+  struct ktable *older;
+  size_t mask, used;
+  kstate *_Atomic slot[];
+} ktable;
 
 #define MAX_DEPTH 64
 
+/* One thread's region stack: changed by push and pop for that thread,
+ * read by its dispatches, without the lock. */
 typedef struct tstack {
   unsigned long tid;
-  int depth;
-  int ids[MAX_DEPTH];
+  atomic_int depth;
+  atomic_int ids[MAX_DEPTH];
+  struct tstack *_Atomic next;
 } tstack;
 
 struct lm_policy {
   const lm_tool_config *cfg;
-  pthread_mutex_t lock;
+  uint64_t serial; /* tells this policy from an earlier one at the same address */
+  pthread_mutex_t lock; /* writers: new kernels, keys, stacks, region names, ranges */
   pcre2_code **include, **exclude;
   size_t n_include, n_exclude;
   lm_idset instance, dispatch, gpu;
-  kstate *kernels;
-  size_t n_kernels, cap_kernels;
-  lm_map *kernel_index; /* kernel id (decimal) -> index in kernels */
-  lm_map *selected;     /* cycling key -> selected dispatches so far */
+  ktable *_Atomic kernels;
+  keystate **keys;
+  size_t n_keys, cap_keys;
+  lm_map *key_index; /* cycling key -> index in keys */
   char **region_names;
   int n_regions;
-  int *wanted_regions; /* region ids of -r names, resolved as they appear */
-  tstack *stacks;
-  size_t n_stacks, cap_stacks;
+  atomic_int *wanted_regions; /* region ids of -r names, resolved as they appear */
+  tstack *_Atomic stacks;
+  atomic_uint n_stacks;
   uint64_t *range_ids;
   int *range_regions;
   size_t n_ranges, cap_ranges;
+  atomic_size_t open_ranges; /* n_ranges, for a look without the lock */
 };
+
+static atomic_ullong next_serial = 1;
+
+/* The calling thread's last answers: its last kernel, and its stack. */
+static _Thread_local struct {
+  uint64_t serial, kernel_id;
+  kstate *k;
+} last_kernel;
+
+static _Thread_local struct {
+  uint64_t serial;
+  unsigned long tid;
+  unsigned n_stacks; /* the count when s was looked for (s NULL: none then) */
+  tstack *s;
+} last_stack;
+
+static ktable *ktable_new(size_t cap) {
+  ktable *t = calloc(1, sizeof *t + cap * sizeof t->slot[0]);
+  if (t) t->mask = cap - 1;
+  return t;
+}
+
+static size_t hash_id(uint64_t id) {
+  id ^= id >> 33;
+  id *= 0xff51afd7ed558ccdULL;
+  id ^= id >> 33;
+  return (size_t)id;
+}
 
 lm_status lm_policy_new(const lm_tool_config *cfg, lm_policy **out, lm_diag *diag) {
   lm_policy *p = calloc(1, sizeof *p);
   *out = NULL;
   if (!p) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   p->cfg = cfg;
+  p->serial = atomic_fetch_add(&next_serial, 1);
   pthread_mutex_init(&p->lock, NULL);
   p->include = calloc(cfg->n_kernels + 1, sizeof *p->include);
   p->exclude = calloc(cfg->n_kernels + 1, sizeof *p->exclude);
@@ -273,9 +348,10 @@ lm_status lm_policy_new(const lm_tool_config *cfg, lm_policy **out, lm_diag *dia
     return st;
   }
   p->wanted_regions = calloc(cfg->n_regions + 1, sizeof *p->wanted_regions);
-  p->kernel_index = lm_map_new();
-  p->selected = lm_map_new();
-  if (!p->wanted_regions || !p->kernel_index || !p->selected) goto nomem;
+  p->key_index = lm_map_new();
+  ktable *t = ktable_new(64);
+  atomic_init(&p->kernels, t);
+  if (!p->wanted_regions || !p->key_index || !t) goto nomem;
   *out = p;
   return LM_OK;
 nomem:
@@ -292,13 +368,33 @@ void lm_policy_free(lm_policy *p) {
   lm_idset_fini(&p->instance);
   lm_idset_fini(&p->dispatch);
   lm_idset_fini(&p->gpu);
-  free(p->kernels);
-  lm_map_free(p->kernel_index);
-  lm_map_free(p->selected);
+  ktable *t = atomic_load(&p->kernels);
+  for (size_t i = 0; t && i <= t->mask; i++) {
+    kstate *k = atomic_load(&t->slot[i]);
+    for (gridkey *g = k ? atomic_load(&k->grids) : NULL, *next; g; g = next) {
+      next = atomic_load(&g->next);
+      free(g);
+    }
+    free(k);
+  }
+  while (t) {
+    ktable *older = t->older;
+    free(t);
+    t = older;
+  }
+  for (size_t i = 0; i < p->n_keys; i++) {
+    free(p->keys[i]->key);
+    free(p->keys[i]);
+  }
+  free(p->keys);
+  lm_map_free(p->key_index);
   for (int i = 0; i < p->n_regions; i++) free(p->region_names[i]);
   free(p->region_names);
   free(p->wanted_regions);
-  free(p->stacks);
+  for (tstack *s = atomic_load(&p->stacks), *next; s; s = next) {
+    next = atomic_load(&s->next);
+    free(s);
+  }
   free(p->range_ids);
   free(p->range_regions);
   pthread_mutex_destroy(&p->lock);
@@ -321,29 +417,90 @@ static int name_selected(lm_policy *p, const char *name) {
   return ok;
 }
 
-static kstate *kernel_state(lm_policy *p, uint64_t id, const char *name) {
-  char key[24];
-  snprintf(key, sizeof key, "%llu", (unsigned long long)id);
+/* The keystate of key (made on first use). The caller holds the lock. */
+static keystate *key_state(lm_policy *p, const char *key) {
   int64_t at;
-  if (lm_map_get(p->kernel_index, key, &at)) return &p->kernels[at];
-  if (p->n_kernels == p->cap_kernels) {
-    size_t cap = p->cap_kernels ? p->cap_kernels * 2 : 64;
-    kstate *grown = realloc(p->kernels, cap * sizeof *grown);
+  if (lm_map_get(p->key_index, key, &at)) return p->keys[at];
+  if (p->n_keys == p->cap_keys) {
+    size_t cap = p->cap_keys ? p->cap_keys * 2 : 64;
+    keystate **grown = realloc(p->keys, cap * sizeof *grown);
     if (!grown) return NULL;
-    p->kernels = grown;
-    p->cap_kernels = cap;
+    p->keys = grown;
+    p->cap_keys = cap;
   }
-  if (lm_map_put(p->kernel_index, key, (int64_t)p->n_kernels) != LM_OK) return NULL;
-  kstate *k = &p->kernels[p->n_kernels++];
-  k->instances = 0;
-  k->selected_by_name = name_selected(p, name ? name : "");
+  keystate *ks = aligned_alloc(LINE, sizeof *ks);
+  if (!ks) return NULL;
+  atomic_init(&ks->selected, 0);
+  ks->key = strdup(key);
+  if (!ks->key || lm_map_put(p->key_index, key, (int64_t)p->n_keys) != LM_OK) {
+    free(ks->key);
+    free(ks);
+    return NULL;
+  }
+  p->keys[p->n_keys++] = ks;
+  return ks;
+}
+
+static kstate *kernel_find(lm_policy *p, uint64_t id) {
+  ktable *t = atomic_load_explicit(&p->kernels, memory_order_acquire);
+  for (size_t h = hash_id(id) & t->mask;; h = (h + 1) & t->mask) {
+    kstate *k = atomic_load_explicit(&t->slot[h], memory_order_acquire);
+    if (!k || k->id == id) return k;
+  }
+}
+
+static void slot_put(ktable *t, kstate *k) {
+  size_t h = hash_id(k->id) & t->mask;
+  while (atomic_load_explicit(&t->slot[h], memory_order_relaxed)) h = (h + 1) & t->mask;
+  atomic_store_explicit(&t->slot[h], k, memory_order_release);
+  t->used++;
+}
+
+/* The state of kernel id, made (and its name filter decided) when it is
+ * new. Takes the lock only then. */
+static kstate *kernel_state(lm_policy *p, uint64_t id, const char *name) {
+  kstate *k = kernel_find(p, id);
+  if (k) return k;
+  pthread_mutex_lock(&p->lock);
+  k = kernel_find(p, id);
+  if (k) goto done;
+  ktable *t = atomic_load_explicit(&p->kernels, memory_order_relaxed);
+  if ((t->used + 1) * 2 > t->mask + 1) {
+    ktable *bigger = ktable_new((t->mask + 1) * 2);
+    if (!bigger) goto done;
+    for (size_t i = 0; i <= t->mask; i++) {
+      kstate *old = atomic_load_explicit(&t->slot[i], memory_order_relaxed);
+      if (old) slot_put(bigger, old);
+    }
+    bigger->older = t;
+    atomic_store_explicit(&p->kernels, bigger, memory_order_release);
+    t = bigger;
+  }
+  kstate *fresh = aligned_alloc(LINE, sizeof *fresh);
+  if (!fresh) goto done;
+  memset(fresh, 0, sizeof *fresh);
+  fresh->id = id;
+  fresh->selected_by_name = name_selected(p, name ? name : "");
+  atomic_init(&fresh->instances, 0);
+  atomic_init(&fresh->grids, NULL);
+  /* The key of its name, when the name alone is the key (instance
+   * cycling without key_grid, and application replay). */
+  char key[sizeof ((lm_choice *)0)->key];
+  snprintf(key, sizeof key, "%s", name ? name : "(null)"); /* cut as make_key cuts it */
+  fresh->by_name = p->cfg->key_grid ? NULL : key_state(p, key);
+  if (!p->cfg->key_grid && !fresh->by_name) {
+    free(fresh);
+    goto done;
+  }
+  slot_put(t, fresh);
+  k = fresh;
+done:
+  pthread_mutex_unlock(&p->lock);
   return k;
 }
 
 void lm_policy_kernel(lm_policy *p, uint64_t kernel_id, const char *name) {
-  pthread_mutex_lock(&p->lock);
   kernel_state(p, kernel_id, name);
-  pthread_mutex_unlock(&p->lock);
 }
 
 static int intern_region(lm_policy *p, const char *name) {
@@ -356,40 +513,64 @@ static int intern_region(lm_policy *p, const char *name) {
   if (!grown[p->n_regions]) return 0;
   p->n_regions++;
   for (size_t w = 0; w < p->cfg->n_regions; w++)
-    if (strcmp(p->cfg->regions[w], name) == 0) p->wanted_regions[w] = p->n_regions;
+    if (strcmp(p->cfg->regions[w], name) == 0)
+      atomic_store_explicit(&p->wanted_regions[w], p->n_regions, memory_order_relaxed);
   return p->n_regions;
 }
 
+/* The stack of thread tid, or NULL when it has none (made when make is
+ * set: the caller holds the lock then). */
+static tstack *stack_find(lm_policy *p, unsigned long tid) {
+  for (tstack *s = atomic_load_explicit(&p->stacks, memory_order_acquire); s;
+       s = atomic_load_explicit(&s->next, memory_order_acquire))
+    if (s->tid == tid) return s;
+  return NULL;
+}
+
+/* The stack of the calling thread (tid), from the thread's last answer
+ * while no stack was added since. */
 static tstack *stack_of(lm_policy *p, unsigned long tid) {
-  for (size_t i = 0; i < p->n_stacks; i++)
-    if (p->stacks[i].tid == tid) return &p->stacks[i];
-  if (p->n_stacks == p->cap_stacks) {
-    size_t cap = p->cap_stacks ? p->cap_stacks * 2 : 16;
-    tstack *grown = realloc(p->stacks, cap * sizeof *grown);
-    if (!grown) return NULL;
-    p->stacks = grown;
-    p->cap_stacks = cap;
-  }
-  tstack *s = &p->stacks[p->n_stacks++];
+  unsigned n = atomic_load_explicit(&p->n_stacks, memory_order_acquire);
+  if (last_stack.serial == p->serial && last_stack.tid == tid && (last_stack.s || last_stack.n_stacks == n))
+    return last_stack.s;
+  tstack *s = stack_find(p, tid);
+  last_stack.serial = p->serial;
+  last_stack.tid = tid;
+  last_stack.n_stacks = n;
+  last_stack.s = s;
+  return s;
+}
+
+static tstack *stack_make(lm_policy *p, unsigned long tid) {
+  tstack *s = stack_find(p, tid);
+  if (s) return s;
+  s = calloc(1, sizeof *s);
+  if (!s) return NULL;
   s->tid = tid;
-  s->depth = 0;
+  atomic_init(&s->depth, 0);
+  atomic_init(&s->next, atomic_load_explicit(&p->stacks, memory_order_relaxed));
+  atomic_store_explicit(&p->stacks, s, memory_order_release);
+  atomic_fetch_add_explicit(&p->n_stacks, 1, memory_order_release);
   return s;
 }
 
 int lm_policy_region_push(lm_policy *p, unsigned long tid, const char *name) {
   pthread_mutex_lock(&p->lock);
   int id = intern_region(p, name);
-  tstack *s = stack_of(p, tid);
-  if (s && s->depth < MAX_DEPTH) s->ids[s->depth++] = id;
+  tstack *s = stack_make(p, tid);
   pthread_mutex_unlock(&p->lock);
+  int depth = s ? atomic_load_explicit(&s->depth, memory_order_relaxed) : MAX_DEPTH;
+  if (depth < MAX_DEPTH) {
+    atomic_store_explicit(&s->ids[depth], id, memory_order_relaxed);
+    atomic_store_explicit(&s->depth, depth + 1, memory_order_release);
+  }
   return id;
 }
 
 void lm_policy_region_pop(lm_policy *p, unsigned long tid) {
-  pthread_mutex_lock(&p->lock);
   tstack *s = stack_of(p, tid);
-  if (s && s->depth > 0) s->depth--;
-  pthread_mutex_unlock(&p->lock);
+  int depth = s ? atomic_load_explicit(&s->depth, memory_order_relaxed) : 0;
+  if (depth > 0) atomic_store_explicit(&s->depth, depth - 1, memory_order_release);
 }
 
 int lm_policy_range_start(lm_policy *p, uint64_t range_id, const char *name) {
@@ -408,6 +589,7 @@ int lm_policy_range_start(lm_policy *p, uint64_t range_id, const char *name) {
     p->range_regions[p->n_ranges] = id;
     p->n_ranges++;
   }
+  atomic_store_explicit(&p->open_ranges, p->n_ranges, memory_order_release);
   pthread_mutex_unlock(&p->lock);
   return id;
 }
@@ -421,6 +603,7 @@ void lm_policy_range_stop(lm_policy *p, uint64_t range_id) {
       p->n_ranges--;
       break;
     }
+  atomic_store_explicit(&p->open_ranges, p->n_ranges, memory_order_release);
   pthread_mutex_unlock(&p->lock);
 }
 
@@ -431,45 +614,127 @@ const char *lm_policy_region_name(lm_policy *p, int id) {
   return name;
 }
 
+/* Writers of text into a fixed buffer: each returns the new end, never
+ * past stop (a text that does not fit is cut, as snprintf cuts). */
+static char *put_text(char *o, char *stop, const char *s) {
+  size_t n = strlen(s);
+  if (n > (size_t)(stop - o)) n = (size_t)(stop - o);
+  memcpy(o, s, n);
+  return o + n;
+}
+
+static char *put_num(char *o, char *stop, unsigned long long v) {
+  char digits[24];
+  int n = 0;
+  do digits[n++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  while (n && o < stop) *o++ = digits[--n];
+  return o;
+}
+
+/* The cycling key: the name, or name|grid|workgroup|lds. */
+static void make_key(const lm_tool_config *cfg, const lm_dispatch_facts *d, char *key, size_t cap) {
+  char *o = key, *stop = key + cap - 1;
+  o = put_text(o, stop, d->kernel_name ? d->kernel_name : "(null)");
+  if (cfg->key_grid) {
+    const uint64_t parts[3] = {d->grid, d->workgroup, d->lds};
+    for (int i = 0; i < 3; i++) {
+      o = put_text(o, stop, "|");
+      o = put_num(o, stop, parts[i]);
+    }
+  }
+  *o = '\0';
+}
+
+/* The keystate of a dispatch of k with launch sizes d (key_grid). */
+static keystate *grid_key(lm_policy *p, kstate *k, const lm_dispatch_facts *d, const char *key) {
+  for (gridkey *g = atomic_load_explicit(&k->grids, memory_order_acquire); g;
+       g = atomic_load_explicit(&g->next, memory_order_acquire))
+    if (g->grid == d->grid && g->workgroup == d->workgroup && g->lds == d->lds) return g->ks;
+  keystate *ks = NULL;
+  pthread_mutex_lock(&p->lock);
+  gridkey *g = atomic_load_explicit(&k->grids, memory_order_relaxed);
+  for (; g; g = atomic_load_explicit(&g->next, memory_order_relaxed))
+    if (g->grid == d->grid && g->workgroup == d->workgroup && g->lds == d->lds) break;
+  if (g) ks = g->ks;
+  else if ((g = malloc(sizeof *g)) != NULL) {
+    g->grid = d->grid;
+    g->workgroup = d->workgroup;
+    g->lds = d->lds;
+    g->ks = ks = key_state(p, key);
+    if (ks) {
+      atomic_init(&g->next, atomic_load_explicit(&k->grids, memory_order_relaxed));
+      atomic_store_explicit(&k->grids, g, memory_order_release);
+    } else {
+      free(g);
+    }
+  }
+  pthread_mutex_unlock(&p->lock);
+  return ks;
+}
+
+static int wanted(const lm_policy *p, int region) {
+  for (size_t w = 0; w < p->cfg->n_regions; w++)
+    if (atomic_load_explicit(&p->wanted_regions[w], memory_order_relaxed) == region) return 1;
+  return 0;
+}
+
+/* The regions active for a dispatch, as ids in text: its thread's stack
+ * and every open process-wide range. Returns whether one is wanted by -r
+ * (1 without -r). */
+static int active_regions(lm_policy *p, const lm_dispatch_facts *d, char *out, size_t cap) {
+  const lm_tool_config *cfg = p->cfg;
+  char *o = out, *stop = out + cap - 1;
+  int in_wanted = cfg->n_regions == 0;
+  tstack *s = stack_of(p, d->tid);
+  int depth = s ? atomic_load_explicit(&s->depth, memory_order_acquire) : 0;
+  for (int i = 0; i < depth; i++) {
+    int id = atomic_load_explicit(&s->ids[i], memory_order_relaxed);
+    if (o != out) o = put_text(o, stop, ",");
+    o = put_num(o, stop, (unsigned long long)id);
+    in_wanted |= wanted(p, id);
+  }
+  /* Ranges: the lock only while one is open. */
+  if (atomic_load_explicit(&p->open_ranges, memory_order_acquire)) {
+    pthread_mutex_lock(&p->lock);
+    for (size_t i = 0; i < p->n_ranges; i++) {
+      if (o != out) o = put_text(o, stop, ",");
+      o = put_num(o, stop, (unsigned long long)p->range_regions[i]);
+      in_wanted |= wanted(p, p->range_regions[i]);
+    }
+    pthread_mutex_unlock(&p->lock);
+  }
+  *o = '\0';
+  return in_wanted;
+}
+
 void lm_policy_choose(lm_policy *p, const lm_dispatch_facts *d, lm_choice *out) {
   const lm_tool_config *cfg = p->cfg;
   out->set = -1;
   out->instance = -1;
   out->selected = -1;
-  out->regions[0] = '\0';
-  if (cfg->key_grid)
-    snprintf(out->key, sizeof out->key, "%s|%llu|%llu|%llu", d->kernel_name,
-             (unsigned long long)d->grid, (unsigned long long)d->workgroup,
-             (unsigned long long)d->lds);
-  else
-    snprintf(out->key, sizeof out->key, "%s", d->kernel_name);
-  pthread_mutex_lock(&p->lock);
-  kstate *k = kernel_state(p, d->kernel_id, d->kernel_name);
-  if (!k) goto done;
-  out->instance = k->instances++;
-  /* Regions active for this dispatch: its thread's stack and every open
-   * process-wide range. */
-  size_t at = 0;
-  int in_wanted = cfg->n_regions == 0;
-  tstack *s = stack_of(p, d->tid);
-  for (int i = 0; s && i < s->depth; i++) {
-    at += (size_t)snprintf(out->regions + at, sizeof out->regions - at, "%s%d", at ? "," : "",
-                           s->ids[i]);
-    for (size_t w = 0; w < cfg->n_regions; w++) in_wanted |= p->wanted_regions[w] == s->ids[i];
-    if (at >= sizeof out->regions) break;
+  make_key(cfg, d, out->key, sizeof out->key);
+  kstate *k;
+  if (last_kernel.serial == p->serial && last_kernel.kernel_id == d->kernel_id) k = last_kernel.k;
+  else {
+    k = kernel_state(p, d->kernel_id, d->kernel_name);
+    last_kernel.serial = p->serial;
+    last_kernel.kernel_id = d->kernel_id;
+    last_kernel.k = k;
   }
-  for (size_t i = 0; i < p->n_ranges && at < sizeof out->regions; i++) {
-    at += (size_t)snprintf(out->regions + at, sizeof out->regions - at, "%s%d", at ? "," : "",
-                           p->range_regions[i]);
-    for (size_t w = 0; w < cfg->n_regions; w++) in_wanted |= p->wanted_regions[w] == p->range_regions[i];
+  if (!k) {
+    last_kernel.serial = 0;
+    out->regions[0] = '\0';
+    return;
   }
+  out->instance = atomic_fetch_add_explicit(&k->instances, 1, memory_order_relaxed);
+  int in_wanted = active_regions(p, d, out->regions, sizeof out->regions);
   if (!k->selected_by_name || !in_wanted || !spec_has(&p->instance, out->instance) ||
       !spec_has(&p->dispatch, (int64_t)d->dispatch_id) || !spec_has(&p->gpu, d->gpu))
-    goto done;
-  int64_t selected = 0;
-  lm_map_get(p->selected, out->key, &selected);
-  if (lm_map_put(p->selected, out->key, selected + 1) != LM_OK) goto done;
-  out->selected = selected;
+    return;
+  keystate *ks = cfg->key_grid ? grid_key(p, k, d, out->key) : k->by_name;
+  if (!ks) return;
+  out->selected = atomic_fetch_add_explicit(&ks->selected, 1, memory_order_relaxed);
   switch ((lm_replay)cfg->mode) {
   case LM_REPLAY_APP: out->set = cfg->pass; break;
   case LM_REPLAY_INSTANCE: out->set = cfg->n_sets ? (int)(out->selected % cfg->n_sets) : -1; break;
@@ -481,6 +746,4 @@ void lm_policy_choose(lm_policy *p, const lm_dispatch_facts *d, lm_choice *out) 
       }
     break;
   }
-done:
-  pthread_mutex_unlock(&p->lock);
 }

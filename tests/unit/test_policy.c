@@ -5,7 +5,11 @@
  * successive selected instances of a kernel (or of a kernel and its launch
  * parameters) successive sets; a gap-filling run collects only its
  * assignments; regions nest per thread and ranges span threads; MPI ranks
- * are read from each launcher's variables, MPI launchers before Slurm. */
+ * are read from each launcher's variables, MPI launchers before Slurm;
+ * from 8 threads at once, each kernel's instances are numbered 0..n-1
+ * without a gap or a repeat, each key's selected dispatches likewise, and
+ * as many are selected as in a serial run. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -379,6 +383,121 @@ static void test_gpu_sampler(void) {
   CHECK(lm_rank_detect(fake_env, slurm, &r) == 1 && r.local_size == -1 && lm_rank_samples_gpu(&r, 0, fake_env, slurm));
 }
 
+/* Many threads at once: 8 threads launch four kernels (two of one name, as
+ * two GPU agents give one kernel two ids) in interleaved orders; half of
+ * them inside a region of their own stack. */
+#define MT_THREADS 8
+#define MT_EACH 5000
+#define MT_KERNELS 4
+
+typedef struct mt_worker {
+  lm_policy *p;
+  int t;
+  int64_t instance[MT_EACH], selected[MT_EACH];
+  int set[MT_EACH], kernel[MT_EACH], in_region[MT_EACH];
+} mt_worker;
+
+static const char *mt_names[MT_KERNELS] = {"a", "b", "a", "c"};
+
+static void mt_run(mt_worker *w) {
+  unsigned long tid = 100 + (unsigned long)w->t;
+  if (w->t % 2 == 0) lm_policy_region_push(w->p, tid, "solve");
+  for (int i = 0; i < MT_EACH; i++) {
+    int k = (i * (w->t + 1) + w->t) % MT_KERNELS;
+    lm_dispatch_facts d = facts((uint64_t)(w->t * MT_EACH + i), (uint64_t)k + 1, mt_names[k], tid);
+    lm_choice ch;
+    lm_policy_choose(w->p, &d, &ch);
+    w->kernel[i] = k;
+    w->instance[i] = ch.instance;
+    w->selected[i] = ch.selected;
+    w->set[i] = ch.set;
+    w->in_region[i] = strcmp(ch.regions, w->t % 2 == 0 ? "1" : "") == 0;
+  }
+  if (w->t % 2 == 0) lm_policy_region_pop(w->p, tid);
+}
+
+static void *mt_main(void *arg) {
+  mt_run(arg);
+  return NULL;
+}
+
+/* 1 if the n values are 0..n-1 in some order. */
+static int permutation(const int64_t *v, size_t n) {
+  char *seen = calloc(n + 1, 1);
+  int ok = seen != NULL;
+  for (size_t i = 0; ok && i < n; i++) {
+    ok = v[i] >= 0 && (size_t)v[i] < n && !seen[v[i]];
+    if (ok) seen[v[i]] = 1;
+  }
+  free(seen);
+  return ok;
+}
+
+static void test_threads(void) {
+  lm_tool_config c;
+  make_config(&c, LM_REPLAY_INSTANCE);
+  c.instance = strdup("::3");
+  c.kernels = calloc(2, sizeof *c.kernels);
+  c.kernels[0] = strdup("!^c$");
+  c.n_kernels = 1;
+  static mt_worker serial[MT_THREADS], threaded[MT_THREADS];
+  /* The serial run: the same dispatches, one thread after another. */
+  lm_policy *p = policy_for(&c);
+  if (!p) return;
+  for (int t = 0; t < MT_THREADS; t++) {
+    serial[t].p = p;
+    serial[t].t = t;
+    mt_run(&serial[t]);
+  }
+  lm_policy_free(p);
+  p = policy_for(&c);
+  if (!p) return;
+  pthread_t th[MT_THREADS];
+  int started = 1;
+  for (int t = 0; t < MT_THREADS; t++) {
+    threaded[t].p = p;
+    threaded[t].t = t;
+    started &= pthread_create(&th[t], NULL, mt_main, &threaded[t]) == 0;
+  }
+  CHECK(started);
+  for (int t = 0; started && t < MT_THREADS; t++) pthread_join(th[t], NULL);
+  lm_policy_free(p);
+  if (!started) {
+    lm_tool_config_fini(&c);
+    return;
+  }
+  for (int run = 0; run < 2; run++) {
+    mt_worker *w = run ? threaded : serial;
+    static int64_t inst[MT_KERNELS][MT_THREADS * MT_EACH], sel[3][MT_THREADS * MT_EACH];
+    size_t n_inst[MT_KERNELS] = {0}, n_sel[3] = {0};
+    int regions_right = 1, sets_right = 1;
+    for (int t = 0; t < MT_THREADS; t++)
+      for (int i = 0; i < MT_EACH; i++) {
+        int k = w[t].kernel[i];
+        inst[k][n_inst[k]++] = w[t].instance[i];
+        regions_right &= w[t].in_region[i];
+        if (w[t].set[i] < 0) continue;
+        int key = mt_names[k][0] - 'a'; /* the key is the name: ids 1 and 3 share it */
+        sel[key][n_sel[key]++] = w[t].selected[i];
+        sets_right &= w[t].set[i] == (int)(w[t].selected[i] % 3) && w[t].instance[i] % 3 == 0 && k != 3;
+      }
+    for (int k = 0; k < MT_KERNELS; k++) CHECK(n_inst[k] > 0 && permutation(inst[k], n_inst[k]));
+    for (int key = 0; key < 3; key++) CHECK(permutation(sel[key], n_sel[key]));
+    CHECK(n_sel[2] == 0); /* c is excluded by name */
+    CHECK(regions_right && sets_right);
+    if (run == 1) {
+      size_t serial_count = 0, threaded_count = 0;
+      for (int t = 0; t < MT_THREADS; t++)
+        for (int i = 0; i < MT_EACH; i++) {
+          serial_count += serial[t].set[i] >= 0;
+          threaded_count += threaded[t].set[i] >= 0;
+        }
+      CHECK(serial_count > 0 && threaded_count == serial_count);
+    }
+  }
+  lm_tool_config_fini(&c);
+}
+
 int main(void) {
   test_ranks();
   test_gpu_sampler();
@@ -388,5 +507,6 @@ int main(void) {
   test_instance_cycling();
   test_assigned();
   test_regions();
+  test_threads();
   return check_report("test_policy");
 }
