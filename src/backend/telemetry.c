@@ -215,7 +215,9 @@ const char *lm_telemetry_name(const lm_telemetry *t) {
 }
 
 void lm_telemetry_use(lm_telemetry *t, int gpu) {
-  if (t && gpu >= 0 && gpu < 64) __atomic_fetch_or(&t->used, 1ULL << gpu, __ATOMIC_RELAXED);
+  /* Read first: once the bit is set, a dispatch writes no shared line. */
+  if (t && gpu >= 0 && gpu < 64 && !(__atomic_load_n(&t->used, __ATOMIC_RELAXED) >> gpu & 1))
+    __atomic_fetch_or(&t->used, 1ULL << gpu, __ATOMIC_RELAXED);
 }
 
 void lm_telemetry_leave(lm_telemetry *t, uint64_t gpus) {

@@ -21,6 +21,7 @@
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +97,9 @@ static struct {
   size_t *set_n;
   context contexts[MAX_CONTEXTS];
   int n_contexts;
-  uint64_t next_dispatch;
+  atomic_ullong next_dispatch;
+  atomic_int usable;       /* set up and not failed: the lock-free path is open */
+  atomic_uint contexts_gen; /* counts contexts gone, so threads forget them */
   char **kernel_names; /* mangled; the kernel id is the index + 1 */
   size_t n_kernels;
   /* CUPTI */
@@ -139,11 +142,13 @@ static void fail(const char *call, CUptiResult r) {
   char line[1024];
   lm_cupti_explain((int)r, call, text, line, sizeof line);
   C.failed = 1;
+  atomic_store(&C.usable, 0);
   lm_tool_error(line);
 }
 
 static void fail_diag(const lm_diag *d) {
   C.failed = 1;
+  atomic_store(&C.usable, 0);
   lm_tool_error(d->message);
 }
 
@@ -304,6 +309,7 @@ static context *context_of(CUcontext ctx) {
 
 static void context_gone(CUcontext ctx) {
   pthread_mutex_lock(&C.lock);
+  atomic_fetch_add_explicit(&C.contexts_gen, 1, memory_order_release);
   for (int i = 0; i < C.n_contexts; i++) {
     context *c = &C.contexts[i];
     if (c->ctx != ctx || !c->profiler) continue;
@@ -369,23 +375,52 @@ static void launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb) {
     block[0] = p->blockDimX, block[1] = p->blockDimY, block[2] = p->blockDimZ;
     dyn_shared = p->sharedMemBytes;
   }
-  pthread_mutex_lock(&C.lock);
-  CUdevice dev = 0;
-  if (!C.ready && !C.failed) {
-    C.ctx_get_device(&dev);
-    C.ready = set_up(dev) == 0;
-    C.failed |= !C.ready;
-  }
-  if (!C.ready || C.failed || !lm_tool_config_now()) {
-    pthread_mutex_unlock(&C.lock);
-    return;
-  }
+  /* The thread's last kernel and context: launching it again in the same
+   * context takes no lock (the set-up, a new kernel or context do). */
+  static __thread struct {
+    const char *mangled; /* the core's copy (lives as long as the library) */
+    uint64_t id;
+    CUcontext ctx;
+    context *c;
+    unsigned gen;
+  } last;
+  const char *mangled = cb->symbolName ? cb->symbolName : "?";
+  unsigned gen = atomic_load_explicit(&C.contexts_gen, memory_order_acquire);
   lm_tool_dispatch *d = &l->d;
-  d->dispatch_id = C.next_dispatch++; /* from 0, as -d counts (and the AMD runtimes) */
-  d->kernel_id = kernel_id(cb->symbolName);
-  d->kernel_name = d->kernel_id ? C.kernel_names[d->kernel_id - 1] : NULL;
-  context *c = context_of(cb->context);
-  pthread_mutex_unlock(&C.lock);
+  context *c = NULL;
+  if (atomic_load_explicit(&C.usable, memory_order_acquire) && last.mangled && last.ctx == cb->context &&
+      last.gen == gen && strcmp(last.mangled, mangled) == 0) {
+    if (!lm_tool_config_now()) return;
+    d->dispatch_id = atomic_fetch_add(&C.next_dispatch, 1);
+    d->kernel_id = last.id;
+    d->kernel_name = last.mangled;
+    c = last.c;
+  } else {
+    pthread_mutex_lock(&C.lock);
+    CUdevice dev = 0;
+    if (!C.ready && !C.failed) {
+      C.ctx_get_device(&dev);
+      C.ready = set_up(dev) == 0;
+      C.failed |= !C.ready;
+      atomic_store_explicit(&C.usable, C.ready && !C.failed, memory_order_release);
+    }
+    if (!C.ready || C.failed || !lm_tool_config_now()) {
+      pthread_mutex_unlock(&C.lock);
+      return;
+    }
+    d->dispatch_id = atomic_fetch_add(&C.next_dispatch, 1); /* from 0, as -d counts (and the AMD runtimes) */
+    d->kernel_id = kernel_id(mangled);
+    d->kernel_name = d->kernel_id ? C.kernel_names[d->kernel_id - 1] : NULL;
+    c = context_of(cb->context);
+    pthread_mutex_unlock(&C.lock);
+    if (c && d->kernel_id) {
+      last.mangled = d->kernel_name;
+      last.id = d->kernel_id;
+      last.ctx = cb->context;
+      last.c = c;
+      last.gen = gen;
+    }
+  }
   if (!c) return;
   char demangled[4096];
   d->kernel_name = lm_cupti_demangle(d->kernel_name, demangled, sizeof demangled);

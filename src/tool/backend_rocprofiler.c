@@ -10,10 +10,12 @@
  * (demangled, as the reference tool shows them) and ROCTx ranges.
  *
  * All configs (one per set per GPU agent) are built in initialize, never
- * in the dispatch callback. The SDK is the one the process already loaded
+ * in the dispatch callback, which takes no lock: kernels are found in a
+ * table published with atomics. The SDK is the one the process already loaded
  * (its functions resolved with dlsym, declarations of rocprofiler_abi.h).
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,13 +56,18 @@ typedef struct pending {
   int gpu_index;
 } pending;
 
+/* Kernels by id: open addressing over twice MAX_KERNELS slots, filled
+ * under kernel_lock (a slot is published with release) and read by the
+ * dispatch callback without a lock. Entries live as long as the library. */
+#define KERNEL_SLOTS (2 * MAX_KERNELS)
+
 static struct {
   lm_rocp_api api;
   rocp_context_id ctx;
   gpu gpus[MAX_GPUS];
   int n_gpus, n_sets;
   pthread_mutex_t kernel_lock;
-  kernel_info *kernels;
+  kernel_info *_Atomic kernels[KERNEL_SLOTS];
   size_t n_kernels;
 } R = {.kernel_lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -152,10 +159,13 @@ static int build_configs(gpu *g, const lm_tool_config *cfg) {
 
 /* ------------------------------------------------------------ callbacks */
 
+static size_t kernel_slot(uint64_t id) { return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 47) % KERNEL_SLOTS; }
+
 static const kernel_info *kernel_find(uint64_t id) {
-  for (size_t i = 0; i < R.n_kernels; i++)
-    if (R.kernels[i].id == id) return &R.kernels[i];
-  return NULL;
+  for (size_t h = kernel_slot(id);; h = (h + 1) % KERNEL_SLOTS) {
+    const kernel_info *k = atomic_load_explicit(&R.kernels[h], memory_order_acquire);
+    if (!k || k->id == id) return k;
+  }
 }
 
 static void on_code_object(rocp_tracing_record rec, rocp_user_data *user_data, void *arg) {
@@ -176,16 +186,21 @@ static void on_code_object(rocp_tracing_record rec, rocp_user_data *user_data, v
   lm_backend_demangle(sym->kernel_name, name, NAME_CAP);
   pthread_mutex_lock(&R.kernel_lock);
   if (!kernel_find(sym->kernel_id) && R.n_kernels < MAX_KERNELS) {
-    kernel_info *grown = realloc(R.kernels, (R.n_kernels + 1) * sizeof *grown);
-    if (grown) {
-      R.kernels = grown;
-      kernel_info *k = &R.kernels[R.n_kernels];
+    kernel_info *k = malloc(sizeof *k);
+    if (k) {
       k->id = sym->kernel_id;
       k->name = strdup(name);
       k->sgpr = sym->sgpr_count;
       k->arch_vgpr = sym->arch_vgpr_count;
       k->accum_vgpr = sym->accum_vgpr_count;
-      if (k->name) R.n_kernels++;
+    }
+    if (k && k->name) {
+      size_t h = kernel_slot(k->id);
+      while (atomic_load_explicit(&R.kernels[h], memory_order_relaxed)) h = (h + 1) % KERNEL_SLOTS;
+      atomic_store_explicit(&R.kernels[h], k, memory_order_release);
+      R.n_kernels++;
+    } else {
+      free(k);
     }
   }
   pthread_mutex_unlock(&R.kernel_lock);
@@ -230,21 +245,14 @@ static void on_dispatch(rocp_dispatch_data data, rocp_counter_config_id *config,
   lm_tool_dispatch *d = &p->d;
   d->dispatch_id = di->dispatch_id;
   d->kernel_id = di->kernel_id;
-  /* The thread's last kernel is remembered, so that launching it again
-   * takes no lock. Names live as long as the library. */
-  static _Thread_local kernel_info last;
-  static _Thread_local int have_last;
-  if (!have_last || last.id != di->kernel_id) {
-    pthread_mutex_lock(&R.kernel_lock);
-    const kernel_info *k = kernel_find(di->kernel_id);
-    if (k) last = *k;
-    have_last = k != NULL;
-    pthread_mutex_unlock(&R.kernel_lock);
-  }
-  d->kernel_name = have_last ? last.name : NULL;
-  d->sgpr = have_last ? last.sgpr : 0;
-  d->arch_vgpr = have_last ? last.arch_vgpr : 0;
-  d->accum_vgpr = have_last ? last.accum_vgpr : 0;
+  /* The thread's last kernel is remembered; another is looked up without
+   * a lock. Names live as long as the library. */
+  static _Thread_local const kernel_info *last;
+  if (!last || last->id != di->kernel_id) last = kernel_find(di->kernel_id);
+  d->kernel_name = last ? last->name : NULL;
+  d->sgpr = last ? last->sgpr : 0;
+  d->arch_vgpr = last ? last->arch_vgpr : 0;
+  d->accum_vgpr = last ? last->accum_vgpr : 0;
   d->gpu = p->gpu_index >= 0 ? R.gpus[p->gpu_index].number : -1;
   d->tid = thread_id();
   d->grid = volume(di->grid_size);
@@ -267,10 +275,15 @@ static void on_dispatch(rocp_dispatch_data data, rocp_counter_config_id *config,
   lm_tool_dispatch_end(d, &p->choice, 0, 0, NULL, 0);
 }
 
+/* A column of a dispatch's values: a TOTAL want's column (borrowed), or
+ * a channel position's name made here. */
 typedef struct column_sum {
-  char name[300];
+  const char *name;
+  char own[300];
   double value;
 } column_sum;
+
+#define STACK_COLUMNS 64 /* columns kept on the stack; more go to the heap */
 
 static void on_records(rocp_dispatch_data data, rocp_counter_record *records, size_t n,
                        rocp_user_data user_data, void *arg) {
@@ -280,24 +293,31 @@ static void on_records(rocp_dispatch_data data, rocp_counter_record *records, si
   const set_config *sc = &R.gpus[p->gpu_index].sets[p->choice.set];
   /* Columns: one per TOTAL want, one per channel position seen. */
   size_t cap = (size_t)sc->n_wants + n + 1, n_cols = 0;
-  column_sum *cols = calloc(cap, sizeof *cols);
-  long *total_at = calloc((size_t)sc->n_wants + 1, sizeof *total_at);
-  for (int w = 0; cols && total_at && w < sc->n_wants; w++) total_at[w] = -1;
-  for (size_t r = 0; cols && total_at && r < n; r++) {
+  column_sum cols_here[STACK_COLUMNS];
+  long total_here[STACK_COLUMNS];
+  lm_tool_value values_here[STACK_COLUMNS];
+  int small = cap <= STACK_COLUMNS;
+  column_sum *cols = small ? cols_here : calloc(cap, sizeof *cols);
+  long *total_at = small ? total_here : calloc(cap, sizeof *total_at);
+  lm_tool_value *values = small ? values_here : calloc(cap, sizeof *values);
+  int ok = cols && total_at && values;
+  for (int w = 0; ok && w < sc->n_wants; w++) total_at[w] = -1;
+  for (size_t r = 0; ok && r < n; r++) {
     rocp_counter_id id;
     if (R.api.query_record_counter_id(records[r].id, &id) != ROCP_STATUS_SUCCESS) continue;
     for (int w = 0; w < sc->n_wants; w++) {
       const lm_rocp_want *want = &sc->wants[w];
       if (want->id.handle != id.handle) continue;
-      char name[300];
       long at = -1;
       if (want->form == LM_ROCP_TOTAL) {
         if (total_at[w] < 0) {
           total_at[w] = (long)n_cols;
-          snprintf(cols[n_cols++].name, sizeof cols->name, "%s", want->column);
+          cols[n_cols].name = want->column;
+          cols[n_cols++].value = 0;
         }
         at = total_at[w];
       } else {
+        char name[300];
         size_t xcc = 0, inst = 0;
         if (want->dim_xcc) R.api.query_record_dimension_position(records[r].id, want->dim_xcc, &xcc);
         R.api.query_record_dimension_position(records[r].id, want->dim_inst, &inst);
@@ -306,24 +326,27 @@ static void on_records(rocp_dispatch_data data, rocp_counter_record *records, si
           if (strcmp(cols[c].name, name) == 0) at = (long)c;
         if (at < 0 && n_cols < cap) {
           at = (long)n_cols;
-          snprintf(cols[n_cols++].name, sizeof cols->name, "%s", name);
+          memcpy(cols[n_cols].own, name, sizeof name);
+          cols[n_cols].name = cols[n_cols].own;
+          cols[n_cols++].value = 0;
         }
       }
       if (at >= 0) cols[at].value += records[r].counter_value;
     }
   }
-  lm_tool_value *values = cols ? calloc(n_cols + 1, sizeof *values) : NULL;
-  for (size_t c = 0; values && c < n_cols; c++) {
+  for (size_t c = 0; ok && c < n_cols; c++) {
     values[c].column = cols[c].name;
     values[c].value = cols[c].value;
   }
-  if (!values && n) lm_tool_error("out of memory while receiving counter records");
+  if (!ok) lm_tool_error("out of memory while receiving counter records");
   else
     lm_tool_dispatch_end(&p->d, &p->choice, data.start_timestamp, data.end_timestamp, values,
                          (int)n_cols);
-  free(values);
-  free(cols);
-  free(total_at);
+  if (!small) {
+    free(values);
+    free(cols);
+    free(total_at);
+  }
   free(p);
 }
 
