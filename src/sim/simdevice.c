@@ -13,7 +13,8 @@
  * each process is a new execution too). The tool's dispatch callback runs
  * on the launching thread, in launch order, before the launch is queued;
  * the counter records of the config it chose are delivered later by a
- * completion thread of the device. New kernels are announced through
+ * completion thread of the device (at most QUEUE_PACKETS launches wait
+ * for it: a launch into a full queue waits). New kernels are announced through
  * code-object tracing (kernel symbol registration) before their first
  * dispatch (under their code object symbols: mangled, as a real runtime's
  * are), ROCTx calls through marker tracing. A counter the recording holds
@@ -33,6 +34,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_KERNELS 4096
+#define QUEUE_PACKETS 1024 /* launches queued and not yet completed */
 
 
 typedef struct kernel {
@@ -82,11 +84,13 @@ static struct {
   uint64_t queued, completed;
   pthread_t completer;
   int completer_running, stopping;
+  pthread_cond_t space; /* room in the queue (QUEUE_PACKETS) */
+  int space_waiters;
   clock_sample *clocks;
   size_t n_clocks, cap_clocks;
   const rocp_configure_result *tool;
   rocp_client_id client;
-} D = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+} D = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER, .space = PTHREAD_COND_INITIALIZER};
 
 static unsigned long thread_id(void) { return (unsigned long)syscall(SYS_gettid); }
 
@@ -248,6 +252,8 @@ static void *completer_main(void *arg) {
     pthread_mutex_lock(&D.lock);
     D.completed++;
     pthread_cond_broadcast(&D.cond);
+    /* Launches waiting for room go on once the queue is half empty. */
+    if (D.space_waiters && D.queued - D.completed <= QUEUE_PACKETS / 2) pthread_cond_broadcast(&D.space);
     free(j);
   }
   pthread_mutex_unlock(&D.lock);
@@ -267,6 +273,7 @@ static void device_shutdown(void) {
   pthread_cond_broadcast(&D.cond);
   int running = D.completer_running;
   D.completer_running = 0;
+  pthread_cond_broadcast(&D.space);
   pthread_mutex_unlock(&D.lock);
   if (running) pthread_join(D.completer, NULL);
   if (D.tool && D.tool->finalize) D.tool->finalize(D.tool->tool_data);
@@ -408,6 +415,13 @@ EXPORT int simsdk_device_launch(const char *name, const simsdk_launch *l, int gp
     return -1;
   }
   pthread_mutex_lock(&D.lock);
+  /* A queue holds a bounded number of packets: a launch into a full one
+   * waits for the device, as on a real queue. */
+  if (D.completer_running && D.queued - D.completed >= QUEUE_PACKETS) {
+    D.space_waiters++;
+    while (D.completer_running && D.queued - D.completed > QUEUE_PACKETS / 2) pthread_cond_wait(&D.space, &D.lock);
+    D.space_waiters--;
+  }
   int fresh;
   kernel *k = kernel_for(name, &fresh);
   if (!k || !k->n_rows) {
