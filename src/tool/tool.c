@@ -18,7 +18,9 @@
  * signals. The record of a dispatch that collected counters goes to the
  * file at once, with the thread's buffer before it: a program that
  * crashes or is killed keeps every counter it collected (and all but the
- * last few milliseconds of the dispatches it did not). Every process has a file of its own (the
+ * last few milliseconds of the dispatches it did not). The file is
+ * written through a shared mapping of a window of it, so that "at once"
+ * is a copy into the kernel's page cache, not a system call. Every process has a file of its own (the
  * configured path and the pid: OUTPUT.PID), opened at load time and again
  * in a forked child, so that the processes of one application (one per
  * GPU, MPI ranks, helpers) never write into each other's records; the
@@ -37,7 +39,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,8 +57,7 @@ static struct {
   lm_policy *parents_policy; /* a forked child: the parent's policy, left as it was */
   lm_tool_config cfg;
   lm_policy *policy;
-  pthread_mutex_t out_lock;
-  FILE *out;
+  pthread_mutex_t out_lock; /* the records file (F) */
   pthread_t sampler;
   int sampler_running;
   volatile int stop;
@@ -63,6 +66,68 @@ static struct {
 
 static int open_records(void);
 static void emit_now(const char *text, size_t len);
+
+/* ------------------------------------------------------ the records file */
+
+/* The file is written through a shared mapping of one window of it
+ * (RECORD_WINDOW bytes, reserved with posix_fallocate before it is
+ * mapped): a record is in the page cache, and so in the file, as soon as
+ * it is copied, and stays there when the process is killed outright. At
+ * the end (and at a fatal signal) the file is cut to the bytes written; a
+ * process killed by SIGKILL leaves zero bytes after its last line, which
+ * the reader takes for the truncated last line it already stops at.
+ * Memory stays bounded by the window. All of it runs under out_lock, or
+ * alone (at load, in a forked child, in the fatal-signal handler). */
+#define RECORD_WINDOW ((size_t)4 << 20)
+
+static struct {
+  int fd;        /* -1: no file */
+  char *map;     /* the window [end - RECORD_WINDOW, end), or NULL */
+  off_t end;     /* the file's reserved size: the end of the window */
+  off_t length;  /* bytes written */
+  size_t used;   /* of the window */
+} F = {.fd = -1};
+
+static void file_close(void) {
+  if (F.fd < 0) return;
+  if (F.map) munmap(F.map, RECORD_WINDOW);
+  if (ftruncate(F.fd, F.length) == 0) fsync(F.fd);
+  close(F.fd);
+  F.fd = -1;
+  F.map = NULL;
+}
+
+/* file_put: append len bytes. On failure (a full disk) the file keeps
+ * what was written, and collecting stops, reported on stderr (the
+ * records cannot say it). Returns 0 or -1. */
+static int file_put(const char *text, size_t len) {
+  if (F.fd < 0) return -1;
+  while (len) {
+    if (!F.map || F.used == RECORD_WINDOW) {
+      if (F.map) munmap(F.map, RECORD_WINDOW);
+      F.map = NULL;
+      int err = posix_fallocate(F.fd, F.end, (off_t)RECORD_WINDOW);
+      void *m = err ? MAP_FAILED
+                    : mmap(NULL, RECORD_WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, F.fd, F.end);
+      if (m == MAP_FAILED) {
+        fprintf(stderr, "lumen tool: cannot write the records file: %s\n", strerror(err ? err : errno));
+        file_close();
+        T.active = 0;
+        return -1;
+      }
+      F.map = m;
+      F.end += (off_t)RECORD_WINDOW;
+      F.used = 0;
+    }
+    size_t n = len < RECORD_WINDOW - F.used ? len : RECORD_WINDOW - F.used;
+    memcpy(F.map + F.used, text, n);
+    F.used += n;
+    F.length += (off_t)n;
+    text += n;
+    len -= n;
+  }
+  return 0;
+}
 
 /* ------------------------------------------------------- record buffers */
 
@@ -92,10 +157,7 @@ static _Thread_local record_buf *my_buf;
 static void drain(record_buf *b) {
   if (!b->len) return;
   pthread_mutex_lock(&T.out_lock);
-  if (T.out) {
-    fwrite(b->data, 1, b->len, T.out);
-    fflush(T.out);
-  }
+  file_put(b->data, b->len);
   pthread_mutex_unlock(&T.out_lock);
   b->len = 0;
 }
@@ -172,12 +234,13 @@ static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
 static struct sigaction old_fatal[5];
 
 static void on_fatal(int sig) {
-  if (T.out && pthread_mutex_trylock(&T.out_lock) == 0) {
+  if (F.fd >= 0 && pthread_mutex_trylock(&T.out_lock) == 0) {
     for (record_buf *b = B.all; b; b = b->next) {
-      if (b->len) fwrite(b->data, 1, b->len, T.out);
+      if (b->len) file_put(b->data, b->len);
       b->len = 0;
     }
-    fflush(T.out);
+    /* (The zeros after them stay: the program may go on after its own
+     * handler, and a mapped page past the end of the file would fault.) */
     pthread_mutex_unlock(&T.out_lock);
   }
   for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
@@ -201,39 +264,33 @@ static unsigned long tid(void) { return (unsigned long)syscall(SYS_gettid); }
 __attribute__((format(printf, 1, 2)))
 #endif
 static void emit(const char *fmt, ...) {
-  if (!T.out && !T.reopen) return;
+  if (F.fd < 0 && !T.reopen) return;
+  char here[8192], *text = here;
   va_list ap;
-  pthread_mutex_lock(&T.out_lock);
-  if (T.reopen) {
-    T.reopen = 0;
-    if (open_records() != 0) T.active = 0;
-  }
-  if (!T.out) {
-    pthread_mutex_unlock(&T.out_lock);
-    return;
-  }
   va_start(ap, fmt);
-  vfprintf(T.out, fmt, ap);
+  int n = vsnprintf(here, sizeof here, fmt, ap);
   va_end(ap);
-  pthread_mutex_unlock(&T.out_lock);
+  if (n < 0) return;
+  if ((size_t)n >= sizeof here) {
+    if (!(text = malloc((size_t)n + 1))) return;
+    va_start(ap, fmt);
+    vsnprintf(text, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
+  emit_now(text, (size_t)n);
+  if (text != here) free(text);
 }
 
-/* Write lines and push them to the file: one write per dispatch (and per
- * sampler tick), so that a program that crashes keeps what it collected
- * up to the crash. */
+/* Write lines to the file (in the page cache once this returns), so that
+ * a program that crashes keeps what it collected up to the crash. */
 static void emit_now(const char *text, size_t len) {
-  if (!T.out && !T.reopen) return;
+  if (F.fd < 0 && !T.reopen) return;
   pthread_mutex_lock(&T.out_lock);
   if (T.reopen) {
     T.reopen = 0;
     if (open_records() != 0) T.active = 0;
   }
-  if (!T.out) {
-    pthread_mutex_unlock(&T.out_lock);
-    return;
-  }
-  if (len) fwrite(text, 1, len, T.out);
-  fflush(T.out);
+  file_put(text, len);
   pthread_mutex_unlock(&T.out_lock);
 }
 
@@ -266,24 +323,26 @@ static int open_records(void) {
   for (int k = 0; fd < 0 && k < 100; k++) {
     if (k == 0) snprintf(path, sizeof path, "%s.%ld", T.cfg.output, pid);
     else snprintf(path, sizeof path, "%s.%ld-%d", T.cfg.output, pid, k);
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644); /* (read too: to be mapped) */
     if (fd < 0 && errno != EEXIST) break;
   }
-  T.out = fd >= 0 ? fdopen(fd, "w") : NULL;
-  if (!T.out) {
+  if (fd < 0) {
     fprintf(stderr, "lumen tool: cannot write %s: %s\n", path, strerror(errno));
-    if (fd >= 0) close(fd);
     return -1;
   }
-  setvbuf(T.out, NULL, _IOFBF, 1 << 20);
+  F.fd = fd;
+  F.map = NULL;
+  F.end = F.length = 0;
+  F.used = 0;
   char host[256] = "", clean_host[256];
   gethostname(host, sizeof host - 1);
   clean(host, clean_host, sizeof clean_host);
   lm_rank_info r;
   lm_rank_detect_env(&r);
-  fprintf(T.out, "lumen-records 1\nP\t%ld\t%s\t%d\t%d\t%d\t%s\n", pid, clean_host[0] ? clean_host : "-",
-          r.rank, r.size, r.local_rank, r.launcher[0] ? r.launcher : "-");
-  return 0;
+  char head[1024];
+  int n = snprintf(head, sizeof head, "lumen-records 1\nP\t%ld\t%s\t%d\t%d\t%d\t%s\n", pid,
+                   clean_host[0] ? clean_host : "-", r.rank, r.size, r.local_rank, r.launcher[0] ? r.launcher : "-");
+  return file_put(head, n > 0 && (size_t)n < sizeof head ? (size_t)n : 0);
 }
 
 /* Around fork: nothing buffered is copied into the child, which then
@@ -293,7 +352,6 @@ static int open_records(void) {
 static void fork_prepare(void) {
   flush_all();
   pthread_mutex_lock(&T.out_lock);
-  if (T.out) fflush(T.out);
 }
 
 static void fork_parent(void) { pthread_mutex_unlock(&T.out_lock); }
@@ -305,12 +363,16 @@ static void fork_child(void) {
   my_buf = NULL;
   atomic_store(&B.flusher_state, 0);
   pthread_mutex_init(&B.lock, NULL);
-  if (!T.out) {
+  if (F.fd < 0) {
     pthread_mutex_unlock(&T.out_lock);
     return;
   }
-  fclose(T.out); /* empty buffer: closes the child's descriptor only */
-  T.out = NULL;
+  /* The parent's window and descriptor, as the child has them (the
+   * parent's file is left as it is). */
+  if (F.map) munmap(F.map, RECORD_WINDOW);
+  close(F.fd);
+  F.fd = -1;
+  F.map = NULL;
   /* Its own file at its first line: a child that only execs (a shell's,
    * a launcher's) leaves none, and the program it starts opens its own. */
   T.reopen = 1;
@@ -376,10 +438,7 @@ void lm_tool_finish(void) {
   }
   emit("END\n");
   pthread_mutex_lock(&T.out_lock);
-  if (T.out) {
-    fflush(T.out);
-    fsync(fileno(T.out));
-  }
+  file_close();
   pthread_mutex_unlock(&T.out_lock);
   T.active = 0;
 }
