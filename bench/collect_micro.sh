@@ -8,7 +8,9 @@
 # is the difference to the run without it, divided by N; the collected
 # figure still includes the simulated device's making of the counter
 # records, so it is an upper bound. Prints a table with the targets, the
-# peak memory of the application and the size of its records.
+# peak memory of the application and the size of its records, and the
+# same difference in CPU time (user + system, all threads: on a loaded
+# machine the steadier of the two).
 #
 # Usage: bench/collect_micro.sh [N] [RUNS]     (median of RUNS, default 3)
 set -euo pipefail
@@ -37,35 +39,39 @@ COUNTERS="SQ_WAVES SQ_BUSY_CYCLES GRBM_COUNT GRBM_GUI_ACTIVE"
 # shellcheck disable=SC2086
 "$BIN" config "$WORK/all.cfg" gfx90a "$WORK/all.rec" - $COUNTERS
 
-# one CASE THREADS: median seconds, peak KiB and records bytes of RUNS runs
+# one CASE THREADS: median seconds, peak KiB, records bytes and median CPU
+# seconds of RUNS runs
 one() {
-  local case=$1 threads=$2 times=() rss=0 bytes=0
+  local case=$1 threads=$2 times=() cpus=() rss=0 bytes=0
   for _ in $(seq 1 "$RUNS"); do
     rm -f "$WORK"/*.rec.*
     local env=()
     [ "$case" = device ] || env=(LD_PRELOAD="$TOOL" LUMEN_TOOL_CONFIG="$WORK/$case.cfg")
     # (the application's stdout holds its time; the runtime may print notes)
-    times+=("$(env "${env[@]}" /usr/bin/time -f '%M' -o "$WORK/rss" "$BIN" launch "$N" "$threads" "$KERNEL" \
+    times+=("$(env "${env[@]}" /usr/bin/time -f '%M %U %S' -o "$WORK/rss" "$BIN" launch "$N" "$threads" "$KERNEL" \
       2>/dev/null | grep -E '^[0-9.]+$' | tail -1)")
-    local r
-    r=$(tail -1 "$WORK/rss")
+    local r u s
+    read -r r u s <<<"$(tail -1 "$WORK/rss")"
+    cpus+=("$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')")
     [ "$r" -gt "$rss" ] && rss=$r
     bytes=$(cat "$WORK"/*.rec.* 2>/dev/null | wc -c)
   done
   printf '%s\n' "${times[@]}" | sort -n | sed -n "$(((RUNS + 1) / 2))p" | tr '\n' ' '
-  echo "$rss $bytes"
+  echo "$rss $bytes $(printf '%s\n' "${cpus[@]}" | sort -n | sed -n "$(((RUNS + 1) / 2))p")"
 }
 
-printf '%-34s %8s %10s %12s %10s %12s %-10s %s\n' case threads "wall s" "µs/dispatch" "peak MiB" "records MB" target result
+printf '%-34s %8s %10s %12s %10s %10s %12s %-10s %s\n' case threads "wall s" "µs/dispatch" "CPU µs" "peak MiB" \
+  "records MB" target result
 for threads in 1 8; do
-  read -r t_dev rss_dev _ <<<"$(one device "$threads")"
-  printf '%-34s %8s %10.3f %12s %10d %12s\n' "simulated device alone" "$threads" "$t_dev" - $((rss_dev / 1024)) -
+  read -r t_dev rss_dev _ cpu_dev <<<"$(one device "$threads")"
+  printf '%-34s %8s %10.3f %12s %10s %10d %12s\n' "simulated device alone" "$threads" "$t_dev" - - $((rss_dev / 1024)) -
   for case in none all; do
-    read -r t rss bytes <<<"$(one "$case" "$threads")"
+    read -r t rss bytes cpu <<<"$(one "$case" "$threads")"
     us=$(awk -v t="$t" -v d="$t_dev" -v n="$N" 'BEGIN { printf "%.3f", (t - d) * 1e6 / n }')
+    cpu_us=$(awk -v t="$cpu" -v d="$cpu_dev" -v n="$N" 'BEGIN { printf "%.3f", (t - d) * 1e6 / n }')
     if [ "$case" = none ]; then name="unselected (filter matches none)"; target=1; else name="collected (one set, every dispatch)"; target=5; fi
     ok=$(awk -v u="$us" -v t="$target" 'BEGIN { print (u <= t) ? "met" : "MISSED" }')
-    printf '%-34s %8s %10.3f %12s %10d %12.1f %-10s %s\n' "$name" "$threads" "$t" "$us" $((rss / 1024)) \
+    printf '%-34s %8s %10.3f %12s %10s %10d %12.1f %-10s %s\n' "$name" "$threads" "$t" "$us" "$cpu_us" $((rss / 1024)) \
       "$(awk -v b="$bytes" 'BEGIN { print b / 1e6 }')" "<= $target µs" "$ok"
   done
 done
