@@ -53,12 +53,17 @@ const char *lm_backend_demangle(const char *name, char *out, size_t cap);
 typedef struct lm_telemetry lm_telemetry;
 
 /* Sink for samples: printf-like, one "C\t<gpu>\t<t_ns>\t<sclk>\t<mclk>\n"
- * line per reading. */
+ * line per reading; the SMI samplers add "\t<power_w>\t<temp_c>" (board
+ * power in watts, GPU temperature in degrees C, "-" for a reading the
+ * library does not give). */
 typedef void (*lm_telemetry_emit)(const char *fmt, ...);
 
 /* Samplers. lm_telemetry_open_sim: the clock log of the simulated SDK's
  * device when it is in the process (NULL otherwise). The SMI ones return
- * NULL with the reason in why when their library or a GPU is missing. */
+ * NULL with the reason in why (one line) when their library, one of the
+ * calls a clock sample needs, or a GPU is missing. lm_telemetry_open_nvml
+ * opens only the library LUMEN_NVML_LIBRARY names when it is set, else
+ * libnvidia-ml.so.1. */
 lm_telemetry *lm_telemetry_open_sim(void);
 lm_telemetry *lm_telemetry_open_rocm_smi(char *why, size_t cap);
 lm_telemetry *lm_telemetry_open_nvml(char *why, size_t cap);

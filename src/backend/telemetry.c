@@ -1,10 +1,12 @@
 /*
- * telemetry.c - GPU clock samplers: the simulated SDK device's clock log
- * (found in the process with dlsym: simsdk_clock_samples), rocm-smi and
- * NVML. The SMI libraries are opened with dlopen and called
+ * telemetry.c - GPU clock and power samplers: the simulated SDK device's
+ * clock log (found in the process with dlsym: simsdk_clock_samples),
+ * rocm-smi and NVML. The SMI libraries are opened with dlopen and called
  * through prototypes declared here (NVML ships no header on this system;
  * rocm-smi's header gives the types), so lumen builds and runs without
- * them and says why there is no telemetry.
+ * them and says why there is no telemetry. Clocks are what a sample needs;
+ * board power and temperature are added where the library reads them and
+ * left blank ("-") where it does not, never written as 0.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -36,10 +38,12 @@ typedef struct {
   const char *build;
 } rsmi_version_buf;
 enum { RSMI_CLK_TYPE_SYS = 0, RSMI_CLK_TYPE_MEM = 4 };
+/* rsmi_dev_temp_metric_get's sensor (edge) and metric (current value). */
+enum { RSMI_TEMP_TYPE_EDGE = 0, RSMI_TEMP_CURRENT = 0 };
 
-/* NVML: opaque device handles, clock ids. */
+/* NVML: opaque device handles, clock ids, the GPU die's sensor. */
 typedef void *nvmlDevice_t;
-enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
+enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_TEMPERATURE_GPU = 0 };
 
 struct lm_telemetry {
   sampler_kind kind;
@@ -52,12 +56,16 @@ struct lm_telemetry {
   /* rocm-smi */
   rsmi_status_t (*rsmi_shut_down)(void);
   rsmi_status_t (*rsmi_dev_gpu_clk_freq_get)(uint32_t, int, void *);
+  rsmi_status_t (*rsmi_dev_power_ave_get)(uint32_t, uint32_t, uint64_t *); /* microwatts */
+  rsmi_status_t (*rsmi_dev_temp_metric_get)(uint32_t, uint32_t, int, int64_t *); /* millidegrees */
   int rsmi_deep_sleep_field; /* the buffer starts with has_deep_sleep */
   uint64_t used;             /* GPUs that ran dispatches (bit per GPU) */
   uint64_t left;             /* GPUs another process samples (bit per GPU) */
   /* NVML */
   int (*nvml_shutdown)(void);
   int (*nvml_clock)(nvmlDevice_t, int, unsigned int *);
+  int (*nvml_power)(nvmlDevice_t, unsigned int *);            /* milliwatts */
+  int (*nvml_temp)(nvmlDevice_t, int, unsigned int *);        /* degrees C */
   nvmlDevice_t devices[64];
 };
 
@@ -109,6 +117,10 @@ lm_telemetry *lm_telemetry_open_rocm_smi(char *why, size_t cap) {
   t->lib = lib;
   t->rsmi_shut_down = (rsmi_status_t (*)(void))dlsym(lib, "rsmi_shut_down");
   t->rsmi_dev_gpu_clk_freq_get = (rsmi_status_t (*)(uint32_t, int, void *))dlsym(lib, "rsmi_dev_gpu_clk_freq_get");
+  t->rsmi_dev_power_ave_get =
+      (rsmi_status_t (*)(uint32_t, uint32_t, uint64_t *))dlsym(lib, "rsmi_dev_power_ave_get");
+  t->rsmi_dev_temp_metric_get =
+      (rsmi_status_t (*)(uint32_t, uint32_t, int, int64_t *))dlsym(lib, "rsmi_dev_temp_metric_get");
   rsmi_status_t (*version)(rsmi_version_buf *) = (rsmi_status_t (*)(rsmi_version_buf *))dlsym(lib, "rsmi_version_get");
   rsmi_version_buf v = {0, 0, 0, NULL};
   if (version && version(&v) == 0) t->rsmi_deep_sleep_field = v.major >= 6;
@@ -130,22 +142,36 @@ fail:
 }
 
 lm_telemetry *lm_telemetry_open_nvml(char *why, size_t cap) {
+  /* LUMEN_NVML_LIBRARY names the one library to try (another NVML build,
+   * or a stand-in); otherwise the driver's names. */
   static const char *const names[] = {"libnvidia-ml.so.1", "libnvidia-ml.so", NULL};
-  void *lib = open_first(names, why, cap);
+  const char *env = getenv("LUMEN_NVML_LIBRARY");
+  const char *named[] = {env, NULL};
+  void *lib = open_first(env && *env ? named : names, why, cap);
   if (!lib) return NULL;
   int (*init)(void) = (int (*)(void))dlsym(lib, "nvmlInit_v2");
   int (*count)(unsigned int *) = (int (*)(unsigned int *))dlsym(lib, "nvmlDeviceGetCount_v2");
   int (*handle)(unsigned int, nvmlDevice_t *) =
       (int (*)(unsigned int, nvmlDevice_t *))dlsym(lib, "nvmlDeviceGetHandleByIndex_v2");
   lm_telemetry *t = calloc(1, sizeof *t);
-  if (!t || !init || !count || !handle) {
-    snprintf(why, cap, "libnvidia-ml lacks nvmlInit_v2");
+  if (!t) {
+    snprintf(why, cap, "out of memory");
     goto fail;
   }
   t->kind = SAMPLER_NVML;
   t->lib = lib;
   t->nvml_shutdown = (int (*)(void))dlsym(lib, "nvmlShutdown");
   t->nvml_clock = (int (*)(nvmlDevice_t, int, unsigned int *))dlsym(lib, "nvmlDeviceGetClockInfo");
+  t->nvml_power = (int (*)(nvmlDevice_t, unsigned int *))dlsym(lib, "nvmlDeviceGetPowerUsage");
+  t->nvml_temp = (int (*)(nvmlDevice_t, int, unsigned int *))dlsym(lib, "nvmlDeviceGetTemperature");
+  /* Clocks are what a sample needs; power and temperature are optional. */
+  const char *missing = !init ? "nvmlInit_v2" : !count ? "nvmlDeviceGetCount_v2" : !handle
+      ? "nvmlDeviceGetHandleByIndex_v2" : !t->nvml_clock ? "nvmlDeviceGetClockInfo" : NULL;
+  if (missing) {
+    snprintf(why, cap, "%s lacks %s (not an NVML library, or too old)", env && *env ? env : "libnvidia-ml",
+             missing);
+    goto fail;
+  }
   int st = init();
   if (st != 0) {
     snprintf(why, cap, "nvmlInit failed (status %d): no NVIDIA GPU or driver", st);
@@ -158,7 +184,8 @@ lm_telemetry *lm_telemetry_open_nvml(char *why, size_t cap) {
     goto fail;
   }
   t->n_gpus = n < 64 ? n : 64;
-  for (uint32_t i = 0; i < t->n_gpus; i++) handle(i, &t->devices[i]);
+  for (uint32_t i = 0; i < t->n_gpus; i++)
+    if (handle(i, &t->devices[i]) != 0) t->devices[i] = NULL;
   return t;
 fail:
   free(t);
@@ -248,18 +275,32 @@ void lm_telemetry_sample(lm_telemetry *t, lm_telemetry_emit emit) {
       if (!(used & (1ULL << g)) || left_to_others(t, (int)g)) continue;
       double sys_mhz = rsmi_clock(t, g, RSMI_CLK_TYPE_SYS), mem_mhz = rsmi_clock(t, g, RSMI_CLK_TYPE_MEM);
       if (!(sys_mhz > 0) || !(mem_mhz > 0)) continue;
-      emit("C\t%u\t%llu\t%.3f\t%.3f\n", g, lm_clock_ns(), sys_mhz, mem_mhz);
+      char power[32] = "-", temp[32] = "-";
+      uint64_t uw = 0;
+      int64_t mdeg = 0;
+      if (t->rsmi_dev_power_ave_get && t->rsmi_dev_power_ave_get(g, 0, &uw) == 0)
+        snprintf(power, sizeof power, "%.3f", (double)uw / 1e6);
+      if (t->rsmi_dev_temp_metric_get && t->rsmi_dev_temp_metric_get(g, RSMI_TEMP_TYPE_EDGE, RSMI_TEMP_CURRENT, &mdeg) == 0)
+        snprintf(temp, sizeof temp, "%.3f", (double)mdeg / 1e3);
+      emit("C\t%u\t%llu\t%.3f\t%.3f\t%s\t%s\n", g, lm_clock_ns(), sys_mhz, mem_mhz, power, temp);
     }
     return;
   }
   case SAMPLER_NVML:
     for (uint32_t g = 0; g < t->n_gpus && t->nvml_clock; g++) {
-      unsigned int sm = 0, mem = 0;
-      if (left_to_others(t, (int)g)) continue;
+      unsigned int sm = 0, mem = 0, mw = 0, deg = 0;
+      if (left_to_others(t, (int)g) || !t->devices[g]) continue;
+      unsigned long long at = lm_clock_ns();
       if (t->nvml_clock(t->devices[g], NVML_CLOCK_SM, &sm) != 0 ||
           t->nvml_clock(t->devices[g], NVML_CLOCK_MEM, &mem) != 0)
         continue;
-      emit("C\t%u\t%llu\t%u\t%u\n", g, lm_clock_ns(), sm, mem);
+      /* A GPU without a power or temperature sensor answers
+       * NVML_ERROR_NOT_SUPPORTED: the reading stays blank. */
+      char power[32] = "-", temp[32] = "-";
+      if (t->nvml_power && t->nvml_power(t->devices[g], &mw) == 0) snprintf(power, sizeof power, "%.3f", mw / 1e3);
+      if (t->nvml_temp && t->nvml_temp(t->devices[g], NVML_TEMPERATURE_GPU, &deg) == 0)
+        snprintf(temp, sizeof temp, "%u", deg);
+      emit("C\t%u\t%llu\t%u\t%u\t%s\t%s\n", g, at, sm, mem, power, temp);
     }
     return;
   }
@@ -348,7 +389,7 @@ size_t lm_backends_probe(lm_backend_status *out, size_t cap) {
     if (saved >= 0) close(saved);
     if (devnull >= 0) close(devnull);
     b->usable = t != NULL;
-    snprintf(b->why, sizeof b->why, "%s", t ? "AMD GPU clocks" : why);
+    snprintf(b->why, sizeof b->why, "%s", t ? "AMD GPU clocks, power and temperature" : why);
     lm_telemetry_close(t);
   }
   if (n < cap) {
@@ -360,7 +401,7 @@ size_t lm_backends_probe(lm_backend_status *out, size_t cap) {
     char why[200];
     lm_telemetry *t = lm_telemetry_open_nvml(why, sizeof why);
     b->usable = t != NULL;
-    snprintf(b->why, sizeof b->why, "%s", t ? "NVIDIA GPU clocks" : why);
+    snprintf(b->why, sizeof b->why, "%s", t ? "NVIDIA GPU clocks, power and temperature (LUMEN_NVML_LIBRARY names another library)" : why);
     lm_telemetry_close(t);
   }
   return n;

@@ -143,6 +143,8 @@ struct lm_db_composer {
   sqlite3_stmt *reg;   /* region */
   sqlite3_stmt *tel;   /* profile_telemetry: a run's sampler */
   sqlite3_stmt *csrc;  /* dispatch_clock */
+  sqlite3_stmt *pin;   /* power_sample: the mean over a span */
+  sqlite3_stmt *pnear; /* power_sample: the last before and first after a span */
 };
 
 lm_status lm_db_composer_open(sqlite3 *db, int64_t wid, lm_db_composer **out, lm_diag *diag) {
@@ -170,7 +172,16 @@ lm_status lm_db_composer_open(sqlite3 *db, int64_t wid, lm_db_composer **out, lm
       sqlite3_prepare_v2(db, "SELECT sampler FROM profile_telemetry WHERE workload_id = ? AND run_id = ?", -1,
                          &c->tel, NULL) != SQLITE_OK ||
       sqlite3_prepare_v2(db, "INSERT INTO dispatch_clock(workload_id, row, source) VALUES (?,?,?)", -1, &c->csrc,
-                         NULL) != SQLITE_OK) {
+                         NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(db, "SELECT AVG(power_w), AVG(temp_c), COUNT(*) FROM power_sample WHERE "
+                             "workload_id = ?1 AND run_id = ?2 AND gpu_id = ?3 AND t_ns BETWEEN ?4 AND ?5",
+                         -1, &c->pin, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(db, "SELECT power_w, temp_c FROM (SELECT * FROM (SELECT power_w, temp_c FROM power_sample "
+                             "WHERE workload_id = ?1 AND run_id = ?2 AND gpu_id = ?3 AND t_ns < ?4 AND t_ns >= ?4 "
+                             "- 5e7 ORDER BY t_ns DESC LIMIT 1) UNION ALL SELECT * FROM (SELECT power_w, temp_c "
+                             "FROM power_sample WHERE workload_id = ?1 AND run_id = ?2 AND gpu_id = ?3 AND t_ns > "
+                             "?5 AND t_ns <= ?5 + 5e7 ORDER BY t_ns LIMIT 1))",
+                         -1, &c->pnear, NULL) != SQLITE_OK) {
     lm_status st = fail(db, diag);
     lm_db_composer_close(c);
     return st;
@@ -189,6 +200,8 @@ void lm_db_composer_close(lm_db_composer *c) {
   sqlite3_finalize(c->reg);
   sqlite3_finalize(c->tel);
   sqlite3_finalize(c->csrc);
+  sqlite3_finalize(c->pin);
+  sqlite3_finalize(c->pnear);
   free(c);
 }
 
@@ -227,6 +240,63 @@ lm_status lm_db_composer_clock(lm_db_composer *c, int run, int gpu, double t0_ns
   } else if (sqlite3_column_int(s, 2) > 0) {
     *sclk_mhz = sqlite3_column_double(s, 0);
     *mclk_mhz = sqlite3_column_double(s, 1);
+  }
+  sqlite3_reset(s);
+  return st;
+}
+
+/* mean_of: the means of the non-NULL powers and temperatures (columns 0
+ * and 1) over the rows of s (NaN when none), and how many rows s gave;
+ * 0 when the step failed. */
+static int mean_of(sqlite3_stmt *s, double *power, double *temp, int *n_rows) {
+  double sum[2] = {0, 0};
+  int n[2] = {0, 0}, rc;
+  *n_rows = 0;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    (*n_rows)++;
+    for (int k = 0; k < 2; k++)
+      if (sqlite3_column_type(s, k) != SQLITE_NULL) {
+        sum[k] += sqlite3_column_double(s, k);
+        n[k]++;
+      }
+  }
+  *power = n[0] ? sum[0] / n[0] : LM_NAN;
+  *temp = n[1] ? sum[1] / n[1] : LM_NAN;
+  return rc == SQLITE_DONE;
+}
+
+lm_status lm_db_composer_power(lm_db_composer *c, int run, int gpu, double t0_ns, double t1_ns, double *power_w,
+                               double *temp_c, lm_diag *diag) {
+  *power_w = *temp_c = LM_NAN;
+  sqlite3_stmt *s = c->pin;
+  sqlite3_bind_int64(s, 1, c->wid);
+  sqlite3_bind_int(s, 2, run);
+  sqlite3_bind_int(s, 3, gpu);
+  sqlite3_bind_double(s, 4, t0_ns);
+  sqlite3_bind_double(s, 5, t1_ns);
+  lm_status st = LM_OK;
+  int inside = 0;
+  if (sqlite3_step(s) != SQLITE_ROW) {
+    st = fail(c->db, diag);
+  } else if ((inside = sqlite3_column_int(s, 2)) > 0) {
+    if (sqlite3_column_type(s, 0) != SQLITE_NULL) *power_w = sqlite3_column_double(s, 0);
+    if (sqlite3_column_type(s, 1) != SQLITE_NULL) *temp_c = sqlite3_column_double(s, 1);
+  }
+  sqlite3_reset(s);
+  if (st != LM_OK || inside > 0) return st;
+  /* No sample inside: the two that bracket the span, when both exist. */
+  s = c->pnear;
+  sqlite3_bind_int64(s, 1, c->wid);
+  sqlite3_bind_int(s, 2, run);
+  sqlite3_bind_int(s, 3, gpu);
+  sqlite3_bind_double(s, 4, t0_ns);
+  sqlite3_bind_double(s, 5, t1_ns);
+  double power, temp;
+  int n_rows = 0;
+  if (!mean_of(s, &power, &temp, &n_rows)) st = fail(c->db, diag);
+  else if (n_rows == 2) {
+    *power_w = power;
+    *temp_c = temp;
   }
   sqlite3_reset(s);
   return st;

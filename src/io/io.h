@@ -308,6 +308,10 @@ lm_status lm_db_records_value(lm_db_records *r, int64_t dispatch_id, int64_t pid
                               double value, lm_diag *diag);
 lm_status lm_db_records_clock(lm_db_records *r, int gpu, double t_ns, double sclk_mhz, double mclk_mhz,
                               lm_diag *diag);
+/* lm_db_records_power: a power reading of GPU gpu at t_ns (watts, degrees
+ * C; NaN: the sampler had none, stored as NULL, never as 0). */
+lm_status lm_db_records_power(lm_db_records *r, int gpu, double t_ns, double power_w, double temp_c,
+                              lm_diag *diag);
 lm_status lm_db_records_region(lm_db_records *r, int id, const char *name, lm_diag *diag);
 /* The run's clock sampler ("none": clocks will be estimated) and why. */
 lm_status lm_db_records_telemetry(lm_db_records *r, const char *sampler, const char *note, lm_diag *diag);
@@ -437,6 +441,13 @@ lm_status lm_db_composer_sources(lm_db_composer *c, const char *source, const ch
  * in [t0_ns, t1_ns]; both NaN when there is none. */
 lm_status lm_db_composer_clock(lm_db_composer *c, int run, int gpu, double t0_ns, double t1_ns, double *sclk_mhz,
                                double *mclk_mhz, lm_diag *diag);
+/* lm_db_composer_power: run's board power (W) and temperature (degrees C)
+ * of GPU gpu during [t0_ns, t1_ns]: the mean of the samples taken inside
+ * it; for a dispatch shorter than the sampling period, which holds none,
+ * the mean of the last sample before it and the first after it when both
+ * exist and lie within 50 ms of it. NaN where there is no such reading. */
+lm_status lm_db_composer_power(lm_db_composer *c, int run, int gpu, double t0_ns, double t1_ns, double *power_w,
+                               double *temp_c, lm_diag *diag);
 /* lm_db_composer_sampler: run's clock sampler into sampler[0..cap), ""
  * when the run stored none. */
 lm_status lm_db_composer_sampler(lm_db_composer *c, int run, char *sampler, size_t cap, lm_diag *diag);

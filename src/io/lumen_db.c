@@ -28,6 +28,16 @@
  * compact). Older databases are upgraded when opened for writing. */
 #define SCHEMA_VERSION "3"
 
+/* Board power and temperature readings (NULL: the sampler had none). A
+ * table added within schema version 3: a database opened for writing
+ * gains it when it lacks it; readers never need it. */
+#define POWER_TABLES                                                                              \
+  "CREATE TABLE IF NOT EXISTS power_sample(\n"                                                    \
+  "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"                   \
+  "  run_id INTEGER NOT NULL, gpu_id INTEGER NOT NULL, t_ns REAL NOT NULL,\n"                     \
+  "  power_w REAL, temp_c REAL);\n"                                                               \
+  "CREATE INDEX IF NOT EXISTS power_sample_at ON power_sample(workload_id, run_id, gpu_id, t_ns);\n"
+
 static const char *const schema_sql =
     "CREATE TABLE IF NOT EXISTS lumen_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
     "CREATE TABLE IF NOT EXISTS workload(\n"
@@ -129,6 +139,7 @@ static const char *const schema_sql =
     "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
     "  run_id INTEGER NOT NULL, gpu_id INTEGER NOT NULL, t_ns REAL NOT NULL,\n"
     "  sclk_mhz REAL, mclk_mhz REAL);\n"
+    POWER_TABLES
     /* Results of analyses, so that a store answers a repeated view at once:
      * keyed by the lumen version, the definitions and the options. */
     "CREATE TABLE IF NOT EXISTS analysis_cache(\n"
@@ -261,6 +272,7 @@ lm_status lm_db_open(const char *path, int mode, sqlite3 **out, lm_diag *diag) {
   lm_sql *sql = NULL;
   lm_status st = lm_sql_open(path, mode, &sql, diag);
   if (st == LM_OK) st = lm_db_schema(sql, mode == LM_DB_CREATE, diag);
+  if (st == LM_OK && mode == LM_DB_WRITE) st = lm_sql_exec(sql, POWER_TABLES, 1, diag);
   if (st != LM_OK) {
     lm_sql_close(sql);
     return st;

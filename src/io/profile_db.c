@@ -10,6 +10,7 @@
  * them elsewhere). Writers of many rows (a run's records) keep their
  * statements prepared for the run (lm_db_records).
  */
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,7 +231,7 @@ struct lm_db_records {
   sqlite3 *db;
   int64_t wid;
   int run;
-  sqlite3_stmt *rec, *val, *clk, *reg, *tel, *sys;
+  sqlite3_stmt *rec, *val, *clk, *pwr, *reg, *tel, *sys;
   int n_sys; /* S lines so far: their positions */
 };
 
@@ -250,6 +251,8 @@ lm_status lm_db_records_open(sqlite3 *db, int64_t wid, int run, lm_db_records **
                              "column_name, value, pid) VALUES (?,?,?,?,?,?)", -1, &r->val, NULL) != SQLITE_OK ||
       sqlite3_prepare_v2(db, "INSERT INTO clock_sample(workload_id, run_id, gpu_id, t_ns, sclk_mhz, "
                              "mclk_mhz) VALUES (?,?,?,?,?,?)", -1, &r->clk, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(db, "INSERT INTO power_sample(workload_id, run_id, gpu_id, t_ns, power_w, temp_c) "
+                             "VALUES (?,?,?,?,?,?)", -1, &r->pwr, NULL) != SQLITE_OK ||
       sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_region(workload_id, run_id, id, name) "
                              "VALUES (?,?,?,?)", -1, &r->reg, NULL) != SQLITE_OK ||
       sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO profile_telemetry(workload_id, run_id, sampler, note) "
@@ -269,6 +272,7 @@ void lm_db_records_close(lm_db_records *r) {
   sqlite3_finalize(r->rec);
   sqlite3_finalize(r->val);
   sqlite3_finalize(r->clk);
+  sqlite3_finalize(r->pwr);
   sqlite3_finalize(r->reg);
   sqlite3_finalize(r->tel);
   sqlite3_finalize(r->sys);
@@ -326,6 +330,20 @@ lm_status lm_db_records_clock(lm_db_records *r, int gpu, double t_ns, double scl
   sqlite3_bind_double(s, 4, t_ns);
   sqlite3_bind_double(s, 5, sclk_mhz);
   sqlite3_bind_double(s, 6, mclk_mhz);
+  return step(r, s, diag);
+}
+
+lm_status lm_db_records_power(lm_db_records *r, int gpu, double t_ns, double power_w, double temp_c,
+                              lm_diag *diag) {
+  sqlite3_stmt *s = r->pwr;
+  sqlite3_bind_int64(s, 1, r->wid);
+  sqlite3_bind_int(s, 2, r->run);
+  sqlite3_bind_int(s, 3, gpu);
+  sqlite3_bind_double(s, 4, t_ns);
+  if (isnan(power_w)) sqlite3_bind_null(s, 5);
+  else sqlite3_bind_double(s, 5, power_w);
+  if (isnan(temp_c)) sqlite3_bind_null(s, 6);
+  else sqlite3_bind_double(s, 6, temp_c);
   return step(r, s, diag);
 }
 

@@ -809,7 +809,7 @@ lm_status lm_catalog_check_counters(const lm_catalog *catalog, lm_diag *diag) {
   static const char *const builtin_columns[] = {
       "Dispatch_ID", "GPU_ID", "Grid_Size", "Workgroup_Size", "LDS_Per_Workgroup",
       "Scratch_Per_Workitem", "Arch_VGPR", "Accum_VGPR", "SGPR", "Wave_Size",
-      "Start_Timestamp", "End_Timestamp", NULL};
+      "Start_Timestamp", "End_Timestamp", "Measured_Power_W", "Measured_Temp_C", NULL};
   for (int32_t i = 0; i < catalog->n_inputs; i++) {
     const char *name = catalog->inputs[i].column;
     int ok = 0;

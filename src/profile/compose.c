@@ -353,6 +353,45 @@ static double estimate_sclk(const collected *c, const composite *cp, int n_sets,
   return LM_NAN;
 }
 
+/* add_power: the board power and temperature during each row's first
+ * record (its GPU, its run's samples, as its clocks), as the pmc_perf
+ * columns Measured_Power_W and Measured_Temp_C; neither column is added
+ * when no row has a reading (clock-only samplers, no sampler), so such a
+ * workload has the columns it always had. pmc has room for two more. */
+static lm_status add_power(sqlite3 *db, int64_t wid, const collected *c, const size_t *rows, size_t n_rows,
+                           lm_table *pmc, lm_diag *diag) {
+  static const char *const names[2] = {"Measured_Power_W", "Measured_Temp_C"};
+  lm_db_composer *q = NULL;
+  double *vals[2] = {malloc((n_rows + 1) * sizeof(double)), malloc((n_rows + 1) * sizeof(double))};
+  int any[2] = {0, 0};
+  lm_status st = LM_OK;
+  if (!vals[0] || !vals[1]) {
+    st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    goto done;
+  }
+  if ((st = lm_db_composer_open(db, wid, &q, diag)) != LM_OK) goto done;
+  for (size_t i = 0; i < n_rows; i++) {
+    const crec *f = &c->recs[c->comps[rows[i]].first];
+    if ((st = lm_db_composer_power(q, f->run, f->gpu, f->start, f->end, &vals[0][i], &vals[1][i], diag)) != LM_OK)
+      goto done;
+    for (int k = 0; k < 2; k++) any[k] |= !isnan(vals[k][i]);
+  }
+  for (int k = 0; k < 2; k++) {
+    if (!any[k] || lm_table_find(pmc, names[k]) >= 0) continue;
+    lm_column *col = lm_table_add_column(pmc, names[k], 0);
+    if (!col) {
+      st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+      goto done;
+    }
+    memcpy(col->values, vals[k], n_rows * sizeof(double));
+  }
+done:
+  lm_db_composer_close(q);
+  free(vals[0]);
+  free(vals[1]);
+  return st;
+}
+
 lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, int n_sets,
                          const char *accumulator, const lm_sysinfo *info, const lm_table *roofline,
                          const char *name,
@@ -412,7 +451,7 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
     }
   }
   const char *db_path = lm_db_path(db);
-  pmc = lm_table_create(db_path, "pmc_perf", n_rows, LM_ARRAY_LEN(fixed_names) + 3 + pmc_cols.n);
+  pmc = lm_table_create(db_path, "pmc_perf", n_rows, LM_ARRAY_LEN(fixed_names) + 5 + pmc_cols.n);
   if (!pmc) goto nomem;
   lm_column *fixed[LM_ARRAY_LEN(fixed_names)];
   for (size_t k = 0; k < LM_ARRAY_LEN(fixed_names); k++)
@@ -492,6 +531,7 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
   free(starts);
   free(ends);
   free(ccols);
+  if ((st = add_power(db, wid, &c, rows, n_rows, pmc, diag)) != LM_OK) goto done;
   lm_table_finish(pmc);
   /* Level tables: every value of each accumulate set. */
   size_t n_levels = 0;

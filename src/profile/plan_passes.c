@@ -23,7 +23,7 @@
 static const char *const builtin_columns[] = {
     "Dispatch_ID", "GPU_ID", "Grid_Size", "Workgroup_Size", "LDS_Per_Workgroup",
     "Scratch_Per_Workitem", "Arch_VGPR", "Accum_VGPR", "SGPR", "Wave_Size",
-    "Start_Timestamp", "End_Timestamp", "Kernel_Name", NULL};
+    "Start_Timestamp", "End_Timestamp", "Measured_Power_W", "Measured_Temp_C", "Kernel_Name", NULL};
 
 typedef struct metric {
   const char *name;  /* borrowed from the catalog */

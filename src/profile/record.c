@@ -196,6 +196,14 @@ static void note_gpu(proc_info *p, int gpu) {
 
 /* ingest_file: one process's records file into the database under run
  * spec->id; its facts into *p. */
+/* reading: a sampler's number, NaN for "-" or anything that is not a
+ * finite number (a blank reading is never taken as 0). */
+static double reading(const char *text) {
+  char *end = NULL;
+  double v = strtod(text, &end);
+  return end != text && *end == '\0' && isfinite(v) ? v : LM_NAN;
+}
+
 static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *path,
                              proc_info *proc, lm_diag *diag) {
   int run = spec->id;
@@ -310,8 +318,15 @@ static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
       (*n_dispatches)++;
       note_gpu(proc, atoi(fields[6]));
     } else if (strcmp(tag, "C") == 0 && nf >= 5) {
+      /* C gpu t_ns sclk mclk [power_w temp_c]: "-" is a reading the
+       * sampler does not give. */
       st = lm_db_records_clock(out, atoi(fields[1]), strtod(fields[2], NULL), strtod(fields[3], NULL),
                                strtod(fields[4], NULL), diag);
+      if (st == LM_OK && nf >= 7) {
+        double power = reading(fields[5]), temp = reading(fields[6]);
+        if (!isnan(power) || !isnan(temp))
+          st = lm_db_records_power(out, atoi(fields[1]), strtod(fields[2], NULL), power, temp, diag);
+      }
     } else if (strcmp(tag, "T") == 0 && nf >= 3) {
       /* T <sampler> <note>: the clock sampler of the run ("none": the
        * clocks will be estimated from GRBM_GUI_ACTIVE). */
