@@ -12,6 +12,8 @@ theoretical occupancy, memory and SM throughput at half their peaks, high
 hit rates, coalesced accesses, no bank conflicts, no dominant stall; on it
 no built-in NVIDIA rule fires. COL=VALUE sets one column (a counter or a
 launch column such as Workgroup_Size) to a number in every dispatch.
+NV_FIXTURE_POWER=W1,W2,... gives dispatch i the board power Wi (the
+Measured_Power_W column a profile with NVML power samples has).
 """
 import csv
 import os
@@ -74,12 +76,14 @@ with open(os.path.join(out, "sysinfo.csv"), "w", newline="") as f:
     w = csv.writer(f)
     w.writerow(info.keys())
     w.writerow(info.values())
+power = [float(p) for p in os.environ.get("NV_FIXTURE_POWER", "").split(",") if p]
 fixed = ["Dispatch_ID", "Kernel_Name", "GPU_ID", "Grid_Size", "Workgroup_Size", "LDS_Per_Workgroup",
          "Scratch_Per_Workitem", "Arch_VGPR", "Accum_VGPR", "SGPR", "wave_size"]
 with open(os.path.join(out, "pmc_perf.csv"), "w", newline="") as f:
     w = csv.writer(f)
-    w.writerow(fixed + counters + ["Start_Timestamp", "End_Timestamp"])
+    w.writerow(fixed + counters + ["Start_Timestamp", "End_Timestamp"] + (["Measured_Power_W"] if power else []))
     for d in range(int(os.environ.get("NV_FIXTURE_DISPATCHES", "3"))):
         start = 1e9 + d * 1e6
         vals = [d, "stencil(float const*, float*, int)", 0] + [row[c] for c in fixed[3:]]
-        w.writerow(vals + [row[c] for c in counters] + [start, start + row["gpu__time_duration.sum"]])
+        w.writerow(vals + [row[c] for c in counters] + [start, start + row["gpu__time_duration.sum"]] +
+                   ([power[d % len(power)]] if power else []))

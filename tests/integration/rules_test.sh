@@ -98,6 +98,14 @@ assert f["rule"] == "uncoalesced-global", f
 assert "32.0 sectors per load request" in f["verdict"], f["verdict"]
 assert abs(f["gain"] - 0.875) < 1e-9, f
 assert "Best Practices" in f["source"], f' "$TMP/t.json" || fail "uncoalesced JSON finding"
+  # Board power per dispatch (NVML samples composed into Measured_Power_W)
+  # in the speed-of-light table: mean, least and most over the dispatches;
+  # a workload without power samples shows the row empty, never 0.
+  NV_FIXTURE_POWER=250,300,410 nv power
+  "$LUMEN" analyze -w "$TMP/power" -b 2 --width 200 >"$TMP/p.txt" 2>&1 || fail "analyze power: $(cat "$TMP/p.txt")"
+  grep -Eq "Board Power +│ +320\.00 │ +250\.00 │ +410\.00 │ W " "$TMP/p.txt" || fail "board power: $(grep Power "$TMP/p.txt")"
+  "$LUMEN" analyze -w "$TMP/base_sm_90" -b 2 --width 200 >"$TMP/p.txt" 2>&1 || fail "analyze base: $(cat "$TMP/p.txt")"
+  grep -Eq "Board Power +│ +│ +│ +│ W " "$TMP/p.txt" || fail "board power without samples: $(grep Power "$TMP/p.txt")"
   # The NVIDIA rules are listed for the three architectures only.
   "$LUMEN" list rules --arch sm_100 >"$TMP/r.txt" || fail "list rules"
   grep -q "^== sm_100 (B200): 15 rules" "$TMP/r.txt" || fail "sm_100 rules: $(head -1 "$TMP/r.txt")"
