@@ -93,6 +93,15 @@ int lm_cuda_admin_only(const char *text) {
   return *at == '1' ? 1 : *at == '0' ? 0 : -1;
 }
 
+int lm_cuda_has_sys_admin(const char *text) {
+  const char *at = text ? strstr(text, "CapEff:") : NULL;
+  if (!at) return -1;
+  char *end = NULL;
+  unsigned long long caps = strtoull(at + strlen("CapEff:"), &end, 16);
+  if (end == at + strlen("CapEff:")) return -1;
+  return (int)(caps >> 21 & 1); /* CAP_SYS_ADMIN is capability 21 */
+}
+
 #ifdef LUMEN_HAVE_CUPTI
 #include <cupti_profiler_host.h>
 #include <cupti_range_profiler.h>

@@ -72,6 +72,11 @@ int lm_cuda_device_info(int index, lm_cuda_device *out, char *why, size_t cap);
  * NVreg_RestrictProfilingToAdminUsers sets). 1 restricted, 0 not, -1 when
  * the text does not say. */
 int lm_cuda_admin_only(const char *params_text);
+/* lm_cuda_has_sys_admin: whether a process status text (/proc/self/status)
+ * holds CAP_SYS_ADMIN among its effective capabilities ("CapEff:", hex),
+ * which lets a user who is not root read restricted counters. 1 yes, 0 no,
+ * -1 when the text does not say. */
+int lm_cuda_has_sys_admin(const char *status_text);
 
 /* lm_cupti_host_path: the libcupti file the host opened ("" when unknown);
  * borrowed. */

@@ -32,46 +32,68 @@ SAME(LM_CUPTI_NOT_INITIALIZED, CUPTI_ERROR_NOT_INITIALIZED);
 
 /* ------------------------------------------------------------- errors */
 
+/* The chips of lumen's NVIDIA definition folders (metrics/sm_*, chip: in
+ * arch.yaml); unit/test_cupti_range checks this list against the built-in
+ * catalogs, so that it cannot drift from them. */
+static const char lumen_chips[] = "GA100 (sm_80), GH100 (sm_90), GB100 (sm_100)";
+
+const char *lm_cupti_lumen_chips(void) { return lumen_chips; }
+
 lm_status lm_cupti_explain(int result, const char *call, const char *cupti_text, char *out,
                            size_t cap) {
-  const char *fix = "";
+  return lm_cupti_explain_chip(result, call, cupti_text, NULL, out, cap);
+}
+
+lm_status lm_cupti_explain_chip(int result, const char *call, const char *cupti_text, const char *chip,
+                                char *out, size_t cap) {
+  char fix[512] = "";
   lm_status st = LM_EIO;
   switch (result) {
   case LM_CUPTI_INSUFFICIENT_PRIVILEGES:
   case LM_CUPTI_VIRTUALIZED_INSUFFICIENT_PRIVILEGES:
-    fix = ": this user may not read the GPU performance counters; load the NVIDIA kernel module "
-          "with NVreg_RestrictProfilingToAdminUsers=0 (e.g. `options nvidia "
-          "NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d, then reload the driver) or "
-          "profile as root (see docs/nvidia.md, \"Permissions\")";
+    snprintf(fix, sizeof fix,
+             ": this user may not read the GPU performance counters; load the NVIDIA kernel module "
+             "with NVreg_RestrictProfilingToAdminUsers=0 (e.g. `options nvidia "
+             "NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d, then reload the driver), or "
+             "profile as root or with CAP_SYS_ADMIN (see docs/nvidia.md, \"Permissions\")");
     st = LM_EINVAL;
     break;
   case LM_CUPTI_NOT_SUPPORTED:
   case LM_CUPTI_INVALID_DEVICE:
-    fix = ": CUPTI's range profiler does not support this device or chip (it needs compute "
-          "capability 7.5 or newer and a CUPTI that knows the chip: use a newer CUDA toolkit, or "
-          "see `lumen list backends`)";
+    snprintf(fix, sizeof fix,
+             ": CUPTI's range profiler does not support this device%s%s%s (it needs compute capability "
+             "7.5 or newer and a CUPTI that knows the chip: use a newer CUDA toolkit, or see `lumen "
+             "list backends`); lumen has definitions for %s",
+             chip && *chip ? " (chip " : "", chip && *chip ? chip : "", chip && *chip ? ")" : " or chip",
+             lumen_chips);
     st = LM_EINVAL;
     break;
   case LM_CUPTI_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
   case LM_CUPTI_MIG_DEVICE_NOT_SUPPORTED:
   case LM_CUPTI_CMP_DEVICE_NOT_SUPPORTED:
-    fix = ": performance counters are not available on this kind of device (virtual GPU, MIG "
-          "instance or CMP board); profile on a full physical GPU";
+    snprintf(fix, sizeof fix,
+             ": performance counters are not available on this kind of device (virtual GPU, MIG "
+             "instance or CMP board); profile on a full physical GPU");
     st = LM_EINVAL;
     break;
   case LM_CUPTI_OUT_OF_MEMORY:
-    fix = ": out of memory for the counter-data image or the replay buffers; profile fewer "
-          "metrics at a time (-b) or free device memory (kernel replay saves the kernel's memory "
-          "between passes)";
+    /* The counter-data image grows with the metrics of a config; kernel
+     * replay also keeps a copy of the kernel's memory between passes. */
+    snprintf(fix, sizeof fix,
+             ": out of memory for the counter-data image or the replay buffers; collect fewer metrics "
+             "per pass: select fewer (-b), or let lumen split them into sets (--replay app or "
+             "--replay instance; --replay kernel puts every metric into one config), or free device "
+             "memory (kernel replay saves the kernel's memory between passes)");
     st = LM_ENOMEM;
     break;
   case LM_CUPTI_MULTIPLE_SUBSCRIBERS:
-    fix = ": another CUPTI tool (Nsight Systems, Nsight Compute, a tracer) is attached to the "
-          "application; run it without that tool";
+    snprintf(fix, sizeof fix,
+             ": another CUPTI tool (Nsight Systems, Nsight Compute, a tracer) is attached to the "
+             "application; run it without that tool");
     st = LM_EINVAL;
     break;
   case LM_CUPTI_NOT_INITIALIZED:
-    fix = ": no usable NVIDIA GPU or driver in this process";
+    snprintf(fix, sizeof fix, ": no usable NVIDIA GPU or driver in this process");
     break;
   default: break;
   }

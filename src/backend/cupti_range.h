@@ -47,6 +47,14 @@ enum {
  * (LM_EINVAL for permissions and unsupported devices, LM_ENOMEM, LM_EIO). */
 lm_status lm_cupti_explain(int result, const char *call, const char *cupti_text, char *out,
                            size_t cap);
+/* lm_cupti_explain_chip: the same, naming the device's chip (NULL or "":
+ * not known) where CUPTI does not support the device, next to the chips
+ * lumen has definitions for. */
+lm_status lm_cupti_explain_chip(int result, const char *call, const char *cupti_text, const char *chip,
+                                char *out, size_t cap);
+/* lm_cupti_lumen_chips: the chips of lumen's NVIDIA definitions, with
+ * their folders ("GA100 (sm_80), ..."), for messages. */
+const char *lm_cupti_lumen_chips(void);
 
 /* --------------------------------------------------------- demangling */
 

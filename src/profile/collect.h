@@ -106,7 +106,7 @@ lm_status lm_collect_cupti_open(lm_collector *c, const char *tool, lm_diag *diag
  * (arch sm_XY from the compute capability, a catalog for it, CUPTI's host
  * support for its chip, counter access); fills c->arch, c->chip, c->model.
  * params_text: the driver's parameters (NULL: unknown); is_root: the
- * effective user is root; has_chip: CUPTI's Host API knows the chip (-1:
+ * process may read restricted counters (root, or CAP_SYS_ADMIN); has_chip: CUPTI's Host API knows the chip (-1:
  * CUPTI not loadable, why_cupti says why). */
 lm_status lm_collect_cupti_check(lm_collector *c, const lm_cuda_device *dev, const char *params_text,
                                  int is_root, int has_chip, const char *why_cupti, lm_diag *diag);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/cupti_range.h"
 #include "profile/collect.h"
 
 typedef struct cupti_impl {
@@ -58,9 +59,8 @@ lm_status lm_collect_cupti_check(lm_collector *c, const lm_cuda_device *dev, con
   if (!cat || !cat->vendor || strcmp(cat->vendor, "nvidia") != 0 || !cat->chip)
     return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
                        "unsupported NVIDIA GPU: %s is compute capability %d.%d (%s), and lumen has "
-                       "definitions for sm_80 (A100), sm_90 (H100/H200) and sm_100 (B200) only "
-                       "(docs/adding-an-architecture.md)",
-                       dev->name[0] ? dev->name : "GPU 0", dev->major, dev->minor, c->arch);
+                       "definitions for %s only (docs/adding-an-architecture.md)",
+                       dev->name[0] ? dev->name : "GPU 0", dev->major, dev->minor, c->arch, lm_cupti_lumen_chips());
   snprintf(c->chip, sizeof c->chip, "%s", cat->chip);
   if (has_chip < 0)
     return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL, "%s has an NVIDIA %s, but CUPTI is not "
@@ -68,12 +68,14 @@ lm_status lm_collect_cupti_check(lm_collector *c, const lm_cuda_device *dev, con
   if (!has_chip)
     return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
                        "unsupported chip: this CUPTI does not know %s (%s); use the CUPTI of a "
-                       "CUDA toolkit that supports it (LUMEN_CUPTI_LIBRARY names the library)",
-                       c->chip, c->model[0] ? c->model : c->arch);
+                       "CUDA toolkit that supports it (LUMEN_CUPTI_LIBRARY names the library); lumen "
+                       "has definitions for %s",
+                       c->chip, c->model[0] ? c->model : c->arch, lm_cupti_lumen_chips());
   if (!is_root && lm_cuda_admin_only(params_text) == 1)
     return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
                        "the NVIDIA driver lets only administrators read the GPU performance "
-                       "counters (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES): profile as root, or load "
+                       "counters (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES): profile as root (or with "
+                       "CAP_SYS_ADMIN), or load "
                        "the driver with NVreg_RestrictProfilingToAdminUsers=0 (a line `options "
                        "nvidia NVreg_RestrictProfilingToAdminUsers=0` under /etc/modprobe.d/, then "
                        "reload the driver or reboot; docs/nvidia.md, \"Permissions\")");
@@ -134,7 +136,16 @@ lm_status lm_collect_cupti_open(lm_collector *c, const char *tool, lm_diag *diag
   snprintf(arch, sizeof arch, "sm_%d%d", dev.major, dev.minor);
   const lm_catalog *cat = lm_metrics_builtin(arch);
   if (has_chip == 0 && cat && cat->chip) has_chip = lm_cupti_host_has_chip(impl->host, cat->chip);
-  lm_status st = lm_collect_cupti_check(c, &dev, params, geteuid() == 0, has_chip, host_diag.message, diag);
+  /* Root, or a user holding CAP_SYS_ADMIN, may read restricted counters. */
+  char status[8192] = "";
+  FILE *sf = fopen("/proc/self/status", "r");
+  if (sf) {
+    size_t n = fread(status, 1, sizeof status - 1, sf);
+    status[n] = '\0';
+    fclose(sf);
+  }
+  int admin = geteuid() == 0 || lm_cuda_has_sys_admin(status) == 1;
+  lm_status st = lm_collect_cupti_check(c, &dev, params, admin, has_chip, host_diag.message, diag);
   if (st != LM_OK) {
     close_cupti(c);
     return st;

@@ -140,7 +140,7 @@ static void fail(const char *call, CUptiResult r) {
   const char *text = NULL;
   if (C.result_string) C.result_string(r, &text);
   char line[1024];
-  lm_cupti_explain((int)r, call, text, line, sizeof line);
+  lm_cupti_explain_chip((int)r, call, text, C.chip, line, sizeof line);
   C.failed = 1;
   atomic_store(&C.usable, 0);
   lm_tool_error(line);

@@ -316,9 +316,11 @@ static void test_device_checks(void) {
   lm_cuda_device rtx = {8, 6, 82, "NVIDIA GeForce RTX 3090"};
   CHECK(lm_collect_cupti_check(&c, &rtx, NULL, 0, 1, NULL, &d) == LM_EINVAL);
   CHECK(strstr(d.message, "unsupported NVIDIA GPU: NVIDIA GeForce RTX 3090 is compute capability 8.6") != NULL);
+  CHECK(strstr(d.message, "GA100 (sm_80), GH100 (sm_90), GB100 (sm_100)") != NULL);
   /* a chip this CUPTI does not know */
   CHECK(lm_collect_cupti_check(&c, &h100, NULL, 0, 0, NULL, &d) == LM_EINVAL);
   CHECK(strstr(d.message, "unsupported chip: this CUPTI does not know GH100") != NULL);
+  CHECK(strstr(d.message, "NVIDIA H100 80GB HBM3") != NULL && strstr(d.message, "lumen has definitions for GA100") != NULL);
   /* no CUPTI at all */
   CHECK(lm_collect_cupti_check(&c, &h100, NULL, 0, -1, "libcupti.so not found", &d) == LM_ENOTFOUND);
   CHECK(strstr(d.message, "libcupti.so not found") != NULL);
@@ -328,6 +330,7 @@ static void test_device_checks(void) {
   CHECK(strstr(d.message, "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES") != NULL);
   CHECK(strstr(d.message, "NVreg_RestrictProfilingToAdminUsers=0") != NULL);
   CHECK(strstr(d.message, "root") != NULL && strchr(d.message, '\n') == NULL);
+  CHECK(strstr(d.message, "CAP_SYS_ADMIN") != NULL && strstr(d.message, "/etc/modprobe.d") != NULL);
   CHECK(lm_collect_cupti_check(&c, &h100, restricted, 1, 1, NULL, &d) == LM_OK);
   CHECK(lm_cuda_admin_only(restricted) == 1);
   CHECK(lm_cuda_admin_only("RmProfilingAdminOnly: 0") == 0);

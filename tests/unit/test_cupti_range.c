@@ -21,6 +21,7 @@
 
 #include "backend/cupti_range.h"
 #include "check.h"
+#include "metrics/metrics.h"
 
 /* ----------------------------------------------------- test data source */
 
@@ -147,12 +148,41 @@ static void error_tests(void) {
   CHECK(strstr(line, "NVreg_RestrictProfilingToAdminUsers=0") != NULL);
   CHECK(strstr(line, "docs/nvidia.md") != NULL);
   CHECK(strstr(line, "cuptiRangeProfilerStart") != NULL && strstr(line, "error 35") != NULL);
+  CHECK(strstr(line, "/etc/modprobe.d") != NULL && strstr(line, "root") != NULL);
+  CHECK(strstr(line, "CAP_SYS_ADMIN") != NULL && strchr(line, '\n') == NULL);
   CHECK(lm_cupti_explain(LM_CUPTI_OUT_OF_MEMORY, "cuptiRangeProfilerSetConfig", NULL, line,
                          sizeof line) == LM_ENOMEM);
   CHECK(strstr(line, "counter-data") != NULL);
+  /* fewer metrics per pass: fewer of them, or split into sets */
+  CHECK(strstr(line, "fewer metrics per pass") != NULL && strstr(line, "-b") != NULL);
+  CHECK(strstr(line, "--replay app") != NULL && strstr(line, "--replay kernel") != NULL);
   CHECK(lm_cupti_explain(LM_CUPTI_NOT_SUPPORTED, "cuptiRangeProfilerEnable", "", line,
                          sizeof line) == LM_EINVAL);
   CHECK(strstr(line, "does not support this device or chip") != NULL);
+  CHECK(strstr(line, lm_cupti_lumen_chips()) != NULL);
+  /* the device's chip named, next to lumen's */
+  CHECK(lm_cupti_explain_chip(LM_CUPTI_NOT_SUPPORTED, "cuptiRangeProfilerEnable", NULL, "AD102", line,
+                              sizeof line) == LM_EINVAL);
+  CHECK(strstr(line, "this device (chip AD102)") != NULL && strstr(line, "GH100 (sm_90)") != NULL);
+  CHECK(lm_cupti_explain_chip(LM_CUPTI_INVALID_DEVICE, "cuptiProfilerInitialize", NULL, "", line,
+                              sizeof line) == LM_EINVAL);
+  CHECK(strstr(line, "this device or chip") != NULL);
+  CHECK(lm_cupti_explain_chip(LM_CUPTI_OUT_OF_MEMORY, "x", NULL, "GH100", line, sizeof line) == LM_ENOMEM);
+  /* the chips named are exactly those of the built-in NVIDIA definitions */
+  char want[256] = "";
+  for (const char *const *a = lm_metrics_builtin_list(); *a; a++) {
+    const lm_catalog *cat = lm_metrics_builtin(*a);
+    if (!cat || !cat->vendor || strcmp(cat->vendor, "nvidia") != 0) continue;
+    size_t at = strlen(want);
+    snprintf(want + at, sizeof want - at, "%s%s (%s)", at ? ", " : "", cat->chip, *a);
+  }
+  CHECK_STR(lm_cupti_lumen_chips(), want);
+  /* counter access for a user who is not root */
+  CHECK(lm_cuda_has_sys_admin("Name:\tx\nCapInh:\t0000000000000000\nCapEff:\t0000000000200000\n") == 1);
+  CHECK(lm_cuda_has_sys_admin("CapEff:\t000001ffffffffff\n") == 1);
+  CHECK(lm_cuda_has_sys_admin("CapEff:\t0000000000000000\n") == 0);
+  CHECK(lm_cuda_has_sys_admin("CapEff:\t00000000001fffff\n") == 0);
+  CHECK(lm_cuda_has_sys_admin("Name:\tx\n") == -1 && lm_cuda_has_sys_admin(NULL) == -1);
   CHECK(lm_cupti_explain(LM_CUPTI_MULTIPLE_SUBSCRIBERS, "cuptiSubscribe_v2", NULL, line,
                          sizeof line) == LM_EINVAL);
   CHECK(strstr(line, "another CUPTI tool") != NULL);
