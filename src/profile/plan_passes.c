@@ -20,6 +20,9 @@
 
 #include "profile/profile.h"
 
+/* The GPU duration of a launch: CUPTI's metric every set carries. */
+#define DURATION "gpu__time_duration.sum"
+
 static const char *const builtin_columns[] = {
     "Dispatch_ID", "GPU_ID", "Grid_Size", "Workgroup_Size", "LDS_Per_Workgroup",
     "Scratch_Per_Workitem", "Arch_VGPR", "Accum_VGPR", "SGPR", "Wave_Size",
@@ -143,6 +146,7 @@ lm_status lm_plan_build_passes(const lm_catalog *cat, const char *const *items, 
   const char **names = NULL;
   int32_t *set_passes = NULL;
   size_t *set_bytes = NULL;
+  uint8_t *replica = NULL;
   lm_status st = LM_OK;
   g.index = lm_map_new();
   g.seen = lm_malloc((size_t)cat->n_nodes + 1);
@@ -210,11 +214,33 @@ lm_status lm_plan_build_passes(const lm_catalog *cat, const char *const *items, 
         n_sets++;
       }
     }
+    /* With several sets, each holds the GPU duration, so that every
+     * launch of a row has its own measured duration (its end time) and the
+     * sets share a quantity whose spread says how far they differ
+     * (docs/spread.md). A set lacking it gets a replica, priced by CUPTI,
+     * before the packing is weighed against one config. */
+    int has_duration = 0;
+    for (int32_t c = 0; c < cat->n_counters; c++) has_duration |= strcmp(cat->counters[c], DURATION) == 0;
+    int32_t duration_set = -1;
+    for (int32_t i = 0; i < g.n; i++)
+      if (strcmp(g.m[i].name, DURATION) == 0) duration_set = g.m[i].set;
+    replica = lm_calloc((size_t)n_sets + 1, 1);
+    if (!replica) goto nomem;
+    for (int32_t s = 0; has_duration && n_sets > 1 && s < n_sets; s++) {
+      if (s == duration_set) continue;
+      size_t k = 0;
+      for (int32_t i = 0; i < g.n; i++)
+        if (g.m[i].set == s) names[k++] = g.m[i].name;
+      names[k++] = DURATION;
+      if ((st = count(ctx, names, k, &set_passes[s], &set_bytes[s], diag)) != LM_OK) goto done;
+      replica[s] = 1;
+    }
     packed = 0;
     for (int32_t s = 0; s < n_sets; s++) packed += set_passes[s];
     packed_sets = n_sets;
     if (one <= packed) {
       for (int32_t i = 0; i < g.n; i++) g.m[i].set = 0;
+      replica[0] = 0;
       n_sets = 1;
       set_passes[0] = one;
       set_bytes[0] = one_bytes;
@@ -233,7 +259,7 @@ lm_status lm_plan_build_passes(const lm_catalog *cat, const char *const *items, 
   plan->packed_sets = packed_sets;
   plan->packed_passes = packed;
   plan->sets = lm_arena_alloc(a, ((size_t)n_sets + 1) * sizeof *plan->sets);
-  plan->counters = lm_arena_alloc(a, ((size_t)g.n + 1) * sizeof *plan->counters);
+  plan->counters = lm_arena_alloc(a, ((size_t)g.n + (size_t)n_sets + 1) * sizeof *plan->counters);
   plan->missing = lm_arena_alloc(a, sizeof(char *));
   if (!plan->arch || !plan->chip || !plan->sets || !plan->counters || !plan->missing) goto nomem;
   for (int32_t s = 0; s < n_sets; s++) {
@@ -258,6 +284,15 @@ lm_status lm_plan_build_passes(const lm_catalog *cat, const char *const *items, 
       c->set = s;
       if (!c->name || !c->block || !c->why) goto nomem;
     }
+    if (replica && replica[s]) {
+      lm_plan_counter *c = &plan->counters[plan->n_counters++];
+      memset(c, 0, sizeof *c);
+      c->name = DURATION;
+      c->block = "gpu";
+      c->why = "every set: the GPU duration of the same launch";
+      c->set = s;
+      c->replica = 1;
+    }
     ps->n = plan->n_counters - ps->first;
   }
   /* The fewest sets: a set per metric that alone needs more than one
@@ -269,6 +304,7 @@ lm_status lm_plan_build_passes(const lm_catalog *cat, const char *const *items, 
 nomem:
   st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
 done:
+  lm_free(replica);
   lm_plan_free(plan);
   lm_free(names);
   lm_free(set_passes);

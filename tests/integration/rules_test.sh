@@ -98,6 +98,20 @@ assert f["rule"] == "uncoalesced-global", f
 assert "32.0 sectors per load request" in f["verdict"], f["verdict"]
 assert abs(f["gain"] - 0.875) < 1e-9, f
 assert "Best Practices" in f["source"], f' "$TMP/t.json" || fail "uncoalesced JSON finding"
+  # sets-disagree: a profile's rows combine one launch per set, and every
+  # set holds the GPU duration. The healthy kernel as a lumen workload
+  # (through a store), given two sets whose launches agree within 2 %, and
+  # two whose second launch took 30 % longer.
+  "$LUMEN" db import -w "$TMP/base_sm_90" -n nvsets --db "$TMP/store.db" >/dev/null || fail "db import"
+  "$LUMEN" db export nvsets -w "$TMP/sets_agree" --db "$TMP/store.db" >/dev/null || fail "db export"
+  cp -r "$TMP/sets_agree" "$TMP/sets_differ"
+  python3 "$SRCDIR/nv_sets.py" "$TMP/sets_agree" 1.02 || fail "nv_sets agree"
+  python3 "$SRCDIR/nv_sets.py" "$TMP/sets_differ" 1.3 || fail "nv_sets differ"
+  expect_fired "$TMP/sets_agree" ""
+  expect_fired "$TMP/sets_differ" "sets-disagree"
+  "$LUMEN" analyze -w "$TMP/sets_differ" --summary --width 200 >"$TMP/t.txt" 2>&1 || fail "analyze sets: $(cat "$TMP/t.txt")"
+  grep -q "what every counter set measured spreads by up to 26 % (over 3 rows) \[sets-disagree\]" "$TMP/t.txt" ||
+    fail "sets-disagree verdict: $(cat "$TMP/t.txt")"
   # Board power per dispatch (NVML samples composed into Measured_Power_W)
   # in the speed-of-light table: mean, least and most over the dispatches;
   # a workload without power samples shows the row empty, never 0.
@@ -108,7 +122,7 @@ assert "Best Practices" in f["source"], f' "$TMP/t.json" || fail "uncoalesced JS
   grep -Eq "Board Power +│ +│ +│ +│ W " "$TMP/p.txt" || fail "board power without samples: $(grep Power "$TMP/p.txt")"
   # The NVIDIA rules are listed for the three architectures only.
   "$LUMEN" list rules --arch sm_100 >"$TMP/r.txt" || fail "list rules"
-  grep -q "^== sm_100 (B200): 15 rules" "$TMP/r.txt" || fail "sm_100 rules: $(head -1 "$TMP/r.txt")"
+  grep -q "^== sm_100 (B200): 16 rules" "$TMP/r.txt" || fail "sm_100 rules: $(head -1 "$TMP/r.txt")"
   "$LUMEN" list rules --arch gfx90a | grep -q "tail-effect" && fail "an NVIDIA rule listed for gfx90a"
   ;;
 fire)

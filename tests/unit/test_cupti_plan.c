@@ -1,7 +1,8 @@
 /* test_cupti_plan.c - the pass-priced planner (lm_plan_build_passes) with
  * made-up pass counters, so that every outcome is known in advance: one
  * config when it is cheapest, sets split by unit when mixing units costs
- * passes, every metric placed exactly once, errors passed on. */
+ * passes (the GPU duration replicated into every set, at its price),
+ * every metric placed exactly once, errors passed on. */
 #include <string.h>
 
 #include "check.h"
@@ -54,7 +55,17 @@ static void check_placement(const lm_plan *p, const lm_catalog *cat) {
   CHECK(total == p->total_passes && counted == p->n_counters);
   for (int32_t i = 0; i < p->n_counters; i++)
     for (int32_t j = i + 1; j < p->n_counters; j++)
-      CHECK(strcmp(p->counters[i].name, p->counters[j].name) != 0);
+      if (!p->counters[i].replica && !p->counters[j].replica)
+        CHECK(strcmp(p->counters[i].name, p->counters[j].name) != 0);
+  /* With several sets every set holds the GPU duration once, as a
+   * replica where the metrics placed it elsewhere. */
+  for (int32_t s = 0; p->n_sets > 1 && s < p->n_sets; s++) {
+    int n = 0;
+    for (int32_t i = p->sets[s].first; i < p->sets[s].first + p->sets[s].n; i++)
+      n += strcmp(p->counters[i].name, "gpu__time_duration.sum") == 0;
+    CHECK(n == 1);
+  }
+  for (int32_t i = 0; p->n_sets == 1 && i < p->n_counters; i++) CHECK(!p->counters[i].replica);
   /* Every metric a formula reads is in the catalog's list. */
   for (int32_t i = 0; i < p->n_counters; i++) {
     int found = 0;
@@ -83,23 +94,30 @@ int main(void) {
     check_placement(p, cat);
   }
   lm_plan_free(p);
-  /* Application replay: one set per unit beats one config (units vs units^2). */
+  /* Application replay: one set per unit beats one config (units vs
+   * units^2), although the duration replicated into the sets of the other
+   * units makes them two-unit sets of 4 passes each. */
+  int32_t expect = 1 + 4 * ((int32_t)units - 1);
   CHECK(lm_plan_build_passes(cat, NULL, 0, LM_REPLAY_APP, squared, NULL, &p, &d) == LM_OK);
-  CHECK(p && p->n_sets == (int32_t)units && p->total_passes == (int32_t)units);
+  CHECK(p && p->n_sets == (int32_t)units && p->total_passes == expect);
   if (p) {
     check_placement(p, cat);
     for (int32_t s = 0; s < p->n_sets; s++) {
-      CHECK(p->sets[s].passes == 1);
-      for (int32_t i = p->sets[s].first + 1; i < p->sets[s].first + p->sets[s].n; i++)
+      int replica = 0;
+      for (int32_t i = p->sets[s].first; i < p->sets[s].first + p->sets[s].n; i++) replica |= p->counters[i].replica;
+      CHECK(p->sets[s].passes == (replica ? 4 : 1));
+      for (int32_t i = p->sets[s].first + 1; i < p->sets[s].first + p->sets[s].n; i++) {
+        if (p->counters[i].replica) continue;
         CHECK(strcspn(p->counters[i].name, "_") == strcspn(p->counters[i - 1].name, "_") &&
               strncmp(p->counters[i].name, p->counters[i - 1].name,
                       strcspn(p->counters[i].name, "_")) == 0);
+      }
     }
     lm_buf b = {0};
     lm_plan_print(p, 0, &b);
     char want[128];
     snprintf(want, sizeof want, "sets: %d, passes: %d (application replay: %d runs)\n",
-             (int)units, (int)units, (int)units);
+             (int)units, (int)expect, (int)expect);
     const char *text = lm_buf_cstr(&b);
     CHECK(strlen(text) > strlen(want) && strcmp(text + strlen(text) - strlen(want), want) == 0);
     CHECK(strstr(text, "chip GH100") != NULL);
