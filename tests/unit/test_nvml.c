@@ -8,9 +8,11 @@
  * shorter than the sampling period), dispatches on a busy GPU draw more
  * than the idle GPU; a library that fails to initialise, lacks a call or
  * is absent gives one line saying so and the workload composes without
- * power; a GPU without a power sensor leaves the power blank, not 0. */
+ * power; a GPU without a power sensor leaves the power blank, not 0; the
+ * samples and columns survive an import into a store and an export. */
 #include <dlfcn.h>
 #include <math.h>
+#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@
 #include "io/io.h"
 #include "io/sql.h"
 #include "profile/collect.h"
+#include "store/store.h"
 
 #ifndef FAKE_NVML_DIR
 #define FAKE_NVML_DIR "."
@@ -354,6 +357,42 @@ static void test_power(const char *variant, int has_power) {
   }
   CHECK(within && hotter);
   CHECK(n_long >= 4 && n_short >= 4);
+  /* Through a store and back: the samples and the per-dispatch columns. */
+  char store_url[512], out_dir[512];
+  snprintf(store_url, sizeof store_url, "%s/store.db", dir);
+  snprintf(out_dir, sizeof out_dir, "%s/back", dir);
+  lm_store *store = NULL;
+  lm_import_result res;
+  lm_diag diag;
+  lm_workload *back = NULL;
+  CHECK(lm_store_open(store_url, 1, &store, &diag) == LM_OK);
+  if (store) {
+    CHECK(lm_store_import(store, dir, "nv", NULL, &res, &diag) == LM_OK);
+    CHECK(lm_store_export(store, "nv", out_dir, &diag) == LM_OK);
+    lm_store_close(store);
+    CHECK(lm_workload_read(out_dir, &back, &diag) == LM_OK);
+  }
+  if (back) {
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < 2; j++) {
+        const char *name = j ? "Measured_Temp_C" : "Measured_Power_W";
+        double a = column(w, name, (size_t)i), b = column(back, name, (size_t)i);
+        CHECK((isnan(a) && isnan(b)) || a == b);
+      }
+    char db_path[600];
+    snprintf(db_path, sizeof db_path, "%s/lumen.db", out_dir);
+    sqlite3 *db = NULL;
+    CHECK(lm_db_open(db_path, LM_DB_READ, &db, &diag) == LM_OK);
+    sqlite3_stmt *q = NULL;
+    int n_power = -1;
+    if (db && sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM power_sample", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+      n_power = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    lm_db_close(db);
+    CHECK(n_power == n_r); /* every reading has a temperature */
+  }
+  lm_workload_free(back);
   lm_workload_free(w);
   remove_dir(dir);
 }
