@@ -64,8 +64,8 @@ struct lm_telemetry {
   /* NVML */
   int (*nvml_shutdown)(void);
   int (*nvml_clock)(nvmlDevice_t, int, unsigned int *);
-  int (*nvml_power)(nvmlDevice_t, unsigned int *);            /* milliwatts */
-  int (*nvml_temp)(nvmlDevice_t, int, unsigned int *);        /* degrees C */
+  int (*nvml_power)(nvmlDevice_t, unsigned int *);     /* milliwatts */
+  int (*nvml_temp)(nvmlDevice_t, int, unsigned int *); /* degrees C */
   nvmlDevice_t devices[64];
 };
 
@@ -165,8 +165,11 @@ lm_telemetry *lm_telemetry_open_nvml(char *why, size_t cap) {
   t->nvml_power = (int (*)(nvmlDevice_t, unsigned int *))dlsym(lib, "nvmlDeviceGetPowerUsage");
   t->nvml_temp = (int (*)(nvmlDevice_t, int, unsigned int *))dlsym(lib, "nvmlDeviceGetTemperature");
   /* Clocks are what a sample needs; power and temperature are optional. */
-  const char *missing = !init ? "nvmlInit_v2" : !count ? "nvmlDeviceGetCount_v2" : !handle
-      ? "nvmlDeviceGetHandleByIndex_v2" : !t->nvml_clock ? "nvmlDeviceGetClockInfo" : NULL;
+  const char *missing = !init          ? "nvmlInit_v2"
+                        : !count         ? "nvmlDeviceGetCount_v2"
+                        : !handle        ? "nvmlDeviceGetHandleByIndex_v2"
+                        : !t->nvml_clock ? "nvmlDeviceGetClockInfo"
+                                         : NULL;
   if (missing) {
     snprintf(why, cap, "%s lacks %s (not an NVML library, or too old)", env && *env ? env : "libnvidia-ml",
              missing);
@@ -280,7 +283,8 @@ void lm_telemetry_sample(lm_telemetry *t, lm_telemetry_emit emit) {
       int64_t mdeg = 0;
       if (t->rsmi_dev_power_ave_get && t->rsmi_dev_power_ave_get(g, 0, &uw) == 0)
         snprintf(power, sizeof power, "%.3f", (double)uw / 1e6);
-      if (t->rsmi_dev_temp_metric_get && t->rsmi_dev_temp_metric_get(g, RSMI_TEMP_TYPE_EDGE, RSMI_TEMP_CURRENT, &mdeg) == 0)
+      if (t->rsmi_dev_temp_metric_get &&
+          t->rsmi_dev_temp_metric_get(g, RSMI_TEMP_TYPE_EDGE, RSMI_TEMP_CURRENT, &mdeg) == 0)
         snprintf(temp, sizeof temp, "%.3f", (double)mdeg / 1e3);
       emit("C\t%u\t%llu\t%.3f\t%.3f\t%s\t%s\n", g, lm_clock_ns(), sys_mhz, mem_mhz, power, temp);
     }
@@ -401,7 +405,8 @@ size_t lm_backends_probe(lm_backend_status *out, size_t cap) {
     char why[200];
     lm_telemetry *t = lm_telemetry_open_nvml(why, sizeof why);
     b->usable = t != NULL;
-    snprintf(b->why, sizeof b->why, "%s", t ? "NVIDIA GPU clocks, power and temperature (LUMEN_NVML_LIBRARY names another library)" : why);
+    snprintf(b->why, sizeof b->why, "%s",
+             t ? "NVIDIA GPU clocks, power and temperature (LUMEN_NVML_LIBRARY names another library)" : why);
     lm_telemetry_close(t);
   }
   return n;

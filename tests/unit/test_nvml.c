@@ -72,7 +72,8 @@ static int parse(reading *out, int cap) {
     double sclk, mclk;
     char power[32], temp[32];
     if (sscanf(p, "C\t%d\t%llu\t%lf\t%lf\t%31s\t%31s", &gpu, &t, &sclk, &mclk, power, temp) != 6) return -1;
-    out[n] = (reading){gpu, (double)t, strcmp(power, "-") ? atof(power) : LM_NAN, strcmp(temp, "-") ? atof(temp) : LM_NAN};
+    out[n] = (reading){gpu, (double)t, strcmp(power, "-") ? atof(power) : LM_NAN,
+                       strcmp(temp, "-") ? atof(temp) : LM_NAN};
     p = strchr(p, '\n');
     if (p) p++;
   }
@@ -348,7 +349,9 @@ static void test_power(const char *variant, int has_power) {
         continue;
       }
       int ok = !isnan(got[j]) && got[j] >= lo[j] - 1e-6 && got[j] <= hi[j] + 1e-6;
-      if (!ok) fprintf(stderr, "dispatch %d: %s %.3f outside [%.3f, %.3f]\n", i, j ? "temp" : "power", got[j], lo[j], hi[j]);
+      if (!ok)
+        fprintf(stderr, "dispatch %d: %s %.3f outside [%.3f, %.3f]\n", i, j ? "temp" : "power", got[j], lo[j],
+                hi[j]);
       within &= ok;
     }
     /* A long dispatch keeps GPU 0 busy for milliseconds: it draws more
