@@ -104,6 +104,18 @@ nomem:
   return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
 }
 
+lm_status lm_workload_part_dirs(const char *dir, lm_arena *arena, const char ***dirs, size_t *n, lm_diag *diag) {
+  part *parts = NULL;
+  *dirs = NULL;
+  *n = 0;
+  lm_status st = list_parts(dir, arena, &parts, n, diag);
+  if (st != LM_OK) return st;
+  *dirs = lm_arena_alloc(arena, (*n + 1) * sizeof **dirs);
+  if (!*dirs) return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+  for (size_t i = 0; i < *n; i++) (*dirs)[i] = parts[i].dir;
+  return LM_OK;
+}
+
 /* The merged columns of one source: how many its parts name (an upper
  * bound of the merged table's width) and, in pass 2, the table. */
 typedef struct source {
@@ -913,6 +925,7 @@ typedef struct readers {
   lm_diag diag;
   char arch[64];    /* the first part read: its architecture and rank */
   int arch_rank;
+  const lm_part_source *src; /* parts loaded elsewhere (NULL: here) */
 } readers;
 
 /* Part i, loaded as pw, into the merged tables (under the lock). */
@@ -966,7 +979,8 @@ static void *reader_main(void *arg) {
     lm_workload *pw = NULL;
     lm_diag d;
     lm_diag_clear(&d);
-    lm_status st = lm_workload_read(x->parts[i].dir, &pw, &d);
+    lm_status st = x->src ? x->src->load(x->src->ctx, i, x->parts[i].dir, &pw, &d)
+                          : lm_workload_read(x->parts[i].dir, &pw, &d);
     pthread_mutex_lock(&x->lock);
     if (st == LM_OK) st = add_part(x, i, pw, &d);
     if (st != LM_OK && (x->st == LM_OK || i < x->failed_at)) {
@@ -983,9 +997,11 @@ static void *reader_main(void *arg) {
 /* Pass 2: every part into the merged tables, with up to one thread per
  * processor (at most 8): loading a part (its database) is most of the
  * time, and parts do not depend on each other. */
-static lm_status read_parts(merge *m, lm_workload *w, part *parts, size_t n_parts, size_t total) {
+static lm_status read_parts(merge *m, lm_workload *w, part *parts, size_t n_parts, size_t total,
+                            const lm_part_source *src) {
   readers x;
   memset(&x, 0, sizeof x);
+  x.src = src;
   x.m = m;
   x.w = w;
   x.parts = parts;
@@ -996,6 +1012,7 @@ static lm_status read_parts(merge *m, lm_workload *w, part *parts, size_t n_part
   size_t n_threads = cpus > 1 ? (size_t)cpus : 1;
   if (n_threads > 8) n_threads = 8;
   if (n_threads > n_parts) n_threads = n_parts;
+  if (src) n_threads = 1; /* parts from elsewhere come in part order */
   pthread_t threads[8];
   size_t started = 0;
   for (size_t t = 1; t < n_threads; t++)
@@ -1008,6 +1025,11 @@ static lm_status read_parts(merge *m, lm_workload *w, part *parts, size_t n_part
 }
 
 lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *diag) {
+  return lm_workload_read_ranks_from(dir, NULL, out, diag);
+}
+
+lm_status lm_workload_read_ranks_from(const char *dir, const lm_part_source *src, lm_workload **out,
+                                      lm_diag *diag) {
   *out = NULL;
   lm_arena *arena = lm_arena_new(1 << 14);
   lm_workload *w = arena ? lm_arena_alloc(arena, sizeof *w) : NULL;
@@ -1042,6 +1064,8 @@ lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *di
     for (size_t i = 0; i < n_parts; i++) n_split += parts[i].split;
     if (n_split == n_parts) {
       int differ = 0;
+      if (src && (st = src->plan(src->ctx, n_parts, 0, diag)) != LM_OK) goto fail;
+      src = NULL; /* combined here, or else read here as each rank's rows */
       lm_workload *combined = NULL;
       st = split_combine(&m, parts, n_parts, &combined, &differ);
       if (st == LM_OK && !differ) {
@@ -1073,7 +1097,8 @@ lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *di
   }
   w->n_parts = n_parts; /* the part tables adopted are w's to free */
   m.n_parts = n_parts;
-  if ((st = read_parts(&m, w, parts, n_parts, total)) != LM_OK) goto fail;
+  if (src && (st = src->plan(src->ctx, n_parts, 1, diag)) != LM_OK) goto fail;
+  if ((st = read_parts(&m, w, parts, n_parts, total, src)) != LM_OK) goto fail;
   finish_regions(&m, w, parts, n_parts);
   /* Blank what parts lacked, then the tables take their final shape. */
   w->levels = lm_arena_alloc(arena, (m.n_sources + 1) * sizeof *w->levels);

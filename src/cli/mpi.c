@@ -1,0 +1,203 @@
+/*
+ * mpi.c - `mpirun -np K lumen analyze --mpi -w DIR`: the rank.R parts of
+ * an MPI profile read by K processes, analysed by process 0.
+ *
+ * Compiled only where CMake finds MPI (Open MPI). Process 0 runs the
+ * ordinary analysis; its reader (src/io/ranks.c) takes the parts through an
+ * lm_part_source whose loads come from here. The parts go out in rounds of
+ * K: in round r process q loads part r*K + q and packs it
+ * (lm_workload_pack); an MPI_Allreduce then gives every process the lowest
+ * part that failed, before anything is exchanged. Parts below it go to
+ * process 0 (MPI_Send, tag = part), which unpacks and merges them in part
+ * order, exactly as the parts it reads itself; the failed part's process
+ * sends its diagnostic instead, process 0 prints it, and every process
+ * stops after the round. So the merged workload is the one a single process
+ * reads, the error is the one a single process gives (the lowest part's,
+ * once), and no process is left waiting in a collective: process 0 joins
+ * the next round's Allreduce with -1 when it stops for a reason of its own
+ * (a merge error, a bad flag). Process 0 holds one part of its own and one
+ * received at a time besides the merged tables. The others write nothing;
+ * at the end process 0's exit status is broadcast so that all exit alike.
+ */
+#include <limits.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "io/io.h"
+
+struct cli_mpi {
+  int me, size;
+  int phase;        /* 0: plan not sent; 1: exchanging; 2: done */
+  size_t n_parts;
+  long failed;      /* the round's lowest failed part, n_parts when none */
+  size_t round_end; /* one past the current round's last part */
+  size_t next;      /* the next part process 0 takes in the round */
+  lm_part_source src;
+};
+
+/* Process 0 stopping the rounds; the tag of every part message (a process
+ * sends at most one per round, and process 0 takes them in order). */
+enum { PLAN_ABORT = -1, PART_TAG = 7 };
+
+static lm_status mpi_plan(void *ctx, size_t n_parts, int exchange, lm_diag *diag) {
+  cli_mpi *m = ctx;
+  long long plan[2] = {(long long)n_parts, exchange};
+  (void)diag;
+  MPI_Bcast(plan, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  m->n_parts = n_parts;
+  m->phase = exchange ? 1 : 2;
+  return LM_OK;
+}
+
+/* The round's agreement: the lowest part any process failed to load
+ * (n_parts: none), or PLAN_ABORT when process 0 stops. */
+static long agree(long mine) {
+  long lowest = mine;
+  MPI_Allreduce(&mine, &lowest, 1, MPI_LONG, MPI_MIN, MPI_COMM_WORLD);
+  return lowest;
+}
+
+/* The next part from process `from`: its message, unpacked. */
+static lm_status receive_part(int from, lm_workload **out, lm_diag *diag) {
+  MPI_Status status;
+  int count = 0;
+  MPI_Probe(from, PART_TAG, MPI_COMM_WORLD, &status);
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  void *data = lm_malloc(count > 0 ? (size_t)count : 1);
+  if (!data) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  MPI_Recv(data, count, MPI_BYTE, from, PART_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  lm_status st = lm_workload_unpack(data, (size_t)count, out, diag);
+  lm_free(data);
+  return st;
+}
+
+static lm_status mpi_load(void *ctx, size_t i, const char *dir, lm_workload **out, lm_diag *diag) {
+  cli_mpi *m = ctx;
+  *out = NULL;
+  int from = (int)(i % (size_t)m->size);
+  if (from == 0) {
+    /* A new round: process 0's own part, then the agreement. */
+    lm_diag own;
+    lm_diag_clear(&own);
+    lm_workload *pw = NULL;
+    lm_status st = lm_workload_read(dir, &pw, &own);
+    m->failed = agree(st == LM_OK ? (long)m->n_parts : (long)i);
+    m->round_end = i + (size_t)m->size < m->n_parts ? i + (size_t)m->size : m->n_parts;
+    m->next = i + 1;
+    if (st != LM_OK) {
+      *diag = own;
+      return st;
+    }
+    *out = pw;
+    return LM_OK;
+  }
+  m->next = i + 1;
+  if ((long)i < m->failed) return receive_part(from, out, diag);
+  /* The failed part: its process's diagnostic. */
+  MPI_Recv(diag, (int)sizeof *diag, MPI_BYTE, from, PART_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return diag->status != LM_OK ? diag->status : LM_EDATA;
+}
+
+int cli_mpi_begin(cli_mpi **out) {
+  *out = NULL;
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized && MPI_Init(NULL, NULL) != MPI_SUCCESS) return -1;
+  cli_mpi *m = lm_malloc(sizeof *m);
+  if (!m) return -1;
+  memset(m, 0, sizeof *m);
+  MPI_Comm_rank(MPI_COMM_WORLD, &m->me);
+  MPI_Comm_size(MPI_COMM_WORLD, &m->size);
+  m->src.plan = mpi_plan;
+  m->src.load = mpi_load;
+  m->src.ctx = m;
+  *out = m;
+  return m->me;
+}
+
+const lm_part_source *cli_mpi_source(cli_mpi *m) { return m && m->size > 1 ? &m->src : NULL; }
+
+void cli_mpi_settle(cli_mpi *m) {
+  if (!m || m->size < 2 || m->phase != 1) return;
+  /* The rest of the round that process 0 stopped in, read and dropped. */
+  for (size_t j = m->next; j < m->round_end; j++) {
+    int from = (int)(j % (size_t)m->size);
+    if (from == 0 || (long)j > m->failed) continue;
+    if ((long)j == m->failed) {
+      lm_diag dropped;
+      MPI_Recv(&dropped, (int)sizeof dropped, MPI_BYTE, from, PART_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      continue;
+    }
+    lm_workload *pw = NULL;
+    lm_diag ignored;
+    if (receive_part(from, &pw, &ignored) == LM_OK) lm_workload_free(pw);
+  }
+  /* Rounds to come: nobody starts them. */
+  if (m->failed == (long)m->n_parts && m->round_end < m->n_parts && m->next > 0) agree(PLAN_ABORT);
+  else if (m->next == 0 && m->n_parts > 0) agree(PLAN_ABORT); /* stopped before round 0 */
+  m->phase = 2;
+}
+
+int cli_mpi_end(cli_mpi *m, int status) {
+  if (!m) return status;
+  if (m->size > 1 && m->me == 0) {
+    if (m->phase == 0) mpi_plan(m, 0, 0, NULL); /* the workers read nothing */
+    cli_mpi_settle(m);
+    int st = status;
+    MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  }
+  lm_free(m);
+  MPI_Finalize();
+  return status;
+}
+
+/* One round's part of a worker: load, pack, or the diagnostic. */
+static lm_status worker_load(const char *dir, size_t i, lm_buf *packed, lm_diag *diag) {
+  lm_workload *pw = NULL;
+  lm_status st = lm_workload_read(dir, &pw, diag);
+  if (st == LM_OK) st = lm_workload_pack(pw, packed, diag);
+  lm_workload_free(pw);
+  if (st == LM_OK && packed->len > INT_MAX)
+    st = lm_diag_set(diag, LM_EDATA, dir, 0, 0, NULL, "part %zu is %zu bytes, more than one MPI message holds", i,
+                     packed->len);
+  return st;
+}
+
+int cli_mpi_worker(cli_mpi *m, const char *dir) {
+  long long plan[2] = {PLAN_ABORT, 0};
+  MPI_Bcast(plan, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  if (plan[0] > 0 && plan[1]) {
+    size_t n = (size_t)plan[0], k = (size_t)m->size;
+    lm_arena *arena = lm_arena_new(1 << 12);
+    const char **dirs = NULL;
+    size_t n_dirs = 0;
+    lm_diag list_diag;
+    lm_diag_clear(&list_diag);
+    lm_status listed = arena && dir ? lm_workload_part_dirs(dir, arena, &dirs, &n_dirs, &list_diag) : LM_ENOMEM;
+    if (listed == LM_OK && n_dirs != n)
+      listed = lm_diag_set(&list_diag, LM_EDATA, dir, 0, 0, NULL,
+                           "process %d sees %zu rank.R parts, process 0 %zu (not the same folder on every node?)",
+                           m->me, n_dirs, n);
+    for (size_t first = 0; first < n; first += k) {
+      size_t i = first + (size_t)m->me;
+      lm_buf packed = {0};
+      lm_diag diag;
+      lm_diag_clear(&diag);
+      lm_status st = LM_OK;
+      if (i < n) st = listed != LM_OK ? (diag = list_diag, listed) : worker_load(dirs[i], i, &packed, &diag);
+      long failed = agree(i < n && st != LM_OK ? (long)i : (long)n);
+      if (failed >= 0 && i < n && (long)i < failed)
+        MPI_Send(packed.data, (int)packed.len, MPI_BYTE, 0, PART_TAG, MPI_COMM_WORLD);
+      else if (failed >= 0 && (long)i == failed)
+        MPI_Send(&diag, (int)sizeof diag, MPI_BYTE, 0, PART_TAG, MPI_COMM_WORLD);
+      lm_buf_fini(&packed);
+      if (failed < (long)n) break;
+    }
+    lm_arena_free(arena);
+  }
+  int status = 1;
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return status;
+}
