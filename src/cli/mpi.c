@@ -8,7 +8,7 @@
  * K: in round r process q loads part r*K + q and packs it
  * (lm_workload_pack); an MPI_Allreduce then gives every process the lowest
  * part that failed, before anything is exchanged. Parts below it go to
- * process 0 (MPI_Send, tag = part), which unpacks and merges them in part
+ * process 0 (one message each), which unpacks and merges them in part
  * order, exactly as the parts it reads itself; the failed part's process
  * sends its diagnostic instead, process 0 prints it, and every process
  * stops after the round. So the merged workload is the one a single process
@@ -18,11 +18,15 @@
  * (a merge error, a bad flag). Process 0 holds one part of its own and one
  * received at a time besides the merged tables. The others write nothing;
  * at the end process 0's exit status is broadcast so that all exit alike.
+ * Waits poll a nonblocking request with short sleeps rather than spin in
+ * Open MPI's blocking calls: the processes of a node share its cores, and
+ * process 0, which merges and evaluates, should get them.
  */
 #include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "io/io.h"
@@ -34,6 +38,8 @@ struct cli_mpi {
   long failed;      /* the round's lowest failed part, n_parts when none */
   size_t round_end; /* one past the current round's last part */
   size_t next;      /* the next part process 0 takes in the round */
+  void *message;    /* the last part received (its values are read there) */
+  size_t cap;
   lm_part_source src;
 };
 
@@ -41,11 +47,28 @@ struct cli_mpi {
  * sends at most one per round, and process 0 takes them in order). */
 enum { PLAN_ABORT = -1, PART_TAG = 7 };
 
+/* Waiting without spinning: Open MPI's blocking calls poll at full speed,
+ * which on a node with fewer cores than processes (or one shared with
+ * other work) takes the processor from the process that has work to do.
+ * A request is tested, then tested every 50 us while it is not done. */
+static void wait_idle(MPI_Request *req) {
+  int done = 0;
+  for (int spins = 0; !done; spins++) {
+    MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    if (!done && spins > 20) {
+      struct timespec nap = {0, 50000};
+      nanosleep(&nap, NULL);
+    }
+  }
+}
+
 static lm_status mpi_plan(void *ctx, size_t n_parts, int exchange, lm_diag *diag) {
   cli_mpi *m = ctx;
   long long plan[2] = {(long long)n_parts, exchange};
   (void)diag;
-  MPI_Bcast(plan, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  MPI_Request req;
+  MPI_Ibcast(plan, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD, &req);
+  wait_idle(&req);
   m->n_parts = n_parts;
   m->phase = exchange ? 1 : 2;
   return LM_OK;
@@ -55,22 +78,50 @@ static lm_status mpi_plan(void *ctx, size_t n_parts, int exchange, lm_diag *diag
  * (n_parts: none), or PLAN_ABORT when process 0 stops. */
 static long agree(long mine) {
   long lowest = mine;
-  MPI_Allreduce(&mine, &lowest, 1, MPI_LONG, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Request req;
+  MPI_Iallreduce(&mine, &lowest, 1, MPI_LONG, MPI_MIN, MPI_COMM_WORLD, &req);
+  wait_idle(&req);
   return lowest;
 }
 
-/* The next part from process `from`: its message, unpacked. */
-static lm_status receive_part(int from, lm_workload **out, lm_diag *diag) {
+static void send_idle(const void *data, size_t len) {
+  MPI_Request req;
+  MPI_Isend(data, (int)len, MPI_BYTE, 0, PART_TAG, MPI_COMM_WORLD, &req);
+  wait_idle(&req);
+}
+
+static void probe_idle(int from, MPI_Status *status) {
+  int found = 0;
+  for (int spins = 0; !found; spins++) {
+    MPI_Iprobe(from, PART_TAG, MPI_COMM_WORLD, &found, status);
+    if (!found && spins > 20) {
+      struct timespec nap = {0, 50000};
+      nanosleep(&nap, NULL);
+    }
+  }
+}
+
+/* The next part from process `from`: its message, unpacked, its value
+ * columns left in the message (m->message, kept until the next part). */
+static lm_status receive_part(cli_mpi *m, int from, lm_workload **out, lm_diag *diag) {
   MPI_Status status;
   int count = 0;
-  MPI_Probe(from, PART_TAG, MPI_COMM_WORLD, &status);
+  probe_idle(from, &status);
   MPI_Get_count(&status, MPI_BYTE, &count);
-  void *data = lm_malloc(count > 0 ? (size_t)count : 1);
-  if (!data) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-  MPI_Recv(data, count, MPI_BYTE, from, PART_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  lm_status st = lm_workload_unpack(data, (size_t)count, out, diag);
-  lm_free(data);
-  return st;
+  size_t need = count > 0 ? (size_t)count : 1;
+  if (need > m->cap) {
+    lm_free(m->message);
+    m->cap = 0;
+    if (!(m->message = lm_malloc(need + need / 4))) {
+      /* The sender waits on this message: only ending the job frees it. */
+      cli_error("analyze", "out of memory for a part of %zu bytes from process %d", need, from);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+      return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    m->cap = need + need / 4;
+  }
+  MPI_Recv(m->message, count, MPI_BYTE, from, PART_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return lm_workload_unpack(m->message, (size_t)count, 1, out, diag);
 }
 
 static lm_status mpi_load(void *ctx, size_t i, const char *dir, lm_workload **out, lm_diag *diag) {
@@ -94,7 +145,7 @@ static lm_status mpi_load(void *ctx, size_t i, const char *dir, lm_workload **ou
     return LM_OK;
   }
   m->next = i + 1;
-  if ((long)i < m->failed) return receive_part(from, out, diag);
+  if ((long)i < m->failed) return receive_part(m, from, out, diag);
   /* The failed part: its process's diagnostic. */
   MPI_Recv(diag, (int)sizeof *diag, MPI_BYTE, from, PART_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   return diag->status != LM_OK ? diag->status : LM_EDATA;
@@ -132,7 +183,7 @@ void cli_mpi_settle(cli_mpi *m) {
     }
     lm_workload *pw = NULL;
     lm_diag ignored;
-    if (receive_part(from, &pw, &ignored) == LM_OK) lm_workload_free(pw);
+    if (receive_part(m, from, &pw, &ignored) == LM_OK) lm_workload_free(pw);
   }
   /* Rounds to come: nobody starts them. */
   if (m->failed == (long)m->n_parts && m->round_end < m->n_parts && m->next > 0) agree(PLAN_ABORT);
@@ -146,8 +197,11 @@ int cli_mpi_end(cli_mpi *m, int status) {
     if (m->phase == 0) mpi_plan(m, 0, 0, NULL); /* the workers read nothing */
     cli_mpi_settle(m);
     int st = status;
-    MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Request req;
+    MPI_Ibcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
+    wait_idle(&req);
   }
+  lm_free(m->message);
   lm_free(m);
   MPI_Finalize();
   return status;
@@ -167,7 +221,9 @@ static lm_status worker_load(const char *dir, size_t i, lm_buf *packed, lm_diag 
 
 int cli_mpi_worker(cli_mpi *m, const char *dir) {
   long long plan[2] = {PLAN_ABORT, 0};
-  MPI_Bcast(plan, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  MPI_Request req;
+  MPI_Ibcast(plan, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD, &req);
+  wait_idle(&req); /* while process 0 reads the parts' shapes */
   if (plan[0] > 0 && plan[1]) {
     size_t n = (size_t)plan[0], k = (size_t)m->size;
     lm_arena *arena = lm_arena_new(1 << 12);
@@ -189,15 +245,16 @@ int cli_mpi_worker(cli_mpi *m, const char *dir) {
       if (i < n) st = listed != LM_OK ? (diag = list_diag, listed) : worker_load(dirs[i], i, &packed, &diag);
       long failed = agree(i < n && st != LM_OK ? (long)i : (long)n);
       if (failed >= 0 && i < n && (long)i < failed)
-        MPI_Send(packed.data, (int)packed.len, MPI_BYTE, 0, PART_TAG, MPI_COMM_WORLD);
+        send_idle(packed.data, packed.len);
       else if (failed >= 0 && (long)i == failed)
-        MPI_Send(&diag, (int)sizeof diag, MPI_BYTE, 0, PART_TAG, MPI_COMM_WORLD);
+        send_idle(&diag, sizeof diag);
       lm_buf_fini(&packed);
       if (failed < (long)n) break;
     }
     lm_arena_free(arena);
   }
   int status = 1;
-  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Ibcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
+  wait_idle(&req); /* while process 0 evaluates and prints */
   return status;
 }

@@ -86,7 +86,10 @@ typedef struct lm_part_source {
    * ranks profile are combined here). An error stops the read. */
   lm_status (*plan)(void *ctx, size_t n_parts, int exchange, lm_diag *diag);
   /* Part i (folder dir), loaded as lm_workload_read would load it; called
-   * in part order from one thread. The error is the part's own. */
+   * in part order from one thread. The error is the part's own. The part
+   * may use memory of the source's until the next call (the merge copies
+   * its values and frees it first; its system information and roofline
+   * tables, which the merged workload keeps, must be its own). */
   lm_status (*load)(void *ctx, size_t i, const char *dir, lm_workload **out, lm_diag *diag);
   void *ctx;
 } lm_part_source;
@@ -132,9 +135,12 @@ lm_status lm_workload_part_dirs(const char *dir, lm_arena *arena, const char ***
 lm_status lm_workload_pack(const lm_workload *w, lm_buf *out, lm_diag *diag);
 
 /* lm_workload_unpack: the workload packed in data[0..len), every table,
- * value bit and text id as packed; free with lm_workload_free. Errors: a
- * message cut short or inconsistent (LM_EDATA), out of memory. */
-lm_status lm_workload_unpack(const void *data, size_t len, lm_workload **out, lm_diag *diag);
+ * value bit and text id as packed; free with lm_workload_free. With
+ * borrow (and data 8-byte aligned) the value columns of the dispatch and
+ * accumulate tables point into data, which must then outlive them (the
+ * system information and roofline tables are copied either way). Errors:
+ * a message cut short or inconsistent (LM_EDATA), out of memory. */
+lm_status lm_workload_unpack(const void *data, size_t len, int borrow, lm_workload **out, lm_diag *diag);
 
 /* lm_workload_export_omniperf: write w as a new folder `dir` in the
  * reference tool's layout (pmc_perf.csv, SQ_*.csv, sysinfo.csv,

@@ -10,8 +10,10 @@
  * the merged tables, and every figure computed from them, to the bit. The
  * layout is native (both ends run the same binary on one kind of machine):
  * counts as uint64, values as memory images, strings with their length
- * (NULL distinct from ""). Unpacking checks every length against the
- * message and refuses a short or inconsistent one.
+ * (NULL distinct from ""), value arrays at multiples of 8 bytes so that
+ * the receiver can leave them where they arrived (the merge copies them
+ * out at once). Unpacking checks every length against the message and
+ * refuses a short or inconsistent one.
  */
 #include <math.h>
 #include <stdint.h>
@@ -27,6 +29,13 @@ static void put_u64(lm_buf *b, uint64_t v) { lm_buf_append(b, (const char *)&v, 
 
 static void put_bytes(lm_buf *b, const void *p, size_t n) {
   if (n) lm_buf_append(b, p, n);
+}
+
+/* Zero bytes up to a multiple of 8, so that value arrays lie aligned in a
+ * message that starts aligned (and can be used where they lie). */
+static void put_align(lm_buf *b) {
+  static const char zeros[8] = {0};
+  if (b->len % 8) lm_buf_append(b, zeros, 8 - b->len % 8);
 }
 
 static void put_str(lm_buf *b, const char *s) {
@@ -60,6 +69,7 @@ static lm_status put_table(lm_buf *b, const lm_table *t, lm_diag *diag) {
     put_u64(b, col->n_text);
     put_u64(b, (uint64_t)col->first_text_line);
     put_str(b, col->first_text);
+    put_align(b);
     put_bytes(b, values, t->n_rows * sizeof *values);
     if (col->text_ids) put_bytes(b, col->text_ids, t->n_rows * sizeof *col->text_ids);
   }
@@ -124,7 +134,7 @@ lm_status lm_workload_pack(const lm_workload *w, lm_buf *out, lm_diag *diag) {
 /* ------------------------------------------------------------- reading */
 
 typedef struct reader {
-  const unsigned char *p, *end;
+  const unsigned char *start, *p, *end;
   lm_arena *arena; /* strings of the workload itself */
   int bad;
 } reader;
@@ -156,6 +166,14 @@ static void copy_bytes(reader *r, void *to, uint64_t n, size_t size) {
   if (from && n) memcpy(to, from, n * size);
 }
 
+static void get_align(reader *r) {
+  size_t at = (size_t)(r->p - r->start);
+  if (at % 8 && !r->bad) {
+    if ((size_t)(r->end - r->p) < 8 - at % 8) r->bad = 1;
+    else r->p += 8 - at % 8;
+  }
+}
+
 /* A string copied into arena a (NULL stays NULL). */
 static const char *get_str(reader *r, lm_arena *a) {
   uint64_t n = get_u64(r);
@@ -174,7 +192,8 @@ static size_t get_count(reader *r, size_t min_bytes) {
   return r->bad ? 0 : (size_t)n;
 }
 
-static lm_table *get_table(reader *r) {
+/* A table; with borrow its value columns point into the message. */
+static lm_table *get_table(reader *r, int borrow) {
   if (!get_u64(r)) return NULL;
   const char *path = get_str(r, r->arena), *name = get_str(r, r->arena);
   size_t n_rows = get_count(r, 0), n_cols = get_count(r, 8 * 8);
@@ -210,7 +229,13 @@ static lm_table *get_table(reader *r) {
       break;
     }
     lookup[c] = (size_t)found;
-    copy_bytes(r, col->values, n_rows, sizeof(double));
+    get_align(r);
+    if (borrow && n_rows) {
+      const void *at = get_bytes(r, n_rows, sizeof(double));
+      if (at) col->values = (double *)(uintptr_t)at;
+    } else {
+      copy_bytes(r, col->values, n_rows, sizeof(double));
+    }
     if (col->text_ids) copy_bytes(r, col->text_ids, n_rows, sizeof(int32_t));
     for (size_t i = 0; col->text_ids && !r->bad && i < n_rows; i++)
       if (col->text_ids[i] >= (int32_t)t->n_strings) r->bad = 1;
@@ -232,7 +257,7 @@ static lm_table *get_table(reader *r) {
   return t;
 }
 
-lm_status lm_workload_unpack(const void *data, size_t len, lm_workload **out, lm_diag *diag) {
+lm_status lm_workload_unpack(const void *data, size_t len, int borrow, lm_workload **out, lm_diag *diag) {
   *out = NULL;
   lm_arena *arena = lm_arena_new(1 << 12);
   lm_workload *w = arena ? lm_arena_alloc(arena, sizeof *w) : NULL;
@@ -242,19 +267,20 @@ lm_status lm_workload_unpack(const void *data, size_t len, lm_workload **out, lm
   }
   memset(w, 0, sizeof *w);
   w->arena = arena;
-  reader r = {data, (const unsigned char *)data + len, arena, 0};
+  if (borrow && (uintptr_t)data % 8) borrow = 0;
+  reader r = {data, data, (const unsigned char *)data + len, arena, 0};
   w->path = (char *)get_str(&r, arena);
   const char *arch = get_str(&r, arena);
   w->simulated = get_str(&r, arena);
   size_t n_parts = get_count(&r, 0);
-  w->pmc = get_table(&r);
+  w->pmc = get_table(&r, borrow);
   size_t n = w->pmc ? w->pmc->n_rows : 0;
   size_t n_levels = get_count(&r, 8);
   w->levels = lm_arena_alloc(arena, (n_levels + 1) * sizeof *w->levels);
   if (!w->levels) r.bad = 2;
   for (size_t i = 0; !r.bad && i < n_levels; i++)
-    if ((w->levels[w->n_levels] = get_table(&r)) != NULL) w->n_levels++;
-  w->sysinfo_table = get_table(&r);
+    if ((w->levels[w->n_levels] = get_table(&r, borrow)) != NULL) w->n_levels++;
+  w->sysinfo_table = get_table(&r, 0);
   size_t n_fields = get_count(&r, 24);
   /* The fields' strings live with the table that holds them, which a
    * merge keeps when the workload itself is freed. */
@@ -271,7 +297,7 @@ lm_status lm_workload_unpack(const void *data, size_t len, lm_workload **out, lm
     if (!r.bad) w->sysinfo.n_fields++;
   }
   w->arch = arch;
-  w->roofline = get_table(&r);
+  w->roofline = get_table(&r, 0);
   size_t n_regions = get_count(&r, 8);
   w->region_names = lm_arena_alloc(arena, (n_regions + 1) * sizeof *w->region_names);
   if (!w->region_names) r.bad = 2;

@@ -74,7 +74,7 @@ static lm_workload *round_trip(const lm_workload *w, size_t *bytes) {
   lm_buf b = {0};
   lm_workload *back = NULL;
   lm_diag d;
-  if (lm_workload_pack(w, &b, &d) == LM_OK && lm_workload_unpack(b.data, b.len, &back, &d) != LM_OK) back = NULL;
+  if (lm_workload_pack(w, &b, &d) == LM_OK && lm_workload_unpack(b.data, b.len, 0, &back, &d) != LM_OK) back = NULL;
   if (bytes) *bytes = b.len;
   lm_buf_fini(&b);
   return back;
@@ -85,6 +85,7 @@ typedef struct source_log {
   int plans, exchange;
   size_t n_parts, next, fail_at;
   int out_of_order;
+  lm_buf last; /* the last part's message: its values are used in place */
 } source_log;
 
 static lm_status log_plan(void *ctx, size_t n_parts, int exchange, lm_diag *diag) {
@@ -103,9 +104,14 @@ static lm_status log_load(void *ctx, size_t i, const char *dir, lm_workload **ou
   lm_workload *w = NULL;
   lm_status st = lm_workload_read(dir, &w, diag);
   if (st != LM_OK) return st;
-  *out = round_trip(w, NULL);
+  /* The message lives until the next load, as the contract allows. */
+  lm_buf_fini(&s->last);
+  st = lm_workload_pack(w, &s->last, diag);
   lm_workload_free(w);
-  return *out ? LM_OK : lm_diag_set(diag, LM_EDATA, dir, 0, 0, NULL, "round trip failed");
+  if (st == LM_OK) st = lm_workload_unpack(s->last.data, s->last.len, 1, out, diag);
+  if (st == LM_OK && (*out)->pmc->n_rows && (const char *)(*out)->pmc->cols[0].values < s->last.data)
+    st = lm_diag_set(diag, LM_EDATA, dir, 0, 0, NULL, "values not left in the message");
+  return st;
 }
 
 static int copy_tree(const char *from, const char *to) {
@@ -141,7 +147,7 @@ int main(void) {
       size_t step = b.len / 997 + 1, refused = 0, tried = 0;
       for (size_t len = 0; len < b.len; len += step, tried++) {
         lm_workload *cut = NULL;
-        lm_status st = lm_workload_unpack(b.data, len, &cut, &d);
+        lm_status st = lm_workload_unpack(b.data, len, (int)(len & 1), &cut, &d);
         refused += st == LM_EDATA && cut == NULL;
         lm_workload_free(cut);
       }
@@ -162,7 +168,7 @@ int main(void) {
   }
   lm_workload *here = NULL, *through = NULL;
   CHECK(lm_workload_read_ranks(dir, &here, &d) == LM_OK);
-  source_log log = {0, 0, 0, 0, (size_t)-1, 0};
+  source_log log = {0, 0, 0, 0, (size_t)-1, 0, {0}};
   lm_part_source ps = {log_plan, log_load, &log};
   CHECK(lm_workload_read_ranks_from(dir, &ps, &through, &d) == LM_OK);
   CHECK(log.plans == 1 && log.exchange == 1 && log.n_parts == 3 && log.next == 3 && !log.out_of_order);
@@ -192,7 +198,7 @@ int main(void) {
   lm_workload_free(here);
   lm_workload_free(through);
   /* A part the source fails: its error, and no part after it is asked for. */
-  source_log fail = {0, 0, 0, 0, 1, 0};
+  source_log fail = {0, 0, 0, 0, 1, 0, {0}};
   lm_part_source pf = {log_plan, log_load, &fail};
   through = NULL;
   CHECK(lm_workload_read_ranks_from(dir, &pf, &through, &d) == LM_EDATA && through == NULL);
@@ -201,10 +207,13 @@ int main(void) {
   /* A merge error (another architecture) behind the source is the reader's. */
   snprintf(part, sizeof part, "%s/rank.9", dir);
   CHECK(copy_tree(src[3], part));
-  source_log arch = {0, 0, 0, 0, (size_t)-1, 0};
+  source_log arch = {0, 0, 0, 0, (size_t)-1, 0, {0}};
   lm_part_source pa = {log_plan, log_load, &arch};
   CHECK(lm_workload_read_ranks_from(dir, &pa, &through, &d) == LM_EDATA);
   CHECK(strcmp(d.field, "gpu_arch") == 0 && strstr(d.message, "rank 9 ran on gfx908") != NULL);
+  lm_buf_fini(&log.last);
+  lm_buf_fini(&fail.last);
+  lm_buf_fini(&arch.last);
   char cmd[8192];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   CHECK(system(cmd) == 0);
