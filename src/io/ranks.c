@@ -175,21 +175,28 @@ static lm_status count_name(merge *m, const char *src, const char *col) {
   return LM_OK;
 }
 
-/* Pass 1 on one part: its dispatch count and the names of its columns,
- * from its database (a folder of CSV files is read whole). */
-static lm_status shape(merge *m, part *p) {
+/* A column name for pass 1: "source\0column\0" appended to names. */
+static void note_name(lm_buf *names, const char *src, const char *col) {
+  lm_buf_append(names, src, strlen(src) + 1);
+  lm_buf_append(names, col, strlen(col) + 1);
+}
+
+/* Pass 1 on one part: its dispatch count and the names of its columns
+ * (into names), from its database (a folder of CSV files is read whole).
+ * Touches nothing shared: parts are shaped side by side. */
+static lm_status shape(part *p, lm_buf *names, lm_diag *diag) {
   char db_path[4096];
   snprintf(db_path, sizeof db_path, "%s/%s", p->dir, LM_WORKLOAD_DB);
   struct stat sb;
   lm_status st;
   if (stat(db_path, &sb) != 0) {
     lm_workload *w = NULL;
-    if ((st = lm_workload_read(p->dir, &w, m->diag)) != LM_OK) return st;
+    if ((st = lm_workload_read(p->dir, &w, diag)) != LM_OK) return st;
     p->n_rows = w->pmc->n_rows;
-    for (size_t c = 0; st == LM_OK && c < w->pmc->n_cols; c++) st = count_name(m, "pmc_perf", w->pmc->cols[c].name);
+    for (size_t c = 0; st == LM_OK && c < w->pmc->n_cols; c++) note_name(names, "pmc_perf", w->pmc->cols[c].name);
     for (size_t i = 0; st == LM_OK && i < w->n_levels; i++)
       for (size_t c = 0; st == LM_OK && c < w->levels[i]->n_cols; c++)
-        st = count_name(m, w->levels[i]->name, w->levels[i]->cols[c].name);
+        note_name(names, w->levels[i]->name, w->levels[i]->cols[c].name);
     lm_workload_free(w);
     return st;
   }
@@ -197,22 +204,22 @@ static lm_status shape(merge *m, part *p) {
   lm_stmt *s = NULL;
   int64_t wid = 0;
   int complete = 0, rc = 0;
-  st = lm_sql_open(db_path, LM_DB_READ, &sql, m->diag);
-  if (st == LM_OK) st = lm_db_schema(sql, 0, m->diag);
-  if (st == LM_OK) st = lm_db_find_workload(sql, NULL, &wid, &p->n_rows, &complete, m->diag);
+  st = lm_sql_open(db_path, LM_DB_READ, &sql, diag);
+  if (st == LM_OK) st = lm_db_schema(sql, 0, diag);
+  if (st == LM_OK) st = lm_db_find_workload(sql, NULL, &wid, &p->n_rows, &complete, diag);
   if (st == LM_OK && !complete)
-    st = lm_diag_set(m->diag, LM_EDATA, db_path, 0, 0, NULL,
+    st = lm_diag_set(diag, LM_EDATA, db_path, 0, 0, NULL,
                      "rank %d's profile has not finished (continue it with `lumen profile --resume -w %s`)", p->rank,
                      p->dir);
   if (st == LM_OK)
-    st = lm_sql_prepare(sql, "SELECT source, name FROM column_data WHERE workload_id = ?", &s, m->diag);
+    st = lm_sql_prepare(sql, "SELECT source, name FROM column_data WHERE workload_id = ?", &s, diag);
   if (st == LM_OK) {
     lm_stmt_bind_int64(s, 1, wid);
     while (st == LM_OK && (rc = lm_stmt_step(s)) == 1) {
       const char *src = lm_stmt_text(s, 0), *col = lm_stmt_text(s, 1);
-      if (src && col && strcmp(src, "roofline") != 0) st = count_name(m, src, col);
+      if (src && col && strcmp(src, "roofline") != 0) note_name(names, src, col);
     }
-    if (st == LM_OK && rc < 0) st = lm_stmt_error(s, "read column names", m->diag);
+    if (st == LM_OK && rc < 0) st = lm_stmt_error(s, "read column names", diag);
   }
   lm_stmt_free(s);
   s = NULL;
@@ -224,6 +231,79 @@ static lm_status shape(merge *m, part *p) {
   }
   lm_stmt_free(s);
   lm_sql_close(sql);
+  if (st == LM_OK && names->failed) st = lm_diag_set(diag, LM_ENOMEM, p->dir, 0, 0, NULL, "out of memory");
+  return st;
+}
+
+/* Pass 1 over every part, with up to one thread per processor (at most
+ * 8); the names are then counted in part order. The error is the lowest
+ * failing part's, as when the parts are shaped one after the other. */
+typedef struct shapers {
+  part *parts;
+  lm_buf *names;
+  lm_status *st;
+  lm_diag *diags;
+  size_t n_parts, next;
+  pthread_mutex_t lock;
+} shapers;
+
+static void *shaper_main(void *arg) {
+  shapers *x = arg;
+  for (;;) {
+    pthread_mutex_lock(&x->lock);
+    size_t i = x->next++;
+    pthread_mutex_unlock(&x->lock);
+    if (i >= x->n_parts) break;
+    lm_diag_clear(&x->diags[i]);
+    x->st[i] = shape(&x->parts[i], &x->names[i], &x->diags[i]);
+  }
+  return NULL;
+}
+
+static lm_status shape_parts(merge *m, part *parts, size_t n_parts, size_t *total) {
+  shapers x;
+  memset(&x, 0, sizeof x);
+  x.parts = parts;
+  x.n_parts = n_parts;
+  x.names = lm_calloc(n_parts + 1, sizeof *x.names);
+  x.st = lm_calloc(n_parts + 1, sizeof *x.st);
+  x.diags = lm_malloc((n_parts + 1) * sizeof *x.diags);
+  lm_status st = LM_OK;
+  if (!x.names || !x.st || !x.diags || pthread_mutex_init(&x.lock, NULL) != 0) {
+    st = lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+    goto done;
+  }
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t n_threads = cpus > 1 ? (size_t)cpus : 1;
+  if (n_threads > 8) n_threads = 8;
+  if (n_threads > n_parts) n_threads = n_parts;
+  pthread_t threads[8];
+  size_t started = 0;
+  for (size_t t = 1; t < n_threads; t++)
+    if (pthread_create(&threads[started], NULL, shaper_main, &x) == 0) started++;
+  shaper_main(&x);
+  for (size_t t = 0; t < started; t++) pthread_join(threads[t], NULL);
+  pthread_mutex_destroy(&x.lock);
+  *total = 0;
+  for (size_t i = 0; st == LM_OK && i < n_parts; i++) {
+    if (x.st[i] != LM_OK) {
+      if (m->diag) *m->diag = x.diags[i];
+      st = x.st[i];
+      break;
+    }
+    const char *at = x.names[i].data, *end = at + x.names[i].len;
+    while (st == LM_OK && at && at < end) {
+      const char *col = at + strlen(at) + 1;
+      st = count_name(m, at, col);
+      at = col + strlen(col) + 1;
+    }
+    *total += parts[i].n_rows;
+  }
+done:
+  for (size_t i = 0; x.names && i < n_parts; i++) lm_buf_fini(&x.names[i]);
+  lm_free(x.names);
+  lm_free(x.st);
+  lm_free(x.diags);
   return st;
 }
 
@@ -1052,10 +1132,7 @@ lm_status lm_workload_read_ranks_from(const char *dir, const lm_part_source *src
     st = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL, "no rank.R parts in the folder");
     goto fail;
   }
-  for (size_t i = 0; i < n_parts; i++) {
-    if ((st = shape(&m, &parts[i])) != LM_OK) goto fail;
-    total += parts[i].n_rows;
-  }
+  if ((st = shape_parts(&m, parts, n_parts, &total)) != LM_OK) goto fail;
   if (!find_source(&m, "pmc_perf", 1)) goto nomem;
   {
     /* A --split ranks profile: the ranks' sets side by side, when they ran
