@@ -35,6 +35,7 @@ struct cli_mpi {
   int me, size;
   int phase;        /* 0: plan not sent; 1: exchanging; 2: done */
   size_t n_parts;
+  size_t block;     /* parts per process in a round (block_of) */
   long failed;      /* the round's lowest failed part, n_parts when none */
   size_t round_end; /* one past the current round's last part */
   size_t next;      /* the next part process 0 takes in the round */
@@ -42,6 +43,20 @@ struct cli_mpi {
   size_t cap;
   lm_part_source src;
 };
+
+/* At most this many parts per process in a round: the agreement costs one
+ * collective per round, which a loaded node makes slow to wake from. */
+enum { ROUND_PARTS = 8 };
+
+/* Parts per process in a round: n / K rounded up, at most ROUND_PARTS. */
+static size_t block_of(size_t n_parts, int size) {
+  size_t b = (n_parts + (size_t)size - 1) / (size_t)size;
+  return b < 1 ? 1 : b > ROUND_PARTS ? ROUND_PARTS : b;
+}
+
+/* The process that loads part i: blocks of m->block parts in turn. */
+static int owner(const cli_mpi *m, size_t i) { return (int)(i / m->block % (size_t)m->size); }
+static size_t round_span(const cli_mpi *m) { return m->block * (size_t)m->size; }
 
 /* Process 0 stopping the rounds; the tag of every part message (a process
  * sends at most one per round, and process 0 takes them in order). */
@@ -70,6 +85,7 @@ static lm_status mpi_plan(void *ctx, size_t n_parts, int exchange, lm_diag *diag
   MPI_Ibcast(plan, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD, &req);
   wait_idle(&req);
   m->n_parts = n_parts;
+  m->block = block_of(n_parts, m->size);
   m->phase = exchange ? 1 : 2;
   return LM_OK;
 }
@@ -77,17 +93,13 @@ static lm_status mpi_plan(void *ctx, size_t n_parts, int exchange, lm_diag *diag
 /* The round's agreement: the lowest part any process failed to load
  * (n_parts: none), or PLAN_ABORT when process 0 stops. */
 static long agree(long mine) {
+  uint64_t t0 = lm_phase_begin();
   long lowest = mine;
   MPI_Request req;
   MPI_Iallreduce(&mine, &lowest, 1, MPI_LONG, MPI_MIN, MPI_COMM_WORLD, &req);
   wait_idle(&req);
+  lm_phase_end("mpi: wait for the others", t0);
   return lowest;
-}
-
-static void send_idle(const void *data, size_t len) {
-  MPI_Request req;
-  MPI_Isend(data, (int)len, MPI_BYTE, 0, PART_TAG, MPI_COMM_WORLD, &req);
-  wait_idle(&req);
 }
 
 static void probe_idle(int from, MPI_Status *status) {
@@ -106,7 +118,9 @@ static void probe_idle(int from, MPI_Status *status) {
 static lm_status receive_part(cli_mpi *m, int from, lm_workload **out, lm_diag *diag) {
   MPI_Status status;
   int count = 0;
+  uint64_t t0 = lm_phase_begin();
   probe_idle(from, &status);
+  lm_phase_end("mpi: wait for the others", t0);
   MPI_Get_count(&status, MPI_BYTE, &count);
   size_t need = count > 0 ? (size_t)count : 1;
   if (need > m->cap) {
@@ -124,31 +138,34 @@ static lm_status receive_part(cli_mpi *m, int from, lm_workload **out, lm_diag *
   return lm_workload_unpack(m->message, (size_t)count, 1, out, diag);
 }
 
+/* A part's diagnostic from process `from` (its load failed). */
+static lm_status receive_diag(int from, lm_diag *diag) {
+  MPI_Status status;
+  probe_idle(from, &status);
+  MPI_Recv(diag, (int)sizeof *diag, MPI_BYTE, from, PART_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return diag->status != LM_OK ? diag->status : LM_EDATA;
+}
+
 static lm_status mpi_load(void *ctx, size_t i, const char *dir, lm_workload **out, lm_diag *diag) {
   cli_mpi *m = ctx;
   *out = NULL;
-  int from = (int)(i % (size_t)m->size);
-  if (from == 0) {
-    /* A new round: process 0's own part, then the agreement. */
-    lm_diag own;
-    lm_diag_clear(&own);
-    lm_workload *pw = NULL;
-    lm_status st = lm_workload_read(dir, &pw, &own);
-    m->failed = agree(st == LM_OK ? (long)m->n_parts : (long)i);
-    m->round_end = i + (size_t)m->size < m->n_parts ? i + (size_t)m->size : m->n_parts;
-    m->next = i + 1;
-    if (st != LM_OK) {
-      *diag = own;
-      return st;
-    }
-    *out = pw;
-    return LM_OK;
+  if (i % round_span(m) == 0) {
+    /* A new round: the others have loaded theirs; what failed first. */
+    m->failed = agree((long)m->n_parts);
+    m->round_end = i + round_span(m) < m->n_parts ? i + round_span(m) : m->n_parts;
   }
   m->next = i + 1;
+  int from = owner(m, i);
+  /* Process 0's own parts are loaded as they come: a failure there is
+   * below every part the round agreed on (the reader stops at it). */
+  if (from == 0) {
+    uint64_t t0 = lm_phase_begin();
+    lm_status st = lm_workload_read(dir, out, diag);
+    lm_phase_end("mpi: load own parts", t0);
+    return st;
+  }
   if ((long)i < m->failed) return receive_part(m, from, out, diag);
-  /* The failed part: its process's diagnostic. */
-  MPI_Recv(diag, (int)sizeof *diag, MPI_BYTE, from, PART_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  return diag->status != LM_OK ? diag->status : LM_EDATA;
+  return receive_diag(from, diag);
 }
 
 int cli_mpi_begin(cli_mpi **out) {
@@ -174,11 +191,11 @@ void cli_mpi_settle(cli_mpi *m) {
   if (!m || m->size < 2 || m->phase != 1) return;
   /* The rest of the round that process 0 stopped in, read and dropped. */
   for (size_t j = m->next; j < m->round_end; j++) {
-    int from = (int)(j % (size_t)m->size);
+    int from = owner(m, j);
     if (from == 0 || (long)j > m->failed) continue;
     if ((long)j == m->failed) {
       lm_diag dropped;
-      MPI_Recv(&dropped, (int)sizeof dropped, MPI_BYTE, from, PART_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      receive_diag(from, &dropped);
       continue;
     }
     lm_workload *pw = NULL;
@@ -219,13 +236,30 @@ static lm_status worker_load(const char *dir, size_t i, lm_buf *packed, lm_diag 
   return st;
 }
 
+/* A worker's round: its parts packed, sent while it loads the next round. */
+typedef struct round_out {
+  lm_buf packed[ROUND_PARTS];
+  MPI_Request req[ROUND_PARTS + 1];
+  int n_req;
+  lm_diag diag;
+} round_out;
+
+/* The round's sends finished (process 0 took them) and their buffers freed. */
+static void round_done(round_out *o) {
+  for (int k = 0; k < o->n_req; k++) wait_idle(&o->req[k]);
+  o->n_req = 0;
+  for (int k = 0; k < ROUND_PARTS; k++) lm_buf_fini(&o->packed[k]);
+}
+
 int cli_mpi_worker(cli_mpi *m, const char *dir) {
   long long plan[2] = {PLAN_ABORT, 0};
   MPI_Request req;
   MPI_Ibcast(plan, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD, &req);
   wait_idle(&req); /* while process 0 reads the parts' shapes */
   if (plan[0] > 0 && plan[1]) {
-    size_t n = (size_t)plan[0], k = (size_t)m->size;
+    size_t n = (size_t)plan[0];
+    m->n_parts = n;
+    m->block = block_of(n, m->size);
     lm_arena *arena = lm_arena_new(1 << 12);
     const char **dirs = NULL;
     size_t n_dirs = 0;
@@ -236,21 +270,33 @@ int cli_mpi_worker(cli_mpi *m, const char *dir) {
       listed = lm_diag_set(&list_diag, LM_EDATA, dir, 0, 0, NULL,
                            "process %d sees %zu rank.R parts, process 0 %zu (not the same folder on every node?)",
                            m->me, n_dirs, n);
-    for (size_t first = 0; first < n; first += k) {
-      size_t i = first + (size_t)m->me;
-      lm_buf packed = {0};
-      lm_diag diag;
-      lm_diag_clear(&diag);
-      lm_status st = LM_OK;
-      if (i < n) st = listed != LM_OK ? (diag = list_diag, listed) : worker_load(dirs[i], i, &packed, &diag);
-      long failed = agree(i < n && st != LM_OK ? (long)i : (long)n);
-      if (failed >= 0 && i < n && (long)i < failed)
-        send_idle(packed.data, packed.len);
-      else if (failed >= 0 && (long)i == failed)
-        send_idle(&diag, sizeof diag);
-      lm_buf_fini(&packed);
+    /* Two rounds in hand: one being sent, the next being loaded. */
+    round_out outs[2];
+    memset(outs, 0, sizeof outs);
+    for (size_t first = 0, r = 0; first < n; first += round_span(m), r++) {
+      round_out *o = &outs[r % 2];
+      size_t mine = first + (size_t)m->me * m->block;
+      long failed_here = (long)n;
+      int loaded = 0;
+      lm_diag_clear(&o->diag);
+      for (int k = 0; (size_t)k < m->block && mine + (size_t)k < n && failed_here == (long)n; k++, loaded++) {
+        size_t i = mine + (size_t)k;
+        lm_status st = listed != LM_OK ? (o->diag = list_diag, listed) : worker_load(dirs[i], i, &o->packed[k], &o->diag);
+        if (st != LM_OK) failed_here = (long)i;
+      }
+      round_done(&outs[(r + 1) % 2]); /* the round before: process 0 took it */
+      long failed = agree(failed_here);
+      for (int k = 0; failed >= 0 && k < loaded; k++) {
+        long i = (long)(mine + (size_t)k);
+        if (i < failed)
+          MPI_Isend(o->packed[k].data, (int)o->packed[k].len, MPI_BYTE, 0, PART_TAG, MPI_COMM_WORLD, &o->req[o->n_req++]);
+        else if (i == failed)
+          MPI_Isend(&o->diag, (int)sizeof o->diag, MPI_BYTE, 0, PART_TAG, MPI_COMM_WORLD, &o->req[o->n_req++]);
+      }
       if (failed < (long)n) break;
     }
+    round_done(&outs[0]);
+    round_done(&outs[1]);
     lm_arena_free(arena);
   }
   int status = 1;

@@ -790,7 +790,8 @@ mpi_analyze)
     # while others failed, and the error comes from process 0 only.
     grep -q 'exited with non-zero status' "$TMP/mpi.err" || fail "mpirun -np $np: $(cat "$TMP/mpi.err")"
   done
-  # A part that is not a database, owned by process 1 of 2 (rank.1).
+  # A part that is not a database (rank.1: process 0 of 2 loads parts 0 to
+  # 2) below the bad cell of process 1's rank.3: the lower one's error.
   printf 'not a database' >"$TMP/mb/rank.1/lumen.db"
   run analyze -w "$TMP/mb"
   want=$(cat "$TMP/err")
