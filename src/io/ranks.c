@@ -626,94 +626,15 @@ static lm_status canonical_strings(lm_table *t) {
   return st;
 }
 
-/* lm_table_finish over the rows of the merged table, split among up to
- * one thread per processor (at most 8): a million rows of hundreds of
- * columns take seconds on one. Each thread counts its rows' blanks and
- * integers per column; the sums, and the per-row marks each thread sets
- * on its own rows, are what one pass over every row gives. */
-typedef struct finisher {
-  lm_table *t;
-  size_t from, to;
-  size_t *missing; /* per column */
-  uint8_t *not_int;
-} finisher;
-
-static void *finish_rows(void *arg) {
-  finisher *f = arg;
-  lm_table *t = f->t;
-  memset(t->row_missing + f->from, 0, f->to - f->from);
-  for (size_t c = 0; c < t->n_cols; c++) {
-    const lm_column *col = &t->cols[c];
-    size_t missing = 0;
-    uint8_t not_int = 0;
-    for (size_t r = f->from; r < f->to; r++) {
-      if (col->text_ids) {
-        int32_t id = col->text_ids[r];
-        if (id < 0 || !t->strings[id][0]) {
-          missing++;
-          t->row_missing[r] = 1;
-        }
-        continue;
-      }
-      double v = col->values[r];
-      if (isnan(v)) {
-        missing++;
-        t->row_missing[r] = 1;
-      } else if (v != floor(v)) {
-        not_int = 1;
-      }
-    }
-    f->missing[c] = missing;
-    f->not_int[c] = not_int;
-  }
-  return NULL;
-}
-
+/* The merged tables' statistics: a million rows of hundreds of columns
+ * take seconds on one thread, so the rows are split among up to one
+ * thread per processor (at most 8). */
 static lm_status finish_table(lm_table *t) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  size_t n = cpus > 1 ? (size_t)cpus : 1;
+  int n = cpus > 1 ? (int)cpus : 1;
   if (n > 8) n = 8;
-  if (t->n_rows < 65536 || t->n_cols == 0) n = 1;
-  if (n == 1) return lm_table_finish(t);
-  finisher f[8];
-  pthread_t threads[8];
-  size_t *missing = lm_calloc(n * t->n_cols, sizeof *missing);
-  uint8_t *not_int = lm_calloc(n * t->n_cols, 1);
-  if (!missing || !not_int) {
-    lm_free(missing);
-    lm_free(not_int);
-    return lm_table_finish(t);
-  }
-  for (size_t k = 0; k < n; k++) {
-    f[k].t = t;
-    f[k].from = t->n_rows * k / n;
-    f[k].to = t->n_rows * (k + 1) / n;
-    f[k].missing = missing + k * t->n_cols;
-    f[k].not_int = not_int + k * t->n_cols;
-  }
-  int started[8] = {0};
-  for (size_t k = 1; k < n; k++) started[k] = pthread_create(&threads[k], NULL, finish_rows, &f[k]) == 0;
-  finish_rows(&f[0]);
-  for (size_t k = 1; k < n; k++) {
-    if (started[k]) pthread_join(threads[k], NULL);
-    else finish_rows(&f[k]);
-  }
-  for (size_t c = 0; c < t->n_cols; c++) {
-    lm_column *col = &t->cols[c];
-    col->n_missing = 0;
-    col->all_int = 1;
-    for (size_t k = 0; k < n; k++) {
-      col->n_missing += f[k].missing[c];
-      if (f[k].not_int[c]) col->all_int = 0;
-    }
-    if (col->text_ids) {
-      col->all_int = 0;
-      col->n_text = t->n_rows - col->n_missing;
-    }
-  }
-  lm_free(missing);
-  lm_free(not_int);
-  return LM_OK;
+  if (t->n_rows < 65536) n = 1;
+  return lm_table_finish_threads(t, n);
 }
 
 /* Reading the parts side by side: threads take the next part, load it on
