@@ -41,9 +41,9 @@ row() {
   # One untimed run warms the page cache, as for a user re-running analyze.
   "$LUMEN" analyze -w "$dir" >/dev/null
   out=$(build-bench/measure "$RUNS" "$LUMEN" analyze -w "$dir")
-  read -r med min rss <<<"$out"
+  read -r med min rss _ <<<"$out"
   out=$(build-bench/measure "$RUNS" wc -l "$dir/pmc_perf.csv")
-  read -r wc_med wc_min wc_rss <<<"$out"
+  read -r wc_med wc_min wc_rss _ <<<"$out"
   ratio=$(awk -v m="$med" -v w="$wc_med" 'BEGIN { printf "%.1f", (w > 0) ? m / w : 0 }')
   ok=$(awk -v m="$med" -v t="$target_ms" -v r="$rss" -v tm="$target_mb" -v x="$ratio" -v tx="$target_x" \
         'BEGIN { print (m <= t && (tm == 0 || r <= tm) && (tx == 0 || x <= tx)) ? "met" : "MISSED" }')

@@ -42,7 +42,7 @@ timed() { # LABEL GOAL_MS GOAL_MIB COMMAND...: median of RUNS, after one warm-up
   shift 3
   "$@" >/dev/null 2>&1
   local med min rss
-  read -r med min rss <<<"$(build-bench/measure "$RUNS" "$@")"
+  read -r med min rss _ <<<"$(build-bench/measure "$RUNS" "$@")"
   local goal_text=""
   [ -n "$goal" ] && goal_text="<= $goal ms"
   [ -n "$goal_mib" ] && goal_text="$goal_text, <= $goal_mib MiB"

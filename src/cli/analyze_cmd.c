@@ -96,6 +96,12 @@ static int build_filters(const cli_args *a, size_t k, size_t n, run_filters *f) 
   return 1;
 }
 
+/* Whether stdout is a terminal. Under `lumen analyze --mpi` it is not
+ * asked: mpirun relays process 0's output through a terminal of its own
+ * whatever the user's stdout is, and the result is the single process's. */
+static int stdout_relayed;
+static int stdout_tty(void) { return !stdout_relayed && isatty(1); }
+
 static int is_dir(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
@@ -180,7 +186,7 @@ static int use_color(const cli_args *a, const char *output) {
   if (c && strcmp(c, "never") == 0) return 0;
   if (c && strcmp(c, "auto") != 0) return -1;
   const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
-  return !output && isatty(1) && !(no && *no) && !(term && strcmp(term, "dumb") == 0);
+  return !output && stdout_tty() && !(no && *no) && !(term && strcmp(term, "dumb") == 0);
 }
 
 /* Long text for a terminal goes through a pager, as git does: $LUMEN_PAGER,
@@ -188,7 +194,7 @@ static int use_color(const cli_args *a, const char *output) {
  * Returns 1 when the text was written (to the pager, or directly). */
 static int page_text(const cli_args *a, const lm_buf *b) {
   struct winsize ws;
-  if (cli_has(a, "no-pager") || !isatty(1) || ioctl(1, TIOCGWINSZ, &ws) != 0 || ws.ws_row == 0) return 0;
+  if (cli_has(a, "no-pager") || !stdout_tty() || ioctl(1, TIOCGWINSZ, &ws) != 0 || ws.ws_row == 0) return 0;
   size_t lines = 0;
   for (size_t i = 0; i < b->len; i++) lines += b->data[i] == '\n';
   if (lines < ws.ws_row) return 0;
@@ -227,7 +233,7 @@ static int terminal_width(const cli_args *a) {
   if (cli_has(a, "width") && parse_long(cli_get(a, "width"), &v) && (v == 0 || (v >= 40 && v <= 100000)))
     return (int)v;
   struct winsize ws;
-  if (isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+  if (stdout_tty() && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
   const char *cols = getenv("COLUMNS");
   if (cols && parse_long(cols, &v) && v >= 40 && v <= 1000) return (int)v;
   return 80;
@@ -312,6 +318,27 @@ int cmd_analyze(int argc, char **argv, int first) {
     return 0;
   }
   cli_apply_verbosity(&a);
+  cli_mpi *mpi = NULL;
+  if (cli_has(&a, "mpi")) {
+#ifdef LUMEN_HAVE_MPI
+    int me = cli_mpi_begin(&mpi);
+    stdout_relayed = 1;
+    if (me < 0) {
+      cli_error(MODE, "--mpi: MPI did not start");
+      goto done;
+    }
+    if (me > 0) {
+      /* Another process's share: load and send parts, print nothing. */
+      status = cli_mpi_end(mpi, cli_mpi_worker(mpi, cli_nth(&a, "workload", 0)));
+      cli_args_fini(&a);
+      return status;
+    }
+#else
+    cli_error(MODE, "--mpi: this lumen was built without MPI (install Open MPI, libopenmpi-dev, and rebuild)");
+    status = 2;
+    goto done;
+#endif
+  }
   if (a.n_positional) {
     cli_error(MODE, "unexpected argument '%s' (workloads are given with -w DIR)", a.positional[0]);
     status = 2;
@@ -320,6 +347,11 @@ int cmd_analyze(int argc, char **argv, int first) {
   n = cli_count(&a, "workload");
   if (n == 0) {
     cli_error(MODE, "no workload: give one with -w DIR");
+    status = 2;
+    goto done;
+  }
+  if (mpi && (n != 1 || cli_has(&a, "db"))) {
+    cli_error(MODE, "--mpi reads one folder of rank.R parts (one -w DIR, no --db)");
     status = 2;
     goto done;
   }
@@ -473,8 +505,15 @@ int cmd_analyze(int argc, char **argv, int first) {
         goto done;
       }
     } else {
-      lm_workload_options wo = {strcmp(load, "stream") == 0, lm_analyze_columns};
-      if (lm_workload_read_opts(path, &wo, &workloads[k], &diag) != LM_OK) {
+      lm_workload_options wo = {strcmp(load, "stream") == 0, lm_analyze_columns, NULL};
+#ifdef LUMEN_HAVE_MPI
+      wo.parts = cli_mpi_source(mpi);
+#endif
+      lm_status read = lm_workload_read_opts(path, &wo, &workloads[k], &diag);
+#ifdef LUMEN_HAVE_MPI
+      cli_mpi_settle(mpi);
+#endif
+      if (read != LM_OK) {
         cli_diag(MODE, &diag);
         goto done;
       }
@@ -632,5 +671,8 @@ done:
   lm_buf_fini(&out);
   cli_self_time(&a, t_all);
   cli_args_fini(&a);
+#ifdef LUMEN_HAVE_MPI
+  status = cli_mpi_end(mpi, status);
+#endif
   return status;
 }

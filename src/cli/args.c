@@ -71,6 +71,7 @@ static const flag flags[] = {
     {"header-timeout", 0, 1, MODE_SERVE, NULL},
     {"cache-mb", 0, 1, MODE_SERVE, NULL},
     {"threads", 0, 1, MODE_ANALYZE | MODE_SERVE, NULL},
+    {"mpi", 0, 0, MODE_ANALYZE, NULL},
     {"corrected", 0, 0, MODE_ANALYZE | MODE_SERVE, NULL},
     {"load", 0, 1, MODE_ANALYZE, NULL},
     {"block-rows", 0, 1, MODE_ANALYZE, NULL},

@@ -68,6 +68,8 @@ static const char *const analyze_help =
     "  --instance SPEC       per-kernel instance numbers from 0: 3  4:8  ::4\n"
     "  --rank SPEC           MPI ranks, same syntax (a folder of rank.R parts\n"
     "                        or a profile of mpirun is read as one workload)\n"
+    "  --mpi                 under `mpirun -np K`: K processes read the rank.R\n"
+    "                        parts; process 0 prints the single-process result\n"
     "  -r, --region NAME     dispatches inside region NAME (lumen profiles of\n"
     "                        programs with markers); repeatable\n"
     "  -b, --block ITEM      panel (2), table (2.1), metric id (2.1.3), metric\n"

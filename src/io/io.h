@@ -77,11 +77,30 @@ int lm_parse_number(const char *s, const char *e, double *value, int *is_int);
  * pmc_perf.csv; every row with a missing cell). */
 lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag);
 /* How lm_workload_read_opts loads the CSV tables. */
+/* Where the rank.R parts of an MPI profile come from when not from this
+ * process's own reads (lumen analyze --mpi: other processes load them). */
+typedef struct lm_part_source {
+  /* Called once the parts are listed and their shapes read, before any
+   * part is loaded: n_parts parts, exchange 1 when they will come through
+   * load, 0 when this process reads them itself (the ranks of a --split
+   * ranks profile are combined here). An error stops the read. */
+  lm_status (*plan)(void *ctx, size_t n_parts, int exchange, lm_diag *diag);
+  /* Part i (folder dir), loaded as lm_workload_read would load it; called
+   * in part order from one thread. The error is the part's own. The part
+   * may use memory of the source's until the next call (the merge copies
+   * its values and frees it first; its system information and roofline
+   * tables, which the merged workload keeps, must be its own). */
+  lm_status (*load)(void *ctx, size_t i, const char *dir, lm_workload **out, lm_diag *diag);
+  void *ctx;
+} lm_part_source;
+
 typedef struct lm_workload_options {
   int defer;                        /* leave counter columns in their files
                                        (lm_csv_options.defer): evaluation then
                                        streams them in blocks of dispatches */
   const char *const *eager_columns; /* NULL-terminated: columns loaded anyway */
+  const lm_part_source *parts;      /* a folder of rank.R parts: where they
+                                       come from (NULL: read here) */
 } lm_workload_options;
 /* lm_workload_read_opts: lm_workload_read with options (NULL: load all). A
  * workload folder holding a lumen database is read from it, whole. */
@@ -98,6 +117,30 @@ int lm_workload_has_ranks(const char *dir);
  * some parts lack is blank on their rows. Errors: no parts, a part that
  * cannot be read (its own error), parts of different architectures. */
 lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *diag);
+
+/* lm_workload_read_ranks_from: the same, the parts loaded through src
+ * (NULL: lm_workload_read_ranks). The merged workload equals the one read
+ * here when src->load gives what lm_workload_read gives. */
+lm_status lm_workload_read_ranks_from(const char *dir, const lm_part_source *src, lm_workload **out,
+                                      lm_diag *diag);
+
+/* lm_workload_part_dirs: the rank.R part folders of dir in part (rank)
+ * order, from arena. Errors: the folder cannot be read, two parts for one
+ * rank. No parts is not an error (*n = 0). */
+lm_status lm_workload_part_dirs(const char *dir, lm_arena *arena, const char ***dirs, size_t *n, lm_diag *diag);
+
+/* lm_workload_pack: append w (as lm_workload_read loads it: no deferred
+ * columns left unread) to out as one message for lm_workload_unpack.
+ * Errors: out of memory, a deferred column that cannot be read. */
+lm_status lm_workload_pack(const lm_workload *w, lm_buf *out, lm_diag *diag);
+
+/* lm_workload_unpack: the workload packed in data[0..len), every table,
+ * value bit and text id as packed; free with lm_workload_free. With
+ * borrow (and data 8-byte aligned) the value columns of the dispatch and
+ * accumulate tables point into data, which must then outlive them (the
+ * system information and roofline tables are copied either way). Errors:
+ * a message cut short or inconsistent (LM_EDATA), out of memory. */
+lm_status lm_workload_unpack(const void *data, size_t len, int borrow, lm_workload **out, lm_diag *diag);
 
 /* lm_workload_export_omniperf: write w as a new folder `dir` in the
  * reference tool's layout (pmc_perf.csv, SQ_*.csv, sysinfo.csv,

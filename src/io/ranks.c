@@ -9,6 +9,10 @@
  * one part and the merged tables are in memory, and nothing is copied on
  * disk. Rows keep the rank (and host) of their process; a column that some
  * parts lack is blank (NaN) on their rows, as a counter not collected is.
+ * Both passes run on up to one thread per processor, the merged order
+ * being part order whatever finished first; the parts may also come from
+ * elsewhere (lm_part_source: the processes of `lumen analyze --mpi`). The
+ * parts of a --split ranks profile are combined in ranks_split.c.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -22,16 +26,7 @@
 #include <unistd.h>
 
 #include "io/io.h"
-
-typedef struct part {
-  char *dir;
-  int rank;
-  size_t n_rows;
-  int split; /* a rank's part of a --split ranks profile */
-  size_t at; /* its first row in the merged tables */
-  const char **region_names; /* its regions (numbered as in the part) */
-  size_t n_regions;
-} part;
+#include "io/ranks_merge.h"
 
 static int cmp_parts(const void *x, const void *y) {
   const part *a = x, *b = y;
@@ -104,36 +99,19 @@ nomem:
   return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
 }
 
-/* The merged columns of one source: how many its parts name (an upper
- * bound of the merged table's width) and, in pass 2, the table. */
-typedef struct source {
-  char *name;
-  size_t n_names;
-  lm_table *table;
-  size_t *filled; /* per column: rows written so far (blank up to there) */
-  int32_t *best;  /* combined --split ranks parts: per column, the plan's set
-                     its values came from (the lowest that has it; -1 none) */
-  uint8_t **written; /* parts read side by side: per column, per part, 1 once
-                     that part's rows are in (the others are blanked last) */
-  size_t *first_part, *first_pos; /* per column: the lowest part that has it
-                     and its place there (the merged order of columns) */
-} source;
+lm_status lm_workload_part_dirs(const char *dir, lm_arena *arena, const char ***dirs, size_t *n, lm_diag *diag) {
+  part *parts = NULL;
+  *dirs = NULL;
+  *n = 0;
+  lm_status st = list_parts(dir, arena, &parts, n, diag);
+  if (st != LM_OK) return st;
+  *dirs = lm_arena_alloc(arena, (*n + 1) * sizeof **dirs);
+  if (!*dirs) return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+  for (size_t i = 0; i < *n; i++) (*dirs)[i] = parts[i].dir;
+  return LM_OK;
+}
 
-typedef struct merge {
-  const char *dir;
-  size_t n_parts;    /* parts read side by side: how many (written flags) */
-  lm_arena *arena;   /* the merged workload's */
-  lm_map *names;     /* "source\037column" seen in pass 1 */
-  source *sources;
-  size_t n_sources, cap_sources;
-  lm_map *strings;   /* hosts and clock sources, interned in arena */
-  lm_diag *diag;
-  int exec_state;    /* merged executions: 0 none yet, 1 made, 2 dropped */
-  size_t without_exec; /* parts read without executions */
-  size_t cap_prov;   /* room in the merged provenance arrays */
-} merge;
-
-static source *find_source(merge *m, const char *name, int add) {
+source *lm_ranks_source(merge *m, const char *name, int add) {
   for (size_t i = 0; i < m->n_sources; i++)
     if (strcmp(m->sources[i].name, name) == 0) return &m->sources[i];
   if (!add) return NULL;
@@ -156,28 +134,35 @@ static lm_status count_name(merge *m, const char *src, const char *col) {
   char key[1024];
   snprintf(key, sizeof key, "%s\037%s", src, col);
   if (lm_map_get(m->names, key, NULL)) return LM_OK;
-  source *s = find_source(m, src, 1);
+  source *s = lm_ranks_source(m, src, 1);
   if (!s || lm_map_put(m->names, key, 1) != LM_OK)
     return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
   s->n_names++;
   return LM_OK;
 }
 
-/* Pass 1 on one part: its dispatch count and the names of its columns,
- * from its database (a folder of CSV files is read whole). */
-static lm_status shape(merge *m, part *p) {
+/* A column name for pass 1: "source\0column\0" appended to names. */
+static void note_name(lm_buf *names, const char *src, const char *col) {
+  lm_buf_append(names, src, strlen(src) + 1);
+  lm_buf_append(names, col, strlen(col) + 1);
+}
+
+/* Pass 1 on one part: its dispatch count and the names of its columns
+ * (into names), from its database (a folder of CSV files is read whole).
+ * Touches nothing shared: parts are shaped side by side. */
+static lm_status shape(part *p, lm_buf *names, lm_diag *diag) {
   char db_path[4096];
   snprintf(db_path, sizeof db_path, "%s/%s", p->dir, LM_WORKLOAD_DB);
   struct stat sb;
   lm_status st;
   if (stat(db_path, &sb) != 0) {
     lm_workload *w = NULL;
-    if ((st = lm_workload_read(p->dir, &w, m->diag)) != LM_OK) return st;
+    if ((st = lm_workload_read(p->dir, &w, diag)) != LM_OK) return st;
     p->n_rows = w->pmc->n_rows;
-    for (size_t c = 0; st == LM_OK && c < w->pmc->n_cols; c++) st = count_name(m, "pmc_perf", w->pmc->cols[c].name);
+    for (size_t c = 0; st == LM_OK && c < w->pmc->n_cols; c++) note_name(names, "pmc_perf", w->pmc->cols[c].name);
     for (size_t i = 0; st == LM_OK && i < w->n_levels; i++)
       for (size_t c = 0; st == LM_OK && c < w->levels[i]->n_cols; c++)
-        st = count_name(m, w->levels[i]->name, w->levels[i]->cols[c].name);
+        note_name(names, w->levels[i]->name, w->levels[i]->cols[c].name);
     lm_workload_free(w);
     return st;
   }
@@ -185,22 +170,22 @@ static lm_status shape(merge *m, part *p) {
   lm_stmt *s = NULL;
   int64_t wid = 0;
   int complete = 0, rc = 0;
-  st = lm_sql_open(db_path, LM_DB_READ, &sql, m->diag);
-  if (st == LM_OK) st = lm_db_schema(sql, 0, m->diag);
-  if (st == LM_OK) st = lm_db_find_workload(sql, NULL, &wid, &p->n_rows, &complete, m->diag);
+  st = lm_sql_open(db_path, LM_DB_READ, &sql, diag);
+  if (st == LM_OK) st = lm_db_schema(sql, 0, diag);
+  if (st == LM_OK) st = lm_db_find_workload(sql, NULL, &wid, &p->n_rows, &complete, diag);
   if (st == LM_OK && !complete)
-    st = lm_diag_set(m->diag, LM_EDATA, db_path, 0, 0, NULL,
+    st = lm_diag_set(diag, LM_EDATA, db_path, 0, 0, NULL,
                      "rank %d's profile has not finished (continue it with `lumen profile --resume -w %s`)", p->rank,
                      p->dir);
   if (st == LM_OK)
-    st = lm_sql_prepare(sql, "SELECT source, name FROM column_data WHERE workload_id = ?", &s, m->diag);
+    st = lm_sql_prepare(sql, "SELECT source, name FROM column_data WHERE workload_id = ?", &s, diag);
   if (st == LM_OK) {
     lm_stmt_bind_int64(s, 1, wid);
     while (st == LM_OK && (rc = lm_stmt_step(s)) == 1) {
       const char *src = lm_stmt_text(s, 0), *col = lm_stmt_text(s, 1);
-      if (src && col && strcmp(src, "roofline") != 0) st = count_name(m, src, col);
+      if (src && col && strcmp(src, "roofline") != 0) note_name(names, src, col);
     }
-    if (st == LM_OK && rc < 0) st = lm_stmt_error(s, "read column names", m->diag);
+    if (st == LM_OK && rc < 0) st = lm_stmt_error(s, "read column names", diag);
   }
   lm_stmt_free(s);
   s = NULL;
@@ -212,10 +197,83 @@ static lm_status shape(merge *m, part *p) {
   }
   lm_stmt_free(s);
   lm_sql_close(sql);
+  if (st == LM_OK && names->failed) st = lm_diag_set(diag, LM_ENOMEM, p->dir, 0, 0, NULL, "out of memory");
   return st;
 }
 
-static const char *intern_string(merge *m, const char *s) {
+/* Pass 1 over every part, with up to one thread per processor (at most
+ * 8); the names are then counted in part order. The error is the lowest
+ * failing part's, as when the parts are shaped one after the other. */
+typedef struct shapers {
+  part *parts;
+  lm_buf *names;
+  lm_status *st;
+  lm_diag *diags;
+  size_t n_parts, next;
+  pthread_mutex_t lock;
+} shapers;
+
+static void *shaper_main(void *arg) {
+  shapers *x = arg;
+  for (;;) {
+    pthread_mutex_lock(&x->lock);
+    size_t i = x->next++;
+    pthread_mutex_unlock(&x->lock);
+    if (i >= x->n_parts) break;
+    lm_diag_clear(&x->diags[i]);
+    x->st[i] = shape(&x->parts[i], &x->names[i], &x->diags[i]);
+  }
+  return NULL;
+}
+
+static lm_status shape_parts(merge *m, part *parts, size_t n_parts, size_t *total) {
+  shapers x;
+  memset(&x, 0, sizeof x);
+  x.parts = parts;
+  x.n_parts = n_parts;
+  x.names = lm_calloc(n_parts + 1, sizeof *x.names);
+  x.st = lm_calloc(n_parts + 1, sizeof *x.st);
+  x.diags = lm_malloc((n_parts + 1) * sizeof *x.diags);
+  lm_status st = LM_OK;
+  if (!x.names || !x.st || !x.diags || pthread_mutex_init(&x.lock, NULL) != 0) {
+    st = lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+    goto done;
+  }
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t n_threads = cpus > 1 ? (size_t)cpus : 1;
+  if (n_threads > 8) n_threads = 8;
+  if (n_threads > n_parts) n_threads = n_parts;
+  pthread_t threads[8];
+  size_t started = 0;
+  for (size_t t = 1; t < n_threads; t++)
+    if (pthread_create(&threads[started], NULL, shaper_main, &x) == 0) started++;
+  shaper_main(&x);
+  for (size_t t = 0; t < started; t++) pthread_join(threads[t], NULL);
+  pthread_mutex_destroy(&x.lock);
+  *total = 0;
+  for (size_t i = 0; st == LM_OK && i < n_parts; i++) {
+    if (x.st[i] != LM_OK) {
+      if (m->diag) *m->diag = x.diags[i];
+      st = x.st[i];
+      break;
+    }
+    const char *at = x.names[i].data, *end = at + x.names[i].len;
+    while (st == LM_OK && at && at < end) {
+      const char *col = at + strlen(at) + 1;
+      st = count_name(m, at, col);
+      at = col + strlen(col) + 1;
+    }
+    *total += parts[i].n_rows;
+  }
+done:
+  for (size_t i = 0; x.names && i < n_parts; i++) lm_buf_fini(&x.names[i]);
+  lm_free(x.names);
+  lm_free(x.st);
+  lm_free(x.diags);
+  return st;
+}
+
+const char *lm_ranks_intern(merge *m, const char *s) {
   if (!s) return NULL;
   int64_t id;
   if (lm_map_get(m->strings, s, &id)) return (const char *)(uintptr_t)id;
@@ -224,7 +282,7 @@ static const char *intern_string(merge *m, const char *s) {
   return copy;
 }
 
-static void blank(lm_column *c, size_t from, size_t to) {
+void lm_ranks_blank(lm_column *c, size_t from, size_t to) {
   for (size_t r = from; r < to; r++) {
     c->values[r] = LM_NAN;
     if (c->text_ids) c->text_ids[r] = -1;
@@ -237,7 +295,7 @@ static void blank(lm_column *c, size_t from, size_t to) {
  * counter); a column already there is replaced only by one from a lower
  * set, so that every value comes from the first set that has it, as in a
  * profile that collected every set. */
-static lm_status append(merge *m, source *s, const lm_table *src, size_t at, size_t total, const char *part_dir,
+lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, size_t total, const char *part_dir,
                         const int32_t *col_set, size_t part_index) {
   if (!s->table) {
     /* Kernel_Name and the measured clocks are not column_data rows. */
@@ -282,7 +340,7 @@ static lm_status append(merge *m, source *s, const lm_table *src, size_t at, siz
       if (s->filled[k] && (col_set[c] < 0 || (s->best[k] >= 0 && s->best[k] <= col_set[c]))) continue;
       s->filled[k] = 0;
       s->best[k] = col_set[c];
-      blank(dc, s->filled[k], at);
+      lm_ranks_blank(dc, s->filled[k], at);
     } else {
       if (s->written[k][part_index]) continue; /* a name twice in one part: the first */
       s->written[k][part_index] = 1;
@@ -340,7 +398,7 @@ static int16_t *prov_column(merge *m, lm_executions *x, const char *src, const c
     m->cap_prov = cap;
   }
   int16_t *v = lm_arena_alloc(m->arena, (total + 1) * sizeof *v);
-  const char *s1 = intern_string(m, src), *c1 = intern_string(m, col);
+  const char *s1 = lm_ranks_intern(m, src), *c1 = lm_ranks_intern(m, col);
   if (!v || !s1 || !c1) return NULL;
   memset(v, 0xff, total * sizeof *v);
   x->prov_source[x->n_prov] = s1;
@@ -382,7 +440,7 @@ static void append_exec(merge *m, lm_workload *w, const lm_workload *pw, size_t 
       drop_exec(m, w);
       return;
     }
-    for (int32_t q = 0; q < px->n_shared; q++) x->shared[q] = intern_string(m, px->shared[q]);
+    for (int32_t q = 0; q < px->n_shared; q++) x->shared[q] = lm_ranks_intern(m, px->shared[q]);
     for (size_t i = 0; i < cells * (size_t)px->n_shared; i++) x->values[i] = LM_NAN;
     for (size_t i = 0; i < cells; i++) x->runs[i] = -1;
     w->exec = x;
@@ -414,14 +472,14 @@ static lm_status append_rows(merge *m, lm_workload *w, const lm_workload *pw, pa
   size_t n = pw->pmc->n_rows;
   for (size_t r = 0; r < n; r++) {
     w->row_rank[at + r] = pw->row_rank && pw->row_rank[r] >= 0 ? pw->row_rank[r] : rank;
-    w->row_host[at + r] = pw->row_host ? intern_string(m, pw->row_host[r]) : NULL;
+    w->row_host[at + r] = pw->row_host ? lm_ranks_intern(m, pw->row_host[r]) : NULL;
   }
   if (pw->row_clock_source) {
     if (!w->row_clock_source) {
       w->row_clock_source = lm_arena_alloc(m->arena, (total + 1) * sizeof *w->row_clock_source);
       if (!w->row_clock_source) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
     }
-    for (size_t r = 0; r < n; r++) w->row_clock_source[at + r] = intern_string(m, pw->row_clock_source[r]);
+    for (size_t r = 0; r < n; r++) w->row_clock_source[at + r] = lm_ranks_intern(m, pw->row_clock_source[r]);
   }
   if (pw->n_regions && pw->row_regions) {
     /* The part's own region numbers for now: renumbered in part order at
@@ -433,7 +491,7 @@ static lm_status append_rows(merge *m, lm_workload *w, const lm_workload *pw, pa
     size_t nr = pw->n_regions < 64 ? pw->n_regions : 64;
     pt->region_names = lm_arena_alloc(m->arena, (nr + 1) * sizeof *pt->region_names);
     if (!pt->region_names) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
-    for (size_t i = 0; i < nr; i++) pt->region_names[i] = intern_string(m, pw->region_names[i]);
+    for (size_t i = 0; i < nr; i++) pt->region_names[i] = lm_ranks_intern(m, pw->region_names[i]);
     pt->n_regions = nr;
     memcpy(w->row_regions + at, pw->row_regions, n * sizeof *w->row_regions);
   }
@@ -468,7 +526,7 @@ static void finish_regions(merge *m, lm_workload *w, const part *parts, size_t n
 
 /* Part i's system information moves to w (part 0's is w's own, with its
  * roofline): a selection of one rank shows that rank's. */
-static lm_status adopt_info(merge *m, lm_workload *w, lm_workload *pw, size_t i) {
+lm_status lm_ranks_adopt_info(merge *m, lm_workload *w, lm_workload *pw, size_t i) {
   lm_sysinfo *info = &w->part_sysinfo[i];
   size_t n = pw->sysinfo.n_fields;
   info->n_fields = n;
@@ -495,338 +553,6 @@ static lm_status adopt_info(merge *m, lm_workload *w, lm_workload *pw, size_t i)
   w->arch = lm_sysinfo_text(&w->sysinfo, "gpu_arch");
   if (pw->simulated) w->simulated = lm_arena_strdup(m->arena, pw->simulated);
   return LM_OK;
-}
-
-/* ------------------------------------------------------- --split ranks */
-
-/* The launch parameters rows of different ranks must share to be combined. */
-static const char *const launch_cols[] = {"Grid_Size", "Workgroup_Size", "LDS_Per_Workgroup", "Arch_VGPR",
-                                          "Accum_VGPR"};
-
-static void describe_row(lm_buf *b, const lm_table *t, size_t r) {
-  long kc = lm_table_find(t, "Kernel_Name");
-  const char *name = kc >= 0 ? lm_table_text(t, (size_t)kc, r) : NULL;
-  lm_buf_printf(b, "%.120s (", name ? name : "?");
-  for (size_t i = 0; i < LM_ARRAY_LEN(launch_cols); i++) {
-    long c = lm_table_find(t, launch_cols[i]);
-    lm_buf_printf(b, "%s%s %.0f", i ? ", " : "", launch_cols[i], c >= 0 ? t->cols[c].values[r] : LM_NAN);
-  }
-  lm_buf_puts(b, ")");
-}
-
-/* Whether the rows of part b (rank rb) are other dispatches than those of
- * the base part a (rank ra): 0 when each row has the same kernel and
- * launch parameters, else 1 with the first difference appended to why. */
-static int rows_differ(const lm_table *a, int ra, const lm_table *b, int rb, lm_buf *why) {
-  if (a->n_rows != b->n_rows) {
-    lm_buf_printf(why, "rank %d has %zu dispatch rows, rank %d %zu", rb, b->n_rows, ra, a->n_rows);
-    return 1;
-  }
-  long ka = lm_table_find(a, "Kernel_Name"), kb = lm_table_find(b, "Kernel_Name");
-  for (size_t r = 0; r < a->n_rows; r++) {
-    const char *na = ka >= 0 ? lm_table_text(a, (size_t)ka, r) : NULL;
-    const char *nb = kb >= 0 ? lm_table_text(b, (size_t)kb, r) : NULL;
-    int same = na && nb && strcmp(na, nb) == 0;
-    for (size_t i = 0; same && i < LM_ARRAY_LEN(launch_cols); i++) {
-      long ca = lm_table_find(a, launch_cols[i]), cb = lm_table_find(b, launch_cols[i]);
-      double va = ca >= 0 ? a->cols[ca].values[r] : LM_NAN, vb = cb >= 0 ? b->cols[cb].values[r] : LM_NAN;
-      same = va == vb || (isnan(va) && isnan(vb));
-    }
-    if (same) continue;
-    lm_buf_printf(why, "row %zu: rank %d ran ", r, rb);
-    describe_row(why, b, r);
-    lm_buf_printf(why, ", rank %d ", ra);
-    describe_row(why, a, r);
-    return 1;
-  }
-  return 0;
-}
-
-/* The plan's set of each column of t (a table of part pw): the set its
- * first row's value came from, -1 for what no set collected. */
-static int32_t *column_sets(const lm_workload *pw, const lm_table *t, const char *src, int level_set) {
-  int32_t *v = lm_malloc((t->n_cols + 1) * sizeof *v);
-  if (!v) return NULL;
-  const lm_executions *x = pw->exec;
-  for (size_t c = 0; c < t->n_cols; c++) {
-    v[c] = level_set;
-    for (size_t i = 0; x && i < x->n_prov; i++) {
-      if (strcmp(x->prov_source[i], src) != 0 || strcmp(x->prov_column[i], t->cols[c].name) != 0) continue;
-      int16_t local = -1;
-      for (size_t r = 0; r < x->n_rows && local < 0; r++) local = x->prov_sets[i][r];
-      v[c] = local >= 0 && local < pw->n_split_set ? pw->split_set[local] : -1;
-      break;
-    }
-  }
-  return v;
-}
-
-/* The executions of the combined rows: per row one per set of the plan,
- * from the rank that collected it; the shared quantities are those every
- * rank's part shares (the counters every set holds). */
-typedef struct split_exec {
-  int32_t n_sets, n_shared;
-  const char **shared;
-  uint8_t *everywhere;  /* per shared quantity: every part had it */
-  double *values;
-  int32_t *runs;
-} split_exec;
-
-static void exec_add(merge *m, split_exec *e, const lm_workload *pw, size_t n_rows) {
-  const lm_executions *px = pw->exec;
-  if (!px || !e->values) return;
-  for (int32_t k = 0; k < e->n_shared; k++) {
-    int32_t q = -1;
-    for (int32_t j = 0; j < px->n_shared && q < 0; j++)
-      if (strcmp(px->shared[j], e->shared[k]) == 0) q = j;
-    if (q < 0) e->everywhere[k] = 0;
-  }
-  for (int32_t j = 0; j < px->n_sets && j < pw->n_split_set; j++) {
-    int32_t g = pw->split_set[j];
-    for (size_t r = 0; r < n_rows && r < px->n_rows; r++) {
-      size_t to = r * (size_t)e->n_sets + (size_t)g, from = r * (size_t)px->n_sets + (size_t)j;
-      if (e->runs[to] >= 0 || px->runs[from] < 0) continue; /* a lower rank has it */
-      e->runs[to] = px->runs[from];
-      for (int32_t k = 0; k < e->n_shared; k++)
-        for (int32_t q = 0; q < px->n_shared; q++)
-          if (strcmp(px->shared[q], e->shared[k]) == 0) {
-            e->values[to * (size_t)e->n_shared + (size_t)k] = px->values[from * (size_t)px->n_shared + (size_t)q];
-            break;
-          }
-    }
-  }
-  (void)m;
-}
-
-/* The combined executions as the workload keeps them (shared quantities
- * every part had), with the set of every counter column. */
-static lm_status exec_finish(merge *m, lm_workload *w, split_exec *e) {
-  if (!e->values) return LM_OK;
-  size_t n_rows = w->pmc->n_rows;
-  lm_executions *x = lm_arena_alloc(m->arena, sizeof *x);
-  if (!x) return LM_ENOMEM;
-  int32_t keep = 0;
-  for (int32_t k = 0; k < e->n_shared; k++) keep += e->everywhere[k];
-  x->n_rows = n_rows;
-  x->n_sets = e->n_sets;
-  x->n_shared = keep;
-  x->shared = lm_arena_alloc(m->arena, ((size_t)keep + 1) * sizeof *x->shared);
-  x->values = lm_arena_alloc(m->arena, (n_rows * (size_t)e->n_sets * (size_t)keep + 1) * sizeof *x->values);
-  x->runs = e->runs;
-  if (!x->shared || !x->values) return LM_ENOMEM;
-  for (int32_t k = 0, q = 0; k < e->n_shared; k++)
-    if (e->everywhere[k]) x->shared[q++] = e->shared[k];
-  for (size_t i = 0; i < n_rows * (size_t)e->n_sets; i++)
-    for (int32_t k = 0, q = 0; k < e->n_shared; k++)
-      if (e->everywhere[k]) x->values[i * (size_t)keep + (size_t)q++] = e->values[i * (size_t)e->n_shared + (size_t)k];
-  /* Provenance: the set each counter column's values came from. */
-  size_t n_prov = 0;
-  for (size_t i = 0; i < m->n_sources; i++)
-    for (size_t c = 0; m->sources[i].table && c < m->sources[i].table->n_cols; c++) n_prov += m->sources[i].best[c] >= 0;
-  x->prov_source = lm_arena_alloc(m->arena, (n_prov + 1) * sizeof *x->prov_source);
-  x->prov_column = lm_arena_alloc(m->arena, (n_prov + 1) * sizeof *x->prov_column);
-  x->prov_sets = lm_arena_alloc(m->arena, (n_prov + 1) * sizeof *x->prov_sets);
-  if (!x->prov_source || !x->prov_column || !x->prov_sets) return LM_ENOMEM;
-  for (size_t i = 0; i < m->n_sources; i++) {
-    const source *s = &m->sources[i];
-    for (size_t c = 0; s->table && c < s->table->n_cols; c++) {
-      if (s->best[c] < 0) continue;
-      int16_t *sets = lm_arena_alloc(m->arena, (n_rows + 1) * sizeof *sets);
-      if (!sets) return LM_ENOMEM;
-      for (size_t r = 0; r < n_rows; r++) sets[r] = isnan(s->table->cols[c].values[r]) ? -1 : (int16_t)s->best[c];
-      x->prov_source[x->n_prov] = s->name;
-      x->prov_column[x->n_prov] = s->table->cols[c].name;
-      x->prov_sets[x->n_prov++] = sets;
-    }
-  }
-  w->exec = x;
-  return LM_OK;
-}
-
-/* The parts of a --split ranks profile as one workload: row r combines
- * row r of every rank, each counter from the first set of the plan that
- * has it, the timestamps the mean over every set's execution (as one
- * process collecting every set composes them). When a rank ran other
- * dispatches (kernels, launch parameters), *differ is set, the
- * difference is logged, and nothing is combined. */
-static lm_status split_combine(const merge *counts, part *parts, size_t n_parts, lm_workload **out, int *differ) {
-  lm_diag *diag = counts->diag;
-  const char *dir = counts->dir;
-  *out = NULL;
-  *differ = 0;
-  merge m;
-  memset(&m, 0, sizeof m);
-  m.dir = dir;
-  m.diag = diag;
-  m.arena = lm_arena_new(1 << 14);
-  m.strings = lm_map_new();
-  lm_workload *w = m.arena ? lm_arena_alloc(m.arena, sizeof *w) : NULL;
-  lm_workload *base = NULL, *pw = NULL;
-  double *start_sum = NULL, *end_sum = NULL;
-  int32_t *col_set = NULL;
-  split_exec e;
-  memset(&e, 0, sizeof e);
-  lm_buf why = {0};
-  lm_status st = LM_OK;
-  if (!w || !m.strings) goto nomem;
-  w->arena = m.arena;
-  w->path = lm_arena_strdup(m.arena, dir);
-  for (size_t i = 0; i < counts->n_sources; i++) {
-    source *s = find_source(&m, counts->sources[i].name, 1);
-    if (!s) goto nomem;
-    s->n_names = counts->sources[i].n_names;
-  }
-  size_t n_rows = parts[0].n_rows;
-  w->part_rank = lm_arena_alloc(m.arena, n_parts * sizeof *w->part_rank);
-  w->part_sysinfo = lm_arena_alloc(m.arena, n_parts * sizeof *w->part_sysinfo);
-  w->part_tables = lm_arena_alloc(m.arena, n_parts * sizeof *w->part_tables);
-  w->part_roofline = lm_arena_alloc(m.arena, n_parts * sizeof *w->part_roofline);
-  start_sum = lm_calloc(n_rows + 1, sizeof *start_sum);
-  end_sum = lm_calloc(n_rows + 1, sizeof *end_sum);
-  if (!w->path || !w->part_rank || !w->part_sysinfo || !w->part_tables || !w->part_roofline || !start_sum || !end_sum)
-    goto nomem;
-  for (size_t i = 0; i < n_parts; i++) {
-    part *p = &parts[i];
-    if ((st = lm_workload_read(p->dir, &pw, diag)) != LM_OK) goto fail;
-    if (!pw->split_ranks || (base && (pw->split_ranks != base->split_ranks ||
-                                      pw->split_sets_total != base->split_sets_total))) {
-      st = lm_diag_set(diag, LM_EDATA, p->dir, 0, 0, "profile_option.split_ranks",
-                       "rank %d's share of the counter sets is of another split (%d ranks, %d sets) than rank %d's",
-                       p->rank, pw->split_ranks, pw->split_sets_total, parts[0].rank);
-      goto fail;
-    }
-    if (base && strcmp(pw->arch, base->arch) != 0) {
-      st = lm_diag_set(diag, LM_EDATA, p->dir, 0, 0, "gpu_arch", "rank %d ran on %s, rank %d on %s", p->rank,
-                       pw->arch, parts[0].rank, base->arch);
-      goto fail;
-    }
-    if (base && rows_differ(base->pmc, parts[0].rank, pw->pmc, p->rank, &why)) {
-      lm_log(LM_LOG_WARN, "%s: the ranks of this --split ranks profile ran different dispatches, so their counter "
-                          "sets are not combined (each rank's rows are shown, with its own sets): %s",
-             dir, lm_buf_cstr(&why));
-      *differ = 1;
-      goto fail;
-    }
-    w->part_rank[i] = p->rank;
-    if ((st = adopt_info(&m, w, pw, i)) != LM_OK) goto fail;
-    w->n_parts = i + 1;
-    if (!base) {
-      w->split_ranks = pw->split_ranks;
-      w->split_sets_total = pw->split_sets_total;
-      w->set_rank = lm_arena_alloc(m.arena, (size_t)pw->split_sets_total * sizeof *w->set_rank);
-      if (!w->set_rank) goto nomem;
-      for (int g = 0; g < pw->split_sets_total; g++) w->set_rank[g] = -1;
-      if (pw->exec) {
-        e.n_sets = pw->split_sets_total;
-        e.n_shared = pw->exec->n_shared;
-        e.shared = lm_arena_alloc(m.arena, ((size_t)e.n_shared + 1) * sizeof *e.shared);
-        e.everywhere = lm_arena_alloc(m.arena, (size_t)e.n_shared + 1);
-        size_t cells = n_rows * (size_t)e.n_sets;
-        e.values = lm_arena_alloc(m.arena, (cells * (size_t)e.n_shared + 1) * sizeof *e.values);
-        e.runs = lm_arena_alloc(m.arena, (cells + 1) * sizeof *e.runs);
-        if (!e.shared || !e.everywhere || !e.values || !e.runs) goto nomem;
-        for (int32_t k = 0; k < e.n_shared; k++) {
-          e.shared[k] = intern_string(&m, pw->exec->shared[k]);
-          e.everywhere[k] = 1;
-        }
-        for (size_t c = 0; c < cells * (size_t)e.n_shared; c++) e.values[c] = LM_NAN;
-        for (size_t c = 0; c < cells; c++) e.runs[c] = -1;
-      }
-    }
-    for (int k = 0; k < pw->n_split_set; k++)
-      if (w->set_rank[pw->split_set[k]] < 0) w->set_rank[pw->split_set[k]] = p->rank;
-    /* Counter columns by their sets; the rest from the lowest rank. */
-    if (!(col_set = column_sets(pw, pw->pmc, "pmc_perf", -1))) goto nomem;
-    if ((st = append(&m, find_source(&m, "pmc_perf", 1), pw->pmc, 0, n_rows, p->dir, col_set, i)) != LM_OK)
-      goto fail;
-    lm_free(col_set);
-    col_set = NULL;
-    for (size_t k = 0; k < pw->n_levels; k++) {
-      const lm_table *t = pw->levels[k];
-      source *s = find_source(&m, t->name, 1);
-      if (!s) goto nomem;
-      if (t->n_rows != n_rows) {
-        st = lm_diag_set(diag, LM_EDATA, t->path, 0, 0, NULL, "%zu rows for %zu dispatches", t->n_rows, n_rows);
-        goto fail;
-      }
-      if (!(col_set = column_sets(pw, t, t->name, pw->split_set[0]))) goto nomem;
-      if ((st = append(&m, s, t, 0, n_rows, p->dir, col_set, i)) != LM_OK) goto fail;
-      lm_free(col_set);
-      col_set = NULL;
-    }
-    /* Timestamps: each part's are the mean over its sets; weigh them. */
-    long cs = lm_table_find(pw->pmc, "Start_Timestamp"), ce = lm_table_find(pw->pmc, "End_Timestamp");
-    long bs = base ? lm_table_find(base->pmc, "Start_Timestamp") : cs, be = base ? lm_table_find(base->pmc, "End_Timestamp") : ce;
-    const lm_workload *b = base ? base : pw;
-    for (size_t r = 0; cs >= 0 && ce >= 0 && bs >= 0 && be >= 0 && r < n_rows; r++) {
-      start_sum[r] += pw->n_split_set * (pw->pmc->cols[cs].values[r] - b->pmc->cols[bs].values[r]);
-      end_sum[r] += pw->n_split_set * (pw->pmc->cols[ce].values[r] - b->pmc->cols[be].values[r]);
-    }
-    exec_add(&m, &e, pw, n_rows);
-    if (!base) {
-      base = pw; /* kept: the other ranks' rows are checked against it */
-    } else {
-      lm_workload_free(pw);
-    }
-    pw = NULL;
-  }
-  /* The tables take their final shape. */
-  w->levels = lm_arena_alloc(m.arena, (m.n_sources + 1) * sizeof *w->levels);
-  if (!w->levels) goto nomem;
-  for (size_t i = 0; i < m.n_sources; i++) {
-    source *s = &m.sources[i];
-    if (!s->table) continue;
-    for (size_t c = 0; c < s->table->n_cols; c++) blank(&s->table->cols[c], s->filled[c], n_rows);
-    if (strcmp(s->name, "pmc_perf") == 0) {
-      long cs = lm_table_find(s->table, "Start_Timestamp"), ce = lm_table_find(s->table, "End_Timestamp");
-      int total = w->split_sets_total;
-      for (size_t r = 0; cs >= 0 && ce >= 0 && r < n_rows; r++) {
-        s->table->cols[cs].values[r] += start_sum[r] / total;
-        s->table->cols[ce].values[r] += end_sum[r] / total;
-      }
-    }
-    lm_table_finish(s->table);
-    for (size_t c = 0; c < s->table->n_cols; c++)
-      if (s->table->cols[c].first_text && !s->table->cols[c].text_ids) s->table->cols[c].n_text = 1;
-    if (strcmp(s->name, "pmc_perf") == 0) w->pmc = s->table;
-    else w->levels[w->n_levels++] = s->table;
-  }
-  if (exec_finish(&m, w, &e) != LM_OK) {
-    w->pmc = NULL; /* the tables are freed with the sources */
-    w->n_levels = 0;
-    goto nomem;
-  }
-  for (size_t i = 0; i < m.n_sources; i++) m.sources[i].table = NULL;
-  /* Sets no rank collected (fewer ranks ran than the job had). */
-  lm_buf missing = {0};
-  for (int g = 0; g < w->split_sets_total; g++)
-    if (w->set_rank[g] < 0) lm_buf_printf(&missing, "%s%d", missing.len ? ", " : "", g);
-  if (missing.len)
-    lm_log(LM_LOG_WARN, "%s: no rank's part holds counter set%s %s of the %d (a rank's part is missing?): "
-                        "metrics that need them are n/a", dir, strchr(lm_buf_cstr(&missing), ',') ? "s" : "",
-           lm_buf_cstr(&missing), w->split_sets_total);
-  lm_buf_fini(&missing);
-  lm_workload_free(base);
-  lm_free(start_sum);
-  lm_free(end_sum);
-  lm_buf_fini(&why);
-  lm_map_free(m.strings);
-  *out = w;
-  return LM_OK;
-nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
-fail:
-  lm_free(col_set);
-  lm_workload_free(pw);
-  lm_workload_free(base);
-  lm_free(start_sum);
-  lm_free(end_sum);
-  lm_buf_fini(&why);
-  for (size_t i = 0; i < m.n_sources; i++) lm_table_free(m.sources[i].table);
-  lm_map_free(m.strings);
-  if (w) lm_workload_free(w);
-  else lm_arena_free(m.arena);
-  return *differ ? LM_OK : st;
 }
 
 /* ------------------------------------------------- parts side by side */
@@ -900,6 +626,17 @@ static lm_status canonical_strings(lm_table *t) {
   return st;
 }
 
+/* The merged tables' statistics: a million rows of hundreds of columns
+ * take seconds on one thread, so the rows are split among up to one
+ * thread per processor (at most 8). */
+static lm_status finish_table(lm_table *t) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  int n = cpus > 1 ? (int)cpus : 1;
+  if (n > 8) n = 8;
+  if (t->n_rows < 65536) n = 1;
+  return lm_table_finish_threads(t, n);
+}
+
 /* Reading the parts side by side: threads take the next part, load it on
  * their own, and append it under one lock at the rows pass 1 gave it. */
 typedef struct readers {
@@ -913,6 +650,7 @@ typedef struct readers {
   lm_diag diag;
   char arch[64];    /* the first part read: its architecture and rank */
   int arch_rank;
+  const lm_part_source *src; /* parts loaded elsewhere (NULL: here) */
 } readers;
 
 /* Part i, loaded as pw, into the merged tables (under the lock). */
@@ -935,11 +673,11 @@ static lm_status add_part(readers *x, size_t i, lm_workload *pw, lm_diag *diag) 
   }
   lm_diag *saved = m->diag;
   m->diag = diag;
-  st = adopt_info(m, x->w, pw, i);
-  if (st == LM_OK) st = append(m, find_source(m, "pmc_perf", 0), pw->pmc, p->at, x->total, p->dir, NULL, i);
+  st = lm_ranks_adopt_info(m, x->w, pw, i);
+  if (st == LM_OK) st = lm_ranks_append(m, lm_ranks_source(m, "pmc_perf", 0), pw->pmc, p->at, x->total, p->dir, NULL, i);
   for (size_t k = 0; st == LM_OK && k < pw->n_levels; k++) {
     const lm_table *t = pw->levels[k];
-    source *s = find_source(m, t->name, 1);
+    source *s = lm_ranks_source(m, t->name, 1);
     if (t->n_rows != pw->pmc->n_rows)
       st = lm_diag_set(diag, LM_EDATA, t->path, 0, 0, NULL,
                        "%zu rows for %zu dispatches: an accumulate table has one row per dispatch", t->n_rows,
@@ -947,7 +685,7 @@ static lm_status add_part(readers *x, size_t i, lm_workload *pw, lm_diag *diag) 
     else if (!s)
       st = lm_diag_set(diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
     else
-      st = append(m, s, t, p->at, x->total, p->dir, NULL, i);
+      st = lm_ranks_append(m, s, t, p->at, x->total, p->dir, NULL, i);
   }
   if (st == LM_OK) st = append_rows(m, x->w, pw, p, p->at, x->total);
   if (st == LM_OK) append_exec(m, x->w, pw, p->at, x->total);
@@ -966,7 +704,8 @@ static void *reader_main(void *arg) {
     lm_workload *pw = NULL;
     lm_diag d;
     lm_diag_clear(&d);
-    lm_status st = lm_workload_read(x->parts[i].dir, &pw, &d);
+    lm_status st = x->src ? x->src->load(x->src->ctx, i, x->parts[i].dir, &pw, &d)
+                          : lm_workload_read(x->parts[i].dir, &pw, &d);
     pthread_mutex_lock(&x->lock);
     if (st == LM_OK) st = add_part(x, i, pw, &d);
     if (st != LM_OK && (x->st == LM_OK || i < x->failed_at)) {
@@ -983,9 +722,11 @@ static void *reader_main(void *arg) {
 /* Pass 2: every part into the merged tables, with up to one thread per
  * processor (at most 8): loading a part (its database) is most of the
  * time, and parts do not depend on each other. */
-static lm_status read_parts(merge *m, lm_workload *w, part *parts, size_t n_parts, size_t total) {
+static lm_status read_parts(merge *m, lm_workload *w, part *parts, size_t n_parts, size_t total,
+                            const lm_part_source *src) {
   readers x;
   memset(&x, 0, sizeof x);
+  x.src = src;
   x.m = m;
   x.w = w;
   x.parts = parts;
@@ -996,6 +737,7 @@ static lm_status read_parts(merge *m, lm_workload *w, part *parts, size_t n_part
   size_t n_threads = cpus > 1 ? (size_t)cpus : 1;
   if (n_threads > 8) n_threads = 8;
   if (n_threads > n_parts) n_threads = n_parts;
+  if (src) n_threads = 1; /* parts from elsewhere come in part order */
   pthread_t threads[8];
   size_t started = 0;
   for (size_t t = 1; t < n_threads; t++)
@@ -1008,6 +750,11 @@ static lm_status read_parts(merge *m, lm_workload *w, part *parts, size_t n_part
 }
 
 lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *diag) {
+  return lm_workload_read_ranks_from(dir, NULL, out, diag);
+}
+
+lm_status lm_workload_read_ranks_from(const char *dir, const lm_part_source *src, lm_workload **out,
+                                      lm_diag *diag) {
   *out = NULL;
   lm_arena *arena = lm_arena_new(1 << 14);
   lm_workload *w = arena ? lm_arena_alloc(arena, sizeof *w) : NULL;
@@ -1030,11 +777,10 @@ lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *di
     st = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL, "no rank.R parts in the folder");
     goto fail;
   }
-  for (size_t i = 0; i < n_parts; i++) {
-    if ((st = shape(&m, &parts[i])) != LM_OK) goto fail;
-    total += parts[i].n_rows;
-  }
-  if (!find_source(&m, "pmc_perf", 1)) goto nomem;
+  uint64_t t_shape = lm_phase_begin();
+  if ((st = shape_parts(&m, parts, n_parts, &total)) != LM_OK) goto fail;
+  lm_phase_end("load: parts' shapes", t_shape);
+  if (!lm_ranks_source(&m, "pmc_perf", 1)) goto nomem;
   {
     /* A --split ranks profile: the ranks' sets side by side, when they ran
      * the same dispatches; else each rank's rows, as any MPI profile. */
@@ -1042,8 +788,10 @@ lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *di
     for (size_t i = 0; i < n_parts; i++) n_split += parts[i].split;
     if (n_split == n_parts) {
       int differ = 0;
+      if (src && (st = src->plan(src->ctx, n_parts, 0, diag)) != LM_OK) goto fail;
+      src = NULL; /* combined here, or else read here as each rank's rows */
       lm_workload *combined = NULL;
-      st = split_combine(&m, parts, n_parts, &combined, &differ);
+      st = lm_ranks_split_combine(&m, parts, n_parts, &combined, &differ);
       if (st == LM_OK && !differ) {
         lm_map_free(m.names);
         lm_map_free(m.strings);
@@ -1073,7 +821,9 @@ lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *di
   }
   w->n_parts = n_parts; /* the part tables adopted are w's to free */
   m.n_parts = n_parts;
-  if ((st = read_parts(&m, w, parts, n_parts, total)) != LM_OK) goto fail;
+  if (src && (st = src->plan(src->ctx, n_parts, 1, diag)) != LM_OK) goto fail;
+  if ((st = read_parts(&m, w, parts, n_parts, total, src)) != LM_OK) goto fail;
+  uint64_t t_finish = lm_phase_begin();
   finish_regions(&m, w, parts, n_parts);
   /* Blank what parts lacked, then the tables take their final shape. */
   w->levels = lm_arena_alloc(arena, (m.n_sources + 1) * sizeof *w->levels);
@@ -1083,15 +833,16 @@ lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *di
     if (!s->table) continue;
     for (size_t c = 0; c < s->table->n_cols; c++)
       for (size_t p = 0; p < n_parts; p++)
-        if (!s->written[c][p]) blank(&s->table->cols[c], parts[p].at, parts[p].at + parts[p].n_rows);
+        if (!s->written[c][p]) lm_ranks_blank(&s->table->cols[c], parts[p].at, parts[p].at + parts[p].n_rows);
     if (canonical_columns(s) != LM_OK || canonical_strings(s->table) != LM_OK) goto nomem;
-    lm_table_finish(s->table);
+    finish_table(s->table);
     for (size_t c = 0; c < s->table->n_cols; c++)
       if (s->table->cols[c].first_text && !s->table->cols[c].text_ids) s->table->cols[c].n_text = 1;
     if (strcmp(s->name, "pmc_perf") == 0) w->pmc = s->table;
     else w->levels[w->n_levels++] = s->table;
     s->table = NULL;
   }
+  lm_phase_end("load: merged tables' statistics", t_finish);
   lm_map_free(m.names);
   lm_map_free(m.strings);
   *out = w;

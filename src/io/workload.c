@@ -201,7 +201,7 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
   if (!pmc_present && lm_workload_has_ranks(dir)) {
     /* The rank.R parts of an MPI profile, read as one workload. */
     lm_workload_free(w);
-    return lm_workload_read_ranks(dir, out, diag);
+    return lm_workload_read_ranks_from(dir, opts ? opts->parts : NULL, out, diag);
   }
   if (!pmc_present) {
     if (n_unmerged)

@@ -3,6 +3,7 @@
  * workloads. Construction lives in io/, which knows the file formats.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -102,6 +103,92 @@ lm_status lm_table_finish(lm_table *t) {
       col->n_text = t->n_rows - col->n_missing;
     }
   }
+  return LM_OK;
+}
+
+/* lm_table_finish_threads: each thread counts its rows' blanks and
+ * integers per column and marks its own rows; the sums are what one pass
+ * over every row gives. */
+typedef struct finisher {
+  lm_table *t;
+  size_t from, to;
+  size_t *missing; /* per column */
+  uint8_t *not_int;
+} finisher;
+
+static void *finish_rows(void *arg) {
+  finisher *f = arg;
+  lm_table *t = f->t;
+  memset(t->row_missing + f->from, 0, f->to - f->from);
+  for (size_t c = 0; c < t->n_cols; c++) {
+    const lm_column *col = &t->cols[c];
+    size_t missing = 0;
+    uint8_t not_int = 0;
+    for (size_t r = f->from; r < f->to; r++) {
+      if (col->text_ids) {
+        int32_t id = col->text_ids[r];
+        if (id < 0 || !t->strings[id][0]) {
+          missing++;
+          t->row_missing[r] = 1;
+        }
+        continue;
+      }
+      double v = col->values[r];
+      if (isnan(v)) {
+        missing++;
+        t->row_missing[r] = 1;
+      } else if (v != floor(v)) {
+        not_int = 1;
+      }
+    }
+    f->missing[c] = missing;
+    f->not_int[c] = not_int;
+  }
+  return NULL;
+}
+
+lm_status lm_table_finish_threads(lm_table *t, int n_threads) {
+  size_t n = n_threads < 1 ? 1 : n_threads > 8 ? 8 : (size_t)n_threads;
+  if (n > t->n_rows) n = t->n_rows;
+  if (n <= 1 || t->n_cols == 0) return lm_table_finish(t);
+  finisher f[8];
+  pthread_t threads[8];
+  size_t *missing = lm_calloc(n * t->n_cols, sizeof *missing);
+  uint8_t *not_int = lm_calloc(n * t->n_cols, 1);
+  if (!missing || !not_int) {
+    lm_free(missing);
+    lm_free(not_int);
+    return lm_table_finish(t);
+  }
+  for (size_t k = 0; k < n; k++) {
+    f[k].t = t;
+    f[k].from = t->n_rows * k / n;
+    f[k].to = t->n_rows * (k + 1) / n;
+    f[k].missing = missing + k * t->n_cols;
+    f[k].not_int = not_int + k * t->n_cols;
+  }
+  int started[8] = {0};
+  for (size_t k = 1; k < n; k++) started[k] = pthread_create(&threads[k], NULL, finish_rows, &f[k]) == 0;
+  finish_rows(&f[0]);
+  for (size_t k = 1; k < n; k++) {
+    if (started[k]) pthread_join(threads[k], NULL);
+    else finish_rows(&f[k]);
+  }
+  for (size_t c = 0; c < t->n_cols; c++) {
+    lm_column *col = &t->cols[c];
+    col->n_missing = 0;
+    col->all_int = 1;
+    for (size_t k = 0; k < n; k++) {
+      col->n_missing += f[k].missing[c];
+      if (f[k].not_int[c]) col->all_int = 0;
+    }
+    if (col->text_ids) {
+      col->all_int = 0;
+      col->n_text = t->n_rows - col->n_missing;
+    }
+  }
+  lm_free(missing);
+  lm_free(not_int);
   return LM_OK;
 }
 

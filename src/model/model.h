@@ -77,6 +77,10 @@ int32_t lm_table_intern(lm_table *table, const char *s);
 /* lm_table_finish: compute missing-value counts, integer flags and the
  * per-row missing marks. */
 lm_status lm_table_finish(lm_table *table);
+/* lm_table_finish_threads: the same, the rows split among n_threads
+ * threads (1 to 8; fewer when there are fewer rows): every count, flag and
+ * row mark as lm_table_finish sets them. */
+lm_status lm_table_finish_threads(lm_table *table, int n_threads);
 
 /* lm_table_free: release a table and its arena. NULL is a no-op. */
 void lm_table_free(lm_table *table);

@@ -721,6 +721,99 @@ mpi_crash)
   same "$(q co "SELECT COUNT(*) FROM profile_record r JOIN profile_process p ON p.workload_id = r.workload_id AND
       p.run_id = r.run_id AND p.pid = r.pid WHERE p.rank IN (0, 2)")" "$((2 * sets))" "the other ranks' records"
   ;;
+mpi_analyze)
+  # lumen analyze --mpi: K processes of a real mpirun read the parts, process
+  # 0 prints; the output is the single process's, byte for byte.
+  if [ "${LUMEN_TEST_WITH_MPI:-1}" = 0 ]; then
+    # Built without MPI: --mpi says so in one line.
+    run analyze --mpi -w "$WL/vcopy/MI200"
+    expect_status 2
+    expect_err "built without MPI"
+    one_line_err
+    exit 0
+  fi
+  mpi_setup
+  # Open MPI's own allocations outlive MPI_Finalize (see mpi_outside).
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+  # Parts of uneven dispatch counts: three ranks of a profile (rank 1 runs
+  # the kernel once more per set), and two recordings as CSV folders.
+  $MPIRUN -np 3 "$LUMEN" profile -n ma -w "$TMP/ma" --replay instance -- "$APP" -g local --extra-rank 1 "$sets" \
+    "$VCOPY:$((2 * sets))" >"$TMP/out" 2>"$TMP/err" || fail "mpirun profile: $(cat "$TMP/err")"
+  cp -r "$WL/vcopy/MI200" "$TMP/ma/rank.3"
+  cp -r "$WL/sort_kernels/MI200" "$TMP/ma/rank.4"
+  mpi_analyze() { # NP OUT ARGS...: mpirun -np NP lumen analyze --mpi ARGS, stdout to OUT
+    local np=$1 out=$2
+    shift 2
+    timeout 120 $MPIRUN -np "$np" "$LUMEN" analyze --mpi "$@" >"$out" 2>"$TMP/mpi.err"
+    MPI_STATUS=$?
+  }
+  flags_list=("--format json" "--no-pager --width 100" "--format csv" "--rank 1:4 --format json"
+    "--rank 2 --no-pager" "-k vec --norm per_cycle --format json" "-d 0:2 --no-pager")
+  for flags in "${flags_list[@]}"; do
+    # shellcheck disable=SC2086
+    run analyze -w "$TMP/ma" $flags
+    expect_status 0
+    cp "$TMP/out" "$TMP/one"
+    [ -s "$TMP/one" ] || fail "analyze $flags: no output"
+    for np in 2 3; do
+      # shellcheck disable=SC2086
+      mpi_analyze "$np" "$TMP/many" -w "$TMP/ma" $flags
+      [ "$MPI_STATUS" = 0 ] || fail "mpirun -np $np analyze --mpi $flags: status $MPI_STATUS: $(head -c 600 "$TMP/mpi.err")"
+      cmp -s "$TMP/one" "$TMP/many" || fail "mpirun -np $np analyze --mpi $flags differs: $(diff "$TMP/one" "$TMP/many" | head -5)"
+    done
+  done
+  run analyze -w "$TMP/ma" --format json
+  same "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ranks"]["n_ranks"])' "$TMP/out")" 5 "ranks merged"
+  # Without mpirun: one process (a singleton), the same result.
+  run analyze --mpi -w "$TMP/ma" --format json
+  expect_status 0
+  cp "$TMP/out" "$TMP/single"
+  run analyze -w "$TMP/ma" --format json
+  cmp -s "$TMP/out" "$TMP/single" || fail "analyze --mpi without mpirun differs"
+  # One bad cell in rank 3's part: the single process's one-line error,
+  # printed once, every process non-zero, nobody left waiting.
+  cp -r "$TMP/ma" "$TMP/mb"
+  sed -i '3s/$/,7/' "$TMP/mb/rank.3/pmc_perf.csv"
+  run analyze -w "$TMP/mb" --format json
+  expect_status 1
+  expect_err "mb/rank.3/pmc_perf.csv:3:"
+  one_line_err
+  want=$(cat "$TMP/err")
+  for np in 2 3 4; do
+    mpi_analyze "$np" "$TMP/many" -w "$TMP/mb" --format json
+    [ "$MPI_STATUS" = 124 ] && fail "mpirun -np $np with a bad part hung"
+    [ "$MPI_STATUS" != 0 ] || fail "mpirun -np $np with a bad part succeeded"
+    [ -s "$TMP/many" ] && fail "output with a bad part (-np $np)"
+    same "$(grep -c '^lumen analyze:' "$TMP/mpi.err")" 1 "error lines (-np $np)"
+    same "$(grep '^lumen analyze:' "$TMP/mpi.err")" "$want" "the error (-np $np)"
+    # Every process exits non-zero: mpirun names no process that exited 0
+    # while others failed, and the error comes from process 0 only.
+    grep -q 'exited with non-zero status' "$TMP/mpi.err" || fail "mpirun -np $np: $(cat "$TMP/mpi.err")"
+  done
+  # A part that is not a database (rank.1: process 0 of 2 loads parts 0 to
+  # 2) below the bad cell of process 1's rank.3: the lower one's error.
+  printf 'not a database' >"$TMP/mb/rank.1/lumen.db"
+  run analyze -w "$TMP/mb"
+  want=$(cat "$TMP/err")
+  expect_err "mb/rank.1/lumen.db"
+  mpi_analyze 2 "$TMP/many" -w "$TMP/mb"
+  [ "$MPI_STATUS" != 0 ] && [ "$MPI_STATUS" != 124 ] || fail "mpirun -np 2, rank.1 not a database: status $MPI_STATUS"
+  same "$(grep '^lumen analyze:' "$TMP/mpi.err")" "$want" "rank.1's error"
+  # Flags process 0 refuses: every process ends, none hangs.
+  mpi_analyze 3 "$TMP/many" -w "$TMP/ma" --format xml
+  same "$MPI_STATUS" 2 "mpirun -np 3 --format xml"
+  expect_mpi_err() { grep -qF -- "$1" "$TMP/mpi.err" || fail "stderr lacks '$1': $(head -c 600 "$TMP/mpi.err")"; }
+  expect_mpi_err "--format xml: expected text, csv or json"
+  mpi_analyze 2 "$TMP/many" -w "$TMP/ma" -w "$TMP/ma"
+  same "$MPI_STATUS" 2 "mpirun -np 2 --mpi with two workloads"
+  expect_mpi_err "--mpi reads one folder of rank.R parts"
+  # A folder that is one workload, not parts: process 0 reads it alone.
+  run analyze -w "$WL/vcopy/MI200" --format json
+  cp "$TMP/out" "$TMP/one"
+  mpi_analyze 2 "$TMP/many" -w "$WL/vcopy/MI200" --format json
+  same "$MPI_STATUS" 0 "mpirun -np 2 on one workload"
+  cmp -s "$TMP/one" "$TMP/many" || fail "one workload under --mpi differs"
+  ;;
 regions)
   # The test application's short kernel names (fill, add, reduce, ...)
   # stand for the recording's kernels by position.

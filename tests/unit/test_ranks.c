@@ -4,7 +4,8 @@
  * column one part lacks is blank on its rows; selecting one rank gives the
  * analysis of that part alone (every cell); the rank table agrees with a
  * naive count over the parts; the ranks survive a database round trip;
- * parts of different architectures are refused. */
+ * parts of different architectures are refused; the merged tables'
+ * statistics computed on threads equal one pass's. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,6 +234,47 @@ int main(void) {
     CHECK(lm_workload_read(dir, &bad, &d) == LM_EDATA);
     CHECK(strcmp(d.field, "gpu_arch") == 0);
     CHECK(strstr(d.message, "rank 5 ran on gfx908") != NULL);
+  }
+  /* The merged tables' statistics on threads: what one pass gives, with
+   * blanks, fractions and text at the ends of the threads' row ranges. */
+  {
+    size_t rows = 10007;
+    lm_table *t = lm_table_create("t.csv", "t", rows, 4);
+    CHECK(t != NULL);
+    if (t) {
+      lm_column *ints = lm_table_add_column(t, "ints", 0), *frac = lm_table_add_column(t, "frac", 0);
+      lm_column *gaps = lm_table_add_column(t, "gaps", 0), *text = lm_table_add_column(t, "text", 1);
+      int32_t empty = lm_table_intern(t, ""), word = lm_table_intern(t, "x");
+      for (size_t r = 0; r < rows; r++) {
+        ints->values[r] = (double)r;
+        frac->values[r] = r == rows - 1 ? 0.5 : 1.0;
+        gaps->values[r] = r % 1251 == 0 || r == rows / 2 ? LM_NAN : 2.0;
+        text->text_ids[r] = r % 97 == 0 ? -1 : r % 89 == 0 ? empty : word;
+      }
+      CHECK(lm_table_finish(t) == LM_OK);
+      size_t missing[4], n_text[4];
+      uint8_t all_int[4], *marks = malloc(rows);
+      for (int c = 0; c < 4; c++) {
+        missing[c] = t->cols[c].n_missing;
+        n_text[c] = t->cols[c].n_text;
+        all_int[c] = t->cols[c].all_int;
+      }
+      memcpy(marks, t->row_missing, rows);
+      CHECK(missing[2] > 8 && missing[3] > 100 && !all_int[1] && all_int[0]);
+      for (int k = 1; k <= 8; k++) {
+        memset(t->row_missing, 7, rows);
+        for (int c = 0; c < 4; c++) t->cols[c].n_missing = 12345, t->cols[c].all_int = 9;
+        t->cols[3].n_text = 12345; /* (numeric columns keep theirs) */
+        CHECK(lm_table_finish_threads(t, k) == LM_OK);
+        int same = memcmp(marks, t->row_missing, rows) == 0;
+        for (int c = 0; c < 4; c++)
+          same = same && t->cols[c].n_missing == missing[c] && t->cols[c].n_text == n_text[c] &&
+                 t->cols[c].all_int == all_int[c];
+        CHECK(same);
+      }
+      free(marks);
+      lm_table_free(t);
+    }
   }
   lm_workload_free(w);
   for (int i = 0; i < 3; i++) lm_workload_free(parts[i]);

@@ -1,0 +1,74 @@
+/*
+ * ranks_merge.h - what the two readers of a folder of rank.R parts share
+ * (inside src/io): ranks.c merges the parts row after row, ranks_split.c
+ * combines the parts of a --split ranks profile set by set, both into the
+ * merged tables of one source at a time.
+ */
+#ifndef LUMEN_IO_RANKS_MERGE_H
+#define LUMEN_IO_RANKS_MERGE_H
+
+#include "io/io.h"
+
+typedef struct part {
+  char *dir;
+  int rank;
+  size_t n_rows;
+  int split; /* a rank's part of a --split ranks profile */
+  size_t at; /* its first row in the merged tables */
+  const char **region_names; /* its regions (numbered as in the part) */
+  size_t n_regions;
+} part;
+
+/* The merged columns of one source: how many its parts name (an upper
+ * bound of the merged table's width) and, in pass 2, the table. */
+typedef struct source {
+  char *name;
+  size_t n_names;
+  lm_table *table;
+  size_t *filled; /* per column: rows written so far (blank up to there) */
+  int32_t *best;  /* combined --split ranks parts: per column, the plan's set
+                     its values came from (the lowest that has it; -1 none) */
+  uint8_t **written; /* parts read side by side: per column, per part, 1 once
+                     that part's rows are in (the others are blanked last) */
+  size_t *first_part, *first_pos; /* per column: the lowest part that has it
+                     and its place there (the merged order of columns) */
+} source;
+
+typedef struct merge {
+  const char *dir;
+  size_t n_parts;    /* parts read side by side: how many (written flags) */
+  lm_arena *arena;   /* the merged workload's */
+  lm_map *names;     /* "source\037column" seen in pass 1 */
+  source *sources;
+  size_t n_sources, cap_sources;
+  lm_map *strings;   /* hosts and clock sources, interned in arena */
+  lm_diag *diag;
+  int exec_state;    /* merged executions: 0 none yet, 1 made, 2 dropped */
+  size_t without_exec; /* parts read without executions */
+  size_t cap_prov;   /* room in the merged provenance arrays */
+} merge;
+
+/* lm_ranks_source: the merged source `name`, added when add is set (NULL
+ * when absent, or out of memory). */
+source *lm_ranks_source(merge *m, const char *name, int add);
+/* lm_ranks_intern: s kept once in the merge's arena (NULL for NULL, or
+ * out of memory). */
+const char *lm_ranks_intern(merge *m, const char *s);
+/* lm_ranks_blank: rows [from, to) of c blank (NaN, no text). */
+void lm_ranks_blank(lm_column *c, size_t from, size_t to);
+/* lm_ranks_append: the rows of table src at row `at` of source s (of
+ * `total` rows); col_set (combined --split ranks parts) says per column
+ * the plan's set its values came from, a lower set replacing a higher
+ * one. Errors: a column not named in pass 1, out of memory. */
+lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, size_t total, const char *part_dir,
+                          const int32_t *col_set, size_t part_index);
+/* lm_ranks_adopt_info: part i's system information (and roofline) moved
+ * to w; part 0's is w's own. Errors: out of memory. */
+lm_status lm_ranks_adopt_info(merge *m, lm_workload *w, lm_workload *pw, size_t i);
+/* lm_ranks_split_combine: the parts of a --split ranks profile combined
+ * row by row, each counter from the first set of the plan that has it
+ * (counts: pass 1's names). *differ set (and LM_OK, *out NULL) when the
+ * ranks ran other dispatches: the caller reads them as each rank's rows. */
+lm_status lm_ranks_split_combine(const merge *counts, part *parts, size_t n_parts, lm_workload **out, int *differ);
+
+#endif
