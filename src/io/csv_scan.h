@@ -50,6 +50,15 @@ static inline unsigned lm_csv_swar_bits(uint64_t m) {
 }
 #endif
 
+/* lm_csv_count16: the bits set in a 16-bit mask (the x86-64 baseline has
+ * no popcount instruction, and the compiler's fallback is a call). */
+static inline unsigned lm_csv_count16(unsigned m) {
+  m = m - ((m >> 1) & 0x5555u);
+  m = (m & 0x3333u) + ((m >> 2) & 0x3333u);
+  m = (m + (m >> 4)) & 0x0F0Fu;
+  return (m + (m >> 8)) & 0x1Fu;
+}
+
 /* lm_csv_marks16: the marks of the sixteen bytes at p (all readable). */
 static inline lm_csv_marks lm_csv_marks16(const char *p) {
   lm_csv_marks m;

@@ -256,6 +256,17 @@ static void test_deferred(void) {
       "1,\"k, \"\"q\"\"\",12345678,1,2,3,4,5,6,7,8,9,10,11,12\r\n"
       "2,k,,,,\"\",7,131072.0,1.25,-3,+4,1e3,99999999,123456789012345,9\n"
       "3,k,1,2,3,4,5,6,7,8,9,10,11,12,87654321",
+      /* decimals among integers in runs of deferred fields, and texts that
+       * look almost like them */
+      "Dispatch_ID,Kernel_Name,A,B,C,D,E,F,G,H,I,J,K,L,M\n"
+      "0,k,1.5,2.25,3.125,4,5,6,7,8,9,10,11,12,13\n"
+      "1,k,1,2,3,1.2.3,5,6,7,8,9,10,11,12,13\n"
+      "2,k,1,2,3,4,1..2,6,7,8,9,10,11,12,13\n"
+      "3,k,1,2,3,4,5,.5,7,8,9,10,11,12,13\n"
+      "4,k,1,2,3,4,5,6,5.,8,9,10,11,12,13\n"
+      "5,k,1,2,3,4,5,6,7,8.0,9,10,11,12,13\n"
+      "6,k,1,2,3,4,5,6,7,8,9,10,11,12,13.5\n"
+      "7,k,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0\n",
       /* every cell of a column a plain integer, one with a decimal */
       "Dispatch_ID,Kernel_Name,A,B\n0,k,1,2\n1,k,3,4.25\n2,k,5,6",
       /* refusals that a deferred column must still give */
