@@ -155,6 +155,35 @@ static void *parse_part(void *arg) {
           /* Sixteen bytes at a time (csv_scan.h) while the fields they end
            * are plain integers or decimals of the run: p then moves past
            * the last comma of the sixteen. */
+          while (c + 8 < stop && limit - p >= 64 && *p != ',') {
+            /* The same, sixty-four bytes at a time, while the run is long. */
+            lm_csv_marks64 m = lm_csv_marks64_at(p);
+            uint64_t commas = m.comma;
+            if (!commas) break;
+            int end_comma = 63 - __builtin_clzll(commas);
+            uint64_t region = end_comma == 63 ? ~0ULL : (2ULL << end_comma) - 1;
+            uint64_t points = m.point & region;
+            if (((m.digit | commas | points) & region) != region || (commas & (commas << 1))) break;
+            if (points) {
+              if ((points & 1) || (points & (commas << 1)) || (points & (commas >> 1))) break;
+              uint64_t rest = points;
+              unsigned ok = 1;
+              while (rest && ok) {
+                uint64_t here = rest & (0ULL - rest);
+                rest ^= here;
+                ok = !rest || (commas & ((rest & (0ULL - rest)) - here)) != 0;
+              }
+              if (!ok) break;
+            }
+            size_t n = lm_csv_count64(commas);
+            if (c + n > stop) break;
+            for (uint64_t rest = points; rest; rest &= rest - 1) {
+              uint64_t here = rest & (0ULL - rest);
+              pt->not_int[c + lm_csv_count64(commas & (here - 1))] = 1;
+            }
+            p += end_comma + 1;
+            c += n;
+          }
           while (c < stop && limit - p >= 16 && *p != ',') {
             lm_csv_marks m = lm_csv_marks16(p);
             unsigned commas = m.comma;

@@ -90,4 +90,30 @@ static inline lm_csv_marks lm_csv_marks16(const char *p) {
   return m;
 }
 
+/* lm_csv_count64: the bits set in a 64-bit mask. */
+static inline unsigned lm_csv_count64(uint64_t m) {
+  m = m - ((m >> 1) & 0x5555555555555555ULL);
+  m = (m & 0x3333333333333333ULL) + ((m >> 2) & 0x3333333333333333ULL);
+  m = (m + (m >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+  return (unsigned)((m * 0x0101010101010101ULL) >> 56);
+}
+
+/* The marks of sixty-four bytes, as 64-bit masks. */
+typedef struct lm_csv_marks64 {
+  uint64_t comma, stop, digit, point;
+} lm_csv_marks64;
+
+/* lm_csv_marks64: the marks of the sixty-four bytes at p (all readable). */
+static inline lm_csv_marks64 lm_csv_marks64_at(const char *p) {
+  lm_csv_marks64 m = {0, 0, 0, 0};
+  for (int k = 0; k < 4; k++) {
+    lm_csv_marks q = lm_csv_marks16(p + 16 * k);
+    m.comma |= (uint64_t)q.comma << (16 * k);
+    m.stop |= (uint64_t)q.stop << (16 * k);
+    m.digit |= (uint64_t)q.digit << (16 * k);
+    m.point |= (uint64_t)q.point << (16 * k);
+  }
+  return m;
+}
+
 #endif
