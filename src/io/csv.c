@@ -23,11 +23,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "io/csv_file.h"
+#include "io/csv_scan.h"
 #include "io/io.h"
 
 #define DEFAULT_MAX_RECORD ((size_t)64 << 20)
@@ -149,31 +147,75 @@ static void *parse_part(void *arg) {
     for (size_t c = 0; c < n_cols; c++) {
       if (ctx->skip_run[c]) {
         /* A run of deferred columns: step over fields that are plain
-         * integers, looking at digits and commas only; anything else is
+         * integers or decimals, looking at digits, points and commas
+         * only; anything else is
          * left to the field-by-field path below. */
         size_t stop = c + ctx->skip_run[c];
         while (c < stop) {
-#ifdef __SSE2__
-          /* Sixteen bytes at a time while they hold only digits and
-           * commas, no empty field, and their commas end fields of the run:
-           * p then moves past the last comma of the sixteen. */
-          while (c < stop && limit - p >= 16 && *p != ',') {
-            __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-            __m128i d = _mm_sub_epi8(x, _mm_set1_epi8('0'));
-            unsigned commas = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(',')));
-            unsigned digits =
-                (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d));
-            if ((commas | digits) != 0xFFFF || !commas || (commas & (commas << 1))) break;
-            unsigned n = commas - ((commas >> 1) & 0x5555u); /* the commas counted */
-            n = (n & 0x3333u) + ((n >> 2) & 0x3333u);
-            n = (n + (n >> 4)) & 0x0F0Fu;
-            n = (n + (n >> 8)) & 0x1Fu;
+          /* Sixteen bytes at a time (csv_scan.h) while the fields they end
+           * are plain integers or decimals of the run: p then moves past
+           * the last comma of the sixteen. */
+          while (c + 8 < stop && limit - p >= 64 && *p != ',') {
+            /* The same, sixty-four bytes at a time, while the run is long. */
+            lm_csv_marks64 m = lm_csv_marks64_at(p);
+            uint64_t commas = m.comma;
+            if (!commas) break;
+            int end_comma = 63 - __builtin_clzll(commas);
+            uint64_t region = end_comma == 63 ? ~0ULL : (2ULL << end_comma) - 1;
+            uint64_t points = m.point & region;
+            if (((m.digit | commas | points) & region) != region || (commas & (commas << 1))) break;
+            if (points) {
+              if ((points & 1) || (points & (commas << 1)) || (points & (commas >> 1))) break;
+              uint64_t rest = points;
+              unsigned ok = 1;
+              while (rest && ok) {
+                uint64_t here = rest & (0ULL - rest);
+                rest ^= here;
+                ok = !rest || (commas & ((rest & (0ULL - rest)) - here)) != 0;
+              }
+              if (!ok) break;
+            }
+            size_t n = lm_csv_count64(commas);
             if (c + n > stop) break;
-            p += 32 - __builtin_clz(commas);
+            for (uint64_t rest = points; rest; rest &= rest - 1) {
+              uint64_t here = rest & (0ULL - rest);
+              pt->not_int[c + lm_csv_count64(commas & (here - 1))] = 1;
+            }
+            p += end_comma + 1;
+            c += n;
+          }
+          while (c < stop && limit - p >= 16 && *p != ',') {
+            lm_csv_marks m = lm_csv_marks16(p);
+            unsigned commas = m.comma;
+            if (!commas) break;
+            int end_comma = 31 - __builtin_clz(commas);
+            unsigned region = (2u << end_comma) - 1; /* bytes up to the last comma */
+            unsigned points = m.point & region;
+            /* only digits, points and commas; no empty field (p is not at a
+             * comma, no two commas touch) */
+            if (((m.digit | commas | points) & region) != region || (commas & (commas << 1))) break;
+            if (points) {
+              /* each point between digits, at most one per field */
+              if ((points & 1) || (points & (commas << 1)) || (points & (commas >> 1))) break;
+              unsigned rest = points, ok = 1;
+              while (rest && ok) {
+                unsigned here = rest & (0u - rest);
+                rest ^= here;
+                ok = !rest || (commas & ((rest & (0u - rest)) - here)) != 0;
+              }
+              if (!ok) break;
+            }
+            size_t n = lm_csv_count16(commas);
+            if (c + n > stop) break;
+            for (unsigned rest = points; rest; rest &= rest - 1) {
+              /* "131072.0": a number, not an integer */
+              unsigned here = rest & (0u - rest);
+              pt->not_int[c + lm_csv_count16(commas & (here - 1))] = 1;
+            }
+            p += end_comma + 1;
             c += n;
           }
           if (c >= stop) break;
-#endif
           const char *q = p;
           while (q < limit && (unsigned)(*q - '0') < 10) q++;
           if (q == p || q >= limit) break;

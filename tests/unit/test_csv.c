@@ -202,6 +202,31 @@ static void check_deferred(const char *text, size_t len, const char *const *eage
           bad += rows[i] < t->n_rows ? memcmp(&v[i], &a->values[rows[i]], sizeof(double)) != 0 : !isnan(v[i]);
       }
     }
+    /* Many columns of a record at once (every one, every second, one
+     * asked twice, out of order), every row in one batch and backwards: the
+     * loader's bits again. */
+    long *many = malloc((2 * t->n_cols + 2) * sizeof *many);
+    double *vals = malloc((2 * t->n_cols + 2) * (t->n_rows + 1) * sizeof *vals);
+    double **outs = malloc((2 * t->n_cols + 2) * sizeof *outs);
+    size_t *all = malloc((t->n_rows + 1) * sizeof *all);
+    CHECK(many && vals && outs && all);
+    for (int pick = 0; many && vals && outs && all && pick < 3; pick++) {
+      size_t n = 0;
+      for (size_t c = t->n_cols; c-- > 0;)
+        if (pick == 0 || (pick == 1 && c % 2 == 0) || (pick == 2 && c % 7 == 3)) many[n++] = (long)c;
+      if (n) many[n++] = many[0];
+      for (size_t k = 0; k < n; k++) outs[k] = vals + k * (t->n_rows + 1);
+      for (size_t r = 0; r <= t->n_rows; r++) all[r] = pick == 2 ? t->n_rows - r : r;
+      if (lm_table_fetch(d, many, n, all, t->n_rows + 1, outs, NULL) != LM_OK) bad++;
+      for (size_t k = 0; k < n; k++)
+        for (size_t r = 0; r <= t->n_rows; r++)
+          bad += all[r] < t->n_rows ? memcmp(&outs[k][r], &t->cols[many[k]].values[all[r]], sizeof(double)) != 0
+                                    : !isnan(outs[k][r]);
+    }
+    free(many);
+    free(vals);
+    free(outs);
+    free(all);
     CHECK(bad == 0);
     CHECK(n_deferred > 0);
     /* Loading a deferred column keeps it: the same values again. */
@@ -224,6 +249,24 @@ static void test_deferred(void) {
       "\n"
       "2,k3,123456789012345678,1e300,NULL,-0\n"
       "3,k3, 5 ,131072.0,x y,00012\n",
+      /* long records: quoted fields among runs of short numbers, fields of
+       * eight and nine digits, decimals, a last field without a newline */
+      "Dispatch_ID,Kernel_Name,A,B,C,D,E,F,G,H,I,J,K,L,M\n"
+      "0,k,1,22,333,4444,55555,666666,7777777,88888888,999999999,0.5,\"1,2\",12345678,00000000\n"
+      "1,\"k, \"\"q\"\"\",12345678,1,2,3,4,5,6,7,8,9,10,11,12\r\n"
+      "2,k,,,,\"\",7,131072.0,1.25,-3,+4,1e3,99999999,123456789012345,9\n"
+      "3,k,1,2,3,4,5,6,7,8,9,10,11,12,87654321",
+      /* decimals among integers in runs of deferred fields, and texts that
+       * look almost like them */
+      "Dispatch_ID,Kernel_Name,A,B,C,D,E,F,G,H,I,J,K,L,M\n"
+      "0,k,1.5,2.25,3.125,4,5,6,7,8,9,10,11,12,13\n"
+      "1,k,1,2,3,1.2.3,5,6,7,8,9,10,11,12,13\n"
+      "2,k,1,2,3,4,1..2,6,7,8,9,10,11,12,13\n"
+      "3,k,1,2,3,4,5,.5,7,8,9,10,11,12,13\n"
+      "4,k,1,2,3,4,5,6,5.,8,9,10,11,12,13\n"
+      "5,k,1,2,3,4,5,6,7,8.0,9,10,11,12,13\n"
+      "6,k,1,2,3,4,5,6,7,8,9,10,11,12,13.5\n"
+      "7,k,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0\n",
       /* every cell of a column a plain integer, one with a decimal */
       "Dispatch_ID,Kernel_Name,A,B\n0,k,1,2\n1,k,3,4.25\n2,k,5,6",
       /* refusals that a deferred column must still give */
