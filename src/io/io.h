@@ -230,6 +230,32 @@ lm_status lm_db_write_provenance(lm_sql *sql, int64_t wid, const lm_workload *w,
  * w->exec and w->row_clock_source stay NULL for a workload without them. */
 lm_status lm_db_read_provenance(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *diag);
 
+/* lm_db_put_columns: the counter columns of t as column_data rows of
+ * `source` (compact), leaving out with skip_fixed the dispatch columns the
+ * dispatch table holds; inside the caller's transaction. */
+lm_status lm_db_put_columns(lm_sql *sql, int64_t wid, const lm_table *t, const char *source, int skip_fixed,
+                            lm_diag *diag);
+
+/* lm_db_sysinfo_build: fields keys/values (n of them) as system
+ * information: *table (one row; set even on failure, the caller frees it)
+ * holds the texts, info's arrays come from arena. (rank_store.c) */
+lm_status lm_db_sysinfo_build(const char *path, char **keys, char **values, size_t n, lm_arena *arena,
+                              lm_table **table, lm_sysinfo *info, lm_diag *diag);
+
+/* lm_db_write_ranks: what merged rank.R parts hold besides their rows:
+ * each part's rank, system information and roofline (w->part_*), and the
+ * rank that collected each set of a combined --split ranks profile
+ * (w->set_rank); nothing for other workloads. Inside the caller's
+ * transaction. */
+lm_status lm_db_write_ranks(lm_sql *sql, int64_t wid, const lm_workload *w, lm_diag *diag);
+/* lm_db_read_ranks: the same, read back into w (after its system info;
+ * from w's arena, the tables owned by w); with `full` set also the parts'
+ * rooflines and, for one rank's part of a --split ranks profile, the sets
+ * it holds (w->split_*). Databases before schema version 4 have no parts:
+ * w keeps the first rank's only. `workload` names it in messages. */
+lm_status lm_db_read_ranks(lm_sql *sql, int64_t wid, const char *workload, lm_workload *w, int full,
+                           lm_diag *diag);
+
 /* lm_db_find_workload: the id, dispatch count and completeness of the
  * workload `name` (NULL: the first one). */
 lm_status lm_db_find_workload(lm_sql *sql, const char *name, int64_t *wid, size_t *n_rows, int *complete,

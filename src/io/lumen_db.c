@@ -25,8 +25,22 @@
  * the processes of each run, and dispatch rows carry the MPI rank and host
  * of their process. 3: column_data.codec says how each column's data is
  * encoded (NULL or 0: raw doubles, as versions 1 and 2 wrote them; 1:
- * compact). Older databases are upgraded when opened for writing. */
-#define SCHEMA_VERSION "3"
+ * compact). 4: the merged rank.R parts of an MPI profile keep every
+ * part's system information and roofline, and a combined --split ranks
+ * profile the rank of each set (rank_store.c). Older databases are
+ * upgraded when opened for writing. */
+#define SCHEMA_VERSION "4"
+
+/* Version 4's tables; upgrading a version 3 database creates them. */
+#define RANK_TABLES                                                                               \
+  "CREATE TABLE IF NOT EXISTS rank_sysinfo(\n"                                                   \
+  "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"                  \
+  "  part INTEGER NOT NULL, rank INTEGER NOT NULL, position INTEGER NOT NULL,\n"                 \
+  "  key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY(workload_id, part, key));\n"            \
+  "CREATE TABLE IF NOT EXISTS set_rank(\n"                                                       \
+  "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"                  \
+  "  set_id INTEGER NOT NULL, rank INTEGER, ranks INTEGER NOT NULL,\n"                           \
+  "  PRIMARY KEY(workload_id, set_id));\n"
 
 /* Board power and temperature readings (NULL: the sampler had none). A
  * table added within schema version 3: a database opened for writing
@@ -140,6 +154,7 @@ static const char *const schema_sql =
     "  run_id INTEGER NOT NULL, gpu_id INTEGER NOT NULL, t_ns REAL NOT NULL,\n"
     "  sclk_mhz REAL, mclk_mhz REAL);\n"
     POWER_TABLES
+    RANK_TABLES
     /* Results of analyses, so that a store answers a repeated view at once:
      * keyed by the lumen version, the definitions and the options. */
     "CREATE TABLE IF NOT EXISTS analysis_cache(\n"
@@ -213,7 +228,18 @@ static lm_status upgrade_v2(lm_sql *sql, lm_diag *diag) {
   static const char *const steps =
       "BEGIN;\n"
       "ALTER TABLE column_data ADD COLUMN codec INTEGER;\n"
-      "UPDATE lumen_meta SET value = '" SCHEMA_VERSION "' WHERE key = 'schema_version';\n"
+      "UPDATE lumen_meta SET value = '3' WHERE key = 'schema_version';\n"
+      "COMMIT;\n";
+  lm_status st = lm_sql_exec(sql, steps, 1, diag);
+  if (st != LM_OK) lm_sql_exec(sql, "ROLLBACK", 0, NULL); /* no lock first: the transaction may have failed */
+  return st;
+}
+
+/* upgrade_v3: version 3 to 4. The workloads already stored keep the first
+ * rank's system information only, and no split (read as before). */
+static lm_status upgrade_v3(lm_sql *sql, lm_diag *diag) {
+  static const char *const steps =
+      "BEGIN;\n" RANK_TABLES "UPDATE lumen_meta SET value = '" SCHEMA_VERSION "' WHERE key = 'schema_version';\n"
       "COMMIT;\n";
   lm_status st = lm_sql_exec(sql, steps, 1, diag);
   if (st != LM_OK) lm_sql_exec(sql, "ROLLBACK", 0, NULL); /* no lock first: the transaction may have failed */
@@ -255,10 +281,14 @@ lm_status lm_db_schema(lm_sql *sql, int create, lm_diag *diag) {
                        "format '%.40s': not a lumen database (lumen writes 'lumen')", format);
   /* Older versions are upgraded where they may be written; read-only,
    * they are read as they are (version 1's analysis tables are version
-   * 2's without ranks; both store raw columns, without a codec). */
-  if (strcmp(version, "1") == 0 || strcmp(version, "2") == 0) {
+   * 2's without ranks; both store raw columns, without a codec; up to
+   * version 3, one system information per workload and no split). */
+  if (strcmp(version, "1") == 0 || strcmp(version, "2") == 0 || strcmp(version, "3") == 0) {
     lm_diag ignored_upgrade;
-    if (strcmp(version, "2") == 0 || upgrade_v1(sql, &ignored_upgrade) == LM_OK) upgrade_v2(sql, &ignored_upgrade);
+    int v = version[0] - '0';
+    if ((v >= 2 || upgrade_v1(sql, &ignored_upgrade) == LM_OK) &&
+        (v >= 3 || upgrade_v2(sql, &ignored_upgrade) == LM_OK))
+      upgrade_v3(sql, &ignored_upgrade);
     return LM_OK;
   }
   if (strcmp(version, SCHEMA_VERSION) != 0)
@@ -295,8 +325,8 @@ static double col_value(const lm_table *t, long c, size_t r) {
   return c < 0 ? LM_NAN : t->cols[c].values[r];
 }
 
-static lm_status put_columns(lm_sql *sql, int64_t wid, const lm_table *t, const char *source,
-                             int skip_fixed, lm_diag *diag) {
+lm_status lm_db_put_columns(lm_sql *sql, int64_t wid, const lm_table *t, const char *source, int skip_fixed,
+                            lm_diag *diag) {
   lm_stmt *s = NULL;
   lm_status st = lm_sql_prepare(sql,
                                 "INSERT INTO column_data(workload_id, source, position, name, n_rows, "
@@ -477,11 +507,12 @@ lm_status lm_db_write_tables(lm_sql *sql, int64_t wid, const lm_workload *w, lm_
   }
 
   /* Counter columns: pmc_perf, the SQ_* accumulate tables, roofline. */
-  st = put_columns(sql, wid, pmc, "pmc_perf", 1, diag);
+  st = lm_db_put_columns(sql, wid, pmc, "pmc_perf", 1, diag);
   for (size_t i = 0; st == LM_OK && i < w->n_levels; i++)
-    st = put_columns(sql, wid, w->levels[i], w->levels[i]->name, 0, diag);
-  if (st == LM_OK && w->roofline) st = put_columns(sql, wid, w->roofline, "roofline", 0, diag);
+    st = lm_db_put_columns(sql, wid, w->levels[i], w->levels[i]->name, 0, diag);
+  if (st == LM_OK && w->roofline) st = lm_db_put_columns(sql, wid, w->roofline, "roofline", 0, diag);
   if (st == LM_OK) st = lm_db_write_provenance(sql, wid, w, diag);
+  if (st == LM_OK) st = lm_db_write_ranks(sql, wid, w, diag);
   return st;
 }
 
@@ -523,7 +554,10 @@ static lm_status read_sysinfo_rows(lm_sql *sql, int64_t wid, lm_workload *w, lm_
       if (gk) keys = gk;
       char **gv = realloc(values, cap * sizeof *gv);
       if (gv) values = gv;
-      if (!gk || !gv) break;
+      if (!gk || !gv) {
+        st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+        break;
+      }
     }
     keys[n] = strdup(lm_stmt_text(s, 0));
     values[n] = strdup(lm_stmt_text(s, 1));
@@ -531,42 +565,14 @@ static lm_status read_sysinfo_rows(lm_sql *sql, int64_t wid, lm_workload *w, lm_
   }
   if (rc < 0) st = lm_stmt_error(s, "read system info", diag);
   lm_stmt_free(s);
-  lm_table *t = st == LM_OK ? lm_table_create(path, "sysinfo", 1, n) : NULL;
-  if (st == LM_OK && !t) st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
-  w->sysinfo_table = t;
-  if (st == LM_OK) {
-    w->sysinfo.names = lm_arena_alloc(w->arena, (n ? n : 1) * sizeof(char *));
-    w->sysinfo.texts = lm_arena_alloc(w->arena, (n ? n : 1) * sizeof(char *));
-    w->sysinfo.values = lm_arena_alloc(w->arena, (n ? n : 1) * sizeof(double));
-    if (!w->sysinfo.names || !w->sysinfo.texts || !w->sysinfo.values)
-      st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
-  }
-  size_t i = 0;
-  for (; st == LM_OK && i < n; i++) {
-    lm_column *c = lm_table_add_column(t, keys[i] ? keys[i] : "", 1);
-    int32_t id = lm_table_intern(t, values[i] ? values[i] : "");
-    if (!c || id < 0) {
-      st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
-      break;
-    }
-    c->text_ids[0] = id;
-    double v;
-    int is_int;
-    const char *text = t->strings[id];
-    if (lm_parse_number(text, text + strlen(text), &v, &is_int) != 1) v = LM_NAN;
-    c->values[0] = v;
-    w->sysinfo.names[i] = c->name;
-    w->sysinfo.texts[i] = text;
-    w->sysinfo.values[i] = v;
-  }
-  w->sysinfo.n_fields = i;
+  if (st == LM_OK)
+    st = lm_db_sysinfo_build(path, keys, values, n, w->arena, &w->sysinfo_table, &w->sysinfo, diag);
   for (size_t k = 0; k < n; k++) {
     free(keys[k]);
     free(values[k]);
   }
   free(keys);
   free(values);
-  if (st == LM_OK) st = lm_table_finish(t);
   w->arch = lm_sysinfo_text(&w->sysinfo, "gpu_arch");
   if (st == LM_OK && (!w->arch || !w->arch[0]))
     st = lm_diag_set(diag, LM_EDATA, path, 0, 0, "gpu_arch", "missing from the workload's system info");
@@ -810,53 +816,6 @@ nomem:
   return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
 }
 
-/* A rank's part of a --split ranks profile: the options that say which
- * sets of the whole plan it collected (w->split_*). */
-static lm_status read_split(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *diag) {
-  lm_stmt *s = NULL;
-  lm_diag ignored;
-  if (lm_sql_prepare(sql, "SELECT key, position, value FROM profile_option WHERE workload_id = ? AND key LIKE "
-                          "'split%' ORDER BY key, position", &s, &ignored) != LM_OK)
-    return LM_OK; /* a store made before profile options */
-  lm_stmt_bind_int64(s, 1, wid);
-  int split = 0, ranks = 0, total = 0, n = 0, cap = 0;
-  int32_t *sets = NULL;
-  while (lm_stmt_step(s) == 1) {
-    const char *key = lm_stmt_text(s, 0), *value = lm_stmt_text(s, 2);
-    if (!key || !value) continue;
-    if (strcmp(key, "split") == 0) split = strcmp(value, "ranks") == 0;
-    else if (strcmp(key, "split_ranks") == 0) ranks = atoi(value);
-    else if (strcmp(key, "split_sets_total") == 0) total = atoi(value);
-    else if (strcmp(key, "split_set") == 0 && n < 4096) {
-      if (n == cap) {
-        cap = cap ? 2 * cap : 16;
-        int32_t *grown = lm_arena_alloc(w->arena, (size_t)cap * sizeof *grown);
-        if (!grown) {
-          lm_stmt_free(s);
-          return lm_diag_set(diag, LM_ENOMEM, lm_sql_where(sql), 0, 0, NULL, "out of memory");
-        }
-        if (n) memcpy(grown, sets, (size_t)n * sizeof *grown);
-        sets = grown;
-      }
-      sets[n++] = atoi(value);
-    }
-  }
-  lm_stmt_free(s);
-  if (!split) return LM_OK;
-  for (int k = 0; k < n; k++)
-    if (sets[k] < 0 || sets[k] >= total || (k && sets[k] <= sets[k - 1]))
-      return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, "profile_option.split_set",
-                         "set %d of %d sets: not a set of the plan (corrupt database?)", sets[k], total);
-  if (ranks < 2 || total < 1 || n < 1)
-    return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, "profile_option.split_ranks",
-                       "a --split ranks profile of %d ranks and %d sets (corrupt database?)", ranks, total);
-  w->split_ranks = ranks;
-  w->split_sets_total = total;
-  w->split_set = sets;
-  w->n_split_set = n;
-  return LM_OK;
-}
-
 /* Replays of the simulated device are marked as such: w->simulated. */
 static void read_origin(lm_sql *sql, int64_t wid, lm_workload *w) {
   lm_stmt *o = NULL;
@@ -926,11 +885,11 @@ lm_status lm_db_read_workload_columns(lm_sql *sql, const char *name, lm_db_want_
   if ((st = read_source(sql, wid, wname, "pmc_perf", n_rows, 1, want, ctx, &w->pmc, diag)) != LM_OK) goto fail;
   if ((st = read_regions(sql, wid, w, diag)) != LM_OK) goto fail;
   if ((st = read_ranks(sql, wid, w, diag)) != LM_OK) goto fail;
-  if ((st = read_split(sql, wid, w, diag)) != LM_OK) goto fail;
   /* Other sources: the SQ_* accumulate tables and roofline. */
   if ((st = lm_sql_prepare(sql,
                            "SELECT source, MAX(n_rows) FROM column_data WHERE workload_id = ? AND "
-                           "source != 'pmc_perf' GROUP BY source ORDER BY source",
+                           "source != 'pmc_perf' AND source NOT LIKE 'roofline@%' GROUP BY source "
+                           "ORDER BY source",
                            &s, diag)) != LM_OK)
     goto fail;
   lm_stmt_bind_int64(s, 1, wid);
@@ -952,6 +911,7 @@ lm_status lm_db_read_workload_columns(lm_sql *sql, const char *name, lm_db_want_
     else w->levels[w->n_levels++] = t;
   }
   if ((st = lm_db_read_provenance(sql, wid, w, diag)) != LM_OK) goto fail;
+  if ((st = lm_db_read_ranks(sql, wid, wname, w, 1, diag)) != LM_OK) goto fail;
   *out = w;
   return LM_OK;
 nomem:
@@ -988,6 +948,7 @@ lm_status lm_db_read_info(lm_sql *sql, const char *name, lm_workload **out, lm_d
   }
   if (st == LM_OK) st = read_regions(sql, wid, w, diag);
   if (st == LM_OK) st = read_ranks(sql, wid, w, diag);
+  if (st == LM_OK) st = lm_db_read_ranks(sql, wid, "", w, 0, diag);
   if (st != LM_OK) {
     lm_workload_free(w);
     return st;

@@ -36,7 +36,8 @@ static const char *const workload_tables[] = {
     "sysinfo",        "kernel",     "dispatch",      "column_data",    "region",
     "dispatch_region", "log",       "profile_option", "profile_set",   "profile_run",
     "profile_record", "profile_value", "profile_region", "clock_sample", "profile_telemetry",
-    "execution",      "execution_value", "dispatch_clock", "profile_process", "power_sample"};
+    "execution",      "execution_value", "dispatch_clock", "profile_process", "power_sample",
+    "rank_sysinfo",   "set_rank"};
 
 const char *lm_store_default_path(char *out, size_t cap) {
   const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
@@ -308,10 +309,10 @@ static void name_from_dir(const char *dir, const lm_workload *w, char *out, size
 
 /* Tables that a workload written by an earlier lumen may lack (the clock
  * samplers, the executions of each row, the clock sources, the power
- * samples). */
+ * samples, the ranks' system information and sets). */
 static int optional_table(const char *table) {
   static const char *const optional[] = {"profile_telemetry", "execution", "execution_value", "dispatch_clock",
-                                         "profile_process", "power_sample"};
+                                         "profile_process", "power_sample", "rank_sysinfo", "set_rank"};
   for (size_t i = 0; i < LM_ARRAY_LEN(optional); i++)
     if (strcmp(optional[i], table) == 0) return 1;
   return 0;
