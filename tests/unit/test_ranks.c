@@ -3,7 +3,10 @@
  * databases merge into their rows in rank order, each with its rank; a
  * column one part lacks is blank on its rows; selecting one rank gives the
  * analysis of that part alone (every cell); the rank table agrees with a
- * naive count over the parts; the ranks survive a database round trip;
+ * naive count over the parts; the ranks, every part's system information
+ * and roofline survive a database round trip (one rank's analysis from
+ * the database is its part's), and a database of schema version 3 reads
+ * as it is;
  * parts of different architectures are refused; the merged tables'
  * statistics computed on threads equal one pass's. */
 #include <math.h>
@@ -221,8 +224,71 @@ int main(void) {
         CHECK(0);
         break;
       }
+    /* Every part's own system information and roofline come back: one
+     * rank's analysis from the database is that part's alone. */
+    CHECK(back && back->n_parts == 3);
+    for (size_t p = 0; back && p < back->n_parts && p < 3; p++) {
+      CHECK(back->part_rank[p] == rank_of[p]);
+      const lm_sysinfo *x = &back->part_sysinfo[p], *y = &parts[p]->sysinfo;
+      CHECK(x->n_fields == y->n_fields);
+      for (size_t i = 0; i < x->n_fields && i < y->n_fields; i++)
+        CHECK(strcmp(x->names[i], y->names[i]) == 0 && strcmp(x->texts[i], y->texts[i]) == 0);
+      const lm_table *rx = p ? back->part_roofline[p] : back->roofline, *ry = parts[p]->roofline;
+      CHECK((rx == NULL) == (ry == NULL));
+      CHECK(!rx || !ry || (rx->n_rows == ry->n_rows && rx->n_cols == ry->n_cols));
+    }
+    CHECK(strcmp(lm_sysinfo_text(&parts[0]->sysinfo, "timestamp"), lm_sysinfo_text(&parts[2]->sysinfo, "timestamp")) !=
+          0); /* the parts' own information differs */
+    for (int i = 0; back && i < 3; i++) {
+      lm_idset ranks = {0};
+      char spec[16];
+      snprintf(spec, sizeof spec, "%d", rank_of[i]);
+      CHECK(lm_idset_parse(&ranks, spec, "--rank", &d) == LM_OK);
+      lm_analyze_opts o, none;
+      memset(&o, 0, sizeof o);
+      memset(&none, 0, sizeof none);
+      o.rank = &ranks;
+      lm_analysis *a = NULL, *b = NULL;
+      CHECK(lm_analyze_run(back, cat, &o, &a, &d) == LM_OK);
+      CHECK(lm_analyze_run(parts[i], cat, &none, &b, &d) == LM_OK);
+      CHECK(a && b && same_cells(a, b));
+      lm_analysis_free(a);
+      lm_analysis_free(b);
+      lm_idset_fini(&ranks);
+    }
     lm_workload_free(back);
+    back = NULL;
+    /* A store of schema version 3 (before the ranks' tables) is read as
+     * it is, with the first rank's system information, read-only and
+     * after its upgrade to 4. */
+    CHECK(lm_sql_exec(db, "DROP TABLE rank_sysinfo; DROP TABLE set_rank; DELETE FROM column_data WHERE source "
+                          "LIKE 'roofline@%'; UPDATE lumen_meta SET value = '3' WHERE key = 'schema_version'",
+                      0, &d) == LM_OK);
     lm_sql_close(db);
+    for (int mode = 0; mode < 2; mode++) {
+      db = NULL;
+      CHECK(lm_sql_open(path, mode ? LM_DB_WRITE : LM_DB_READ, &db, &d) == LM_OK && lm_db_schema(db, 0, &d) == LM_OK);
+      lm_stmt *q = NULL;
+      CHECK(lm_sql_prepare(db, "SELECT value FROM lumen_meta WHERE key = 'schema_version'", &q, &d) == LM_OK &&
+            lm_stmt_step(q) == 1);
+      CHECK_STR(q ? lm_stmt_text(q, 0) : "", mode ? "4" : "3");
+      lm_stmt_free(q);
+      CHECK(lm_db_read_workload(db, "m", &back, &d) == LM_OK);
+      CHECK(back && back->n_parts == 0 && back->row_rank && back->pmc->n_rows == n);
+      CHECK(back && strcmp(lm_sysinfo_text(&back->sysinfo, "workload_name"),
+                           lm_sysinfo_text(&parts[0]->sysinfo, "workload_name")) == 0);
+      lm_analyze_opts o;
+      memset(&o, 0, sizeof o);
+      lm_analysis *a = NULL, *b = NULL;
+      CHECK(back && lm_analyze_run(back, cat, &o, &a, &d) == LM_OK && lm_analyze_run(w, cat, &o, &b, &d) == LM_OK);
+      CHECK(a && b && same_cells(a, b));
+      lm_analysis_free(a);
+      lm_analysis_free(b);
+      lm_workload_free(back);
+      back = NULL;
+      lm_sql_close(db);
+    }
+    db = NULL;
     unlink(path);
   }
   /* A part of another architecture is refused, naming the field. */
