@@ -125,52 +125,138 @@ suite() {
     ;;
   mpi_import)
     # Both layouts of an MPI profile go into the store as one workload each,
-    # with every row's rank and host; the store's --rank is the folder's.
+    # with every row's rank and host, every rank's system information and
+    # roofline, and which rank collected each set of a --split ranks
+    # profile: analyze --db prints what analyze -w prints, for every
+    # --rank selection.
     export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
     command -v mpirun >/dev/null 2>&1 || { echo "SKIP: mpirun not found"; exit 77; }
     local mpirun="mpirun --oversubscribe --allow-run-as-root" vcopy='vecCopy(double*, double*, double*, int, int)'
     if [ ! -d "$TMP/parts" ]; then
-      $mpirun -np 3 "$LUMEN" profile -n parts -w "$TMP/parts" --replay instance -- "$APP" -g local --extra-rank 1 12 \
-        "$vcopy:24" >"$TMP/out" 2>"$TMP/err" || fail "mpirun: $(cat "$TMP/err")"
+      # Rank 2 replays a copy of the recording whose roofline has half the
+      # HBM bandwidth, and rank 1's part says it ran on another host: the
+      # ranks' system information and rooflines differ.
+      cp -r "$WL/vcopy/MI200" "$TMP/rec2" && chmod -R u+w "$TMP/rec2"
+      python3 - "$TMP/rec2/roofline.csv" <<'PY' || fail "cannot edit the roofline"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+for r in rows[1:]:
+    r[1] = repr(float(r[1]) / 2)
+csv.writer(open(sys.argv[1], "w"), lineterminator="\n").writerows(rows)
+PY
+      local part="$LUMEN profile -n parts -w $TMP/parts --replay instance -- $APP -g local --extra-rank 1 12"
+      $mpirun -np 2 -x LUMEN_SIM_RECORDING="$WL/vcopy/MI200" $part "$vcopy:24" : \
+        -np 1 -x LUMEN_SIM_RECORDING="$TMP/rec2" $part "$vcopy:24" >"$TMP/out" 2>"$TMP/err" ||
+        fail "mpirun: $(cat "$TMP/err")"
+      sqlite3 "$TMP/parts/rank.1/lumen.db" "UPDATE sysinfo SET value = 'node-b' WHERE key = 'hostname'" ||
+        fail "cannot edit rank 1's host"
+      # --split ranks: 4 ranks, each collecting every 4th set of the plan.
+      $mpirun -np 4 "$LUMEN" profile --split ranks -n split -w "$TMP/split" -- "$APP" -g 2 "$vcopy:3:1048576:256" \
+        >"$TMP/out" 2>"$TMP/err" || fail "mpirun --split ranks: $(cat "$TMP/err")"
       # mpirun under the preloaded tool library: LeakSanitizer would report
       # Open MPI's own leaks (see profile_test.sh, mpi_outside).
       ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
         run profile -n one -w "$TMP/one" -- $mpirun -np 2 "$APP" -g local --extra-rank 0 1 "$vcopy:2:1048576:256"
       expect_status 0
     fi
-    run db import --db "$DB" -w "$TMP/parts" -w "$TMP/one"
+    run db import --db "$DB" -w "$TMP/parts" -w "$TMP/one" -w "$TMP/split"
     expect_status 0
     expect_out "imported as 'parts' (7 dispatches)"
     expect_out "imported as 'one' (5 dispatches)"
+    expect_out "imported as 'split' (3 dispatches)"
     run db list --db "$DB" --format csv
     expect_out ",7,lumen,"
     run db import --db "$DB" -w "$TMP/parts"
     expect_out "already in the store as 'parts'"
-    for wl in parts one; do
-      for sel in "" "--rank 1" "--rank 0,2"; do
-        run analyze -w "$TMP/$wl" $sel --format json
-        expect_status 0
-        cp "$TMP/out" "$TMP/folder.json"
-        run analyze --db "$DB" -w $wl $sel --format json
-        expect_status 0
-        # The store keeps the first rank's system information: a rank's
-        # own (its start time) is in the folder only.
-        python3 - "$TMP/folder.json" "$TMP/out" <<'PY' || fail "$wl $sel: the store's analysis differs from the folder's"
+    # same_report FOLDER_OUT STORE_OUT WHAT: the same bytes, but for the
+    # name of what was read (the folder, the store) in the note on replays.
+    # shellcheck disable=SC2317
+    same_report() {
+      python3 - "$1" "$2" <<'PY' || fail "$3: analyze --db differs from analyze -w"
+import re, sys
+a, b = (re.sub(r"(?m)^NOTE: .* comes from the simulated device", "NOTE: @ comes from the simulated device",
+               open(p, encoding="utf-8", errors="replace").read()) for p in sys.argv[1:3])
+if a != b:
+    la, lb = a.splitlines(), b.splitlines()
+    i = next((k for k in range(min(len(la), len(lb))) if la[k] != lb[k]), min(len(la), len(lb)))
+    sys.exit("line %d: %r / %r" % (i + 1, la[i] if i < len(la) else "", lb[i] if i < len(lb) else ""))
+PY
+    }
+    local sel wl fmt
+    for wl in parts one split; do
+      local sels='"" "--rank 1" "--rank 2" "--rank 0,2" "--rank 1:3"'
+      [ $wl = one ] && sels='"" "--rank 1" "--rank 0"'
+      [ $wl = split ] && sels='""'
+      eval "set -- $sels"
+      for sel in "$@"; do
+        for fmt in text json; do
+          run analyze -w "$TMP/$wl" $sel --format $fmt
+          expect_status 0
+          cp "$TMP/out" "$TMP/folder.out"
+          # The first look evaluates (or finds the view kept at import), the
+          # second finds it kept: both print what the folder gives.
+          for look in 1 2; do
+            run analyze --db "$DB" -w $wl $sel --format $fmt
+            expect_status 0
+            if [ $fmt = text ]; then
+              same_report "$TMP/folder.out" "$TMP/out" "$wl $sel (text, look $look)"
+            else
+              python3 - "$TMP/folder.out" "$TMP/out" <<'PY' || fail "$wl $sel (json, look $look): the store's analysis differs from the folder's"
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
-def tables(d):
-    for p in d["panels"]:
-        for t in p["tables"]:
-            if t.get("id") == "1.1":
-                t["rows"] = [r for r in t["rows"] if r["cells"][0] != "timestamp"]
-    return d["panels"]
-assert tables(a) == tables(b) and a.get("ranks") == b.get("ranks"), "differ"
+for d in (a, b):
+    for w in d["workloads"]:
+        w.pop("path", None), w.pop("id", None)
+assert a == b, [k for k in a if a[k] != b.get(k)]
 PY
+            fi
+          done
+        done
       done
       # A second look comes from the kept analysis, rank table included.
-      run analyze --db "$DB" -w $wl --format json
-      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ranks"]["n_ranks"] >= 2' "$TMP/out" ||
-        fail "$wl: no rank table in the kept analysis"
+      if [ $wl != split ]; then
+        run analyze --db "$DB" -w $wl --format json
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ranks"]["n_ranks"] >= 2' "$TMP/out" ||
+          fail "$wl: no rank table in the kept analysis"
+      fi
+    done
+    # What the comparisons above compare is there: rank 1's host and rank
+    # 2's roofline are their own, and the split says which rank collected
+    # each set.
+    run analyze --db "$DB" -w parts --rank 1 --format json
+    grep -q '"node-b"' "$TMP/out" || fail "--rank 1 from the store: not rank 1's host"
+    run analyze --db "$DB" -w parts --rank 0 --format json
+    ! grep -q '"node-b"' "$TMP/out" || fail "--rank 0 from the store: rank 1's host"
+    python3 - "$DB" "$LUMEN" <<'PY' || fail "--rank 2 from the store: not rank 2's roofline"
+import json, subprocess, sys
+def hbm(rank):
+    out = subprocess.run([sys.argv[2], "analyze", "--db", sys.argv[1], "-w", "parts", "--rank", rank,
+                          "--format", "json"], capture_output=True, check=True).stdout
+    for p in json.loads(out)["panels"]:
+        for t in p["tables"]:
+            if t.get("id") == "4.1":
+                return t["rows"][0]["cells"]
+    raise SystemExit("no roofline table")
+a, b = hbm("0"), hbm("2")
+assert a != b, "rank 0 and rank 2 show the same roofline"
+PY
+    run analyze --db "$DB" -w split
+    expect_out "rank 1: sets 1, 5, 9"
+    # --rank on the combined split: the folder's message, naming the store.
+    run analyze --db "$DB" -w split --rank 1
+    expect_status 1
+    one_line_err
+    expect_err "$DB: --rank: the ranks of this --split ranks profile collected shares of the counter sets"
+    # The kept copy of a workload goes out and back in as itself.
+    rm -rf "$TMP/parts_out"
+    run db export --db "$DB" parts -w "$TMP/parts_out"
+    expect_status 0
+    for sel in "--rank 1" "--rank 2"; do
+      run analyze -w "$TMP/parts" $sel
+      cp "$TMP/out" "$TMP/folder.out"
+      run analyze -w "$TMP/parts_out" $sel
+      expect_status 0
+      same_report "$TMP/folder.out" "$TMP/out" "export, then $sel"
     done
     run analyze --db "$DB" -w parts --rank 5
     expect_status 1
