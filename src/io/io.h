@@ -218,8 +218,9 @@ lm_status lm_db_create_workload(lm_sql *sql, const char *name, const char *team,
                                 size_t n_dispatches, int complete, int64_t *id_out, lm_diag *diag);
 
 /* lm_db_write_tables: system info, kernels, dispatches, regions and
- * counter columns of w under workload id wid, inside the caller's
- * transaction. */
+ * counter columns of w under workload id wid, with its provenance and,
+ * for merged rank.R parts, every part's system information
+ * (lm_db_write_ranks), inside the caller's transaction. */
 lm_status lm_db_write_tables(lm_sql *sql, int64_t wid, const lm_workload *w, lm_diag *diag);
 
 /* lm_db_write_provenance: a lumen profile's executions (w->exec: the
