@@ -258,6 +258,13 @@ int main(void) {
     }
     lm_workload_free(back);
     back = NULL;
+    /* A part numbered out of order is named, not trusted. */
+    CHECK(lm_sql_exec(db, "UPDATE rank_sysinfo SET part = 7 WHERE part = 2", 0, &d) == LM_OK);
+    CHECK(lm_db_read_workload(db, "m", &back, &d) == LM_EDATA);
+    CHECK_STR(d.field, "rank_sysinfo.part");
+    CHECK(strstr(d.message, "corrupt database") != NULL);
+    lm_workload_free(back);
+    back = NULL;
     /* A store of schema version 3 (before the ranks' tables) is read as
      * it is, with the first rank's system information, read-only and
      * after its upgrade to 4. */
