@@ -307,7 +307,8 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
     s->written = lm_arena_alloc(m->arena, width * sizeof *s->written);
     s->first_part = lm_arena_alloc(m->arena, width * sizeof *s->first_part);
     s->first_pos = lm_arena_alloc(m->arena, width * sizeof *s->first_pos);
-    if (!s->table || !s->filled || !s->best || !s->written || !s->first_part || !s->first_pos)
+    s->text_part = lm_arena_alloc(m->arena, width * sizeof *s->text_part);
+    if (!s->table || !s->filled || !s->best || !s->written || !s->first_part || !s->first_pos || !s->text_part)
       return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
   }
   lm_table *t = s->table;
@@ -359,9 +360,12 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
         }
         dc->text_ids[at + r] = id < 0 ? -1 : id;
       }
-    if (sc->first_text && !dc->first_text) {
+    /* The example of a text cell is the lowest part's, whatever order the
+     * parts' rows arrive in. */
+    if (sc->first_text && (!dc->first_text || part_index < s->text_part[k])) {
       dc->first_text = lm_arena_strdup(t->arena, sc->first_text);
       dc->first_text_line = sc->first_text_line;
+      s->text_part[k] = part_index;
     }
     s->filled[k] = at + src->n_rows;
   }

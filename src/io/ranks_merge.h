@@ -32,6 +32,8 @@ typedef struct source {
                      that part's rows are in (the others are blanked last) */
   size_t *first_part, *first_pos; /* per column: the lowest part that has it
                      and its place there (the merged order of columns) */
+  size_t *text_part; /* per column: the part its first_text comes from (the
+                     lowest with one: parts append in any order) */
 } source;
 
 typedef struct merge {

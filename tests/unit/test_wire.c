@@ -28,10 +28,12 @@ static int same_table(const lm_table *a, const lm_table *b) {
     if (strcmp(x->name, y->name) != 0 || lm_table_find(a, x->name) != lm_table_find(b, y->name) ||
         !x->text_ids != !y->text_ids || x->n_missing != y->n_missing || x->n_text != y->n_text ||
         x->all_int != y->all_int || x->first_text_line != y->first_text_line || !x->first_text != !y->first_text ||
-        (x->first_text && strcmp(x->first_text, y->first_text) != 0))
+        (x->first_text && strcmp(x->first_text, y->first_text) != 0) ||
+        memcmp(lm_table_values(a, c, NULL), y->values, a->n_rows * sizeof(double)) != 0 ||
+        (x->text_ids && memcmp(x->text_ids, y->text_ids, a->n_rows * sizeof(int32_t)) != 0)) {
+      fprintf(stderr, "tables differ: %s, column %s\n", a->name, x->name);
       return 0;
-    if (memcmp(lm_table_values(a, c, NULL), y->values, a->n_rows * sizeof(double)) != 0) return 0;
-    if (x->text_ids && memcmp(x->text_ids, y->text_ids, a->n_rows * sizeof(int32_t)) != 0) return 0;
+    }
   }
   return memcmp(a->row_missing, b->row_missing, a->n_rows) == 0;
 }
