@@ -915,7 +915,7 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
     }
   }
   lm_eval_request req = {ew,         metric_rows, n_metric, norm, eval_tables, o->threads,
-                         o->corrected, weights, o->block_rows};
+                         o->corrected, weights, o->block_rows, o->stat_mem};
   uint64_t t0 = lm_phase_begin();
   if (lm_eval_run(cat, &req, &ev, diag) != LM_OK) {
     c.status = diag ? diag->status : LM_EDATA;

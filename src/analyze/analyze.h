@@ -35,6 +35,8 @@ typedef struct lm_analyze_opts {
   const char *time_unit;       /* s, ms, us, ns (default ns) */
   int threads;                 /* 0: automatic */
   size_t block_rows;           /* dispatches per block of streamed columns (0: default) */
+  size_t stat_mem;             /* bytes for the operands of medians and quantiles
+                                  (0: default); above it they take more passes */
   int stats_only;              /* only the top-kernels and dispatch tables */
   int corrected;               /* fix the reference tool's known mistakes:
                                   corrected formulas, units as written */

@@ -101,7 +101,8 @@ lm_status lm_analyze_series(const lm_workload *w, const lm_catalog *cat, const l
     /* A dispatch the analysis would refuse (the GPU never busy) has no
      * value rather than an untrustworthy one. */
     if (check_busy && busy[row] == 0) continue;
-    lm_eval_request req = {w, &rows[i], 1, norm, mask, 1, o->corrected, NULL, o->block_rows};
+    lm_eval_request req = {w, &rows[i], 1, norm, mask, 1, o->corrected, NULL, o->block_rows,
+                           o->stat_mem};
     st = lm_eval_run(cat, &req, &ev, diag);
     if (st != LM_OK) goto done;
     if (!rd) {

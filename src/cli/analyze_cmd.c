@@ -471,6 +471,15 @@ int cmd_analyze(int argc, char **argv, int first) {
     status = 2;
     goto done;
   }
+  long stat_mem = 0;
+  if (cli_has(&a, "stat-mem") &&
+      (!parse_long(cli_get(&a, "stat-mem"), &stat_mem) || stat_mem < 0 ||
+       stat_mem > 1024L * 1024 * 1024)) {
+    cli_error(MODE, "--stat-mem %s: expected a number of megabytes (0 or more)",
+              cli_get(&a, "stat-mem"));
+    status = 2;
+    goto done;
+  }
   nb = cli_count(&a, "block");
   blocks = calloc(nb * 8 + 1, sizeof *blocks);
   block_copies = calloc(nb + 1, sizeof *block_copies);
@@ -550,6 +559,8 @@ int cmd_analyze(int argc, char **argv, int first) {
     o.time_unit = time_unit;
     o.threads = (int)threads;
     o.block_rows = (size_t)block_rows;
+    /* 0 MB keeps no values at all (one byte: never 0, the default) */
+    o.stat_mem = cli_has(&a, "stat-mem") ? (stat_mem ? (size_t)stat_mem * 1024 * 1024 : 1) : 0;
     o.stats_only = cli_has(&a, "list-stats");
     o.corrected = cli_has(&a, "corrected");
     o.clock_measured = clock && strcmp(clock, "measured") == 0;

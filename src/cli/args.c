@@ -75,6 +75,7 @@ static const flag flags[] = {
     {"corrected", 0, 0, MODE_ANALYZE | MODE_SERVE, NULL},
     {"load", 0, 1, MODE_ANALYZE, NULL},
     {"block-rows", 0, 1, MODE_ANALYZE, NULL},
+    {"stat-mem", 0, 1, MODE_ANALYZE, NULL},
 };
 
 void cli_error(const char *mode, const char *fmt, ...) {

@@ -80,10 +80,19 @@ typedef struct run {
   int32_t *keep_index;           /* per node: retained-values array, -1 */
   double **keep;                 /* [keep index * n_ch + ch] -> n_rows values */
   int32_t n_keep;
+  /* over the memory budget: per keep index, 1 when its medians and
+   * quantiles are found by passes (ostat.c) instead of kept values */
+  uint8_t *bounded;
+  lm_ostat *ostat;               /* [keep index * n_ch + ch] */
+  uint8_t *feeds;                /* per aggregate: it feeds its operand's */
+  uint8_t *onode;                /* per node: a bounded operand reads it */
+  int opass;                     /* a later pass: only the bounded operands */
+  size_t stat_mem;
 } run;
 
 typedef struct worker {
   run *r;
+  int id;
   size_t begin, end;       /* selected-row range */
   double *fetched;         /* n_fetch * block_rows values of deferred columns */
   size_t block_first;      /* the selected row fetched[.][0] holds */
@@ -304,12 +313,17 @@ static void accumulate(run *r, worker *w, int32_t k, int32_t ch, size_t first, s
   const lm_node *n = &r->cat->nodes[node];
   const double *v = w->bufs + (size_t)r->buf_index[n->a] * CHUNK;
   if (r->keep_index[n->a] >= 0) {
-    double *dst = r->keep[(size_t)r->keep_index[n->a] * (size_t)r->ev->n_ch + (size_t)ch];
-    memcpy(dst + first, v, len * sizeof *v);
+    size_t ki = (size_t)r->keep_index[n->a] * (size_t)r->ev->n_ch + (size_t)ch;
+    if (r->ostat && r->bounded[r->keep_index[n->a]]) {
+      if (r->feeds[k]) lm_ostat_add(&r->ostat[ki], w->id, v, len);
+    } else if (!r->opass) {
+      memcpy(r->keep[ki] + first, v, len * sizeof *v);
+    }
     if (n->op != LM_OP_AVG && n->op != LM_OP_MIN && n->op != LM_OP_MAX &&
         n->op != LM_OP_SUM && n->op != LM_OP_COUNT)
       return;
   }
+  if (r->opass) return;
   lm_fold *a = &w->accs[(size_t)k * (size_t)r->ev->n_ch + (size_t)ch];
   const double *weights = n->op == LM_OP_AVG && r->req->weights ? r->req->weights + first : NULL;
   lm_fold_add(a, v, len, weights, r->cat->nodes[n->a].masked);
@@ -329,12 +343,14 @@ static lm_status fetch_block(run *r, worker *w, size_t first, size_t len) {
   }
   w->block_first = first;
   for (int32_t node = 0; node < cat->n_nodes && st == LM_OK; node++) {
-    if (r->fetch_index[node] < 0 || done[node]) continue;
+    if (r->fetch_index[node] < 0 || done[node] || (r->opass && !r->onode[node])) continue;
     const lm_table *t = r->def_table[node];
     size_t n = 0;
     /* Every deferred input of this pass from the same table. */
     for (int32_t other = node; other < cat->n_nodes; other++) {
-      if (r->fetch_index[other] < 0 || done[other] || r->def_table[other] != t) continue;
+      if (r->fetch_index[other] < 0 || done[other] || r->def_table[other] != t ||
+          (r->opass && !r->onode[other]))
+        continue;
       done[other] = 1;
       int32_t chans = cat->nodes[other].chan ? r->ev->n_ch : 1;
       for (int32_t ch = 0; ch < chans; ch++) {
@@ -375,7 +391,7 @@ static void *work(void *arg) {
     }
     for (int32_t i = 0; i < r->n_vec_inv; i++) {
       int32_t node = r->vec_inv[i];
-      if (ev->miss[slot_of(ev, node, 0)]) continue;
+      if (ev->miss[slot_of(ev, node, 0)] || (r->opass && !r->onode[node])) continue;
       if (compute_vector(r, w, node, 0, first, len)) w->poison[slot_of(ev, node, 0)] = 1;
     }
     for (int32_t k = 0; k < r->n_agg; k++) {
@@ -387,7 +403,7 @@ static void *work(void *arg) {
     for (int32_t ch = 0; ch < n_ch; ch++) {
       for (int32_t i = 0; i < r->n_vec_ch; i++) {
         int32_t node = r->vec_ch[i];
-        if (ev->miss[slot_of(ev, node, ch)]) continue;
+        if (ev->miss[slot_of(ev, node, ch)] || (r->opass && !r->onode[node])) continue;
         if (compute_vector(r, w, node, ch, first, len)) w->poison[slot_of(ev, node, ch)] = 1;
       }
       for (int32_t k = 0; k < r->n_agg; k++) {
@@ -547,7 +563,11 @@ static void *finalize_range(void *arg) {
           continue;
         }
         double result = LM_NAN;
-        if (n->op == LM_OP_MEDIAN || n->op == LM_OP_QUANTILE || n->op == LM_OP_STD) {
+        int32_t ki = r->keep_index[n->a];
+        if (r->ostat && ki >= 0 && r->bounded[ki] &&
+            (n->op == LM_OP_MEDIAN || n->op == LM_OP_QUANTILE)) {
+          result = lm_ostat_result(&r->ostat[(size_t)ki * (size_t)n_ch + (size_t)ch], n->op, n->k);
+        } else if (n->op == LM_OP_MEDIAN || n->op == LM_OP_QUANTILE || n->op == LM_OP_STD) {
           if (!ordered) {
             const double *v = r->keep[(size_t)r->keep_index[n->a] * (size_t)n_ch + (size_t)ch];
             n_ordered = lm_fold_order_values(v, n_rows, cat->nodes[n->a].masked, ops,
@@ -591,6 +611,83 @@ static lm_status finalize_aggregates(run *r, worker *workers, int n_workers) {
     finalize_range(&jobs[0]);
   }
   return jobs[0].status != LM_OK ? jobs[0].status : jobs[1].status;
+}
+
+/* Over the budget, mark the operands whose order statistics are all
+ * medians and quantiles (a standard deviation sums the sorted values, so
+ * its operand is kept) to be found by passes instead of kept. */
+static lm_status plan_bounded(run *r, size_t n_rows) {
+  const lm_catalog *cat = r->cat;
+  int32_t n_ch = r->ev->n_ch;
+  if ((double)r->n_keep * n_ch * (double)n_rows * sizeof(double) <= (double)r->stat_mem ||
+      n_rows >= UINT32_MAX)
+    return LM_OK;
+  r->bounded = lm_calloc((size_t)r->n_keep, 1);
+  r->feeds = lm_calloc((size_t)r->n_agg + 1, 1);
+  r->ostat = lm_calloc((size_t)r->n_keep * (size_t)n_ch, sizeof *r->ostat);
+  r->onode = lm_calloc((size_t)cat->n_nodes + 1, 1);
+  if (!r->bounded || !r->feeds || !r->ostat || !r->onode) return LM_ENOMEM;
+  for (int32_t k = 0; k < r->n_agg; k++) {
+    int32_t a = cat->nodes[r->agg[k]].a, ki = r->keep_index[a];
+    if (ki < 0 || r->bounded[ki]) continue;
+    int ops[LM_OSTAT_MAX_OPS];
+    double ks[LM_OSTAT_MAX_OPS];
+    int n_ops = 0, ok = 1;
+    for (int32_t j = k; j < r->n_agg; j++) {
+      const lm_node *n = &cat->nodes[r->agg[j]];
+      if (n->a != a) continue;
+      if (n->op == LM_OP_STD || n->chan != cat->nodes[a].chan) ok = 0;
+      if (n->op != LM_OP_MEDIAN && n->op != LM_OP_QUANTILE) continue;
+      if (n_ops == LM_OSTAT_MAX_OPS) ok = 0;
+      else ops[n_ops] = n->op, ks[n_ops++] = n->k;
+    }
+    if (!ok || !n_ops) continue;
+    r->bounded[ki] = 1;
+    r->feeds[k] = 1;
+    r->onode[a] = 1;
+    for (int32_t ch = 0; ch < n_ch; ch++)
+      lm_ostat_init(&r->ostat[(size_t)ki * (size_t)n_ch + (size_t)ch], ops, ks, n_ops,
+                    cat->nodes[a].masked);
+  }
+  /* The later passes compute only what the bounded operands read (nodes
+   * come after their operands). */
+  for (int32_t node = cat->n_nodes - 1; node >= 0; node--) {
+    if (!r->onode[node] || r->buf_index[node] < 0) continue;
+    int32_t ops[3];
+    operands(cat, node, r->req->norm, ops);
+    for (int o = 0; o < 3; o++)
+      if (ops[o] >= 0 && cat->nodes[ops[o]].vector) r->onode[ops[o]] = 1;
+  }
+  return LM_OK;
+}
+
+/* After the pass that counted their top digits: read the blocks again
+ * until every wanted rank of the bounded operands is known. */
+static lm_status bounded_passes(run *r, worker *workers, int n_workers, int parallel) {
+  size_t n_states = (size_t)r->n_keep * (size_t)r->ev->n_ch;
+  for (int mode = -1;; mode = -1) {
+    size_t pending = 0;
+    for (size_t i = 0; i < n_states; i++) {
+      if (!r->ostat[i].n_ops) continue;
+      lm_ostat_finish(&r->ostat[i], n_workers);
+      pending += lm_ostat_pending(&r->ostat[i]);
+    }
+    if (!pending) break;
+    mode = pending <= r->stat_mem / sizeof(uint64_t) ? LM_OSTAT_COLLECT : LM_OSTAT_REFINE;
+    for (size_t i = 0; i < n_states; i++)
+      if (r->ostat[i].n_ops && lm_ostat_prepare(&r->ostat[i], mode, n_workers) != LM_OK)
+        return LM_ENOMEM;
+    r->opass = 1;
+    uint64_t t0 = lm_phase_begin();
+    if (n_workers == 2 && parallel) lm_run_pair(work, &workers[0], &workers[1]);
+    else for (int i = 0; i < n_workers; i++) work(&workers[i]);
+    lm_phase_end(mode == LM_OSTAT_COLLECT ? "medians, collect pass" : "medians, count pass",
+                 t0);
+    r->opass = 0;
+    for (int i = 0; i < n_workers; i++)
+      if (workers[i].status != LM_OK) return workers[i].status;
+  }
+  return LM_OK;
 }
 
 static lm_status vector_pass(run *r, lm_diag *diag) {
@@ -670,9 +767,11 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
     }
     return LM_OK;
   }
+  if (plan_bounded(r, n_rows) != LM_OK) goto nomem;
   r->keep = r->n_keep ? lm_calloc((size_t)r->n_keep * (size_t)n_ch, sizeof(double *)) : NULL;
   if (r->n_keep && !r->keep) goto nomem;
   for (int32_t k = 0; k < r->n_keep * n_ch; k++) {
+    if (r->ostat && r->bounded[k / n_ch]) continue;
     r->keep[k] = lm_malloc(n_rows * sizeof(double));
     if (!r->keep[k]) goto nomem;
   }
@@ -691,6 +790,7 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
   for (int i = 0; i < n_workers; i++) {
     worker *w = &workers[i];
     w->r = r;
+    w->id = i;
     /* Split on a chunk boundary so each chunk's rows stay together. */
     size_t half = (n_rows / 2 + CHUNK - 1) / CHUNK * CHUNK;
     w->begin = n_workers == 1 ? 0 : (i == 0 ? 0 : half);
@@ -706,6 +806,9 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
     if (!w->bufs || !w->accs || !w->poison) goto nomem;
     for (size_t k = 0; k < (size_t)r->n_agg * (size_t)n_ch; k++) lm_fold_init(&w->accs[k]);
   }
+  for (size_t i = 0; r->ostat && i < (size_t)r->n_keep * (size_t)n_ch; i++)
+    if (r->ostat[i].n_ops && lm_ostat_prepare(&r->ostat[i], LM_OSTAT_COUNT, n_workers) != LM_OK)
+      goto nomem;
   if (n_workers == 2 && parallel) lm_run_pair(work, &workers[0], &workers[1]);
   else for (int i = 0; i < n_workers; i++) work(&workers[i]);
   for (int i = 0; i < n_workers; i++)
@@ -729,6 +832,17 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
       }
     }
   }
+  if (r->ostat) {
+    status = bounded_passes(r, workers, n_workers, parallel);
+    if (status != LM_OK) {
+      if (status != LM_ENOMEM) {
+        for (int i = 0; i < n_workers; i++)
+          if (workers[i].status != LM_OK && diag) *diag = workers[i].diag;
+        goto done;
+      }
+      goto nomem;
+    }
+  }
   status = finalize_aggregates(r, workers, n_workers);
   if (status != LM_OK) goto nomem;
   goto done;
@@ -746,6 +860,15 @@ done:
     lm_free(r->keep);
     r->keep = NULL;
   }
+  if (r->ostat) {
+    for (size_t i = 0; i < (size_t)r->n_keep * (size_t)n_ch; i++) lm_ostat_fini(&r->ostat[i]);
+    lm_free(r->ostat);
+    r->ostat = NULL;
+  }
+  lm_free(r->bounded);
+  lm_free(r->feeds);
+  lm_free(r->onode);
+  r->bounded = r->feeds = r->onode = NULL;
   return status;
 }
 
@@ -831,6 +954,7 @@ lm_status lm_eval_run(const lm_catalog *cat, const lm_eval_request *req, lm_eval
   r.def_col = lm_calloc((size_t)(nn ? nn : 1), sizeof *r.def_col);
   r.block_rows = req->block_rows ? req->block_rows : BLOCK_ROWS;
   r.fetch_stride = r.block_rows + 8;
+  r.stat_mem = req->stat_mem ? req->stat_mem : LM_STAT_MEM_DEFAULT;
   if (!r.fetch_index || !r.def_table || !r.def_col) goto nomem;
   if (!ev->vals || !ev->miss || !r.cols || !r.col_rows || !r.vec_inv || !r.vec_ch || !r.agg ||
       !r.buf_index || !r.keep_index)

@@ -222,6 +222,10 @@ static void select_key(uint64_t *keys, size_t lo, size_t hi, size_t k) {
   }
 }
 
+void lm_select_keys(uint64_t *keys, size_t n, size_t k) {
+  if (k < n) select_key(keys, 0, n, k);
+}
+
 /* Place ranks[r0, r1) (ascending) within keys[lo, hi). */
 static void place(uint64_t *keys, size_t lo, size_t hi, const size_t *ranks, size_t r0, size_t r1) {
   while (r0 < r1 && ranks[r0] < lo) r0++;

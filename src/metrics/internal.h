@@ -117,5 +117,64 @@ double lm_fold_order(int op, double k, const double *sorted, size_t n, int nan_s
 /* lm_sort_values: sort n doubles without NaN ascending (from 64 values on,
  * -0 before +0; shorter inputs keep equal values in their order). */
 void lm_sort_values(double *v, double *tmp, size_t n);
+/* lm_select_keys: put the k-th smallest of n radix keys (fold.c's order)
+ * at keys[k]. */
+void lm_select_keys(uint64_t *keys, size_t n, size_t k);
+
+/* ---- bounded order statistics (ostat.c) */
+
+#define LM_OSTAT_DIGIT 11
+#define LM_OSTAT_BUCKETS ((size_t)1 << LM_OSTAT_DIGIT)
+#define LM_OSTAT_MAX_OPS 8
+
+/* Per bucket of one digit of the keys: how many, the least and greatest. */
+typedef struct lm_ostat_hist {
+  uint32_t count[LM_OSTAT_BUCKETS];
+  uint64_t min[LM_OSTAT_BUCKETS], max[LM_OSTAT_BUCKETS];
+} lm_ostat_hist;
+
+/* A wanted rank: the top `hi` bits of its key (prefix), its rank among
+ * the keys with that prefix (within), how many have it (count, cw per
+ * worker), and once done its key. */
+typedef struct lm_ostat_rank {
+  size_t rank, within, count, cw[2], fill[2];
+  uint64_t prefix, key;
+  int hi, done, owner;
+  lm_ostat_hist *h[2];
+  uint64_t *buf;
+} lm_ostat_rank;
+
+enum { LM_OSTAT_COUNT, LM_OSTAT_REFINE, LM_OSTAT_COLLECT };
+
+/* The medians and quantiles of one operand (and channel) found in passes
+ * over its values: COUNT (the top digit), then REFINE or COLLECT until
+ * lm_ostat_pending is 0. Each pass: lm_ostat_prepare, lm_ostat_add from
+ * each worker (0 or 1, each always given the same rows in the same order
+ * of passes), lm_ostat_finish. */
+typedef struct lm_ostat {
+  int ops[LM_OSTAT_MAX_OPS];
+  double ks[LM_OSTAT_MAX_OPS];
+  int n_ops, masked, mode, nan_seen, nan[2];
+  size_t m, n_ranks;
+  lm_ostat_rank r[2 * LM_OSTAT_MAX_OPS];
+  lm_ostat_hist *h0[2];
+} lm_ostat;
+
+/* lm_ostat_init: for order statistics ops[i] (MEDIAN, QUANTILE ks[i]) of
+ * an operand, masked as lm_fold_order_values takes it. */
+void lm_ostat_init(lm_ostat *s, const int *ops, const double *ks, int n_ops, int masked);
+/* lm_ostat_prepare: allocate for a pass of `mode`; LM_ENOMEM on failure. */
+lm_status lm_ostat_prepare(lm_ostat *s, int mode, int n_workers);
+/* lm_ostat_add: the next n values of the operand seen by `worker`. */
+void lm_ostat_add(lm_ostat *s, int worker, const double *v, size_t n);
+/* lm_ostat_finish: end the pass: narrow or settle the wanted ranks. */
+void lm_ostat_finish(lm_ostat *s, int n_workers);
+/* lm_ostat_pending: the values the unsettled ranks' buckets hold (what a
+ * COLLECT pass would keep); 0 when every rank is known. */
+size_t lm_ostat_pending(const lm_ostat *s);
+/* lm_ostat_result: MEDIAN or QUANTILE k, the bits of lm_fold_order. */
+double lm_ostat_result(const lm_ostat *s, int op, double k);
+/* lm_ostat_fini: free what s holds. */
+void lm_ostat_fini(lm_ostat *s);
 
 #endif

@@ -369,7 +369,13 @@ typedef struct lm_eval_request {
   size_t block_rows;       /* deferred columns (lm_column.deferred) are read
                               from their file this many dispatches at a time
                               (0: the default, 2048) */
+  size_t stat_mem;         /* bytes the operands of medians and quantiles
+                              may keep (0: LM_STAT_MEM_DEFAULT); above it
+                              they are found exactly by reading the blocks
+                              again (ostat.c) */
 } lm_eval_request;
+
+#define LM_STAT_MEM_DEFAULT ((size_t)1024 * 1024 * 1024)
 
 typedef struct lm_eval lm_eval;
 
@@ -394,6 +400,12 @@ int lm_eval_node(const lm_eval *eval, int32_t node, int32_t ch, double *value);
 double lm_py_mod(double a, double b);
 double lm_py_round(double x, int digits);
 double lm_quantile_sorted(const double *sorted, size_t n, double q);
+/* lm_quantile_ranks: the ranks lo and hi (n > 0 values) whose values
+ * quantile q interpolates, and the fraction; returns 1 when q reads the
+ * largest value alone (lo = hi = n - 1). */
+int lm_quantile_ranks(size_t n, double q, size_t *lo, size_t *hi, double *frac);
+/* lm_quantile_mix: the interpolation of lm_quantile_sorted between a and b. */
+double lm_quantile_mix(double a, double b, double frac);
 
 
 /* ---------------------------------------------------------------- rules */

@@ -28,16 +28,31 @@ double lm_py_round(double x, int digits) {
   return isfinite(y) ? y : x;
 }
 
-double lm_quantile_sorted(const double *sorted, size_t n, double q) {
-  if (n == 0) return LM_NAN;
+int lm_quantile_ranks(size_t n, double q, size_t *lo, size_t *hi, double *frac) {
   double pos = q * (double)(n - 1);
-  size_t lo = (size_t)floor(pos);
-  if (lo >= n - 1) return sorted[n - 1];
-  double frac = pos - (double)lo;
-  double a = sorted[lo], b = sorted[lo + 1];
+  *lo = (size_t)floor(pos);
+  if (*lo >= n - 1) {
+    *lo = *hi = n - 1;
+    *frac = 0;
+    return 1;
+  }
+  *hi = *lo + 1;
+  *frac = pos - (double)*lo;
+  return 0;
+}
+
+double lm_quantile_mix(double a, double b, double frac) {
   /* numpy's linear interpolation, stable for equal neighbours */
   double diff = b - a;
   return frac >= 0.5 ? b - diff * (1 - frac) : a + diff * frac;
+}
+
+double lm_quantile_sorted(const double *sorted, size_t n, double q) {
+  if (n == 0) return LM_NAN;
+  size_t lo, hi;
+  double frac;
+  if (lm_quantile_ranks(n, q, &lo, &hi, &frac)) return sorted[n - 1];
+  return lm_quantile_mix(sorted[lo], sorted[hi], frac);
 }
 
 double lm_scalar_op(int op, double a, double b, double c, double k) {

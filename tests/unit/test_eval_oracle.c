@@ -502,7 +502,7 @@ static void run_round(unsigned seed, size_t rows, int formulas) {
     weights = malloc(rows * sizeof *weights);
     for (size_t r = 0; r < rows; r++) weights[r] = (r * 7 + (size_t)seed) % 5 == 0 ? 0 : 1.0 + (double)((r * 13 + (size_t)seed) % 97);
   }
-  lm_eval_request req = {w, sel, rows, 0, NULL, seed % 2 ? 2 : 1, 0, weights, 0};
+  lm_eval_request req = {w, sel, rows, 0, NULL, seed % 2 ? 2 : 1, 0, weights, 0, 0};
   if (cat) CHECK(lm_eval_run(cat, &req, &ev, &d) == LM_OK);
   env E = {rows, w->pmc, &w->sysinfo, weights};
   static const char *const aggs[] = {"AVG", "MIN", "MAX", "MEDIAN", "STD", "QUANTILE",
