@@ -633,7 +633,7 @@ static lm_status plan_bounded(run *r, size_t n_rows) {
     int ops[LM_OSTAT_MAX_OPS];
     double ks[LM_OSTAT_MAX_OPS];
     int n_ops = 0, ok = 1;
-    for (int32_t j = k; j < r->n_agg; j++) {
+    for (int32_t j = 0; j < r->n_agg; j++) {
       const lm_node *n = &cat->nodes[r->agg[j]];
       if (n->a != a) continue;
       if (n->op == LM_OP_STD || n->chan != cat->nodes[a].chan) ok = 0;
@@ -645,7 +645,7 @@ static lm_status plan_bounded(run *r, size_t n_rows) {
     r->bounded[ki] = 1;
     r->feeds[k] = 1;
     r->onode[a] = 1;
-    for (int32_t ch = 0; ch < n_ch; ch++)
+    for (int32_t ch = 0; ch < (cat->nodes[a].chan ? n_ch : 1); ch++)
       lm_ostat_init(&r->ostat[(size_t)ki * (size_t)n_ch + (size_t)ch], ops, ks, n_ops,
                     cat->nodes[a].masked);
   }

@@ -126,6 +126,7 @@ void lm_select_keys(uint64_t *keys, size_t n, size_t k);
 #define LM_OSTAT_DIGIT 11
 #define LM_OSTAT_BUCKETS ((size_t)1 << LM_OSTAT_DIGIT)
 #define LM_OSTAT_MAX_OPS 8
+#define LM_OSTAT_FEW 64
 
 /* Per bucket of one digit of the keys: how many, the least and greatest. */
 typedef struct lm_ostat_hist {
@@ -158,6 +159,10 @@ typedef struct lm_ostat {
   size_t m, n_ranks;
   lm_ostat_rank r[2 * LM_OSTAT_MAX_OPS];
   lm_ostat_hist *h0[2];
+  /* each worker's first values in row order: under LM_OSTAT_FEW values
+   * the in-memory path sorts them stably (-0 and +0 as they come) */
+  double few[2][LM_OSTAT_FEW];
+  size_t n_few[2];
 } lm_ostat;
 
 /* lm_ostat_init: for order statistics ops[i] (MEDIAN, QUANTILE ks[i]) of

@@ -12,7 +12,9 @@
  * fit the budget, their keys are collected and selected; otherwise the
  * next 11 bits are counted within the bucket, down to the whole key. The
  * wanted ranks and the arithmetic on their values are those of the
- * in-memory path, so the results have the same bits.
+ * in-memory path, so the results have the same bits. Under 64 values that
+ * path sorts stably (-0 and +0 stay in row order), so the first 64 values
+ * of each worker are kept and sorted the same way.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -108,6 +110,7 @@ void lm_ostat_add(lm_ostat *s, int worker, const double *v, size_t n) {
         continue;
       }
       hist_add(h, key_of(x), digit_shift(0));
+      if (s->n_few[worker] < LM_OSTAT_FEW) s->few[worker][s->n_few[worker]++] = x;
     }
     return;
   }
@@ -193,13 +196,21 @@ void lm_ostat_finish(lm_ostat *s, int n_workers) {
       }
     }
     qsort(ranks, n, sizeof *ranks, cmp_size);
+    /* Few values: all of them, in row order, sorted as fold.c sorts. */
+    double few[2 * LM_OSTAT_FEW], tmp[2 * LM_OSTAT_FEW];
+    if (m < LM_OSTAT_FEW) {
+      memcpy(few, s->few[0], s->n_few[0] * sizeof *few);
+      memcpy(few + s->n_few[0], s->few[1], s->n_few[1] * sizeof *few);
+      lm_sort_values(few, tmp, m);
+    }
     s->n_ranks = 0;
     for (size_t i = 0; i < n; i++)
       if (i == 0 || ranks[i] != ranks[i - 1]) {
         lm_ostat_rank *q = &s->r[s->n_ranks++];
         memset(q, 0, sizeof *q);
         q->rank = q->within = ranks[i];
-        locate(q, s->h0, n_workers);
+        if (m < LM_OSTAT_FEW) q->done = 1, q->key = key_of(few[q->rank]);
+        else locate(q, s->h0, n_workers);
       }
     for (int w = 0; w < 2; w++) {
       lm_free(s->h0[w]);
