@@ -31,6 +31,11 @@
 #define DEFAULT_MAX_RECORD ((size_t)64 << 20)
 #define PARALLEL_MIN_BYTES ((size_t)8 << 20)
 #define RELEASE_CHUNK ((size_t)32 << 20)
+/* From this size on the newline count gives back the pages it has read
+ * too: below it, keeping the file mapped for the parse costs less than
+ * faulting its pages in again (a 460 MB file took 0.2 to 0.4 s more CPU
+ * time in four of five alternate runs when they were given back). */
+#define COUNT_RELEASE_MIN ((size_t)1 << 30)
 #define FIRST_TEXT_MAX 64
 
 /* Digits, a point and digits ("0.0", "131072.5"): a number for certain. */
@@ -749,13 +754,14 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
     if (split >= body_len) want_threads = 1;
   }
   size_t counts[2] = {0, 0};
+  int release = mapped && len >= COUNT_RELEASE_MIN;
   if (want_threads == 2) {
-    count_job jobs[2] = {{body, split, mapped, 0}, {body + split, body_len - split, mapped, 0}};
+    count_job jobs[2] = {{body, split, release, 0}, {body + split, body_len - split, release, 0}};
     lm_run_pair(count_thread, &jobs[0], &jobs[1]);
     counts[0] = jobs[0].count;
     counts[1] = jobs[1].count;
   } else {
-    counts[0] = count_newlines(body, body_len, mapped);
+    counts[0] = count_newlines(body, body_len, release);
   }
   size_t total = counts[0] + counts[1];
   status = alloc_columns(t, keep_text, skip, total);
