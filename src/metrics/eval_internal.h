@@ -1,0 +1,98 @@
+/*
+ * eval_internal.h - what the two halves of the bulk evaluator share:
+ * eval.c runs the passes over the dispatches, eval_order.c finishes the
+ * aggregates and drives the order statistics' extra passes. Private to
+ * the metrics module.
+ */
+#ifndef LUMEN_METRICS_EVAL_INTERNAL_H
+#define LUMEN_METRICS_EVAL_INTERNAL_H
+
+#include "metrics/internal.h"
+
+struct lm_eval {
+  const lm_catalog *cat;
+  int32_t n_ch;
+  int32_t *slot;          /* per node: first slot, -1 when not needed */
+  double *vals;           /* per slot: scalar value */
+  uint8_t *miss;          /* per slot: 1 when missing */
+  int32_t *table_channels;/* per table */
+};
+
+/* Everything one run needs, shared read-only by the worker threads. */
+typedef struct run {
+  const lm_catalog *cat;
+  const lm_eval_request *req;
+  lm_eval *ev;
+  uint8_t *needed;
+  int contiguous;         /* the selection is rows k, k+1, ... */
+  /* per INPUT node: column values per channel (n_ch entries for channel
+   * inputs, 1 otherwise), NULL when missing */
+  const double ***cols;
+  size_t **col_rows;      /* rows in that column's table */
+  /* per INPUT node whose column is deferred: its table and, per channel,
+   * the column index (-1 where that channel's column is absent or loaded) */
+  const lm_table **def_table;
+  long **def_col;
+  /* the deferred columns of the current pass, fetched per block: */
+  int32_t *fetch_index;          /* per node: index of channel 0's buffer, -1 */
+  int32_t n_fetch;
+  size_t block_rows;
+  size_t fetch_stride;           /* values between two columns' buffers: the
+                                    block plus a cache line, so that a row's
+                                    values do not all fall in one cache set */
+  /* the current pass */
+  int32_t stage;
+  int32_t *vec_inv, n_vec_inv;   /* per-dispatch nodes, channel-invariant */
+  int32_t *vec_ch, n_vec_ch;     /* per-dispatch nodes, per channel */
+  int32_t *agg, n_agg;           /* aggregates fed by this pass */
+  int32_t *buf_index;            /* per node: index of its chunk buffer */
+  int32_t n_bufs;
+  int32_t *keep_index;           /* per node: retained-values array, -1 */
+  double **keep;                 /* [keep index * n_ch + ch] -> n_rows values */
+  int32_t n_keep;
+  /* over the memory budget: per keep index, 1 when its medians and
+   * quantiles are found by passes (ostat.c) instead of kept values */
+  uint8_t *bounded;
+  lm_ostat *ostat;               /* [keep index * n_ch + ch] */
+  uint8_t *feeds;                /* per aggregate: it feeds its operand's */
+  uint8_t *onode;                /* per node: a bounded operand reads it */
+  int opass;                     /* a later pass: only the bounded operands */
+  size_t stat_mem;
+} run;
+
+typedef struct worker {
+  run *r;
+  int id;
+  size_t begin, end;       /* selected-row range */
+  double *fetched;         /* n_fetch * block_rows values of deferred columns */
+  size_t block_first;      /* the selected row fetched[.][0] holds */
+  lm_diag diag;            /* a fetch that failed */
+  double *bufs;            /* n_bufs * CHUNK */
+  lm_fold *accs;           /* per aggregate per channel */
+  uint8_t *poison;         /* per node per channel */
+  lm_status status;
+} worker;
+
+static inline int32_t slot_of(const lm_eval *ev, int32_t node, int32_t ch) {
+  return ev->slot[node] + (ev->cat->nodes[node].chan ? ch : 0);
+}
+
+/* lm_eval_operands: the nodes whose values `node` reads, in ops[0..3) (-1
+ * where none); for $denom, the chosen normalization only. */
+void lm_eval_operands(const lm_catalog *cat, int32_t node, int32_t norm, int32_t ops[3]);
+/* lm_eval_work: one worker's pass over its rows (a thread function: arg
+ * is the worker; its status and diag tell how it went). */
+void *lm_eval_work(void *arg);
+/* lm_eval_finalize: the values of the pass's aggregates from the workers'
+ * folds, the kept operands and the bounded order statistics. */
+lm_status lm_eval_finalize(run *r, worker *workers, int n_workers);
+/* lm_eval_plan_bounded: when the kept operands of the pass would exceed
+ * r->stat_mem, choose the operands whose medians and quantiles are found
+ * by passes (r->bounded, r->ostat); LM_ENOMEM on failure. */
+lm_status lm_eval_plan_bounded(run *r, size_t n_rows);
+/* lm_eval_bounded_passes: after the pass that counted their top digits,
+ * read the blocks again until every wanted rank is known; a failed read
+ * returns the worker's status. */
+lm_status lm_eval_bounded_passes(run *r, worker *workers, int n_workers, int parallel);
+
+#endif
