@@ -137,8 +137,11 @@ lm_status lm_eval_finalize(run *r, worker *workers, int n_workers) {
 lm_status lm_eval_plan_bounded(run *r, size_t n_rows) {
   const lm_catalog *cat = r->cat;
   int32_t n_ch = r->ev->n_ch;
-  if ((double)r->n_keep * n_ch * (double)n_rows * sizeof(double) <= (double)r->stat_mem ||
-      n_rows >= UINT32_MAX)
+  /* what the kept values would take: a channel operand's per channel */
+  double slots = 0;
+  for (int32_t node = 0; node < cat->n_nodes; node++)
+    if (r->needed[node] && r->keep_index[node] >= 0) slots += cat->nodes[node].chan ? n_ch : 1;
+  if (slots * (double)n_rows * sizeof(double) <= (double)r->stat_mem || n_rows >= UINT32_MAX)
     return LM_OK;
   r->bounded = lm_calloc((size_t)r->n_keep, 1);
   r->feeds = lm_calloc((size_t)r->n_agg + 1, 1);
