@@ -13,7 +13,9 @@
  * range is split in two halves (two threads where there are two
  * processors), each folded in row order (fold.c) and merged afterwards, so
  * results depend on the row count only. Order statistics (median,
- * quantiles, standard deviation) keep their operand's values.
+ * quantiles, standard deviation) keep their operand's values; above a
+ * memory budget medians and quantiles are found by extra passes instead
+ * (eval_order.c, ostat.c), which compute only what their operands read.
  *
  * Input columns that the workload left in its file (lm_column.deferred)
  * are read by each worker for a block of selected rows at a time
