@@ -223,6 +223,29 @@ lm_status lm_db_create_workload(lm_sql *sql, const char *name, const char *team,
  * (lm_db_write_ranks), inside the caller's transaction. */
 lm_status lm_db_write_tables(lm_sql *sql, int64_t wid, const lm_workload *w, lm_diag *diag);
 
+/* How lm_db_write_tables_with writes the counter columns. Deferred columns
+ * (lm_workload_options.defer) are read back from their files in groups of
+ * at most group_bytes of values (0: LM_DB_GROUP_BYTES), so no more than
+ * one group is held at once. */
+#define LM_DB_GROUP_BYTES ((size_t)256 << 20)
+typedef struct lm_db_write_opts {
+  size_t group_bytes;
+  /* pmc columns visited first, in this order, each given to seen (with
+   * its values) before it is written; every other column follows in table
+   * order. The dispatch columns, which are not written as counter
+   * columns, may be listed too. n_first 0: none. */
+  const size_t *first;
+  size_t n_first;
+  lm_column_fn seen;
+  void *seen_ctx;
+} lm_db_write_opts;
+
+/* lm_db_write_tables_with: lm_db_write_tables with these options (NULL:
+ * the defaults). w may hold deferred columns; the dispatch columns are
+ * loaded (lm_table_load) when they are deferred. */
+lm_status lm_db_write_tables_with(lm_sql *sql, int64_t wid, const lm_workload *w, const lm_db_write_opts *o,
+                                  lm_diag *diag);
+
 /* lm_db_write_provenance: a lumen profile's executions (w->exec: the
  * executions of each row, their shared counters, the set of each value)
  * and the clock source of each row; nothing when w has neither. */

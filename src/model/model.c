@@ -308,3 +308,51 @@ const double *lm_table_values(const lm_table *table, size_t col, lm_diag *diag) 
   if (lm_table_deferred(table, col) && lm_table_load(table, &c, 1, diag) != LM_OK) return NULL;
   return table->cols[col].values;
 }
+
+lm_status lm_table_each_column(const lm_table *t, const size_t *order, size_t n, size_t budget, lm_column_fn fn,
+                               void *ctx, lm_diag *diag) {
+  size_t rows = t->n_rows ? t->n_rows : 1, per_col = rows * sizeof(double);
+  size_t group = budget / per_col;
+  if (group < 1) group = 1;
+  if (group > n) group = n ? n : 1;
+  lm_status st = LM_OK;
+  long *want = lm_malloc(group * sizeof *want);
+  double **out = lm_calloc(group, sizeof *out);
+  size_t *all = NULL;
+  if (!want || !out) goto nomem;
+  for (size_t i = 0; i < n && st == LM_OK;) {
+    size_t end = i + group < n ? i + group : n, n_def = 0;
+    for (size_t k = i; k < end; k++) {
+      if (order[k] >= t->n_cols) {
+        st = lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no such column");
+        goto done;
+      }
+      if (!lm_table_deferred(t, order[k])) continue;
+      if (!out[n_def] && !(out[n_def] = lm_malloc(per_col))) goto nomem;
+      want[n_def++] = (long)order[k];
+    }
+    if (n_def) {
+      if (!all) {
+        if (!(all = lm_malloc(rows * sizeof *all))) goto nomem;
+        for (size_t r = 0; r < t->n_rows; r++) all[r] = r;
+      }
+      if (!t->fetch) {
+        st = lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no reader for deferred columns");
+        goto done;
+      }
+      if ((st = t->fetch(t, want, n_def, all, t->n_rows, out, diag)) != LM_OK) goto done;
+    }
+    for (size_t k = i, d = 0; k < end && st == LM_OK; k++)
+      st = fn(ctx, order[k], lm_table_deferred(t, order[k]) ? out[d++] : t->cols[order[k]].values, diag);
+    i = end;
+  }
+  goto done;
+nomem:
+  st = lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
+done:
+  for (size_t k = 0; out && k < group; k++) lm_free(out[k]);
+  lm_free(out);
+  lm_free(want);
+  lm_free(all);
+  return st;
+}

@@ -104,6 +104,20 @@ lm_status lm_table_fetch(const lm_table *table, const long *cols, size_t n_cols,
 const double *lm_table_values(const lm_table *table, size_t col, lm_diag *diag);
 lm_status lm_table_load(const lm_table *table, const long *cols, size_t n_cols, lm_diag *diag);
 
+/* A visitor of lm_table_each_column: column col's n_rows values (borrowed
+ * until it returns). An error stops the walk and is returned. */
+typedef lm_status (*lm_column_fn)(void *ctx, size_t col, const double *values, lm_diag *diag);
+
+/* lm_table_each_column: fn for columns order[0..n) of the table, in that
+ * order, without keeping them: a loaded column's own values, a deferred
+ * one read back from the file in groups of consecutive entries of order
+ * whose values take at most budget bytes together (at least one column a
+ * group; one pass over the file's records per group), the group's buffers
+ * reused. The table is not changed. Errors: out of memory, a read's error,
+ * fn's error. */
+lm_status lm_table_each_column(const lm_table *table, const size_t *order, size_t n, size_t budget,
+                               lm_column_fn fn, void *ctx, lm_diag *diag);
+
 /* lm_table_text: text of cell (row, col) for a text column, or NULL when
  * the column is numeric or the cell holds a number. Borrowed. */
 const char *lm_table_text(const lm_table *table, size_t col, size_t row);

@@ -221,12 +221,12 @@ static int cmp_cols(const void *x, const void *y) {
   return strcasecmp(g_sort_table->cols[*(const size_t *)x].name, g_sort_table->cols[*(const size_t *)y].name);
 }
 
-static void mix_table(hasher *h, const lm_table *t) {
-  mix_str(h, t->name);
-  uint64_t n = t->n_rows;
-  mix(h, &n, sizeof n);
+/* The columns mix_table mixes, in its order, into a new array (*n of
+ * them; NULL when out of memory). */
+static size_t *mixed_columns(const lm_table *t, size_t *n) {
   size_t *order = malloc((t->n_cols + 1) * sizeof *order), k = 0;
-  if (!order) return;
+  *n = 0;
+  if (!order) return NULL;
   for (size_t c = 0; c < t->n_cols; c++) {
     const lm_column *col = &t->cols[c];
     if (col->text_ids || col->n_text || col->n_missing == t->n_rows) continue;
@@ -234,45 +234,89 @@ static void mix_table(hasher *h, const lm_table *t) {
   }
   g_sort_table = t;
   qsort(order, k, sizeof *order, cmp_cols);
-  for (size_t i = 0; i < k; i++) {
-    char lower[256];
-    size_t j = 0;
-    for (const char *p = t->cols[order[i]].name; *p && j + 1 < sizeof lower; p++)
-      lower[j++] = (char)tolower((unsigned char)*p);
-    lower[j] = '\0';
-    mix_str(h, lower);
-    mix(h, t->cols[order[i]].values, t->n_rows * sizeof(double));
-  }
-  free(order);
+  *n = k;
+  return order;
+}
+
+/* One column's share of a table's mix, as lm_table_each_column gives it. */
+typedef struct column_mix {
+  hasher *h;
+  const lm_table *t;
+} column_mix;
+
+static lm_status mix_column(void *ctx, size_t c, const double *values, lm_diag *diag) {
+  (void)diag;
+  column_mix *m = ctx;
+  char lower[256];
+  size_t j = 0;
+  for (const char *p = m->t->cols[c].name; *p && j + 1 < sizeof lower; p++)
+    lower[j++] = (char)tolower((unsigned char)*p);
+  lower[j] = '\0';
+  mix_str(m->h, lower);
+  mix(m->h, values, m->t->n_rows * sizeof(double));
+  return LM_OK;
+}
+
+static void mix_table_head(hasher *h, const lm_table *t) {
+  mix_str(h, t->name);
+  uint64_t n = t->n_rows;
+  mix(h, &n, sizeof n);
+}
+
+static void mix_table_tail(hasher *h, const lm_table *t) {
   long kc = strcmp(t->name, "pmc_perf") == 0 ? lm_table_find(t, "Kernel_Name") : -1;
   for (size_t r = 0; kc >= 0 && r < t->n_rows; r++) mix_str(h, lm_table_text(t, (size_t)kc, r));
+}
+
+static lm_status mix_table(hasher *h, const lm_table *t, lm_diag *diag) {
+  mix_table_head(h, t);
+  size_t k = 0, *order = mixed_columns(t, &k);
+  if (!order) return lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
+  column_mix m = {h, t};
+  lm_status st = lm_table_each_column(t, order, k, LM_DB_GROUP_BYTES, mix_column, &m, diag);
+  free(order);
+  if (st == LM_OK) mix_table_tail(h, t);
+  return st;
 }
 
 static int cmp_tables(const void *x, const void *y) {
   return strcmp((*(lm_table *const *)x)->name, (*(lm_table *const *)y)->name);
 }
 
-void lm_workload_fingerprint(const lm_workload *w, char out[33]) {
-  hasher h = {0x6A09E667F3BCC908ULL, 0xBB67AE8584CAA73BULL};
+static void mix_head(hasher *h, const lm_workload *w) {
+  h->a = 0x6A09E667F3BCC908ULL;
+  h->b = 0xBB67AE8584CAA73BULL;
   for (size_t i = 0; i < w->sysinfo.n_fields; i++) {
     /* The name and time of a profile say nothing of its contents. */
     if (strcmp(w->sysinfo.names[i], "workload_name") == 0) continue;
-    mix_str(&h, w->sysinfo.names[i]);
-    mix_str(&h, w->sysinfo.texts[i]);
+    mix_str(h, w->sysinfo.names[i]);
+    mix_str(h, w->sysinfo.texts[i]);
   }
-  mix_table(&h, w->pmc);
+}
+
+/* What follows the pmc table in a fingerprint, and the digits. */
+static lm_status mix_rest(hasher *h, const lm_workload *w, char out[33], lm_diag *diag) {
+  lm_status st = LM_OK;
   lm_table **levels = malloc((w->n_levels + 1) * sizeof *levels);
-  if (levels) {
-    memcpy(levels, w->levels, w->n_levels * sizeof *levels);
-    qsort(levels, w->n_levels, sizeof *levels, cmp_tables);
-    for (size_t i = 0; i < w->n_levels; i++) mix_table(&h, levels[i]);
-    free(levels);
-  }
-  if (w->roofline) mix_table(&h, w->roofline);
-  for (size_t i = 0; i < w->n_regions; i++) mix_str(&h, w->region_names[i]);
-  if (w->row_regions) mix(&h, w->row_regions, w->pmc->n_rows * sizeof *w->row_regions);
-  if (w->row_rank) mix(&h, w->row_rank, w->pmc->n_rows * sizeof *w->row_rank);
-  snprintf(out, 33, "%016llx%016llx", (unsigned long long)h.a, (unsigned long long)h.b);
+  if (!levels) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  memcpy(levels, w->levels, w->n_levels * sizeof *levels);
+  qsort(levels, w->n_levels, sizeof *levels, cmp_tables);
+  for (size_t i = 0; st == LM_OK && i < w->n_levels; i++) st = mix_table(h, levels[i], diag);
+  free(levels);
+  if (st == LM_OK && w->roofline) st = mix_table(h, w->roofline, diag);
+  if (st != LM_OK) return st;
+  for (size_t i = 0; i < w->n_regions; i++) mix_str(h, w->region_names[i]);
+  if (w->row_regions) mix(h, w->row_regions, w->pmc->n_rows * sizeof *w->row_regions);
+  if (w->row_rank) mix(h, w->row_rank, w->pmc->n_rows * sizeof *w->row_rank);
+  snprintf(out, 33, "%016llx%016llx", (unsigned long long)h->a, (unsigned long long)h->b);
+  return LM_OK;
+}
+
+lm_status lm_workload_fingerprint(const lm_workload *w, char out[33], lm_diag *diag) {
+  hasher h;
+  mix_head(&h, w);
+  lm_status st = mix_table(&h, w->pmc, diag);
+  return st == LM_OK ? mix_rest(&h, w, out, diag) : st;
 }
 
 /* --------------------------------------------------------------- import */
@@ -517,6 +561,38 @@ static void precompute(lm_store *s, const char *name, const lm_workload *w) {
   lm_analysis_free(an);
 }
 
+/* The bytes of counter values an import holds at once: LM_DB_GROUP_BYTES,
+ * or LUMEN_IMPORT_GROUP_BYTES (at least one column; for tests and
+ * measurements). */
+static size_t group_bytes(void) {
+  const char *text = getenv("LUMEN_IMPORT_GROUP_BYTES");
+  char *end = NULL;
+  unsigned long long v = text && *text ? strtoull(text, &end, 10) : 0;
+  return end && !*end && v ? (size_t)v : LM_DB_GROUP_BYTES;
+}
+
+/* lm_db_write_tables_with o, computing w's fingerprint (into fp) from the
+ * pmc columns as they are written, so they are read from the file once. */
+static lm_status write_fingerprinted(lm_sql *sql, int64_t wid, const lm_workload *w, const lm_db_write_opts *o,
+                                     char fp[33], lm_diag *diag) {
+  hasher h;
+  mix_head(&h, w);
+  mix_table_head(&h, w->pmc);
+  size_t k = 0, *order = mixed_columns(w->pmc, &k);
+  if (!order) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  column_mix m = {&h, w->pmc};
+  lm_db_write_opts with = *o;
+  with.first = order;
+  with.n_first = k;
+  with.seen = mix_column;
+  with.seen_ctx = &m;
+  lm_status st = lm_db_write_tables_with(sql, wid, w, &with, diag);
+  free(order);
+  if (st != LM_OK) return st;
+  mix_table_tail(&h, w->pmc);
+  return mix_rest(&h, w, fp, diag);
+}
+
 lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const char *team,
                           lm_import_result *res, lm_diag *diag) {
   memset(res, 0, sizeof *res);
@@ -524,14 +600,17 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
   if (!team) team = "";
   lm_workload *w = NULL;
   lm_sql *folder = NULL;
-  lm_status st = lm_workload_read(dir, &w, diag);
+  /* The counter columns stay in their files until written (a lumen
+   * folder's database is read whole). */
+  lm_workload_options wo = {1, lm_analyze_columns, NULL};
+  lm_status st = lm_workload_read_opts(dir, &wo, &w, diag);
   if (st != LM_OK) return st;
-  char db_path[PATH_MAX], fp[33], chosen[256], origin[PATH_MAX];
+  char db_path[PATH_MAX], fp[33] = "", chosen[256], origin[PATH_MAX];
   snprintf(db_path, sizeof db_path, "%s/%s", dir, LM_WORKLOAD_DB);
   struct stat sb;
   int lumen_folder = stat(db_path, &sb) == 0;
   if (!realpath(dir, origin)) snprintf(origin, sizeof origin, "%s", dir);
-  lm_workload_fingerprint(w, fp);
+  if (lumen_folder && (st = lm_workload_fingerprint(w, fp, diag)) != LM_OK) goto done;
   int64_t folder_wid = 0;
   if (lumen_folder) {
     if ((st = lm_sql_open(db_path, LM_DB_READ, &folder, diag)) != LM_OK) goto done;
@@ -562,11 +641,18 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
   if ((st = check_name(chosen, diag)) != LM_OK) goto done;
   snprintf(res->name, sizeof res->name, "%s", chosen);
   res->n_dispatches = w->pmc->n_rows;
+  lm_db_write_opts write_opts;
+  memset(&write_opts, 0, sizeof write_opts);
+  write_opts.group_bytes = group_bytes();
 
   for (int attempt = 0; attempt < 2; attempt++) {
+    /* A workload of that name, or a lost race, may be these contents: the
+     * fingerprint decides before anything is written. */
+    if (!fp[0] && (attempt || name_taken(s->sql, chosen)) && (st = lm_workload_fingerprint(w, fp, diag)) != LM_OK)
+      goto done;
     if ((st = lm_sql_begin(s->sql, diag)) != LM_OK) goto done;
     char existing[256];
-    if (find_fingerprint(s->sql, fp, team, existing, sizeof existing)) {
+    if (fp[0] && find_fingerprint(s->sql, fp, team, existing, sizeof existing)) {
       lm_sql_rollback(s->sql);
       snprintf(res->name, sizeof res->name, "%s", existing);
       res->existed = 1;
@@ -587,8 +673,20 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
       const char *model = lm_sysinfo_text(&w->sysinfo, "gpu_model");
       st = lm_db_create_workload(s->sql, chosen, team, w->n_parts ? "lumen" : "omniperf", origin, w->arch, model,
                                  w->pmc->n_rows, 1, &wid, diag);
-      if (st == LM_OK) st = set_fingerprint(s->sql, wid, fp, diag);
-      if (st == LM_OK) st = lm_db_write_tables(s->sql, wid, w, diag);
+      if (st == LM_OK && fp[0]) {
+        st = set_fingerprint(s->sql, wid, fp, diag);
+        if (st == LM_OK) st = lm_db_write_tables_with(s->sql, wid, w, &write_opts, diag);
+      } else if (st == LM_OK) {
+        /* The first attempt learns the fingerprint while it writes. */
+        st = write_fingerprinted(s->sql, wid, w, &write_opts, fp, diag);
+        if (st == LM_OK && find_fingerprint(s->sql, fp, team, existing, sizeof existing)) {
+          lm_sql_rollback(s->sql);
+          snprintf(res->name, sizeof res->name, "%s", existing);
+          res->existed = 1;
+          goto done;
+        }
+        if (st == LM_OK) st = set_fingerprint(s->sql, wid, fp, diag);
+      }
     }
     if (st == LM_OK) st = lm_sql_commit(s->sql, diag);
     if (st == LM_OK) {

@@ -79,8 +79,10 @@ lm_status lm_store_load_for(lm_store *store, const char *name, const lm_catalog 
  * info and dispatch count), enough to report a cached analysis. */
 lm_status lm_store_load_info(lm_store *store, const char *name, lm_workload **out, lm_diag *diag);
 
-/* lm_workload_fingerprint: 32 hex digits over a workload's contents. */
-void lm_workload_fingerprint(const lm_workload *w, char out[33]);
+/* lm_workload_fingerprint: 32 hex digits over a workload's contents (its
+ * deferred columns read back from their files). Errors: a column that
+ * cannot be read, out of memory. */
+lm_status lm_workload_fingerprint(const lm_workload *w, char out[33], lm_diag *diag);
 
 /* Analysis cache. lm_store_cache_key: the key of an analysis of a workload
  * with these options and definitions (into out). */
