@@ -97,6 +97,64 @@ suite() {
     "$LUMEN" analyze --db "$DB" -w vcopy_MI200 --format json 2>/dev/null | grep -v '"path"' >"$TMP/jb"
     cmp -s "$TMP/ja" "$TMP/jb" || fail "json differs"
     ;;
+  import_stream)
+    # Every shared workload folder, imported with its counter columns read
+    # back from the files in groups of one column, of a few columns and of
+    # the default size: each view from the store's columns (nothing kept)
+    # and the kept default view print what the folder prints, and the
+    # fingerprint (learnt while writing) finds the copy on a second import.
+    i=0
+    while read -r pmc; do
+      dir=$(dirname "$pmc")
+      i=$((i + 1))
+      n="s$i"
+      case $((i % 3)) in
+      0) group=1 ;;
+      1) group=200 ;;
+      *) group= ;;
+      esac
+      LUMEN_IMPORT_GROUP_BYTES=$group run db import --db "$DB" -w "$dir" -n "$n"
+      si=$STATUS
+      "$LUMEN" analyze -w "$dir" --format json 2>"$TMP/ea" | grep -v '"path"' >"$TMP/ja"
+      sa=${PIPESTATUS[0]}
+      if [ "$si" -ne 0 ]; then
+        # A folder the store refuses is one analysis refuses too.
+        [ "$sa" -ne 0 ] || fail "$dir: import failed ($(cat "$TMP/err")) but analyze -w did not"
+        continue
+      fi
+      # Folders of the same contents (the shared set has some) are one.
+      if grep -q "already in the store as" "$TMP/out"; then
+        n=$(sed -n "s/.*already in the store as '\([^']*\)'.*/\1/p" "$TMP/out")
+      fi
+      LUMEN_STORE_CACHE=off "$LUMEN" analyze --db "$DB" -w "$n" --format json 2>"$TMP/eb" |
+        grep -v '"path"' >"$TMP/jb"
+      sb=${PIPESTATUS[0]}
+      "$LUMEN" analyze --db "$DB" -w "$n" --format json 2>"$TMP/ec" | grep -v '"path"' >"$TMP/jc"
+      sc=${PIPESTATUS[0]}
+      [ "$sa" -eq "$sb" ] && [ "$sa" -eq "$sc" ] ||
+        fail "$dir: exit $sa from the folder, $sb from the columns, $sc kept ($(head -c 300 "$TMP/eb"))"
+      cmp -s "$TMP/ja" "$TMP/jb" || fail "$dir: the view from the columns differs: $(diff "$TMP/ja" "$TMP/jb" | head -4)"
+      cmp -s "$TMP/ja" "$TMP/jc" || fail "$dir: the kept view differs: $(diff "$TMP/ja" "$TMP/jc" | head -4)"
+      # The same contents under another name, and under the same name.
+      LUMEN_IMPORT_GROUP_BYTES=${group:-1} run db import --db "$DB" -w "$dir" -n "again$i"
+      expect_status 0
+      expect_out "already in the store as '$n'"
+      run db import --db "$DB" -w "$dir" -n "$n"
+      expect_status 0
+      expect_out "already in the store as '$n'"
+    done < <(find "$WL" -name pmc_perf.csv | sort)
+    [ "$i" -ge 50 ] || fail "only $i workloads found"
+    # The text report with its summary on a folder of 1,000 dispatches.
+    "$LUMEN" db list --db "$DB" --format csv | tail -n +2 | cut -d'"' -f2 | while read -r old; do
+      "$LUMEN" db rm --db "$DB" "$old" >/dev/null
+    done
+    LUMEN_IMPORT_GROUP_BYTES=100000 run db import --db "$DB" -w "$WL/_synthetic/vcopy_MI200_x1000" -n big
+    expect_status 0
+    expect_out "imported as 'big' (1000 dispatches)"
+    "$LUMEN" analyze -w "$WL/_synthetic/vcopy_MI200_x1000" --width 0 -k vec --norm per_cycle >"$TMP/ta" 2>&1
+    LUMEN_STORE_CACHE=off "$LUMEN" analyze --db "$DB" -w big --width 0 -k vec --norm per_cycle >"$TMP/tb" 2>&1
+    cmp -s "$TMP/ta" "$TMP/tb" || fail "x1000: the text report differs: $(diff "$TMP/ta" "$TMP/tb" | head -4)"
+    ;;
   export_profile)
     export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
     rm -rf "$TMP/prof" "$TMP/out_wl" "$TMP/a" "$TMP/b" "$TMP/c"
