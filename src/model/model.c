@@ -309,6 +309,9 @@ const double *lm_table_values(const lm_table *table, size_t col, lm_diag *diag) 
   return table->cols[col].values;
 }
 
+/* Rows a deferred group is read in at a time. */
+#define EACH_BLOCK_ROWS 8192
+
 lm_status lm_table_each_column(const lm_table *t, const size_t *order, size_t n, size_t budget, lm_column_fn fn,
                                void *ctx, lm_diag *diag) {
   size_t rows = t->n_rows ? t->n_rows : 1, per_col = rows * sizeof(double);
@@ -317,9 +320,9 @@ lm_status lm_table_each_column(const lm_table *t, const size_t *order, size_t n,
   if (group > n) group = n ? n : 1;
   lm_status st = LM_OK;
   long *want = lm_malloc(group * sizeof *want);
-  double **out = lm_calloc(group, sizeof *out);
+  double **out = lm_calloc(group, sizeof *out), **at = lm_malloc(group * sizeof *at);
   size_t *all = NULL;
-  if (!want || !out) goto nomem;
+  if (!want || !out || !at) goto nomem;
   for (size_t i = 0; i < n && st == LM_OK;) {
     size_t end = i + group < n ? i + group : n, n_def = 0;
     for (size_t k = i; k < end; k++) {
@@ -340,7 +343,13 @@ lm_status lm_table_each_column(const lm_table *t, const size_t *order, size_t n,
         st = lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no reader for deferred columns");
         goto done;
       }
-      if ((st = t->fetch(t, want, n_def, all, t->n_rows, out, diag)) != LM_OK) goto done;
+      /* In blocks of rows: the fetch gives back the pages of the file
+       * that each block read. */
+      for (size_t r0 = 0; r0 < t->n_rows; r0 += EACH_BLOCK_ROWS) {
+        size_t nb = t->n_rows - r0 < EACH_BLOCK_ROWS ? t->n_rows - r0 : EACH_BLOCK_ROWS;
+        for (size_t d = 0; d < n_def; d++) at[d] = out[d] + r0;
+        if ((st = t->fetch(t, want, n_def, all + r0, nb, at, diag)) != LM_OK) goto done;
+      }
     }
     for (size_t k = i, d = 0; k < end && st == LM_OK; k++)
       st = fn(ctx, order[k], lm_table_deferred(t, order[k]) ? out[d++] : t->cols[order[k]].values, diag);
@@ -352,6 +361,7 @@ nomem:
 done:
   for (size_t k = 0; out && k < group; k++) lm_free(out[k]);
   lm_free(out);
+  lm_free(at);
   lm_free(want);
   lm_free(all);
   return st;

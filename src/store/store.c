@@ -545,20 +545,23 @@ static int name_taken(lm_sql *sql, const char *name) {
   return lm_db_find_workload(sql, name, &wid, NULL, NULL, &ignored) == LM_OK;
 }
 
-static void keep(lm_store *s, const char *name, const lm_catalog *cat, const lm_analyze_opts *o,
-                 const lm_analysis *an);
+static int cache_on(void);
 
 /* The default view (every panel, no filter) of a new workload, kept so
- * that the first look at it costs no evaluation. */
-static void precompute(lm_store *s, const char *name, const lm_workload *w) {
-  const lm_catalog *cat = lm_metrics_builtin(w->arch);
-  if (!cat) return;
+ * that the first look at it costs no evaluation: evaluated from the
+ * columns just stored (lm_store_analyze), once the folder is let go, so it
+ * decodes the columns it reads instead of reading the files again. */
+static void precompute(lm_store *s, const char *name) {
+  if (!cache_on()) return;
   lm_analyze_opts o;
   memset(&o, 0, sizeof o);
+  lm_workload *w = NULL;
   lm_analysis *an = NULL;
   lm_diag ignored;
-  if (lm_analyze_run(w, cat, &o, &an, &ignored) == LM_OK) keep(s, name, cat, &o, an);
+  int cached = 0;
+  lm_store_analyze(s, name, NULL, &o, &w, &an, &cached, &ignored);
   lm_analysis_free(an);
+  lm_workload_free(w);
 }
 
 /* The bytes of counter values an import holds at once: LM_DB_GROUP_BYTES,
@@ -646,10 +649,8 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
   write_opts.group_bytes = group_bytes();
 
   for (int attempt = 0; attempt < 2; attempt++) {
-    /* A workload of that name, or a lost race, may be these contents: the
-     * fingerprint decides before anything is written. */
-    if (!fp[0] && (attempt || name_taken(s->sql, chosen)) && (st = lm_workload_fingerprint(w, fp, diag)) != LM_OK)
-      goto done;
+    /* After a lost race the fingerprint decides before anything is written. */
+    if (!fp[0] && attempt && (st = lm_workload_fingerprint(w, fp, diag)) != LM_OK) goto done;
     if ((st = lm_sql_begin(s->sql, diag)) != LM_OK) goto done;
     char existing[256];
     if (fp[0] && find_fingerprint(s->sql, fp, team, existing, sizeof existing)) {
@@ -661,6 +662,12 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
     }
     if (name_taken(s->sql, chosen)) {
       lm_sql_rollback(s->sql);
+      if (!fp[0]) {
+        /* That workload may be these contents: look again knowing them. */
+        if ((st = lm_workload_fingerprint(w, fp, diag)) != LM_OK) goto done;
+        attempt--;
+        continue;
+      }
       st = lm_diag_set(diag, LM_EINVAL, lm_store_where(s), 0, 0, "-n",
                        "a different workload named '%s' is already in the store (`lumen db rm %s` "
                        "first, or import under another -n)", chosen, chosen);
@@ -690,7 +697,11 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
     }
     if (st == LM_OK) st = lm_sql_commit(s->sql, diag);
     if (st == LM_OK) {
-      precompute(s, chosen, w);
+      lm_sql_close(folder);
+      folder = NULL;
+      lm_workload_free(w);
+      w = NULL;
+      precompute(s, chosen);
       goto done;
     }
     lm_sql_rollback(s->sql);
