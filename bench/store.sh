@@ -2,8 +2,8 @@
 # Benchmark of the workload store: for scaled copies of vcopy/MI200 and
 # vcopy/MI300X_A1 (100,000 dispatches by default), import each into a new
 # SQLite store and time
-#  - the import (`lumen db import`, which also evaluates and keeps the
-#    default view),
+#  - the import (`lumen db import`, which also evaluates, from the stored
+#    columns, and keeps the default view),
 #  - `lumen analyze --db STORE -w NAME` (the default view, kept at import),
 #  - a new view (a kernel filter and another normalization) evaluated from
 #    the stored columns (LUMEN_STORE_CACHE=off: nothing is kept or reused),
