@@ -162,6 +162,56 @@ static void test_alloc_failures(void) {
   CHECK(n < 1000 && !failed);
 }
 
+/* lm_table_each_column's visits, checked against the whole load. */
+typedef struct visit_check {
+  const lm_table *whole;
+  const size_t *order;
+  size_t next, bad;
+} visit_check;
+
+static lm_status visit_column(void *ctx, size_t col, const double *values, lm_diag *diag) {
+  (void)diag;
+  visit_check *v = ctx;
+  v->bad += col != v->order[v->next++];
+  v->bad += v->whole->n_rows && memcmp(values, v->whole->cols[col].values, v->whole->n_rows * sizeof *values) != 0;
+  return LM_OK;
+}
+
+static lm_status stop_visit(void *ctx, size_t col, const double *values, lm_diag *diag) {
+  (void)values;
+  size_t *seen = ctx;
+  if (++*seen == 2) return lm_diag_set(diag, LM_EDATA, NULL, 0, (long)col, NULL, "stop");
+  return LM_OK;
+}
+
+/* Every column of d (deferred) visited backwards and in groups of one,
+ * two, three columns and all of them: the whole load's bits, in that
+ * order, d unchanged; a visitor's error stops the walk. */
+static void check_each_column(const lm_table *t, const lm_table *d) {
+  size_t *order = malloc((t->n_cols + 1) * sizeof *order), n_deferred = 0;
+  CHECK(order != NULL);
+  if (!order) return;
+  for (size_t c = 0; c < t->n_cols; c++) order[c] = t->n_cols - 1 - c;
+  for (size_t c = 0; c < d->n_cols; c++) n_deferred += lm_table_deferred(d, c);
+  size_t per_col = (t->n_rows ? t->n_rows : 1) * sizeof(double);
+  size_t budgets[] = {1, 2 * per_col, 3 * per_col + 1, (size_t)1 << 30};
+  for (size_t b = 0; b < sizeof budgets / sizeof *budgets; b++) {
+    visit_check v = {t, order, 0, 0};
+    lm_diag diag;
+    CHECK(lm_table_each_column(d, order, t->n_cols, budgets[b], visit_column, &v, &diag) == LM_OK);
+    CHECK(v.bad == 0 && v.next == t->n_cols);
+  }
+  size_t after = 0, seen = 0;
+  for (size_t c = 0; c < d->n_cols; c++) after += lm_table_deferred(d, c);
+  CHECK(after == n_deferred);
+  lm_diag diag;
+  if (t->n_cols >= 3) {
+    CHECK(lm_table_each_column(d, order, t->n_cols, 1, stop_visit, &seen, &diag) == LM_EDATA);
+    CHECK(seen == 2 && strcmp(diag.message, "stop") == 0);
+  }
+  free(order);
+}
+
 /* Load text whole and with deferred columns (threads 1 and 2): the same
  * refusal, or the same counts, flags and, read back in blocks of 3 rows
  * and one row past the end, the same bits in every column. */
@@ -229,6 +279,7 @@ static void check_deferred(const char *text, size_t len, const char *const *eage
     free(all);
     CHECK(bad == 0);
     CHECK(n_deferred > 0);
+    check_each_column(t, d);
     /* Loading a deferred column keeps it: the same values again. */
     for (size_t c = 0; c < t->n_cols; c++) {
       const double *v = lm_table_values(d, c, NULL);
