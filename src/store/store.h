@@ -57,7 +57,10 @@ typedef struct lm_import_result {
 /* lm_store_import: a lumen workload folder or an Omniperf/rocprofiler-
  * compute folder. name NULL: the workload's own name (lumen) or one made
  * from the folder's path. team may be NULL. A different workload under
- * the same name is refused. */
+ * the same name is refused. A CSV folder is not loaded whole: its counter
+ * columns are read back from the files in groups (lm_db_write_opts; at most
+ * LUMEN_IMPORT_GROUP_BYTES of values at once when set), and the default
+ * view is then evaluated from the stored columns and kept. */
 lm_status lm_store_import(lm_store *store, const char *dir, const char *name, const char *team,
                           lm_import_result *result, lm_diag *diag);
 /* lm_store_remove: delete a workload and everything of it. */
