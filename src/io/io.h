@@ -240,6 +240,15 @@ typedef struct lm_db_write_opts {
   void *seen_ctx;
 } lm_db_write_opts;
 
+/* lm_db_put_columns_with: lm_db_put_columns with these options (NULL:
+ * the defaults): t may hold deferred columns, and with skip_fixed (the
+ * pmc table) o's first columns are visited first, each given to o->seen. */
+lm_status lm_db_put_columns_with(lm_sql *sql, int64_t wid, const lm_table *t, const char *source, int skip_fixed,
+                                 const lm_db_write_opts *o, lm_diag *diag);
+/* lm_db_dispatch_column: 1 when pmc_perf column `name` is stored in the
+ * dispatch table rather than as a counter column. */
+int lm_db_dispatch_column(const char *name);
+
 /* lm_db_write_tables_with: lm_db_write_tables with these options (NULL:
  * the defaults). w may hold deferred columns; the dispatch columns are
  * loaded (lm_table_load) when they are deferred. */

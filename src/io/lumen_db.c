@@ -325,110 +325,11 @@ static double col_value(const lm_table *t, long c, size_t r) {
   return c < 0 ? LM_NAN : t->cols[c].values[r];
 }
 
-/* Writing one source's counter columns: the statement, the codec, each
- * column's position among the written ones (-1: not written) and which
- * columns the caller sees first. */
-typedef struct put_state {
-  lm_stmt *s;
-  lm_colcodec *codec;
-  const lm_table *t;
-  int64_t wid;
-  const char *source;
-  int *position;
-  uint8_t *seen_first;
-  lm_column_fn seen;
-  void *seen_ctx;
-} put_state;
-
-static lm_status put_one(void *ctx, size_t c, const double *values, lm_diag *diag) {
-  put_state *p = ctx;
-  const lm_column *col = &p->t->cols[c];
-  lm_status st = LM_OK;
-  if (p->seen && p->seen_first[c] && (st = p->seen(p->seen_ctx, c, values, diag)) != LM_OK) return st;
-  if (p->position[c] < 0) return LM_OK;
-  lm_stmt *s = p->s;
-  lm_stmt_bind_int64(s, 1, p->wid);
-  lm_stmt_bind_text(s, 2, p->source);
-  lm_stmt_bind_int64(s, 3, p->position[c]);
-  lm_stmt_bind_text(s, 4, col->name);
-  lm_stmt_bind_int64(s, 5, (int64_t)p->t->n_rows);
-  const void *blob = NULL;
-  size_t len = 0;
-  if ((st = lm_colcodec_encode(p->codec, values, p->t->n_rows, &blob, &len, diag)) != LM_OK) return st;
-  lm_stmt_bind_blob(s, 6, blob, len);
-  if (col->n_text) {
-    lm_stmt_bind_text(s, 7, col->first_text ? col->first_text : "");
-    lm_stmt_bind_int64(s, 8, col->first_text_line);
-  } else {
-    lm_stmt_bind_null(s, 7);
-    lm_stmt_bind_null(s, 8);
-  }
-  lm_stmt_bind_int64(s, 9, LM_CODEC_COMPACT);
-  if (lm_stmt_step(s) < 0) return lm_stmt_error(s, "write a column", diag);
-  lm_stmt_reset(s);
-  return LM_OK;
-}
-
-/* The counter columns of t (all but the kernel names and, with
- * skip_fixed, the dispatch columns), at their positions in t's order;
- * o's first columns are visited first (o NULL or not pmc: none). */
-static lm_status put_columns(lm_sql *sql, int64_t wid, const lm_table *t, const char *source, int skip_fixed,
-                             const lm_db_write_opts *o, lm_diag *diag) {
-  put_state p;
-  memset(&p, 0, sizeof p);
-  p.t = t;
-  p.wid = wid;
-  p.source = source;
-  size_t n_cols = t->n_cols ? t->n_cols : 1, n_order = 0;
-  size_t *order = lm_malloc(n_cols * sizeof *order);
-  p.position = lm_malloc(n_cols * sizeof *p.position);
-  p.seen_first = lm_calloc(n_cols, 1);
-  p.codec = lm_colcodec_new();
-  lm_status st = LM_OK;
-  if (!order || !p.position || !p.seen_first || !p.codec) {
-    st = lm_diag_set(diag, LM_ENOMEM, lm_sql_where(sql), 0, 0, NULL, "out of memory");
-    goto done;
-  }
-  int position = 0;
-  for (size_t c = 0; c < t->n_cols; c++) {
-    const lm_column *col = &t->cols[c];
-    int fixed = col->text_ids != NULL; /* Kernel_Name: in the kernel table */
-    for (size_t k = 0; skip_fixed && k < LM_ARRAY_LEN(fixed_cols); k++)
-      fixed |= strcmp(fixed_cols[k].csv, col->name) == 0;
-    /* The measured clocks are dispatch columns too (sclk_mhz, mclk_mhz). */
-    fixed |= skip_fixed && (strcmp(col->name, "Measured_SCLK_MHz") == 0 || strcmp(col->name, "Measured_MCLK_MHz") == 0);
-    p.position[c] = fixed ? -1 : position++;
-  }
-  if (o && o->seen && skip_fixed) {
-    p.seen = o->seen;
-    p.seen_ctx = o->seen_ctx;
-    for (size_t i = 0; i < o->n_first; i++)
-      if (o->first[i] < t->n_cols && !p.seen_first[o->first[i]]) {
-        p.seen_first[o->first[i]] = 1;
-        order[n_order++] = o->first[i];
-      }
-  }
-  for (size_t c = 0; c < t->n_cols; c++)
-    if (p.position[c] >= 0 && !p.seen_first[c]) order[n_order++] = c;
-  if ((st = lm_sql_prepare(sql,
-                           "INSERT INTO column_data(workload_id, source, position, name, n_rows, "
-                           "data, first_text, first_text_line, codec) VALUES (?,?,?,?,?,?,?,?,?)",
-                           &p.s, diag)) != LM_OK)
-    goto done;
-  st = lm_table_each_column(t, order, n_order, o && o->group_bytes ? o->group_bytes : LM_DB_GROUP_BYTES, put_one,
-                            &p, diag);
-done:
-  lm_colcodec_free(p.codec);
-  lm_stmt_free(p.s);
-  lm_free(order);
-  lm_free(p.position);
-  lm_free(p.seen_first);
-  return st;
-}
-
-lm_status lm_db_put_columns(lm_sql *sql, int64_t wid, const lm_table *t, const char *source, int skip_fixed,
-                            lm_diag *diag) {
-  return put_columns(sql, wid, t, source, skip_fixed, NULL, diag);
+int lm_db_dispatch_column(const char *name) {
+  for (size_t k = 0; k < LM_ARRAY_LEN(fixed_cols); k++)
+    if (strcmp(fixed_cols[k].csv, name) == 0) return 1;
+  /* The measured clocks are dispatch columns too (sclk_mhz, mclk_mhz). */
+  return strcmp(name, "Measured_SCLK_MHz") == 0 || strcmp(name, "Measured_MCLK_MHz") == 0;
 }
 
 /* Rows (workload, id, name) of a name table (kernel, region): ids are the
@@ -576,10 +477,10 @@ lm_status lm_db_write_tables_with(lm_sql *sql, int64_t wid, const lm_workload *w
   }
 
   /* Counter columns: pmc_perf, the SQ_* accumulate tables, roofline. */
-  st = put_columns(sql, wid, pmc, "pmc_perf", 1, o, diag);
+  st = lm_db_put_columns_with(sql, wid, pmc, "pmc_perf", 1, o, diag);
   for (size_t i = 0; st == LM_OK && i < w->n_levels; i++)
-    st = put_columns(sql, wid, w->levels[i], w->levels[i]->name, 0, o, diag);
-  if (st == LM_OK && w->roofline) st = put_columns(sql, wid, w->roofline, "roofline", 0, o, diag);
+    st = lm_db_put_columns_with(sql, wid, w->levels[i], w->levels[i]->name, 0, o, diag);
+  if (st == LM_OK && w->roofline) st = lm_db_put_columns_with(sql, wid, w->roofline, "roofline", 0, o, diag);
   if (st == LM_OK) st = lm_db_write_provenance(sql, wid, w, diag);
   if (st == LM_OK) st = lm_db_write_ranks(sql, wid, w, diag);
   return st;
