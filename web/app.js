@@ -4,12 +4,12 @@
  * /api/analysis with the same JSON as `lumen analyze --format json`, and
  * every panel is drawn from it as tables, with charts where they help
  * (speed-of-light, instruction mix, per-channel L2, the memory chart and
- * the roofline).
+ * the roofline), and a multi-rank workload's rank table (ranks.js).
  */
 'use strict';
 
 const $ = (id) => document.getElementById(id);
-const KEYS = ['w', 'base', 'k', 'kn', 'd', 'g', 'r', 'norm', 'weight'];
+const KEYS = ['w', 'base', 'k', 'kn', 'd', 'g', 'rank', 'r', 'norm', 'weight'];
 const MULTI = new Set(['kn']);
 const charts = [];
 let infoCache = {};
@@ -47,6 +47,7 @@ function selectionFromForm() {
   if (kn.length) s.kn = kn;
   if ($('dispatch').value.trim()) s.d = $('dispatch').value.trim();
   if ($('gpu').value.trim()) s.g = $('gpu').value.trim();
+  if ($('rank').value.trim()) s.rank = $('rank').value.trim();
   if ($('region').value) s.r = $('region').value;
   if ($('norm').value) s.norm = $('norm').value;
   if ($('weight').value && $('weight').value !== 'count') s.weight = $('weight').value;
@@ -119,6 +120,7 @@ function fillForm(s, inf) {
   $('kregex').value = s.k || '';
   $('dispatch').value = s.d || '';
   $('gpu').value = s.g || '';
+  $('rank').value = s.rank || '';
   const norm = $('norm');
   norm.innerHTML = '';
   for (const n of inf.norms) {
@@ -210,10 +212,12 @@ function guiError(message, s) {
     if (s.kn) parts.push(`kernel${s.kn.length > 1 ? 's' : ''} ${s.kn.map((k) => `'${k}'`).join(', ')}`);
     if (s.d) parts.push(`dispatches '${s.d}'`);
     if (s.g) parts.push(`GPUs '${s.g}'`);
+    if (s.rank) parts.push(`ranks '${s.rank}'`);
     if (s.r) parts.push(`region '${s.r}'`);
     return parts.length ? `No dispatch matches ${parts.join(' and ')}` : 'No dispatch matches the filters';
   }
   return message.replace(/^-k '/, 'Kernel regex \'').replace(/^-d '?/, 'Dispatches: ').replace(/^-g '?/, 'GPUs: ')
+    .replace(/^--rank: /, `Ranks '${s.rank || ''}': `).replace(/^--rank '?/, 'Ranks: ')
     .replace(/^-r '?/, 'Region: ');
 }
 
@@ -262,6 +266,15 @@ function render(report, s, inf) {
     nav.appendChild(a);
     for (const t of panel.tables) sec.appendChild(renderTable(t, panel, comparing, s, inf));
     main.appendChild(sec);
+  }
+  /* A multi-rank selection: its rank table leads the panels. */
+  const ranks = renderRanks(report);
+  if (ranks) {
+    main.insertBefore(ranks, main.firstChild);
+    const a = el('a', '', 'Ranks');
+    a.href = location.hash;
+    a.addEventListener('click', (ev) => { ev.preventDefault(); ranks.scrollIntoView(); });
+    nav.insertBefore(a, nav.firstChild);
   }
   markKernel();
 }

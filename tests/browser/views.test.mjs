@@ -4,14 +4,16 @@
 // chosen kernel marked in every table, a comparison's rows in the
 // baseline's order, a filter error that clears the old tables, keyboard
 // use (Tab order, Enter and Space, a visible focus outline), the text
-// contrast of the palette and no page-level horizontal scroll at 1,280 px.
+// contrast of the palette, no page-level horizontal scroll at 1,280 px,
+// and the rank table of a multi-rank folder built here (a second server).
 // Saves screenshots.
 //
 // Usage: node views.test.mjs URL LUMEN SHARED_DIR SCREENSHOT_DIR
 // (served: f0 = vcopy/MI200, f1 = _mix/mix_MI200, and a store entry)
 import { chromium } from 'playwright-core';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 
 const [url, lumen, shared, shots] = process.argv.slice(2);
 const WL = `${shared}/workloads`;
@@ -96,6 +98,45 @@ async function checkWidth(page, label) {
   const w = await page.evaluate(() => ({ scroll: document.scrollingElement.scrollWidth, view: window.innerWidth }));
   check(w.scroll <= 1280, `${label}: no page-level horizontal scroll at ${w.view} px (scrollWidth ${w.scroll})`);
 }
+
+// A multi-rank folder: vcopy/MI200 as rank.0..rank.2, rank 1's kernels
+// five times as long (End_Timestamp moved in every file that has one).
+function splitCsv(line) {
+  const out = [];
+  let cur = '', quoted = false;
+  for (const ch of line) {
+    if (ch === '"') quoted = !quoted;
+    if (ch === ',' && !quoted) { out.push(cur); cur = ''; } else cur += ch;
+  }
+  out.push(cur);
+  return out;
+}
+const rankDir = mkdtempSync(`${tmpdir()}/lumen-ranks-`);
+for (let r = 0; r < 3; r++) cpSync(`${WL}/vcopy/MI200`, `${rankDir}/rank.${r}`, { recursive: true });
+for (const f of readdirSync(`${rankDir}/rank.1`).filter((n) => n.endsWith('.csv'))) {
+  const lines = readFileSync(`${rankDir}/rank.1/${f}`, 'utf8').split('\n');
+  const head = splitCsv(lines[0]);
+  const s0 = head.indexOf('Start_Timestamp'), e0 = head.indexOf('End_Timestamp');
+  if (s0 < 0 || e0 < 0) continue;
+  const out = lines.map((l, i) => {
+    if (i === 0 || !l.trim()) return l;
+    const c = splitCsv(l);
+    c[e0] = String(BigInt(c[s0]) + (BigInt(c[e0]) - BigInt(c[s0])) * 5n);
+    return c.join(',');
+  });
+  writeFileSync(`${rankDir}/rank.1/${f}`, out.join('\n'));
+}
+const rankServer = spawn(lumen, ['serve', '--listen', '127.0.0.1:0', '-w', rankDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+const rankUrl = await new Promise((resolve, reject) => {
+  let text = '';
+  rankServer.stdout.on('data', (d) => {
+    text += d;
+    const m = text.match(/http:\/\/\S+/);
+    if (m) resolve(m[0]);
+  });
+  rankServer.on('exit', (code) => reject(new Error(`lumen serve on the rank folder exited (${code})`)));
+  setTimeout(() => reject(new Error('lumen serve on the rank folder did not start')), 20000);
+});
 
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -249,7 +290,7 @@ try {
     if (outline === null && f.id === 'kregex') outline = f;
     if (f.card) { order.push('card'); break; }
   }
-  const want5 = ['workload', 'baseline', 'norm', 'weight', 'kregex', 'klist', 'dispatch', 'gpu', 'apply', 'reset', 'share'];
+  const want5 = ['workload', 'baseline', 'norm', 'weight', 'kregex', 'klist', 'dispatch', 'gpu', 'rank', 'apply', 'reset', 'share'];
   check(JSON.stringify(order.slice(0, want5.length)) === JSON.stringify(want5), `Tab order: ${order.join(' → ')}`);
   check(order.includes('card'), 'Tab reaches the summary cards');
   check(outline && outline.style !== 'none' && outline.width >= 2, `the focused control has an outline (${JSON.stringify(outline)})`);
@@ -267,9 +308,54 @@ try {
   const focusedAfter = await kb.evaluate(() => document.activeElement.closest('#drill') !== null);
   check(focusedAfter, 'Space on a dispatch row opens the drill-down and moves the focus there');
 
+  // 6. Ranks: a single-rank workload has no Ranks section; a folder of
+  // rank.0..rank.2 parts, rank 1's kernels made five times longer, has one.
+  await go(page, 'w=f0');
+  check(await page.$('#panel-ranks') === null && await page.$('#panel-2') !== null,
+    'a single-rank workload shows its panels and no Ranks section');
+  const rp = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  rp.on('pageerror', (e) => errors.push(e.message));
+  await rp.goto(`${rankUrl}#w=f0`);
+  await ready(rp);
+  await rp.waitForFunction(() => window.lumenRankChart && window.lumenRankChart(), null, { timeout: 30000 });
+  const rv = await rp.evaluate(() => ({
+    rows: Array.from(document.querySelectorAll('#table-ranks tr[data-row]')).map((tr) => tr.dataset.row),
+    slowest: document.querySelector('.rank-facts').dataset.slowest,
+    slowRow: (document.querySelector('#table-ranks tr.slowest') || {}).dataset,
+    facts: document.querySelector('.rank-facts').textContent,
+    chart: window.lumenRankChart(),
+    nav: Array.from(document.querySelectorAll('#panels a')).map((a) => a.textContent),
+  }));
+  check(JSON.stringify(rv.rows) === '["0","1","2"]', `the Ranks table has a row per rank (${rv.rows.join(', ')})`);
+  check(rv.slowest === '1' && rv.slowRow && rv.slowRow.row === '1', `the slowest rank shown is rank 1, the slowed one (${rv.facts})`);
+  const rcli = cli('-w', rankDir).ranks;
+  check(rv.chart.bars === 3 && rv.chart.values.length === 3 &&
+    rv.chart.values.every((v, i) => v === rcli.ranks[i].kernel_time_ns) && rv.chart.values[1] === Math.max(...rv.chart.values),
+    `the chart has a bar per rank, lumen analyze's kernel times (${rv.chart.values.join(', ')})`);
+  check(rv.chart.slowLabel.includes('slowest') && rv.nav.includes('Ranks'),
+    `the chart marks the slowest bar (${rv.chart.slowLabel}); the panel list links the Ranks section`);
+  await (await rp.$('#panel-ranks')).screenshot({ path: `${shots}/15-ranks.png` });
+  await checkWidth(rp, 'ranks');
+  await checkContrast(rp, 'ranks');
+  // The rank field: two ranks still make a table; a rank not in the data
+  // is a filter error, and the old tables go.
+  await rp.fill('#rank', '0,2');
+  await rp.click('#apply');
+  await rp.waitForFunction(() => document.body.dataset.state === 'ready' && location.hash.includes('rank=0'), null, { timeout: 30000 });
+  const two = await rp.$$eval('#table-ranks tr[data-row]', (trs) => trs.map((tr) => tr.dataset.row));
+  check(JSON.stringify(two) === '["0","2"]', `ranks 0,2 selected: the table shows them (${two.join(', ')})`);
+  await rp.fill('#rank', '7');
+  await rp.click('#apply');
+  await rp.waitForFunction(() => document.body.dataset.state === 'error', null, { timeout: 30000 });
+  const re = await rp.evaluate(() => ({ text: document.getElementById('filter-error').textContent,
+    tables: document.querySelectorAll('[data-table]').length }));
+  check(/^Ranks '7': .*ranks in the data: 0:3/.test(re.text) && re.tables === 0, `a rank not in the data is a filter error (${re.text})`);
+
   check(errors.length === 0, `no errors in the page (${errors.join(' | ')})`);
 } finally {
   await browser.close();
+  if (rankServer) rankServer.kill();
+  rmSync(rankDir, { recursive: true, force: true });
 }
 if (failures.length) {
   console.log(`${failures.length} check(s) failed`);
