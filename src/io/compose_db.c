@@ -225,15 +225,20 @@ lm_status lm_db_composer_sources(lm_db_composer *c, const char *source, const ch
   return st;
 }
 
-lm_status lm_db_composer_clock(lm_db_composer *c, int run, int gpu, double t0_ns, double t1_ns, double *sclk_mhz,
-                               double *mclk_mhz, lm_diag *diag) {
-  *sclk_mhz = *mclk_mhz = LM_NAN;
-  sqlite3_stmt *s = c->clk;
-  sqlite3_bind_int64(s, 1, c->wid);
+/* A sample query's parameters: workload, run, GPU and the time span. */
+static void bind_window(sqlite3_stmt *s, int64_t wid, int run, int gpu, double t0_ns, double t1_ns) {
+  sqlite3_bind_int64(s, 1, wid);
   sqlite3_bind_int(s, 2, run);
   sqlite3_bind_int(s, 3, gpu);
   sqlite3_bind_double(s, 4, t0_ns);
   sqlite3_bind_double(s, 5, t1_ns);
+}
+
+lm_status lm_db_composer_clock(lm_db_composer *c, int run, int gpu, double t0_ns, double t1_ns, double *sclk_mhz,
+                               double *mclk_mhz, lm_diag *diag) {
+  *sclk_mhz = *mclk_mhz = LM_NAN;
+  sqlite3_stmt *s = c->clk;
+  bind_window(s, c->wid, run, gpu, t0_ns, t1_ns);
   lm_status st = LM_OK;
   if (sqlite3_step(s) != SQLITE_ROW) {
     st = fail(c->db, diag);
@@ -269,11 +274,7 @@ lm_status lm_db_composer_power(lm_db_composer *c, int run, int gpu, double t0_ns
                                double *temp_c, lm_diag *diag) {
   *power_w = *temp_c = LM_NAN;
   sqlite3_stmt *s = c->pin;
-  sqlite3_bind_int64(s, 1, c->wid);
-  sqlite3_bind_int(s, 2, run);
-  sqlite3_bind_int(s, 3, gpu);
-  sqlite3_bind_double(s, 4, t0_ns);
-  sqlite3_bind_double(s, 5, t1_ns);
+  bind_window(s, c->wid, run, gpu, t0_ns, t1_ns);
   lm_status st = LM_OK;
   int inside = 0;
   if (sqlite3_step(s) != SQLITE_ROW) {
@@ -286,11 +287,7 @@ lm_status lm_db_composer_power(lm_db_composer *c, int run, int gpu, double t0_ns
   if (st != LM_OK || inside > 0) return st;
   /* No sample inside: the two that bracket the span, when both exist. */
   s = c->pnear;
-  sqlite3_bind_int64(s, 1, c->wid);
-  sqlite3_bind_int(s, 2, run);
-  sqlite3_bind_int(s, 3, gpu);
-  sqlite3_bind_double(s, 4, t0_ns);
-  sqlite3_bind_double(s, 5, t1_ns);
+  bind_window(s, c->wid, run, gpu, t0_ns, t1_ns);
   double power, temp;
   int n_rows = 0;
   if (!mean_of(s, &power, &temp, &n_rows)) st = fail(c->db, diag);
