@@ -184,6 +184,14 @@ void lm_analysis_free(lm_analysis *analysis);
  * read by them is loaded on first use, so the list is about speed only. */
 extern const char *const lm_analyze_columns[];
 
+/* lm_analyze_wants: 1 when an analysis with catalog ctx (an lm_catalog *,
+ * NULL: none) reads counter column `name` of `source` ("pmc_perf", an
+ * accumulate table, "roofline"): its formulas' inputs (an indexed input
+ * reads every channel's column), the columns the top-kernels, roofline,
+ * summary and rank tables read by name, and every roofline column. The
+ * signature is lm_db_want_fn's (io.h), for the readers of stored columns. */
+int lm_analyze_wants(void *ctx, const char *source, const char *name);
+
 /* lm_analyze_rows: the pmc rows the filters of o select (kernels,
  * dispatches, GPUs, instances, regions; not --kernel-index), in order.
  * Free *rows with lm_free. */

@@ -107,6 +107,25 @@ static int is_dir(const char *path) {
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The counter columns read from lumen databases (a workload's own, the
+ * rank.R parts of an MPI profile): those the built-in catalog of the
+ * architecture evaluates, with the columns analysis reads by name. Every
+ * column with --metrics-dir (definitions compiled later may read any) or
+ * --load whole. */
+typedef struct column_choice {
+  const char *compat; /* --compat (NULL: the default catalog) */
+  int all;
+} column_choice;
+
+static lm_db_want_fn choose_columns(void *ctx, const char *arch, void **want_ctx) {
+  const column_choice *c = ctx;
+  if (c->all || !arch) return NULL;
+  const lm_catalog *cat = c->compat ? lm_metrics_builtin_compat(arch, c->compat) : lm_metrics_builtin(arch);
+  if (!cat) return NULL;
+  *want_ctx = (void *)cat;
+  return lm_analyze_wants;
+}
+
 /* The catalog for `arch` in reference version compat (NULL: the default):
  * built in, or compiled from --metrics-dir. */
 static const lm_catalog *catalog_for(const char *arch, const char *metrics_dir, const char *compat,
@@ -318,6 +337,12 @@ int cmd_analyze(int argc, char **argv, int first) {
     return 0;
   }
   cli_apply_verbosity(&a);
+  column_choice columns = {cli_get(&a, "compat"), cli_has(&a, "metrics-dir") ||
+                                                     (cli_has(&a, "load") && strcmp(cli_get(&a, "load"), "stream") != 0)};
+  lm_workload_options read_opts;
+  memset(&read_opts, 0, sizeof read_opts);
+  read_opts.choose = choose_columns;
+  read_opts.choose_ctx = &columns;
   cli_mpi *mpi = NULL;
   if (cli_has(&a, "mpi")) {
 #ifdef LUMEN_HAVE_MPI
@@ -329,7 +354,7 @@ int cmd_analyze(int argc, char **argv, int first) {
     }
     if (me > 0) {
       /* Another process's share: load and send parts, print nothing. */
-      status = cli_mpi_end(mpi, cli_mpi_worker(mpi, cli_nth(&a, "workload", 0)));
+      status = cli_mpi_end(mpi, cli_mpi_worker(mpi, cli_nth(&a, "workload", 0), &read_opts));
       cli_args_fini(&a);
       return status;
     }
@@ -514,7 +539,9 @@ int cmd_analyze(int argc, char **argv, int first) {
         goto done;
       }
     } else {
-      lm_workload_options wo = {strcmp(load, "stream") == 0, lm_analyze_columns, NULL};
+      lm_workload_options wo = read_opts;
+      wo.defer = strcmp(load, "stream") == 0;
+      wo.eager_columns = lm_analyze_columns;
 #ifdef LUMEN_HAVE_MPI
       wo.parts = cli_mpi_source(mpi);
 #endif

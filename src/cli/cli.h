@@ -82,6 +82,7 @@ void cli_help(FILE *out, const char *mode);
 /* lumen analyze --mpi (mpi.c, built with MPI only). */
 typedef struct cli_mpi cli_mpi;
 struct lm_part_source;
+struct lm_workload_options;
 /* cli_mpi_begin: start MPI (a singleton without mpirun); this process's
  * number (0 analyses and prints), or -1 when MPI does not start. */
 int cli_mpi_begin(cli_mpi **out);
@@ -90,9 +91,10 @@ const struct lm_part_source *cli_mpi_source(cli_mpi *m);
 /* cli_mpi_settle: after process 0's read (ok or not): what the others still
  * send is taken, and rounds not started are called off. */
 void cli_mpi_settle(cli_mpi *m);
-/* cli_mpi_worker: a process other than 0 loads and sends its parts; the
- * exit status process 0 ends with. */
-int cli_mpi_worker(cli_mpi *m, const char *dir);
+/* cli_mpi_worker: a process other than 0 loads and sends its parts (their
+ * counter columns those opts->choose picks, the choice process 0 makes);
+ * the exit status process 0 ends with. */
+int cli_mpi_worker(cli_mpi *m, const char *dir, const struct lm_workload_options *opts);
 /* cli_mpi_end: process 0 tells the others its status; MPI is finalized
  * and m freed. Returns status. NULL m: a no-op. */
 int cli_mpi_end(cli_mpi *m, int status);

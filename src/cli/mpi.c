@@ -151,7 +151,8 @@ static lm_status receive_diag(int from, lm_diag *diag) {
   return diag->status != LM_OK ? diag->status : LM_EDATA;
 }
 
-static lm_status mpi_load(void *ctx, size_t i, const char *dir, lm_workload **out, lm_diag *diag) {
+static lm_status mpi_load(void *ctx, size_t i, const char *dir, const lm_workload_options *opts, lm_workload **out,
+                          lm_diag *diag) {
   cli_mpi *m = ctx;
   *out = NULL;
   if (i % round_span(m) == 0) {
@@ -165,7 +166,7 @@ static lm_status mpi_load(void *ctx, size_t i, const char *dir, lm_workload **ou
    * below every part the round agreed on (the reader stops at it). */
   if (from == 0) {
     uint64_t t0 = lm_phase_begin();
-    lm_status st = lm_workload_read(dir, out, diag);
+    lm_status st = lm_workload_read_opts(dir, opts, out, diag);
     lm_phase_end("mpi: load own parts", t0);
     return st;
   }
@@ -229,10 +230,12 @@ int cli_mpi_end(cli_mpi *m, int status) {
   return status;
 }
 
-/* One round's part of a worker: load, pack, or the diagnostic. */
-static lm_status worker_load(const char *dir, size_t i, lm_buf *packed, lm_diag *diag) {
+/* One round's part of a worker: load (the columns opts chooses, as process
+ * 0 chose them), pack, or the diagnostic. */
+static lm_status worker_load(const char *dir, size_t i, const lm_workload_options *opts, lm_buf *packed,
+                             lm_diag *diag) {
   lm_workload *pw = NULL;
-  lm_status st = lm_workload_read(dir, &pw, diag);
+  lm_status st = lm_workload_read_opts(dir, opts, &pw, diag);
   if (st == LM_OK) st = lm_workload_pack(pw, packed, diag);
   lm_workload_free(pw);
   if (st == LM_OK && packed->len > INT_MAX)
@@ -256,7 +259,7 @@ static void round_done(round_out *o) {
   for (int k = 0; k < ROUND_PARTS; k++) lm_buf_fini(&o->packed[k]);
 }
 
-int cli_mpi_worker(cli_mpi *m, const char *dir) {
+int cli_mpi_worker(cli_mpi *m, const char *dir, const lm_workload_options *opts) {
   long long plan[2] = {PLAN_ABORT, 0};
   MPI_Request req;
   MPI_Ibcast(plan, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD, &req);
@@ -286,7 +289,7 @@ int cli_mpi_worker(cli_mpi *m, const char *dir) {
       lm_diag_clear(&o->diag);
       for (int k = 0; (size_t)k < m->block && mine + (size_t)k < n && failed_here == (long)n; k++, loaded++) {
         size_t i = mine + (size_t)k;
-        lm_status st = listed != LM_OK ? (o->diag = list_diag, listed) : worker_load(dirs[i], i, &o->packed[k], &o->diag);
+        lm_status st = listed != LM_OK ? (o->diag = list_diag, listed) : worker_load(dirs[i], i, opts, &o->packed[k], &o->diag);
         if (st != LM_OK) failed_here = (long)i;
       }
       round_done(&outs[(r + 1) % 2]); /* the round before: process 0 took it */

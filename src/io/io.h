@@ -76,9 +76,21 @@ int lm_parse_number(const char *s, const char *e, double *value, int *is_int);
  * present, roofline.csv. Refuses folders the reference tool refuses (no
  * pmc_perf.csv; every row with a missing cell). */
 lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag);
+/* Which counter columns a read loads: 1 for column `name` of `source`
+ * ("pmc_perf", an accumulate table such as "SQ_LEVEL_WAVES", "roofline").
+ * The dispatch columns (Kernel_Name, Dispatch_ID, GPU_ID, launch
+ * parameters, timestamps, measured clocks) are always loaded. */
+typedef int (*lm_db_want_fn)(void *ctx, const char *source, const char *name);
+
+/* The want function of a read of workloads of architecture arch (the
+ * gpu_arch of their system information) and its context (*want_ctx);
+ * NULL: every column. It must give the same answer for the same arch. */
+typedef lm_db_want_fn (*lm_db_choose_fn)(void *ctx, const char *arch, void **want_ctx);
+
 /* How lm_workload_read_opts loads the CSV tables. */
 /* Where the rank.R parts of an MPI profile come from when not from this
  * process's own reads (lumen analyze --mpi: other processes load them). */
+struct lm_workload_options;
 typedef struct lm_part_source {
   /* Called once the parts are listed and their shapes read, before any
    * part is loaded: n_parts parts, exchange 1 when they will come through
@@ -89,8 +101,11 @@ typedef struct lm_part_source {
    * in part order from one thread. The error is the part's own. The part
    * may use memory of the source's until the next call (the merge copies
    * its values and frees it first; its system information and roofline
-   * tables, which the merged workload keeps, must be its own). */
-  lm_status (*load)(void *ctx, size_t i, const char *dir, lm_workload **out, lm_diag *diag);
+   * tables, which the merged workload keeps, must be its own). A part
+   * loaded here is read with opts (its columns: the merge's choice); one
+   * loaded elsewhere must hold no counter column that opts leaves out. */
+  lm_status (*load)(void *ctx, size_t i, const char *dir, const struct lm_workload_options *opts,
+                    lm_workload **out, lm_diag *diag);
   void *ctx;
 } lm_part_source;
 
@@ -101,9 +116,18 @@ typedef struct lm_workload_options {
   const char *const *eager_columns; /* NULL-terminated: columns loaded anyway */
   const lm_part_source *parts;      /* a folder of rank.R parts: where they
                                        come from (NULL: read here) */
+  lm_db_choose_fn choose;           /* the counter columns read from lumen
+                                       databases (the folder's own, its
+                                       parts'), chosen by architecture
+                                       (NULL: every column) */
+  void *choose_ctx;
 } lm_workload_options;
 /* lm_workload_read_opts: lm_workload_read with options (NULL: load all). A
- * workload folder holding a lumen database is read from it, whole. */
+ * workload folder holding a lumen database is read from it, with the
+ * counter columns opts->choose picks for its architecture (every column
+ * without); the rank.R parts of an MPI profile likewise, the choice made
+ * once for the first part's architecture (parts of another are refused).
+ * A folder of CSV files is read with all its columns. */
 lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts, lm_workload **out,
                                 lm_diag *diag);
 
@@ -122,6 +146,11 @@ lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *di
  * (NULL: lm_workload_read_ranks). The merged workload equals the one read
  * here when src->load gives what lm_workload_read gives. */
 lm_status lm_workload_read_ranks_from(const char *dir, const lm_part_source *src, lm_workload **out,
+                                      lm_diag *diag);
+
+/* lm_workload_read_ranks_opts: the same with opts (NULL: every column,
+ * read here): the parts from opts->parts, their columns opts->choose's. */
+lm_status lm_workload_read_ranks_opts(const char *dir, const struct lm_workload_options *opts, lm_workload **out,
                                       lm_diag *diag);
 
 /* lm_workload_part_dirs: the rank.R part folders of dir in part (rank)
@@ -302,11 +331,6 @@ lm_status lm_db_read_info(lm_sql *sql, const char *name, lm_workload **out, lm_d
  * the same tables an Omniperf folder gives. */
 lm_status lm_db_read_workload(lm_sql *sql, const char *name, lm_workload **out, lm_diag *diag);
 
-/* Which counter columns a read loads: 1 for column `name` of `source`
- * ("pmc_perf", an accumulate table such as "SQ_LEVEL_WAVES", "roofline").
- * The dispatch columns (Kernel_Name, Dispatch_ID, GPU_ID, launch
- * parameters, timestamps, measured clocks) are always loaded. */
-typedef int (*lm_db_want_fn)(void *ctx, const char *source, const char *name);
 
 /* lm_db_read_workload_columns: lm_db_read_workload with only the counter
  * columns want (NULL: all) accepts; the others are absent from the
@@ -314,6 +338,11 @@ typedef int (*lm_db_want_fn)(void *ctx, const char *source, const char *name);
  * every row may share one array: the tables are read-only. */
 lm_status lm_db_read_workload_columns(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx,
                                       lm_workload **out, lm_diag *diag);
+
+/* lm_db_read_workload_for: the same with the want function choose gives
+ * for the workload's architecture (read first, from its system info). */
+lm_status lm_db_read_workload_for(lm_sql *sql, const char *name, lm_db_choose_fn choose, void *ctx,
+                                  lm_workload **out, lm_diag *diag);
 
 /* lm_db_count_columns: how many of the counter columns of `source` of
  * workload wid want (NULL: all) accepts (no column data is read). */

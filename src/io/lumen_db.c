@@ -815,8 +815,22 @@ lm_status lm_db_read_workload(lm_sql *sql, const char *name, lm_workload **out, 
   return lm_db_read_workload_columns(sql, name, NULL, NULL, out, diag);
 }
 
+/* The columns of want, or those choose picks once the architecture is read. */
+static lm_status read_workload(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx, lm_db_choose_fn choose,
+                               void *choose_ctx, lm_workload **out, lm_diag *diag);
+
 lm_status lm_db_read_workload_columns(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx,
                                       lm_workload **out, lm_diag *diag) {
+  return read_workload(sql, name, want, ctx, NULL, NULL, out, diag);
+}
+
+lm_status lm_db_read_workload_for(lm_sql *sql, const char *name, lm_db_choose_fn choose, void *ctx,
+                                  lm_workload **out, lm_diag *diag) {
+  return read_workload(sql, name, NULL, NULL, choose, ctx, out, diag);
+}
+
+static lm_status read_workload(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx, lm_db_choose_fn choose,
+                               void *choose_ctx, lm_workload **out, lm_diag *diag) {
   const char *path = lm_sql_where(sql);
   lm_stmt *s = NULL;
   lm_workload *w = NULL;
@@ -852,6 +866,7 @@ lm_status lm_db_read_workload_columns(lm_sql *sql, const char *name, lm_db_want_
   char wname[256];
   workload_name(sql, wid, wname, sizeof wname);
   if ((st = read_sysinfo_rows(sql, wid, w, diag)) != LM_OK) goto fail;
+  if (choose) want = choose(choose_ctx, w->arch, &ctx);
   if ((st = read_source(sql, wid, wname, "pmc_perf", n_rows, 1, want, ctx, &w->pmc, diag)) != LM_OK) goto fail;
   if ((st = read_regions(sql, wid, w, diag)) != LM_OK) goto fail;
   if ((st = read_ranks(sql, wid, w, diag)) != LM_OK) goto fail;

@@ -130,10 +130,23 @@ source *lm_ranks_source(merge *m, const char *name, int add) {
   return s;
 }
 
-static lm_status count_name(merge *m, const char *src, const char *col) {
+/* Name (src, col) of a part into the counts; with filter (a database
+ * part) only when m->want accepts it, asked once per name. */
+static lm_status count_name(merge *m, const char *src, const char *col, int filter) {
   char key[1024];
   snprintf(key, sizeof key, "%s\037%s", src, col);
   if (lm_map_get(m->names, key, NULL)) return LM_OK;
+  /* Sources in the order of their first names, wanted or not. */
+  if (!lm_ranks_source(m, src, 1)) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  if (filter && m->want) {
+    int64_t verdict;
+    if (!lm_map_get(m->verdicts, key, &verdict)) {
+      verdict = m->want(m->want_ctx, src, col) != 0;
+      if (lm_map_put(m->verdicts, key, verdict) != LM_OK)
+        return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+    }
+    if (!verdict) return LM_OK;
+  }
   source *s = lm_ranks_source(m, src, 1);
   if (!s || lm_map_put(m->names, key, 1) != LM_OK)
     return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
@@ -177,6 +190,16 @@ static lm_status shape(part *p, lm_buf *names, lm_diag *diag) {
     st = lm_diag_set(diag, LM_EDATA, db_path, 0, 0, NULL,
                      "rank %d's profile has not finished (continue it with `lumen profile --resume -w %s`)", p->rank,
                      p->dir);
+  p->db = 1;
+  if (st == LM_OK &&
+      (st = lm_sql_prepare(sql, "SELECT value FROM sysinfo WHERE workload_id = ? AND key = 'gpu_arch'", &s, diag)) ==
+          LM_OK) {
+    lm_stmt_bind_int64(s, 1, wid);
+    if ((rc = lm_stmt_step(s)) == 1 && lm_stmt_text(s, 0)) snprintf(p->arch, sizeof p->arch, "%s", lm_stmt_text(s, 0));
+    else if (rc < 0) st = lm_stmt_error(s, "read system info", diag);
+    lm_stmt_free(s);
+    s = NULL;
+  }
   if (st == LM_OK)
     st = lm_sql_prepare(sql, "SELECT source, name FROM column_data WHERE workload_id = ?", &s, diag);
   if (st == LM_OK) {
@@ -226,7 +249,8 @@ static void *shaper_main(void *arg) {
   return NULL;
 }
 
-static lm_status shape_parts(merge *m, part *parts, size_t n_parts, size_t *total) {
+static lm_status shape_parts(merge *m, part *parts, size_t n_parts, const lm_workload_options *opts,
+                             size_t *total) {
   shapers x;
   memset(&x, 0, sizeof x);
   x.parts = parts;
@@ -250,6 +274,16 @@ static lm_status shape_parts(merge *m, part *parts, size_t n_parts, size_t *tota
   shaper_main(&x);
   for (size_t t = 0; t < started; t++) pthread_join(threads[t], NULL);
   pthread_mutex_destroy(&x.lock);
+  /* The columns to read, chosen for the first database part's
+   * architecture (another architecture is refused when the parts are
+   * read). A --split ranks profile's parts are combined whole. */
+  size_t n_split = 0;
+  const char *arch = NULL;
+  for (size_t i = 0; i < n_parts; i++) {
+    n_split += parts[i].split;
+    if (!arch && x.st[i] == LM_OK && parts[i].db && parts[i].arch[0]) arch = parts[i].arch;
+  }
+  if (opts && opts->choose && arch && n_split != n_parts) m->want = opts->choose(opts->choose_ctx, arch, &m->want_ctx);
   *total = 0;
   for (size_t i = 0; st == LM_OK && i < n_parts; i++) {
     if (x.st[i] != LM_OK) {
@@ -260,7 +294,7 @@ static lm_status shape_parts(merge *m, part *parts, size_t n_parts, size_t *tota
     const char *at = x.names[i].data, *end = at + x.names[i].len;
     while (st == LM_OK && at && at < end) {
       const char *col = at + strlen(at) + 1;
-      st = count_name(m, at, col);
+      st = count_name(m, at, col, parts[i].db);
       at = col + strlen(col) + 1;
     }
     *total += parts[i].n_rows;
@@ -641,6 +675,23 @@ static lm_status finish_table(lm_table *t) {
   return lm_table_finish_threads(t, n);
 }
 
+/* What a part's read loads: the names pass 1 counted, and the roofline
+ * columns m->want accepts (pass 1 does not count them). Read-only: the
+ * reader threads share it. */
+static int merged_wants(void *ctx, const char *src, const char *name) {
+  const merge *m = ctx;
+  if (strcmp(src, "roofline") == 0) return m->want(m->want_ctx, src, name);
+  char key[1024];
+  snprintf(key, sizeof key, "%s\037%s", src, name);
+  return lm_map_get(m->names, key, NULL);
+}
+
+static lm_db_want_fn merged_choice(void *ctx, const char *arch, void **want_ctx) {
+  (void)arch;
+  *want_ctx = ctx;
+  return merged_wants;
+}
+
 /* Reading the parts side by side: threads take the next part, load it on
  * their own, and append it under one lock at the rows pass 1 gave it. */
 typedef struct readers {
@@ -655,6 +706,7 @@ typedef struct readers {
   char arch[64];    /* the first part read: its architecture and rank */
   int arch_rank;
   const lm_part_source *src; /* parts loaded elsewhere (NULL: here) */
+  lm_workload_options part_opts; /* how a part is read: its columns */
 } readers;
 
 /* Part i, loaded as pw, into the merged tables (under the lock). */
@@ -708,8 +760,8 @@ static void *reader_main(void *arg) {
     lm_workload *pw = NULL;
     lm_diag d;
     lm_diag_clear(&d);
-    lm_status st = x->src ? x->src->load(x->src->ctx, i, x->parts[i].dir, &pw, &d)
-                          : lm_workload_read(x->parts[i].dir, &pw, &d);
+    lm_status st = x->src ? x->src->load(x->src->ctx, i, x->parts[i].dir, &x->part_opts, &pw, &d)
+                          : lm_workload_read_opts(x->parts[i].dir, &x->part_opts, &pw, &d);
     pthread_mutex_lock(&x->lock);
     if (st == LM_OK) st = add_part(x, i, pw, &d);
     if (st != LM_OK && (x->st == LM_OK || i < x->failed_at)) {
@@ -736,6 +788,10 @@ static lm_status read_parts(merge *m, lm_workload *w, part *parts, size_t n_part
   x.parts = parts;
   x.n_parts = n_parts;
   x.total = total;
+  if (m->want) {
+    x.part_opts.choose = merged_choice;
+    x.part_opts.choose_ctx = m;
+  }
   if (pthread_mutex_init(&x.lock, NULL) != 0) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "no lock");
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   size_t n_threads = cpus > 1 ? (size_t)cpus : 1;
@@ -759,6 +815,15 @@ lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *di
 
 lm_status lm_workload_read_ranks_from(const char *dir, const lm_part_source *src, lm_workload **out,
                                       lm_diag *diag) {
+  lm_workload_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.parts = src;
+  return lm_workload_read_ranks_opts(dir, &opts, out, diag);
+}
+
+lm_status lm_workload_read_ranks_opts(const char *dir, const lm_workload_options *opts, lm_workload **out,
+                                      lm_diag *diag) {
+  const lm_part_source *src = opts ? opts->parts : NULL;
   *out = NULL;
   lm_arena *arena = lm_arena_new(1 << 14);
   lm_workload *w = arena ? lm_arena_alloc(arena, sizeof *w) : NULL;
@@ -769,10 +834,11 @@ lm_status lm_workload_read_ranks_from(const char *dir, const lm_part_source *src
   m.diag = diag;
   m.names = lm_map_new();
   m.strings = lm_map_new();
+  m.verdicts = lm_map_new();
   part *parts = NULL;
   size_t n_parts = 0, total = 0;
   lm_status st = LM_OK;
-  if (!w || !m.names || !m.strings) goto nomem;
+  if (!w || !m.names || !m.strings || !m.verdicts) goto nomem;
   w->arena = arena;
   w->path = lm_arena_strdup(arena, dir);
   if (!w->path) goto nomem;
@@ -782,7 +848,7 @@ lm_status lm_workload_read_ranks_from(const char *dir, const lm_part_source *src
     goto fail;
   }
   uint64_t t_shape = lm_phase_begin();
-  if ((st = shape_parts(&m, parts, n_parts, &total)) != LM_OK) goto fail;
+  if ((st = shape_parts(&m, parts, n_parts, opts, &total)) != LM_OK) goto fail;
   lm_phase_end("load: parts' shapes", t_shape);
   if (!lm_ranks_source(&m, "pmc_perf", 1)) goto nomem;
   {
@@ -799,6 +865,7 @@ lm_status lm_workload_read_ranks_from(const char *dir, const lm_part_source *src
       if (st == LM_OK && !differ) {
         lm_map_free(m.names);
         lm_map_free(m.strings);
+        lm_map_free(m.verdicts);
         lm_workload_free(w);
         *out = combined;
         return LM_OK;
@@ -849,6 +916,7 @@ lm_status lm_workload_read_ranks_from(const char *dir, const lm_part_source *src
   lm_phase_end("load: merged tables' statistics", t_finish);
   lm_map_free(m.names);
   lm_map_free(m.strings);
+  lm_map_free(m.verdicts);
   *out = w;
   return LM_OK;
 nomem:
@@ -857,6 +925,7 @@ fail:
   for (size_t i = 0; i < m.n_sources; i++) lm_table_free(m.sources[i].table);
   lm_map_free(m.names);
   lm_map_free(m.strings);
+  lm_map_free(m.verdicts);
   if (w) lm_workload_free(w);
   else lm_arena_free(arena);
   return st;

@@ -17,6 +17,8 @@ typedef struct part {
   size_t at; /* its first row in the merged tables */
   const char **region_names; /* its regions (numbered as in the part) */
   size_t n_regions;
+  int db;        /* read from its lumen database (else a folder of CSV files) */
+  char arch[64]; /* a database's gpu_arch, from pass 1 ("" unknown) */
 } part;
 
 /* The merged columns of one source: how many its parts name (an upper
@@ -40,7 +42,12 @@ typedef struct merge {
   const char *dir;
   size_t n_parts;    /* parts read side by side: how many (written flags) */
   lm_arena *arena;   /* the merged workload's */
-  lm_map *names;     /* "source\037column" seen in pass 1 */
+  lm_map *names;     /* "source\037column" seen in pass 1 (of a database
+                        part: those want accepts) */
+  lm_db_want_fn want;/* the counter columns read from the parts' databases
+                        (NULL: all), chosen after pass 1 */
+  void *want_ctx;
+  lm_map *verdicts;  /* want's answer per "source\037column", asked once */
   source *sources;
   size_t n_sources, cap_sources;
   lm_map *strings;   /* hosts and clock sources, interned in arena */

@@ -184,7 +184,9 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
     lm_workload *loaded = NULL;
     status = lm_sql_open(db_path, LM_DB_READ, &db, diag);
     if (status == LM_OK) status = lm_db_schema(db, 0, diag);
-    if (status == LM_OK) status = lm_db_read_workload(db, NULL, &loaded, diag);
+    if (status == LM_OK)
+      status = lm_db_read_workload_for(db, NULL, opts ? opts->choose : NULL, opts ? opts->choose_ctx : NULL, &loaded,
+                                       diag);
     lm_sql_close(db);
     lm_workload_free(w);
     if (status == LM_OK) *out = loaded;
@@ -201,7 +203,7 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
   if (!pmc_present && lm_workload_has_ranks(dir)) {
     /* The rank.R parts of an MPI profile, read as one workload. */
     lm_workload_free(w);
-    return lm_workload_read_ranks_from(dir, opts ? opts->parts : NULL, out, diag);
+    return lm_workload_read_ranks_opts(dir, opts, out, diag);
   }
   if (!pmc_present) {
     if (n_unmerged)

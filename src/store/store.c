@@ -605,7 +605,7 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
   lm_sql *folder = NULL;
   /* The counter columns stay in their files until written (a lumen
    * folder's database is read whole). */
-  lm_workload_options wo = {1, lm_analyze_columns, NULL};
+  lm_workload_options wo = {1, lm_analyze_columns, NULL, NULL, NULL};
   lm_status st = lm_workload_read_opts(dir, &wo, &w, diag);
   if (st != LM_OK) return st;
   char db_path[PATH_MAX], fp[33] = "", chosen[256], origin[PATH_MAX];
@@ -781,56 +781,9 @@ lm_status lm_store_load(lm_store *s, const char *name, lm_workload **out, lm_dia
   return lm_db_read_workload(s->sql, name, out, diag);
 }
 
-/* Columns that analysis reads by name besides the formulas' inputs: the
- * busy cycles of the top-kernels table, the wave size of the summary's
- * occupancy, and the counters of the roofline points (both generations of
- * the HBM counters' names). The dispatch columns come with every load. */
-static const char *const analysis_columns[] = {
-    "GRBM_GUI_ACTIVE", "wave_size", "SQ_LDS_IDX_ACTIVE", "SQ_LDS_BANK_CONFLICT",
-    "SQ_INSTS_VALU_ADD_F16", "SQ_INSTS_VALU_MUL_F16", "SQ_INSTS_VALU_TRANS_F16", "SQ_INSTS_VALU_FMA_F16",
-    "SQ_INSTS_VALU_ADD_F32", "SQ_INSTS_VALU_MUL_F32", "SQ_INSTS_VALU_TRANS_F32", "SQ_INSTS_VALU_FMA_F32",
-    "SQ_INSTS_VALU_ADD_F64", "SQ_INSTS_VALU_MUL_F64", "SQ_INSTS_VALU_TRANS_F64", "SQ_INSTS_VALU_FMA_F64",
-    "SQ_INSTS_VALU_MFMA_MOPS_F16", "SQ_INSTS_VALU_MFMA_MOPS_BF16", "SQ_INSTS_VALU_MFMA_MOPS_F32",
-    "SQ_INSTS_VALU_MFMA_MOPS_F64", "TCP_TOTAL_CACHE_ACCESSES_sum", "TCP_TCC_READ_REQ_sum",
-    "TCP_TCC_WRITE_REQ_sum", "TCP_TCC_ATOMIC_WITH_RET_REQ_sum", "TCP_TCC_ATOMIC_WITHOUT_RET_REQ_sum",
-    "TCC_EA_RDREQ_sum", "TCC_EA_RDREQ_32B_sum", "TCC_EA_WRREQ_sum", "TCC_EA_WRREQ_64B_sum",
-    "TCC_EA0_RDREQ_sum", "TCC_EA0_RDREQ_32B_sum", "TCC_EA0_WRREQ_sum", "TCC_EA0_WRREQ_64B_sum",
-    "TCC_BUBBLE_sum"};
-
-/* "NAME[k]" for input column `base`: 1 when k is index (or any channel). */
-static int indexed_name(const char *name, const char *base, int32_t index) {
-  size_t n = strlen(base);
-  if (strncmp(name, base, n) != 0 || name[n] != '[') return 0;
-  const char *p = name + n + 1;
-  if (!isdigit((unsigned char)*p)) return 0;
-  long k = 0;
-  for (; isdigit((unsigned char)*p) && k < 1000000; p++) k = k * 10 + (*p - '0');
-  if (p[0] != ']' || p[1] != '\0') return 0;
-  return index == LM_INDEX_CHANNEL || k == index;
-}
-
-/* The counter columns an analysis with catalog ctx reads: its formulas'
- * inputs (an indexed input reads every channel's column), the columns
- * listed above, and the roofline table (one row per kernel). Without a
- * catalog, the last two only. */
-static int analysis_wants(void *ctx, const char *source, const char *name) {
-  const lm_catalog *cat = ctx;
-  if (strcmp(source, "roofline") == 0) return 1;
-  if (strcmp(source, "pmc_perf") == 0)
-    for (size_t i = 0; i < LM_ARRAY_LEN(analysis_columns); i++)
-      if (strcmp(analysis_columns[i], name) == 0) return 1;
-  for (int32_t i = 0; cat && i < cat->n_inputs; i++) {
-    const lm_input *in = &cat->inputs[i];
-    if (strcmp(in->source, source) != 0) continue;
-    if (in->index == LM_INDEX_NONE ? strcmp(in->column, name) == 0 : indexed_name(name, in->column, in->index))
-      return 1;
-  }
-  return 0;
-}
-
 lm_status lm_store_load_for(lm_store *s, const char *name, const lm_catalog *cat, lm_workload **out,
                             lm_diag *diag) {
-  return lm_db_read_workload_columns(s->sql, name, analysis_wants, (void *)cat, out, diag);
+  return lm_db_read_workload_columns(s->sql, name, lm_analyze_wants, (void *)cat, out, diag);
 }
 
 lm_status lm_store_load_info(lm_store *s, const char *name, lm_workload **out, lm_diag *diag) {

@@ -61,6 +61,60 @@ static int write_part(const char *dir, int rank, const char *src) {
   return ok;
 }
 
+/* A narrow choice of columns for the tests below: the SQ_INSTS_ counters
+ * and every roofline column; the architectures it was asked for are
+ * recorded. */
+typedef struct choice_log {
+  int calls;
+  char arch[64];
+  int real;            /* 1: the analysis's own choice (lm_analyze_wants) */
+} choice_log;
+
+static int sq_insts(void *ctx, const char *source, const char *name) {
+  (void)ctx;
+  return strcmp(source, "roofline") == 0 || strncmp(name, "SQ_INSTS_", 9) == 0;
+}
+
+static lm_db_want_fn choose_for_test(void *ctx, const char *arch, void **want_ctx) {
+  choice_log *log = ctx;
+  log->calls++;
+  snprintf(log->arch, sizeof log->arch, "%s", arch);
+  if (!log->real) return sq_insts;
+  *want_ctx = (void *)lm_metrics_builtin(arch);
+  return lm_analyze_wants;
+}
+
+/* A dispatch column of pmc_perf (always read); the accumulate tables
+ * have none. */
+static int fixed_column(const lm_table *t, const char *name) {
+  return strcmp(t->name, "pmc_perf") == 0 && (lm_db_dispatch_column(name) || strcmp(name, "Kernel_Name") == 0);
+}
+
+/* Every counter column of `got` is one want accepts, and every such
+ * column of `all` is in `got` with the same values. */
+static int only_wanted(const lm_table *got, const lm_table *all, lm_db_want_fn want, void *ctx) {
+  int ok = got->n_rows == all->n_rows;
+  for (size_t c = 0; ok && c < got->n_cols; c++)
+    if (!fixed_column(got, got->cols[c].name) && !want(ctx, got->name, got->cols[c].name)) {
+      fprintf(stderr, "%s: column %s read but not wanted\n", got->name, got->cols[c].name);
+      ok = 0;
+    }
+  for (size_t c = 0; ok && c < all->n_cols; c++) {
+    const lm_column *a = &all->cols[c];
+    if (!fixed_column(all, a->name) && !want(ctx, all->name, a->name)) continue;
+    long k = lm_table_find(got, a->name);
+    if (k < 0) {
+      fprintf(stderr, "%s: wanted column %s not read\n", all->name, a->name);
+      ok = 0;
+      break;
+    }
+    for (size_t r = 0; ok && r < all->n_rows; r++)
+      ok = memcmp(&got->cols[k].values[r], &a->values[r], sizeof(double)) == 0;
+    if (!ok) fprintf(stderr, "%s: column %s differs\n", all->name, a->name);
+  }
+  return ok;
+}
+
 static double total_ns(const lm_workload *w) {
   long s = lm_table_find(w->pmc, "Start_Timestamp"), e = lm_table_find(w->pmc, "End_Timestamp");
   double t = 0;
@@ -127,6 +181,60 @@ int main(void) {
     }
     CHECK(same);
     lm_workload_free(w2);
+  }
+  /* Only the columns a choice of columns accepts: chosen once, for the
+   * parts' architecture; a part alone and the merged parts. */
+  {
+    const lm_catalog *cat = lm_metrics_builtin(w->arch);
+    choice_log log;
+    memset(&log, 0, sizeof log);
+    lm_workload_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.choose = choose_for_test;
+    opts.choose_ctx = &log;
+    lm_workload *sel = NULL, *one = NULL;
+    char part0[4200];
+    snprintf(part0, sizeof part0, "%s/rank.0", dir);
+    CHECK(lm_workload_read_opts(part0, &opts, &one, &d) == LM_OK);
+    CHECK(log.calls == 1 && strcmp(log.arch, "gfx90a") == 0);
+    if (one) {
+      CHECK(only_wanted(one->pmc, parts[0]->pmc, sq_insts, NULL));
+      CHECK(one->pmc->n_cols < parts[0]->pmc->n_cols);
+      CHECK(one->roofline && parts[0]->roofline && one->roofline->n_cols == parts[0]->roofline->n_cols);
+    }
+    log.calls = 0;
+    CHECK(lm_workload_read_opts(dir, &opts, &sel, &d) == LM_OK);
+    if (!sel) {
+      char line[1024];
+      fprintf(stderr, "%s\n", lm_diag_format(&d, line, sizeof line));
+    }
+    CHECK(log.calls == 1 && strcmp(log.arch, "gfx90a") == 0);
+    if (sel) {
+      CHECK(sel->pmc->n_rows == n && sel->n_parts == 3);
+      CHECK(only_wanted(sel->pmc, w->pmc, sq_insts, NULL));
+      CHECK(sel->pmc->n_cols < w->pmc->n_cols);
+      CHECK(sel->n_levels == w->n_levels);
+      for (size_t i = 0; i < sel->n_levels && i < w->n_levels; i++)
+        CHECK(only_wanted(sel->levels[i], w->levels[i], sq_insts, NULL));
+    }
+    lm_workload_free(sel);
+    lm_workload_free(one);
+    /* The analysis's own choice: every cell as with every column. */
+    log.real = 1;
+    sel = NULL;
+    CHECK(lm_workload_read_opts(dir, &opts, &sel, &d) == LM_OK);
+    if (sel) {
+      CHECK(only_wanted(sel->pmc, w->pmc, lm_analyze_wants, (void *)cat));
+      CHECK(sel->pmc->n_cols < w->pmc->n_cols);
+      lm_analyze_opts o;
+      memset(&o, 0, sizeof o);
+      lm_analysis *a = NULL, *b = NULL;
+      CHECK(lm_analyze_run(w, cat, &o, &a, &d) == LM_OK && lm_analyze_run(sel, cat, &o, &b, &d) == LM_OK);
+      if (a && b) CHECK(same_cells(a, b));
+      lm_analysis_free(a);
+      lm_analysis_free(b);
+    }
+    lm_workload_free(sel);
   }
   lm_buf list = {0};
   lm_analyze_rank_list(w, &list);
@@ -349,6 +457,7 @@ int main(void) {
       lm_table_free(t);
     }
   }
+
   lm_workload_free(w);
   for (int i = 0; i < 3; i++) lm_workload_free(parts[i]);
   char cmd[8192];

@@ -99,12 +99,13 @@ static lm_status log_plan(void *ctx, size_t n_parts, int exchange, lm_diag *diag
   return LM_OK;
 }
 
-static lm_status log_load(void *ctx, size_t i, const char *dir, lm_workload **out, lm_diag *diag) {
+static lm_status log_load(void *ctx, size_t i, const char *dir, const lm_workload_options *opts, lm_workload **out,
+                          lm_diag *diag) {
   source_log *s = ctx;
   if (i != s->next++) s->out_of_order = 1;
   if (i == s->fail_at) return lm_diag_set(diag, LM_EDATA, dir, 7, 3, "Wave_Size", "a bad cell");
   lm_workload *w = NULL;
-  lm_status st = lm_workload_read(dir, &w, diag);
+  lm_status st = lm_workload_read_opts(dir, opts, &w, diag);
   if (st != LM_OK) return st;
   /* The message lives until the next load, as the contract allows. */
   lm_buf_fini(&s->last);
