@@ -96,6 +96,22 @@ static int build_filters(const cli_args *a, size_t k, size_t n, run_filters *f) 
   return 1;
 }
 
+/* The --rank selection of workload k (of n) for its read, so that only
+ * the selected ranks' parts are loaded. Text that does not parse selects
+ * nothing here (build_filters reports it). */
+static void read_ranks_of(const cli_args *a, size_t k, size_t n, lm_idset *set) {
+  lm_diag ignored;
+  memset(set, 0, sizeof *set);
+  for (size_t i = 0; i < cli_count(a, "rank"); i++) {
+    if (!applies(a, "rank", i, k, n)) continue;
+    if (lm_idset_parse(set, cli_nth(a, "rank", i), "--rank", &ignored) != LM_OK) {
+      lm_idset_fini(set);
+      memset(set, 0, sizeof *set);
+      return;
+    }
+  }
+}
+
 /* Whether stdout is a terminal. Under `lumen analyze --mpi` it is not
  * asked: mpirun relays process 0's output through a terminal of its own
  * whatever the user's stdout is, and the result is the single process's. */
@@ -111,7 +127,7 @@ static int is_dir(const char *path) {
  * rank.R parts of an MPI profile): those the built-in catalog of the
  * architecture evaluates, with the columns analysis reads by name. Every
  * column with --metrics-dir (definitions compiled later may read any) or
- * --load whole. */
+ * --load whole (which also reads every rank's part under --rank). */
 typedef struct column_choice {
   const char *compat; /* --compat (NULL: the default catalog) */
   int all;
@@ -343,6 +359,9 @@ int cmd_analyze(int argc, char **argv, int first) {
   memset(&read_opts, 0, sizeof read_opts);
   read_opts.choose = choose_columns;
   read_opts.choose_ctx = &columns;
+  lm_idset read_ranks;
+  read_ranks_of(&a, 0, cli_count(&a, "workload"), &read_ranks);
+  read_opts.ranks = columns.all && !cli_has(&a, "metrics-dir") ? NULL : &read_ranks; /* --load whole: every part */
   cli_mpi *mpi = NULL;
   if (cli_has(&a, "mpi")) {
 #ifdef LUMEN_HAVE_MPI
@@ -355,6 +374,7 @@ int cmd_analyze(int argc, char **argv, int first) {
     if (me > 0) {
       /* Another process's share: load and send parts, print nothing. */
       status = cli_mpi_end(mpi, cli_mpi_worker(mpi, cli_nth(&a, "workload", 0), &read_opts));
+      lm_idset_fini(&read_ranks);
       cli_args_fini(&a);
       return status;
     }
@@ -542,6 +562,9 @@ int cmd_analyze(int argc, char **argv, int first) {
       lm_workload_options wo = read_opts;
       wo.defer = strcmp(load, "stream") == 0;
       wo.eager_columns = lm_analyze_columns;
+      lm_idset_fini(&read_ranks);
+      read_ranks_of(&a, k, n, &read_ranks);
+      if (!read_opts.ranks) wo.ranks = NULL;
 #ifdef LUMEN_HAVE_MPI
       wo.parts = cli_mpi_source(mpi);
 #endif
@@ -689,6 +712,7 @@ int cmd_analyze(int argc, char **argv, int first) {
   lm_phase_end("render", t_render);
   status = 0;
 done:
+  lm_idset_fini(&read_ranks);
   for (size_t i = 0; block_copies && i < nb; i++) free(block_copies[i]);
   free(block_copies);
   free(blocks);

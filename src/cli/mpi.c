@@ -273,7 +273,7 @@ int cli_mpi_worker(cli_mpi *m, const char *dir, const lm_workload_options *opts)
     size_t n_dirs = 0;
     lm_diag list_diag;
     lm_diag_clear(&list_diag);
-    lm_status listed = arena && dir ? lm_workload_part_dirs(dir, arena, &dirs, &n_dirs, &list_diag) : LM_ENOMEM;
+    lm_status listed = arena && dir ? lm_workload_part_dirs_opts(dir, opts, arena, &dirs, &n_dirs, &list_diag) : LM_ENOMEM;
     if (listed == LM_OK && n_dirs != n)
       listed = lm_diag_set(&list_diag, LM_EDATA, dir, 0, 0, NULL,
                            "process %d sees %zu rank.R parts, process 0 %zu (not the same folder on every node?)",

@@ -121,6 +121,8 @@ typedef struct lm_workload_options {
                                        parts'), chosen by architecture
                                        (NULL: every column) */
   void *choose_ctx;
+  const lm_idset *ranks;            /* rank.R parts: read only those of these
+                                       ranks (NULL or empty: all) */
 } lm_workload_options;
 /* lm_workload_read_opts: lm_workload_read with options (NULL: load all). A
  * workload folder holding a lumen database is read from it, with the
@@ -149,7 +151,13 @@ lm_status lm_workload_read_ranks_from(const char *dir, const lm_part_source *src
                                       lm_diag *diag);
 
 /* lm_workload_read_ranks_opts: the same with opts (NULL: every column,
- * read here): the parts from opts->parts, their columns opts->choose's. */
+ * read here): the parts from opts->parts, their columns opts->choose's;
+ * with opts->ranks only the parts of those ranks (by their folders'
+ * names, rank.R) and the first part's system information and roofline,
+ * which are the merged workload's whatever the selection, so that the
+ * analysis of the selected ranks is the one of every part read. Every
+ * part is read when the selection holds no part's rank, or when a part
+ * read is a --split ranks share. */
 lm_status lm_workload_read_ranks_opts(const char *dir, const struct lm_workload_options *opts, lm_workload **out,
                                       lm_diag *diag);
 
@@ -157,6 +165,13 @@ lm_status lm_workload_read_ranks_opts(const char *dir, const struct lm_workload_
  * order, from arena. Errors: the folder cannot be read, two parts for one
  * rank. No parts is not an error (*n = 0). */
 lm_status lm_workload_part_dirs(const char *dir, lm_arena *arena, const char ***dirs, size_t *n, lm_diag *diag);
+
+/* lm_workload_part_dirs_opts: the part folders a read with opts reads, in
+ * the order it reads them (opts->ranks: the selected ranks' parts, after
+ * the first part, read for its system information alone when not
+ * selected; every part when the selection holds none). */
+lm_status lm_workload_part_dirs_opts(const char *dir, const struct lm_workload_options *opts, lm_arena *arena,
+                                     const char ***dirs, size_t *n, lm_diag *diag);
 
 /* lm_workload_pack: append w (as lm_workload_read loads it: no deferred
  * columns left unread) to out as one message for lm_workload_unpack.

@@ -80,9 +80,9 @@ static lm_status list_parts(const char *dir, lm_arena *arena, part **out, size_t
       if (n) memcpy(grown, parts, n * sizeof *grown);
       parts = grown;
     }
+    memset(&parts[n], 0, sizeof parts[n]);
     parts[n].dir = path;
     parts[n].rank = rank;
-    parts[n].n_rows = 0;
     n++;
   }
   closedir(d);
@@ -99,12 +99,70 @@ nomem:
   return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
 }
 
+/* The parts a rank selection reads (ranks NULL or empty: all): those whose
+ * rank it holds, after the first part, which is kept for its system
+ * information alone when it is not selected. Every part when the
+ * selection holds none of them (the analysis then names the ranks there
+ * are). *selected: 1 when parts were left out. */
+static void select_parts(part *parts, size_t *n, const lm_idset *ranks, int *selected) {
+  *selected = 0;
+  if (!ranks || !ranks->n || !*n) return;
+  size_t hits = 0;
+  for (size_t i = 0; i < *n; i++) hits += lm_idset_has(ranks, parts[i].rank) != 0;
+  if (!hits || hits == *n) return;
+  for (size_t i = 0; i < *n; i++) parts[i].left_out = !lm_idset_has(ranks, parts[i].rank);
+  *selected = 1;
+}
+
+/* The parts select_parts keeps, in their order. */
+static void compact_parts(part *parts, size_t *n, int selected) {
+  if (!selected) return;
+  size_t kept = 0;
+  if (parts[0].left_out) {
+    parts[0].info_only = 1;
+    kept = 1;
+  }
+  for (size_t i = kept; i < *n; i++)
+    if (!parts[i].left_out) parts[kept++] = parts[i];
+  *n = kept;
+}
+
+/* The dispatch count of a part a --rank selection leaves out (the
+ * workload's total counts every part's): its database's count, or its
+ * CSV files read. Errors: the part's own, as when it is read. */
+static lm_status count_rows(const char *dir, size_t *n, lm_diag *diag) {
+  char db_path[4096];
+  snprintf(db_path, sizeof db_path, "%s/%s", dir, LM_WORKLOAD_DB);
+  struct stat sb;
+  lm_status st;
+  if (stat(db_path, &sb) != 0) {
+    lm_workload *w = NULL;
+    if ((st = lm_workload_read(dir, &w, diag)) == LM_OK) *n = w->pmc->n_rows;
+    lm_workload_free(w);
+    return st;
+  }
+  lm_sql *sql = NULL;
+  int64_t wid = 0;
+  st = lm_sql_open(db_path, LM_DB_READ, &sql, diag);
+  if (st == LM_OK) st = lm_db_find_workload(sql, NULL, &wid, n, NULL, diag);
+  lm_sql_close(sql);
+  return st;
+}
+
 lm_status lm_workload_part_dirs(const char *dir, lm_arena *arena, const char ***dirs, size_t *n, lm_diag *diag) {
+  return lm_workload_part_dirs_opts(dir, NULL, arena, dirs, n, diag);
+}
+
+lm_status lm_workload_part_dirs_opts(const char *dir, const lm_workload_options *opts, lm_arena *arena,
+                                     const char ***dirs, size_t *n, lm_diag *diag) {
   part *parts = NULL;
   *dirs = NULL;
   *n = 0;
   lm_status st = list_parts(dir, arena, &parts, n, diag);
   if (st != LM_OK) return st;
+  int selected;
+  select_parts(parts, n, opts ? opts->ranks : NULL, &selected);
+  compact_parts(parts, n, selected);
   *dirs = lm_arena_alloc(arena, (*n + 1) * sizeof **dirs);
   if (!*dirs) return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
   for (size_t i = 0; i < *n; i++) (*dirs)[i] = parts[i].dir;
@@ -290,6 +348,11 @@ static lm_status shape_parts(merge *m, part *parts, size_t n_parts, const lm_wor
       if (m->diag) *m->diag = x.diags[i];
       st = x.st[i];
       break;
+    }
+    if (parts[i].info_only) {
+      m->rows_left_out += parts[i].n_rows;
+      parts[i].n_rows = 0; /* none of its rows are read */
+      continue;
     }
     const char *at = x.names[i].data, *end = at + x.names[i].len;
     while (st == LM_OK && at && at < end) {
@@ -692,6 +755,20 @@ static lm_db_want_fn merged_choice(void *ctx, const char *arch, void **want_ctx)
   return merged_wants;
 }
 
+/* The first part outside a --rank selection: its roofline, no counter. */
+static int roofline_only(void *ctx, const char *src, const char *name) {
+  (void)ctx;
+  (void)name;
+  return strcmp(src, "roofline") == 0;
+}
+
+static lm_db_want_fn info_choice(void *ctx, const char *arch, void **want_ctx) {
+  (void)ctx;
+  (void)arch;
+  *want_ctx = NULL;
+  return roofline_only;
+}
+
 /* Reading the parts side by side: threads take the next part, load it on
  * their own, and append it under one lock at the rows pass 1 gave it. */
 typedef struct readers {
@@ -707,6 +784,7 @@ typedef struct readers {
   int arch_rank;
   const lm_part_source *src; /* parts loaded elsewhere (NULL: here) */
   lm_workload_options part_opts; /* how a part is read: its columns */
+  lm_workload_options info_opts; /* how an info_only part is read */
 } readers;
 
 /* Part i, loaded as pw, into the merged tables (under the lock). */
@@ -715,7 +793,7 @@ static lm_status add_part(readers *x, size_t i, lm_workload *pw, lm_diag *diag) 
   part *p = &x->parts[i];
   lm_status st;
   if (pw->n_parts) return lm_diag_set(diag, LM_EDATA, p->dir, 0, 0, NULL, "a rank's part holds rank.R parts itself");
-  if (pw->pmc->n_rows != p->n_rows)
+  if (!p->info_only && pw->pmc->n_rows != p->n_rows)
     return lm_diag_set(diag, LM_EDATA, p->dir, 0, 0, NULL,
                        "holds %zu dispatches, %zu when first read (changed while being read?)", pw->pmc->n_rows,
                        p->n_rows);
@@ -730,6 +808,10 @@ static lm_status add_part(readers *x, size_t i, lm_workload *pw, lm_diag *diag) 
   lm_diag *saved = m->diag;
   m->diag = diag;
   st = lm_ranks_adopt_info(m, x->w, pw, i);
+  if (p->info_only) {
+    m->diag = saved;
+    return st;
+  }
   if (st == LM_OK) st = lm_ranks_append(m, lm_ranks_source(m, "pmc_perf", 0), pw->pmc, p->at, x->total, p->dir, NULL, i);
   for (size_t k = 0; st == LM_OK && k < pw->n_levels; k++) {
     const lm_table *t = pw->levels[k];
@@ -760,8 +842,9 @@ static void *reader_main(void *arg) {
     lm_workload *pw = NULL;
     lm_diag d;
     lm_diag_clear(&d);
-    lm_status st = x->src ? x->src->load(x->src->ctx, i, x->parts[i].dir, &x->part_opts, &pw, &d)
-                          : lm_workload_read_opts(x->parts[i].dir, &x->part_opts, &pw, &d);
+    const lm_workload_options *po = x->parts[i].info_only ? &x->info_opts : &x->part_opts;
+    lm_status st = x->src ? x->src->load(x->src->ctx, i, x->parts[i].dir, po, &pw, &d)
+                          : lm_workload_read_opts(x->parts[i].dir, po, &pw, &d);
     pthread_mutex_lock(&x->lock);
     if (st == LM_OK) st = add_part(x, i, pw, &d);
     if (st != LM_OK && (x->st == LM_OK || i < x->failed_at)) {
@@ -792,6 +875,7 @@ static lm_status read_parts(merge *m, lm_workload *w, part *parts, size_t n_part
     x.part_opts.choose = merged_choice;
     x.part_opts.choose_ctx = m;
   }
+  x.info_opts.choose = info_choice;
   if (pthread_mutex_init(&x.lock, NULL) != 0) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "no lock");
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   size_t n_threads = cpus > 1 ? (size_t)cpus : 1;
@@ -838,6 +922,7 @@ lm_status lm_workload_read_ranks_opts(const char *dir, const lm_workload_options
   part *parts = NULL;
   size_t n_parts = 0, total = 0;
   lm_status st = LM_OK;
+  int selected = 0, restart = 0; /* restart: every part, after all */
   if (!w || !m.names || !m.strings || !m.verdicts) goto nomem;
   w->arena = arena;
   w->path = lm_arena_strdup(arena, dir);
@@ -847,9 +932,22 @@ lm_status lm_workload_read_ranks_opts(const char *dir, const lm_workload_options
     st = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL, "no rank.R parts in the folder");
     goto fail;
   }
+  select_parts(parts, &n_parts, opts ? opts->ranks : NULL, &selected);
+  for (size_t i = 1; selected && i < n_parts; i++) {
+    size_t rows = 0;
+    if (parts[i].left_out && (st = count_rows(parts[i].dir, &rows, diag)) != LM_OK) goto fail;
+    m.rows_left_out += rows;
+  }
+  compact_parts(parts, &n_parts, selected);
   uint64_t t_shape = lm_phase_begin();
   if ((st = shape_parts(&m, parts, n_parts, opts, &total)) != LM_OK) goto fail;
   lm_phase_end("load: parts' shapes", t_shape);
+  for (size_t i = 0; selected && i < n_parts; i++)
+    if (parts[i].split) {
+      /* A --split ranks profile is combined from every share. */
+      restart = 1;
+      goto fail;
+    }
   if (!lm_ranks_source(&m, "pmc_perf", 1)) goto nomem;
   {
     /* A --split ranks profile: the ranks' sets side by side, when they ran
@@ -914,6 +1012,7 @@ lm_status lm_workload_read_ranks_opts(const char *dir, const lm_workload_options
     s->table = NULL;
   }
   lm_phase_end("load: merged tables' statistics", t_finish);
+  if (selected) w->n_dispatches_all = total + m.rows_left_out;
   lm_map_free(m.names);
   lm_map_free(m.strings);
   lm_map_free(m.verdicts);
@@ -928,5 +1027,10 @@ fail:
   lm_map_free(m.verdicts);
   if (w) lm_workload_free(w);
   else lm_arena_free(arena);
+  if (restart) {
+    lm_workload_options every = *opts;
+    every.ranks = NULL;
+    return lm_workload_read_ranks_opts(dir, &every, out, diag);
+  }
   return st;
 }

@@ -19,6 +19,9 @@ typedef struct part {
   size_t n_regions;
   int db;        /* read from its lumen database (else a folder of CSV files) */
   char arch[64]; /* a database's gpu_arch, from pass 1 ("" unknown) */
+  int info_only; /* the first part, outside a --rank selection: read for its
+                    system information and roofline alone (no rows) */
+  int left_out;  /* not in the --rank selection (its rows are not read) */
 } part;
 
 /* The merged columns of one source: how many its parts name (an upper
@@ -47,6 +50,8 @@ typedef struct merge {
   lm_db_want_fn want;/* the counter columns read from the parts' databases
                         (NULL: all), chosen after pass 1 */
   void *want_ctx;
+  size_t rows_left_out; /* dispatches of the parts a --rank selection
+                        leaves out */
   lm_map *verdicts;  /* want's answer per "source\037column", asked once */
   source *sources;
   size_t n_sources, cap_sources;

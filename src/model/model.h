@@ -160,6 +160,8 @@ typedef struct lm_executions {
 typedef struct lm_workload {
   char *path;            /* folder it was read from */
   lm_table *pmc;         /* pmc_perf.csv: one row per dispatch */
+  size_t n_dispatches_all; /* rank.R parts read under a --rank selection:
+                            the dispatches of every part (0: pmc->n_rows) */
   lm_table **levels;     /* SQ_*.csv accumulate tables (coll_level sources) */
   size_t n_levels;
   lm_table *sysinfo_table;

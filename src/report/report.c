@@ -690,7 +690,8 @@ static cJSON *json_run_info(const lm_analysis *a, const char *name) {
   if (a->workload->simulated) cJSON_AddStringToObject(o, "simulated", a->workload->simulated);
   cJSON_AddStringToObject(o, "normalization", a->norm);
   cJSON_AddNumberToObject(o, "dispatches_selected", (double)a->n_selected);
-  cJSON_AddNumberToObject(o, "dispatches_total", (double)a->workload->pmc->n_rows);
+  const lm_workload *w = a->workload;
+  cJSON_AddNumberToObject(o, "dispatches_total", (double)(w->n_dispatches_all ? w->n_dispatches_all : w->pmc->n_rows));
   return o;
 }
 

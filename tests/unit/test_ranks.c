@@ -236,6 +236,45 @@ int main(void) {
     }
     lm_workload_free(sel);
   }
+  /* --rank: only the selected parts' rows, the first part's system
+   * information (the merged workload's) and every part's dispatch count. */
+  {
+    lm_idset one = {0};
+    CHECK(lm_idset_parse(&one, "1", "--rank", &d) == LM_OK);
+    lm_workload_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.ranks = &one;
+    lm_workload *sel = NULL;
+    CHECK(lm_workload_read_opts(dir, &opts, &sel, &d) == LM_OK);
+    if (sel) {
+      CHECK(sel->pmc->n_rows == parts[1]->pmc->n_rows);
+      CHECK(sel->n_dispatches_all == n);
+      CHECK(sel->n_parts == 2 && sel->part_rank[0] == 0 && sel->part_rank[1] == 1);
+      for (size_t r = 0; r < sel->pmc->n_rows; r++) CHECK(sel->row_rank[r] == 1);
+      CHECK(sel->sysinfo.n_fields == w->sysinfo.n_fields);
+      CHECK(sel->roofline && w->roofline && sel->roofline->n_rows == w->roofline->n_rows);
+      CHECK(total_ns(sel) > 0 && fabs(total_ns(sel) - total_ns(parts[1])) < 1e-6 * total_ns(parts[1]));
+    }
+    lm_workload_free(sel);
+    lm_idset_fini(&one);
+    /* The first part selected: no part read for its information alone. */
+    CHECK(lm_idset_parse(&one, "0,3", "--rank", &d) == LM_OK);
+    sel = NULL;
+    CHECK(lm_workload_read_opts(dir, &opts, &sel, &d) == LM_OK);
+    if (sel) {
+      CHECK(sel->pmc->n_rows == parts[0]->pmc->n_rows + parts[2]->pmc->n_rows);
+      CHECK(sel->n_parts == 2 && sel->part_rank[0] == 0 && sel->part_rank[1] == 3);
+    }
+    lm_workload_free(sel);
+    lm_idset_fini(&one);
+    /* A selection holding no part's rank: every part. */
+    CHECK(lm_idset_parse(&one, "9", "--rank", &d) == LM_OK);
+    sel = NULL;
+    CHECK(lm_workload_read_opts(dir, &opts, &sel, &d) == LM_OK);
+    if (sel) CHECK(sel->pmc->n_rows == n && sel->n_parts == 3 && sel->n_dispatches_all == 0);
+    lm_workload_free(sel);
+    lm_idset_fini(&one);
+  }
   lm_buf list = {0};
   lm_analyze_rank_list(w, &list);
   CHECK_STR(lm_buf_cstr(&list), "0:2, 3");
