@@ -405,8 +405,12 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
     s->first_part = lm_arena_alloc(m->arena, width * sizeof *s->first_part);
     s->first_pos = lm_arena_alloc(m->arena, width * sizeof *s->first_pos);
     s->text_part = lm_arena_alloc(m->arena, width * sizeof *s->text_part);
-    if (!s->table || !s->filled || !s->best || !s->written || !s->first_part || !s->first_pos || !s->text_part)
+    s->missing = lm_arena_alloc(m->arena, width * sizeof *s->missing);
+    s->not_int = lm_arena_alloc(m->arena, width * sizeof *s->not_int);
+    if (!s->table || !s->filled || !s->best || !s->written || !s->first_part || !s->first_pos || !s->text_part ||
+        !s->missing || !s->not_int)
       return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+    memset(s->table->row_missing, 0, total);
   }
   lm_table *t = s->table;
   int32_t *ids = NULL;
@@ -425,6 +429,8 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
       }
       k = (long)t->n_cols - 1;
       s->filled[k] = 0;
+      s->missing[k] = 0;
+      s->not_int[k] = 0;
       s->best[k] = -1;
       s->first_part[k] = part_index;
       s->first_pos[k] = c;
@@ -448,7 +454,8 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
       }
     }
     memcpy(dc->values + at, sc->values, src->n_rows * sizeof(double));
-    if (dc->text_ids)
+    int stats = m->stats && !col_set;
+    if (dc->text_ids) {
       for (size_t r = 0; r < src->n_rows; r++) {
         int32_t id = sc->text_ids ? sc->text_ids[r] : -1;
         if (id >= 0 && (size_t)id < src->n_strings) {
@@ -456,7 +463,26 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
           id = ids[id];
         }
         dc->text_ids[at + r] = id < 0 ? -1 : id;
+        if (stats && (id < 0 || !t->strings[id][0])) {
+          s->missing[k]++;
+          t->row_missing[at + r] = 1;
+        }
       }
+    } else if (stats && !sc->text_ids) {
+      /* The part's read counted the column as lm_table_finish does. */
+      s->missing[k] += sc->n_missing;
+      if (!sc->all_int) s->not_int[k] = 1;
+    } else if (stats) {
+      for (size_t r = 0; r < src->n_rows; r++) {
+        double v = sc->values[r];
+        if (isnan(v)) {
+          s->missing[k]++;
+          t->row_missing[at + r] = 1;
+        } else if (v != floor(v)) {
+          s->not_int[k] = 1;
+        }
+      }
+    }
     /* The example of a text cell is the lowest part's, whatever order the
      * parts' rows arrive in. */
     if (sc->first_text && (!dc->first_text || part_index < s->text_part[k])) {
@@ -466,6 +492,10 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
     }
     s->filled[k] = at + src->n_rows;
   }
+  /* The rows the part's read marked as holding a blank (in any column,
+   * and every column of the part is here). */
+  if (st == LM_OK && m->stats && !col_set && src->row_missing)
+    for (size_t r = 0; r < src->n_rows; r++) t->row_missing[at + r] |= src->row_missing[r];
   lm_free(ids);
   return st;
 }
@@ -769,6 +799,22 @@ static lm_db_want_fn info_choice(void *ctx, const char *arch, void **want_ctx) {
   return roofline_only;
 }
 
+/* The merged statistics from the parts' (merge.stats): what
+ * lm_table_finish gives, without a pass over every cell. Before
+ * canonical_columns, which reorders the columns and not these arrays. */
+static void finish_stats(source *s) {
+  lm_table *t = s->table;
+  for (size_t c = 0; c < t->n_cols; c++) {
+    lm_column *col = &t->cols[c];
+    col->n_missing = s->missing[c];
+    col->all_int = !s->not_int[c];
+    if (col->text_ids) {
+      col->all_int = 0;
+      col->n_text = t->n_rows - col->n_missing;
+    }
+  }
+}
+
 /* Reading the parts side by side: threads take the next part, load it on
  * their own, and append it under one lock at the rows pass 1 gave it. */
 typedef struct readers {
@@ -990,6 +1036,9 @@ lm_status lm_workload_read_ranks_opts(const char *dir, const lm_workload_options
   }
   w->n_parts = n_parts; /* the part tables adopted are w's to free */
   m.n_parts = n_parts;
+  m.stats = 1;
+  for (size_t i = 0; i < n_parts; i++)
+    if (!parts[i].db) m.stats = 0;
   if (src && (st = src->plan(src->ctx, n_parts, 1, diag)) != LM_OK) goto fail;
   if ((st = read_parts(&m, w, parts, n_parts, total, src)) != LM_OK) goto fail;
   uint64_t t_finish = lm_phase_begin();
@@ -1002,9 +1051,14 @@ lm_status lm_workload_read_ranks_opts(const char *dir, const lm_workload_options
     if (!s->table) continue;
     for (size_t c = 0; c < s->table->n_cols; c++)
       for (size_t p = 0; p < n_parts; p++)
-        if (!s->written[c][p]) lm_ranks_blank(&s->table->cols[c], parts[p].at, parts[p].at + parts[p].n_rows);
+        if (!s->written[c][p] && parts[p].n_rows) {
+          lm_ranks_blank(&s->table->cols[c], parts[p].at, parts[p].at + parts[p].n_rows);
+          s->missing[c] += parts[p].n_rows;
+          memset(s->table->row_missing + parts[p].at, 1, parts[p].n_rows);
+        }
+    if (m.stats) finish_stats(s);
     if (canonical_columns(s) != LM_OK || canonical_strings(s->table) != LM_OK) goto nomem;
-    finish_table(s->table);
+    if (!m.stats) finish_table(s->table);
     for (size_t c = 0; c < s->table->n_cols; c++)
       if (s->table->cols[c].first_text && !s->table->cols[c].text_ids) s->table->cols[c].n_text = 1;
     if (strcmp(s->name, "pmc_perf") == 0) w->pmc = s->table;

@@ -39,6 +39,8 @@ typedef struct source {
                      and its place there (the merged order of columns) */
   size_t *text_part; /* per column: the part its first_text comes from (the
                      lowest with one: parts append in any order) */
+  size_t *missing;   /* with merge.stats: per column, blanks so far */
+  uint8_t *not_int;  /* with merge.stats: per column, a number not an integer */
 } source;
 
 typedef struct merge {
@@ -50,6 +52,9 @@ typedef struct merge {
   lm_db_want_fn want;/* the counter columns read from the parts' databases
                         (NULL: all), chosen after pass 1 */
   void *want_ctx;
+  int stats;         /* every part read from its database: the merged tables'
+                        statistics are the sums of the parts' (which their
+                        reads computed), not a pass over every cell */
   size_t rows_left_out; /* dispatches of the parts a --rank selection
                         leaves out */
   lm_map *verdicts;  /* want's answer per "source\037column", asked once */

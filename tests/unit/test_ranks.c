@@ -115,6 +115,37 @@ static int only_wanted(const lm_table *got, const lm_table *all, lm_db_want_fn w
   return ok;
 }
 
+/* The merged tables' statistics, summed from the parts' own, are those
+ * one pass of lm_table_finish over every cell gives. */
+static int stats_as_finish(lm_table *t) {
+  size_t n = t->n_cols;
+  size_t *missing = malloc((n + 1) * sizeof *missing), *n_text = malloc((n + 1) * sizeof *n_text);
+  uint8_t *all_int = malloc(n + 1), *rows = malloc(t->n_rows + 1);
+  int ok = missing && n_text && all_int && rows;
+  for (size_t c = 0; ok && c < n; c++) {
+    missing[c] = t->cols[c].n_missing;
+    all_int[c] = t->cols[c].all_int;
+    n_text[c] = t->cols[c].n_text;
+  }
+  if (ok) memcpy(rows, t->row_missing, t->n_rows);
+  if (ok) lm_table_finish(t);
+  for (size_t c = 0; ok && c < n; c++) {
+    /* (lm_table_finish leaves n_text of a numeric column as it was) */
+    ok = missing[c] == t->cols[c].n_missing && all_int[c] == t->cols[c].all_int && n_text[c] == t->cols[c].n_text;
+    if (!ok) fprintf(stderr, "%s column %s: %zu blanks, %d integer; a pass gives %zu, %d\n", t->name, t->cols[c].name,
+                     missing[c], all_int[c], t->cols[c].n_missing, t->cols[c].all_int);
+  }
+  if (ok && memcmp(rows, t->row_missing, t->n_rows) != 0) {
+    fprintf(stderr, "%s: rows with a blank differ\n", t->name);
+    ok = 0;
+  }
+  free(missing);
+  free(n_text);
+  free(all_int);
+  free(rows);
+  return ok;
+}
+
 static double total_ns(const lm_workload *w) {
   long s = lm_table_find(w->pmc, "Start_Timestamp"), e = lm_table_find(w->pmc, "End_Timestamp");
   double t = 0;
@@ -165,6 +196,16 @@ int main(void) {
       }
     }
     at += p->n_rows;
+  }
+  /* Statistics from the parts' (every part a database), as one pass. */
+  {
+    lm_workload *again = NULL;
+    CHECK(lm_workload_read(dir, &again, &d) == LM_OK);
+    if (again) {
+      CHECK(stats_as_finish(again->pmc));
+      for (size_t i = 0; i < again->n_levels; i++) CHECK(stats_as_finish(again->levels[i]));
+    }
+    lm_workload_free(again);
   }
   /* Parts are read side by side by several threads: the merged workload
    * does not depend on which finished first. */
