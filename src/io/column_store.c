@@ -139,6 +139,12 @@ static lm_status list_with_constants(lm_sql *sql, int64_t wid, const char *sourc
 
 lm_status lm_db_load_columns(lm_sql *sql, int64_t wid, const char *workload, const char *source,
                              lm_db_want_fn want, void *ctx, lm_table *t, lm_diag *diag) {
+  return lm_db_load_columns_placed(sql, wid, workload, source, want, ctx, NULL, NULL, t, diag);
+}
+
+lm_status lm_db_load_columns_placed(lm_sql *sql, int64_t wid, const char *workload, const char *source,
+                                    lm_db_want_fn want, void *ctx, lm_db_place_fn place, void *place_ctx,
+                                    lm_table *t, lm_diag *diag) {
   const char *path = lm_sql_where(sql);
   lm_stmt *q = NULL, *data = NULL;
   lm_colcodec *codec = NULL;
@@ -189,6 +195,10 @@ lm_status lm_db_load_columns(lm_sql *sql, int64_t wid, const char *workload, con
                          "column '%.100s': %zu bytes for %lld rows (expected %zu rows; corrupt database?)", c->name,
                          bytes, (long long)rows, n_rows);
         goto done;
+      }
+      if (!is_constant && place) {
+        double *there = place(place_ctx, source, name, n_rows);
+        if (there) c->values = there;
       }
       if (is_constant) {
         double *same = n_rows ? shared_values(&sh, t, k) : NULL;

@@ -87,6 +87,13 @@ typedef int (*lm_db_want_fn)(void *ctx, const char *source, const char *name);
  * NULL: every column. It must give the same answer for the same arch. */
 typedef lm_db_want_fn (*lm_db_choose_fn)(void *ctx, const char *arch, void **want_ctx);
 
+/* Where a read decodes counter column `name` of `source` (n_rows values):
+ * memory of the caller's that outlives the table read (the column's
+ * values then point there), or NULL for the table's own. The rank.R
+ * merge decodes a part's columns straight into the merged tables. Called
+ * from the reading thread; it must not change what other reads see. */
+typedef double *(*lm_db_place_fn)(void *ctx, const char *source, const char *name, size_t n_rows);
+
 /* How lm_workload_read_opts loads the CSV tables. */
 /* Where the rank.R parts of an MPI profile come from when not from this
  * process's own reads (lumen analyze --mpi: other processes load them). */
@@ -123,6 +130,10 @@ typedef struct lm_workload_options {
   void *choose_ctx;
   const lm_idset *ranks;            /* rank.R parts: read only those of these
                                        ranks (NULL or empty: all) */
+  lm_db_place_fn place;             /* a lumen database's counter columns:
+                                       where they are decoded (NULL: the
+                                       tables' own memory) */
+  void *place_ctx;
 } lm_workload_options;
 /* lm_workload_read_opts: lm_workload_read with options (NULL: load all). A
  * workload folder holding a lumen database is read from it, with the
@@ -354,9 +365,11 @@ lm_status lm_db_read_workload(lm_sql *sql, const char *name, lm_workload **out, 
 lm_status lm_db_read_workload_columns(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx,
                                       lm_workload **out, lm_diag *diag);
 
-/* lm_db_read_workload_for: the same with the want function choose gives
- * for the workload's architecture (read first, from its system info). */
-lm_status lm_db_read_workload_for(lm_sql *sql, const char *name, lm_db_choose_fn choose, void *ctx,
+/* lm_db_read_workload_for: the same with the want function opts->choose
+ * gives for the workload's architecture (read first, from its system
+ * info), the counter columns decoded where opts->place says (opts NULL:
+ * every column, in the tables' memory). */
+lm_status lm_db_read_workload_for(lm_sql *sql, const char *name, const struct lm_workload_options *opts,
                                   lm_workload **out, lm_diag *diag);
 
 /* lm_db_count_columns: how many of the counter columns of `source` of
@@ -374,6 +387,12 @@ lm_status lm_db_count_columns(lm_sql *sql, int64_t wid, const char *source, lm_d
  * field (column_data.n_rows, column_data.data, column_data.codec). */
 lm_status lm_db_load_columns(lm_sql *sql, int64_t wid, const char *workload, const char *source,
                              lm_db_want_fn want, void *ctx, lm_table *t, lm_diag *diag);
+/* lm_db_load_columns_placed: the same, each column decoded where place
+ * (NULL: nowhere else) puts it; a column that holds one value in every
+ * row keeps sharing the table's array. */
+lm_status lm_db_load_columns_placed(lm_sql *sql, int64_t wid, const char *workload, const char *source,
+                                    lm_db_want_fn want, void *ctx, lm_db_place_fn place, void *place_ctx,
+                                    lm_table *t, lm_diag *diag);
 
 /* ------------------------------------ a profile's bookkeeping (profile_db.c) */
 

@@ -565,7 +565,8 @@ static int64_t count_of(lm_sql *sql, const char *text, int64_t wid, const char *
  * `dispatch` set, the pmc_perf table: the fixed dispatch columns and
  * Kernel_Name first. `workload` names the workload in messages. */
 static lm_status read_source(lm_sql *sql, int64_t wid, const char *workload, const char *source, size_t n_rows,
-                             int dispatch, lm_db_want_fn want, void *ctx, lm_table **out, lm_diag *diag) {
+                             int dispatch, lm_db_want_fn want, void *ctx, const lm_workload_options *opts,
+                             lm_table **out, lm_diag *diag) {
   const char *path = lm_sql_where(sql);
   lm_stmt *s = NULL;
   int rc;
@@ -652,7 +653,9 @@ static lm_status read_source(lm_sql *sql, int64_t wid, const char *workload, con
   /* The dispatch columns' counts here; the counter columns count theirs
    * as they are decoded. */
   lm_table_finish(t);
-  if ((st = lm_db_load_columns(sql, wid, workload, source, want, ctx, t, diag)) != LM_OK) goto fail;
+  if ((st = lm_db_load_columns_placed(sql, wid, workload, source, want, ctx, opts ? opts->place : NULL,
+                                      opts ? opts->place_ctx : NULL, t, diag)) != LM_OK)
+    goto fail;
   /* Columns that held text when imported keep saying so. */
   for (size_t c = 0; c < t->n_cols; c++)
     if (t->cols[c].first_text) t->cols[c].n_text = 1;
@@ -815,22 +818,23 @@ lm_status lm_db_read_workload(lm_sql *sql, const char *name, lm_workload **out, 
   return lm_db_read_workload_columns(sql, name, NULL, NULL, out, diag);
 }
 
-/* The columns of want, or those choose picks once the architecture is read. */
-static lm_status read_workload(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx, lm_db_choose_fn choose,
-                               void *choose_ctx, lm_workload **out, lm_diag *diag);
+/* The columns of want, or those opts->choose picks once the architecture
+ * is read, decoded where opts->place says. */
+static lm_status read_workload(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx,
+                               const lm_workload_options *opts, lm_workload **out, lm_diag *diag);
 
 lm_status lm_db_read_workload_columns(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx,
                                       lm_workload **out, lm_diag *diag) {
-  return read_workload(sql, name, want, ctx, NULL, NULL, out, diag);
+  return read_workload(sql, name, want, ctx, NULL, out, diag);
 }
 
-lm_status lm_db_read_workload_for(lm_sql *sql, const char *name, lm_db_choose_fn choose, void *ctx,
+lm_status lm_db_read_workload_for(lm_sql *sql, const char *name, const lm_workload_options *opts,
                                   lm_workload **out, lm_diag *diag) {
-  return read_workload(sql, name, NULL, NULL, choose, ctx, out, diag);
+  return read_workload(sql, name, NULL, NULL, opts, out, diag);
 }
 
-static lm_status read_workload(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx, lm_db_choose_fn choose,
-                               void *choose_ctx, lm_workload **out, lm_diag *diag) {
+static lm_status read_workload(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx,
+                               const lm_workload_options *opts, lm_workload **out, lm_diag *diag) {
   const char *path = lm_sql_where(sql);
   lm_stmt *s = NULL;
   lm_workload *w = NULL;
@@ -866,8 +870,8 @@ static lm_status read_workload(lm_sql *sql, const char *name, lm_db_want_fn want
   char wname[256];
   workload_name(sql, wid, wname, sizeof wname);
   if ((st = read_sysinfo_rows(sql, wid, w, diag)) != LM_OK) goto fail;
-  if (choose) want = choose(choose_ctx, w->arch, &ctx);
-  if ((st = read_source(sql, wid, wname, "pmc_perf", n_rows, 1, want, ctx, &w->pmc, diag)) != LM_OK) goto fail;
+  if (opts && opts->choose) want = opts->choose(opts->choose_ctx, w->arch, &ctx);
+  if ((st = read_source(sql, wid, wname, "pmc_perf", n_rows, 1, want, ctx, opts, &w->pmc, diag)) != LM_OK) goto fail;
   if ((st = read_regions(sql, wid, w, diag)) != LM_OK) goto fail;
   if ((st = read_ranks(sql, wid, w, diag)) != LM_OK) goto fail;
   /* Other sources: the SQ_* accumulate tables and roofline. */
@@ -891,7 +895,7 @@ static lm_status read_workload(lm_sql *sql, const char *name, lm_db_want_fn want
   for (size_t i = 0; i < n_sources; i++) {
     if (!sources[i]) goto nomem;
     lm_table *t = NULL;
-    if ((st = read_source(sql, wid, wname, sources[i], rows[i], 0, want, ctx, &t, diag)) != LM_OK) goto fail;
+    if ((st = read_source(sql, wid, wname, sources[i], rows[i], 0, want, ctx, opts, &t, diag)) != LM_OK) goto fail;
     if (strcmp(sources[i], "roofline") == 0) w->roofline = t;
     else w->levels[w->n_levels++] = t;
   }

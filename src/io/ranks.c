@@ -206,10 +206,21 @@ static lm_status count_name(merge *m, const char *src, const char *col, int filt
     if (!verdict) return LM_OK;
   }
   source *s = lm_ranks_source(m, src, 1);
-  if (!s || lm_map_put(m->names, key, 1) != LM_OK)
-    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  if (!s || lm_map_put(m->names, key, 1) != LM_OK) goto nomem;
   s->n_names++;
+  if (m->n_counted == m->cap_counted) {
+    m->cap_counted = m->cap_counted ? 2 * m->cap_counted : 256;
+    counted *grown = lm_arena_alloc(m->arena, m->cap_counted * sizeof *grown);
+    if (!grown) goto nomem;
+    if (m->n_counted) memcpy(grown, m->counted, m->n_counted * sizeof *grown);
+    m->counted = grown;
+  }
+  m->counted[m->n_counted].source = s;
+  if (!(m->counted[m->n_counted].name = lm_arena_strdup(m->arena, col))) goto nomem;
+  m->n_counted++;
   return LM_OK;
+nomem:
+  return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
 }
 
 /* A column name for pass 1: "source\0column\0" appended to names. */
@@ -392,52 +403,67 @@ void lm_ranks_blank(lm_column *c, size_t from, size_t to) {
  * counter); a column already there is replaced only by one from a lower
  * set, so that every value comes from the first set that has it, as in a
  * profile that collected every set. */
+/* The merged table of source s (of `total` rows, room for at least
+ * min_width columns) and its per-column bookkeeping. */
+static lm_status make_table(merge *m, source *s, size_t total, size_t min_width) {
+  /* Kernel_Name and the measured clocks are not column_data rows. */
+  size_t width = s->n_names + (strcmp(s->name, "pmc_perf") == 0 ? 24 : 1);
+  if (width < min_width) width = min_width;
+  s->table = lm_table_create(m->dir, s->name, total, width);
+  s->filled = lm_arena_alloc(m->arena, width * sizeof *s->filled);
+  s->best = lm_arena_alloc(m->arena, width * sizeof *s->best);
+  s->written = lm_arena_alloc(m->arena, width * sizeof *s->written);
+  s->first_part = lm_arena_alloc(m->arena, width * sizeof *s->first_part);
+  s->first_pos = lm_arena_alloc(m->arena, width * sizeof *s->first_pos);
+  s->text_part = lm_arena_alloc(m->arena, width * sizeof *s->text_part);
+  s->missing = lm_arena_alloc(m->arena, width * sizeof *s->missing);
+  s->not_int = lm_arena_alloc(m->arena, width * sizeof *s->not_int);
+  if (!s->table || !s->filled || !s->best || !s->written || !s->first_part || !s->first_pos || !s->text_part ||
+      !s->missing || !s->not_int)
+    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  memset(s->table->row_missing, 0, total);
+  return LM_OK;
+}
+
+/* Column `name` added to s's merged table, its bookkeeping started;
+ * part_index and pos: the part that adds it and its place there
+ * (SIZE_MAX: added ahead of the parts, set by the first that appends it).
+ * Errors: no room (a name pass 1 did not see), out of memory. */
+static lm_status add_merged(merge *m, source *s, const char *name, int with_text, int split, size_t part_index,
+                            size_t pos, const char *part_dir) {
+  lm_table *t = s->table;
+  if (!lm_table_add_column(t, name, with_text))
+    return lm_diag_set(m->diag, LM_EDATA, part_dir, 0, 0, name,
+                       "column not named when the part was first read (did it change while being read?)");
+  size_t k = t->n_cols - 1;
+  s->filled[k] = 0;
+  s->missing[k] = 0;
+  s->not_int[k] = 0;
+  s->best[k] = -1;
+  s->first_part[k] = part_index;
+  s->first_pos[k] = pos;
+  if (!split && !(s->written[k] = lm_arena_alloc(m->arena, m->n_parts + 1)))
+    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  if (!split) memset(s->written[k], 0, m->n_parts + 1);
+  return LM_OK;
+}
+
 lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, size_t total, const char *part_dir,
                         const int32_t *col_set, size_t part_index) {
-  if (!s->table) {
-    /* Kernel_Name and the measured clocks are not column_data rows. */
-    size_t width = s->n_names + (strcmp(s->name, "pmc_perf") == 0 ? 24 : 1);
-    if (width < src->n_cols) width = src->n_cols;
-    s->table = lm_table_create(m->dir, s->name, total, width);
-    s->filled = lm_arena_alloc(m->arena, width * sizeof *s->filled);
-    s->best = lm_arena_alloc(m->arena, width * sizeof *s->best);
-    s->written = lm_arena_alloc(m->arena, width * sizeof *s->written);
-    s->first_part = lm_arena_alloc(m->arena, width * sizeof *s->first_part);
-    s->first_pos = lm_arena_alloc(m->arena, width * sizeof *s->first_pos);
-    s->text_part = lm_arena_alloc(m->arena, width * sizeof *s->text_part);
-    s->missing = lm_arena_alloc(m->arena, width * sizeof *s->missing);
-    s->not_int = lm_arena_alloc(m->arena, width * sizeof *s->not_int);
-    if (!s->table || !s->filled || !s->best || !s->written || !s->first_part || !s->first_pos || !s->text_part ||
-        !s->missing || !s->not_int)
-      return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
-    memset(s->table->row_missing, 0, total);
-  }
+  lm_status st = LM_OK;
+  if (!s->table && (st = make_table(m, s, total, src->n_cols)) != LM_OK) return st;
   lm_table *t = s->table;
   int32_t *ids = NULL;
   if (src->n_strings && !(ids = lm_malloc(src->n_strings * sizeof *ids)))
     return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
   for (size_t i = 0; i < src->n_strings; i++) ids[i] = -2;
-  lm_status st = LM_OK;
   for (size_t c = 0; c < src->n_cols; c++) {
     const lm_column *sc = &src->cols[c];
     long k = lm_table_find(t, sc->name);
     if (k < 0) {
-      if (!lm_table_add_column(t, sc->name, sc->text_ids != NULL)) {
-        st = lm_diag_set(m->diag, LM_EDATA, part_dir, 0, 0, sc->name,
-                         "column not named when the part was first read (did it change while being read?)");
+      if ((st = add_merged(m, s, sc->name, sc->text_ids != NULL, col_set != NULL, part_index, c, part_dir)) != LM_OK)
         break;
-      }
       k = (long)t->n_cols - 1;
-      s->filled[k] = 0;
-      s->missing[k] = 0;
-      s->not_int[k] = 0;
-      s->best[k] = -1;
-      s->first_part[k] = part_index;
-      s->first_pos[k] = c;
-      if (!col_set && !(s->written[k] = lm_arena_alloc(m->arena, m->n_parts + 1))) {
-        st = lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
-        break;
-      }
     }
     lm_column *dc = &t->cols[k];
     if (col_set) {
@@ -453,7 +479,8 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
         s->first_pos[k] = c;
       }
     }
-    memcpy(dc->values + at, sc->values, src->n_rows * sizeof(double));
+    if (sc->values != dc->values + at) /* else decoded in place (place_part) */
+      memcpy(dc->values + at, sc->values, src->n_rows * sizeof(double));
     int stats = m->stats && !col_set;
     if (dc->text_ids) {
       for (size_t r = 0; r < src->n_rows; r++) {
@@ -815,6 +842,47 @@ static void finish_stats(source *s) {
   }
 }
 
+/* Before pass 2, when every part is read from its database: the merged
+ * tables with a column for every name pass 1 counted, so that a part's
+ * read decodes its columns straight into its rows of them (place_part)
+ * instead of into a table of its own that the merge copies and frees.
+ * The sources the counted names hold (their sources' order is pass 1's). */
+static lm_status place_columns(merge *m, size_t total) {
+  lm_status st = LM_OK;
+  if (!(m->placed = lm_map_new()) || !(m->dest = lm_arena_alloc(m->arena, (m->n_counted + 1) * sizeof *m->dest)))
+    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  for (size_t i = 0; st == LM_OK && i < m->n_counted; i++) {
+    source *s = m->counted[i].source;
+    if (!s->table && (st = make_table(m, s, total, 0)) != LM_OK) break;
+    if ((st = add_merged(m, s, m->counted[i].name, 0, 0, SIZE_MAX, 0, m->dir)) != LM_OK) break;
+    char key[1024];
+    snprintf(key, sizeof key, "%s\037%s", s->name, m->counted[i].name);
+    m->dest[i] = s->table->cols[s->table->n_cols - 1].values;
+    if (lm_map_put(m->placed, key, (int64_t)i) != LM_OK)
+      st = lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  }
+  return st;
+}
+
+/* Where a part's read decodes column (src, name): its rows of the merged
+ * column, each once (a name twice in a part keeps its first, as the
+ * merge does); NULL for anything else. Read-only on the merge. */
+typedef struct placement {
+  const merge *m;
+  size_t at, n_rows;
+  uint8_t *used; /* per merged column: handed out for this part */
+} placement;
+
+static double *place_part(void *ctx, const char *src, const char *name, size_t n_rows) {
+  placement *pl = ctx;
+  int64_t i;
+  char key[1024];
+  snprintf(key, sizeof key, "%s\037%s", src, name);
+  if (n_rows != pl->n_rows || !pl->used || !lm_map_get(pl->m->placed, key, &i) || pl->used[i]) return NULL;
+  pl->used[i] = 1;
+  return pl->m->dest[i] + pl->at;
+}
+
 /* Reading the parts side by side: threads take the next part, load it on
  * their own, and append it under one lock at the rows pass 1 gave it. */
 typedef struct readers {
@@ -888,9 +956,15 @@ static void *reader_main(void *arg) {
     lm_workload *pw = NULL;
     lm_diag d;
     lm_diag_clear(&d);
-    const lm_workload_options *po = x->parts[i].info_only ? &x->info_opts : &x->part_opts;
-    lm_status st = x->src ? x->src->load(x->src->ctx, i, x->parts[i].dir, po, &pw, &d)
-                          : lm_workload_read_opts(x->parts[i].dir, po, &pw, &d);
+    lm_workload_options po = x->parts[i].info_only ? x->info_opts : x->part_opts;
+    placement pl = {x->m, x->parts[i].at, x->parts[i].n_rows, NULL};
+    if (x->m->placed && !x->parts[i].info_only && (pl.used = lm_calloc(x->m->n_counted + 1, 1)) != NULL) {
+      po.place = place_part;
+      po.place_ctx = &pl;
+    }
+    lm_status st = x->src ? x->src->load(x->src->ctx, i, x->parts[i].dir, &po, &pw, &d)
+                          : lm_workload_read_opts(x->parts[i].dir, &po, &pw, &d);
+    lm_free(pl.used);
     pthread_mutex_lock(&x->lock);
     if (st == LM_OK) st = add_part(x, i, pw, &d);
     if (st != LM_OK && (x->st == LM_OK || i < x->failed_at)) {
@@ -1010,6 +1084,7 @@ lm_status lm_workload_read_ranks_opts(const char *dir, const lm_workload_options
         lm_map_free(m.names);
         lm_map_free(m.strings);
         lm_map_free(m.verdicts);
+        lm_map_free(m.placed);
         lm_workload_free(w);
         *out = combined;
         return LM_OK;
@@ -1039,6 +1114,7 @@ lm_status lm_workload_read_ranks_opts(const char *dir, const lm_workload_options
   m.stats = 1;
   for (size_t i = 0; i < n_parts; i++)
     if (!parts[i].db) m.stats = 0;
+  if (m.stats && (st = place_columns(&m, total)) != LM_OK) goto fail;
   if (src && (st = src->plan(src->ctx, n_parts, 1, diag)) != LM_OK) goto fail;
   if ((st = read_parts(&m, w, parts, n_parts, total, src)) != LM_OK) goto fail;
   uint64_t t_finish = lm_phase_begin();
@@ -1070,6 +1146,7 @@ lm_status lm_workload_read_ranks_opts(const char *dir, const lm_workload_options
   lm_map_free(m.names);
   lm_map_free(m.strings);
   lm_map_free(m.verdicts);
+  lm_map_free(m.placed);
   *out = w;
   return LM_OK;
 nomem:
@@ -1079,6 +1156,7 @@ fail:
   lm_map_free(m.names);
   lm_map_free(m.strings);
   lm_map_free(m.verdicts);
+  lm_map_free(m.placed);
   if (w) lm_workload_free(w);
   else lm_arena_free(arena);
   if (restart) {

@@ -43,6 +43,12 @@ typedef struct source {
   uint8_t *not_int;  /* with merge.stats: per column, a number not an integer */
 } source;
 
+/* A name counted in pass 1: its source and column. */
+typedef struct counted {
+  source *source;
+  const char *name;
+} counted;
+
 typedef struct merge {
   const char *dir;
   size_t n_parts;    /* parts read side by side: how many (written flags) */
@@ -57,6 +63,12 @@ typedef struct merge {
                         reads computed), not a pass over every cell */
   size_t rows_left_out; /* dispatches of the parts a --rank selection
                         leaves out */
+  struct counted *counted; /* the names counted in pass 1, in order */
+  size_t n_counted, cap_counted;
+  lm_map *placed;    /* "source\037column" -> index into dest: merged
+                        columns made before pass 2, which parts read from
+                        their databases decode into (NULL: none) */
+  double **dest;
   lm_map *verdicts;  /* want's answer per "source\037column", asked once */
   source *sources;
   size_t n_sources, cap_sources;

@@ -185,8 +185,7 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
     status = lm_sql_open(db_path, LM_DB_READ, &db, diag);
     if (status == LM_OK) status = lm_db_schema(db, 0, diag);
     if (status == LM_OK)
-      status = lm_db_read_workload_for(db, NULL, opts ? opts->choose : NULL, opts ? opts->choose_ctx : NULL, &loaded,
-                                       diag);
+      status = lm_db_read_workload_for(db, NULL, opts, &loaded, diag);
     lm_sql_close(db);
     lm_workload_free(w);
     if (status == LM_OK) *out = loaded;

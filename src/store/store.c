@@ -605,7 +605,7 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
   lm_sql *folder = NULL;
   /* The counter columns stay in their files until written (a lumen
    * folder's database is read whole). */
-  lm_workload_options wo = {1, lm_analyze_columns, NULL, NULL, NULL, NULL};
+  lm_workload_options wo = {.defer = 1, .eager_columns = lm_analyze_columns};
   lm_status st = lm_workload_read_opts(dir, &wo, &w, diag);
   if (st != LM_OK) return st;
   char db_path[PATH_MAX], fp[33] = "", chosen[256], origin[PATH_MAX];

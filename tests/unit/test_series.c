@@ -96,7 +96,7 @@ int main(void) {
     CHECK_STR(d.field, "m");
   }
   /* A streamed load (counter columns left in their files): the same values. */
-  lm_workload_options wo = {1, NULL, NULL, NULL, NULL, NULL};
+  lm_workload_options wo = {.defer = 1};
   lm_workload *ws = NULL;
   CHECK(lm_workload_read_opts(dir, &wo, &ws, &d) == LM_OK);
   lm_analyze_opts all;

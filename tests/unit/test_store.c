@@ -450,7 +450,7 @@ static void test_serialize(void) {
   CHECK_STR(f1, f2);
   /* A read that leaves the counter columns in the files gives the same. */
   lm_workload *deferred = NULL;
-  lm_workload_options wo = {1, NULL, NULL, NULL, NULL, NULL};
+  lm_workload_options wo = {.defer = 1};
   CHECK(lm_workload_read_opts(dir, &wo, &deferred, &d) == LM_OK);
   if (deferred) {
     size_t n_deferred = 0;
