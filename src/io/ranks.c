@@ -418,8 +418,10 @@ static lm_status make_table(merge *m, source *s, size_t total, size_t min_width)
   s->text_part = lm_arena_alloc(m->arena, width * sizeof *s->text_part);
   s->missing = lm_arena_alloc(m->arena, width * sizeof *s->missing);
   s->not_int = lm_arena_alloc(m->arena, width * sizeof *s->not_int);
+  s->uniform = lm_arena_alloc(m->arena, width * sizeof *s->uniform);
+  s->part_value = lm_arena_alloc(m->arena, width * sizeof *s->part_value);
   if (!s->table || !s->filled || !s->best || !s->written || !s->first_part || !s->first_pos || !s->text_part ||
-      !s->missing || !s->not_int)
+      !s->missing || !s->not_int || !s->uniform || !s->part_value)
     return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
   memset(s->table->row_missing, 0, total);
   return LM_OK;
@@ -445,7 +447,18 @@ static lm_status add_merged(merge *m, source *s, const char *name, int with_text
   if (!split && !(s->written[k] = lm_arena_alloc(m->arena, m->n_parts + 1)))
     return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
   if (!split) memset(s->written[k], 0, m->n_parts + 1);
+  s->uniform[k] = !split && !with_text && m->stats;
+  s->part_value[k] = NULL;
+  if (s->uniform[k] && !(s->part_value[k] = lm_arena_alloc(m->arena, (m->n_parts + 1) * sizeof(double))))
+    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
   return LM_OK;
+}
+
+/* Whether values[0..n) hold one value (the same bits) in every row. */
+static int one_value(const double *values, size_t n) {
+  for (size_t r = 1; r < n; r++)
+    if (memcmp(&values[r], &values[0], sizeof *values) != 0) return 0;
+  return n > 0;
 }
 
 lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, size_t total, const char *part_dir,
@@ -479,8 +492,15 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
         s->first_pos[k] = c;
       }
     }
-    if (sc->values != dc->values + at) /* else decoded in place (place_part) */
-      memcpy(dc->values + at, sc->values, src->n_rows * sizeof(double));
+    int in_place = sc->values == dc->values + at; /* decoded there (place_part) */
+    if (!col_set && s->uniform[k] && !in_place && !sc->text_ids && one_value(sc->values, src->n_rows)) {
+      /* One value in the part: its rows wait (finish_uniform). */
+      s->written[k][part_index] = 2;
+      s->part_value[k][part_index] = sc->values[0];
+    } else {
+      if (!col_set) s->uniform[k] = 0;
+      if (!in_place) memcpy(dc->values + at, sc->values, src->n_rows * sizeof(double));
+    }
     int stats = m->stats && !col_set;
     if (dc->text_ids) {
       for (size_t r = 0; r < src->n_rows; r++) {
@@ -826,6 +846,58 @@ static lm_db_want_fn info_choice(void *ctx, const char *arch, void **want_ctx) {
   return roofline_only;
 }
 
+/* The columns whose parts each held one value (merge.stats): one array
+ * of that value for the whole column when every part held the same one
+ * and none lacks it (the tables are read-only: columns of one value share
+ * it, as a part's read shares them), so their rows take no memory of
+ * their own; else the parts' rows are filled with their values. Before
+ * the blanks of the parts that lack a column. */
+static lm_status finish_uniform(merge *m, source *s, const part *parts, size_t n_parts) {
+  lm_table *t = s->table;
+  double *shared[8];
+  uint64_t shared_bits[8];
+  size_t n_shared = 0;
+  for (size_t c = 0; c < t->n_cols; c++) {
+    lm_column *col = &t->cols[c];
+    if (!s->part_value || !s->part_value[c]) continue;
+    int same = s->uniform[c];
+    uint64_t bits = 0;
+    int have = 0;
+    for (size_t p = 0; same && p < n_parts; p++) {
+      if (!parts[p].n_rows) continue;
+      if (s->written[c][p] != 2) {
+        same = 0;
+        break;
+      }
+      uint64_t b;
+      memcpy(&b, &s->part_value[c][p], sizeof b);
+      if (have && b != bits) same = 0;
+      bits = b;
+      have = 1;
+    }
+    if (same && have) {
+      size_t i = 0;
+      while (i < n_shared && shared_bits[i] != bits) i++;
+      if (i == n_shared && n_shared < 8) {
+        double v;
+        memcpy(&v, &bits, sizeof v);
+        if (!(shared[i] = lm_arena_alloc(t->arena, (t->n_rows + 1) * sizeof(double))))
+          return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+        for (size_t r = 0; r < t->n_rows; r++) shared[i][r] = v;
+        shared_bits[n_shared++] = bits;
+      }
+      if (i < n_shared) {
+        col->values = shared[i];
+        continue;
+      }
+    }
+    for (size_t p = 0; p < n_parts; p++)
+      if (s->written[c][p] == 2)
+        for (size_t r = parts[p].at; r < parts[p].at + parts[p].n_rows; r++) col->values[r] = s->part_value[c][p];
+  }
+  return LM_OK;
+}
+
 /* The merged statistics from the parts' (merge.stats): what
  * lm_table_finish gives, without a pass over every cell. Before
  * canonical_columns, which reorders the columns and not these arrays. */
@@ -1133,6 +1205,7 @@ lm_status lm_workload_read_ranks_opts(const char *dir, const lm_workload_options
           memset(s->table->row_missing + parts[p].at, 1, parts[p].n_rows);
         }
     if (m.stats) finish_stats(s);
+    if (m.stats && (st = finish_uniform(&m, s, parts, n_parts)) != LM_OK) goto fail;
     if (canonical_columns(s) != LM_OK || canonical_strings(s->table) != LM_OK) goto nomem;
     if (!m.stats) finish_table(s->table);
     for (size_t c = 0; c < s->table->n_cols; c++)

@@ -41,6 +41,12 @@ typedef struct source {
                      lowest with one: parts append in any order) */
   size_t *missing;   /* with merge.stats: per column, blanks so far */
   uint8_t *not_int;  /* with merge.stats: per column, a number not an integer */
+  uint8_t *uniform;  /* with merge.stats, per numeric column: 1 while every
+                        part so far held one value, the same, in all its
+                        rows (those rows are not written: written[k][p] is
+                        2 and the value is in part_value[k][p]); 0 once
+                        not (the column is then filled at the end) */
+  double **part_value;
 } source;
 
 /* A name counted in pass 1: its source and column. */

@@ -197,6 +197,23 @@ int main(void) {
     }
     at += p->n_rows;
   }
+  /* Columns that hold 0 in every row of every part share one array (their
+   * rows take no memory of their own); their values are checked above. */
+  {
+    const double *zeros = NULL;
+    size_t n_zero = 0, n_shared = 0;
+    for (size_t c = 0; c < w->pmc->n_cols; c++) {
+      const lm_column *col = &w->pmc->cols[c];
+      int zero = !col->text_ids && !lm_db_dispatch_column(col->name);
+      for (size_t r = 0; zero && r < n; r++) zero = col->values[r] == 0 && !signbit(col->values[r]);
+      if (!zero) continue;
+      n_zero++;
+      if (!zeros) zeros = col->values;
+      n_shared += col->values == zeros;
+    }
+    CHECK(n_zero > 10);
+    CHECK(n_shared == n_zero);
+  }
   /* Statistics from the parts' (every part a database), as one pass. */
   {
     lm_workload *again = NULL;
