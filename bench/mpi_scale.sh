@@ -9,7 +9,8 @@
 #    parts merged on the fly, the rows written, the default view kept),
 #  - analyze: `lumen analyze -w DIR`, every panel, one process (its reader
 #    threads load the parts side by side),
-#  - one rank: `lumen analyze -w DIR --rank 0`,
+#  - one rank: `lumen analyze -w DIR --rank 0` (which reads rank 0's part
+#    alone),
 #  - K=2: `mpirun -np 2 lumen analyze --mpi -w DIR` (two processes read the
 #    parts, process 0 merges and evaluates; skipped without mpirun),
 # with wall time, CPU time (user + system of every process of the command)
@@ -32,7 +33,8 @@
 #
 # Usage: bench/mpi_scale.sh [RANKS...]   (default: 256 1024)
 # LUMEN_BENCH_RECORDING=ipblocks_SQ/MI200 takes another shared workload
-# (default vcopy/MI200, every counter: 1,022 columns per dispatch);
+# (default vcopy/MI200, every counter: 1,173 stored counter columns per
+# dispatch; analysis reads 639 of its 1,025 pmc_perf columns);
 # LUMEN_BENCH_NO_IMPORT=1 leaves out the import.
 set -euo pipefail
 cd "$(dirname "$0")/.."
