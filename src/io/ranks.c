@@ -12,7 +12,11 @@
  * Both passes run on up to one thread per processor, the merged order
  * being part order whatever finished first; the parts may also come from
  * elsewhere (lm_part_source: the processes of `lumen analyze --mpi`). The
- * parts of a --split ranks profile are combined in ranks_split.c.
+ * parts of a --split ranks profile are combined in ranks_split.c, the
+ * merged columns kept in ranks_columns.c. A read for analysis loads only
+ * the counter columns it evaluates (lm_workload_options.choose, decided
+ * for the first part's architecture after pass 1) and, with --rank, only
+ * the selected ranks' parts.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -390,163 +394,6 @@ const char *lm_ranks_intern(merge *m, const char *s) {
   return copy;
 }
 
-void lm_ranks_blank(lm_column *c, size_t from, size_t to) {
-  for (size_t r = from; r < to; r++) {
-    c->values[r] = LM_NAN;
-    if (c->text_ids) c->text_ids[r] = -1;
-  }
-}
-
-/* Append the rows of table src at row offset `at` of the merged source s.
- * With col_set (combining the parts of a --split ranks profile, at = 0):
- * per column of src the plan's set its values came from (-1: not a
- * counter); a column already there is replaced only by one from a lower
- * set, so that every value comes from the first set that has it, as in a
- * profile that collected every set. */
-/* The merged table of source s (of `total` rows, room for at least
- * min_width columns) and its per-column bookkeeping. */
-static lm_status make_table(merge *m, source *s, size_t total, size_t min_width) {
-  /* Kernel_Name and the measured clocks are not column_data rows. */
-  size_t width = s->n_names + (strcmp(s->name, "pmc_perf") == 0 ? 24 : 1);
-  if (width < min_width) width = min_width;
-  s->table = lm_table_create(m->dir, s->name, total, width);
-  s->filled = lm_arena_alloc(m->arena, width * sizeof *s->filled);
-  s->best = lm_arena_alloc(m->arena, width * sizeof *s->best);
-  s->written = lm_arena_alloc(m->arena, width * sizeof *s->written);
-  s->first_part = lm_arena_alloc(m->arena, width * sizeof *s->first_part);
-  s->first_pos = lm_arena_alloc(m->arena, width * sizeof *s->first_pos);
-  s->text_part = lm_arena_alloc(m->arena, width * sizeof *s->text_part);
-  s->missing = lm_arena_alloc(m->arena, width * sizeof *s->missing);
-  s->not_int = lm_arena_alloc(m->arena, width * sizeof *s->not_int);
-  s->uniform = lm_arena_alloc(m->arena, width * sizeof *s->uniform);
-  s->part_value = lm_arena_alloc(m->arena, width * sizeof *s->part_value);
-  if (!s->table || !s->filled || !s->best || !s->written || !s->first_part || !s->first_pos || !s->text_part ||
-      !s->missing || !s->not_int || !s->uniform || !s->part_value)
-    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
-  memset(s->table->row_missing, 0, total);
-  return LM_OK;
-}
-
-/* Column `name` added to s's merged table, its bookkeeping started;
- * part_index and pos: the part that adds it and its place there
- * (SIZE_MAX: added ahead of the parts, set by the first that appends it).
- * Errors: no room (a name pass 1 did not see), out of memory. */
-static lm_status add_merged(merge *m, source *s, const char *name, int with_text, int split, size_t part_index,
-                            size_t pos, const char *part_dir) {
-  lm_table *t = s->table;
-  if (!lm_table_add_column(t, name, with_text))
-    return lm_diag_set(m->diag, LM_EDATA, part_dir, 0, 0, name,
-                       "column not named when the part was first read (did it change while being read?)");
-  size_t k = t->n_cols - 1;
-  s->filled[k] = 0;
-  s->missing[k] = 0;
-  s->not_int[k] = 0;
-  s->best[k] = -1;
-  s->first_part[k] = part_index;
-  s->first_pos[k] = pos;
-  if (!split && !(s->written[k] = lm_arena_alloc(m->arena, m->n_parts + 1)))
-    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
-  if (!split) memset(s->written[k], 0, m->n_parts + 1);
-  s->uniform[k] = !split && !with_text && m->stats;
-  s->part_value[k] = NULL;
-  if (s->uniform[k] && !(s->part_value[k] = lm_arena_alloc(m->arena, (m->n_parts + 1) * sizeof(double))))
-    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
-  return LM_OK;
-}
-
-/* Whether values[0..n) hold one value (the same bits) in every row. */
-static int one_value(const double *values, size_t n) {
-  for (size_t r = 1; r < n; r++)
-    if (memcmp(&values[r], &values[0], sizeof *values) != 0) return 0;
-  return n > 0;
-}
-
-lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, size_t total, const char *part_dir,
-                        const int32_t *col_set, size_t part_index) {
-  lm_status st = LM_OK;
-  if (!s->table && (st = make_table(m, s, total, src->n_cols)) != LM_OK) return st;
-  lm_table *t = s->table;
-  int32_t *ids = NULL;
-  if (src->n_strings && !(ids = lm_malloc(src->n_strings * sizeof *ids)))
-    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
-  for (size_t i = 0; i < src->n_strings; i++) ids[i] = -2;
-  for (size_t c = 0; c < src->n_cols; c++) {
-    const lm_column *sc = &src->cols[c];
-    long k = lm_table_find(t, sc->name);
-    if (k < 0) {
-      if ((st = add_merged(m, s, sc->name, sc->text_ids != NULL, col_set != NULL, part_index, c, part_dir)) != LM_OK)
-        break;
-      k = (long)t->n_cols - 1;
-    }
-    lm_column *dc = &t->cols[k];
-    if (col_set) {
-      if (s->filled[k] && (col_set[c] < 0 || (s->best[k] >= 0 && s->best[k] <= col_set[c]))) continue;
-      s->filled[k] = 0;
-      s->best[k] = col_set[c];
-      lm_ranks_blank(dc, s->filled[k], at);
-    } else {
-      if (s->written[k][part_index]) continue; /* a name twice in one part: the first */
-      s->written[k][part_index] = 1;
-      if (part_index < s->first_part[k]) {
-        s->first_part[k] = part_index;
-        s->first_pos[k] = c;
-      }
-    }
-    int in_place = sc->values == dc->values + at; /* decoded there (place_part) */
-    if (!col_set && s->uniform[k] && !in_place && !sc->text_ids && one_value(sc->values, src->n_rows)) {
-      /* One value in the part: its rows wait (finish_uniform). */
-      s->written[k][part_index] = 2;
-      s->part_value[k][part_index] = sc->values[0];
-    } else {
-      if (!col_set) s->uniform[k] = 0;
-      if (!in_place) memcpy(dc->values + at, sc->values, src->n_rows * sizeof(double));
-    }
-    int stats = m->stats && !col_set;
-    if (dc->text_ids) {
-      for (size_t r = 0; r < src->n_rows; r++) {
-        int32_t id = sc->text_ids ? sc->text_ids[r] : -1;
-        if (id >= 0 && (size_t)id < src->n_strings) {
-          if (ids[id] == -2) ids[id] = lm_table_intern(t, src->strings[id]);
-          id = ids[id];
-        }
-        dc->text_ids[at + r] = id < 0 ? -1 : id;
-        if (stats && (id < 0 || !t->strings[id][0])) {
-          s->missing[k]++;
-          t->row_missing[at + r] = 1;
-        }
-      }
-    } else if (stats && !sc->text_ids) {
-      /* The part's read counted the column as lm_table_finish does. */
-      s->missing[k] += sc->n_missing;
-      if (!sc->all_int) s->not_int[k] = 1;
-    } else if (stats) {
-      for (size_t r = 0; r < src->n_rows; r++) {
-        double v = sc->values[r];
-        if (isnan(v)) {
-          s->missing[k]++;
-          t->row_missing[at + r] = 1;
-        } else if (v != floor(v)) {
-          s->not_int[k] = 1;
-        }
-      }
-    }
-    /* The example of a text cell is the lowest part's, whatever order the
-     * parts' rows arrive in. */
-    if (sc->first_text && (!dc->first_text || part_index < s->text_part[k])) {
-      dc->first_text = lm_arena_strdup(t->arena, sc->first_text);
-      dc->first_text_line = sc->first_text_line;
-      s->text_part[k] = part_index;
-    }
-    s->filled[k] = at + src->n_rows;
-  }
-  /* The rows the part's read marked as holding a blank (in any column,
-   * and every column of the part is here). */
-  if (st == LM_OK && m->stats && !col_set && src->row_missing)
-    for (size_t r = 0; r < src->n_rows; r++) t->row_missing[at + r] |= src->row_missing[r];
-  lm_free(ids);
-  return st;
-}
-
 /* Drop the merged executions: not every part has them alike. */
 static void drop_exec(merge *m, lm_workload *w) {
   if (m->exec_state != 2)
@@ -846,115 +693,6 @@ static lm_db_want_fn info_choice(void *ctx, const char *arch, void **want_ctx) {
   return roofline_only;
 }
 
-/* The columns whose parts each held one value (merge.stats): one array
- * of that value for the whole column when every part held the same one
- * and none lacks it (the tables are read-only: columns of one value share
- * it, as a part's read shares them), so their rows take no memory of
- * their own; else the parts' rows are filled with their values. Before
- * the blanks of the parts that lack a column. */
-static lm_status finish_uniform(merge *m, source *s, const part *parts, size_t n_parts) {
-  lm_table *t = s->table;
-  double *shared[8];
-  uint64_t shared_bits[8];
-  size_t n_shared = 0;
-  for (size_t c = 0; c < t->n_cols; c++) {
-    lm_column *col = &t->cols[c];
-    if (!s->part_value || !s->part_value[c]) continue;
-    int same = s->uniform[c];
-    uint64_t bits = 0;
-    int have = 0;
-    for (size_t p = 0; same && p < n_parts; p++) {
-      if (!parts[p].n_rows) continue;
-      if (s->written[c][p] != 2) {
-        same = 0;
-        break;
-      }
-      uint64_t b;
-      memcpy(&b, &s->part_value[c][p], sizeof b);
-      if (have && b != bits) same = 0;
-      bits = b;
-      have = 1;
-    }
-    if (same && have) {
-      size_t i = 0;
-      while (i < n_shared && shared_bits[i] != bits) i++;
-      if (i == n_shared && n_shared < 8) {
-        double v;
-        memcpy(&v, &bits, sizeof v);
-        if (!(shared[i] = lm_arena_alloc(t->arena, (t->n_rows + 1) * sizeof(double))))
-          return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
-        for (size_t r = 0; r < t->n_rows; r++) shared[i][r] = v;
-        shared_bits[n_shared++] = bits;
-      }
-      if (i < n_shared) {
-        col->values = shared[i];
-        continue;
-      }
-    }
-    for (size_t p = 0; p < n_parts; p++)
-      if (s->written[c][p] == 2)
-        for (size_t r = parts[p].at; r < parts[p].at + parts[p].n_rows; r++) col->values[r] = s->part_value[c][p];
-  }
-  return LM_OK;
-}
-
-/* The merged statistics from the parts' (merge.stats): what
- * lm_table_finish gives, without a pass over every cell. Before
- * canonical_columns, which reorders the columns and not these arrays. */
-static void finish_stats(source *s) {
-  lm_table *t = s->table;
-  for (size_t c = 0; c < t->n_cols; c++) {
-    lm_column *col = &t->cols[c];
-    col->n_missing = s->missing[c];
-    col->all_int = !s->not_int[c];
-    if (col->text_ids) {
-      col->all_int = 0;
-      col->n_text = t->n_rows - col->n_missing;
-    }
-  }
-}
-
-/* Before pass 2, when every part is read from its database: the merged
- * tables with a column for every name pass 1 counted, so that a part's
- * read decodes its columns straight into its rows of them (place_part)
- * instead of into a table of its own that the merge copies and frees.
- * The sources the counted names hold (their sources' order is pass 1's). */
-static lm_status place_columns(merge *m, size_t total) {
-  lm_status st = LM_OK;
-  if (!(m->placed = lm_map_new()) || !(m->dest = lm_arena_alloc(m->arena, (m->n_counted + 1) * sizeof *m->dest)))
-    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
-  for (size_t i = 0; st == LM_OK && i < m->n_counted; i++) {
-    source *s = m->counted[i].source;
-    if (!s->table && (st = make_table(m, s, total, 0)) != LM_OK) break;
-    if ((st = add_merged(m, s, m->counted[i].name, 0, 0, SIZE_MAX, 0, m->dir)) != LM_OK) break;
-    char key[1024];
-    snprintf(key, sizeof key, "%s\037%s", s->name, m->counted[i].name);
-    m->dest[i] = s->table->cols[s->table->n_cols - 1].values;
-    if (lm_map_put(m->placed, key, (int64_t)i) != LM_OK)
-      st = lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
-  }
-  return st;
-}
-
-/* Where a part's read decodes column (src, name): its rows of the merged
- * column, each once (a name twice in a part keeps its first, as the
- * merge does); NULL for anything else. Read-only on the merge. */
-typedef struct placement {
-  const merge *m;
-  size_t at, n_rows;
-  uint8_t *used; /* per merged column: handed out for this part */
-} placement;
-
-static double *place_part(void *ctx, const char *src, const char *name, size_t n_rows) {
-  placement *pl = ctx;
-  int64_t i;
-  char key[1024];
-  snprintf(key, sizeof key, "%s\037%s", src, name);
-  if (n_rows != pl->n_rows || !pl->used || !lm_map_get(pl->m->placed, key, &i) || pl->used[i]) return NULL;
-  pl->used[i] = 1;
-  return pl->m->dest[i] + pl->at;
-}
-
 /* Reading the parts side by side: threads take the next part, load it on
  * their own, and append it under one lock at the rows pass 1 gave it. */
 typedef struct readers {
@@ -1029,9 +767,9 @@ static void *reader_main(void *arg) {
     lm_diag d;
     lm_diag_clear(&d);
     lm_workload_options po = x->parts[i].info_only ? x->info_opts : x->part_opts;
-    placement pl = {x->m, x->parts[i].at, x->parts[i].n_rows, NULL};
+    lm_ranks_placement pl = {x->m, x->parts[i].at, x->parts[i].n_rows, NULL};
     if (x->m->placed && !x->parts[i].info_only && (pl.used = lm_calloc(x->m->n_counted + 1, 1)) != NULL) {
-      po.place = place_part;
+      po.place = lm_ranks_place;
       po.place_ctx = &pl;
     }
     lm_status st = x->src ? x->src->load(x->src->ctx, i, x->parts[i].dir, &po, &pw, &d)
@@ -1186,7 +924,7 @@ lm_status lm_workload_read_ranks_opts(const char *dir, const lm_workload_options
   m.stats = 1;
   for (size_t i = 0; i < n_parts; i++)
     if (!parts[i].db) m.stats = 0;
-  if (m.stats && (st = place_columns(&m, total)) != LM_OK) goto fail;
+  if (m.stats && (st = lm_ranks_place_columns(&m, total)) != LM_OK) goto fail;
   if (src && (st = src->plan(src->ctx, n_parts, 1, diag)) != LM_OK) goto fail;
   if ((st = read_parts(&m, w, parts, n_parts, total, src)) != LM_OK) goto fail;
   uint64_t t_finish = lm_phase_begin();
@@ -1204,8 +942,8 @@ lm_status lm_workload_read_ranks_opts(const char *dir, const lm_workload_options
           s->missing[c] += parts[p].n_rows;
           memset(s->table->row_missing + parts[p].at, 1, parts[p].n_rows);
         }
-    if (m.stats) finish_stats(s);
-    if (m.stats && (st = finish_uniform(&m, s, parts, n_parts)) != LM_OK) goto fail;
+    if (m.stats) lm_ranks_finish_stats(s);
+    if (m.stats && (st = lm_ranks_finish_uniform(&m, s, parts, n_parts)) != LM_OK) goto fail;
     if (canonical_columns(s) != LM_OK || canonical_strings(s->table) != LM_OK) goto nomem;
     if (!m.stats) finish_table(s->table);
     for (size_t c = 0; c < s->table->n_cols; c++)

@@ -99,6 +99,28 @@ void lm_ranks_blank(lm_column *c, size_t from, size_t to);
  * one. Errors: a column not named in pass 1, out of memory. */
 lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, size_t total, const char *part_dir,
                           const int32_t *col_set, size_t part_index);
+/* lm_ranks_place_columns: with merge.stats, before pass 2: a merged column
+ * for every name pass 1 counted (in m->placed and m->dest). Errors: out of
+ * memory. */
+lm_status lm_ranks_place_columns(merge *m, size_t total);
+/* Where one part's read decodes its columns (lm_ranks_place's context). */
+typedef struct lm_ranks_placement {
+  const merge *m;
+  size_t at, n_rows; /* the part's first row in the merged tables, its rows */
+  uint8_t *used;     /* per merged column: handed out for this part */
+} lm_ranks_placement;
+/* lm_ranks_place: an lm_db_place_fn: the part's rows of merged column
+ * (src, name), each once; NULL for any other column. Read-only on the
+ * merge, so the reader threads call it side by side. */
+double *lm_ranks_place(void *ctx, const char *src, const char *name, size_t n_rows);
+/* lm_ranks_finish_stats: with merge.stats, the merged columns' blanks,
+ * integers and text counts from the sums the appends kept. */
+void lm_ranks_finish_stats(source *s);
+/* lm_ranks_finish_uniform: with merge.stats, after the parts are in and
+ * before the blanks of parts lacking a column: a column every part held
+ * one same value in shares one array of it; the rows of the others'
+ * parts that held one value are filled. Errors: out of memory. */
+lm_status lm_ranks_finish_uniform(merge *m, source *s, const part *parts, size_t n_parts);
 /* lm_ranks_adopt_info: part i's system information (and roofline) moved
  * to w; part 0's is w's own. Errors: out of memory. */
 lm_status lm_ranks_adopt_info(merge *m, lm_workload *w, lm_workload *pw, size_t i);
