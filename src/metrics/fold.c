@@ -72,6 +72,66 @@ void lm_fold_add(lm_fold *f, const double *v, size_t n, const double *weights, i
   f->count = count;
 }
 
+/* The exponent of the lowest set bit of finite, nonzero x: x is an odd
+ * integer times 2^result. */
+static int low_exponent(double x) {
+  int e;
+  double m = frexp(fabs(x), &e); /* x = m * 2^e, 0.5 <= m < 1 */
+  uint64_t u = (uint64_t)ldexp(m, 53); /* the 53-bit significand */
+  return e - 53 + __builtin_ctzll(u);
+}
+
+/* Whether adding x to sum n times, one at a time, is exact at every step:
+ * sum and x are integer multiples of a power of two q, and |sum| + n|x|
+ * stays within 2^53 q, so every partial sum is a representable multiple of
+ * q and no addition rounds. */
+static int adds_exactly(double sum, double x, size_t n) {
+  if (!isfinite(sum) || !isfinite(x) || n > ((size_t)1 << 52)) return 0;
+  int q = low_exponent(x);
+  if (sum != 0) {
+    int qs = low_exponent(sum);
+    if (qs < q) q = qs;
+  }
+  /* Scaled by 2^-q the bound is exact: powers of two scale without
+   * rounding, and the sum of two doubles under 2^54 is within one
+   * rounding of the true value, which the comparison allows for. */
+  double bound = ldexp(fabs(sum), -q) + ldexp(fabs(x), -q) * (double)n;
+  return bound < 9007199254740992.0 / 2; /* 2^52: room for that rounding */
+}
+
+void lm_fold_add_same(lm_fold *f, double x, size_t n, const double *weights, int masked) {
+  if (n == 0 || (masked && lm_is_na(x))) return;
+  if (isnan(x)) {
+    if (masked) f->nan = 1;
+    return;
+  }
+  if (weights) {
+    double wsum = f->wsum, wx = f->wx;
+    for (size_t i = 0; i < n; i++) {
+      wsum += weights[i];
+      wx += weights[i] * x;
+    }
+    f->wsum = wsum;
+    f->wx = wx;
+    f->count += n;
+    return;
+  }
+  /* The sum never holds -0 (it starts at +0, and a sum that comes back to
+   * zero is +0), so adding a zero of either sign leaves its bits alone. */
+  if (x != 0) {
+    if (adds_exactly(f->sum, x, n)) {
+      f->sum += x * (double)n;
+    } else {
+      double sum = f->sum;
+      for (size_t i = 0; i < n; i++) sum += x;
+      f->sum = sum;
+    }
+  }
+  f->count += n;
+  if (x < f->min) f->min = x;
+  if (x > f->max) f->max = x;
+}
+
 void lm_fold_merge(lm_fold *into, const lm_fold *from) {
   into->nan |= from->nan;
   into->sum += from->sum;

@@ -94,6 +94,10 @@ void lm_fold_init(lm_fold *f);
  * available" and remember any other NaN. Folding a column block by block
  * gives the same state, to the bit, as folding it at once. */
 void lm_fold_add(lm_fold *f, const double *v, size_t n, const double *weights, int masked);
+/* lm_fold_add_same: lm_fold_add of n copies of x, to the same bits
+ * (sums that no rounding touches are taken in one multiplication, the
+ * others are added one at a time). */
+void lm_fold_add_same(lm_fold *f, double x, size_t n, const double *weights, int masked);
 /* lm_fold_merge: add the state of the rows that follow into's rows. */
 void lm_fold_merge(lm_fold *into, const lm_fold *from);
 /* lm_fold_result: the value of aggregate op (LM_OP_AVG .. LM_OP_COUNT but

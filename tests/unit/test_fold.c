@@ -181,6 +181,22 @@ static void check_halves(const double *v, size_t n, size_t h) {
   CHECK(total.count == count);
 }
 
+/* lm_fold_add_same against lm_fold_add of the copies, from a state that
+ * already holds `start` (folded the ordinary way): every field to the bit. */
+static void check_same(double start, double x, size_t n, const double *w, int masked) {
+  static double copies[N_MAX];
+  lm_fold want, got;
+  lm_fold_init(&want);
+  lm_fold_add(&want, &start, 1, w, masked);
+  got = want;
+  for (size_t i = 0; i < n; i++) copies[i] = x;
+  lm_fold_add(&want, copies, n, w ? w + 1 : NULL, masked);
+  lm_fold_add_same(&got, x, n, w ? w + 1 : NULL, masked);
+  CHECK(same_bits(want.sum, got.sum) && same_bits(want.min, got.min) && same_bits(want.max, got.max));
+  CHECK(same_bits(want.wsum, got.wsum) && same_bits(want.wx, got.wx));
+  CHECK(want.count == got.count && want.nan == got.nan);
+}
+
 int main(void) {
   static double v[N_MAX], w[N_MAX];
   static const size_t sizes[] = {0, 1, 2, 3, 4, 63, 64, 65, 256, 257, 1000, N_MAX};
@@ -198,6 +214,27 @@ int main(void) {
       }
       if (n >= 2) check_halves(v, n, n / 2);
     }
+  }
+  /* Copies of one value: integers, fractions whose sums round, sums at the
+   * edge of exactness (2^53), tiny and huge magnitudes, zeros of both
+   * signs, infinities, NaN and "not available". */
+  static const double xs[] = {0.0, -0.0, 1.0, -3.0, 0.5, 0.1, 1.0 / 3.0, 1e-300, 4.9e-324, 1e300,
+                              4503599627370496.0, 9007199254740991.0, 12345.6789, -2.5e-7, LM_INF,
+                              -LM_INF, LM_NAN, 0};
+  static const double starts[] = {0.0, -0.0, 7.0, 0.3, -1e16, 9007199254740992.0, 1e-310, LM_INF,
+                                  LM_NAN};
+  static const size_t counts[] = {0, 1, 2, 255, 256, 4999};
+  for (size_t xi = 0; xi < sizeof xs / sizeof *xs; xi++)
+    for (size_t si = 0; si < sizeof starts / sizeof *starts; si++)
+      for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++)
+        for (int masked = 0; masked < 2; masked++) {
+          double x = xi + 1 == sizeof xs / sizeof *xs ? lm_na_value() : xs[xi];
+          check_same(starts[si], x, counts[ci], NULL, masked);
+          check_same(starts[si], x, counts[ci], w, masked);
+        }
+  for (int i = 0; i < 2000; i++) {
+    double x = random_value(1), start = random_value(0);
+    check_same(start, x, (size_t)(next() % 300), NULL, i & 1);
   }
   /* No rows: SUM and COUNT are 0, the rest has no value. */
   lm_fold f;
