@@ -89,12 +89,61 @@ typedef struct operand {
   double s;
 } operand;
 
+/* A per-dispatch operand whose chunk holds one value is read as a scalar:
+ * the expressions below give the same bits either way. */
 static operand get_operand(const run *r, const worker *w, int32_t node, int32_t ch) {
   operand o = {NULL, 0};
   const lm_node *n = &r->cat->nodes[node];
-  if (n->vector) o.p = w->bufs + (size_t)r->buf_index[node] * CHUNK;
-  else o.s = r->ev->vals[slot_of(r->ev, node, ch)];
+  if (n->vector) {
+    const double *buf = w->bufs + (size_t)r->buf_index[node] * CHUNK;
+    if (w->uni[r->buf_index[node]]) o.s = buf[0];
+    else o.p = buf;
+  } else {
+    o.s = r->ev->vals[slot_of(r->ev, node, ch)];
+  }
   return o;
+}
+
+/* Whether the len values at p have one bit pattern (no early exit: the
+ * loop vectorizes, and most chunks that differ are read once anyway). */
+static int same_bits(const double *p, size_t len) {
+  uint64_t first, diff = 0;
+  memcpy(&first, p, sizeof first);
+  for (size_t i = 1; i < len; i++) {
+    uint64_t u;
+    memcpy(&u, p + i, sizeof u);
+    diff |= u ^ first;
+  }
+  return diff == 0;
+}
+
+/* Input node `node` for rows [first, first + len) of the selection into
+ * its buffer; returns 1 when they all hold one value, which is then
+ * written to the buffer's first slot only. */
+static int load_input(run *r, worker *w, int32_t node, int32_t ch, size_t first, size_t len) {
+  const lm_node *n = &r->cat->nodes[node];
+  double *out = w->bufs + (size_t)r->buf_index[node] * CHUNK;
+  const double *src = NULL;
+  if (r->fetch_index[node] >= 0 && r->def_col[node][n->chan ? ch : 0] >= 0) {
+    src = w->fetched + (size_t)(r->fetch_index[node] + (n->chan ? ch : 0)) * r->fetch_stride +
+          (first - w->block_first);
+  } else {
+    const double *col = r->cols[node][n->chan ? ch : 0];
+    size_t col_rows = r->col_rows[node][n->chan ? ch : 0];
+    const size_t *rows = r->req->rows + first;
+    if (r->contiguous && rows[len - 1] < col_rows) {
+      src = col + rows[0];
+    } else {
+      for (size_t i = 0; i < len; i++) out[i] = rows[i] < col_rows ? col[rows[i]] : LM_NAN;
+      return same_bits(out, len);
+    }
+  }
+  if (same_bits(src, len)) {
+    out[0] = src[0];
+    return 1;
+  }
+  memcpy(out, src, len * sizeof *out);
+  return 0;
 }
 
 #define LOOP2(expr)                                                    \
@@ -124,30 +173,12 @@ static inline double vmax(double a, double b) {
   return isnan(a) || isnan(b) ? LM_NAN : (b > a ? b : a);
 }
 
-/* Compute per-dispatch node `node` for rows [first, first + len) of the
- * selection, channel ch, into its buffer. Returns 1 if it poisoned. */
-static int compute_plain(run *r, worker *w, int32_t node, int32_t ch, size_t first,
-                         size_t len) {
+/* Compute per-dispatch node `node` (not an input) for the len rows of the
+ * chunk, channel ch, into its buffer. Returns 1 if it poisoned. */
+static int compute_plain(run *r, worker *w, int32_t node, int32_t ch, size_t len) {
   const lm_node *n = &r->cat->nodes[node];
   double *out = w->bufs + (size_t)r->buf_index[node] * CHUNK;
   switch ((lm_op)n->op) {
-  case LM_OP_INPUT: {
-    if (r->fetch_index[node] >= 0 && r->def_col[node][n->chan ? ch : 0] >= 0) {
-      const double *block = w->fetched +
-                            (size_t)(r->fetch_index[node] + (n->chan ? ch : 0)) * r->fetch_stride;
-      memcpy(out, block + (first - w->block_first), len * sizeof *out);
-      return 0;
-    }
-    const double *col = r->cols[node][n->chan ? ch : 0];
-    size_t col_rows = r->col_rows[node][n->chan ? ch : 0];
-    const size_t *rows = r->req->rows + first;
-    if (r->contiguous && rows[len - 1] < col_rows) {
-      memcpy(out, col + rows[0], len * sizeof *out);
-    } else {
-      for (size_t i = 0; i < len; i++) out[i] = rows[i] < col_rows ? col[rows[i]] : LM_NAN;
-    }
-    return 0;
-  }
   case LM_OP_NORM: {
     int32_t alt = r->cat->norm_nodes[n->a * r->cat->n_norms + r->req->norm];
     operand A = get_operand(r, w, alt, ch);
@@ -211,16 +242,11 @@ static int compute_plain(run *r, worker *w, int32_t node, int32_t ch, size_t fir
   }
 }
 
-/* Compute a per-dispatch node; in a masked node a value is "not available"
- * when an operand's is (nullable arithmetic). */
-static int compute_vector(run *r, worker *w, int32_t node, int32_t ch, size_t first,
-                          size_t len) {
-  int bad = compute_plain(r, w, node, ch, first, len);
+/* In masked node `node`, mark "not available" the rows where an operand's
+ * value is (nullable arithmetic), in out[0, len). */
+static void mask_na(run *r, worker *w, int32_t node, const int32_t ops[3], int32_t ch, double *out,
+                    size_t len) {
   const lm_node *n = &r->cat->nodes[node];
-  if (!n->masked || n->op == LM_OP_TO_INT) return bad;
-  double *out = w->bufs + (size_t)r->buf_index[node] * CHUNK;
-  int32_t ops[3];
-  lm_eval_operands(r->cat, node, r->req->norm, ops);
   if (n->op == LM_OP_WHERE) {
     /* `x if c else None` on nullable values gives "not available". */
     for (int o = 0; o < 3; o += 2) {
@@ -236,31 +262,67 @@ static int compute_vector(run *r, worker *w, int32_t node, int32_t ch, size_t fi
   for (int o = 0; o < 3; o++) {
     if (ops[o] < 0 || !r->cat->nodes[ops[o]].masked) continue;
     const double *v = w->bufs + (size_t)r->buf_index[ops[o]] * CHUNK;
+    size_t step = w->uni[r->buf_index[ops[o]]] ? 0 : 1;
     for (size_t i = 0; i < len; i++)
-      if (lm_is_na(v[i])) out[i] = lm_na_value();
+      if (lm_is_na(v[i * step])) out[i] = lm_na_value();
   }
+}
+
+/* Compute a per-dispatch node for rows [first, first + len) of the
+ * selection, channel ch, into its buffer, and note whether the chunk's
+ * values are all one (then only the first slot need be read). Returns 1
+ * if it poisoned. */
+static int compute_vector(run *r, worker *w, int32_t node, int32_t ch, size_t first,
+                          size_t len) {
+  const lm_node *n = &r->cat->nodes[node];
+  int32_t buf = r->buf_index[node];
+  if (n->op == LM_OP_INPUT) {
+    w->uni[buf] = (uint8_t)load_input(r, w, node, ch, first, len);
+    return 0;
+  }
+  /* When every per-dispatch operand holds one value in this chunk, so
+   * does the result: compute it for the first row only. */
+  int32_t ops[3];
+  lm_eval_operands(r->cat, node, r->req->norm, ops);
+  int uni = 1;
+  for (int o = 0; o < 3 && uni; o++)
+    if (ops[o] >= 0 && r->cat->nodes[ops[o]].vector && !w->uni[r->buf_index[ops[o]]]) uni = 0;
+  if (uni) len = 1;
+  int bad = compute_plain(r, w, node, ch, len);
+  double *out = w->bufs + (size_t)buf * CHUNK;
+  if (n->masked && n->op != LM_OP_TO_INT) mask_na(r, w, node, ops, ch, out, len);
+  /* Values that came out all one (0 / x, a ratio of constants) make what
+   * reads them cheaper too. */
+  w->uni[buf] = (uint8_t)(uni || same_bits(out, len));
   return bad;
 }
 
 static void accumulate(run *r, worker *w, int32_t k, int32_t ch, size_t first, size_t len) {
   int32_t node = r->agg[k];
   const lm_node *n = &r->cat->nodes[node];
-  const double *v = w->bufs + (size_t)r->buf_index[n->a] * CHUNK;
+  double *v = w->bufs + (size_t)r->buf_index[n->a] * CHUNK;
+  int uni = w->uni[r->buf_index[n->a]];
   if (r->keep_index[n->a] >= 0) {
     size_t ki = (size_t)r->keep_index[n->a] * (size_t)r->ev->n_ch + (size_t)ch;
     if (r->ostat && r->bounded[r->keep_index[n->a]]) {
+      if (uni) /* the statistics read every row's value */
+        for (size_t i = 1; i < len; i++) v[i] = v[0];
       if (r->feeds[k]) lm_ostat_add(&r->ostat[ki], w->id, v, len);
-    } else if (!r->opass) {
-      memcpy(r->keep[ki] + first, v, len * sizeof *v);
+    } else if (!r->opass && r->keeper[k]) {
+      if (uni)
+        for (size_t i = 0; i < len; i++) r->keep[ki][first + i] = v[0];
+      else
+        memcpy(r->keep[ki] + first, v, len * sizeof *v);
     }
     if (n->op != LM_OP_AVG && n->op != LM_OP_MIN && n->op != LM_OP_MAX &&
         n->op != LM_OP_SUM && n->op != LM_OP_COUNT)
       return;
   }
-  if (r->opass) return;
+  if (r->opass || r->fold_of[k] != k) return;
   lm_fold *a = &w->accs[(size_t)k * (size_t)r->ev->n_ch + (size_t)ch];
   const double *weights = n->op == LM_OP_AVG && r->req->weights ? r->req->weights + first : NULL;
-  lm_fold_add(a, v, len, weights, r->cat->nodes[n->a].masked);
+  if (uni) lm_fold_add_same(a, v[0], len, weights, r->cat->nodes[n->a].masked);
+  else lm_fold_add(a, v, len, weights, r->cat->nodes[n->a].masked);
 }
 
 /* Read the deferred columns of this pass for selected rows [first, first
@@ -480,6 +542,29 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
         r->keep_index[n->a] < 0)
       r->keep_index[n->a] = r->n_keep++;
   }
+  /* One fold per operand (and weighting), one copy of its kept values:
+   * per operand node, its first aggregate and its first unweighted and
+   * weighted folds. */
+  int32_t *firsts = lm_malloc(3 * ((size_t)cat->n_nodes + 1) * sizeof *firsts);
+  if (!firsts) {
+    lm_free(in_pass);
+    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  }
+  memset(firsts, 0xFF, 3 * ((size_t)cat->n_nodes + 1) * sizeof *firsts); /* all -1 */
+  for (int32_t k = 0; k < r->n_agg; k++) {
+    const lm_node *n = &cat->nodes[r->agg[k]];
+    int32_t *first = &firsts[3 * (size_t)n->a];
+    r->keeper[k] = first[0] < 0;
+    if (r->keeper[k]) first[0] = k;
+    r->fold_of[k] = k;
+    if (n->op != LM_OP_AVG && n->op != LM_OP_MIN && n->op != LM_OP_MAX && n->op != LM_OP_SUM &&
+        n->op != LM_OP_COUNT)
+      continue;
+    int32_t *fold = &first[n->op == LM_OP_AVG && r->req->weights ? 2 : 1];
+    if (*fold >= 0) r->fold_of[k] = *fold;
+    else *fold = k;
+  }
+  lm_free(firsts);
   /* Refresh missing flags of this pass's nodes: scalars they read may have
    * become missing after the first stage. */
   for (int32_t node = 0; node < cat->n_nodes; node++) {
@@ -539,9 +624,10 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
       w->fetched = lm_alloc_huge((size_t)r->n_fetch * r->fetch_stride * sizeof(double));
       if (!w->fetched) goto nomem;
     }
+    w->uni = lm_calloc((size_t)(r->n_bufs ? r->n_bufs : 1), 1);
     w->accs = lm_malloc((size_t)(r->n_agg ? r->n_agg : 1) * (size_t)n_ch * sizeof(lm_fold));
     w->poison = lm_calloc(n_slots ? n_slots : 1, 1);
-    if (!w->bufs || !w->accs || !w->poison) goto nomem;
+    if (!w->bufs || !w->uni || !w->accs || !w->poison) goto nomem;
     for (size_t k = 0; k < (size_t)r->n_agg * (size_t)n_ch; k++) lm_fold_init(&w->accs[k]);
   }
   for (size_t i = 0; r->ostat && i < (size_t)r->n_keep * (size_t)n_ch; i++)
@@ -590,6 +676,7 @@ done:
   for (int i = 0; i < 2; i++) {
     lm_free_huge(workers[i].fetched, (size_t)r->n_fetch * r->fetch_stride * sizeof(double));
     lm_free(workers[i].bufs);
+    lm_free(workers[i].uni);
     lm_free(workers[i].accs);
     lm_free(workers[i].poison);
   }
@@ -685,6 +772,8 @@ lm_status lm_eval_run(const lm_catalog *cat, const lm_eval_request *req, lm_eval
   r.vec_inv = lm_malloc((size_t)(nn ? nn : 1) * sizeof(int32_t));
   r.vec_ch = lm_malloc((size_t)(nn ? nn : 1) * sizeof(int32_t));
   r.agg = lm_malloc((size_t)(nn ? nn : 1) * sizeof(int32_t));
+  r.fold_of = lm_malloc((size_t)(nn ? nn : 1) * sizeof(int32_t));
+  r.keeper = lm_malloc((size_t)(nn ? nn : 1));
   r.buf_index = lm_malloc((size_t)(nn ? nn : 1) * sizeof(int32_t));
   r.keep_index = lm_malloc((size_t)(nn ? nn : 1) * sizeof(int32_t));
   r.fetch_index = lm_malloc((size_t)(nn ? nn : 1) * sizeof(int32_t));
@@ -693,7 +782,7 @@ lm_status lm_eval_run(const lm_catalog *cat, const lm_eval_request *req, lm_eval
   r.block_rows = req->block_rows ? req->block_rows : BLOCK_ROWS;
   r.fetch_stride = r.block_rows + 8;
   r.stat_mem = req->stat_mem ? req->stat_mem : LM_STAT_MEM_DEFAULT;
-  if (!r.fetch_index || !r.def_table || !r.def_col) goto nomem;
+  if (!r.fetch_index || !r.def_table || !r.def_col || !r.fold_of || !r.keeper) goto nomem;
   if (!ev->vals || !ev->miss || !r.cols || !r.col_rows || !r.vec_inv || !r.vec_ch || !r.agg ||
       !r.buf_index || !r.keep_index)
     goto nomem;
@@ -786,6 +875,8 @@ done:
   lm_free(r.vec_inv);
   lm_free(r.vec_ch);
   lm_free(r.agg);
+  lm_free(r.fold_of);
+  lm_free(r.keeper);
   lm_free(r.buf_index);
   lm_free(r.keep_index);
   lm_free(r.fetch_index);

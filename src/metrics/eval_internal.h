@@ -45,6 +45,11 @@ typedef struct run {
   int32_t *vec_inv, n_vec_inv;   /* per-dispatch nodes, channel-invariant */
   int32_t *vec_ch, n_vec_ch;     /* per-dispatch nodes, per channel */
   int32_t *agg, n_agg;           /* aggregates fed by this pass */
+  int32_t *fold_of;              /* per aggregate: the aggregate whose fold
+                                    it reads (AVG, MIN, MAX, SUM and COUNT of
+                                    one operand share one, weighted AVG apart) */
+  uint8_t *keeper;               /* per aggregate: the first of its operand,
+                                    which copies the kept values */
   int32_t *buf_index;            /* per node: index of its chunk buffer */
   int32_t n_bufs;
   int32_t *keep_index;           /* per node: retained-values array, -1 */
@@ -68,6 +73,8 @@ typedef struct worker {
   size_t block_first;      /* the selected row fetched[.][0] holds */
   lm_diag diag;            /* a fetch that failed */
   double *bufs;            /* n_bufs * CHUNK */
+  uint8_t *uni;            /* per buffer: 1 when the chunk's rows all hold one
+                              value, kept in the buffer's first slot only */
   lm_fold *accs;           /* per aggregate per channel */
   uint8_t *poison;         /* per node per channel */
   lm_status status;
