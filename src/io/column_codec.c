@@ -198,6 +198,108 @@ static lm_status inflate(lm_colcodec *c, const unsigned char *p, size_t len, siz
   return LM_OK;
 }
 
+lm_status lm_colcodec_int_planes(lm_colcodec *c, const void *blob, size_t len, size_t n,
+                                 const unsigned char **planes, size_t *width, lm_diag *diag) {
+  const unsigned char *p = blob;
+  size_t raw = 0;
+  lm_status st;
+  *planes = NULL;
+  *width = 0;
+  if (len == 0 || !p) return corrupt(diag, "an empty encoded column");
+  if (p[0] != 'I') return LM_OK;
+  if (len < 2 || p[1] < 1 || p[1] > 8) return corrupt(diag, "a bad integer width");
+  if (n > SIZE_MAX / 8) return corrupt(diag, "too many rows");
+  if ((st = inflate(c, p + 2, len - 2, n * p[1], &raw, diag)) != LM_OK) return st;
+  if (raw != n * p[1]) return corrupt(diag, "the column holds another number of rows");
+  *planes = c->scratch;
+  *width = p[1];
+  return LM_OK;
+}
+
+/* The token of row i (0: blank, else 1 + zigzag delta). */
+static inline uint64_t token_at(const unsigned char *s, size_t width, size_t n, size_t i) {
+  uint64_t u = s[i];
+  for (size_t b = 1; b < width; b++) u |= (uint64_t)s[b * n + i] << (8 * b);
+  return u;
+}
+
+static inline int64_t step_int(int64_t prev, uint64_t u) {
+  u -= 1;
+  return (int64_t)((uint64_t)prev + ((u >> 1) ^ (0 - (u & 1))));
+}
+
+/* The two walks below, with the width a constant where it is small (the
+ * common widths then read one or two bytes per row without a loop). */
+static inline __attribute__((always_inline)) size_t index_w(const unsigned char *planes, size_t width,
+                                                            size_t n, int64_t *marks, uint8_t *row_missing) {
+  int64_t prev = 0;
+  size_t blanks = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i % LM_COLCODEC_MARK_ROWS == 0) marks[i / LM_COLCODEC_MARK_ROWS] = prev;
+    uint64_t u = token_at(planes, width, n, i);
+    if (u == 0) {
+      blanks++;
+      if (row_missing) row_missing[i] = 1;
+      continue;
+    }
+    prev = step_int(prev, u);
+  }
+  if (n % LM_COLCODEC_MARK_ROWS == 0) marks[n / LM_COLCODEC_MARK_ROWS] = prev;
+  return blanks;
+}
+
+size_t lm_colcodec_int_index(const unsigned char *planes, size_t width, size_t n, int64_t *marks,
+                             uint8_t *row_missing) {
+  switch (width) {
+  case 1: return index_w(planes, 1, n, marks, row_missing);
+  case 2: return index_w(planes, 2, n, marks, row_missing);
+  case 3: return index_w(planes, 3, n, marks, row_missing);
+  case 4: return index_w(planes, 4, n, marks, row_missing);
+  default: return index_w(planes, width, n, marks, row_missing);
+  }
+}
+
+static inline __attribute__((always_inline)) void rows_w(const unsigned char *planes, size_t width, size_t n,
+                                                         const int64_t *marks, const size_t *rows, size_t k,
+                                                         double *out) {
+  size_t pos = 0; /* the next row to step over */
+  int64_t prev = marks[0];
+  for (size_t i = 0; i < k; i++) {
+    size_t r = rows[i];
+    if (r >= n) {
+      out[i] = LM_NAN;
+      continue;
+    }
+    if (r < pos || r - pos > LM_COLCODEC_MARK_ROWS) {
+      pos = r / LM_COLCODEC_MARK_ROWS * LM_COLCODEC_MARK_ROWS;
+      prev = marks[r / LM_COLCODEC_MARK_ROWS];
+    }
+    for (; pos < r; pos++) {
+      uint64_t u = token_at(planes, width, n, pos);
+      if (u) prev = step_int(prev, u);
+    }
+    uint64_t u = token_at(planes, width, n, r);
+    pos = r + 1;
+    if (u == 0) {
+      out[i] = LM_NAN;
+      continue;
+    }
+    prev = step_int(prev, u);
+    out[i] = (double)prev;
+  }
+}
+
+void lm_colcodec_int_rows(const unsigned char *planes, size_t width, size_t n, const int64_t *marks,
+                          const size_t *rows, size_t k, double *out) {
+  switch (width) {
+  case 1: rows_w(planes, 1, n, marks, rows, k, out); return;
+  case 2: rows_w(planes, 2, n, marks, rows, k, out); return;
+  case 3: rows_w(planes, 3, n, marks, rows, k, out); return;
+  case 4: rows_w(planes, 4, n, marks, rows, k, out); return;
+  default: rows_w(planes, width, n, marks, rows, k, out); return;
+  }
+}
+
 lm_status lm_colcodec_decode(lm_colcodec *c, const void *blob, size_t len, size_t n, double *values,
                              lm_diag *diag) {
   const unsigned char *p = blob;
@@ -222,12 +324,9 @@ lm_status lm_colcodec_decode(lm_colcodec *c, const void *blob, size_t len, size_
     return LM_OK;
   }
   if (p[0] == 'I') {
-    if (len < 2 || p[1] < 1 || p[1] > 8) return corrupt(diag, "a bad integer width");
-    size_t width = p[1];
-    if (n > SIZE_MAX / 8) return corrupt(diag, "too many rows");
-    if ((st = inflate(c, p + 2, len - 2, n * width, &raw, diag)) != LM_OK) return st;
-    if (raw != n * width) return corrupt(diag, "the column holds another number of rows");
-    const unsigned char *s = c->scratch;
+    const unsigned char *s = NULL;
+    size_t width = 0;
+    if ((st = lm_colcodec_int_planes(c, blob, len, n, &s, &width, diag)) != LM_OK) return st;
     double blank = LM_NAN;
     int64_t prev = 0;
     for (size_t i = 0; i < n; i++) {

@@ -10,7 +10,12 @@
  * that hold one value in every row (zeros of idle blocks, constants)
  * share one array per value instead of filling a column each; each column's
  * blank count and integer flag (what lm_table_finish computes) are counted
- * as it is decoded, while it is in cache. Stores
+ * as it is decoded, while it is in cache. A column that the caller reads
+ * only through lm_table_fetch (LM_DB_WANT_LATER) and that holds integers
+ * is not decoded at load: its token planes are kept (a byte or two per
+ * row where a double takes eight) with the running integer every
+ * LM_COLCODEC_MARK_ROWS rows, and the table's fetch decodes the rows a
+ * block asks for, so a view writes no column-sized arrays. Stores
  * written before the codec (no column_data.codec) hold raw doubles and are
  * read as they are.
  *
@@ -33,6 +38,61 @@ typedef struct shared {
   double *values[MAX_SHARED];
   size_t n;
 } shared;
+
+/* The columns kept as token planes, per column of the table (planes NULL
+ * for a column that was decoded). Planes and marks live in the table's
+ * arena; this array is the table's fetch_state. */
+typedef struct kept_col {
+  const unsigned char *planes;
+  const int64_t *marks;
+  size_t width;
+} kept_col;
+
+static lm_status kept_fetch(const lm_table *t, const long *cols, size_t n_cols, const size_t *rows, size_t n_rows,
+                            double *const *out, lm_diag *diag) {
+  const kept_col *kept = t->fetch_state;
+  for (size_t k = 0; k < n_cols; k++) {
+    if (cols[k] < 0 || (size_t)cols[k] >= t->n_cols)
+      return lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no such column");
+    const kept_col *kc = &kept[cols[k]];
+    if (kc->planes) {
+      lm_colcodec_int_rows(kc->planes, kc->width, t->n_rows, kc->marks, rows, n_rows, out[k]);
+    } else {
+      const double *v = t->cols[cols[k]].values;
+      for (size_t i = 0; i < n_rows; i++) out[k][i] = rows[i] < t->n_rows ? v[rows[i]] : LM_NAN;
+    }
+  }
+  return LM_OK;
+}
+
+static void kept_release(void *state) { lm_free(state); }
+
+/* Keep column c of t as the token planes (width planes of t->n_rows bytes)
+ * instead of decoding it, with its blank count and rows' missing marks;
+ * LM_ENOMEM when out of memory. */
+static lm_status keep_planes(lm_table *t, size_t c, const unsigned char *planes, size_t width) {
+  if (t->fetch && t->fetch != kept_fetch) return LM_EINVAL; /* the table reads another way */
+  if (!t->fetch_state) {
+    if (!(t->fetch_state = lm_calloc(t->max_cols ? t->max_cols : 1, sizeof(kept_col)))) return LM_ENOMEM;
+    t->fetch = kept_fetch;
+    t->fetch_release = kept_release;
+  }
+  size_t n = t->n_rows;
+  unsigned char *copy = lm_arena_alloc(t->arena, n * width);
+  int64_t *marks = lm_arena_alloc(t->arena, (n / LM_COLCODEC_MARK_ROWS + 1) * sizeof *marks);
+  if (!copy || !marks) return LM_ENOMEM;
+  memcpy(copy, planes, n * width);
+  lm_column *col = &t->cols[c];
+  col->n_missing = lm_colcodec_int_index(copy, width, n, marks, t->row_missing);
+  col->all_int = 1;
+  col->values = NULL;
+  col->deferred = 1;
+  kept_col *kc = &((kept_col *)t->fetch_state)[c];
+  kc->planes = copy;
+  kc->marks = marks;
+  kc->width = width;
+  return LM_OK;
+}
 
 /* Whether column_data has its codec (schema version 3), asked of the
  * catalog, so that the question fails no transaction on either engine. */
@@ -166,7 +226,8 @@ lm_status lm_db_load_columns_placed(lm_sql *sql, int64_t wid, const char *worklo
     if ((st = list_with_constants(sql, wid, source, has_codec, &q, diag)) != LM_OK) goto done;
     while ((rc = lm_stmt_step(q)) == 1) {
       const char *name = lm_stmt_text(q, 1);
-      if (want && !want(ctx, source, name)) continue;
+      int wanted = want ? want(ctx, source, name) : 1;
+      if (!wanted) continue;
       size_t small = 0;
       const void *constant = lm_stmt_is_null(q, 6) ? NULL : lm_stmt_blob(q, 6, &small);
       double k = 0;
@@ -219,13 +280,24 @@ lm_status lm_db_load_columns_placed(lm_sql *sql, int64_t wid, const char *worklo
         goto done;
       } else {
         lm_diag why;
-        if (lm_colcodec_decode(codec, blob, bytes, n_rows, c->values, &why) != LM_OK) {
+        const unsigned char *planes = NULL;
+        size_t width = 0;
+        lm_status got = wanted == LM_DB_WANT_LATER && n_rows
+                            ? lm_colcodec_int_planes(codec, blob, bytes, n_rows, &planes, &width, &why)
+                            : LM_OK;
+        if (got == LM_OK && planes) {
+          if ((got = keep_planes(t, t->n_cols - 1, planes, width)) == LM_ENOMEM) goto nomem;
+          if (got != LM_OK) planes = NULL; /* decoded below, as any column */
+          got = LM_OK;
+        }
+        if (got == LM_OK && !planes) got = lm_colcodec_decode(codec, blob, bytes, n_rows, c->values, &why);
+        if (got != LM_OK) {
           st = lm_diag_set(diag, why.status, path, 0, 0, why.field[0] ? why.field : "column_data.data",
                            "workload '%.200s', column '%.100s' of %.40s: %s (corrupt database?)", workload, c->name,
                            source, why.message);
           goto done;
         }
-        count_column(t, c, ((const unsigned char *)blob)[0] == 'I');
+        if (!planes) count_column(t, c, ((const unsigned char *)blob)[0] == 'I');
       }
       if (!is_constant) lm_stmt_reset(data);
       if (!lm_stmt_is_null(q, 3)) {

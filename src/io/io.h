@@ -81,6 +81,10 @@ lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag);
  * The dispatch columns (Kernel_Name, Dispatch_ID, GPU_ID, launch
  * parameters, timestamps, measured clocks) are always loaded. */
 typedef int (*lm_db_want_fn)(void *ctx, const char *source, const char *name);
+/* What a want function may return besides 0 and 1: the column is wanted
+ * but only through lm_table_fetch or lm_table_values, so an integer column
+ * may stay in its compact form until read (lm_table_deferred). */
+#define LM_DB_WANT_LATER 2
 
 /* The want function of a read of workloads of architecture arch (the
  * gpu_arch of their system information) and its context (*want_ctx);
@@ -235,6 +239,29 @@ lm_status lm_colcodec_decode(lm_colcodec *codec, const void *blob, size_t len, s
  * in every row (an all-zero or constant column), else 0. */
 int lm_colcodec_constant(const void *blob, size_t len, double *value);
 
+/* Rows between two marks of lm_colcodec_int_index. */
+#define LM_COLCODEC_MARK_ROWS 1024
+
+/* lm_colcodec_int_planes: for a blob of the integer encoding ('I') of n
+ * values, its token planes: *width planes of n bytes each, in the codec's
+ * scratch (valid until its next call); *planes NULL for other encodings.
+ * Checks as lm_colcodec_decode does (same errors). */
+lm_status lm_colcodec_int_planes(lm_colcodec *codec, const void *blob, size_t len, size_t n,
+                                 const unsigned char **planes, size_t *width, lm_diag *diag);
+
+/* lm_colcodec_int_index: one walk over the planes of n rows: marks[m]
+ * (n / LM_COLCODEC_MARK_ROWS + 1 entries) gets the integer before row m *
+ * LM_COLCODEC_MARK_ROWS, row_missing[r] is set to 1 for a blank row (when
+ * not NULL). Returns the number of blank rows. */
+size_t lm_colcodec_int_index(const unsigned char *planes, size_t width, size_t n, int64_t *marks,
+                             uint8_t *row_missing);
+
+/* lm_colcodec_int_rows: the values lm_colcodec_decode gives at rows[0..k)
+ * (in any order; NaN for a row at or past n) into out, from the planes and
+ * the marks of lm_colcodec_int_index. Reads only; safe from two threads. */
+void lm_colcodec_int_rows(const unsigned char *planes, size_t width, size_t n, const int64_t *marks,
+                          const size_t *rows, size_t k, double *out);
+
 /* ------------------------------------------------ lumen workloads (SQLite) */
 
 /* A lumen workload folder holds its data in this file. */
@@ -382,6 +409,9 @@ lm_status lm_db_count_columns(lm_sql *sql, int64_t wid, const char *source, lm_d
  * stored order (with want set: those that hold one value in every row
  * last), fetching and decoding one at a time, with their blank counts,
  * integer flags and rows' missing marks as lm_table_finish sets them.
+ * Columns that want marks LM_DB_WANT_LATER and that hold integers stay
+ * as their token planes (a byte or a few per row instead of eight) and
+ * are decoded by the table's fetch, block by block.
  * A column whose data does not match its rows or encoding gives LM_EDATA
  * naming the workload (`workload`, for messages), the column and the
  * field (column_data.n_rows, column_data.data, column_data.codec). */

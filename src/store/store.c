@@ -781,9 +781,19 @@ lm_status lm_store_load(lm_store *s, const char *name, lm_workload **out, lm_dia
   return lm_db_read_workload(s->sql, name, out, diag);
 }
 
+/* What a view from the store reads: lm_analyze_wants' columns; of those,
+ * the formulas' inputs that analysis does not also read by name (what
+ * lm_analyze_wants accepts without a catalog) are read only by the
+ * evaluator, through lm_table_fetch, so they may stay encoded until a
+ * block needs them. */
+static int view_wants(void *ctx, const char *source, const char *name) {
+  if (!lm_analyze_wants(ctx, source, name)) return 0;
+  return lm_analyze_wants(NULL, source, name) ? 1 : LM_DB_WANT_LATER;
+}
+
 lm_status lm_store_load_for(lm_store *s, const char *name, const lm_catalog *cat, lm_workload **out,
                             lm_diag *diag) {
-  return lm_db_read_workload_columns(s->sql, name, lm_analyze_wants, (void *)cat, out, diag);
+  return lm_db_read_workload_columns(s->sql, name, view_wants, (void *)cat, out, diag);
 }
 
 lm_status lm_store_load_info(lm_store *s, const char *name, lm_workload **out, lm_diag *diag) {

@@ -4,7 +4,8 @@
  * comes back with the same 64-bit patterns; each encoding kind is the one
  * chosen for its columns; a truncated or altered blob is refused with a
  * reason, every byte flip and every cut, never a crash or a read out of
- * bounds (run it under AddressSanitizer). */
+ * bounds (run it under AddressSanitizer); integer columns read row by row
+ * from their token planes give the bits of the whole decode. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,72 @@ static void tokens(lm_colcodec *c) {
   CHECK(strstr(d.message, "bad integer width") != NULL);
 }
 
+/* The token planes read row by row (lm_colcodec_int_index, _int_rows)
+ * give the bits of the whole decode: integer columns of widths 1 to 8,
+ * with blanks, read at runs of rows, rows that skip ahead or go back,
+ * repeated rows, one row at a time and rows past the end. */
+static void planes(lm_colcodec *c) {
+  enum { N = 5000 };
+  static double v[N], whole[N], got[N + 10];
+  static size_t rows[N + 10];
+  static int64_t marks[N / LM_COLCODEC_MARK_ROWS + 1];
+  static uint8_t missing[N];
+  static const uint64_t spans[] = {100, 60000, 16000000, 3000000000ULL, 1ULL << 40, 1ULL << 61};
+  for (size_t si = 0; si < sizeof spans / sizeof *spans; si++) {
+    size_t blanks = 0;
+    for (size_t i = 0; i < N; i++) {
+      int blank = next() % 11 == 0;
+      blanks += (size_t)blank;
+      v[i] = blank ? LM_NAN : (double)(int64_t)(next() % spans[si]) - (double)(spans[si] / 3);
+    }
+    const void *blob = NULL;
+    size_t len = 0, width = 0;
+    const unsigned char *pl = NULL;
+    lm_diag d;
+    CHECK(lm_colcodec_encode(c, v, N, &blob, &len, &d) == LM_OK && ((const char *)blob)[0] == 'I');
+    unsigned char *copy = malloc(len);
+    memcpy(copy, blob, len);
+    CHECK(lm_colcodec_decode(c, copy, len, N, whole, &d) == LM_OK);
+    CHECK(lm_colcodec_int_planes(c, copy, len, N, &pl, &width, &d) == LM_OK && pl && width >= 1 && width <= 8);
+    unsigned char *kept = malloc(N * width);
+    memcpy(kept, pl, N * width);
+    memset(missing, 0, sizeof missing);
+    CHECK(lm_colcodec_int_index(kept, width, N, marks, missing) == blanks);
+    size_t marked = 0;
+    for (size_t i = 0; i < N; i++) marked += missing[i] == isnan(v[i]);
+    CHECK(marked == N);
+    for (int pattern = 0; pattern < 5; pattern++) {
+      size_t k = 0;
+      for (size_t i = 0; i < N + 10; i++) {
+        switch (pattern) {
+        case 0: rows[k++] = i; break;                                  /* every row, then past the end */
+        case 1: if (next() % 3 == 0) rows[k++] = i; break;             /* a sparse selection */
+        case 2: rows[k++] = (size_t)(next() % (N + 5)); break;         /* anywhere, back and forth */
+        case 3: rows[k++] = N - 1 - i % N; break;                      /* backwards */
+        default: rows[k++] = i / 2 % N; break;                         /* each row twice */
+        }
+      }
+      lm_colcodec_int_rows(kept, width, N, marks, rows, k, got);
+      int same = 1;
+      for (size_t i = 0; i < k; i++) {
+        double want = rows[i] < N ? whole[rows[i]] : LM_NAN;
+        same &= memcmp(&want, &got[i], sizeof want) == 0;
+      }
+      CHECK(same);
+    }
+    free(kept);
+    free(copy);
+  }
+  /* Other encodings have no planes. */
+  for (size_t i = 0; i < N; i++) v[i] = (double)i / 3.0;
+  const void *blob = NULL;
+  size_t len = 0, width = 9;
+  const unsigned char *pl = (const unsigned char *)"x";
+  lm_diag d;
+  CHECK(lm_colcodec_encode(c, v, N, &blob, &len, &d) == LM_OK);
+  CHECK(lm_colcodec_int_planes(c, blob, len, N, &pl, &width, &d) == LM_OK && !pl && width == 0);
+}
+
 int main(void) {
   lm_colcodec *c = lm_colcodec_new();
   CHECK(c != NULL);
@@ -183,6 +250,7 @@ int main(void) {
   kinds(c);
   damage(c);
   tokens(c);
+  planes(c);
   lm_colcodec_free(c);
   lm_colcodec_free(NULL);
   return check_report("test_column_codec");
