@@ -264,6 +264,25 @@ static inline __attribute__((always_inline)) void rows_w(const unsigned char *pl
                                                          double *out) {
   size_t pos = 0; /* the next row to step over */
   int64_t prev = marks[0];
+  int run = k && rows[k - 1] < n;
+  for (size_t i = 1; i < k && run; i++) run = rows[i] == rows[i - 1] + 1;
+  if (run) {
+    /* A run of rows (a block of a contiguous selection): from the mark
+     * before it, without a branch per row. */
+    size_t first = rows[0];
+    pos = first / LM_COLCODEC_MARK_ROWS * LM_COLCODEC_MARK_ROWS;
+    prev = marks[first / LM_COLCODEC_MARK_ROWS];
+    for (; pos < first; pos++) {
+      uint64_t u = token_at(planes, width, n, pos);
+      prev = u ? step_int(prev, u) : prev;
+    }
+    for (size_t i = 0; i < k; i++) {
+      uint64_t u = token_at(planes, width, n, first + i);
+      prev = u ? step_int(prev, u) : prev;
+      out[i] = u ? (double)prev : LM_NAN;
+    }
+    return;
+  }
   for (size_t i = 0; i < k; i++) {
     size_t r = rows[i];
     if (r >= n) {

@@ -306,19 +306,38 @@ size_t lm_fold_order_values(const double *kept, size_t n, int masked, const int 
                             const double *ks, size_t n_ops, double *out, double *tmp,
                             int *nan_seen) {
   size_t m = 0;
-  *nan_seen = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!isnan(kept[i])) out[m++] = kept[i];
-    else if (!lm_is_na(kept[i])) *nan_seen = 1;
+  int full = !ks;
+  for (size_t i = 0; i < n_ops && !full; i++) full = ops[i] != LM_OP_MEDIAN && ops[i] != LM_OP_QUANTILE;
+  /* The values without NaN: as radix keys straight away when they will be
+   * selected (most often), else as they are. */
+  uint64_t *keys = (uint64_t *)(void *)out;
+  int seen = 0;
+  if (full || n < 64) {
+    for (size_t i = 0; i < n; i++) {
+      if (!isnan(kept[i])) out[m++] = kept[i];
+      else if (!lm_is_na(kept[i])) seen = 1;
+    }
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      if (!isnan(kept[i])) keys[m++] = key_of(kept[i]);
+      else if (!lm_is_na(kept[i])) seen = 1;
+    }
+    if (m < 64) {
+      for (size_t i = 0; i < m; i++) out[i] = value_of(keys[i]);
+      full = 1;
+    }
   }
-  if (!masked) *nan_seen = 0;
+  *nan_seen = masked ? seen : 0;
+  if (full || m < 64) {
+    lm_sort_values(out, tmp, m);
+    return m;
+  }
   size_t ranks[16], n_ranks = 0;
-  int full = !ks || m < 64;
-  for (size_t i = 0; i < n_ops && !full; i++) {
+  for (size_t i = 0; i < n_ops; i++) {
     if (ops[i] == LM_OP_MEDIAN) {
       ranks[n_ranks++] = m / 2;
       if (m % 2 == 0) ranks[n_ranks++] = m / 2 - 1;
-    } else if (ops[i] == LM_OP_QUANTILE) {
+    } else {
       /* the positions lm_quantile_sorted reads */
       double pos = ks[i] * (double)(m - 1);
       size_t lo = (size_t)floor(pos);
@@ -328,18 +347,13 @@ size_t lm_fold_order_values(const double *kept, size_t n, int masked, const int 
         ranks[n_ranks++] = lo;
         ranks[n_ranks++] = lo + 1;
       }
-    } else {
-      full = 1; /* STD reads them all */
     }
   }
-  if (full) {
-    lm_sort_values(out, tmp, m);
-    return m;
-  }
   qsort(ranks, n_ranks, sizeof *ranks, cmp_size);
-  uint64_t *keys = (uint64_t *)(void *)out;
-  for (size_t i = 0; i < m; i++) keys[i] = key_of(out[i]);
   place(keys, 0, m, ranks, 0, n_ranks);
-  for (size_t i = 0; i < m; i++) out[i] = value_of(keys[i]);
+  /* Only the wanted places are read: only they become values again (each
+   * once: two statistics may read one place). */
+  for (size_t i = 0; i < n_ranks; i++)
+    if (i == 0 || ranks[i] != ranks[i - 1]) out[ranks[i]] = value_of(keys[ranks[i]]);
   return m;
 }

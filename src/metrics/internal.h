@@ -112,7 +112,8 @@ size_t lm_fold_sorted(const double *kept, size_t n, int masked, double *sorted, 
  * (with quantiles ks[i]; ks NULL: order every value) of one operand, which
  * only puts the values they read in their sorted places (a selection)
  * unless one of them is STD or there are few values: lm_fold_order of any
- * of them then reads the same bits as after a full sort. */
+ * of them then reads the same bits as after a full sort. After a selection
+ * the other places of `out` hold unspecified bits. */
 size_t lm_fold_order_values(const double *kept, size_t n, int masked, const int *ops,
                             const double *ks, size_t n_ops, double *out, double *tmp,
                             int *nan_seen);
