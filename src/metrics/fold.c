@@ -249,8 +249,12 @@ static inline double value_of(uint64_t u) {
 
 /* Put the k-th smallest of keys[lo, hi) at k, smaller ones before it and
  * larger ones after (three-way partitions, so repeated values cost no
- * more than distinct ones). */
-static void select_key(uint64_t *keys, size_t lo, size_t hi, size_t k) {
+ * more than distinct ones). *eq_lo, *eq_hi: a range around k whose keys
+ * all equal the k-th (at least [k, k + 1)), so that other ranks in it are
+ * placed too. */
+static void select_key(uint64_t *keys, size_t lo, size_t hi, size_t k, size_t *eq_lo, size_t *eq_hi) {
+  *eq_lo = k;
+  *eq_hi = k + 1;
   while (hi - lo > 16) {
     uint64_t a = keys[lo], b = keys[lo + (hi - lo) / 2], c = keys[hi - 1];
     uint64_t pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
@@ -267,9 +271,15 @@ static void select_key(uint64_t *keys, size_t lo, size_t hi, size_t k) {
         i++;
       }
     }
-    if (k < lt) hi = lt;
-    else if (k >= gt) lo = gt;
-    else return;
+    if (k < lt) {
+      hi = lt;
+    } else if (k >= gt) {
+      lo = gt;
+    } else {
+      *eq_lo = lt;
+      *eq_hi = gt;
+      return;
+    }
   }
   for (size_t i = lo + 1; i < hi; i++) {
     uint64_t x = keys[i];
@@ -283,7 +293,8 @@ static void select_key(uint64_t *keys, size_t lo, size_t hi, size_t k) {
 }
 
 void lm_select_keys(uint64_t *keys, size_t n, size_t k) {
-  if (k < n) select_key(keys, 0, n, k);
+  size_t eq_lo, eq_hi;
+  if (k < n) select_key(keys, 0, n, k, &eq_lo, &eq_hi);
 }
 
 /* Place ranks[r0, r1) (ascending) within keys[lo, hi). */
@@ -291,10 +302,11 @@ static void place(uint64_t *keys, size_t lo, size_t hi, const size_t *ranks, siz
   while (r0 < r1 && ranks[r0] < lo) r0++;
   while (r1 > r0 && ranks[r1 - 1] >= hi) r1--;
   if (r0 >= r1 || hi - lo < 2) return;
-  size_t mid = r0 + (r1 - r0) / 2, k = ranks[mid];
-  select_key(keys, lo, hi, k);
-  place(keys, lo, k, ranks, r0, mid);
-  place(keys, k + 1, hi, ranks, mid + 1, r1);
+  size_t mid = r0 + (r1 - r0) / 2, k = ranks[mid], eq_lo, eq_hi;
+  select_key(keys, lo, hi, k, &eq_lo, &eq_hi);
+  /* the ranks in [eq_lo, eq_hi) hold the k-th key already */
+  place(keys, lo, eq_lo, ranks, r0, mid);
+  place(keys, eq_hi, hi, ranks, mid + 1, r1);
 }
 
 static int cmp_size(const void *a, const void *b) {
