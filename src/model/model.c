@@ -312,6 +312,31 @@ const double *lm_table_values(const lm_table *table, size_t col, lm_diag *diag) 
 /* Rows a deferred group is read in at a time. */
 #define EACH_BLOCK_ROWS 8192
 
+/* One thread's share of a group read: blocks of rows [r0, r1). */
+typedef struct group_read {
+  const lm_table *t;
+  const long *want;
+  size_t n_def, r0, r1;
+  const size_t *all;
+  double **out;
+  double **at; /* n_def pointers of scratch */
+  lm_diag diag;
+  lm_status status;
+} group_read;
+
+static void *read_blocks(void *arg) {
+  group_read *g = arg;
+  g->status = LM_OK;
+  /* In blocks of rows: the fetch gives back the pages of the file that
+   * each block read. */
+  for (size_t r0 = g->r0; r0 < g->r1 && g->status == LM_OK; r0 += EACH_BLOCK_ROWS) {
+    size_t nb = g->r1 - r0 < EACH_BLOCK_ROWS ? g->r1 - r0 : EACH_BLOCK_ROWS;
+    for (size_t d = 0; d < g->n_def; d++) g->at[d] = g->out[d] + r0;
+    g->status = g->t->fetch(g->t, g->want, g->n_def, g->all + r0, nb, g->at, &g->diag);
+  }
+  return NULL;
+}
+
 lm_status lm_table_each_column(const lm_table *t, const size_t *order, size_t n, size_t budget, lm_column_fn fn,
                                void *ctx, lm_diag *diag) {
   size_t rows = t->n_rows ? t->n_rows : 1, per_col = rows * sizeof(double);
@@ -320,7 +345,7 @@ lm_status lm_table_each_column(const lm_table *t, const size_t *order, size_t n,
   if (group > n) group = n ? n : 1;
   lm_status st = LM_OK;
   long *want = lm_malloc(group * sizeof *want);
-  double **out = lm_calloc(group, sizeof *out), **at = lm_malloc(group * sizeof *at);
+  double **out = lm_calloc(group, sizeof *out), **at = lm_malloc(2 * group * sizeof *at);
   size_t *all = NULL;
   if (!want || !out || !at) goto nomem;
   for (size_t i = 0; i < n && st == LM_OK;) {
@@ -343,13 +368,25 @@ lm_status lm_table_each_column(const lm_table *t, const size_t *order, size_t n,
         st = lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no reader for deferred columns");
         goto done;
       }
-      /* In blocks of rows: the fetch gives back the pages of the file
-       * that each block read. */
-      for (size_t r0 = 0; r0 < t->n_rows; r0 += EACH_BLOCK_ROWS) {
-        size_t nb = t->n_rows - r0 < EACH_BLOCK_ROWS ? t->n_rows - r0 : EACH_BLOCK_ROWS;
-        for (size_t d = 0; d < n_def; d++) at[d] = out[d] + r0;
-        if ((st = t->fetch(t, want, n_def, all + r0, nb, at, diag)) != LM_OK) goto done;
+      /* The two halves of the rows on two threads (the fetch may be
+       * called from two at once), split at a block; the values do not
+       * depend on the split, and an error is the one of the first
+       * failing block in row order, as read in one go. */
+      size_t n_blocks = (t->n_rows + EACH_BLOCK_ROWS - 1) / EACH_BLOCK_ROWS;
+      size_t mid = n_blocks >= 2 ? (n_blocks / 2) * EACH_BLOCK_ROWS : t->n_rows;
+      group_read halves[2] = {{t, want, n_def, 0, mid, all, out, at, {0}, LM_OK},
+                              {t, want, n_def, mid, t->n_rows, all, out, at + group, {0}, LM_OK}};
+      if (n_blocks >= 2) {
+        lm_run_pair(read_blocks, &halves[0], &halves[1]);
+      } else {
+        read_blocks(&halves[0]);
       }
+      for (int h = 0; h < 2; h++)
+        if (halves[h].status != LM_OK) {
+          st = halves[h].status;
+          if (diag) *diag = halves[h].diag;
+          goto done;
+        }
     }
     for (size_t k = i, d = 0; k < end && st == LM_OK; k++)
       st = fn(ctx, order[k], lm_table_deferred(t, order[k]) ? out[d++] : t->cols[order[k]].values, diag);

@@ -112,8 +112,9 @@ typedef lm_status (*lm_column_fn)(void *ctx, size_t col, const double *values, l
  * order, without keeping them: a loaded column's own values, a deferred
  * one read back from the file in groups of consecutive entries of order
  * whose values take at most budget bytes together (at least one column a
- * group; one pass over the file's records per group), the group's buffers
- * reused. The table is not changed. Errors: out of memory, a read's error,
+ * group; one pass over the file's records per group, its two halves
+ * read on two threads), the group's buffers reused. The table is not
+ * changed. Errors: out of memory, a read's error,
  * fn's error. */
 lm_status lm_table_each_column(const lm_table *table, const size_t *order, size_t n, size_t budget,
                                lm_column_fn fn, void *ctx, lm_diag *diag);

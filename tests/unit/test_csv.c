@@ -334,6 +334,17 @@ static void test_deferred(void) {
   for (size_t i = 0; big[i]; i++)
     if (big[i] == '0') big[i] = '9';
   check_deferred(big, strlen(big), eager);
+  /* Rows enough for lm_table_each_column to read a group in two halves
+   * on two threads (three blocks and a part of one). */
+  {
+    lm_buf b = {0};
+    lm_buf_puts(&b, "Dispatch_ID,Kernel_Name,A,B,C\n");
+    for (unsigned r = 0; r < 3 * 8192 + 777; r++)
+      lm_buf_printf(&b, "%u,k%u,%u,%u.%u,%s\n", r, r % 5, (r * 2654435761u) % 100000, r % 97, r % 10,
+                    r % 13 ? "7" : "");
+    check_deferred(b.data, b.len, eager);
+    lm_buf_fini(&b);
+  }
   /* The shared workloads' tables, and one scaled up to use two threads. */
   const char *shared = getenv("LUMEN_SHARED_DIR");
   static const char *const files[] = {"vcopy/MI200/pmc_perf.csv", "vcopy/MI300X_A1/pmc_perf.csv",
