@@ -13,7 +13,8 @@
  * as it is decoded, while it is in cache. A column that the caller reads
  * only through lm_table_fetch (LM_DB_WANT_LATER) and that holds integers
  * is not decoded at load: its token planes are kept (a byte or two per
- * row where a double takes eight) with the running integer every
+ * row where a double takes eight, packed together on huge pages) with the
+ * running integer every
  * LM_COLCODEC_MARK_ROWS rows, and the table's fetch decodes the rows a
  * block asks for, so a view writes no column-sized arrays. Stores
  * written before the codec (no column_data.codec) hold raw doubles and are
@@ -40,21 +41,30 @@ typedef struct shared {
 } shared;
 
 /* The columns kept as token planes, per column of the table (planes NULL
- * for a column that was decoded). Planes and marks live in the table's
- * arena; this array is the table's fetch_state. */
+ * for a column that was decoded), and where the planes and marks lie: one
+ * mapping reserved for the table's whole value block (virtual space; only
+ * what is written is ever backed) on huge pages, filled from the start, so
+ * that a view's few tens of megabytes of planes take few page faults.
+ * This is the table's fetch_state. */
 typedef struct kept_col {
   const unsigned char *planes;
   const int64_t *marks;
   size_t width;
 } kept_col;
 
+typedef struct kept {
+  unsigned char *region;
+  size_t region_bytes, used;
+  kept_col cols[]; /* t->max_cols */
+} kept;
+
 static lm_status kept_fetch(const lm_table *t, const long *cols, size_t n_cols, const size_t *rows, size_t n_rows,
                             double *const *out, lm_diag *diag) {
-  const kept_col *kept = t->fetch_state;
+  const kept *state = t->fetch_state;
   for (size_t k = 0; k < n_cols; k++) {
     if (cols[k] < 0 || (size_t)cols[k] >= t->n_cols)
       return lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no such column");
-    const kept_col *kc = &kept[cols[k]];
+    const kept_col *kc = &state->cols[cols[k]];
     if (kc->planes) {
       lm_colcodec_int_rows(kc->planes, kc->width, t->n_rows, kc->marks, rows, n_rows, out[k]);
     } else {
@@ -65,21 +75,46 @@ static lm_status kept_fetch(const lm_table *t, const long *cols, size_t n_cols, 
   return LM_OK;
 }
 
-static void kept_release(void *state) { lm_free(state); }
+static void kept_release(void *state) {
+  kept *k = state;
+  if (!k) return;
+  lm_free_huge(k->region, k->region_bytes);
+  lm_free(k);
+}
+
+/* n bytes of the region, 8-aligned; NULL when it is full (it cannot be:
+ * a column's planes and marks take less than its slot of the block). */
+static void *region_take(kept *k, size_t n) {
+  size_t at = (k->used + 7) & ~(size_t)7;
+  if (at > k->region_bytes || k->region_bytes - at < n) return NULL;
+  k->used = at + n;
+  return k->region + at;
+}
 
 /* Keep column c of t as the token planes (width planes of t->n_rows bytes)
  * instead of decoding it, with its blank count and rows' missing marks;
- * LM_ENOMEM when out of memory. */
+ * LM_ENOMEM when out of memory, LM_EINVAL when the table reads its
+ * deferred columns another way. */
 static lm_status keep_planes(lm_table *t, size_t c, const unsigned char *planes, size_t width) {
-  if (t->fetch && t->fetch != kept_fetch) return LM_EINVAL; /* the table reads another way */
+  if (t->fetch && t->fetch != kept_fetch) return LM_EINVAL;
+  size_t n = t->n_rows, n_marks = n / LM_COLCODEC_MARK_ROWS + 1;
   if (!t->fetch_state) {
-    if (!(t->fetch_state = lm_calloc(t->max_cols ? t->max_cols : 1, sizeof(kept_col)))) return LM_ENOMEM;
+    size_t slots = t->max_cols ? t->max_cols : 1;
+    kept *k = lm_calloc(1, sizeof *k + slots * sizeof(kept_col));
+    if (!k) return LM_ENOMEM;
+    /* room for every column's planes and marks */
+    k->region_bytes = slots * (n * 8 + n_marks * sizeof(int64_t) + 8);
+    if (!(k->region = lm_alloc_huge(k->region_bytes))) {
+      lm_free(k);
+      return LM_ENOMEM;
+    }
+    t->fetch_state = k;
     t->fetch = kept_fetch;
     t->fetch_release = kept_release;
   }
-  size_t n = t->n_rows;
-  unsigned char *copy = lm_arena_alloc(t->arena, n * width);
-  int64_t *marks = lm_arena_alloc(t->arena, (n / LM_COLCODEC_MARK_ROWS + 1) * sizeof *marks);
+  kept *k = t->fetch_state;
+  unsigned char *copy = region_take(k, n * width);
+  int64_t *marks = region_take(k, n_marks * sizeof *marks);
   if (!copy || !marks) return LM_ENOMEM;
   memcpy(copy, planes, n * width);
   lm_column *col = &t->cols[c];
@@ -87,7 +122,7 @@ static lm_status keep_planes(lm_table *t, size_t c, const unsigned char *planes,
   col->all_int = 1;
   col->values = NULL;
   col->deferred = 1;
-  kept_col *kc = &((kept_col *)t->fetch_state)[c];
+  kept_col *kc = &k->cols[c];
   kc->planes = copy;
   kc->marks = marks;
   kc->width = width;
