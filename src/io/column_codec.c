@@ -234,15 +234,19 @@ static inline __attribute__((always_inline)) size_t index_w(const unsigned char 
                                                             size_t n, int64_t *marks, uint8_t *row_missing) {
   int64_t prev = 0;
   size_t blanks = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (i % LM_COLCODEC_MARK_ROWS == 0) marks[i / LM_COLCODEC_MARK_ROWS] = prev;
-    uint64_t u = token_at(planes, width, n, i);
-    if (u == 0) {
-      blanks++;
-      if (row_missing) row_missing[i] = 1;
-      continue;
+  for (size_t m = 0; m * LM_COLCODEC_MARK_ROWS < n; m++) {
+    marks[m] = prev;
+    size_t end = (m + 1) * LM_COLCODEC_MARK_ROWS < n ? (m + 1) * LM_COLCODEC_MARK_ROWS : n;
+    size_t blank_here = 0;
+    for (size_t i = m * LM_COLCODEC_MARK_ROWS; i < end; i++) {
+      uint64_t u = token_at(planes, width, n, i);
+      prev = u ? step_int(prev, u) : prev;
+      blank_here += u == 0;
     }
-    prev = step_int(prev, u);
+    if (blank_here && row_missing)
+      for (size_t i = m * LM_COLCODEC_MARK_ROWS; i < end; i++)
+        if (token_at(planes, width, n, i) == 0) row_missing[i] = 1;
+    blanks += blank_here;
   }
   if (n % LM_COLCODEC_MARK_ROWS == 0) marks[n / LM_COLCODEC_MARK_ROWS] = prev;
   return blanks;
