@@ -95,7 +95,7 @@ static operand get_operand(const run *r, const worker *w, int32_t node, int32_t 
   operand o = {NULL, 0};
   const lm_node *n = &r->cat->nodes[node];
   if (n->vector) {
-    const double *buf = w->bufs + (size_t)r->buf_index[node] * CHUNK;
+    const double *buf = w->src[r->buf_index[node]];
     if (w->uni[r->buf_index[node]]) o.s = buf[0];
     else o.p = buf;
   } else {
@@ -117,13 +117,15 @@ static int same_bits(const double *p, size_t len) {
   return diff == 0;
 }
 
-/* Input node `node` for rows [first, first + len) of the selection into
- * its buffer; returns 1 when they all hold one value, which is then
- * written to the buffer's first slot only. */
+/* Input node `node` for rows [first, first + len) of the selection: its
+ * values are read where they are (w->src) when they lie in a row, else
+ * gathered into its buffer; returns 1 when they all hold one value, which
+ * is then written to the buffer's first slot only. */
 static int load_input(run *r, worker *w, int32_t node, int32_t ch, size_t first, size_t len) {
   const lm_node *n = &r->cat->nodes[node];
   double *out = w->bufs + (size_t)r->buf_index[node] * CHUNK;
   const double *src = NULL;
+  w->src[r->buf_index[node]] = out;
   if (r->fetch_index[node] >= 0 && r->def_col[node][n->chan ? ch : 0] >= 0) {
     src = w->fetched + (size_t)(r->fetch_index[node] + (n->chan ? ch : 0)) * r->fetch_stride +
           (first - w->block_first);
@@ -142,7 +144,7 @@ static int load_input(run *r, worker *w, int32_t node, int32_t ch, size_t first,
     out[0] = src[0];
     return 1;
   }
-  memcpy(out, src, len * sizeof *out);
+  w->src[r->buf_index[node]] = src;
   return 0;
 }
 
@@ -261,7 +263,7 @@ static void mask_na(run *r, worker *w, int32_t node, const int32_t ops[3], int32
   }
   for (int o = 0; o < 3; o++) {
     if (ops[o] < 0 || !r->cat->nodes[ops[o]].masked) continue;
-    const double *v = w->bufs + (size_t)r->buf_index[ops[o]] * CHUNK;
+    const double *v = w->src[r->buf_index[ops[o]]];
     size_t step = w->uni[r->buf_index[ops[o]]] ? 0 : 1;
     for (size_t i = 0; i < len; i++)
       if (lm_is_na(v[i * step])) out[i] = lm_na_value();
@@ -290,6 +292,7 @@ static int compute_vector(run *r, worker *w, int32_t node, int32_t ch, size_t fi
   if (uni) len = 1;
   int bad = compute_plain(r, w, node, ch, len);
   double *out = w->bufs + (size_t)buf * CHUNK;
+  w->src[buf] = out;
   if (n->masked && n->op != LM_OP_TO_INT) mask_na(r, w, node, ops, ch, out, len);
   /* Values that came out all one (0 / x, a ratio of constants) make what
    * reads them cheaper too. */
@@ -300,13 +303,16 @@ static int compute_vector(run *r, worker *w, int32_t node, int32_t ch, size_t fi
 static void accumulate(run *r, worker *w, int32_t k, int32_t ch, size_t first, size_t len) {
   int32_t node = r->agg[k];
   const lm_node *n = &r->cat->nodes[node];
-  double *v = w->bufs + (size_t)r->buf_index[n->a] * CHUNK;
+  const double *v = w->src[r->buf_index[n->a]];
   int uni = w->uni[r->buf_index[n->a]];
   if (r->keep_index[n->a] >= 0) {
     size_t ki = (size_t)r->keep_index[n->a] * (size_t)r->ev->n_ch + (size_t)ch;
     if (r->ostat && r->bounded[r->keep_index[n->a]]) {
-      if (uni) /* the statistics read every row's value */
-        for (size_t i = 1; i < len; i++) v[i] = v[0];
+      if (uni) {
+        /* the statistics read every row's value (v is the buffer) */
+        double *own = w->bufs + (size_t)r->buf_index[n->a] * CHUNK;
+        for (size_t i = 1; i < len; i++) own[i] = own[0];
+      }
       if (r->feeds[k]) lm_ostat_add(&r->ostat[ki], w->id, v, len);
     } else if (!r->opass && r->keeper[k]) {
       if (uni)
@@ -625,6 +631,8 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
       if (!w->fetched) goto nomem;
     }
     w->uni = lm_calloc((size_t)(r->n_bufs ? r->n_bufs : 1), 1);
+    w->src = lm_calloc((size_t)(r->n_bufs ? r->n_bufs : 1), sizeof *w->src);
+    if (!w->src) goto nomem;
     w->accs = lm_malloc((size_t)(r->n_agg ? r->n_agg : 1) * (size_t)n_ch * sizeof(lm_fold));
     w->poison = lm_calloc(n_slots ? n_slots : 1, 1);
     if (!w->bufs || !w->uni || !w->accs || !w->poison) goto nomem;
@@ -677,6 +685,7 @@ done:
     lm_free_huge(workers[i].fetched, (size_t)r->n_fetch * r->fetch_stride * sizeof(double));
     lm_free(workers[i].bufs);
     lm_free(workers[i].uni);
+    lm_free((void *)workers[i].src);
     lm_free(workers[i].accs);
     lm_free(workers[i].poison);
   }

@@ -75,6 +75,9 @@ typedef struct worker {
   double *bufs;            /* n_bufs * CHUNK */
   uint8_t *uni;            /* per buffer: 1 when the chunk's rows all hold one
                               value, kept in the buffer's first slot only */
+  const double **src;      /* per buffer: where the chunk's values are read,
+                              the buffer itself or, for an input, the
+                              column or block they are in (not copied) */
   lm_fold *accs;           /* per aggregate per channel */
   uint8_t *poison;         /* per node per channel */
   lm_status status;
