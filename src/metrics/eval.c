@@ -104,12 +104,18 @@ static operand get_operand(const run *r, const worker *w, int32_t node, int32_t 
   return o;
 }
 
-/* Whether the len values at p have one bit pattern (no early exit: the
- * loop vectorizes, and most chunks that differ are read once anyway). */
+/* Whether the len values at p have one bit pattern: the first few are
+ * looked at alone (values that differ mostly differ there), the rest in a
+ * loop without an exit, which vectorizes. */
 static int same_bits(const double *p, size_t len) {
   uint64_t first, diff = 0;
   memcpy(&first, p, sizeof first);
-  for (size_t i = 1; i < len; i++) {
+  for (size_t i = 1; i < len && i < 4; i++) {
+    uint64_t u;
+    memcpy(&u, p + i, sizeof u);
+    if (u != first) return 0;
+  }
+  for (size_t i = 4; i < len; i++) {
     uint64_t u;
     memcpy(&u, p + i, sizeof u);
     diff |= u ^ first;
