@@ -24,6 +24,12 @@
  * file, and the values and their order of folding are those of a loaded
  * column.
  *
+ * Within a chunk, an input whose rows all hold one value, and every node
+ * whose per-dispatch operands all do, is computed for one row and read as
+ * a scalar; folding such a chunk takes n copies of the value at once
+ * (lm_fold_add_same, the same bits). Aggregates that fold one operand the
+ * same way share one fold. Input chunks are read where they lie.
+ *
  * Missing data is decided before any arithmetic: a node is missing when
  * an input column or table is absent from the workload, and so is every
  * node computed from it (the reference tool shows such cells blank).
