@@ -312,6 +312,15 @@ static int compute_vector(run *r, worker *w, int32_t node, int32_t ch, size_t fi
   return bad;
 }
 
+/* Run the fold left waiting, alone. */
+static void flush_fold(worker *w, size_t len) {
+  if (w->pend) lm_fold_add(w->pend, w->pend_v, len, NULL, w->pend_masked);
+  w->pend = NULL;
+}
+
+/* Feed aggregate k (channel ch) with the chunk. Unweighted folds of
+ * varying values go two by two (lm_fold_add2): a fold may wait for the
+ * next one, until flush_fold; each keeps its own order of additions. */
 static void accumulate(run *r, worker *w, int32_t k, int32_t ch, size_t first, size_t len) {
   int32_t node = r->agg[k];
   const lm_node *n = &r->cat->nodes[node];
@@ -339,8 +348,20 @@ static void accumulate(run *r, worker *w, int32_t k, int32_t ch, size_t first, s
   if (r->opass || r->fold_of[k] != k) return;
   lm_fold *a = &w->accs[(size_t)k * (size_t)r->ev->n_ch + (size_t)ch];
   const double *weights = n->op == LM_OP_AVG && r->req->weights ? r->req->weights + first : NULL;
-  if (uni) lm_fold_add_same(a, v[0], len, weights, r->cat->nodes[n->a].masked);
-  else lm_fold_add(a, v, len, weights, r->cat->nodes[n->a].masked);
+  int masked = r->cat->nodes[n->a].masked;
+  if (uni) {
+    lm_fold_add_same(a, v[0], len, weights, masked);
+  } else if (weights) {
+    lm_fold_add(a, v, len, weights, masked);
+  } else if (w->pend && w->pend_masked == masked) {
+    lm_fold_add2(w->pend, w->pend_v, a, v, len, masked);
+    w->pend = NULL;
+  } else {
+    flush_fold(w, len);
+    w->pend = a;
+    w->pend_v = v;
+    w->pend_masked = masked;
+  }
 }
 
 /* Read the deferred columns of this pass for selected rows [first, first
@@ -413,6 +434,7 @@ void *lm_eval_work(void *arg) {
       if (!r->cat->nodes[n->a].chan && !ev->miss[slot_of(ev, n->a, 0)])
         accumulate(r, w, k, 0, first, len);
     }
+    flush_fold(w, len);
     if (!r->n_vec_ch) continue;
     for (int32_t ch = 0; ch < n_ch; ch++) {
       for (int32_t i = 0; i < r->n_vec_ch; i++) {
@@ -425,6 +447,7 @@ void *lm_eval_work(void *arg) {
         if (r->cat->nodes[n->a].chan && !ev->miss[slot_of(ev, n->a, ch)])
           accumulate(r, w, k, ch, first, len);
       }
+      flush_fold(w, len);
     }
   }
   return NULL;

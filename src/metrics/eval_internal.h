@@ -79,6 +79,10 @@ typedef struct worker {
                               the buffer itself or, for an input, the
                               column or block they are in (not copied) */
   lm_fold *accs;           /* per aggregate per channel */
+  lm_fold *pend;           /* a fold of this chunk waiting for a second one
+                              of the same kind, to run the two together */
+  const double *pend_v;
+  int pend_masked;
   uint8_t *poison;         /* per node per channel */
   lm_status status;
 } worker;

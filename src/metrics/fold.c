@@ -72,6 +72,47 @@ void lm_fold_add(lm_fold *f, const double *v, size_t n, const double *weights, i
   f->count = count;
 }
 
+/* One value into a running state, as lm_fold_add's loops take it. */
+static inline __attribute__((always_inline)) void fold_one(double x, int masked, double *sum, size_t *count,
+                                                           double *mn, double *mx, int *nan) {
+  if (masked && lm_is_na(x)) return;
+  if (isnan(x)) {
+    if (masked) *nan = 1;
+    return;
+  }
+  *sum += x;
+  (*count)++;
+  if (x < *mn) *mn = x;
+  if (x > *mx) *mx = x;
+}
+
+void lm_fold_add2(lm_fold *f, const double *v, lm_fold *g, const double *u, size_t n, int masked) {
+  double s1 = f->sum, mn1 = f->min, mx1 = f->max, s2 = g->sum, mn2 = g->min, mx2 = g->max;
+  size_t c1 = f->count, c2 = g->count;
+  int nan1 = f->nan, nan2 = g->nan;
+  if (masked) {
+    for (size_t i = 0; i < n; i++) {
+      fold_one(v[i], 1, &s1, &c1, &mn1, &mx1, &nan1);
+      fold_one(u[i], 1, &s2, &c2, &mn2, &mx2, &nan2);
+    }
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      fold_one(v[i], 0, &s1, &c1, &mn1, &mx1, &nan1);
+      fold_one(u[i], 0, &s2, &c2, &mn2, &mx2, &nan2);
+    }
+  }
+  f->sum = s1;
+  f->min = mn1;
+  f->max = mx1;
+  f->count = c1;
+  f->nan = nan1;
+  g->sum = s2;
+  g->min = mn2;
+  g->max = mx2;
+  g->count = c2;
+  g->nan = nan2;
+}
+
 /* The exponent of the lowest set bit of finite, nonzero x: x is an odd
  * integer times 2^result. */
 static int low_exponent(double x) {

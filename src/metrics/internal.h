@@ -94,6 +94,10 @@ void lm_fold_init(lm_fold *f);
  * available" and remember any other NaN. Folding a column block by block
  * gives the same state, to the bit, as folding it at once. */
 void lm_fold_add(lm_fold *f, const double *v, size_t n, const double *weights, int masked);
+/* lm_fold_add2: lm_fold_add(f, v, n, NULL, masked) and lm_fold_add(g, u,
+ * n, NULL, masked) in one loop (two running sums that do not wait on each
+ * other); the same bits as the two calls. */
+void lm_fold_add2(lm_fold *f, const double *v, lm_fold *g, const double *u, size_t n, int masked);
 /* lm_fold_add_same: lm_fold_add of n copies of x, to the same bits
  * (sums that no rounding touches are taken in one multiplication, the
  * others are added one at a time). */

@@ -236,6 +236,30 @@ int main(void) {
     double x = random_value(1), start = random_value(0);
     check_same(start, x, (size_t)(next() % 300), NULL, i & 1);
   }
+  /* Two folds in one loop: the bits of folding each alone. */
+  for (int i = 0; i < 400; i++) {
+    static double u[300];
+    int masked = i & 1;
+    size_t n = (size_t)(next() % 300);
+    for (size_t j = 0; j < n; j++) {
+      v[j] = random_value(masked);
+      u[j] = random_value(masked);
+    }
+    lm_fold f1, g1, f2, g2;
+    lm_fold_init(&f1);
+    lm_fold_init(&g1);
+    double start = random_value(0);
+    lm_fold_add(&f1, &start, 1, NULL, masked);
+    f2 = f1;
+    g2 = g1;
+    lm_fold_add(&f1, v, n, NULL, masked);
+    lm_fold_add(&g1, u, n, NULL, masked);
+    lm_fold_add2(&f2, v, &g2, u, n, masked);
+    CHECK(same_bits(f1.sum, f2.sum) && same_bits(f1.min, f2.min) && same_bits(f1.max, f2.max) &&
+          f1.count == f2.count && f1.nan == f2.nan);
+    CHECK(same_bits(g1.sum, g2.sum) && same_bits(g1.min, g2.min) && same_bits(g1.max, g2.max) &&
+          g1.count == g2.count && g1.nan == g2.nan);
+  }
   /* No rows: SUM and COUNT are 0, the rest has no value. */
   lm_fold f;
   lm_fold_init(&f);
