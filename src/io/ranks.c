@@ -199,7 +199,8 @@ static lm_status count_name(merge *m, const char *src, const char *col, int filt
   snprintf(key, sizeof key, "%s\037%s", src, col);
   if (lm_map_get(m->names, key, NULL)) return LM_OK;
   /* Sources in the order of their first names, wanted or not. */
-  if (!lm_ranks_source(m, src, 1)) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  source *s = lm_ranks_source(m, src, 1);
+  if (!s) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
   if (filter && m->want) {
     int64_t verdict;
     if (!lm_map_get(m->verdicts, key, &verdict)) {
@@ -209,8 +210,7 @@ static lm_status count_name(merge *m, const char *src, const char *col, int filt
     }
     if (!verdict) return LM_OK;
   }
-  source *s = lm_ranks_source(m, src, 1);
-  if (!s || lm_map_put(m->names, key, 1) != LM_OK) goto nomem;
+  if (lm_map_put(m->names, key, 1) != LM_OK) goto nomem;
   s->n_names++;
   if (m->n_counted == m->cap_counted) {
     m->cap_counted = m->cap_counted ? 2 * m->cap_counted : 256;
