@@ -214,9 +214,6 @@ int cmd_profile(int argc, char **argv, int first) {
       cli_error(MODE, "--telemetry %s: use auto or none", o.telemetry);
     } else if (split && strcmp(split, "ranks") != 0) {
       cli_error(MODE, "--split %s: use ranks (each MPI rank collects a share of the counter sets)", split);
-    } else if (o.split_ranks && !(lm_rank_detect_env(&rank) && rank.size > 1)) {
-      cli_error(MODE, "--split ranks: run lumen inside an MPI job (mpirun -np N lumen profile --split ranks "
-                      "...), where each rank collects its share of the counter sets");
     } else if (o.split_ranks && o.resume) {
       cli_error(MODE, "--split ranks: give it when the profile starts; --resume keeps the split it had");
     } else if (o.replay == -2) {
@@ -236,8 +233,12 @@ int cmd_profile(int argc, char **argv, int first) {
       } else {
         status = 0;
         if (sum.sets) {
-          lm_log(LM_LOG_INFO, "%s: %zu dispatches, %d counter sets, %d application run%s", dir,
-                 sum.dispatches, sum.sets, sum.runs, sum.runs == 1 ? "" : "s");
+          if (sum.ranks)
+            lm_log(LM_LOG_INFO, "%s: %d ranks, %d counter sets, %d application run%s (%zu dispatches, as rank.R "
+                   "parts)", dir, sum.ranks, sum.sets, sum.runs, sum.runs == 1 ? "" : "s", sum.dispatches);
+          else
+            lm_log(LM_LOG_INFO, "%s: %zu dispatches, %d counter sets, %d application run%s", dir,
+                   sum.dispatches, sum.sets, sum.runs, sum.runs == 1 ? "" : "s");
           if (sum.simulated[0])
             lm_log(LM_LOG_WARN, "%s: collected on the simulated device, which replays %s: these numbers "
                                 "are replays, not measurements", dir, sum.simulated);

@@ -56,16 +56,13 @@ static void remove_records(const char *prefix) {
   lm_collect_records_files_free(files);
 }
 
-/* --split ranks: keep this rank's share of the planned sets (renumbered
- * from 0) and record which sets of the whole plan they are: options
- * split = "ranks", split_ranks = N, split_sets_total = S and split_set
- * (position k: the plan's number of this part's set k). */
-static lm_status split_plan(sqlite3 *db, int64_t wid, lm_diag *diag) {
+lm_status lm_collect_split_plan(sqlite3 *db, int64_t wid, int of_rank, int n_ranks, lm_diag *diag) {
   lm_rank_info rank;
-  if (!lm_rank_detect_env(&rank) || rank.size < 2)
-    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--split",
-                       "ranks: run lumen inside an MPI job (mpirun -np N lumen profile --split ranks ...), "
-                       "where each rank collects its share of the counter sets");
+  rank.rank = of_rank;
+  rank.size = n_ranks;
+  if (of_rank < 0 || n_ranks < 2 || of_rank >= n_ranks)
+    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--split", "ranks: rank %d of %d is not a rank of an MPI job",
+                       of_rank, n_ranks);
   int n_sets = 0;
   lm_status st = lm_db_plan_n_sets(db, wid, &n_sets, diag);
   if (st != LM_OK) return st;
@@ -202,10 +199,7 @@ static lm_status run_once(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag
                      why[0] ? why : "the tool library did not finish its records");
 }
 
-/* lock_folder: one `lumen profile` at a time per workload folder (an
- * advisory lock on the folder, released when lumen ends however it ends),
- * so that a run left 'running' in the database is known to be dead. */
-static lm_status lock_folder(const char *dir, int *fd_out, lm_diag *diag) {
+lm_status lm_collect_lock_folder(const char *dir, int *fd_out, lm_diag *diag) {
   int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
     return lm_diag_set(diag, LM_EIO, dir, 0, 0, NULL, "cannot open the folder: %s", strerror(errno));
@@ -221,8 +215,7 @@ static lm_status lock_folder(const char *dir, int *fd_out, lm_diag *diag) {
   return LM_OK;
 }
 
-/* Whether dir is missing or an empty folder. */
-static int dir_is_empty(const char *dir) {
+int lm_collect_dir_is_empty(const char *dir) {
   DIR *d = opendir(dir);
   if (!d) return errno == ENOENT;
   struct dirent *e;
@@ -233,7 +226,7 @@ static int dir_is_empty(const char *dir) {
   return empty;
 }
 
-static void copy_opts(const lm_profile_opts *o, lm_stored_opts *s) {
+void lm_collect_copy_opts(const lm_profile_opts *o, lm_stored_opts *s) {
   memset(s, 0, sizeof *s);
   s->argv = calloc((size_t)o->argc + 1, sizeof *s->argv);
   for (int i = 0; s->argv && i < o->argc; i++) s->argv[s->argc++] = strdup(o->argv[i]);
@@ -314,15 +307,28 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     goto done;
   }
 
+  /* --split ranks with lumen outside mpirun: the ranks' parts (split_out.c). */
+  lm_rank_info inside;
+  if (o->split_ranks && !o->resume && !(lm_rank_detect_env(&inside) && inside.size > 1)) {
+    st = lm_collect_split_outside(o, &col, cat, summary, diag);
+    goto done;
+  }
   struct stat sb;
   int exists = stat(db_path, &sb) == 0;
   if (o->resume) {
+    if (!exists && lm_workload_has_ranks(o->dir)) {
+      st = lm_diag_set(diag, LM_EINVAL, o->dir, 0, 0, NULL,
+                       "--resume: this folder holds the rank.R parts of an MPI profile; resume them inside "
+                       "mpirun (mpirun -np N lumen profile --resume -w %s); a --split ranks profile made "
+                       "outside mpirun is not resumed: profile it again into a new folder", o->dir);
+      goto done;
+    }
     if (!exists) {
       st = lm_diag_set(diag, LM_ENOTFOUND, o->dir, 0, 0, NULL,
                        "nothing to resume: no %s in this folder", LM_WORKLOAD_DB);
       goto done;
     }
-    if ((st = lock_folder(o->dir, &lock_fd, diag)) != LM_OK) goto done;
+    if ((st = lm_collect_lock_folder(o->dir, &lock_fd, diag)) != LM_OK) goto done;
     if ((st = lm_db_open(db_path, LM_DB_WRITE, &x.db, diag)) != LM_OK) goto done;
     int complete = 0;
     if ((st = lm_collect_only_workload(x.db, db_path, &x.wid, &complete, diag)) != LM_OK) goto done;
@@ -370,7 +376,7 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
       goto done;
     }
     if ((st = lm_collect_check_program(o->argv[0], diag)) != LM_OK) goto done;
-    if (exists || !dir_is_empty(o->dir)) {
+    if (exists || !lm_collect_dir_is_empty(o->dir)) {
       st = lm_diag_set(diag, LM_EINVAL, o->dir, 0, 0, NULL,
                        "already exists; lumen never overwrites a workload (choose another -w or -n, "
                        "or add --resume to continue an unfinished profile)");
@@ -383,9 +389,9 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     lm_phase_end("plan counter sets", t_plan);
     if ((st = lm_make_dirs(o->dir, "the workload folder", "choose a writable place with -w", diag)) != LM_OK)
       goto done;
-    if ((st = lock_folder(o->dir, &lock_fd, diag)) != LM_OK) goto done;
+    if ((st = lm_collect_lock_folder(o->dir, &lock_fd, diag)) != LM_OK) goto done;
     if ((st = lm_db_open(db_path, LM_DB_CREATE, &x.db, diag)) != LM_OK) goto done;
-    copy_opts(o, &x.opt);
+    lm_collect_copy_opts(o, &x.opt);
     if (x.opt.replay < 0) x.opt.replay = LM_REPLAY_APP;
     if ((st = lm_db_begin(x.db, diag)) != LM_OK) goto done;
     lm_sql *sql = lm_sql_wrap_sqlite(x.db);
@@ -396,7 +402,10 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     lm_sql_close(sql);
     if (st == LM_OK) st = lm_collect_store_options(x.db, x.wid, o, diag);
     if (st == LM_OK) st = lm_collect_store_plan(x.db, x.wid, plan, diag);
-    if (st == LM_OK && o->split_ranks) st = split_plan(x.db, x.wid, diag);
+    lm_rank_info me;
+    if (st == LM_OK && o->split_ranks)
+      st = lm_rank_detect_env(&me) ? lm_collect_split_plan(x.db, x.wid, me.rank, me.size, diag)
+                                   : lm_collect_split_plan(x.db, x.wid, -1, 0, diag);
     if (st == LM_OK) st = lm_db_commit(x.db, diag);
     else lm_db_rollback(x.db);
     if (st != LM_OK) goto done;

@@ -245,6 +245,38 @@ lm_status lm_collect_run_end(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
 lm_status lm_collect_recover(sqlite3 *db, int64_t wid, const char *dir, int *n_recovered,
                              lm_diag *diag);
 
+/* ---------------------------------------------------------- collect.c */
+
+/* lm_collect_lock_folder: one `lumen profile` at a time per workload
+ * folder (an advisory lock on the folder, released when lumen ends however
+ * it ends), so that a run left 'running' in the database is known to be
+ * dead. *fd_out is the lock's descriptor (close it to release). */
+lm_status lm_collect_lock_folder(const char *dir, int *fd_out, lm_diag *diag);
+/* lm_collect_dir_is_empty: dir is missing or an empty folder. */
+int lm_collect_dir_is_empty(const char *dir);
+/* lm_collect_copy_opts: the profile's options as --resume reads them back
+ * (owned: lm_collect_stored_fini). */
+void lm_collect_copy_opts(const lm_profile_opts *o, lm_stored_opts *s);
+/* lm_collect_split_plan: --split ranks: keep rank `rank`'s share of the
+ * planned sets of n_ranks (lm_split_sets; renumbered from 0) and record
+ * which sets of the whole plan they are: options split = "ranks",
+ * split_ranks = N, split_sets_total = S and split_set (position k: the
+ * plan's number of this part's set k). LM_EINVAL when rank is not one of
+ * n_ranks (2 or more). */
+lm_status lm_collect_split_plan(sqlite3 *db, int64_t wid, int rank, int n_ranks, lm_diag *diag);
+
+/* -------------------------------------------------------- split_out.c */
+
+/* lm_collect_split_outside: `lumen profile --split ranks -- mpirun -np N
+ * APP`: the ranks' processes each collect their share of the sets, and
+ * lumen writes the profile as the rank.R parts lumen inside mpirun writes
+ * (o->dir/rank.R), running the application ceil(sets / N) times (once
+ * with instance cycling). col is the open backend, cat its metrics. A run
+ * that fails names the ranks that did not finish; what they recorded stays
+ * in the parts. summary: ranks, sets of the whole plan, runs, dispatches. */
+lm_status lm_collect_split_outside(const lm_profile_opts *o, lm_collector *col, const lm_catalog *cat,
+                                   lm_profile_summary *summary, lm_diag *diag);
+
 /* --------------------------------------------------------- sysinfo.c */
 
 /* lm_collect_sysinfo: the system information of a profile on GPU agent

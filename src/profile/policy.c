@@ -65,6 +65,7 @@ lm_status lm_tool_config_write(const lm_tool_config *c, const char *path, lm_dia
     put_escaped(f, c->assign_key[i]);
     fputc('\n', f);
   }
+  if (c->split_ranks) fprintf(f, "split_ranks %d\n", c->split_ranks);
   fprintf(f, "telemetry %s\noutput ", c->telemetry[0] ? c->telemetry : "auto");
   put_escaped(f, c->output);
   fputc('\n', f);
@@ -186,6 +187,7 @@ lm_status lm_tool_config_read(const char *path, lm_tool_config *c, lm_diag *diag
       c->assign_set[n] = set;
       c->n_assign++;
     } else if (strcmp(key, "telemetry") == 0) snprintf(c->telemetry, sizeof c->telemetry, "%s", arg);
+    else if (strcmp(key, "split_ranks") == 0) c->split_ranks = atoi(arg);
     else if (strcmp(key, "output") == 0) {
       char *o = unescape(arg);
       if (!o) goto nomem;
@@ -206,6 +208,38 @@ done:
   fclose(f);
   if (st != LM_OK) lm_tool_config_fini(c);
   return st;
+}
+
+int lm_tool_config_take_share(lm_tool_config *c, const lm_rank_info *r) {
+  if (!c->split_ranks || r->rank < 0 || r->size < 2 || c->n_sets < 1) return 0;
+  int *mine = malloc((size_t)c->n_sets * sizeof *mine);
+  if (!mine) return -1;
+  int n = lm_split_sets(r->rank, r->size, c->n_sets, mine);
+  /* The share's sets move to the front, in order; the others are freed. */
+  for (int s = 0, k = 0; s < c->n_sets; s++) {
+    if (k < n && mine[k] == s) {
+      char **counters = c->set_counters[s];
+      char *acc = c->set_accumulate[s];
+      c->set_counters[s] = NULL;
+      c->set_accumulate[s] = NULL;
+      c->set_counters[k] = counters;
+      c->set_accumulate[k] = acc;
+      k++;
+      continue;
+    }
+    for (char **name = c->set_counters[s]; name && *name; name++) free(*name);
+    free(c->set_counters[s]);
+    free(c->set_accumulate[s]);
+    c->set_counters[s] = NULL;
+    c->set_accumulate[s] = NULL;
+  }
+  free(mine);
+  c->n_sets = n;
+  /* A pass past the share collects nothing: its run is for other ranks. */
+  if (c->mode == LM_REPLAY_APP && c->pass >= n) c->pass = n;
+  size_t len = strlen(c->output);
+  snprintf(c->output + len, sizeof c->output - len, ".rank%d", r->rank);
+  return 1;
 }
 
 /* ------------------------------------------------------------ the policy */

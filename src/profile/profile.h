@@ -135,11 +135,22 @@ typedef struct lm_tool_config {
   size_t n_assign;
   char output[4096];      /* records file */
   char telemetry[32];     /* sampler: "auto", "none", ... */
+  int split_ranks;        /* --split ranks outside mpirun: each rank takes its share */
 } lm_tool_config;
 
 lm_status lm_tool_config_write(const lm_tool_config *c, const char *path, lm_diag *diag);
 lm_status lm_tool_config_read(const char *path, lm_tool_config *c, lm_diag *diag);
 void lm_tool_config_fini(lm_tool_config *c);
+/* lm_tool_config_take_share: with c->split_ranks, a process of MPI rank
+ * r->rank of r->size (2 or more) keeps only its share of the sets
+ * (lm_split_sets, renumbered from 0, as a rank's lumen inside mpirun
+ * keeps them), collects in application replay its share's set c->pass
+ * (none when its share has fewer sets) and writes its records to
+ * OUTPUT.rankR (then .PID). Returns 1 when it did that, 0 when the
+ * config is left as it is (no split, or no rank: a launcher's own
+ * process), -1 when out of memory. */
+struct lm_rank_info;
+int lm_tool_config_take_share(lm_tool_config *c, const struct lm_rank_info *r);
 
 /* The per-dispatch decision, made on the launching thread. */
 typedef struct lm_policy lm_policy;
@@ -239,7 +250,9 @@ typedef struct lm_profile_opts {
                                   --resume, 0 keeps the stored one) */
   const char *telemetry;       /* --telemetry: "auto" (NULL) or "none" */
   int split_ranks;             /* --split ranks: inside an MPI job, this rank
-                                  collects only its share of the counter sets */
+                                  collects only its share of the counter sets;
+                                  outside (lumen profile -- mpirun ...), every
+                                  rank's process does, into DIR/rank.R */
 } lm_profile_opts;
 
 /* lm_split_sets: the counter sets (of n_sets, numbered from 0) that rank
@@ -254,6 +267,7 @@ int lm_split_sets(int rank, int size, int n_sets, int *out);
 /* What a profile did, for the command's summary. */
 typedef struct lm_profile_summary {
   int runs;
+  int ranks;                /* --split ranks outside mpirun: the job's ranks, else 0 */
   int sets;
   size_t dispatches;        /* composed dispatch rows */
   size_t dropped;           /* selected dispatches without every set */

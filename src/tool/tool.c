@@ -403,6 +403,13 @@ __attribute__((constructor)) static void tool_load(void) {
     fprintf(stderr, "lumen tool: %s\n", lm_diag_format(&d, line, sizeof line));
     return;
   }
+  /* --split ranks with lumen outside mpirun: this rank's share of the sets. */
+  lm_rank_info rank;
+  lm_rank_detect_env(&rank);
+  if (lm_tool_config_take_share(&T.cfg, &rank) < 0) {
+    fprintf(stderr, "lumen tool: out of memory\n");
+    return;
+  }
   if (open_records() != 0) return;
   pthread_atfork(fork_prepare, fork_parent, fork_child);
   if (lm_policy_new(&T.cfg, &T.policy, &d) != LM_OK) {

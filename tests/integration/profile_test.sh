@@ -701,6 +701,155 @@ mpi_clocks)
   same "$(q vis/rank.2 "SELECT COUNT(*) > 0 FROM clock_sample")" 1 "rank 2 samples node GPU 2"
   same "$(q vis/rank.0 "SELECT COUNT(*) FROM clock_sample")" 0 "rank 0 leaves node GPU 2"
   ;;
+mpi_split_outside)
+  # mpirun itself loads the tool library here (see mpi_outside).
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+  mpi_setup
+  # --split ranks with lumen outside mpirun: the processes take their
+  # shares of the plan from their ranks, lumen learns the job's size from
+  # the first run and writes the ranks' parts as lumen inside mpirun does;
+  # the tables are those of one process collecting every set, and of the
+  # inside-mode split, on the same recorded dispatches (-g 2).
+  kernel="$VCOPY:3:1048576:256"
+  run profile -n s -w "$TMP/single" -- "$APP" -g 2 "$kernel"
+  expect_status 0
+  run analyze -w "$TMP/single" --format json
+  expect_status 0
+  cp "$TMP/out" "$TMP/single.json"
+  $MPIRUN -np 4 "$LUMEN" profile --split ranks -n s -w "$TMP/inside" -- "$APP" -g 2 "$kernel" >"$TMP/out" 2>"$TMP/err" ||
+    fail "mpirun lumen --split ranks: $(cat "$TMP/err")"
+  run analyze -w "$TMP/inside" --format json
+  expect_status 0
+  cp "$TMP/out" "$TMP/inside.json"
+  all_counters=$(q single "SELECT set_id || ':' || GROUP_CONCAT(counter, ',') FROM (SELECT set_id, counter FROM profile_set ORDER BY set_id, counter) GROUP BY set_id ORDER BY set_id")
+  # outside_split NAME NP RUNS: the profile, each rank's share, the tables.
+  outside_split() {
+    local name=$1 np=$2 runs=$3 r g want n
+    run profile --split ranks -n s -w "$TMP/$name" -- $MPIRUN -np "$np" "$APP" -g 2 "$kernel"
+    expect_status 0
+    expect_err "$np ranks, $sets counter sets, $runs application runs"
+    echo "$np ranks x $sets sets, lumen outside mpirun: $runs application runs"
+    for r in $(seq 0 $((np - 1))); do
+      want=""
+      n=0
+      for g in $(seq 0 $((sets - 1))); do
+        if { [ "$np" -lt "$sets" ] && [ $((g % np)) -eq "$r" ]; } || { [ "$np" -ge "$sets" ] && [ "$g" -eq $((r % sets)) ]; }; then
+          want="$want${want:+,}$g"
+          n=$((n + 1))
+        fi
+      done
+      d="$name/rank.$r"
+      same "$(q "$d" "SELECT GROUP_CONCAT(value, ',') FROM (SELECT value FROM profile_option WHERE key = 'split_set' ORDER BY position)")" \
+        "$want" "$name: rank $r's sets of the plan"
+      same "$(q "$d" "SELECT COUNT(*) FROM profile_run WHERE status = 'ok'")" "$n" "$name: rank $r's runs"
+      same "$(q "$d" "SELECT COUNT(DISTINCT rank) || ':' || MIN(rank) FROM profile_process WHERE n_dispatches > 0")" "1:$r" \
+        "$name: rank $r's part holds its own process's records"
+      # Its set k is the plan's set split_set[k], counter for counter.
+      mine=$(q "$d" "SELECT g || ':' || GROUP_CONCAT(counter, ',') FROM (SELECT o.value AS g, p.set_id AS k, p.counter AS counter
+          FROM profile_set p JOIN profile_option o ON o.key = 'split_set' AND o.position = p.set_id ORDER BY p.set_id, p.counter)
+          GROUP BY k ORDER BY k")
+      for line in $mine; do
+        echo "$all_counters" | grep -qxF "$line" || fail "$name: rank $r collected '$line', not a set of the plan"
+      done
+      check_values_in_set "$d"
+    done
+    c0=$(q "$name/rank.0" "SELECT GROUP_CONCAT(column_name, ',') FROM (SELECT DISTINCT column_name FROM profile_value ORDER BY 1)")
+    c1=$(q "$name/rank.1" "SELECT GROUP_CONCAT(column_name, ',') FROM (SELECT DISTINCT column_name FROM profile_value ORDER BY 1)")
+    [ "$c0" != "$c1" ] || fail "$name: ranks 0 and 1 collected the same counters"
+    run analyze -w "$TMP/$name" --format json
+    expect_status 0
+    cp "$TMP/out" "$TMP/$name.json"
+    python3 - "$TMP/single.json" "$TMP/$name.json" "$np" "$sets" <<'PY' || fail "$name: the outside split's tables differ from one process's"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+np_, sets = int(sys.argv[3]), int(sys.argv[4])
+def tables(d):
+    out = []
+    for p in d["panels"]:
+        for t in p["tables"]:
+            rows = t.get("rows", [])
+            if t.get("id") == "1.1":  # the name, time and command (mpirun's) differ
+                rows = [r for r in rows if r["cells"][0] not in ("workload_name", "timestamp", "command")]
+            out.append((t.get("id"), rows))
+    return out
+# Numbers to 1e-9 relative: timestamps are means over the sets' runs.
+def same(x, y):
+    if isinstance(x, float) or isinstance(y, float):
+        return isinstance(x, (int, float)) and isinstance(y, (int, float)) and abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1)
+    if isinstance(x, dict):
+        return isinstance(y, dict) and x.keys() == y.keys() and all(same(x[k], y[k]) for k in x)
+    if isinstance(x, list):
+        return isinstance(y, list) and len(x) == len(y) and all(same(u, v) for u, v in zip(x, y))
+    return x == y
+ta, tb = tables(a), tables(b)
+assert len(ta) == len(tb) and sum(len(r) for _, r in ta) > 500, (len(ta), len(tb))
+for x, y in zip(ta, tb):
+    assert same(x, y), x[0]
+assert same(a.get("spread"), b.get("spread"))
+want = [g % np_ if np_ < sets else g for g in range(sets)]
+assert b["split"] == {"ranks": np_, "sets": sets, "set_rank": want}, b["split"]
+print("outside split over %d ranks: %d tables equal to one process's" % (np_, len(ta)))
+PY
+  }
+  outside_split o4 4 3
+  outside_split o2 2 6
+  outside_split o5 5 3
+  # Four ranks outside and inside mpirun: the same analysis.
+  python3 - "$TMP/inside.json" "$TMP/o4.json" <<'PY' || fail "outside and inside splits differ"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for d in (a, b):
+    for p in d["panels"]:
+        for t in p["tables"]:
+            if t.get("id") == "1.1":
+                t["rows"] = [r for r in t["rows"] if r["cells"][0] not in ("workload_name", "timestamp", "command")]
+assert a["panels"] == b["panels"] and a["split"] == b["split"] and a.get("spread") == b.get("spread")
+PY
+  run analyze -w "$TMP/o4" --no-pager
+  expect_status 0
+  expect_out "rank 1: sets 1, 5, 9"
+  # With instance cycling, one run: each rank cycles its own share.
+  run profile --split ranks --replay instance -n si -w "$TMP/oi" -- $MPIRUN -np 4 "$APP" -g 2 "$VCOPY:3"
+  expect_status 0
+  expect_err "4 ranks, $sets counter sets, 1 application run "
+  for r in 0 1 2 3; do
+    same "$(q "oi/rank.$r" "SELECT COUNT(*) || ':' || COUNT(DISTINCT set_id) FROM profile_record WHERE set_id >= 0")" "3:3" "instance cycling: rank $r's share"
+  done
+  run analyze -w "$TMP/oi" --format json
+  expect_status 0
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["split"]["set_rank"] == [g % 4 for g in range(12)], d["split"]' "$TMP/out" ||
+    fail "instance cycling: which rank collected each set"
+  # Ranks that ran other dispatches (MPMD: rank 1 another grid): the
+  # warning names the ranks and kernels, and each rank's rows are shown.
+  run profile --split ranks -n d -w "$TMP/differ" -- $MPIRUN -np 1 "$APP" -g 2 "$kernel" : -np 1 "$APP" -g 2 "$VCOPY:3:2097152:256"
+  expect_status 0
+  run analyze -w "$TMP/differ" --format json
+  expect_status 0
+  expect_err "ran different dispatches"
+  expect_err "row 0: rank 1 ran vecCopy(double*, double*, double*, int, int) [clone .kd] (Grid_Size 2097152"
+  expect_err "rank 0 vecCopy(double*, double*, double*, int, int) [clone .kd] (Grid_Size 1048576"
+  # A crashing rank: the run fails naming it; the others' records stay.
+  run profile --split ranks -n c -w "$TMP/crash" -- $MPIRUN -np 3 "$APP" -g 2 --crash-rank 1 "$kernel"
+  expect_status 1
+  expect_err "rank 1: "
+  expect_err "its records end before"
+  for r in 0 2; do
+    same "$(q "crash/rank.$r" "SELECT COUNT(*) FROM profile_record")" 3 "crash: rank $r's records"
+  done
+  # Another number of ranks in a later run: a clear error.
+  printf '#!/bin/sh\nn=2; [ -e "%s/np_ran" ] && n=3; touch "%s/np_ran"\nexec %s -np $n "$@"\n' "$TMP" "$TMP" "$MPIRUN" >"$TMP/np.sh"
+  chmod +x "$TMP/np.sh"
+  run profile --split ranks -n n -w "$TMP/np" -- "$TMP/np.sh" "$APP" -g 2 "$kernel"
+  expect_status 1
+  expect_err "run 2 had 3 ranks, the first run 2"
+  # Without MPI ranks, a clear error; --resume of the parts is refused.
+  run profile --split ranks -n u -w "$TMP/unranked" -- "$APP" -g 2 "$kernel"
+  expect_status 2
+  expect_err "no process of the application had an MPI rank"
+  run profile --resume -w "$TMP/o4"
+  expect_status 2
+  expect_err "a --split ranks profile made outside mpirun is not resumed"
+  ;;
 mpi_crash)
   mpi_setup
   # A rank that crashes: the others' data is kept and the failure names

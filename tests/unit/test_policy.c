@@ -6,6 +6,8 @@
  * parameters) successive sets; a gap-filling run collects only its
  * assignments; regions nest per thread and ranges span threads; MPI ranks
  * are read from each launcher's variables, MPI launchers before Slurm;
+ * with --split ranks outside mpirun a rank's process keeps its share of
+ * the sets and collects its share's set of the run, or none;
  * from 8 threads at once, each kernel's instances are numbered 0..n-1
  * without a gap or a repeat, each key's selected dispatches likewise, and
  * as many are selected as in a serial run. */
@@ -358,6 +360,80 @@ static void test_split_sets(void) {
   CHECK(lm_split_sets(13, 16, 12, out) == 1 && out[0] == 1);
 }
 
+/* --split ranks outside mpirun: a rank's process keeps its share. */
+static void test_take_share(void) {
+  lm_tool_config c;
+  lm_rank_info r;
+  memset(&r, 0, sizeof r);
+  r.rank = 1;
+  r.size = 2;
+  make_config(&c, LM_REPLAY_APP);
+  CHECK(lm_tool_config_take_share(&c, &r) == 0); /* no split asked for */
+  CHECK(c.n_sets == 3);
+  c.split_ranks = 1;
+  r.rank = -1;
+  CHECK(lm_tool_config_take_share(&c, &r) == 0); /* mpirun's own process */
+  CHECK(c.n_sets == 3);
+  /* Round trip of the flag. */
+  char path[] = "/tmp/lumen-policy-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  close(fd);
+  lm_diag d;
+  lm_tool_config back;
+  CHECK(lm_tool_config_write(&c, path, &d) == LM_OK && lm_tool_config_read(path, &back, &d) == LM_OK);
+  CHECK(back.split_ranks == 1);
+  lm_tool_config_fini(&back);
+  unlink(path);
+  /* Rank 0 of 2 holds sets 0 and 2: in pass 1, the plan's set 2. */
+  r.rank = 0;
+  c.pass = 1;
+  CHECK(lm_tool_config_take_share(&c, &r) == 1);
+  CHECK(c.n_sets == 2 && c.pass == 1);
+  CHECK_STR(c.set_counters[0][0], "SQ_WAVES");
+  CHECK_STR(c.set_counters[1][0], "SQ_LEVEL_WAVES");
+  CHECK_STR(c.set_accumulate[1], "SQ_LEVEL_WAVES");
+  CHECK(c.set_accumulate[0] == NULL && c.set_counters[2] == NULL);
+  CHECK_STR(c.output, "/nonexistent/records.rank0");
+  lm_policy *p = policy_for(&c);
+  lm_choice ch;
+  if (p) {
+    lm_policy_kernel(p, 1, "gemm");
+    lm_dispatch_facts f = facts(1, 1, "gemm", 10);
+    lm_policy_choose(p, &f, &ch);
+    CHECK(ch.set == 1);
+    lm_policy_free(p);
+  }
+  lm_tool_config_fini(&c);
+  /* Rank 1 of 2 holds set 1 alone: pass 1 is past its share, no set. */
+  make_config(&c, LM_REPLAY_APP);
+  c.split_ranks = 1;
+  c.pass = 1;
+  r.rank = 1;
+  CHECK(lm_tool_config_take_share(&c, &r) == 1);
+  CHECK(c.n_sets == 1);
+  CHECK_STR(c.set_counters[0][0], "TCC_HIT");
+  CHECK_STR(c.output, "/nonexistent/records.rank1");
+  p = policy_for(&c);
+  if (p) {
+    lm_policy_kernel(p, 1, "gemm");
+    lm_dispatch_facts f = facts(1, 1, "gemm", 10);
+    lm_policy_choose(p, &f, &ch);
+    CHECK(ch.set < 0 || ch.set >= c.n_sets);
+    lm_policy_free(p);
+  }
+  lm_tool_config_fini(&c);
+  /* More ranks than sets: rank 4 of 5 takes set 4 mod 3 = 1. */
+  make_config(&c, LM_REPLAY_INSTANCE);
+  c.split_ranks = 1;
+  r.rank = 4;
+  r.size = 5;
+  CHECK(lm_tool_config_take_share(&c, &r) == 1);
+  CHECK(c.n_sets == 1);
+  CHECK_STR(c.set_counters[0][1], "TCC_MISS");
+  lm_tool_config_fini(&c);
+}
+
 /* One clock sampler per GPU on a node: GPU id modulo the node's ranks. */
 static void test_gpu_sampler(void) {
   lm_rank_info r;
@@ -502,6 +578,7 @@ int main(void) {
   test_ranks();
   test_gpu_sampler();
   test_split_sets();
+  test_take_share();
   test_config_round_trip();
   test_app_replay_and_filters();
   test_instance_cycling();

@@ -1,0 +1,416 @@
+/*
+ * split_out.c - `lumen profile --split ranks -- mpirun -np N APP`: lumen
+ * outside the MPI job, every rank collecting its share of the counter sets
+ * (rank r the plan's sets r, r+N, r+2N, ...; with N at least the number of
+ * sets, set r mod sets), as the ranks of `mpirun -np N lumen profile
+ * --split ranks` do.
+ *
+ * Design: the profile is written as the rank.R parts that lumen inside
+ * mpirun writes (one lumen database per rank with its share of the plan,
+ * renumbered, and profile_option split_*), composed per rank by the same
+ * code. Reading the folder then is the existing combination of a split's
+ * parts (io/ranks_split.c): the same rows, checks, warnings and per-set
+ * ranks as inside mode, by construction, and `lumen db import`, `--rank`
+ * and `--mpi` treat it alike. One database of rows composed across ranks
+ * would have needed a second combination of the same rows and a second
+ * record of which rank collected each set.
+ *
+ * lumen does not know N before the application starts: the tool library
+ * in each process reads its rank and size from the launcher's environment
+ * and keeps its share (lm_tool_config_take_share), writing OUTPUT.rankR.PID.
+ * After the first run lumen reads N from those records, creates the parts
+ * and runs the application until the largest share is done: ceil(sets /
+ * N) runs in all, one with instance cycling. Each run's records go into
+ * the part of their rank; a rank whose share is done that run collects
+ * nothing and its records are dropped. A later run of another number of
+ * ranks is an error. Not resumable: a failed run stops the profile with
+ * what the parts hold.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "profile/collect.h"
+
+typedef struct part_db {
+  sqlite3 *db;
+  int64_t wid;
+  lm_set_info *sets; /* the rank's share of the plan */
+  int n_sets;
+  lm_run_spec spec;  /* its current run */
+  int running;
+} part_db;
+
+typedef struct split_ctx {
+  const lm_profile_opts *o;
+  lm_collector *col;
+  const lm_plan *plan;
+  lm_set_info *sets; /* the whole plan, after the device's check */
+  int n_sets;
+  lm_stored_opts opt;
+  part_db *parts;
+  int n_ranks, n_runs;
+} split_ctx;
+
+/* The rank of a records file BASE.rankR.PID[-K] of base, or -1. */
+static int records_rank(const char *name, const char *base) {
+  size_t n = strlen(base);
+  if (strncmp(name, base, n) != 0 || strncmp(name + n, ".rank", 5) != 0) return -1;
+  const char *p = name + n + 5;
+  char *end;
+  long r = strtol(p, &end, 10);
+  if (end == p || *end != '.' || r < 0 || r > 100000000) return -1;
+  return (int)r;
+}
+
+/* The size its process's launcher gave (the records' P line), or -1. */
+static int records_size(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char line[2048];
+  int size = -1;
+  for (int i = 0; i < 2 && fgets(line, sizeof line, f); i++) {
+    if (strncmp(line, "P\t", 2) != 0) continue;
+    char *save = NULL, *tok = strtok_r(line, "\t", &save);
+    for (int k = 0; tok && k < 4; k++) tok = strtok_r(NULL, "\t", &save);
+    size = tok ? atoi(tok) : -1;
+  }
+  fclose(f);
+  return size;
+}
+
+/* The job's number of ranks from a run's records (prefix.rankR.PID):
+ * *size 0 when no process of a rank wrote any; LM_EDATA when they
+ * disagree. Every such file is removed with remove_all. */
+static lm_status scan_ranks(const char *prefix, int run, int *size, int remove_all, lm_diag *diag) {
+  *size = 0;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", prefix);
+  char *slash = strrchr(dir, '/');
+  const char *base = slash ? slash + 1 : dir;
+  if (slash) *slash = '\0';
+  DIR *d = opendir(slash ? (dir[0] ? dir : "/") : ".");
+  if (!d) return LM_OK;
+  lm_status st = LM_OK;
+  int first_rank = -1;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    int rank = records_rank(e->d_name, base);
+    if (rank < 0) continue;
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", slash ? (dir[0] ? dir : "") : ".", e->d_name);
+    if (remove_all) {
+      unlink(path);
+      continue;
+    }
+    int n = records_size(path);
+    if (st == LM_OK && (n < 2 || rank >= n || (*size && n != *size)))
+      st = lm_diag_set(diag, LM_EDATA, path, 0, 0, NULL,
+                       "run %d: rank %d says the job has %d ranks, rank %d %d (one MPI job, every rank "
+                       "under the same mpirun?)", run, rank, n, first_rank, *size);
+    if (*size == 0) {
+      *size = n;
+      first_rank = rank;
+    }
+  }
+  closedir(d);
+  return st;
+}
+
+/* One part of the profile, DIR/rank.R: its database, the options, the
+ * plan checked on the device and the rank's share of it. */
+static lm_status make_part(split_ctx *x, int rank, lm_diag *diag) {
+  part_db *p = &x->parts[rank];
+  char dir[4200], db_path[4400];
+  snprintf(dir, sizeof dir, "%s/rank.%d", x->o->dir, rank);
+  snprintf(db_path, sizeof db_path, "%s/%s", dir, LM_WORKLOAD_DB);
+  lm_status st = lm_make_dirs(dir, "the rank's part of the workload", "choose a writable place with -w", diag);
+  if (st == LM_OK) st = lm_db_open(db_path, LM_DB_CREATE, &p->db, diag);
+  if (st == LM_OK) st = lm_db_begin(p->db, diag);
+  if (st != LM_OK) return st;
+  lm_sql *sql = lm_sql_wrap_sqlite(p->db);
+  lm_collector *col = x->col;
+  st = sql ? lm_db_create_workload(sql, x->o->name, NULL, "lumen", col->origin, col->arch, col->model, 0, 0,
+                                   &p->wid, diag)
+           : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  lm_sql_close(sql);
+  if (st == LM_OK) st = lm_collect_store_options(p->db, p->wid, x->o, diag);
+  if (st == LM_OK) st = lm_collect_store_plan(p->db, p->wid, x->plan, diag);
+  if (st == LM_OK) st = lm_db_commit(p->db, diag);
+  else lm_db_rollback(p->db);
+  if (st != LM_OK) return st;
+  /* The device's check splits the plan as it did before the first run. */
+  if (col->check_sets) {
+    lm_set_info *sets = NULL;
+    int n = 0;
+    if ((st = lm_collect_load_plan(p->db, p->wid, &sets, &n, diag)) != LM_OK) return st;
+    st = col->check_sets(col, p->db, p->wid, &sets, &n, x->o->n_items > 0, diag);
+    lm_collect_sets_fini(sets, n);
+    if (st != LM_OK) return st;
+  }
+  if ((st = lm_db_begin(p->db, diag)) != LM_OK) return st;
+  st = lm_collect_split_plan(p->db, p->wid, rank, x->n_ranks, diag);
+  if (st == LM_OK) st = lm_db_commit(p->db, diag);
+  else lm_db_rollback(p->db);
+  if (st == LM_OK) st = lm_collect_load_plan(p->db, p->wid, &p->sets, &p->n_sets, diag);
+  if (st == LM_OK)
+    lm_collect_note(p->db, p->wid, LM_LOG_DEBUG, "MPI rank %d of %d, profiled by lumen outside mpirun: this "
+                    "folder is the rank's part of the workload", rank, x->n_ranks);
+  return st;
+}
+
+/* The parts' runs of application run k begin (each in its own database). */
+static lm_status begin_parts(split_ctx *x, int k, int mode, lm_diag *diag) {
+  for (int q = 0; q < x->n_ranks; q++) {
+    part_db *p = &x->parts[q];
+    if (mode == LM_REPLAY_APP && k >= p->n_sets) continue; /* its share is done */
+    memset(&p->spec, 0, sizeof p->spec);
+    p->spec.id = lm_collect_next_run_id(p->db, p->wid);
+    p->spec.mode = mode;
+    p->spec.pass = mode == LM_REPLAY_APP ? k : 0;
+    p->spec.n_sets = p->n_sets;
+    lm_status st = lm_collect_run_begin(p->db, p->wid, &p->spec, diag);
+    if (st != LM_OK) return st;
+    p->running = 1;
+  }
+  return LM_OK;
+}
+
+/* Application run k (from 0) of every rank. */
+static lm_status split_run(split_ctx *x, int k, lm_diag *diag) {
+  const lm_profile_opts *o = x->o;
+  char config_path[4096], records[4096], rank_records[4200];
+  snprintf(config_path, sizeof config_path, "%s/run_%d.config", o->dir, k + 1);
+  snprintf(records, sizeof records, "%s/run_%d.records", o->dir, k + 1);
+  int mode = x->opt.replay == LM_REPLAY_INSTANCE ? LM_REPLAY_INSTANCE : LM_REPLAY_APP;
+  lm_run_spec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.id = k + 1;
+  spec.mode = mode;
+  spec.pass = mode == LM_REPLAY_APP ? k : 0;
+  spec.n_sets = x->n_sets;
+  lm_collect_job job = {x->col->arch, x->sets, x->n_sets, &x->opt, o->telemetry};
+  lm_tool_config cfg;
+  lm_status st = lm_collect_tool_config(&job, &spec, records, &cfg, diag);
+  if (st != LM_OK) return st;
+  cfg.split_ranks = 1;
+  st = lm_tool_config_write(&cfg, config_path, diag);
+  lm_collect_tool_config_fini(&cfg);
+  if (st != LM_OK) return st;
+  int size = 0;
+  scan_ranks(records, k + 1, &size, 1, diag);
+  if (k > 0 && (st = begin_parts(x, k, mode, diag)) != LM_OK) return st;
+  if (k == 0)
+    lm_log(LM_LOG_INFO, "run 1 (%s, --split ranks: each rank its share's first set): %s",
+           lm_collect_mode_name(mode), o->argv[0]);
+  else
+    lm_log(LM_LOG_INFO, "run %d/%d (%s, --split ranks: each rank its share's set %d): %s", k + 1, x->n_runs,
+           lm_collect_mode_name(mode), k, o->argv[0]);
+  lm_progress prog;
+  memset(&prog, 0, sizeof prog);
+  lm_run_outcome how;
+  lm_diag run_diag;
+  lm_diag_clear(&run_diag);
+  lm_status run_st = lm_collect_run_app(x->opt.argv, o->tool_library, config_path, records, spec.id, o->timeout,
+                                        (char const(*)[4200])x->col->env, x->col->n_env, &prog, &how, &run_diag);
+  if (run_st != LM_OK && run_st != LM_EDATA) {
+    for (int q = 0; q < x->n_ranks; q++)
+      if (x->parts[q].running) {
+        lm_collect_run_forget(x->parts[q].db, x->parts[q].wid, x->parts[q].spec.id);
+        x->parts[q].running = 0;
+      }
+    unlink(config_path);
+    *diag = run_diag;
+    return run_st;
+  }
+  /* The job's ranks: known from the first run's records, the same after. */
+  st = scan_ranks(records, k + 1, &size, 0, diag);
+  if (st == LM_OK && k == 0 && size == 0)
+    st = lm_diag_set(diag, LM_EINVAL, o->argv[0], 0, 0, "--split",
+                     "ranks: no process of the application had an MPI rank of a job of 2 or more ranks; with "
+                     "lumen outside, start the ranks under mpirun (lumen profile --split ranks -- mpirun -np N "
+                     "APP), or run lumen inside it (mpirun -np N lumen profile --split ranks -- APP)");
+  if (st == LM_OK && k > 0 && size && size != x->n_ranks)
+    st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, "--split",
+                     "ranks: run %d had %d ranks, the first run %d: every run of a --split ranks profile needs "
+                     "the same number of ranks (-np); the runs so far are kept in the parts", k + 1, size,
+                     x->n_ranks);
+  if (st == LM_OK && k == 0) {
+    x->n_ranks = size;
+    x->parts = calloc((size_t)size, sizeof *x->parts);
+    if (!x->parts) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (int q = 0; st == LM_OK && q < size; q++) st = make_part(x, q, diag);
+    x->n_runs = 1;
+    for (int q = 0; st == LM_OK && mode == LM_REPLAY_APP && q < size; q++)
+      if (x->parts[q].n_sets > x->n_runs) x->n_runs = x->parts[q].n_sets;
+    if (st == LM_OK) st = begin_parts(x, 0, mode, diag);
+  }
+  /* Every rank's records into its part. */
+  const char *status = how.timed_out ? "timeout" : how.interrupted ? "interrupted" : run_st == LM_OK ? "ok" : "failed";
+  lm_buf failed = {0};
+  long n_dispatches = 0;
+  for (int q = 0; q < x->n_ranks; q++) {
+    part_db *p = &x->parts[q];
+    if (!p->running) continue;
+    p->running = 0;
+    snprintf(rank_records, sizeof rank_records, "%s.rank%d", records, q);
+    if (st != LM_OK) continue;
+    long n = 0;
+    int tool_ok = 0;
+    char why[1024];
+    st = lm_collect_run_end(p->db, p->wid, &p->spec, rank_records, status, &how, &n, &tool_ok, why, sizeof why,
+                            diag);
+    n_dispatches += n;
+    if (st == LM_OK && !tool_ok)
+      lm_buf_printf(&failed, "%srank %d: %s", failed.len ? "; " : "", q, why[0] ? why : "did not finish");
+  }
+  /* The records are in the parts (those of ranks whose share was done,
+   * and of the launcher's own processes, hold nothing to keep). */
+  scan_ranks(records, k + 1, &size, 1, diag);
+  char **files = NULL;
+  lm_collect_records_files(records, &files);
+  for (char **f = files; f && *f; f++) unlink(*f);
+  lm_collect_records_files_free(files);
+  unlink(config_path);
+  if (st == LM_OK && (run_st != LM_OK || failed.len)) {
+    char what[128], sigbuf[64];
+    snprintf(what, sizeof what, "run %d of %d (--split ranks, %s)", k + 1, x->n_runs, lm_collect_mode_name(mode));
+    const char *sep = failed.len ? "; " : "", *procs = lm_buf_cstr(&failed);
+    if (how.timed_out)
+      st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL,
+                       "%s: the application did not finish within --timeout %g s and was stopped after %ld "
+                       "dispatches%s%s; the earlier runs are kept in the parts", what, o->timeout, n_dispatches,
+                       sep, procs);
+    else if (how.interrupted)
+      st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL,
+                       "%s: interrupted by signal %s (passed on to the application); the earlier runs are kept "
+                       "in the parts", what, lm_collect_signal_text(how.interrupted, sigbuf, sizeof sigbuf));
+    else if (how.sig)
+      st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL,
+                       "%s: the application was killed by signal %s%s%s; what the ranks recorded is kept in the "
+                       "parts", what, lm_collect_signal_text(how.sig, sigbuf, sizeof sigbuf), sep, procs);
+    else if (how.exit_code != 0)
+      st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL,
+                       "%s: the application exited with status %d%s%s; what the ranks recorded is kept in the "
+                       "parts", what, how.exit_code, sep, procs);
+    else
+      st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL, "%s: %s", what, procs);
+  }
+  lm_buf_fini(&failed);
+  return st;
+}
+
+/* Every part's dispatch rows, as a rank's lumen inside mpirun composes them. */
+static lm_status compose_parts(split_ctx *x, const lm_catalog *cat, lm_profile_summary *summary, lm_diag *diag) {
+  char ip_blocks[1024] = "";
+  for (size_t i = 0, at = 0; i < x->opt.n_items && at < sizeof ip_blocks - 1; i++)
+    at += (size_t)snprintf(ip_blocks + at, sizeof ip_blocks - at, "%s%s", i ? "|" : "", x->opt.items[i]);
+  lm_status st = LM_OK;
+  for (int q = 0; st == LM_OK && q < x->n_ranks; q++) {
+    part_db *p = &x->parts[q];
+    lm_workload *rec = NULL;
+    const lm_sysinfo *info = x->col->info;
+    const lm_table *roofline = x->col->roofline;
+    if (!info) {
+      if ((st = lm_collect_device_sysinfo(p->db, p->wid, &rec, diag)) != LM_OK) break;
+      info = &rec->sysinfo;
+      roofline = NULL;
+    }
+    lm_profile_summary part;
+    memset(&part, 0, sizeof part);
+    st = lm_collect_compose(p->db, p->wid, p->sets, p->n_sets, cat->accumulate ? cat->accumulate : "SQ_ACCUM_PREV_HIRES",
+                            info, roofline, x->opt.name, x->opt.argv, x->opt.argc, ip_blocks[0] ? ip_blocks : NULL,
+                            &part, diag);
+    lm_workload_free(rec);
+    if (st == LM_OK && part.dispatches == 0)
+      st = lm_diag_set(diag, LM_EDATA, x->o->dir, 0, 0, NULL, "rank %d: no selected dispatch got all %d of its counter "
+                       "sets (%s)", q, p->n_sets, part.dropped ? part.dropped_detail : "no dispatch was selected");
+    summary->dispatches += part.dispatches;
+    if (part.dropped && !summary->dropped)
+      snprintf(summary->dropped_detail, sizeof summary->dropped_detail, "rank %d: %.2000s", q, part.dropped_detail);
+    summary->dropped += part.dropped;
+  }
+  return st;
+}
+
+lm_status lm_collect_split_outside(const lm_profile_opts *o, lm_collector *col, const lm_catalog *cat,
+                                   lm_profile_summary *summary, lm_diag *diag) {
+  split_ctx x;
+  memset(&x, 0, sizeof x);
+  x.o = o;
+  x.col = col;
+  lm_plan *plan = NULL;
+  sqlite3 *plan_db = NULL;
+  int64_t plan_wid = 0;
+  int lock_fd = -1;
+  lm_status st = LM_OK;
+  if (o->replay >= 0 && o->replay != LM_REPLAY_APP && o->replay != LM_REPLAY_INSTANCE) {
+    st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--replay",
+                     "--split ranks with lumen outside mpirun takes --replay app or instance");
+    goto done;
+  }
+  if (o->argc < 1) {
+    st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "no application to profile (lumen profile -n NAME -- APP ARGS)");
+    goto done;
+  }
+  if ((st = lm_collect_check_program(o->argv[0], diag)) != LM_OK) goto done;
+  if (!lm_collect_dir_is_empty(o->dir)) {
+    st = lm_diag_set(diag, LM_EINVAL, o->dir, 0, 0, NULL,
+                     "already exists; lumen never overwrites a workload (choose another -w or -n)");
+    goto done;
+  }
+  int plan_replay = o->replay < 0 ? LM_REPLAY_APP : o->replay;
+  if ((st = col->plan(col, cat, o->items, o->n_items, plan_replay, &plan, diag)) != LM_OK) goto done;
+  x.plan = plan;
+  if ((st = lm_make_dirs(o->dir, "the workload folder", "choose a writable place with -w", diag)) != LM_OK) goto done;
+  if ((st = lm_collect_lock_folder(o->dir, &lock_fd, diag)) != LM_OK) goto done;
+  /* The whole plan, checked on the device, in a database of its own in
+   * memory: the processes take their shares of it. */
+  if ((st = lm_db_open(":memory:", LM_DB_CREATE, &plan_db, diag)) != LM_OK) goto done;
+  lm_sql *sql = lm_sql_wrap_sqlite(plan_db);
+  st = sql ? lm_db_create_workload(sql, o->name, NULL, "lumen", col->origin, col->arch, col->model, 0, 0, &plan_wid,
+                                   diag)
+           : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  lm_sql_close(sql);
+  if (st == LM_OK) st = lm_collect_store_plan(plan_db, plan_wid, plan, diag);
+  if (st == LM_OK) st = lm_collect_load_plan(plan_db, plan_wid, &x.sets, &x.n_sets, diag);
+  if (st == LM_OK && col->check_sets) st = col->check_sets(col, plan_db, plan_wid, &x.sets, &x.n_sets, o->n_items > 0, diag);
+  if (st != LM_OK) goto done;
+  if (x.n_sets == 0) {
+    st = lm_diag_set(diag, LM_EDATA, o->dir, 0, 0, "profile_set", "the plan has no counter sets");
+    goto done;
+  }
+  lm_collect_copy_opts(o, &x.opt);
+  if (x.opt.replay < 0) x.opt.replay = LM_REPLAY_APP;
+  snprintf(summary->simulated, sizeof summary->simulated, "%s", col->simulated);
+  x.n_runs = 1;
+  for (int k = 0; st == LM_OK && k < x.n_runs; k++) {
+    st = split_run(&x, k, diag);
+    if (st == LM_OK) summary->runs++;
+  }
+  if (st == LM_OK) st = compose_parts(&x, cat, summary, diag);
+  if (st == LM_OK) {
+    summary->ranks = x.n_ranks;
+    summary->sets = x.n_sets;
+  }
+done:
+  for (int q = 0; x.parts && q < x.n_ranks; q++) {
+    part_db *p = &x.parts[q];
+    if (st != LM_OK && p->db) {
+      char line[2048];
+      lm_collect_note(p->db, p->wid, LM_LOG_DEBUG, "stopped: %s", lm_diag_format(diag, line, sizeof line));
+    }
+    lm_collect_sets_fini(p->sets, p->n_sets);
+    lm_db_close(p->db);
+  }
+  free(x.parts);
+  lm_collect_sets_fini(x.sets, x.n_sets);
+  lm_collect_stored_fini(&x.opt);
+  lm_db_close(plan_db);
+  lm_plan_free(plan);
+  if (lock_fd >= 0) close(lock_fd);
+  return st;
+}
