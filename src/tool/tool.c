@@ -25,7 +25,10 @@
  * in a forked child, so that the processes of one application (one per
  * GPU, MPI ranks, helpers) never write into each other's records; the
  * first line names the process: pid, host and the MPI rank its launcher
- * gave it. lumen's region markers are defined here too, so
+ * gave it. With --split ranks and lumen outside mpirun, a rank's process
+ * keeps only its share of the configured sets and writes OUTPUT.rankR.PID,
+ * so that lumen puts each rank's records into that rank's part. lumen's
+ * region markers are defined here too, so
  * that they take over the no-op markers library when the program runs
  * under lumen. A background thread samples GPU clocks.
  */
