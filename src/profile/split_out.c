@@ -228,6 +228,19 @@ static lm_status split_run(split_ctx *x, int k, lm_diag *diag) {
   }
   /* The job's ranks: known from the first run's records, the same after. */
   st = scan_ranks(records, k + 1, &size, 0, diag);
+  if (st == LM_OK && k == 0 && size == 0 && run_st != LM_OK) {
+    char sigbuf[64];
+    if (how.sig)
+      st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL, "run 1 (--split ranks): the application was killed by "
+                       "signal %s before any MPI rank wrote records", lm_collect_signal_text(how.sig, sigbuf, sizeof sigbuf));
+    else
+      st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL, "run 1 (--split ranks): the application %s before any "
+                       "MPI rank wrote records", how.timed_out ? "timed out" : how.interrupted ? "was interrupted"
+                                                                                             : "failed");
+    if (how.exit_code > 0)
+      st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL, "run 1 (--split ranks): the application exited with "
+                       "status %d before any MPI rank wrote records", how.exit_code);
+  }
   if (st == LM_OK && k == 0 && size == 0)
     st = lm_diag_set(diag, LM_EINVAL, o->argv[0], 0, 0, "--split",
                      "ranks: no process of the application had an MPI rank of a job of 2 or more ranks; with "

@@ -842,10 +842,14 @@ PY
   run profile --split ranks -n n -w "$TMP/np" -- "$TMP/np.sh" "$APP" -g 2 "$kernel"
   expect_status 1
   expect_err "run 2 had 3 ranks, the first run 2"
-  # Without MPI ranks, a clear error; --resume of the parts is refused.
+  # Without MPI ranks, a clear error, and an mpirun that fails before any
+  # rank started says so; --resume of the parts is refused.
   run profile --split ranks -n u -w "$TMP/unranked" -- "$APP" -g 2 "$kernel"
   expect_status 2
   expect_err "no process of the application had an MPI rank"
+  run profile --split ranks -n b -w "$TMP/bad_mpirun" -- $MPIRUN --no-such-option -np 2 "$APP" -g 2 "$kernel"
+  expect_status 1
+  expect_err "before any MPI rank wrote records"
   run profile --resume -w "$TMP/o4"
   expect_status 2
   expect_err "a --split ranks profile made outside mpirun is not resumed"
