@@ -232,7 +232,8 @@ static lm_status split_run(split_ctx *x, int k, lm_diag *diag) {
     char sigbuf[64];
     if (how.sig)
       st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL, "run 1 (--split ranks): the application was killed by "
-                       "signal %s before any MPI rank wrote records", lm_collect_signal_text(how.sig, sigbuf, sizeof sigbuf));
+                       "signal %s before any MPI rank wrote records",
+                       lm_collect_signal_text(how.sig, sigbuf, sizeof sigbuf));
     else
       st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL, "run 1 (--split ranks): the application %s before any "
                        "MPI rank wrote records", how.timed_out ? "timed out" : how.interrupted ? "was interrupted"
@@ -334,7 +335,8 @@ static lm_status compose_parts(split_ctx *x, const lm_catalog *cat, lm_profile_s
     }
     lm_profile_summary part;
     memset(&part, 0, sizeof part);
-    st = lm_collect_compose(p->db, p->wid, p->sets, p->n_sets, cat->accumulate ? cat->accumulate : "SQ_ACCUM_PREV_HIRES",
+    const char *accumulator = cat->accumulate ? cat->accumulate : "SQ_ACCUM_PREV_HIRES";
+    st = lm_collect_compose(p->db, p->wid, p->sets, p->n_sets, accumulator,
                             info, roofline, x->opt.name, x->opt.argv, x->opt.argc, ip_blocks[0] ? ip_blocks : NULL,
                             &part, diag);
     lm_workload_free(rec);
@@ -366,7 +368,8 @@ lm_status lm_collect_split_outside(const lm_profile_opts *o, lm_collector *col, 
     goto done;
   }
   if (o->argc < 1) {
-    st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "no application to profile (lumen profile -n NAME -- APP ARGS)");
+    st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
+                     "no application to profile (lumen profile -n NAME -- APP ARGS)");
     goto done;
   }
   if ((st = lm_collect_check_program(o->argv[0], diag)) != LM_OK) goto done;
@@ -390,7 +393,8 @@ lm_status lm_collect_split_outside(const lm_profile_opts *o, lm_collector *col, 
   lm_sql_close(sql);
   if (st == LM_OK) st = lm_collect_store_plan(plan_db, plan_wid, plan, diag);
   if (st == LM_OK) st = lm_collect_load_plan(plan_db, plan_wid, &x.sets, &x.n_sets, diag);
-  if (st == LM_OK && col->check_sets) st = col->check_sets(col, plan_db, plan_wid, &x.sets, &x.n_sets, o->n_items > 0, diag);
+  if (st == LM_OK && col->check_sets)
+    st = col->check_sets(col, plan_db, plan_wid, &x.sets, &x.n_sets, o->n_items > 0, diag);
   if (st != LM_OK) goto done;
   if (x.n_sets == 0) {
     st = lm_diag_set(diag, LM_EDATA, o->dir, 0, 0, "profile_set", "the plan has no counter sets");
