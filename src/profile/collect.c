@@ -317,10 +317,8 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
   int exists = stat(db_path, &sb) == 0;
   if (o->resume) {
     if (!exists && lm_workload_has_ranks(o->dir)) {
-      st = lm_diag_set(diag, LM_EINVAL, o->dir, 0, 0, NULL,
-                       "--resume: this folder holds the rank.R parts of an MPI profile; resume them inside "
-                       "mpirun (mpirun -np N lumen profile --resume -w %s); a --split ranks profile made "
-                       "outside mpirun is not resumed: profile it again into a new folder", o->dir);
+      /* The parts of --split ranks outside mpirun (split_out.c). */
+      st = lm_collect_split_resume(o, &col, cat, summary, diag);
       goto done;
     }
     if (!exists) {

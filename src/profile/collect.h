@@ -276,6 +276,12 @@ lm_status lm_collect_split_plan(sqlite3 *db, int64_t wid, int rank, int n_ranks,
  * in the parts. summary: ranks, sets of the whole plan, runs, dispatches. */
 lm_status lm_collect_split_outside(const lm_profile_opts *o, lm_collector *col, const lm_catalog *cat,
                                    lm_profile_summary *summary, lm_diag *diag);
+/* lm_collect_split_resume: `lumen profile --resume -w DIR` of such a
+ * profile: the runs its parts still miss, then their rows (nothing when
+ * every part is complete: summary->sets 0). Parts written by lumen inside
+ * mpirun are refused (LM_EINVAL: resume them inside mpirun). */
+lm_status lm_collect_split_resume(const lm_profile_opts *o, lm_collector *col, const lm_catalog *cat,
+                                  lm_profile_summary *summary, lm_diag *diag);
 
 /* --------------------------------------------------------- sysinfo.c */
 

@@ -23,8 +23,10 @@
  * N) runs in all, one with instance cycling. Each run's records go into
  * the part of their rank; a rank whose share is done that run collects
  * nothing and its records are dropped. A later run of another number of
- * ranks is an error. Not resumable: a failed run stops the profile with
- * what the parts hold.
+ * ranks is an error. --resume reads the parts back (option split_outside
+ * marks them), rebuilds the whole plan from their shares and runs what a
+ * part still misses; the parts whose run k finished drop that run's
+ * records again.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -42,6 +44,8 @@ typedef struct part_db {
   int n_sets;
   lm_run_spec spec;  /* its current run */
   int running;
+  int complete;      /* composed before a --resume */
+  int new_runs;      /* runs this lumen added */
 } part_db;
 
 typedef struct split_ctx {
@@ -53,6 +57,7 @@ typedef struct split_ctx {
   lm_stored_opts opt;
   part_db *parts;
   int n_ranks, n_runs;
+  int next_id; /* the next application run's number (LUMEN_PASS, file names) */
 } split_ctx;
 
 /* The rank of a records file BASE.rankR.PID[-K] of base, or -1. */
@@ -138,6 +143,7 @@ static lm_status make_part(split_ctx *x, int rank, lm_diag *diag) {
            : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   lm_sql_close(sql);
   if (st == LM_OK) st = lm_collect_store_options(p->db, p->wid, x->o, diag);
+  if (st == LM_OK) st = lm_collect_put_option(p->db, p->wid, "split_outside", 0, "1", diag);
   if (st == LM_OK) st = lm_collect_store_plan(p->db, p->wid, x->plan, diag);
   if (st == LM_OK) st = lm_db_commit(p->db, diag);
   else lm_db_rollback(p->db);
@@ -167,6 +173,8 @@ static lm_status begin_parts(split_ctx *x, int k, int mode, lm_diag *diag) {
   for (int q = 0; q < x->n_ranks; q++) {
     part_db *p = &x->parts[q];
     if (mode == LM_REPLAY_APP && k >= p->n_sets) continue; /* its share is done */
+    if (lm_collect_run_done(p->db, p->wid, lm_collect_mode_name(mode), mode == LM_REPLAY_APP ? k : -1))
+      continue; /* before a --resume */
     memset(&p->spec, 0, sizeof p->spec);
     p->spec.id = lm_collect_next_run_id(p->db, p->wid);
     p->spec.mode = mode;
@@ -183,12 +191,14 @@ static lm_status begin_parts(split_ctx *x, int k, int mode, lm_diag *diag) {
 static lm_status split_run(split_ctx *x, int k, lm_diag *diag) {
   const lm_profile_opts *o = x->o;
   char config_path[4096], records[4096], rank_records[4200];
-  snprintf(config_path, sizeof config_path, "%s/run_%d.config", o->dir, k + 1);
-  snprintf(records, sizeof records, "%s/run_%d.records", o->dir, k + 1);
+  int id = x->next_id++;
+  snprintf(config_path, sizeof config_path, "%s/run_%d.config", o->dir, id);
+  snprintf(records, sizeof records, "%s/run_%d.records", o->dir, id);
   int mode = x->opt.replay == LM_REPLAY_INSTANCE ? LM_REPLAY_INSTANCE : LM_REPLAY_APP;
+  int had_parts = x->parts != NULL;
   lm_run_spec spec;
   memset(&spec, 0, sizeof spec);
-  spec.id = k + 1;
+  spec.id = id;
   spec.mode = mode;
   spec.pass = mode == LM_REPLAY_APP ? k : 0;
   spec.n_sets = x->n_sets;
@@ -201,20 +211,20 @@ static lm_status split_run(split_ctx *x, int k, lm_diag *diag) {
   lm_collect_tool_config_fini(&cfg);
   if (st != LM_OK) return st;
   int size = 0;
-  scan_ranks(records, k + 1, &size, 1, diag);
-  if (k > 0 && (st = begin_parts(x, k, mode, diag)) != LM_OK) return st;
-  if (k == 0)
+  scan_ranks(records, id, &size, 1, diag);
+  if (had_parts && (st = begin_parts(x, k, mode, diag)) != LM_OK) return st;
+  if (!had_parts)
     lm_log(LM_LOG_INFO, "run 1 (%s, --split ranks: each rank its share's first set): %s",
-           lm_collect_mode_name(mode), o->argv[0]);
+           lm_collect_mode_name(mode), x->opt.argv[0]);
   else
     lm_log(LM_LOG_INFO, "run %d/%d (%s, --split ranks: each rank its share's set %d): %s", k + 1, x->n_runs,
-           lm_collect_mode_name(mode), k, o->argv[0]);
+           lm_collect_mode_name(mode), k, x->opt.argv[0]);
   lm_progress prog;
   memset(&prog, 0, sizeof prog);
   lm_run_outcome how;
   lm_diag run_diag;
   lm_diag_clear(&run_diag);
-  lm_status run_st = lm_collect_run_app(x->opt.argv, o->tool_library, config_path, records, spec.id, o->timeout,
+  lm_status run_st = lm_collect_run_app(x->opt.argv, o->tool_library, config_path, records, spec.id, x->opt.timeout,
                                         (char const(*)[4200])x->col->env, x->col->n_env, &prog, &how, &run_diag);
   if (run_st != LM_OK && run_st != LM_EDATA) {
     for (int q = 0; q < x->n_ranks; q++)
@@ -227,32 +237,32 @@ static lm_status split_run(split_ctx *x, int k, lm_diag *diag) {
     return run_st;
   }
   /* The job's ranks: known from the first run's records, the same after. */
-  st = scan_ranks(records, k + 1, &size, 0, diag);
-  if (st == LM_OK && k == 0 && size == 0 && run_st != LM_OK) {
+  st = scan_ranks(records, id, &size, 0, diag);
+  if (st == LM_OK && !had_parts && size == 0 && run_st != LM_OK) {
     char sigbuf[64];
     if (how.sig)
-      st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL, "run 1 (--split ranks): the application was killed by "
+      st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL, "run 1 (--split ranks): the application was killed by "
                        "signal %s before any MPI rank wrote records",
                        lm_collect_signal_text(how.sig, sigbuf, sizeof sigbuf));
     else
-      st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL, "run 1 (--split ranks): the application %s before any "
+      st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL, "run 1 (--split ranks): the application %s before any "
                        "MPI rank wrote records", how.timed_out ? "timed out" : how.interrupted ? "was interrupted"
                                                                                              : "failed");
     if (how.exit_code > 0)
-      st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL, "run 1 (--split ranks): the application exited with "
+      st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL, "run 1 (--split ranks): the application exited with "
                        "status %d before any MPI rank wrote records", how.exit_code);
   }
-  if (st == LM_OK && k == 0 && size == 0)
-    st = lm_diag_set(diag, LM_EINVAL, o->argv[0], 0, 0, "--split",
+  if (st == LM_OK && !had_parts && size == 0)
+    st = lm_diag_set(diag, LM_EINVAL, x->opt.argv[0], 0, 0, "--split",
                      "ranks: no process of the application had an MPI rank of a job of 2 or more ranks; with "
                      "lumen outside, start the ranks under mpirun (lumen profile --split ranks -- mpirun -np N "
                      "APP), or run lumen inside it (mpirun -np N lumen profile --split ranks -- APP)");
-  if (st == LM_OK && k > 0 && size && size != x->n_ranks)
-    st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, "--split",
+  if (st == LM_OK && had_parts && size && size != x->n_ranks)
+    st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, "--split",
                      "ranks: run %d had %d ranks, the first run %d: every run of a --split ranks profile needs "
-                     "the same number of ranks (-np); the runs so far are kept in the parts", k + 1, size,
+                     "the same number of ranks (-np); the runs so far are kept in the parts", id, size,
                      x->n_ranks);
-  if (st == LM_OK && k == 0) {
+  if (st == LM_OK && !had_parts) {
     x->n_ranks = size;
     x->parts = calloc((size_t)size, sizeof *x->parts);
     if (!x->parts) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
@@ -278,12 +288,13 @@ static lm_status split_run(split_ctx *x, int k, lm_diag *diag) {
     st = lm_collect_run_end(p->db, p->wid, &p->spec, rank_records, status, &how, &n, &tool_ok, why, sizeof why,
                             diag);
     n_dispatches += n;
+    p->new_runs++;
     if (st == LM_OK && !tool_ok)
       lm_buf_printf(&failed, "%srank %d: %s", failed.len ? "; " : "", q, why[0] ? why : "did not finish");
   }
   /* The records are in the parts (those of ranks whose share was done,
    * and of the launcher's own processes, hold nothing to keep). */
-  scan_ranks(records, k + 1, &size, 1, diag);
+  scan_ranks(records, id, &size, 1, diag);
   char **files = NULL;
   lm_collect_records_files(records, &files);
   for (char **f = files; f && *f; f++) unlink(*f);
@@ -291,27 +302,29 @@ static lm_status split_run(split_ctx *x, int k, lm_diag *diag) {
   unlink(config_path);
   if (st == LM_OK && (run_st != LM_OK || failed.len)) {
     char what[128], sigbuf[64];
-    snprintf(what, sizeof what, "run %d of %d (--split ranks, %s)", k + 1, x->n_runs, lm_collect_mode_name(mode));
+    snprintf(what, sizeof what, "run %d (--split ranks, %s, each rank's set %d)", id, lm_collect_mode_name(mode), k);
     const char *sep = failed.len ? "; " : "", *procs = lm_buf_cstr(&failed);
     if (how.timed_out)
-      st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL,
+      st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
                        "%s: the application did not finish within --timeout %g s and was stopped after %ld "
-                       "dispatches%s%s; the earlier runs are kept in the parts", what, o->timeout, n_dispatches,
-                       sep, procs);
+                       "dispatches%s%s; the earlier runs are kept (`lumen profile --resume -w %s` runs it again)",
+                       what, x->opt.timeout, n_dispatches, sep, procs, o->dir);
     else if (how.interrupted)
-      st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL,
+      st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
                        "%s: interrupted by signal %s (passed on to the application); the earlier runs are kept "
-                       "in the parts", what, lm_collect_signal_text(how.interrupted, sigbuf, sizeof sigbuf));
+                       "(`lumen profile --resume -w %s` continues)", what,
+                       lm_collect_signal_text(how.interrupted, sigbuf, sizeof sigbuf), o->dir);
     else if (how.sig)
-      st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL,
-                       "%s: the application was killed by signal %s%s%s; what the ranks recorded is kept in the "
-                       "parts", what, lm_collect_signal_text(how.sig, sigbuf, sizeof sigbuf), sep, procs);
+      st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
+                       "%s: the application was killed by signal %s%s%s; what the ranks recorded is kept "
+                       "(`lumen profile --resume -w %s` continues)", what,
+                       lm_collect_signal_text(how.sig, sigbuf, sizeof sigbuf), sep, procs, o->dir);
     else if (how.exit_code != 0)
-      st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL,
-                       "%s: the application exited with status %d%s%s; what the ranks recorded is kept in the "
-                       "parts", what, how.exit_code, sep, procs);
+      st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
+                       "%s: the application exited with status %d%s%s; what the ranks recorded is kept "
+                       "(`lumen profile --resume -w %s` continues)", what, how.exit_code, sep, procs, o->dir);
     else
-      st = lm_diag_set(diag, LM_EDATA, o->argv[0], 0, 0, NULL, "%s: %s", what, procs);
+      st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL, "%s: %s", what, procs);
   }
   lm_buf_fini(&failed);
   return st;
@@ -325,6 +338,7 @@ static lm_status compose_parts(split_ctx *x, const lm_catalog *cat, lm_profile_s
   lm_status st = LM_OK;
   for (int q = 0; st == LM_OK && q < x->n_ranks; q++) {
     part_db *p = &x->parts[q];
+    if (p->complete && !p->new_runs) continue;
     lm_workload *rec = NULL;
     const lm_sysinfo *info = x->col->info;
     const lm_table *roofline = x->col->roofline;
@@ -351,12 +365,55 @@ static lm_status compose_parts(split_ctx *x, const lm_catalog *cat, lm_profile_s
   return st;
 }
 
+/* Whether every part has run k (from 0) of its share. */
+static int parts_done(const split_ctx *x, int k, int mode) {
+  for (int q = 0; q < x->n_ranks; q++) {
+    const part_db *p = &x->parts[q];
+    if (mode == LM_REPLAY_APP && k >= p->n_sets) continue;
+    if (!lm_collect_run_done(p->db, p->wid, lm_collect_mode_name(mode), mode == LM_REPLAY_APP ? k : -1)) return 0;
+  }
+  return 1;
+}
+
+/* The runs the parts still need, then their dispatch rows. */
+static lm_status run_and_compose(split_ctx *x, const lm_catalog *cat, lm_profile_summary *summary, lm_diag *diag) {
+  int mode = x->opt.replay == LM_REPLAY_INSTANCE ? LM_REPLAY_INSTANCE : LM_REPLAY_APP;
+  lm_status st = LM_OK;
+  for (int k = 0; st == LM_OK && k < x->n_runs; k++) {
+    if (x->parts && parts_done(x, k, mode)) continue;
+    st = split_run(x, k, diag);
+    if (st == LM_OK) summary->runs++;
+  }
+  if (st == LM_OK) st = compose_parts(x, cat, summary, diag);
+  if (st == LM_OK) {
+    summary->ranks = x->n_ranks;
+    summary->sets = x->n_sets;
+  }
+  return st;
+}
+
+static void ctx_fini(split_ctx *x, lm_status st, lm_diag *diag) {
+  for (int q = 0; x->parts && q < x->n_ranks; q++) {
+    part_db *p = &x->parts[q];
+    if (st != LM_OK && p->db) {
+      char line[2048];
+      lm_collect_note(p->db, p->wid, LM_LOG_DEBUG, "stopped: %s", lm_diag_format(diag, line, sizeof line));
+    }
+    lm_collect_sets_fini(p->sets, p->n_sets);
+    lm_db_close(p->db);
+  }
+  free(x->parts);
+  lm_collect_sets_fini(x->sets, x->n_sets);
+  lm_collect_stored_fini(&x->opt);
+}
+
 lm_status lm_collect_split_outside(const lm_profile_opts *o, lm_collector *col, const lm_catalog *cat,
                                    lm_profile_summary *summary, lm_diag *diag) {
   split_ctx x;
   memset(&x, 0, sizeof x);
   x.o = o;
   x.col = col;
+  x.next_id = 1;
   lm_plan *plan = NULL;
   sqlite3 *plan_db = NULL;
   int64_t plan_wid = 0;
@@ -403,31 +460,154 @@ lm_status lm_collect_split_outside(const lm_profile_opts *o, lm_collector *col, 
   lm_collect_copy_opts(o, &x.opt);
   if (x.opt.replay < 0) x.opt.replay = LM_REPLAY_APP;
   snprintf(summary->simulated, sizeof summary->simulated, "%s", col->simulated);
-  x.n_runs = 1;
-  for (int k = 0; st == LM_OK && k < x.n_runs; k++) {
-    st = split_run(&x, k, diag);
-    if (st == LM_OK) summary->runs++;
-  }
-  if (st == LM_OK) st = compose_parts(&x, cat, summary, diag);
-  if (st == LM_OK) {
-    summary->ranks = x.n_ranks;
-    summary->sets = x.n_sets;
-  }
+  x.n_runs = 1; /* until the first run says how many ranks share the sets */
+  st = run_and_compose(&x, cat, summary, diag);
 done:
-  for (int q = 0; x.parts && q < x.n_ranks; q++) {
-    part_db *p = &x.parts[q];
-    if (st != LM_OK && p->db) {
-      char line[2048];
-      lm_collect_note(p->db, p->wid, LM_LOG_DEBUG, "stopped: %s", lm_diag_format(diag, line, sizeof line));
-    }
-    lm_collect_sets_fini(p->sets, p->n_sets);
-    lm_db_close(p->db);
-  }
-  free(x.parts);
-  lm_collect_sets_fini(x.sets, x.n_sets);
-  lm_collect_stored_fini(&x.opt);
+  ctx_fini(&x, st, diag);
   lm_db_close(plan_db);
   lm_plan_free(plan);
+  if (lock_fd >= 0) close(lock_fd);
+  return st;
+}
+
+/* What a part's options say about its split. */
+typedef struct split_opts {
+  int outside, ranks, total, n_set, bad;
+  int set[4096];
+} split_opts;
+
+static int take_split_option(const char *key, const char *value, void *user) {
+  split_opts *so = user;
+  if (strcmp(key, "split_outside") == 0) so->outside = atoi(value);
+  else if (strcmp(key, "split_ranks") == 0) so->ranks = atoi(value);
+  else if (strcmp(key, "split_sets_total") == 0) so->total = atoi(value);
+  else if (strcmp(key, "split_set") == 0) {
+    if (so->n_set < 4096) so->set[so->n_set++] = atoi(value);
+    else so->bad = 1;
+  }
+  return 0;
+}
+
+/* Part q read back for --resume; the whole plan's sets it holds are
+ * copied into x->sets. */
+static lm_status open_part(split_ctx *x, int q, split_opts *so, lm_diag *diag) {
+  part_db *p = &x->parts[q];
+  char dir[4200], db_path[4400];
+  snprintf(dir, sizeof dir, "%s/rank.%d", x->o->dir, q);
+  snprintf(db_path, sizeof db_path, "%s/%s", dir, LM_WORKLOAD_DB);
+  lm_status st = lm_db_open(db_path, LM_DB_WRITE, &p->db, diag);
+  if (st == LM_OK) st = lm_collect_only_workload(p->db, db_path, &p->wid, &p->complete, diag);
+  memset(so, 0, sizeof *so);
+  if (st == LM_OK) st = lm_db_each_option(p->db, p->wid, take_split_option, so, diag);
+  if (st == LM_OK) st = lm_collect_load_plan(p->db, p->wid, &p->sets, &p->n_sets, diag);
+  if (st != LM_OK) return st;
+  if (so->ranks != x->n_ranks || so->total != x->n_sets || !so->outside || so->bad || so->n_set != p->n_sets)
+    return lm_diag_set(diag, LM_EDATA, db_path, 0, 0, "profile_option.split_ranks",
+                       "rank %d's part is not of this --split ranks profile (%d ranks, %d sets)", q, x->n_ranks,
+                       x->n_sets);
+  for (int k = 0; k < so->n_set; k++) {
+    int g = so->set[k];
+    if (g < 0 || g >= x->n_sets)
+      return lm_diag_set(diag, LM_EDATA, db_path, 0, 0, "profile_option.split_set",
+                         "set %d of %d sets: not a set of the plan", g, x->n_sets);
+    if (x->sets[g].counters) continue;
+    size_t n = 0;
+    while (p->sets[k].counters && p->sets[k].counters[n]) n++;
+    x->sets[g].counters = calloc(n + 1, sizeof *x->sets[g].counters);
+    if (!x->sets[g].counters) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (size_t i = 0; i < n; i++)
+      if (!(x->sets[g].counters[i] = strdup(p->sets[k].counters[i])))
+        return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (p->sets[k].accumulate && !(x->sets[g].accumulate = strdup(p->sets[k].accumulate)))
+      return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  }
+  int recovered = 0;
+  st = lm_collect_recover(p->db, p->wid, dir, &recovered, diag);
+  if (st == LM_OK && recovered)
+    lm_collect_note(p->db, p->wid, LM_LOG_INFO, "rank %d: %d run%s left unfinished by an earlier lumen marked "
+                    "interrupted", q, recovered, recovered == 1 ? "" : "s");
+  int next = lm_collect_next_run_id(p->db, p->wid);
+  if (next > x->next_id) x->next_id = next;
+  return st;
+}
+
+lm_status lm_collect_split_resume(const lm_profile_opts *o, lm_collector *col, const lm_catalog *cat,
+                                  lm_profile_summary *summary, lm_diag *diag) {
+  split_ctx x;
+  memset(&x, 0, sizeof x);
+  x.o = o;
+  x.col = col;
+  x.next_id = 1;
+  int lock_fd = -1;
+  split_opts *so = calloc(1, sizeof *so);
+  lm_status st = so ? lm_collect_lock_folder(o->dir, &lock_fd, diag)
+                    : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (st != LM_OK) goto done;
+  /* Rank 0's part says how many ranks and sets there are. */
+  part_db first;
+  memset(&first, 0, sizeof first);
+  x.parts = &first;
+  x.n_ranks = 1;
+  char db_path[4400];
+  snprintf(db_path, sizeof db_path, "%s/rank.0/%s", o->dir, LM_WORKLOAD_DB);
+  st = lm_db_open(db_path, LM_DB_READ, &first.db, diag);
+  if (st == LM_OK) st = lm_collect_only_workload(first.db, db_path, &first.wid, &first.complete, diag);
+  if (st == LM_OK) st = lm_db_each_option(first.db, first.wid, take_split_option, so, diag);
+  lm_db_close(first.db);
+  x.parts = NULL;
+  x.n_ranks = 0;
+  if (st != LM_OK) goto done;
+  if (!so->outside || so->ranks < 2 || so->total < 1) {
+    st = lm_diag_set(diag, LM_EINVAL, o->dir, 0, 0, NULL,
+                     "--resume: this folder holds the rank.R parts of an MPI profile made with lumen inside "
+                     "mpirun; resume them there (mpirun -np N lumen profile --resume -w %s)", o->dir);
+    goto done;
+  }
+  x.n_ranks = so->ranks;
+  x.n_sets = so->total;
+  x.parts = calloc((size_t)x.n_ranks, sizeof *x.parts);
+  x.sets = calloc((size_t)x.n_sets, sizeof *x.sets);
+  if (!x.parts || !x.sets) {
+    st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    goto done;
+  }
+  int all_complete = 1;
+  for (int q = 0; st == LM_OK && q < x.n_ranks; q++) {
+    st = open_part(&x, q, so, diag);
+    all_complete &= x.parts[q].complete;
+  }
+  for (int g = 0; st == LM_OK && g < x.n_sets; g++)
+    if (!x.sets[g].counters)
+      st = lm_diag_set(diag, LM_EDATA, o->dir, 0, 0, "profile_option.split_set",
+                       "counter set %d of the plan is in no rank's part", g);
+  if (st == LM_OK) st = lm_collect_read_options(x.parts[0].db, x.parts[0].wid, &x.opt, diag);
+  if (st != LM_OK) goto done;
+  if (o->replay >= 0 && o->replay != x.opt.replay) {
+    st = lm_diag_set(diag, LM_EINVAL, o->dir, 0, 0, "--replay",
+                     "--resume of a --split ranks profile keeps the replay mode it had");
+    goto done;
+  }
+  int same = o->argc == 0 || o->argc == x.opt.argc;
+  for (int i = 0; same && i < o->argc; i++) same = strcmp(o->argv[i], x.opt.argv[i]) == 0;
+  if (!same || x.opt.argc == 0) {
+    st = lm_diag_set(diag, LM_EINVAL, o->dir, 0, 0, NULL,
+                     "--resume continues the profile with its own command and options; leave out the command, "
+                     "or profile into a new folder");
+    goto done;
+  }
+  if (o->timeout > 0) x.opt.timeout = o->timeout;
+  if (all_complete) {
+    lm_log(LM_LOG_INFO, "%s: the profile is complete; nothing to resume", o->dir);
+    goto done;
+  }
+  x.n_runs = 1;
+  for (int q = 0; x.opt.replay == LM_REPLAY_APP && q < x.n_ranks; q++)
+    if (x.parts[q].n_sets > x.n_runs) x.n_runs = x.parts[q].n_sets;
+  snprintf(summary->simulated, sizeof summary->simulated, "%s", col->simulated);
+  st = run_and_compose(&x, cat, summary, diag);
+done:
+  ctx_fini(&x, st, diag);
+  free(so);
   if (lock_fd >= 0) close(lock_fd);
   return st;
 }

@@ -843,16 +843,53 @@ PY
   expect_status 1
   expect_err "run 2 had 3 ranks, the first run 2"
   # Without MPI ranks, a clear error, and an mpirun that fails before any
-  # rank started says so; --resume of the parts is refused.
+  # rank started says so.
   run profile --split ranks -n u -w "$TMP/unranked" -- "$APP" -g 2 "$kernel"
   expect_status 2
   expect_err "no process of the application had an MPI rank"
   run profile --split ranks -n b -w "$TMP/bad_mpirun" -- $MPIRUN --no-such-option -np 2 "$APP" -g 2 "$kernel"
   expect_status 1
   expect_err "before any MPI rank wrote records"
-  run profile --resume -w "$TMP/o4"
+  # Every rank crashes in run 2 (after one launch): the first run stays in
+  # the parts, --resume runs 2 and 3, and the tables are the full ones.
+  run profile --split ranks -n r -w "$TMP/resumed" -- $MPIRUN -np 4 "$APP" -g 2 --crash-run 2 --crash-after 1 "$kernel"
+  expect_status 1
+  expect_err "run 2 (--split ranks, app, each rank's set 1): "
+  expect_err "rank 3: its records end before"
+  expect_err "lumen profile --resume -w $TMP/resumed"
+  for r in 0 1 2 3; do
+    same "$(q "resumed/rank.$r" "SELECT group_concat(id || ':' || status, ' ') FROM profile_run")" "1:ok 2:failed" "rank $r's runs kept"
+  done
+  run analyze -w "$TMP/resumed"
+  expect_status 1
+  run profile --resume -w "$TMP/resumed"
+  expect_status 0
+  expect_err "4 ranks, $sets counter sets, 2 application runs"
+  for r in 0 1 2 3; do
+    same "$(q "resumed/rank.$r" "SELECT group_concat(id || ':' || status || ':' || pass, ' ') FROM profile_run")" \
+      "1:ok:0 2:failed:1 3:ok:1 4:ok:2" "rank $r's runs after --resume"
+    check_values_in_set "resumed/rank.$r"
+  done
+  run analyze -w "$TMP/resumed" --format json
+  expect_status 0
+  cp "$TMP/out" "$TMP/resumed.json"
+  python3 - "$TMP/o4.json" "$TMP/resumed.json" <<'PY' || fail "the resumed split differs from the uninterrupted one"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for d in (a, b):
+    for p in d["panels"]:
+        for t in p["tables"]:
+            if t.get("id") == "1.1":
+                t["rows"] = [r for r in t["rows"] if r["cells"][0] not in ("workload_name", "timestamp", "command")]
+assert a["panels"] == b["panels"] and a["split"] == b["split"]
+PY
+  run profile --resume -w "$TMP/resumed"
+  expect_status 0
+  expect_err "nothing to resume"
+  # The parts of lumen inside mpirun are resumed there.
+  run profile --resume -w "$TMP/inside"
   expect_status 2
-  expect_err "a --split ranks profile made outside mpirun is not resumed"
+  expect_err "resume them there (mpirun -np N lumen profile --resume"
   ;;
 mpi_crash)
   mpi_setup
