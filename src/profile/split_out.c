@@ -111,7 +111,10 @@ static lm_status scan_ranks(const char *prefix, int run, int *size, int remove_a
       unlink(path);
       continue;
     }
+    /* A process stopped before it wrote its first lines says nothing of
+     * the job's size (its part reads what the file holds). */
     int n = records_size(path);
+    if (n < 0) continue;
     if (st == LM_OK && (n < 2 || rank >= n || (*size && n != *size)))
       st = lm_diag_set(diag, LM_EDATA, path, 0, 0, NULL,
                        "run %d: rank %d says the job has %d ranks, rank %d %d (one MPI job, every rank "
