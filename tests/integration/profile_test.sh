@@ -854,7 +854,8 @@ PY
   # the parts, --resume runs 2 and 3, and the tables are the full ones.
   run profile --split ranks -n r -w "$TMP/resumed" -- $MPIRUN -np 4 "$APP" -g 2 --crash-run 2 --crash-after 1 "$kernel"
   expect_status 1
-  expect_err "run 2 (--split ranks, app, each rank's set 1): "
+  grep -qF "run 2 (--split ranks, app, each rank's set 1): " "$TMP/err" ||
+    fail "run 2's failure: $(grep -v '^simapp' "$TMP/err" | tail -3)"
   # (mpirun stops the other ranks when the first one dies: which ranks'
   # records end early depends on timing.)
   grep -qE "rank [0-3]: its records end before" "$TMP/err" || fail "no crashed rank named: $(cat "$TMP/err")"
