@@ -5,7 +5,8 @@
  * which launches are profiled and with which set; the system information
  * the tool reports as S lines, read into the workload's; the device checks
  * (architecture, chip, counter access) and their errors; the environment
- * of a run under CUPTI; the backend names --backend accepts. */
+ * of a run under CUPTI; the backend names --backend accepts; a rank's
+ * share of a --split ranks plan, as the part of each rank stores it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,6 +297,67 @@ static void test_sysinfo_from_records(void) {
   CHECK(system(cmd) == 0);
 }
 
+static int take_split_set(const char *key, const char *value, void *user) {
+  lm_buf *b = user;
+  if (strncmp(key, "split", 5) == 0) lm_buf_printf(b, "%s%s=%s", b->len ? " " : "", key, value);
+  return 0;
+}
+
+/* --split ranks: rank 1 of 2 keeps sets 1 and 3 of five, renumbered. */
+static void test_split_plan(void) {
+  char *dir = scratch_dir(), path[256];
+  if (!dir) return;
+  snprintf(path, sizeof path, "%s/lumen.db", dir);
+  sqlite3 *db = NULL;
+  lm_diag d;
+  int64_t wid = 0;
+  CHECK(lm_db_open(path, LM_DB_CREATE, &db, &d) == LM_OK);
+  lm_sql *sql = lm_sql_wrap_sqlite(db);
+  CHECK(lm_db_create_workload(sql, "s", NULL, "lumen", "test", "gfx90a", "", 0, 0, &wid, &d) == LM_OK);
+  lm_sql_close(sql);
+  static const char *const names[] = {"SQ_WAVES", "TCC_HIT", "TA_BUSY", "TCP_HIT", "SQ_INSTS"};
+  lm_plan_set sets[5];
+  lm_plan_counter counters[5];
+  memset(sets, 0, sizeof sets);
+  memset(counters, 0, sizeof counters);
+  for (int g = 0; g < 5; g++) {
+    sets[g].first = g;
+    sets[g].n = 1;
+    sets[g].passes = 1;
+    counters[g].name = names[g];
+    counters[g].block = "SQ";
+    counters[g].why = "test";
+    counters[g].set = g;
+  }
+  lm_plan plan;
+  memset(&plan, 0, sizeof plan);
+  plan.arch = "gfx90a";
+  plan.n_sets = 5;
+  plan.sets = sets;
+  plan.n_counters = 5;
+  plan.counters = counters;
+  CHECK(lm_collect_store_plan(db, wid, &plan, &d) == LM_OK);
+  CHECK(lm_collect_split_plan(db, wid, 2, 2, &d) == LM_EINVAL); /* not a rank of 2 */
+  CHECK(lm_collect_split_plan(db, wid, 1, 2, &d) == LM_OK);
+  lm_set_info *mine = NULL;
+  int n = 0;
+  CHECK(lm_collect_load_plan(db, wid, &mine, &n, &d) == LM_OK);
+  CHECK(n == 2);
+  if (n == 2) {
+    CHECK_STR(mine[0].counters[0], "TCC_HIT");
+    CHECK_STR(mine[1].counters[0], "TCP_HIT");
+  }
+  lm_collect_sets_fini(mine, n);
+  lm_buf opts = {0};
+  CHECK(lm_db_each_option(db, wid, take_split_set, &opts, &d) == LM_OK);
+  CHECK_STR(lm_buf_cstr(&opts), "split=ranks split_ranks=2 split_set=1 split_set=3 split_sets_total=5");
+  lm_buf_fini(&opts);
+  lm_db_close(db);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0);
+}
+
 static void test_device_checks(void) {
   lm_collector c;
   lm_diag d;
@@ -379,6 +441,7 @@ int main(void) {
   test_tool_config();
   test_filters();
   test_sysinfo_from_records();
+  test_split_plan();
   test_device_checks();
   test_cupti_env();
   test_backend_names();
