@@ -133,13 +133,22 @@ typedef struct column_choice {
   int all;
 } column_choice;
 
+/* The formulas' inputs that analysis does not also read by name are read
+ * only by the evaluator, through lm_table_fetch: an integer column of
+ * them may stay encoded until a block of dispatches needs it (as in a
+ * view from the store). */
+static int evaluator_wants(void *ctx, const char *source, const char *name) {
+  if (!lm_analyze_wants(ctx, source, name)) return 0;
+  return lm_analyze_wants(NULL, source, name) ? 1 : LM_DB_WANT_LATER;
+}
+
 static lm_db_want_fn choose_columns(void *ctx, const char *arch, void **want_ctx) {
   const column_choice *c = ctx;
   if (c->all || !arch) return NULL;
   const lm_catalog *cat = c->compat ? lm_metrics_builtin_compat(arch, c->compat) : lm_metrics_builtin(arch);
   if (!cat) return NULL;
   *want_ctx = (void *)cat;
-  return lm_analyze_wants;
+  return evaluator_wants;
 }
 
 /* The catalog for `arch` in reference version compat (NULL: the default):

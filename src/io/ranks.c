@@ -204,13 +204,17 @@ static lm_status count_name(merge *m, const char *src, const char *col, int filt
   if (filter && m->want) {
     int64_t verdict;
     if (!lm_map_get(m->verdicts, key, &verdict)) {
-      verdict = m->want(m->want_ctx, src, col) != 0;
+      verdict = m->want(m->want_ctx, src, col);
       if (lm_map_put(m->verdicts, key, verdict) != LM_OK)
         return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
     }
     if (!verdict) return LM_OK;
   }
-  if (lm_map_put(m->names, key, 1) != LM_OK) goto nomem;
+  /* The want's answer (1 or LM_DB_WANT_LATER; 1 unfiltered) is what a
+   * part's read is told. */
+  int64_t keep = 1;
+  if (filter && m->want) lm_map_get(m->verdicts, key, &keep);
+  if (lm_map_put(m->names, key, keep) != LM_OK) goto nomem;
   s->n_names++;
   if (m->n_counted == m->cap_counted) {
     m->cap_counted = m->cap_counted ? 2 * m->cap_counted : 256;
@@ -606,6 +610,12 @@ static lm_status canonical_columns(source *s) {
   }
   for (size_t i = 0; i < n; i++) cols[i] = t->cols[idx[i]];
   lm_status st = LM_OK;
+  /* the packed columns' parts go with their columns (finish_packed) */
+  int32_t **part_col = lm_malloc((n + 1) * sizeof *part_col);
+  if (!part_col) st = LM_ENOMEM;
+  for (size_t i = 0; part_col && i < n; i++) part_col[i] = s->part_col[idx[i]];
+  for (size_t i = 0; part_col && i < n; i++) s->part_col[i] = part_col[i];
+  lm_free(part_col);
   for (size_t i = 0; i < n; i++) {
     t->cols[i] = cols[i];
     if (lm_map_put(t->by_name, t->cols[i].name, (int64_t)i) != LM_OK) st = LM_ENOMEM;
@@ -670,7 +680,8 @@ static int merged_wants(void *ctx, const char *src, const char *name) {
   if (strcmp(src, "roofline") == 0) return m->want(m->want_ctx, src, name);
   char key[1024];
   snprintf(key, sizeof key, "%s\037%s", src, name);
-  return lm_map_get(m->names, key, NULL);
+  int64_t verdict = 0;
+  return lm_map_get(m->names, key, &verdict) ? (int)verdict : 0;
 }
 
 static lm_db_want_fn merged_choice(void *ctx, const char *arch, void **want_ctx) {
@@ -711,8 +722,10 @@ typedef struct readers {
   lm_workload_options info_opts; /* how an info_only part is read */
 } readers;
 
-/* Part i, loaded as pw, into the merged tables (under the lock). */
-static lm_status add_part(readers *x, size_t i, lm_workload *pw, lm_diag *diag) {
+/* Part i, loaded as pw, into the merged tables (under the lock); packs:
+ * its tables' packed columns (pmc, then each level; entries taken are
+ * set NULL). */
+static lm_status add_part(readers *x, size_t i, lm_workload *pw, lm_ranks_pack **packs, lm_diag *diag) {
   merge *m = x->m;
   part *p = &x->parts[i];
   lm_status st;
@@ -736,9 +749,12 @@ static lm_status add_part(readers *x, size_t i, lm_workload *pw, lm_diag *diag) 
     m->diag = saved;
     return st;
   }
-  if (st == LM_OK) st = lm_ranks_append(m, lm_ranks_source(m, "pmc_perf", 0), pw->pmc, p->at, x->total, p->dir, NULL, i);
+  source *pmc = lm_ranks_source(m, "pmc_perf", 0);
+  if (st == LM_OK) st = lm_ranks_append(m, pmc, pw->pmc, p->at, x->total, p->dir, NULL, i);
+  if (st == LM_OK) st = lm_ranks_keep_pack(m, pmc, packs[0], i);
+  packs[0] = NULL;
   for (size_t k = 0; st == LM_OK && k < pw->n_levels; k++) {
-    const lm_table *t = pw->levels[k];
+    lm_table *t = pw->levels[k];
     source *s = lm_ranks_source(m, t->name, 1);
     if (t->n_rows != pw->pmc->n_rows)
       st = lm_diag_set(diag, LM_EDATA, t->path, 0, 0, NULL,
@@ -746,8 +762,10 @@ static lm_status add_part(readers *x, size_t i, lm_workload *pw, lm_diag *diag) 
                        pw->pmc->n_rows);
     else if (!s)
       st = lm_diag_set(diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
-    else
-      st = lm_ranks_append(m, s, t, p->at, x->total, p->dir, NULL, i);
+    else if ((st = lm_ranks_append(m, s, t, p->at, x->total, p->dir, NULL, i)) == LM_OK) {
+      st = lm_ranks_keep_pack(m, s, packs[1 + k], i);
+      packs[1 + k] = NULL;
+    }
   }
   if (st == LM_OK) st = append_rows(m, x->w, pw, p, p->at, x->total);
   if (st == LM_OK) append_exec(m, x->w, pw, p->at, x->total);
@@ -775,14 +793,24 @@ static void *reader_main(void *arg) {
     lm_status st = x->src ? x->src->load(x->src->ctx, i, x->parts[i].dir, &po, &pw, &d)
                           : lm_workload_read_opts(x->parts[i].dir, &po, &pw, &d);
     lm_free(pl.used);
+    /* The columns its read left packed, in the merge's own planes: made
+     * here, side by side, not under the lock. */
+    lm_ranks_pack **packs = NULL;
+    size_t n_packs = st == LM_OK && !x->parts[i].info_only ? 1 + pw->n_levels : 0;
+    if (n_packs && !(packs = lm_calloc(n_packs, sizeof *packs)))
+      st = lm_diag_set(&d, LM_ENOMEM, x->parts[i].dir, 0, 0, NULL, "out of memory");
+    for (size_t k = 0; st == LM_OK && x->m->stats && k < n_packs; k++)
+      st = lm_ranks_pack_table(k ? pw->levels[k - 1] : pw->pmc, &packs[k], &d);
     pthread_mutex_lock(&x->lock);
-    if (st == LM_OK) st = add_part(x, i, pw, &d);
+    if (st == LM_OK) st = add_part(x, i, pw, packs, &d);
     if (st != LM_OK && (x->st == LM_OK || i < x->failed_at)) {
       x->st = st;
       x->failed_at = i;
       x->diag = d;
     }
     pthread_mutex_unlock(&x->lock);
+    for (size_t k = 0; k < n_packs; k++) lm_ranks_pack_free(packs[k]);
+    lm_free(packs);
     lm_workload_free(pw);
   }
   return NULL;
@@ -945,6 +973,7 @@ lm_status lm_workload_read_ranks_opts(const char *dir, const lm_workload_options
     if (m.stats) lm_ranks_finish_stats(s);
     if (m.stats && (st = lm_ranks_finish_uniform(&m, s, parts, n_parts)) != LM_OK) goto fail;
     if (canonical_columns(s) != LM_OK || canonical_strings(s->table) != LM_OK) goto nomem;
+    if (m.stats && (st = lm_ranks_finish_packed(&m, s, parts, n_parts)) != LM_OK) goto fail;
     if (!m.stats) finish_table(s->table);
     for (size_t c = 0; c < s->table->n_cols; c++)
       if (s->table->cols[c].first_text && !s->table->cols[c].text_ids) s->table->cols[c].n_text = 1;

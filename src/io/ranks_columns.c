@@ -48,8 +48,9 @@ static lm_status make_table(merge *m, source *s, size_t total, size_t min_width)
   s->not_int = lm_arena_alloc(m->arena, width * sizeof *s->not_int);
   s->uniform = lm_arena_alloc(m->arena, width * sizeof *s->uniform);
   s->part_value = lm_arena_alloc(m->arena, width * sizeof *s->part_value);
+  s->part_col = lm_arena_alloc(m->arena, width * sizeof *s->part_col);
   if (!s->table || !s->filled || !s->best || !s->written || !s->first_part || !s->first_pos || !s->text_part ||
-      !s->missing || !s->not_int || !s->uniform || !s->part_value)
+      !s->missing || !s->not_int || !s->uniform || !s->part_value || !s->part_col)
     return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
   memset(s->table->row_missing, 0, total);
   return LM_OK;
@@ -77,6 +78,7 @@ static lm_status add_merged(merge *m, source *s, const char *name, int with_text
   if (!split) memset(s->written[k], 0, m->n_parts + 1);
   s->uniform[k] = !split && !with_text && m->stats;
   s->part_value[k] = NULL;
+  s->part_col[k] = NULL;
   if (s->uniform[k] && !(s->part_value[k] = lm_arena_alloc(m->arena, (m->n_parts + 1) * sizeof(double))))
     return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
   return LM_OK;
@@ -100,6 +102,15 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
   for (size_t i = 0; i < src->n_strings; i++) ids[i] = -2;
   for (size_t c = 0; c < src->n_cols; c++) {
     const lm_column *sc = &src->cols[c];
+    /* A column the part's read left packed stays so when every part comes
+     * from its database (the merged statistics are the parts' sums);
+     * otherwise it is decoded here. */
+    int packed = lm_table_deferred(src, c) && !col_set && m->stats;
+    const double *sv = sc->values;
+    if (lm_table_deferred(src, c) && !packed && !(sv = lm_table_values(src, c, m->diag))) {
+      st = m->diag ? m->diag->status : LM_EDATA;
+      break;
+    }
     long k = lm_table_find(t, sc->name);
     if (k < 0) {
       if ((st = add_merged(m, s, sc->name, sc->text_ids != NULL, col_set != NULL, part_index, c, part_dir)) != LM_OK)
@@ -120,14 +131,24 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
         s->first_pos[k] = c;
       }
     }
-    int in_place = sc->values == dc->values + at; /* decoded there (place_part) */
-    if (!col_set && s->uniform[k] && !in_place && !sc->text_ids && one_value(sc->values, src->n_rows)) {
+    int in_place = sv == dc->values + at; /* decoded there (place_part) */
+    if (packed) {
+      if (!s->part_col[k]) {
+        if (!(s->part_col[k] = lm_arena_alloc(t->arena, (m->n_parts + 1) * sizeof(int32_t)))) {
+          st = lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+          break;
+        }
+        for (size_t p = 0; p <= m->n_parts; p++) s->part_col[k][p] = -1;
+      }
+      s->part_col[k][part_index] = (int32_t)c;
+      s->uniform[k] = 0;
+    } else if (!col_set && s->uniform[k] && !in_place && !sc->text_ids && one_value(sv, src->n_rows)) {
       /* One value in the part: its rows wait (finish_uniform). */
       s->written[k][part_index] = 2;
-      s->part_value[k][part_index] = sc->values[0];
+      s->part_value[k][part_index] = sv[0];
     } else {
       if (!col_set) s->uniform[k] = 0;
-      if (!in_place) memcpy(dc->values + at, sc->values, src->n_rows * sizeof(double));
+      if (!in_place) memcpy(dc->values + at, sv, src->n_rows * sizeof(double));
     }
     int stats = m->stats && !col_set;
     if (dc->text_ids) {
@@ -149,7 +170,7 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
       if (!sc->all_int) s->not_int[k] = 1;
     } else if (stats) {
       for (size_t r = 0; r < src->n_rows; r++) {
-        double v = sc->values[r];
+        double v = sv[r];
         if (isnan(v)) {
           s->missing[k]++;
           t->row_missing[at + r] = 1;

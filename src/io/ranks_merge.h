@@ -47,6 +47,10 @@ typedef struct source {
                         2 and the value is in part_value[k][p]); 0 once
                         not (the column is then filled at the end) */
   double **part_value;
+  int32_t **part_col; /* per column: NULL, or per part the part's column
+                        that stays packed (kept as its read kept it:
+                        token planes), -1 where the part's rows are in
+                        the merged column's values */
 } source;
 
 /* A name counted in pass 1: its source and column. */
@@ -113,6 +117,24 @@ typedef struct lm_ranks_placement {
  * (src, name), each once; NULL for any other column. Read-only on the
  * merge, so the reader threads call it side by side. */
 double *lm_ranks_place(void *ctx, const char *src, const char *name, size_t n_rows);
+/* A part's table's packed columns (ranks_packed.c). */
+typedef struct lm_ranks_pack lm_ranks_pack;
+/* lm_ranks_pack_table: the columns of src its read left packed
+ * (lm_table_deferred), as token planes of the merge's own; *out NULL when
+ * src has none. On the reading thread, before the merge's lock. Errors:
+ * out of memory, src's fetch's. lm_ranks_pack_free(NULL) is a no-op. */
+lm_status lm_ranks_pack_table(const lm_table *src, lm_ranks_pack **out, lm_diag *diag);
+void lm_ranks_pack_free(lm_ranks_pack *pk);
+/* lm_ranks_keep_pack: after part part_index's table was appended to s,
+ * its pack (NULL: none) is s's, freed with the merged table (also on an
+ * error). Errors: out of memory. */
+lm_status lm_ranks_keep_pack(merge *m, source *s, lm_ranks_pack *pk, size_t part_index);
+/* lm_ranks_finish_packed: the merged columns that some part left packed
+ * become deferred columns of s's table, read back block by block through
+ * a fetch that decodes each part's rows from its planes (and takes the
+ * other parts' rows from the merged values). Last, after the columns took
+ * their final order. Errors: out of memory. */
+lm_status lm_ranks_finish_packed(merge *m, source *s, const part *parts, size_t n_parts);
 /* lm_ranks_finish_stats: with merge.stats, the merged columns' blanks,
  * integers and text counts from the sums the appends kept. */
 void lm_ranks_finish_stats(source *s);

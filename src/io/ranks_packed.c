@@ -1,0 +1,266 @@
+/*
+ * ranks_packed.c - merged columns of an MPI profile's rank.R parts that
+ * stay in the parts' compact form.
+ *
+ * A part's read leaves the integer counter columns that only the
+ * evaluator reads (LM_DB_WANT_LATER) as their token planes
+ * (column_store.c). The merge keeps each such column of each part as
+ * token planes of its own (a token a row, 0 for a blank, else 1 + the
+ * zigzag of the difference to the previous integer, as many bytes wide as
+ * the largest needs, grouped by byte position: the column codec's integer
+ * form, which lm_colcodec_int_index and lm_colcodec_int_rows read), one
+ * to three bytes a row where a double takes eight, in one block per part
+ * and table, made on the reading thread before the merge takes its lock.
+ * The merged column then is a deferred column whose fetch hands each run
+ * of rows that falls in one part to lm_colcodec_int_rows on that part's
+ * planes, and reads the rows of parts that held the column otherwise
+ * (decoded doubles, one value, blanks) from the merged values. So the
+ * merged tables write no column-sized array for those columns, and their
+ * memory is the packed size whatever the counters hold; the streaming
+ * evaluator reads them in blocks of dispatches, as it reads a view from
+ * the store, and every value keeps its bits (the tokens are the stored
+ * ones, since the integers and their order are).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "io/io.h"
+#include "io/ranks_merge.h"
+
+struct lm_ranks_pack {
+  size_t n_cols, n_rows;
+  const unsigned char **planes; /* per column of the part's table: NULL
+                                   where not packed */
+  const int64_t **marks;        /* lm_colcodec_int_index's marks */
+  uint8_t *width;
+  unsigned char *block;         /* every plane and mark */
+};
+
+void lm_ranks_pack_free(lm_ranks_pack *pk) {
+  if (!pk) return;
+  lm_free(pk->planes);
+  lm_free(pk->marks);
+  lm_free(pk->width);
+  lm_free(pk->block);
+  lm_free(pk);
+}
+
+/* The token of v after integer *prev (0: a blank). */
+static inline uint64_t token_of(double v, int64_t *prev) {
+  if (isnan(v)) return 0;
+  int64_t x = (int64_t)v;
+  uint64_t d = (uint64_t)x - (uint64_t)*prev;
+  *prev = x;
+  return 1 + ((d << 1) ^ (0 - (d >> 63)));
+}
+
+lm_status lm_ranks_pack_table(const lm_table *src, lm_ranks_pack **out, lm_diag *diag) {
+  *out = NULL;
+  size_t n = src->n_rows, n_packed = 0;
+  for (size_t c = 0; c < src->n_cols; c++) n_packed += lm_table_deferred(src, c);
+  if (!n_packed || !n) return LM_OK;
+  size_t n_marks = n / LM_COLCODEC_MARK_ROWS + 1;
+  lm_status st = LM_OK;
+  lm_ranks_pack *pk = lm_calloc(1, sizeof *pk);
+  double *values = lm_malloc(n * sizeof *values);
+  uint64_t *tokens = lm_malloc(n * sizeof *tokens);
+  size_t *rows = lm_malloc(n * sizeof *rows), *offset = lm_malloc(src->n_cols * sizeof *offset);
+  size_t used = 0, cap = 0;
+  if (!pk || !values || !tokens || !rows || !offset) goto nomem;
+  pk->n_cols = src->n_cols;
+  pk->n_rows = n;
+  pk->planes = lm_calloc(src->n_cols, sizeof *pk->planes);
+  pk->marks = lm_calloc(src->n_cols, sizeof *pk->marks);
+  pk->width = lm_calloc(src->n_cols, 1);
+  if (!pk->planes || !pk->marks || !pk->width) goto nomem;
+  for (size_t r = 0; r < n; r++) rows[r] = r;
+  for (size_t c = 0; c < src->n_cols; c++) {
+    if (!lm_table_deferred(src, c)) continue;
+    long col = (long)c;
+    if ((st = lm_table_fetch(src, &col, 1, rows, n, &values, diag)) != LM_OK) goto done;
+    int64_t prev = 0;
+    uint64_t max = 0;
+    for (size_t r = 0; r < n; r++) {
+      double v = values[r];
+      if (!isnan(v) && (v != floor(v) || fabs(v) >= 4611686018427387904.0)) {
+        st = lm_diag_set(diag, LM_EDATA, src->path, 0, 0, src->cols[c].name,
+                         "a column kept encoded holds a number that is not an integer token");
+        goto done;
+      }
+      tokens[r] = token_of(v, &prev);
+      max |= tokens[r];
+    }
+    size_t width = 1;
+    while (width < 8 && (max >> (8 * width))) width++;
+    /* the planes, then the marks 8-aligned */
+    size_t need = ((used + n * width + 7) & ~(size_t)7) + n_marks * sizeof(int64_t);
+    if (need > cap) {
+      size_t grown = cap ? cap : n_packed * (n * 2 + n_marks * sizeof(int64_t) + 8);
+      while (grown < need) grown *= 2;
+      unsigned char *b = lm_realloc(pk->block, grown);
+      if (!b) goto nomem;
+      pk->block = b;
+      cap = grown;
+    }
+    offset[c] = used;
+    unsigned char *planes = pk->block + used;
+    for (size_t b = 0; b < width; b++)
+      for (size_t r = 0; r < n; r++) planes[b * n + r] = (unsigned char)(tokens[r] >> (8 * b));
+    pk->width[c] = (uint8_t)width;
+    used = need;
+  }
+  /* the block no longer moves: the pointers into it */
+  for (size_t c = 0; c < src->n_cols; c++) {
+    if (!pk->width[c]) continue;
+    size_t at_marks = (offset[c] + n * pk->width[c] + 7) & ~(size_t)7;
+    int64_t *marks = (int64_t *)(void *)(pk->block + at_marks);
+    pk->planes[c] = pk->block + offset[c];
+    pk->marks[c] = marks;
+    lm_colcodec_int_index(pk->planes[c], pk->width[c], n, marks, NULL);
+  }
+  *out = pk;
+  pk = NULL;
+  goto done;
+nomem:
+  st = lm_diag_set(diag, LM_ENOMEM, src->path, 0, 0, NULL, "out of memory");
+done:
+  lm_ranks_pack_free(pk);
+  lm_free(values);
+  lm_free(tokens);
+  lm_free(rows);
+  lm_free(offset);
+  return st;
+}
+
+/* A merged table's packed columns: the fetch_state of the table. */
+typedef struct packed_state {
+  size_t n_parts;
+  size_t *at, *rows;        /* per part: its first merged row, its rows */
+  lm_ranks_pack **packs;    /* per part: its packed columns (NULL: none) */
+  int32_t **part_col;       /* per column of the table: see source.part_col */
+  double **values;          /* per column: the rows of the other parts */
+} packed_state;
+
+/* The part holding merged row r (< the table's rows): the last with a
+ * first row at or below r, which is one with rows (empty parts share
+ * their first row with the next). */
+static size_t part_of(const packed_state *ps, size_t r) {
+  size_t lo = 0, hi = ps->n_parts;
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (ps->at[mid] <= r) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static lm_status packed_fetch(const lm_table *t, const long *cols, size_t n_cols, const size_t *rows,
+                              size_t n_rows, double *const *out, lm_diag *diag) {
+  const packed_state *ps = t->fetch_state;
+  size_t *local = NULL;
+  for (size_t k = 0; k < n_cols; k++) {
+    if (cols[k] < 0 || (size_t)cols[k] >= t->n_cols) {
+      lm_free(local);
+      return lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no such column");
+    }
+    size_t c = (size_t)cols[k];
+    const int32_t *pc = ps->part_col[c];
+    double *o = out[k];
+    if (!pc) {
+      const double *v = t->cols[c].values;
+      for (size_t i = 0; i < n_rows; i++) o[i] = rows[i] < t->n_rows ? v[rows[i]] : LM_NAN;
+      continue;
+    }
+    const double *v = ps->values[c];
+    if (!local && !(local = lm_malloc((n_rows ? n_rows : 1) * sizeof *local)))
+      return lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
+    size_t p = 0;
+    for (size_t i = 0; i < n_rows;) {
+      size_t r = rows[i];
+      if (r >= t->n_rows) {
+        o[i++] = LM_NAN;
+        continue;
+      }
+      if (r < ps->at[p] || r - ps->at[p] >= ps->rows[p]) p = part_of(ps, r);
+      size_t lo = ps->at[p], n = ps->rows[p], j = i;
+      while (j < n_rows && rows[j] >= lo && rows[j] - lo < n) j++;
+      if (pc[p] < 0) {
+        for (size_t q = i; q < j; q++) o[q] = v[rows[q]];
+      } else {
+        const lm_ranks_pack *pk = ps->packs[p];
+        size_t pcol = (size_t)pc[p];
+        for (size_t q = i; q < j; q++) local[q - i] = rows[q] - lo;
+        lm_colcodec_int_rows(pk->planes[pcol], pk->width[pcol], pk->n_rows, pk->marks[pcol], local, j - i, o + i);
+      }
+      i = j;
+    }
+  }
+  lm_free(local);
+  return LM_OK;
+}
+
+static void packed_release(void *state) {
+  packed_state *ps = state;
+  if (!ps) return;
+  for (size_t p = 0; p < ps->n_parts; p++) lm_ranks_pack_free(ps->packs[p]);
+  /* The rest lives in the table's arena. */
+}
+
+/* The packed state of s's merged table, made with its first pack and
+ * released with the table (so that a read that fails frees the packs
+ * kept so far); NULL when out of memory. */
+static packed_state *state_of(merge *m, source *s) {
+  lm_table *t = s->table;
+  if (t->fetch_state) return t->fetch_release == packed_release ? t->fetch_state : NULL;
+  packed_state *ps = lm_arena_alloc(t->arena, sizeof *ps);
+  if (!ps) return NULL;
+  memset(ps, 0, sizeof *ps);
+  ps->n_parts = m->n_parts;
+  if (!(ps->packs = lm_arena_alloc(t->arena, (m->n_parts + 1) * sizeof *ps->packs))) return NULL;
+  memset(ps->packs, 0, (m->n_parts + 1) * sizeof *ps->packs);
+  t->fetch_state = ps;
+  t->fetch_release = packed_release;
+  return ps;
+}
+
+lm_status lm_ranks_keep_pack(merge *m, source *s, lm_ranks_pack *pk, size_t part_index) {
+  if (!pk) return LM_OK;
+  packed_state *ps = s && s->table ? state_of(m, s) : NULL;
+  if (!ps || ps->packs[part_index]) {
+    lm_ranks_pack_free(pk);
+    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  }
+  ps->packs[part_index] = pk;
+  return LM_OK;
+}
+
+lm_status lm_ranks_finish_packed(merge *m, source *s, const part *parts, size_t n_parts) {
+  lm_table *t = s->table;
+  int any = 0;
+  for (size_t c = 0; c < t->n_cols && !any; c++) any = s->part_col[c] != NULL;
+  if (!any) return LM_OK;
+  packed_state *ps = state_of(m, s);
+  if (!ps) goto nomem;
+  ps->at = lm_arena_alloc(t->arena, (n_parts + 1) * sizeof *ps->at);
+  ps->rows = lm_arena_alloc(t->arena, (n_parts + 1) * sizeof *ps->rows);
+  ps->part_col = lm_arena_alloc(t->arena, (t->n_cols + 1) * sizeof *ps->part_col);
+  ps->values = lm_arena_alloc(t->arena, (t->n_cols + 1) * sizeof *ps->values);
+  if (!ps->at || !ps->rows || !ps->part_col || !ps->values) goto nomem;
+  for (size_t p = 0; p < n_parts; p++) {
+    ps->at[p] = parts[p].at;
+    ps->rows[p] = parts[p].n_rows;
+  }
+  for (size_t c = 0; c < t->n_cols; c++) {
+    lm_column *col = &t->cols[c];
+    ps->part_col[c] = s->part_col[c];
+    ps->values[c] = col->values;
+    if (!s->part_col[c]) continue;
+    col->values = NULL;
+    col->deferred = 1;
+  }
+  t->fetch = packed_fetch;
+  return LM_OK;
+nomem:
+  return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+}
