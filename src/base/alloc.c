@@ -64,6 +64,7 @@ char *lm_strndup(const char *s, size_t n) {
 char *lm_strdup(const char *s) { return lm_strndup(s, strlen(s)); }
 
 #define HUGE_ALIGN ((size_t)2 << 20)
+#define HUGE_MIN ((size_t)32 << 20) /* blocks backed by huge pages: from this size */
 
 void *lm_alloc_huge(size_t bytes) {
   if (should_fail()) return NULL;
@@ -79,7 +80,10 @@ void *lm_alloc_huge(size_t bytes) {
   if (head) munmap(raw, head);
   if (span - head > used) munmap((unsigned char *)start + used, span - head - used);
 #ifdef MADV_HUGEPAGE
-  madvise((void *)start, used, MADV_HUGEPAGE);
+  /* Below a few huge pages, a block that is only partly written (a rank's
+   * part whose columns are decoded elsewhere) would have whole 2 MiB
+   * pages cleared for a few kilobytes of it. */
+  if (bytes >= HUGE_MIN) madvise((void *)start, used, MADV_HUGEPAGE);
 #endif
   return (void *)start;
 }

@@ -78,8 +78,8 @@ long lm_alloc_fail_after(long n);
 
 /* lm_alloc_huge: a large, page-aligned block that is not zeroed by the
  * allocator (the kernel hands out zero pages), backed by huge pages where
- * the system allows: for column arrays of hundreds of megabytes, where
- * page faults and clearing dominate. Free with lm_free_huge(p, bytes). */
+ * the system allows when it is 32 MiB or more: for column arrays of
+ * hundreds of megabytes, where page faults and clearing dominate. Free with lm_free_huge(p, bytes). */
 void *lm_alloc_huge(size_t bytes);
 void lm_free_huge(void *p, size_t bytes);
 

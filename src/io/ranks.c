@@ -224,6 +224,7 @@ static lm_status count_name(merge *m, const char *src, const char *col, int filt
     m->counted = grown;
   }
   m->counted[m->n_counted].source = s;
+  m->counted[m->n_counted].later = keep == LM_DB_WANT_LATER;
   if (!(m->counted[m->n_counted].name = lm_arena_strdup(m->arena, col))) goto nomem;
   m->n_counted++;
   return LM_OK;
@@ -678,10 +679,17 @@ static lm_status finish_table(lm_table *t) {
 static int merged_wants(void *ctx, const char *src, const char *name) {
   const merge *m = ctx;
   if (strcmp(src, "roofline") == 0) return m->want(m->want_ctx, src, name);
+  /* "source\037name", without snprintf: asked of every column of every
+   * part, thrice */
   char key[1024];
-  snprintf(key, sizeof key, "%s\037%s", src, name);
-  int64_t verdict = 0;
-  return lm_map_get(m->names, key, &verdict) ? (int)verdict : 0;
+  size_t ns = strlen(src), nn = strlen(name);
+  if (ns + nn + 1 >= sizeof key) return 0;
+  memcpy(key, src, ns);
+  key[ns] = '\037';
+  memcpy(key + ns + 1, name, nn);
+  /* the part's read decodes every one of them (the merge packs those
+   * only the evaluator reads) */
+  return lm_map_getn(m->names, key, ns + 1 + nn, NULL);
 }
 
 static lm_db_want_fn merged_choice(void *ctx, const char *arch, void **want_ctx) {
@@ -750,7 +758,7 @@ static lm_status add_part(readers *x, size_t i, lm_workload *pw, lm_ranks_pack *
     return st;
   }
   source *pmc = lm_ranks_source(m, "pmc_perf", 0);
-  if (st == LM_OK) st = lm_ranks_append(m, pmc, pw->pmc, p->at, x->total, p->dir, NULL, i);
+  if (st == LM_OK) st = lm_ranks_append(m, pmc, pw->pmc, p->at, x->total, p->dir, NULL, i, packs[0]);
   if (st == LM_OK) st = lm_ranks_keep_pack(m, pmc, packs[0], i);
   packs[0] = NULL;
   for (size_t k = 0; st == LM_OK && k < pw->n_levels; k++) {
@@ -762,7 +770,7 @@ static lm_status add_part(readers *x, size_t i, lm_workload *pw, lm_ranks_pack *
                        pw->pmc->n_rows);
     else if (!s)
       st = lm_diag_set(diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
-    else if ((st = lm_ranks_append(m, s, t, p->at, x->total, p->dir, NULL, i)) == LM_OK) {
+    else if ((st = lm_ranks_append(m, s, t, p->at, x->total, p->dir, NULL, i, packs[1 + k])) == LM_OK) {
       st = lm_ranks_keep_pack(m, s, packs[1 + k], i);
       packs[1 + k] = NULL;
     }
@@ -775,6 +783,10 @@ static lm_status add_part(readers *x, size_t i, lm_workload *pw, lm_ranks_pack *
 
 static void *reader_main(void *arg) {
   readers *x = arg;
+  /* This thread's scratch for the columns that may be packed: a part's
+   * read decodes them there, in pages that stay warm from part to part. */
+  double *scratch = NULL;
+  size_t scratch_rows = 0;
   for (;;) {
     pthread_mutex_lock(&x->lock);
     size_t i = x->next++;
@@ -785,10 +797,17 @@ static void *reader_main(void *arg) {
     lm_diag d;
     lm_diag_clear(&d);
     lm_workload_options po = x->parts[i].info_only ? x->info_opts : x->part_opts;
-    lm_ranks_placement pl = {x->m, x->parts[i].at, x->parts[i].n_rows, NULL};
+    lm_ranks_placement pl = {x->m, x->parts[i].at, x->parts[i].n_rows, NULL, NULL};
     if (x->m->placed && !x->parts[i].info_only && (pl.used = lm_calloc(x->m->n_counted + 1, 1)) != NULL) {
       po.place = lm_ranks_place;
       po.place_ctx = &pl;
+      size_t n = x->parts[i].n_rows;
+      if (n > scratch_rows) {
+        lm_free(scratch);
+        scratch_rows = 0;
+        if ((scratch = lm_malloc((x->m->n_counted + 1) * n * sizeof *scratch)) != NULL) scratch_rows = n;
+      }
+      pl.scratch = scratch; /* NULL: decoded into the merged tables */
     }
     lm_status st = x->src ? x->src->load(x->src->ctx, i, x->parts[i].dir, &po, &pw, &d)
                           : lm_workload_read_opts(x->parts[i].dir, &po, &pw, &d);
@@ -799,8 +818,9 @@ static void *reader_main(void *arg) {
     size_t n_packs = st == LM_OK && !x->parts[i].info_only ? 1 + pw->n_levels : 0;
     if (n_packs && !(packs = lm_calloc(n_packs, sizeof *packs)))
       st = lm_diag_set(&d, LM_ENOMEM, x->parts[i].dir, 0, 0, NULL, "out of memory");
-    for (size_t k = 0; st == LM_OK && x->m->stats && k < n_packs; k++)
-      st = lm_ranks_pack_table(k ? pw->levels[k - 1] : pw->pmc, &packs[k], &d);
+    for (size_t k = 0; st == LM_OK && pl.scratch && k < n_packs; k++)
+      st = lm_ranks_pack_table(k ? pw->levels[k - 1] : pw->pmc, pl.scratch, (x->m->n_counted + 1) * pl.n_rows,
+                               &packs[k], &d);
     pthread_mutex_lock(&x->lock);
     if (st == LM_OK) st = add_part(x, i, pw, packs, &d);
     if (st != LM_OK && (x->st == LM_OK || i < x->failed_at)) {
@@ -813,6 +833,7 @@ static void *reader_main(void *arg) {
     lm_free(packs);
     lm_workload_free(pw);
   }
+  lm_free(scratch);
   return NULL;
 }
 

@@ -92,7 +92,7 @@ static int one_value(const double *values, size_t n) {
 }
 
 lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, size_t total, const char *part_dir,
-                        const int32_t *col_set, size_t part_index) {
+                        const int32_t *col_set, size_t part_index, const lm_ranks_pack *pack) {
   lm_status st = LM_OK;
   if (!s->table && (st = make_table(m, s, total, src->n_cols)) != LM_OK) return st;
   lm_table *t = s->table;
@@ -102,12 +102,11 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
   for (size_t i = 0; i < src->n_strings; i++) ids[i] = -2;
   for (size_t c = 0; c < src->n_cols; c++) {
     const lm_column *sc = &src->cols[c];
-    /* A column the part's read left packed stays so when every part comes
-     * from its database (the merged statistics are the parts' sums);
-     * otherwise it is decoded here. */
-    int packed = lm_table_deferred(src, c) && !col_set && m->stats;
+    /* A column packed on the reading thread stays so (only with
+     * merge.stats: the merged statistics are the parts' sums). */
+    int packed = pack && !col_set && m->stats && lm_ranks_packed(pack, c);
     const double *sv = sc->values;
-    if (lm_table_deferred(src, c) && !packed && !(sv = lm_table_values(src, c, m->diag))) {
+    if (lm_table_deferred(src, c) && !(sv = lm_table_values(src, c, m->diag))) {
       st = m->diag ? m->diag->status : LM_EDATA;
       break;
     }
@@ -288,7 +287,9 @@ lm_status lm_ranks_place_columns(merge *m, size_t total) {
 
 /* Where a part's read decodes column (src, name): its rows of the merged
  * column, each once (a name twice in a part keeps its first, as the
- * merge does); NULL for anything else. Read-only on the merge. */
+ * merge does), or for a column only the evaluator reads, the thread's
+ * scratch (packed from there, or else copied); NULL for anything else.
+ * Read-only on the merge. */
 double *lm_ranks_place(void *ctx, const char *src, const char *name, size_t n_rows) {
   lm_ranks_placement *pl = ctx;
   int64_t i;
@@ -296,6 +297,7 @@ double *lm_ranks_place(void *ctx, const char *src, const char *name, size_t n_ro
   snprintf(key, sizeof key, "%s\037%s", src, name);
   if (n_rows != pl->n_rows || !pl->used || !lm_map_get(pl->m->placed, key, &i) || pl->used[i]) return NULL;
   pl->used[i] = 1;
+  if (pl->scratch && pl->m->counted[i].later) return pl->scratch + (size_t)i * n_rows;
   return pl->m->dest[i] + pl->at;
 }
 

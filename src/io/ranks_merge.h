@@ -57,6 +57,8 @@ typedef struct source {
 typedef struct counted {
   source *source;
   const char *name;
+  int later; /* the want's LM_DB_WANT_LATER: read only by the evaluator
+                (a candidate for packing) */
 } counted;
 
 typedef struct merge {
@@ -97,12 +99,13 @@ source *lm_ranks_source(merge *m, const char *name, int add);
 const char *lm_ranks_intern(merge *m, const char *s);
 /* lm_ranks_blank: rows [from, to) of c blank (NaN, no text). */
 void lm_ranks_blank(lm_column *c, size_t from, size_t to);
+struct lm_ranks_pack;
 /* lm_ranks_append: the rows of table src at row `at` of source s (of
  * `total` rows); col_set (combined --split ranks parts) says per column
  * the plan's set its values came from, a lower set replacing a higher
  * one. Errors: a column not named in pass 1, out of memory. */
 lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, size_t total, const char *part_dir,
-                          const int32_t *col_set, size_t part_index);
+                          const int32_t *col_set, size_t part_index, const struct lm_ranks_pack *pack);
 /* lm_ranks_place_columns: with merge.stats, before pass 2: a merged column
  * for every name pass 1 counted (in m->placed and m->dest). Errors: out of
  * memory. */
@@ -112,6 +115,9 @@ typedef struct lm_ranks_placement {
   const merge *m;
   size_t at, n_rows; /* the part's first row in the merged tables, its rows */
   uint8_t *used;     /* per merged column: handed out for this part */
+  double *scratch;   /* the reading thread's: n_rows values per merged
+                        column, where the columns that may be packed are
+                        decoded (NULL: into the merged tables) */
 } lm_ranks_placement;
 /* lm_ranks_place: an lm_db_place_fn: the part's rows of merged column
  * (src, name), each once; NULL for any other column. Read-only on the
@@ -119,12 +125,16 @@ typedef struct lm_ranks_placement {
 double *lm_ranks_place(void *ctx, const char *src, const char *name, size_t n_rows);
 /* A part's table's packed columns (ranks_packed.c). */
 typedef struct lm_ranks_pack lm_ranks_pack;
-/* lm_ranks_pack_table: the columns of src its read left packed
- * (lm_table_deferred), as token planes of the merge's own; *out NULL when
- * src has none. On the reading thread, before the merge's lock. Errors:
- * out of memory, src's fetch's. lm_ranks_pack_free(NULL) is a no-op. */
-lm_status lm_ranks_pack_table(const lm_table *src, lm_ranks_pack **out, lm_diag *diag);
+/* lm_ranks_pack_table: the columns of src decoded into the placement's
+ * scratch (scratch[0..n_scratch)) that hold integers (|v| < 2^62, blanks
+ * the canonical NaN), as token planes; *out NULL when none. On the
+ * reading thread, before the merge's lock. Errors: out of memory.
+ * lm_ranks_pack_free(NULL) is a no-op. */
+lm_status lm_ranks_pack_table(const lm_table *src, const double *scratch, size_t n_scratch, lm_ranks_pack **out,
+                              lm_diag *diag);
 void lm_ranks_pack_free(lm_ranks_pack *pk);
+/* lm_ranks_packed: 1 when column c of the packed table is in pk. */
+int lm_ranks_packed(const lm_ranks_pack *pk, size_t c);
 /* lm_ranks_keep_pack: after part part_index's table was appended to s,
  * its pack (NULL: none) is s's, freed with the merged table (also on an
  * error). Errors: out of memory. */

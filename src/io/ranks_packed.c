@@ -1,25 +1,25 @@
 /*
- * ranks_packed.c - merged columns of an MPI profile's rank.R parts that
- * stay in the parts' compact form.
+ * ranks_packed.c - merged counter columns of an MPI profile's rank.R
+ * parts kept packed.
  *
- * A part's read leaves the integer counter columns that only the
- * evaluator reads (LM_DB_WANT_LATER) as their token planes
- * (column_store.c). The merge keeps each such column of each part as
- * token planes of its own (a token a row, 0 for a blank, else 1 + the
- * zigzag of the difference to the previous integer, as many bytes wide as
- * the largest needs, grouped by byte position: the column codec's integer
+ * The counter columns that only the evaluator reads (the want's
+ * LM_DB_WANT_LATER) are decoded by a part's read into its reading
+ * thread's scratch (lm_ranks_place), whose pages stay warm from part to
+ * part, and packed from there, still on that thread, into token planes of
+ * the merge's own: a token a row, 0 for a blank, else 1 + the zigzag of
+ * the difference to the previous integer, as many bytes wide as the
+ * largest needs, grouped by byte position (the column codec's integer
  * form, which lm_colcodec_int_index and lm_colcodec_int_rows read), one
  * to three bytes a row where a double takes eight, in one block per part
- * and table, made on the reading thread before the merge takes its lock.
- * The merged column then is a deferred column whose fetch hands each run
- * of rows that falls in one part to lm_colcodec_int_rows on that part's
- * planes, and reads the rows of parts that held the column otherwise
- * (decoded doubles, one value, blanks) from the merged values. So the
- * merged tables write no column-sized array for those columns, and their
- * memory is the packed size whatever the counters hold; the streaming
- * evaluator reads them in blocks of dispatches, as it reads a view from
- * the store, and every value keeps its bits (the tokens are the stored
- * ones, since the integers and their order are).
+ * and table. A column that holds anything else (fractions, -0.0, NaN
+ * payloads) is copied as doubles, as before. The merged column is then a
+ * deferred column whose fetch hands each run of rows that falls in one
+ * part to lm_colcodec_int_rows on that part's planes, and reads the rows
+ * of the parts that held it otherwise (doubles, one value, blanks) from
+ * the merged values. So the merged tables write no column-sized array for
+ * those columns, their memory is the packed size whatever the counters
+ * hold, the streaming evaluator reads them in blocks of dispatches as it
+ * reads a view from the store, and every value keeps its bits.
  */
 #include <math.h>
 #include <stdint.h>
@@ -55,40 +55,59 @@ static inline uint64_t token_of(double v, int64_t *prev) {
   return 1 + ((d << 1) ^ (0 - (d >> 63)));
 }
 
-lm_status lm_ranks_pack_table(const lm_table *src, lm_ranks_pack **out, lm_diag *diag) {
+int lm_ranks_packed(const lm_ranks_pack *pk, size_t c) { return pk && c < pk->n_cols && pk->planes[c]; }
+
+/* Whether values[0..n) are what the integer form holds: integers of
+ * |v| < 2^62 but -0.0, and blanks that are the canonical NaN (other NaN
+ * payloads keep their bits only as doubles). */
+static int integers(const double *values, size_t n) {
+  uint64_t nan_bits;
+  double nan = LM_NAN;
+  memcpy(&nan_bits, &nan, sizeof nan_bits);
+  for (size_t r = 0; r < n; r++) {
+    double v = values[r];
+    if (isnan(v)) {
+      uint64_t b;
+      memcpy(&b, &v, sizeof b);
+      if (b != nan_bits) return 0;
+    } else if (!(fabs(v) < 4611686018427387904.0) || v != (double)(int64_t)v || (v == 0 && signbit(v))) {
+      return 0; /* -0.0 too: its token would give +0.0 back */
+    }
+  }
+  return 1;
+}
+
+lm_status lm_ranks_pack_table(const lm_table *src, const double *scratch, size_t n_scratch, lm_ranks_pack **out,
+                              lm_diag *diag) {
   *out = NULL;
   size_t n = src->n_rows, n_packed = 0;
-  for (size_t c = 0; c < src->n_cols; c++) n_packed += lm_table_deferred(src, c);
-  if (!n_packed || !n) return LM_OK;
+  if (!n || !scratch) return LM_OK;
+  for (size_t c = 0; c < src->n_cols; c++) {
+    const double *v = src->cols[c].values;
+    n_packed += v && !src->cols[c].text_ids && v >= scratch && v < scratch + n_scratch;
+  }
+  if (!n_packed) return LM_OK;
   size_t n_marks = n / LM_COLCODEC_MARK_ROWS + 1;
   lm_status st = LM_OK;
   lm_ranks_pack *pk = lm_calloc(1, sizeof *pk);
-  double *values = lm_malloc(n * sizeof *values);
   uint64_t *tokens = lm_malloc(n * sizeof *tokens);
-  size_t *rows = lm_malloc(n * sizeof *rows), *offset = lm_malloc(src->n_cols * sizeof *offset);
+  size_t *offset = lm_malloc(src->n_cols * sizeof *offset);
   size_t used = 0, cap = 0;
-  if (!pk || !values || !tokens || !rows || !offset) goto nomem;
+  if (!pk || !tokens || !offset) goto nomem;
   pk->n_cols = src->n_cols;
   pk->n_rows = n;
   pk->planes = lm_calloc(src->n_cols, sizeof *pk->planes);
   pk->marks = lm_calloc(src->n_cols, sizeof *pk->marks);
   pk->width = lm_calloc(src->n_cols, 1);
   if (!pk->planes || !pk->marks || !pk->width) goto nomem;
-  for (size_t r = 0; r < n; r++) rows[r] = r;
   for (size_t c = 0; c < src->n_cols; c++) {
-    if (!lm_table_deferred(src, c)) continue;
-    long col = (long)c;
-    if ((st = lm_table_fetch(src, &col, 1, rows, n, &values, diag)) != LM_OK) goto done;
+    const double *values = src->cols[c].values;
+    if (!values || src->cols[c].text_ids || values < scratch || values >= scratch + n_scratch) continue;
+    if (!integers(values, n)) continue; /* copied as doubles */
     int64_t prev = 0;
     uint64_t max = 0;
     for (size_t r = 0; r < n; r++) {
-      double v = values[r];
-      if (!isnan(v) && (v != floor(v) || fabs(v) >= 4611686018427387904.0)) {
-        st = lm_diag_set(diag, LM_EDATA, src->path, 0, 0, src->cols[c].name,
-                         "a column kept encoded holds a number that is not an integer token");
-        goto done;
-      }
-      tokens[r] = token_of(v, &prev);
+      tokens[r] = token_of(values[r], &prev);
       max |= tokens[r];
     }
     size_t width = 1;
@@ -119,16 +138,16 @@ lm_status lm_ranks_pack_table(const lm_table *src, lm_ranks_pack **out, lm_diag 
     pk->marks[c] = marks;
     lm_colcodec_int_index(pk->planes[c], pk->width[c], n, marks, NULL);
   }
-  *out = pk;
-  pk = NULL;
+  if (used) {
+    *out = pk;
+    pk = NULL;
+  }
   goto done;
 nomem:
   st = lm_diag_set(diag, LM_ENOMEM, src->path, 0, 0, NULL, "out of memory");
 done:
   lm_ranks_pack_free(pk);
-  lm_free(values);
   lm_free(tokens);
-  lm_free(rows);
   lm_free(offset);
   return st;
 }
