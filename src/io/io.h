@@ -138,6 +138,9 @@ typedef struct lm_workload_options {
                                        where they are decoded (NULL: the
                                        tables' own memory) */
   void *place_ctx;
+  int fixed;                        /* the folder's lumen database does not
+                                       change while read (a finished rank's
+                                       part): LM_DB_READ_FIXED */
 } lm_workload_options;
 /* lm_workload_read_opts: lm_workload_read with options (NULL: load all). A
  * workload folder holding a lumen database is read from it, with the

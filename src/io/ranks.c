@@ -147,7 +147,7 @@ static lm_status count_rows(const char *dir, size_t *n, lm_diag *diag) {
   }
   lm_sql *sql = NULL;
   int64_t wid = 0;
-  st = lm_sql_open(db_path, LM_DB_READ, &sql, diag);
+  st = lm_sql_open(db_path, LM_DB_READ_FIXED, &sql, diag);
   if (st == LM_OK) st = lm_db_find_workload(sql, NULL, &wid, n, NULL, diag);
   lm_sql_close(sql);
   return st;
@@ -261,7 +261,7 @@ static lm_status shape(part *p, lm_buf *names, lm_diag *diag) {
   lm_stmt *s = NULL;
   int64_t wid = 0;
   int complete = 0, rc = 0;
-  st = lm_sql_open(db_path, LM_DB_READ, &sql, diag);
+  st = lm_sql_open(db_path, LM_DB_READ_FIXED, &sql, diag);
   if (st == LM_OK) st = lm_db_schema(sql, 0, diag);
   if (st == LM_OK) st = lm_db_find_workload(sql, NULL, &wid, &p->n_rows, &complete, diag);
   if (st == LM_OK && !complete)
@@ -855,6 +855,7 @@ static lm_status read_parts(merge *m, lm_workload *w, part *parts, size_t n_part
     x.part_opts.choose_ctx = m;
   }
   x.info_opts.choose = info_choice;
+  x.part_opts.fixed = x.info_opts.fixed = 1; /* finished parts: read without locks */
   if (pthread_mutex_init(&x.lock, NULL) != 0) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "no lock");
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   size_t n_threads = cpus > 1 ? (size_t)cpus : 1;

@@ -110,6 +110,28 @@ static lm_status probe_readable(lm_sql *s, const char *url, lm_diag *diag) {
   }
 }
 
+/* The URI that opens file path immutable (out, cap bytes), when no
+ * journal or WAL file lies beside it (an unfinished write, which an
+ * ordinary open rolls back or reads through) and it fits; else 0. */
+static int fixed_uri(const char *path, char *out, size_t cap) {
+  char side[4200];
+  static const char *const suffixes[] = {"-journal", "-wal"};
+  for (size_t i = 0; i < 2; i++) {
+    if ((size_t)snprintf(side, sizeof side, "%s%s", path, suffixes[i]) >= sizeof side) return 0;
+    if (access(side, F_OK) == 0) return 0;
+  }
+  size_t n = (size_t)snprintf(out, cap, "file:");
+  for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+    if (n + 4 >= cap) return 0;
+    if (isalnum(*p) || strchr("/._-~", *p)) out[n++] = (char)*p;
+    else n += (size_t)snprintf(out + n, cap - n, "%%%02X", *p);
+  }
+  static const char query[] = "?immutable=1";
+  if (n + sizeof query > cap) return 0;
+  memcpy(out + n, query, sizeof query);
+  return 1;
+}
+
 lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag) {
   lm_status st_probe;
   *out = NULL;
@@ -128,7 +150,7 @@ lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag) {
       lm_sql_close(s);
       return st;
     }
-    PGresult *r = PQexec(s->pg, mode == LM_DB_READ
+    PGresult *r = PQexec(s->pg, mode == LM_DB_READ || mode == LM_DB_READ_FIXED
                                     ? "SET client_min_messages = warning; SET default_transaction_read_only = on"
                                     : "SET client_min_messages = warning");
     PQclear(r);
@@ -153,7 +175,14 @@ lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag) {
   int flags = mode == LM_DB_CREATE  ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
               : mode == LM_DB_WRITE ? SQLITE_OPEN_READWRITE
                                     : SQLITE_OPEN_READONLY;
-  if (sqlite3_open_v2(url, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+  char fixed[4200];
+  const char *open_as = url;
+  if (mode == LM_DB_READ_FIXED && fixed_uri(url, fixed, sizeof fixed)) {
+    open_as = fixed;
+    flags |= SQLITE_OPEN_URI;
+  }
+  if (mode == LM_DB_READ_FIXED) mode = LM_DB_READ;
+  if (sqlite3_open_v2(open_as, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
     lm_status st = lm_diag_set(diag, LM_EIO, url, 0, 0, NULL, "cannot open the database: %s",
                                s->db ? sqlite3_errmsg(s->db) : "out of memory");
     lm_sql_close(s);

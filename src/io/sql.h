@@ -23,11 +23,14 @@ typedef struct lm_stmt lm_stmt;
 typedef struct sqlite3 sqlite3;
 
 /* Open modes (also used by lm_db_open). */
-enum { LM_DB_READ = 0, LM_DB_CREATE = 1, LM_DB_WRITE = 2 };
+enum { LM_DB_READ = 0, LM_DB_CREATE = 1, LM_DB_WRITE = 2, LM_DB_READ_FIXED = 3 };
 
 /* lm_sql_open: a SQLite file path or a postgresql:// (postgres://) URL.
  * LM_DB_CREATE creates a missing SQLite file; schema creation is the
- * caller's (lm_db_schema). */
+ * caller's (lm_db_schema). LM_DB_READ_FIXED reads, as LM_DB_READ, a file
+ * that nobody writes while it is read (a finished rank's part): opened
+ * immutable (no locks, no checks for changes) when no journal or WAL file
+ * lies beside it, else as LM_DB_READ; messages name the file the same. */
 lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag);
 /* lm_sql_wrap_sqlite: use an open SQLite handle (not closed by lm_sql_close). */
 lm_sql *lm_sql_wrap_sqlite(sqlite3 *db);

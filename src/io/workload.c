@@ -182,7 +182,7 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
   if (db_present) {
     lm_sql *db = NULL;
     lm_workload *loaded = NULL;
-    status = lm_sql_open(db_path, LM_DB_READ, &db, diag);
+    status = lm_sql_open(db_path, opts && opts->fixed ? LM_DB_READ_FIXED : LM_DB_READ, &db, diag);
     if (status == LM_OK) status = lm_db_schema(db, 0, diag);
     if (status == LM_OK)
       status = lm_db_read_workload_for(db, NULL, opts, &loaded, diag);
