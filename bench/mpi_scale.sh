@@ -35,7 +35,9 @@
 # LUMEN_BENCH_RECORDING=ipblocks_SQ/MI200 takes another shared workload
 # (default vcopy/MI200, every counter: 1,173 stored counter columns per
 # dispatch; analysis reads 639 of its 1,025 pmc_perf columns);
-# LUMEN_BENCH_NO_IMPORT=1 leaves out the import.
+# LUMEN_BENCH_NO_IMPORT=1 leaves out the import; LUMEN_BENCH_VARY=1 makes
+# the counters differ from rank to rank (below); LUMEN_BENCH_PARTS=DIR
+# keeps the generated parts in DIR/ranks_N and reuses them when there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RECORDING=${LUMEN_BENCH_RECORDING:-vcopy/MI200}
@@ -45,18 +47,25 @@ SIZES=${*:-256 1024}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/lumen-bench-mpi-XXXXXX")
 trap 'chmod -R u+w "$WORK"; rm -rf "$WORK"' EXIT
 
-# One rank's part: the recording scaled, as a lumen workload folder.
-build-bench/scale_workload "$SHARED/workloads/$RECORDING" "$PER_RANK" "$WORK/csv"
-"$LUMEN" db import --db "$WORK/scratch.db" -w "$WORK/csv" -n part >/dev/null
-"$LUMEN" db export --db "$WORK/scratch.db" part -w "$WORK/part" >/dev/null
-columns=$(sqlite3 "$WORK/part/lumen.db" "SELECT COUNT(*) FROM column_data")
+# One rank's part: the recording scaled, as a lumen workload folder; with
+# LUMEN_BENCH_VARY=1, eight of them whose counters are scaled by 1, 1.125,
+# ..., 1.875 (rank r takes part r mod 8), so that no counter but those of
+# idle blocks holds one value in every part.
+VARIANTS=1
+[ -n "${LUMEN_BENCH_VARY:-}" ] && VARIANTS=8
+for ((v = 0; v < VARIANTS; v++)); do
+  build-bench/scale_workload "$SHARED/workloads/$RECORDING" "$PER_RANK" "$WORK/csv$v" "$(awk -v v=$v 'BEGIN { print 1 + v / 8 }')"
+  "$LUMEN" db import --db "$WORK/scratch.db" -w "$WORK/csv$v" -n "part$v" >/dev/null
+  "$LUMEN" db export --db "$WORK/scratch.db" "part$v" -w "$WORK/part$v" >/dev/null
+done
+columns=$(sqlite3 "$WORK/part0/lumen.db" "SELECT COUNT(*) FROM column_data")
 
 make_parts() { # RANKS DIR: the ranks' parts, 8 ranks per host
   local n=$1 dir=$2 r
   mkdir -p "$dir"
   for ((r = 0; r < n; r++)); do
     mkdir "$dir/rank.$r"
-    cp "$WORK/part/lumen.db" "$dir/rank.$r/lumen.db"
+    cp "$WORK/part$((r % VARIANTS))/lumen.db" "$dir/rank.$r/lumen.db"
     sqlite3 "$dir/rank.$r/lumen.db" "UPDATE dispatch SET rank = $r, host = 'node$((r / 8))',
       end_ns = start_ns + (end_ns - start_ns) * (1 + ($r % 7) / 100.0)"
   done
@@ -75,7 +84,8 @@ printf '%-6s %10s %8s | %10s %8s | %11s %9s %8s | %11s %9s %8s | %11s %9s %8s | 
 estimates=""
 for n in $SIZES; do
   dir="$WORK/ranks_$n"
-  make_parts "$n" "$dir"
+  [ -n "${LUMEN_BENCH_PARTS:-}" ] && dir="$LUMEN_BENCH_PARTS/ranks_$n${LUMEN_BENCH_VARY:+_vary}"
+  [ -d "$dir" ] || make_parts "$n" "$dir"
   mb=$(du -smL "$dir" | cut -f1)
   imp_ms=- imp_rss=-
   if [ -z "${LUMEN_BENCH_NO_IMPORT:-}" ]; then
@@ -110,7 +120,7 @@ for n in $SIZES; do
   printf '%-6s %10s %8s | %10s %8s | %11s %9s %8s | %11s %9s %8s | %11s %9s %8s | %11s %9s %8s  %s\n' "$n" \
     "$((n * PER_RANK))" "$mb" "$imp_ms" "$imp_rss" "$an_ms" "$an_cpu" "$an_rss" "$one_ms" "$one_cpu" "$one_rss" \
     "$k2_ms" "$k2_cpu" "$k2_rss" "$t_part" "$serial" "" "$verdict"
-  rm -rf "$dir"
+  [ -n "${LUMEN_BENCH_PARTS:-}" ] || rm -rf "$dir"
 done
 if [ -n "$estimates" ]; then
   printf '\nlarger K, estimated (Amdahl; method in the header):\n%s' "$estimates"

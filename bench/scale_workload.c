@@ -3,10 +3,15 @@
  * for benchmarks: rows of pmc_perf.csv and of the SQ_*.csv tables are
  * repeated in order, Dispatch_ID renumbered 0..N-1 and the timestamps of
  * each repetition shifted past the previous one (durations are kept).
- * sysinfo.csv and roofline.csv are copied.
+ * sysinfo.csv and roofline.csv are copied. With FACTOR, every integer
+ * value of a counter column (an upper-case name such as SQ_WAVES or
+ * TCC_HIT[3], TCC_EA_RDREQ_sum) is multiplied by it and rounded, so that
+ * parts made with different factors hold different counters (the
+ * counters of idle blocks stay zero).
  *
- * Usage: scale_workload SOURCE_DIR N OUT_DIR
+ * Usage: scale_workload SOURCE_DIR N OUT_DIR [FACTOR]
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +76,33 @@ static long find(const char *header, const char *name) {
   return at;
 }
 
-static int scale(const char *src, const char *dst, long n_out) {
+/* Whether a header names a counter: upper case, digits and '_' (a
+ * trailing "_sum" and an index "[k]" aside), and not a dispatch column. */
+static int is_counter(const char *name) {
+  static const char *const dispatch[] = {"GPU_ID", "PID", "TID", "SGPR", "LDS", "Node"};
+  for (size_t i = 0; i < sizeof dispatch / sizeof *dispatch; i++)
+    if (strcmp(name, dispatch[i]) == 0) return 0;
+  size_t n = strcspn(name, "[");
+  if (n >= 4 && strncmp(name + n - 4, "_sum", 4) == 0) n -= 4;
+  if (!n) return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!(isupper((unsigned char)name[i]) || isdigit((unsigned char)name[i]) || name[i] == '_')) return 0;
+  return 1;
+}
+
+/* x to the nearest integer, halves away from zero. */
+static long long round_half(double x) { return (long long)(x < 0 ? x - 0.5 : x + 0.5); }
+
+/* Whether a field is a plain integer. */
+static int is_integer(const char *s) {
+  if (*s == '-') s++;
+  if (!*s) return 0;
+  for (; *s; s++)
+    if (!isdigit((unsigned char)*s)) return 0;
+  return 1;
+}
+
+static int scale(const char *src, const char *dst, long n_out, double factor) {
   rows r;
   if (!read_rows(src, &r)) return 0;
   long c_id = find(r.header, "Dispatch_ID");
@@ -90,6 +121,12 @@ static int scale(const char *src, const char *dst, long n_out) {
     }
   }
   long long period = last - first + 1000;
+  /* the counter columns, when they are scaled */
+  char *head = strdup(r.header);
+  size_t n_head = fields(head, f, 8192);
+  unsigned char *counter = calloc(n_head + 1, 1);
+  for (size_t j = 0; factor != 1.0 && j < n_head; j++) counter[j] = (unsigned char)is_counter(f[j]);
+  free(head);
   FILE *out = fopen(dst, "wb");
   if (!out) return 0;
   setvbuf(out, NULL, _IOFBF, 1 << 20);
@@ -104,12 +141,15 @@ static int scale(const char *src, const char *dst, long n_out) {
       if ((long)j == c_id) fprintf(out, "%ld", i);
       else if (((long)j == c_start || (long)j == c_end) && period > 0)
         fprintf(out, "%lld", atoll(f[j]) + rep * period);
+      else if (j < n_head && counter[j] && is_integer(f[j]))
+        fprintf(out, "%lld", round_half((double)atoll(f[j]) * factor));
       else fputs(f[j], out);
     }
     fputc('\n', out);
     free(copy);
   }
   free(f);
+  free(counter);
   for (size_t i = 0; i < r.n; i++) free(r.lines[i]);
   free(r.lines);
   free(r.header);
@@ -128,10 +168,11 @@ static int copy_file(const char *src, const char *dst) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: scale_workload SOURCE_DIR N OUT_DIR\n");
+  if (argc != 4 && argc != 5) {
+    fprintf(stderr, "usage: scale_workload SOURCE_DIR N OUT_DIR [FACTOR]\n");
     return 2;
   }
+  double factor = argc == 5 ? atof(argv[4]) : 1.0;
   const char *src = argv[1], *dst = argv[3];
   long n = atol(argv[2]);
   if (mkdir(dst, 0777) != 0 && errno != EEXIST) {
@@ -145,7 +186,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
     snprintf(a, sizeof a, "%s/%s", src, tables[i]);
     snprintf(b, sizeof b, "%s/%s", dst, tables[i]);
-    if (!scale(a, b, n) && i == 0) {
+    if (!scale(a, b, n, factor) && i == 0) {
       fprintf(stderr, "scale_workload: cannot scale %s\n", a);
       return 1;
     }

@@ -613,10 +613,18 @@ static lm_status canonical_columns(source *s) {
   lm_status st = LM_OK;
   /* the packed columns' parts go with their columns (finish_packed) */
   int32_t **part_col = lm_malloc((n + 1) * sizeof *part_col);
-  if (!part_col) st = LM_ENOMEM;
-  for (size_t i = 0; part_col && i < n; i++) part_col[i] = s->part_col[idx[i]];
-  for (size_t i = 0; part_col && i < n; i++) s->part_col[i] = part_col[i];
+  double **part_value = lm_malloc((n + 1) * sizeof *part_value);
+  if (!part_col || !part_value) st = LM_ENOMEM;
+  for (size_t i = 0; part_col && part_value && i < n; i++) {
+    part_col[i] = s->part_col[idx[i]];
+    part_value[i] = s->part_value[idx[i]];
+  }
+  for (size_t i = 0; part_col && part_value && i < n; i++) {
+    s->part_col[i] = part_col[i];
+    s->part_value[i] = part_value[i];
+  }
   lm_free(part_col);
+  lm_free(part_value);
   for (size_t i = 0; i < n; i++) {
     t->cols[i] = cols[i];
     if (lm_map_put(t->by_name, t->cols[i].name, (int64_t)i) != LM_OK) st = LM_ENOMEM;

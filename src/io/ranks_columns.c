@@ -195,6 +195,15 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
   return st;
 }
 
+/* Whether the want said that only the evaluator reads column `name` of
+ * s (LM_DB_WANT_LATER): such a column may be left to lm_table_fetch. */
+static int evaluator_only(const merge *m, const source *s, const char *name) {
+  char key[1024];
+  int64_t verdict = 0;
+  snprintf(key, sizeof key, "%s\037%s", s->name, name);
+  return lm_map_get(m->names, key, &verdict) && verdict == LM_DB_WANT_LATER;
+}
+
 /* The columns whose parts each held one value (merge.stats): one array
  * of that value for the whole column when every part held the same one
  * and none lacks it (the tables are read-only: columns of one value share
@@ -240,8 +249,22 @@ lm_status lm_ranks_finish_uniform(merge *m, source *s, const part *parts, size_t
         continue;
       }
     }
+    /* Values that differ from part to part: when only the evaluator reads
+     * the column and no part's rows are in the merged values (each part
+     * held one value, or stayed packed, or lacks the column), the column
+     * is read through its parts' values (lm_ranks_finish_packed) and its
+     * rows are not filled. */
+    int pieces = evaluator_only(m, s, col->name);
+    for (size_t p = 0; p < n_parts && pieces; p++)
+      if (parts[p].n_rows && s->written[c][p] == 1 && !(s->part_col[c] && s->part_col[c][p] >= 0)) pieces = 0;
+    if (pieces && !s->part_col[c]) {
+      if (!(s->part_col[c] = lm_arena_alloc(t->arena, (m->n_parts + 1) * sizeof(int32_t))))
+        return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+      for (size_t p = 0; p <= m->n_parts; p++) s->part_col[c][p] = -1;
+    }
     for (size_t p = 0; p < n_parts; p++)
-      if (s->written[c][p] == 2)
+      if (s->written[c][p] == 2 && pieces) s->part_col[c][p] = LM_RANKS_PART_VALUE;
+      else if (s->written[c][p] == 2)
         for (size_t r = parts[p].at; r < parts[p].at + parts[p].n_rows; r++) col->values[r] = s->part_value[c][p];
   }
   return LM_OK;

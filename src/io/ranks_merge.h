@@ -50,8 +50,11 @@ typedef struct source {
   int32_t **part_col; /* per column: NULL, or per part the part's column
                         that stays packed (kept as its read kept it:
                         token planes), -1 where the part's rows are in
-                        the merged column's values */
+                        the merged column's values, LM_RANKS_PART_VALUE
+                        where the part held one value (part_value) */
 } source;
+
+#define LM_RANKS_PART_VALUE (-2)
 
 /* A name counted in pass 1: its source and column. */
 typedef struct counted {

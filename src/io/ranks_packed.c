@@ -14,9 +14,10 @@
  * and table. A column that holds anything else (fractions, -0.0, NaN
  * payloads) is copied as doubles, as before. The merged column is then a
  * deferred column whose fetch hands each run of rows that falls in one
- * part to lm_colcodec_int_rows on that part's planes, and reads the rows
- * of the parts that held it otherwise (doubles, one value, blanks) from
- * the merged values. So the merged tables write no column-sized array for
+ * part to lm_colcodec_int_rows on that part's planes, gives a part that
+ * held one value that value, and reads the rows of the parts that held it
+ * otherwise (doubles, blanks) from the merged values; a column whose
+ * every part held one value, not the same, is read that way too. So the merged tables write no column-sized array for
  * those columns, their memory is the packed size whatever the counters
  * hold, the streaming evaluator reads them in blocks of dispatches as it
  * reads a view from the store, and every value keeps its bits.
@@ -158,6 +159,8 @@ typedef struct packed_state {
   size_t *at, *rows;        /* per part: its first merged row, its rows */
   lm_ranks_pack **packs;    /* per part: its packed columns (NULL: none) */
   int32_t **part_col;       /* per column of the table: see source.part_col */
+  double **part_value;      /* per column: the one value of each part
+                               (part_col LM_RANKS_PART_VALUE) */
   double **values;          /* per column: the rows of the other parts */
 } packed_state;
 
@@ -204,7 +207,9 @@ static lm_status packed_fetch(const lm_table *t, const long *cols, size_t n_cols
       if (r < ps->at[p] || r - ps->at[p] >= ps->rows[p]) p = part_of(ps, r);
       size_t lo = ps->at[p], n = ps->rows[p], j = i;
       while (j < n_rows && rows[j] >= lo && rows[j] - lo < n) j++;
-      if (pc[p] < 0) {
+      if (pc[p] == LM_RANKS_PART_VALUE) {
+        for (size_t q = i; q < j; q++) o[q] = ps->part_value[c][p];
+      } else if (pc[p] < 0) {
         for (size_t q = i; q < j; q++) o[q] = v[rows[q]];
       } else {
         const lm_ranks_pack *pk = ps->packs[p];
@@ -265,7 +270,8 @@ lm_status lm_ranks_finish_packed(merge *m, source *s, const part *parts, size_t 
   ps->rows = lm_arena_alloc(t->arena, (n_parts + 1) * sizeof *ps->rows);
   ps->part_col = lm_arena_alloc(t->arena, (t->n_cols + 1) * sizeof *ps->part_col);
   ps->values = lm_arena_alloc(t->arena, (t->n_cols + 1) * sizeof *ps->values);
-  if (!ps->at || !ps->rows || !ps->part_col || !ps->values) goto nomem;
+  ps->part_value = lm_arena_alloc(t->arena, (t->n_cols + 1) * sizeof *ps->part_value);
+  if (!ps->at || !ps->rows || !ps->part_col || !ps->values || !ps->part_value) goto nomem;
   for (size_t p = 0; p < n_parts; p++) {
     ps->at[p] = parts[p].at;
     ps->rows[p] = parts[p].n_rows;
@@ -273,6 +279,7 @@ lm_status lm_ranks_finish_packed(merge *m, source *s, const part *parts, size_t 
   for (size_t c = 0; c < t->n_cols; c++) {
     lm_column *col = &t->cols[c];
     ps->part_col[c] = s->part_col[c];
+    ps->part_value[c] = s->part_value[c];
     ps->values[c] = col->values;
     if (!s->part_col[c]) continue;
     col->values = NULL;
