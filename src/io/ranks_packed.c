@@ -9,7 +9,8 @@
  * the merge's own: a token a row, 0 for a blank, else 1 + the zigzag of
  * the difference to the previous integer, as many bytes wide as the
  * largest needs, grouped by byte position (the column codec's integer
- * form, which lm_colcodec_int_index and lm_colcodec_int_rows read), one
+ * form, which lm_colcodec_int_rows reads, with its marks every
+ * LM_COLCODEC_MARK_ROWS rows and finer ones every SUB_ROWS), one
  * to three bytes a row where a double takes eight, in one block per part
  * and table. A column that holds anything else (fractions, -0.0, NaN
  * payloads) is copied as doubles, as before. The merged column is then a
@@ -29,11 +30,20 @@
 #include "io/io.h"
 #include "io/ranks_merge.h"
 
+/* Rows between two of the finer marks: a run of rows that starts inside a
+ * part is decoded from the nearest one before it, so a block of dispatches
+ * that begins in the middle of a part steps over at most this many
+ * tokens (LM_COLCODEC_MARK_ROWS would be about half a part). */
+#define SUB_ROWS 128
+
 struct lm_ranks_pack {
   size_t n_cols, n_rows;
   const unsigned char **planes; /* per column of the part's table: NULL
                                    where not packed */
-  const int64_t **marks;        /* lm_colcodec_int_index's marks */
+  const int64_t **marks;        /* the integer before every
+                                   LM_COLCODEC_MARK_ROWS-th row, as
+                                   lm_colcodec_int_index gives them */
+  const int64_t **sub;          /* ... before every SUB_ROWS-th row */
   uint8_t *width;
   unsigned char *block;         /* every plane and mark */
 };
@@ -42,6 +52,7 @@ void lm_ranks_pack_free(lm_ranks_pack *pk) {
   if (!pk) return;
   lm_free(pk->planes);
   lm_free(pk->marks);
+  lm_free(pk->sub);
   lm_free(pk->width);
   lm_free(pk->block);
   lm_free(pk);
@@ -88,35 +99,44 @@ lm_status lm_ranks_pack_table(const lm_table *src, const double *scratch, size_t
     n_packed += v && !src->cols[c].text_ids && v >= scratch && v < scratch + n_scratch;
   }
   if (!n_packed) return LM_OK;
-  size_t n_marks = n / LM_COLCODEC_MARK_ROWS + 1;
+  size_t n_marks = n / LM_COLCODEC_MARK_ROWS + 1, n_sub = n / SUB_ROWS + 1;
+  size_t marks_bytes = (n_marks + n_sub) * sizeof(int64_t);
   lm_status st = LM_OK;
   lm_ranks_pack *pk = lm_calloc(1, sizeof *pk);
   uint64_t *tokens = lm_malloc(n * sizeof *tokens);
+  int64_t *marks = lm_malloc(marks_bytes);
   size_t *offset = lm_malloc(src->n_cols * sizeof *offset);
   size_t used = 0, cap = 0;
-  if (!pk || !tokens || !offset) goto nomem;
+  if (!pk || !tokens || !marks || !offset) goto nomem;
   pk->n_cols = src->n_cols;
   pk->n_rows = n;
   pk->planes = lm_calloc(src->n_cols, sizeof *pk->planes);
   pk->marks = lm_calloc(src->n_cols, sizeof *pk->marks);
+  pk->sub = lm_calloc(src->n_cols, sizeof *pk->sub);
   pk->width = lm_calloc(src->n_cols, 1);
-  if (!pk->planes || !pk->marks || !pk->width) goto nomem;
+  if (!pk->planes || !pk->marks || !pk->sub || !pk->width) goto nomem;
   for (size_t c = 0; c < src->n_cols; c++) {
     const double *values = src->cols[c].values;
     if (!values || src->cols[c].text_ids || values < scratch || values >= scratch + n_scratch) continue;
     if (!integers(values, n)) continue; /* copied as doubles */
-    int64_t prev = 0;
+    /* The tokens, with both kinds of marks (the integer before the row:
+     * a blank leaves it as it is). */
+    int64_t prev = 0, *sub = marks + n_marks;
     uint64_t max = 0;
     for (size_t r = 0; r < n; r++) {
+      if (r % SUB_ROWS == 0) sub[r / SUB_ROWS] = prev;
+      if (r % LM_COLCODEC_MARK_ROWS == 0) marks[r / LM_COLCODEC_MARK_ROWS] = prev;
       tokens[r] = token_of(values[r], &prev);
       max |= tokens[r];
     }
+    if (n % SUB_ROWS == 0) sub[n / SUB_ROWS] = prev;
+    if (n % LM_COLCODEC_MARK_ROWS == 0) marks[n / LM_COLCODEC_MARK_ROWS] = prev;
     size_t width = 1;
     while (width < 8 && (max >> (8 * width))) width++;
     /* the planes, then the marks 8-aligned */
-    size_t need = ((used + n * width + 7) & ~(size_t)7) + n_marks * sizeof(int64_t);
+    size_t at_marks = (used + n * width + 7) & ~(size_t)7, need = at_marks + marks_bytes;
     if (need > cap) {
-      size_t grown = cap ? cap : n_packed * (n * 2 + n_marks * sizeof(int64_t) + 8);
+      size_t grown = cap ? cap : n_packed * (n * 2 + marks_bytes + 8);
       while (grown < need) grown *= 2;
       unsigned char *b = lm_realloc(pk->block, grown);
       if (!b) goto nomem;
@@ -127,6 +147,7 @@ lm_status lm_ranks_pack_table(const lm_table *src, const double *scratch, size_t
     unsigned char *planes = pk->block + used;
     for (size_t b = 0; b < width; b++)
       for (size_t r = 0; r < n; r++) planes[b * n + r] = (unsigned char)(tokens[r] >> (8 * b));
+    memcpy(pk->block + at_marks, marks, marks_bytes);
     pk->width[c] = (uint8_t)width;
     used = need;
   }
@@ -134,10 +155,9 @@ lm_status lm_ranks_pack_table(const lm_table *src, const double *scratch, size_t
   for (size_t c = 0; c < src->n_cols; c++) {
     if (!pk->width[c]) continue;
     size_t at_marks = (offset[c] + n * pk->width[c] + 7) & ~(size_t)7;
-    int64_t *marks = (int64_t *)(void *)(pk->block + at_marks);
     pk->planes[c] = pk->block + offset[c];
-    pk->marks[c] = marks;
-    lm_colcodec_int_index(pk->planes[c], pk->width[c], n, marks, NULL);
+    pk->marks[c] = (const int64_t *)(const void *)(pk->block + at_marks);
+    pk->sub[c] = pk->marks[c] + n_marks;
   }
   if (used) {
     *out = pk;
@@ -149,6 +169,7 @@ nomem:
 done:
   lm_ranks_pack_free(pk);
   lm_free(tokens);
+  lm_free(marks);
   lm_free(offset);
   return st;
 }
@@ -214,8 +235,21 @@ static lm_status packed_fetch(const lm_table *t, const long *cols, size_t n_cols
       } else {
         const lm_ranks_pack *pk = ps->packs[p];
         size_t pcol = (size_t)pc[p];
-        for (size_t q = i; q < j; q++) local[q - i] = rows[q] - lo;
-        lm_colcodec_int_rows(pk->planes[pcol], pk->width[pcol], pk->n_rows, pk->marks[pcol], local, j - i, o + i);
+        int run = 1;
+        for (size_t q = i; q < j; q++) {
+          local[q - i] = rows[q] - lo;
+          run &= q == i || rows[q] == rows[q - 1] + 1;
+        }
+        if (run) {
+          /* From the finer mark before the run: the planes from that row
+           * on (their stride stays the part's rows), that mark first. */
+          size_t base = local[0] / SUB_ROWS * SUB_ROWS;
+          for (size_t q = 0; q < j - i; q++) local[q] -= base;
+          lm_colcodec_int_rows(pk->planes[pcol] + base, pk->width[pcol], pk->n_rows, pk->sub[pcol] + base / SUB_ROWS,
+                               local, j - i, o + i);
+        } else {
+          lm_colcodec_int_rows(pk->planes[pcol], pk->width[pcol], pk->n_rows, pk->marks[pcol], local, j - i, o + i);
+        }
       }
       i = j;
     }
