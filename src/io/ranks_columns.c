@@ -195,12 +195,10 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
   return st;
 }
 
-/* Whether the want said that only the evaluator reads column `name` of
- * s (LM_DB_WANT_LATER): such a column may be left to lm_table_fetch. */
-static int evaluator_only(const merge *m, const source *s, const char *name) {
+int lm_ranks_evaluator_only(const merge *m, const char *src, const char *name) {
   char key[1024];
   int64_t verdict = 0;
-  snprintf(key, sizeof key, "%s\037%s", s->name, name);
+  snprintf(key, sizeof key, "%s\037%s", src, name);
   return lm_map_get(m->names, key, &verdict) && verdict == LM_DB_WANT_LATER;
 }
 
@@ -254,7 +252,7 @@ lm_status lm_ranks_finish_uniform(merge *m, source *s, const part *parts, size_t
      * held one value, or stayed packed, or lacks the column), the column
      * is read through its parts' values (lm_ranks_finish_packed) and its
      * rows are not filled. */
-    int pieces = evaluator_only(m, s, col->name);
+    int pieces = lm_ranks_evaluator_only(m, s->name, col->name);
     for (size_t p = 0; p < n_parts && pieces; p++)
       if (parts[p].n_rows && s->written[c][p] == 1 && !(s->part_col[c] && s->part_col[c][p] >= 0)) pieces = 0;
     if (pieces && !s->part_col[c]) {

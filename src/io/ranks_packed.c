@@ -18,10 +18,12 @@
  * part to lm_colcodec_int_rows on that part's planes, gives a part that
  * held one value that value, and reads the rows of the parts that held it
  * otherwise (doubles, blanks) from the merged values; a column whose
- * every part held one value, not the same, is read that way too. So the merged tables write no column-sized array for
- * those columns, their memory is the packed size whatever the counters
- * hold, the streaming evaluator reads them in blocks of dispatches as it
- * reads a view from the store, and every value keeps its bits.
+ * every part held one value, not the same, is read that way too. So the
+ * merged tables write no column-sized array for those columns, their
+ * memory is the packed size whatever the counters hold, the streaming
+ * evaluator reads them in blocks of dispatches as it reads a view from
+ * the store, and every value keeps its bits. Parts that another process
+ * loaded (lumen analyze --mpi) are packed the same way on arrival.
  */
 #include <math.h>
 #include <stdint.h>
@@ -89,15 +91,20 @@ static int integers(const double *values, size_t n) {
   return 1;
 }
 
-lm_status lm_ranks_pack_table(const lm_table *src, const double *scratch, size_t n_scratch, lm_ranks_pack **out,
-                              lm_diag *diag) {
+/* Whether column c of src is one to pack: only the evaluator reads it,
+ * decoded into the scratch or held by a part loaded elsewhere. */
+static int to_pack(const merge *m, const lm_table *src, size_t c, const double *scratch, size_t n_scratch) {
+  const double *v = src->cols[c].values;
+  if (!v || src->cols[c].text_ids) return 0;
+  return (v >= scratch && v < scratch + n_scratch) || lm_ranks_evaluator_only(m, src->name, src->cols[c].name);
+}
+
+lm_status lm_ranks_pack_table(const merge *m, const lm_table *src, const double *scratch, size_t n_scratch,
+                              lm_ranks_pack **out, lm_diag *diag) {
   *out = NULL;
   size_t n = src->n_rows, n_packed = 0;
   if (!n || !scratch) return LM_OK;
-  for (size_t c = 0; c < src->n_cols; c++) {
-    const double *v = src->cols[c].values;
-    n_packed += v && !src->cols[c].text_ids && v >= scratch && v < scratch + n_scratch;
-  }
+  for (size_t c = 0; c < src->n_cols; c++) n_packed += to_pack(m, src, c, scratch, n_scratch);
   if (!n_packed) return LM_OK;
   size_t n_marks = n / LM_COLCODEC_MARK_ROWS + 1, n_sub = n / SUB_ROWS + 1;
   size_t marks_bytes = (n_marks + n_sub) * sizeof(int64_t);
@@ -117,8 +124,7 @@ lm_status lm_ranks_pack_table(const lm_table *src, const double *scratch, size_t
   if (!pk->planes || !pk->marks || !pk->sub || !pk->width) goto nomem;
   for (size_t c = 0; c < src->n_cols; c++) {
     const double *values = src->cols[c].values;
-    if (!values || src->cols[c].text_ids || values < scratch || values >= scratch + n_scratch) continue;
-    if (!integers(values, n)) continue; /* copied as doubles */
+    if (!to_pack(m, src, c, scratch, n_scratch) || !integers(values, n)) continue; /* copied as doubles */
     /* The tokens, with both kinds of marks (the integer before the row:
      * a blank leaves it as it is). */
     int64_t prev = 0, *sub = marks + n_marks;

@@ -254,7 +254,8 @@ lm_status lm_ranks_split_combine(const merge *counts, part *parts, size_t n_part
       if (w->set_rank[pw->split_set[k]] < 0) w->set_rank[pw->split_set[k]] = p->rank;
     /* Counter columns by their sets; the rest from the lowest rank. */
     if (!(col_set = column_sets(pw, pw->pmc, "pmc_perf", -1))) goto nomem;
-    if ((st = lm_ranks_append(&m, lm_ranks_source(&m, "pmc_perf", 1), pw->pmc, 0, n_rows, p->dir, col_set, i, NULL)) != LM_OK)
+    if ((st = lm_ranks_append(&m, lm_ranks_source(&m, "pmc_perf", 1), pw->pmc, 0, n_rows, p->dir, col_set, i,
+                              NULL)) != LM_OK)
       goto fail;
     lm_free(col_set);
     col_set = NULL;
