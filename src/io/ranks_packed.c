@@ -91,6 +91,13 @@ static int integers(const double *values, size_t n) {
   return 1;
 }
 
+/* Whether values[0..n) hold one bit pattern. */
+static int same_bits(const double *values, size_t n) {
+  for (size_t r = 1; r < n; r++)
+    if (memcmp(&values[r], &values[0], sizeof *values) != 0) return 0;
+  return 1;
+}
+
 /* Whether column c of src is one to pack: only the evaluator reads it,
  * decoded into the scratch or held by a part loaded elsewhere. */
 static int to_pack(const merge *m, const lm_table *src, size_t c, const double *scratch, size_t n_scratch) {
@@ -124,7 +131,9 @@ lm_status lm_ranks_pack_table(const merge *m, const lm_table *src, const double 
   if (!pk->planes || !pk->marks || !pk->sub || !pk->width) goto nomem;
   for (size_t c = 0; c < src->n_cols; c++) {
     const double *values = src->cols[c].values;
-    if (!to_pack(m, src, c, scratch, n_scratch) || !integers(values, n)) continue; /* copied as doubles */
+    /* one value: shared or kept as that value by the merge; not
+     * integers: copied as doubles */
+    if (!to_pack(m, src, c, scratch, n_scratch) || same_bits(values, n) || !integers(values, n)) continue;
     /* The tokens, with both kinds of marks (the integer before the row:
      * a blank leaves it as it is). */
     int64_t prev = 0, *sub = marks + n_marks;
