@@ -587,89 +587,6 @@ lm_status lm_ranks_adopt_info(merge *m, lm_workload *w, lm_workload *pw, size_t 
 
 /* ------------------------------------------------- parts side by side */
 
-/* The columns of s->table in the order one part after the other gives:
- * the first part's, then what each next part adds, in its order. */
-static lm_status canonical_columns(source *s) {
-  lm_table *t = s->table;
-  size_t n = t->n_cols;
-  size_t *idx = lm_malloc((n + 1) * sizeof *idx);
-  lm_column *cols = lm_malloc((n + 1) * sizeof *cols);
-  if (!idx || !cols) {
-    lm_free(idx);
-    lm_free(cols);
-    return LM_ENOMEM;
-  }
-  for (size_t i = 0; i < n; i++) idx[i] = i;
-  for (size_t i = 1; i < n; i++) { /* insertion sort: stable, columns are nearly in order */
-    size_t v = idx[i], j = i;
-    while (j > 0 && (s->first_part[idx[j - 1]] > s->first_part[v] ||
-                     (s->first_part[idx[j - 1]] == s->first_part[v] && s->first_pos[idx[j - 1]] > s->first_pos[v]))) {
-      idx[j] = idx[j - 1];
-      j--;
-    }
-    idx[j] = v;
-  }
-  for (size_t i = 0; i < n; i++) cols[i] = t->cols[idx[i]];
-  lm_status st = LM_OK;
-  /* the packed columns' parts go with their columns (finish_packed) */
-  int32_t **part_col = lm_malloc((n + 1) * sizeof *part_col);
-  double **part_value = lm_malloc((n + 1) * sizeof *part_value);
-  if (!part_col || !part_value) st = LM_ENOMEM;
-  for (size_t i = 0; part_col && part_value && i < n; i++) {
-    part_col[i] = s->part_col[idx[i]];
-    part_value[i] = s->part_value[idx[i]];
-  }
-  for (size_t i = 0; part_col && part_value && i < n; i++) {
-    s->part_col[i] = part_col[i];
-    s->part_value[i] = part_value[i];
-  }
-  lm_free(part_col);
-  lm_free(part_value);
-  for (size_t i = 0; i < n; i++) {
-    t->cols[i] = cols[i];
-    if (lm_map_put(t->by_name, t->cols[i].name, (int64_t)i) != LM_OK) st = LM_ENOMEM;
-  }
-  lm_free(idx);
-  lm_free(cols);
-  return st;
-}
-
-/* Text ids in the order of first appearance (column by column, row by
- * row), whatever order the parts were read in. */
-static lm_status canonical_strings(lm_table *t) {
-  if (t->n_strings < 2) return LM_OK;
-  int32_t *order = lm_malloc(t->n_strings * sizeof *order);
-  const char **sorted = lm_malloc(t->n_strings * sizeof *sorted);
-  if (!order || !sorted) {
-    lm_free(order);
-    lm_free(sorted);
-    return LM_ENOMEM;
-  }
-  for (size_t i = 0; i < t->n_strings; i++) order[i] = -1;
-  int32_t next = 0;
-  for (size_t c = 0; c < t->n_cols; c++)
-    for (size_t r = 0; t->cols[c].text_ids && r < t->n_rows; r++) {
-      int32_t id = t->cols[c].text_ids[r];
-      if (id >= 0 && (size_t)id < t->n_strings && order[id] < 0) order[id] = next++;
-    }
-  for (size_t i = 0; i < t->n_strings; i++)
-    if (order[i] < 0) order[i] = next++;
-  for (size_t c = 0; c < t->n_cols; c++)
-    for (size_t r = 0; t->cols[c].text_ids && r < t->n_rows; r++) {
-      int32_t id = t->cols[c].text_ids[r];
-      if (id >= 0 && (size_t)id < t->n_strings) t->cols[c].text_ids[r] = order[id];
-    }
-  for (size_t i = 0; i < t->n_strings; i++) sorted[order[i]] = t->strings[i];
-  lm_status st = LM_OK;
-  for (size_t i = 0; i < t->n_strings; i++) {
-    t->strings[i] = sorted[i];
-    if (lm_map_put(t->string_index, sorted[i], (int64_t)i) != LM_OK) st = LM_ENOMEM;
-  }
-  lm_free(order);
-  lm_free(sorted);
-  return st;
-}
-
 /* The merged tables' statistics: a million rows of hundreds of columns
  * take seconds on one thread, so the rows are split among up to one
  * thread per processor (at most 8). */
@@ -1002,7 +919,7 @@ lm_status lm_workload_read_ranks_opts(const char *dir, const lm_workload_options
         }
     if (m.stats) lm_ranks_finish_stats(s);
     if (m.stats && (st = lm_ranks_finish_uniform(&m, s, parts, n_parts)) != LM_OK) goto fail;
-    if (canonical_columns(s) != LM_OK || canonical_strings(s->table) != LM_OK) goto nomem;
+    if (lm_ranks_canonical_columns(s) != LM_OK || lm_ranks_canonical_strings(s->table) != LM_OK) goto nomem;
     if (m.stats && (st = lm_ranks_finish_packed(&m, s, parts, n_parts)) != LM_OK) goto fail;
     if (!m.stats) finish_table(s->table);
     for (size_t c = 0; c < s->table->n_cols; c++)

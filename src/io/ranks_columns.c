@@ -1,8 +1,9 @@
 /*
  * ranks_columns.c - the merged tables of an MPI profile's rank.R parts,
  * column by column: appending a part's rows, the statistics summed from
- * the parts' own, columns of one value shared, and decoding a part's
- * columns straight into the merged tables.
+ * the parts' own, columns of one value shared, decoding a part's columns
+ * straight into the merged tables, and the merged order of columns and
+ * text ids (the parts' order, whatever order they were read in).
  *
  * When every part is read from its database the merged tables get their
  * counted columns before pass 2 and each part's read decodes into its
@@ -322,3 +323,85 @@ double *lm_ranks_place(void *ctx, const char *src, const char *name, size_t n_ro
   return pl->m->dest[i] + pl->at;
 }
 
+/* The columns of s->table in the order one part after the other gives:
+ * the first part's, then what each next part adds, in its order. */
+lm_status lm_ranks_canonical_columns(source *s) {
+  lm_table *t = s->table;
+  size_t n = t->n_cols;
+  size_t *idx = lm_malloc((n + 1) * sizeof *idx);
+  lm_column *cols = lm_malloc((n + 1) * sizeof *cols);
+  if (!idx || !cols) {
+    lm_free(idx);
+    lm_free(cols);
+    return LM_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++) idx[i] = i;
+  for (size_t i = 1; i < n; i++) { /* insertion sort: stable, columns are nearly in order */
+    size_t v = idx[i], j = i;
+    while (j > 0 && (s->first_part[idx[j - 1]] > s->first_part[v] ||
+                     (s->first_part[idx[j - 1]] == s->first_part[v] && s->first_pos[idx[j - 1]] > s->first_pos[v]))) {
+      idx[j] = idx[j - 1];
+      j--;
+    }
+    idx[j] = v;
+  }
+  for (size_t i = 0; i < n; i++) cols[i] = t->cols[idx[i]];
+  lm_status st = LM_OK;
+  /* the packed columns' parts go with their columns (finish_packed) */
+  int32_t **part_col = lm_malloc((n + 1) * sizeof *part_col);
+  double **part_value = lm_malloc((n + 1) * sizeof *part_value);
+  if (!part_col || !part_value) st = LM_ENOMEM;
+  for (size_t i = 0; part_col && part_value && i < n; i++) {
+    part_col[i] = s->part_col[idx[i]];
+    part_value[i] = s->part_value[idx[i]];
+  }
+  for (size_t i = 0; part_col && part_value && i < n; i++) {
+    s->part_col[i] = part_col[i];
+    s->part_value[i] = part_value[i];
+  }
+  lm_free(part_col);
+  lm_free(part_value);
+  for (size_t i = 0; i < n; i++) {
+    t->cols[i] = cols[i];
+    if (lm_map_put(t->by_name, t->cols[i].name, (int64_t)i) != LM_OK) st = LM_ENOMEM;
+  }
+  lm_free(idx);
+  lm_free(cols);
+  return st;
+}
+
+/* Text ids in the order of first appearance (column by column, row by
+ * row), whatever order the parts were read in. */
+lm_status lm_ranks_canonical_strings(lm_table *t) {
+  if (t->n_strings < 2) return LM_OK;
+  int32_t *order = lm_malloc(t->n_strings * sizeof *order);
+  const char **sorted = lm_malloc(t->n_strings * sizeof *sorted);
+  if (!order || !sorted) {
+    lm_free(order);
+    lm_free(sorted);
+    return LM_ENOMEM;
+  }
+  for (size_t i = 0; i < t->n_strings; i++) order[i] = -1;
+  int32_t next = 0;
+  for (size_t c = 0; c < t->n_cols; c++)
+    for (size_t r = 0; t->cols[c].text_ids && r < t->n_rows; r++) {
+      int32_t id = t->cols[c].text_ids[r];
+      if (id >= 0 && (size_t)id < t->n_strings && order[id] < 0) order[id] = next++;
+    }
+  for (size_t i = 0; i < t->n_strings; i++)
+    if (order[i] < 0) order[i] = next++;
+  for (size_t c = 0; c < t->n_cols; c++)
+    for (size_t r = 0; t->cols[c].text_ids && r < t->n_rows; r++) {
+      int32_t id = t->cols[c].text_ids[r];
+      if (id >= 0 && (size_t)id < t->n_strings) t->cols[c].text_ids[r] = order[id];
+    }
+  for (size_t i = 0; i < t->n_strings; i++) sorted[order[i]] = t->strings[i];
+  lm_status st = LM_OK;
+  for (size_t i = 0; i < t->n_strings; i++) {
+    t->strings[i] = sorted[i];
+    if (lm_map_put(t->string_index, sorted[i], (int64_t)i) != LM_OK) st = LM_ENOMEM;
+  }
+  lm_free(order);
+  lm_free(sorted);
+  return st;
+}

@@ -161,6 +161,14 @@ void lm_ranks_finish_stats(source *s);
  * one same value in shares one array of it; the rows of the others'
  * parts that held one value are filled. Errors: out of memory. */
 lm_status lm_ranks_finish_uniform(merge *m, source *s, const part *parts, size_t n_parts);
+/* lm_ranks_canonical_columns: s's merged columns (with their packed
+ * parts and part values) in the order one part after the other gives:
+ * the first part's, then what each next part adds, in its order.
+ * lm_ranks_canonical_strings: t's text ids in the order of first
+ * appearance, whatever order the parts were read in. Errors: out of
+ * memory. */
+lm_status lm_ranks_canonical_columns(source *s);
+lm_status lm_ranks_canonical_strings(lm_table *t);
 /* lm_ranks_adopt_info: part i's system information (and roofline) moved
  * to w; part 0's is w's own. Errors: out of memory. */
 lm_status lm_ranks_adopt_info(merge *m, lm_workload *w, lm_workload *pw, size_t i);
