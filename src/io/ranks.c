@@ -745,7 +745,7 @@ static void *reader_main(void *arg) {
       st = lm_diag_set(&d, LM_ENOMEM, x->parts[i].dir, 0, 0, NULL, "out of memory");
     for (size_t k = 0; st == LM_OK && pl.scratch && k < n_packs; k++)
       st = lm_ranks_pack_table(x->m, k ? pw->levels[k - 1] : pw->pmc, pl.scratch, (x->m->n_counted + 1) * pl.n_rows,
-                               &packs[k], &d);
+                               x->src != NULL, &packs[k], &d);
     pthread_mutex_lock(&x->lock);
     if (st == LM_OK) st = add_part(x, i, pw, packs, &d);
     if (st != LM_OK && (x->st == LM_OK || i < x->failed_at)) {

@@ -133,13 +133,13 @@ typedef struct lm_ranks_pack lm_ranks_pack;
  * may be left to lm_table_fetch. Read-only on the merge. */
 int lm_ranks_evaluator_only(const merge *m, const char *src, const char *name);
 /* lm_ranks_pack_table: the columns of src that only the evaluator reads
- * (decoded into the placement's scratch, scratch[0..n_scratch), or in a
- * part loaded elsewhere) and that hold integers (|v| < 2^62 but -0.0,
+ * (decoded into the placement's scratch, scratch[0..n_scratch), or, with
+ * elsewhere, a part's own of a part loaded elsewhere) and that hold integers (|v| < 2^62 but -0.0,
  * blanks the canonical NaN), as token planes; *out NULL when none. On the
  * reading thread, before the merge's lock. Errors: out of memory.
  * lm_ranks_pack_free(NULL) is a no-op. */
 lm_status lm_ranks_pack_table(const merge *m, const lm_table *src, const double *scratch, size_t n_scratch,
-                              lm_ranks_pack **out, lm_diag *diag);
+                              int elsewhere, lm_ranks_pack **out, lm_diag *diag);
 void lm_ranks_pack_free(lm_ranks_pack *pk);
 /* lm_ranks_packed: 1 when column c of the packed table is in pk. */
 int lm_ranks_packed(const lm_ranks_pack *pk, size_t c);

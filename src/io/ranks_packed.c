@@ -71,24 +71,19 @@ static inline uint64_t token_of(double v, int64_t *prev) {
 
 int lm_ranks_packed(const lm_ranks_pack *pk, size_t c) { return pk && c < pk->n_cols && pk->planes[c]; }
 
-/* Whether values[0..n) are what the integer form holds: integers of
- * |v| < 2^62 but -0.0, and blanks that are the canonical NaN (other NaN
- * payloads keep their bits only as doubles). */
-static int integers(const double *values, size_t n) {
-  uint64_t nan_bits;
-  double nan = LM_NAN;
-  memcpy(&nan_bits, &nan, sizeof nan_bits);
-  for (size_t r = 0; r < n; r++) {
-    double v = values[r];
-    if (isnan(v)) {
-      uint64_t b;
-      memcpy(&b, &v, sizeof b);
-      if (b != nan_bits) return 0;
-    } else if (!(fabs(v) < 4611686018427387904.0) || v != (double)(int64_t)v || (v == 0 && signbit(v))) {
-      return 0; /* -0.0 too: its token would give +0.0 back */
-    }
+/* Whether v is what the integer form holds: an integer of |v| < 2^62 but
+ * -0.0, or the canonical NaN (other NaN payloads keep their bits only as
+ * doubles). */
+static inline int integer_or_blank(double v) {
+  if (isnan(v)) {
+    uint64_t b, nan_bits;
+    double nan = LM_NAN;
+    memcpy(&b, &v, sizeof b);
+    memcpy(&nan_bits, &nan, sizeof nan_bits);
+    return b == nan_bits;
   }
-  return 1;
+  /* -0.0 too: its token would give +0.0 back */
+  return fabs(v) < 4611686018427387904.0 && v == (double)(int64_t)v && !(v == 0 && signbit(v));
 }
 
 /* Whether values[0..n) hold one bit pattern. */
@@ -100,18 +95,20 @@ static int same_bits(const double *values, size_t n) {
 
 /* Whether column c of src is one to pack: only the evaluator reads it,
  * decoded into the scratch or held by a part loaded elsewhere. */
-static int to_pack(const merge *m, const lm_table *src, size_t c, const double *scratch, size_t n_scratch) {
+static int to_pack(const merge *m, const lm_table *src, size_t c, const double *scratch, size_t n_scratch,
+                   int elsewhere) {
   const double *v = src->cols[c].values;
   if (!v || src->cols[c].text_ids) return 0;
-  return (v >= scratch && v < scratch + n_scratch) || lm_ranks_evaluator_only(m, src->name, src->cols[c].name);
+  if (v >= scratch && v < scratch + n_scratch) return 1;
+  return elsewhere && lm_ranks_evaluator_only(m, src->name, src->cols[c].name);
 }
 
 lm_status lm_ranks_pack_table(const merge *m, const lm_table *src, const double *scratch, size_t n_scratch,
-                              lm_ranks_pack **out, lm_diag *diag) {
+                              int elsewhere, lm_ranks_pack **out, lm_diag *diag) {
   *out = NULL;
   size_t n = src->n_rows, n_packed = 0;
   if (!n || !scratch) return LM_OK;
-  for (size_t c = 0; c < src->n_cols; c++) n_packed += to_pack(m, src, c, scratch, n_scratch);
+  for (size_t c = 0; c < src->n_cols; c++) n_packed += to_pack(m, src, c, scratch, n_scratch, elsewhere);
   if (!n_packed) return LM_OK;
   size_t n_marks = n / LM_COLCODEC_MARK_ROWS + 1, n_sub = n / SUB_ROWS + 1;
   size_t marks_bytes = (n_marks + n_sub) * sizeof(int64_t);
@@ -133,17 +130,21 @@ lm_status lm_ranks_pack_table(const merge *m, const lm_table *src, const double 
     const double *values = src->cols[c].values;
     /* one value: shared or kept as that value by the merge; not
      * integers: copied as doubles */
-    if (!to_pack(m, src, c, scratch, n_scratch) || same_bits(values, n) || !integers(values, n)) continue;
+    if (!to_pack(m, src, c, scratch, n_scratch, elsewhere) || same_bits(values, n)) continue;
     /* The tokens, with both kinds of marks (the integer before the row:
-     * a blank leaves it as it is). */
+     * a blank leaves it as it is); a value the integer form does not hold
+     * leaves the column as doubles. */
     int64_t prev = 0, *sub = marks + n_marks;
     uint64_t max = 0;
+    int fits = 1;
     for (size_t r = 0; r < n; r++) {
+      if (!(fits = integer_or_blank(values[r]))) break;
       if (r % SUB_ROWS == 0) sub[r / SUB_ROWS] = prev;
       if (r % LM_COLCODEC_MARK_ROWS == 0) marks[r / LM_COLCODEC_MARK_ROWS] = prev;
       tokens[r] = token_of(values[r], &prev);
       max |= tokens[r];
     }
+    if (!fits) continue;
     if (n % SUB_ROWS == 0) sub[n / SUB_ROWS] = prev;
     if (n % LM_COLCODEC_MARK_ROWS == 0) marks[n / LM_COLCODEC_MARK_ROWS] = prev;
     size_t width = 1;
