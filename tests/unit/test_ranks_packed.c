@@ -67,7 +67,9 @@ static double value_of(int c, size_t p, size_t r) {
     if (p % 2) return sign * (36028797018963968.0 + (double)r * 8); /* 2^55 */
     return (double)(9007199254740992LL - 5 + (long long)r); /* across 2^53 */
   case C_EDGE: return p == 2 ? sign * 4611686018427387392.0 : (double)r; /* 2^62 - 512 */
-  case C_HUGE: return p == 1 ? 4611686018427387904.0 + (double)r * 1024 : (double)r; /* 2^62 on */
+  case C_HUGE: /* 2^62 on, first -2^62 after 2^62 (a difference of -2^63) */
+    if (p != 1) return (double)r;
+    return r < 10 ? sign * -4611686018427387904.0 : 4611686018427387904.0 + (double)r * 1024;
   case C_ONE_PART: return p == 2 ? 42 : (double)(r + p);
   case C_EACH: return 1000 + 3.0 * (double)p;
   case C_SAME: return 5;
@@ -161,9 +163,10 @@ static size_t next_rand(size_t n) {
 }
 
 /* The columns cols of t (the packed read) at rows[0..k) against those of
- * all (every column in memory), bit for bit; `what` names the row list. */
-static int fetch_same(const lm_table *t, const lm_table *all, const long *cols, const long *all_cols,
-                      const size_t *rows, size_t k, const char *what) {
+ * all (every column in memory) at the rows `off` further, bit for bit;
+ * `what` names the row list. */
+static int fetch_rows(const lm_table *t, const lm_table *all, const long *cols, const long *all_cols,
+                      const size_t *rows, size_t k, size_t off, const char *what) {
   double *buf = malloc((k + 1) * N_COLS * sizeof *buf);
   double *out[N_COLS];
   for (int c = 0; c < N_COLS; c++) out[c] = buf + (size_t)c * (k + 1);
@@ -175,7 +178,7 @@ static int fetch_same(const lm_table *t, const lm_table *all, const long *cols, 
   for (int c = 0; ok && c < N_COLS; c++) {
     const double *v = all->cols[all_cols[c]].values;
     for (size_t i = 0; ok && i < k; i++) {
-      double want = rows[i] < all->n_rows ? v[rows[i]] : LM_NAN;
+      double want = rows[i] < t->n_rows ? v[rows[i] + off] : LM_NAN;
       if (memcmp(&want, &out[c][i], sizeof want) != 0) {
         uint64_t a, b;
         memcpy(&a, &want, sizeof a);
@@ -188,6 +191,10 @@ static int fetch_same(const lm_table *t, const lm_table *all, const long *cols, 
   }
   free(buf);
   return ok;
+}
+static int fetch_same(const lm_table *t, const lm_table *all, const long *cols, const long *all_cols,
+                      const size_t *rows, size_t k, const char *what) {
+  return fetch_rows(t, all, cols, all_cols, rows, k, 0, what);
 }
 
 int main(void) {
@@ -349,6 +356,34 @@ int main(void) {
       fprintf(stderr, "lm_table_values: %s differs\n", col_name[c]);
       CHECK(0);
     }
+  }
+  /* --rank 1,2: the first part read for its information alone (a part of
+   * no rows before the packed ones), the last left out; the selected
+   * parts' rows as with every column. */
+  {
+    lm_idset sel_ranks = {0};
+    CHECK(lm_idset_parse(&sel_ranks, "1,2", "--rank", &d) == LM_OK);
+    opts.choose = choose_later;
+    opts.ranks = &sel_ranks;
+    lm_workload *sel = NULL;
+    CHECK(lm_workload_read_opts(dir, &opts, &sel, &d) == LM_OK);
+    size_t k = part_rows[1] + part_rows[2];
+    CHECK(sel && sel->pmc->n_rows == k);
+    long sel_cols[N_COLS];
+    int found = sel != NULL;
+    for (int c = 0; found && c < N_COLS; c++) found = (sel_cols[c] = lm_table_find(sel->pmc, col_name[c])) >= 0;
+    CHECK(found);
+    if (found && sel->pmc->n_rows == k) {
+      CHECK(lm_table_deferred(sel->pmc, (size_t)sel_cols[C_NEG]) && lm_table_deferred(sel->pmc, (size_t)sel_cols[C_W8]));
+      for (size_t i = 0; i < k + 2; i++) rows[i] = i;
+      CHECK(fetch_rows(sel->pmc, all, sel_cols, all_cols, rows, k + 2, at[1], "--rank 1,2"));
+      for (size_t i = 0; i < k; i++) rows[i] = next_rand(k + 2);
+      CHECK(fetch_rows(sel->pmc, all, sel_cols, all_cols, rows, k, at[1], "--rank 1,2 random"));
+      for (size_t i = 0; i < k; i++) rows[i] = 700 + i % 500;
+      CHECK(fetch_rows(sel->pmc, all, sel_cols, all_cols, rows, k, at[1], "--rank 1,2 across the parts"));
+    }
+    lm_workload_free(sel);
+    lm_idset_fini(&sel_ranks);
   }
   free(rows);
   lm_workload_free(w);
