@@ -41,11 +41,19 @@ enum {
   C_NEGZ,
   C_NANPAY,
   C_INF,
+  C_LACK,
+  C_ONLY2,
+  C_LACK_ONE,
   N_COLS
 };
 static const char *col_name[N_COLS] = {"T_NEG",  "T_W1",      "T_W2", "T_W3", "T_W8",  "T_BIG",
                                        "T_EDGE", "T_HUGE",    "T_ONE_PART", "T_EACH", "T_SAME",
-                                       "T_BLANK", "T_FRAC",   "T_NEGZ", "T_NANPAY", "T_INF"};
+                                       "T_BLANK", "T_FRAC",   "T_NEGZ", "T_NANPAY", "T_INF", "T_LACK", "T_ONLY2", "T_LACK_ONE"};
+
+/* Whether part p has column c (a part without it is blank there). */
+static int present(int c, size_t p) {
+  return !((c == C_LACK && p == 3) || (c == C_ONLY2 && p != 2) || (c == C_LACK_ONE && p == 1));
+}
 
 static double from_bits(uint64_t b) {
   double v;
@@ -56,6 +64,7 @@ static double from_bits(uint64_t b) {
 /* The value of column c in row r of part p. */
 static double value_of(int c, size_t p, size_t r) {
   double sign = r % 2 ? 1.0 : -1.0;
+  if (!present(c, p)) return LM_NAN;
   switch (c) {
   case C_NEG: return -(double)((r * 7919 + p * 13) % 100000) - 1;
   case C_W1: return (double)((r * 3 + p) % 50);
@@ -78,6 +87,9 @@ static double value_of(int c, size_t p, size_t r) {
   case C_NEGZ: return p == 1 && r == 10 ? -0.0 : (double)(r % 10);
   case C_NANPAY: return p == 3 && r == 5 ? from_bits(0x7ff8000000000123ULL) : (double)r;
   case C_INF: return p == 1 && r == 3 ? (double)INFINITY : (double)r;
+  case C_LACK: return (double)r * 5 - 7;
+  case C_ONLY2: return (double)r * 11;
+  case C_LACK_ONE: return 7.0 * (double)p;
   default: return 0;
   }
 }
@@ -95,11 +107,13 @@ static int write_part(const char *dir, size_t p, const char *sysinfo) {
   FILE *f = fopen(csv, "w");
   if (!f) return 0;
   fprintf(f, "Dispatch_ID,Kernel_Name,GPU_ID,Grid_Size,Workgroup_Size,Start_Timestamp,End_Timestamp");
-  for (int c = 0; c < N_COLS; c++) fprintf(f, ",%s", col_name[c]);
+  for (int c = 0; c < N_COLS; c++)
+    if (present(c, p)) fprintf(f, ",%s", col_name[c]);
   fprintf(f, "\n");
   for (size_t r = 0; r < part_rows[p]; r++) {
     fprintf(f, "%zu,k%zu,0,256,64,%zu,%zu", r, r % 3, 1000 + r * 100, 1050 + r * 100);
-    for (int c = 0; c < N_COLS; c++) fprintf(f, ",0");
+    for (int c = 0; c < N_COLS; c++)
+      if (present(c, p)) fprintf(f, ",0");
     fprintf(f, "\n");
   }
   fclose(f);
@@ -109,6 +123,7 @@ static int write_part(const char *dir, size_t p, const char *sysinfo) {
   lm_diag_clear(&d);
   int ok = lm_workload_read(path, &w, &d) == LM_OK;
   for (int c = 0; ok && c < N_COLS; c++) {
+    if (!present(c, p)) continue;
     long k = lm_table_find(w->pmc, col_name[c]);
     ok = k >= 0 && w->pmc->cols[k].values && !w->pmc->cols[k].text_ids;
     for (size_t r = 0; ok && r < part_rows[p]; r++) w->pmc->cols[k].values[r] = value_of(c, p, r);
