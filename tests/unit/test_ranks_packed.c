@@ -1,15 +1,16 @@
 /* test_ranks_packed.c - the packed merged columns of an MPI profile's
- * rank.R parts (io, ranks_packed.c): parts of 1, 1,000, 3,000 and 129 rows
- * whose counter columns only the evaluator reads hold negative integers,
- * integers near and past 2^53 up to the largest the integer form holds,
- * token widths of 1, 2, 3 and 8 bytes, blanks, one value in one part or in
- * every part, and in one part only a fraction, -0.0, a NaN payload, an
- * infinity or an integer past 2^62 (that part falls back to doubles). The
- * folder read the default way (those columns deferred, packed) gives, bit
- * for bit, what it gives with every column in memory (--load whole),
- * through lm_table_fetch with rows that start mid-part, cross parts and
- * marks, come in random order, repeat or lie past the end, and through
- * lm_table_values. */
+ * rank.R parts (io, ranks_packed.c). Parts of 1, 1,000, 3,000, 129 and
+ * 1,024 rows whose counter columns only the evaluator reads hold negative
+ * integers, integers near and past 2^53 up to the largest the integer
+ * form holds, token widths of 1, 2, 3 and 8 bytes, blanks, one value in
+ * one part or in every part, columns some parts lack, and in one part
+ * only a fraction, -0.0, a NaN payload, an infinity or an integer of 2^62
+ * and more (that part falls back to doubles). The folder read the default
+ * way (those columns deferred, packed) gives, bit for bit, what it gives
+ * with every column in memory (--load whole), through lm_table_fetch with
+ * rows that start mid-part, cross parts and marks, come in random order,
+ * repeat or lie past the end, through lm_table_values, and under a --rank
+ * selection. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,9 +21,9 @@
 #include "check.h"
 #include "io/io.h"
 
-#define N_PARTS 4
-static const size_t part_rows[N_PARTS] = {1, 1000, 3000, 129};
-static const int part_rank[N_PARTS] = {0, 1, 2, 5};
+#define N_PARTS 5
+static const size_t part_rows[N_PARTS] = {1, 1000, 3000, 129, 1024};
+static const int part_rank[N_PARTS] = {0, 1, 2, 5, 7};
 
 enum {
   C_NEG,
