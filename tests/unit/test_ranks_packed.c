@@ -12,6 +12,7 @@
  * repeat or lie past the end, through lm_table_values, and under a --rank
  * selection. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +214,34 @@ static int fetch_same(const lm_table *t, const lm_table *all, const long *cols, 
   return fetch_rows(t, all, cols, all_cols, rows, k, 0, what);
 }
 
+/* Two threads fetching at once (lm_table_fetch_fn's contract): random
+ * runs and draws, each thread its own rows. */
+typedef struct fetcher {
+  const lm_table *t, *all;
+  const long *cols, *all_cols;
+  uint64_t seed;
+  int ok;
+} fetcher;
+
+static void *fetch_side(void *arg) {
+  fetcher *f = arg;
+  size_t n = f->t->n_rows, *rows = malloc(800 * sizeof *rows);
+  f->ok = rows != NULL;
+  for (int round = 0; f->ok && round < 60; round++) {
+    size_t k = 0;
+    while (k < 800) {
+      f->seed ^= f->seed << 13;
+      f->seed ^= f->seed >> 7;
+      f->seed ^= f->seed << 17;
+      size_t r = (size_t)(f->seed % (n + 2)), len = round % 2 ? 1 + (size_t)(f->seed >> 40) % 200 : 1;
+      for (size_t i = 0; i < len && k < 800; i++) rows[k++] = r + i;
+    }
+    f->ok = fetch_same(f->t, f->all, f->cols, f->all_cols, rows, k, "two threads");
+  }
+  free(rows);
+  return NULL;
+}
+
 int main(void) {
   const char *shared = getenv("LUMEN_SHARED_DIR");
   if (!shared) shared = "../shared";
@@ -362,6 +391,14 @@ int main(void) {
     CHECK(lm_table_fetch(t, cols, 1, rows, 0, &out, &d) == LM_OK && x == 7);
     long bad = (long)t->n_cols;
     CHECK(lm_table_fetch(t, &bad, 1, rows, 1, &out, &d) == LM_EINVAL);
+  }
+  {
+    fetcher f[2] = {{t, all, cols, all_cols, 12345, 0}, {t, all, cols, all_cols, 67890, 0}};
+    pthread_t th;
+    int started = pthread_create(&th, NULL, fetch_side, &f[0]) == 0;
+    fetch_side(&f[1]);
+    if (started) pthread_join(th, NULL);
+    CHECK(started && f[0].ok && f[1].ok);
   }
   /* lm_table_values: the whole column, kept. */
   for (int c = 0; c < N_COLS; c++) {
