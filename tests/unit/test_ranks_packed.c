@@ -48,9 +48,9 @@ enum {
   C_LACK_ONE,
   N_COLS
 };
-static const char *col_name[N_COLS] = {"T_NEG",  "T_W1",      "T_W2", "T_W3", "T_W8",  "T_BIG",
-                                       "T_EDGE", "T_HUGE",    "T_ONE_PART", "T_EACH", "T_SAME",
-                                       "T_BLANK", "T_FRAC",   "T_NEGZ", "T_NANPAY", "T_INF", "T_LACK", "T_ONLY2", "T_LACK_ONE"};
+static const char *col_name[N_COLS] = {"T_NEG",    "T_W1",       "T_W2",   "T_W3",    "T_W8",      "T_BIG",  "T_EDGE",
+                                       "T_HUGE",   "T_ONE_PART", "T_EACH", "T_SAME",  "T_BLANK",   "T_FRAC", "T_NEGZ",
+                                       "T_NANPAY", "T_INF",      "T_LACK", "T_ONLY2", "T_LACK_ONE"};
 
 /* Whether part p has column c (a part without it is blank there). */
 static int present(int c, size_t p) {
@@ -74,9 +74,9 @@ static double value_of(int c, size_t p, size_t r) {
   case C_W3: return (double)((r * 7919) % 4000000);
   case C_W8: return sign * (2305843009213693952.0 + (double)(r + p) * 1024);
   case C_BIG:
-    if (p == 3) return 1152921504606846976.0 + (double)r * 256; /* 2^60 */
-    if (p % 2) return sign * (36028797018963968.0 + (double)r * 8); /* 2^55 */
-    return (double)(9007199254740992LL - 5 + (long long)r); /* across 2^53 */
+    if (p == 3) return 1152921504606846976.0 + (double)r * 256;          /* 2^60 */
+    if (p % 2) return sign * (36028797018963968.0 + (double)r * 8);      /* 2^55 */
+    return (double)(9007199254740992LL - 5 + (long long)r);              /* across 2^53 */
   case C_EDGE: return p == 2 ? sign * 4611686018427387392.0 : (double)r; /* 2^62 - 512 */
   case C_HUGE: /* 2^62 on, first -2^62 after 2^62 (a difference of -2^63) */
     if (p != 1) return (double)r;
@@ -427,7 +427,8 @@ int main(void) {
     for (int c = 0; found && c < N_COLS; c++) found = (sel_cols[c] = lm_table_find(sel->pmc, col_name[c])) >= 0;
     CHECK(found);
     if (found && sel->pmc->n_rows == k) {
-      CHECK(lm_table_deferred(sel->pmc, (size_t)sel_cols[C_NEG]) && lm_table_deferred(sel->pmc, (size_t)sel_cols[C_W8]));
+      CHECK(lm_table_deferred(sel->pmc, (size_t)sel_cols[C_NEG]) &&
+            lm_table_deferred(sel->pmc, (size_t)sel_cols[C_W8]));
       for (size_t i = 0; i < k + 2; i++) rows[i] = i;
       CHECK(fetch_rows(sel->pmc, all, sel_cols, all_cols, rows, k + 2, at[1], "--rank 1,2"));
       for (size_t i = 0; i < k; i++) rows[i] = next_rand(k + 2);
