@@ -9,8 +9,9 @@
  * way (those columns deferred, packed) gives, bit for bit, what it gives
  * with every column in memory (--load whole), through lm_table_fetch with
  * rows that start mid-part, cross parts and marks, come in random order,
- * repeat or lie past the end, through lm_table_values, and under a --rank
- * selection. */
+ * repeat or lie past the end (from two threads at once too), through
+ * lm_table_values, under a --rank selection, and with the parts loaded
+ * elsewhere (as --mpi's other processes do) and packed on arrival. */
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -242,6 +243,27 @@ static void *fetch_side(void *arg) {
   return NULL;
 }
 
+/* Parts loaded "elsewhere" (as lumen analyze --mpi's other processes
+ * load them): each read alone, every column in its own memory, then
+ * handed to the merge, which packs them on arrival. */
+static lm_status plan_parts(void *ctx, size_t n_parts, int exchange, lm_diag *diag) {
+  (void)diag;
+  int *exchanged = ctx;
+  *exchanged = exchange && n_parts == N_PARTS;
+  return LM_OK;
+}
+static lm_status load_part(void *ctx, size_t i, const char *dir, const lm_workload_options *opts, lm_workload **out,
+                           lm_diag *diag) {
+  (void)ctx;
+  (void)i;
+  lm_workload_options own = *opts;
+  own.place = NULL;
+  own.place_ctx = NULL;
+  own.parts = NULL;
+  own.choose = choose_every;
+  return lm_workload_read_opts(dir, &own, out, diag);
+}
+
 int main(void) {
   const char *shared = getenv("LUMEN_SHARED_DIR");
   if (!shared) shared = "../shared";
@@ -438,6 +460,33 @@ int main(void) {
     }
     lm_workload_free(sel);
     lm_idset_fini(&sel_ranks);
+  }
+  /* Parts loaded elsewhere: packed on arrival, the same values. */
+  {
+    int exchanged = 0;
+    lm_part_source src = {plan_parts, load_part, &exchanged};
+    lm_workload_options eo;
+    memset(&eo, 0, sizeof eo);
+    eo.choose = choose_later;
+    eo.parts = &src;
+    lm_workload *ew = NULL;
+    CHECK(lm_workload_read_opts(dir, &eo, &ew, &d) == LM_OK);
+    CHECK(exchanged);
+    long e_cols[N_COLS];
+    int found = ew && ew->pmc->n_rows == n;
+    for (int c = 0; found && c < N_COLS; c++) found = (e_cols[c] = lm_table_find(ew->pmc, col_name[c])) >= 0;
+    CHECK(found);
+    if (found) {
+      CHECK(lm_table_deferred(ew->pmc, (size_t)e_cols[C_NEG]) && lm_table_deferred(ew->pmc, (size_t)e_cols[C_W8]) &&
+            lm_table_deferred(ew->pmc, (size_t)e_cols[C_BIG]));
+      for (size_t i = 0; i < n + 2; i++) rows[i] = i;
+      CHECK(fetch_same(ew->pmc, all, e_cols, all_cols, rows, n + 2, "elsewhere: every row"));
+      for (size_t i = 0; i < n; i++) rows[i] = next_rand(n + 2);
+      CHECK(fetch_same(ew->pmc, all, e_cols, all_cols, rows, n, "elsewhere: random"));
+      for (size_t i = 0; i < n; i++) rows[i] = 900 + i % 1300;
+      CHECK(fetch_same(ew->pmc, all, e_cols, all_cols, rows, n, "elsewhere: across the parts"));
+    }
+    lm_workload_free(ew);
   }
   free(rows);
   lm_workload_free(w);
