@@ -73,6 +73,13 @@ async function getJSON(url) {
 
 /* --------------------------------------------------------------- setup */
 
+// ", 1,024 ranks on 4 hosts" for a stored workload of rank parts, else "".
+function rankNote(w) {
+  if (!w.ranks) return '';
+  const n = (x, one) => `${x.toLocaleString('en-US')} ${one}${x === 1 ? '' : 's'}`;
+  return `, ${n(w.ranks, 'rank')} on ${n(w.hosts, 'host')}`;
+}
+
 async function init() {
   let list;
   try {
@@ -85,7 +92,7 @@ async function init() {
     for (const w of list.workloads) {
       const o = document.createElement('option');
       o.value = w.id;
-      o.textContent = w.kind === 'store' ? `${w.name} (store${w.team ? ', ' + w.team : ''})` : w.name;
+      o.textContent = w.kind === 'store' ? `${w.name} (store${w.team ? ', ' + w.team : ''}${rankNote(w)})` : w.name;
       sel.appendChild(o);
     }
   }

@@ -26,6 +26,29 @@ const char *cli_store_url(const cli_args *a, char *buf, size_t cap) {
   return lm_store_default_path(buf, cap);
 }
 
+/* n with a comma between groups of three digits (1,024). */
+static void grouped(size_t n, char *out, size_t cap) {
+  char digits[32];
+  int len = snprintf(digits, sizeof digits, "%zu", n);
+  size_t o = 0;
+  for (int i = 0; i < len && o + 2 < cap; i++) {
+    if (i > 0 && (len - i) % 3 == 0) out[o++] = ',';
+    out[o++] = digits[i];
+  }
+  out[o] = '\0';
+}
+
+/* The text list's ranks column: "1,024 ranks on 4 hosts", empty for a
+ * workload without rank parts. */
+static void ranks_text(const lm_store_entry *e, char *out, size_t cap) {
+  out[0] = '\0';
+  if (!e->n_ranks) return;
+  char r[32], h[32];
+  grouped(e->n_ranks, r, sizeof r);
+  grouped(e->n_hosts, h, sizeof h);
+  snprintf(out, cap, "%s rank%s on %s host%s", r, e->n_ranks == 1 ? "" : "s", h, e->n_hosts == 1 ? "" : "s");
+}
+
 static void csv_quoted(const char *s) {
   putchar('"');
   for (; *s; s++) {
@@ -106,13 +129,14 @@ int cmd_db(int argc, char **argv, int first) {
       goto done;
     }
     if (format && strcmp(format, "csv") == 0) {
-      printf("name,team,arch,gpu_model,dispatches,source,created,fingerprint,simulated\n");
+      printf("name,team,arch,gpu_model,dispatches,source,created,fingerprint,simulated,ranks,hosts\n");
       for (size_t i = 0; i < n; i++) {
         csv_quoted(entries[i].name);
         putchar(',');
         csv_quoted(entries[i].team);
-        printf(",%s,%s,%zu,%s,%s,%s,%s\n", entries[i].arch, entries[i].gpu_model, entries[i].n_dispatches,
-               entries[i].source, entries[i].created, entries[i].fingerprint, simulated(&entries[i]) ? "yes" : "no");
+        printf(",%s,%s,%zu,%s,%s,%s,%s,%zu,%zu\n", entries[i].arch, entries[i].gpu_model, entries[i].n_dispatches,
+               entries[i].source, entries[i].created, entries[i].fingerprint, simulated(&entries[i]) ? "yes" : "no",
+               entries[i].n_ranks, entries[i].n_hosts);
       }
     } else if (format && strcmp(format, "json") == 0) {
       cJSON *root = cJSON_CreateObject();
@@ -128,6 +152,8 @@ int cmd_db(int argc, char **argv, int first) {
         cJSON_AddStringToObject(e, "created", entries[i].created);
         cJSON_AddStringToObject(e, "fingerprint", entries[i].fingerprint);
         cJSON_AddBoolToObject(e, "simulated", simulated(&entries[i]));
+        cJSON_AddNumberToObject(e, "ranks", (double)entries[i].n_ranks);
+        cJSON_AddNumberToObject(e, "hosts", (double)entries[i].n_hosts);
         cJSON_AddItemToArray(list, e);
       }
       char *text = cJSON_PrintUnformatted(root);
@@ -141,14 +167,16 @@ int cmd_db(int argc, char **argv, int first) {
       lm_free(fixed);
       cJSON_free(text);
     } else {
-      printf("%-32s %-10s %-8s %-10s %10s %-8s %s\n", "name", "team", "arch", "gpu", "dispatches", "source",
-             "created");
+      printf("%-32s %-10s %-8s %-10s %10s %-8s %-20s %s\n", "name", "team", "arch", "gpu", "dispatches", "source",
+             "created", "ranks");
       for (size_t i = 0; i < n; i++) {
         char *name = lm_text_safe(entries[i].name, 0), *team = lm_text_safe(entries[i].team, 0);
         char source[48];
         snprintf(source, sizeof source, "%s%s", entries[i].source, simulated(&entries[i]) ? " (simulated)" : "");
-        printf("%-32s %-10s %-8s %-10s %10zu %-8s %s\n", name ? name : "", team ? team : "", entries[i].arch,
-               entries[i].gpu_model, entries[i].n_dispatches, source, entries[i].created);
+        char ranks[96];
+        ranks_text(&entries[i], ranks, sizeof ranks);
+        printf("%-32s %-10s %-8s %-10s %10zu %-8s %s%s%s\n", name ? name : "", team ? team : "", entries[i].arch,
+               entries[i].gpu_model, entries[i].n_dispatches, source, entries[i].created, *ranks ? " " : "", ranks);
         lm_free(name);
         lm_free(team);
       }

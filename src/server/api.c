@@ -63,6 +63,8 @@ enum MHD_Result lm_server_api_workloads(struct MHD_Connection *c) {
         cJSON_AddStringToObject(e, "arch", entries[i].arch);
         cJSON_AddStringToObject(e, "gpu_model", entries[i].gpu_model);
         cJSON_AddNumberToObject(e, "dispatches", (double)entries[i].n_dispatches);
+        cJSON_AddNumberToObject(e, "ranks", (double)entries[i].n_ranks);
+        cJSON_AddNumberToObject(e, "hosts", (double)entries[i].n_hosts);
         cJSON_AddItemToArray(list, e);
       }
     } else {

@@ -121,9 +121,23 @@ lm_sql *lm_store_sql(lm_store *s) { return s->sql; }
 
 /* ----------------------------------------------------------------- list */
 
-static const char *entry_sql =
-    "SELECT id, name, team, source, origin, created, arch, gpu_model, n_dispatches, complete, "
-    "fingerprint FROM workload";
+/* The entry of each workload, with its parts and hosts counted in
+ * rank_sysinfo through its primary key (workload_id, part, key): the cost
+ * grows with the parts' system information, not with the dispatches. A
+ * store without the table (read-only, before version 4) counts none. */
+static const char *entry_cols =
+    "SELECT id, name, team, source, origin, created, arch, gpu_model, n_dispatches, complete, fingerprint";
+static const char *rank_cols =
+    ", (SELECT COUNT(DISTINCT r.part) FROM rank_sysinfo r WHERE r.workload_id = workload.id), "
+    "(SELECT COUNT(DISTINCT r.value) FROM rank_sysinfo r WHERE r.workload_id = workload.id "
+    "AND r.key = 'hostname' AND r.value <> '')";
+
+static int has_table(lm_sql *sql, const char *table);
+
+static void entry_sql(lm_store *s, const char *tail, char *out, size_t cap) {
+  snprintf(out, cap, "%s%s FROM workload %s", entry_cols, has_table(s->sql, "rank_sysinfo") ? rank_cols : ", 0, 0",
+           tail);
+}
 
 static void fill_entry(lm_stmt *q, lm_store_entry *e) {
   memset(e, 0, sizeof *e);
@@ -138,13 +152,16 @@ static void fill_entry(lm_stmt *q, lm_store_entry *e) {
   e->n_dispatches = (size_t)lm_stmt_int64(q, 8);
   e->complete = (int)lm_stmt_int64(q, 9);
   snprintf(e->fingerprint, sizeof e->fingerprint, "%s", lm_stmt_text(q, 10));
+  int64_t ranks = lm_stmt_int64(q, 11), hosts = lm_stmt_int64(q, 12);
+  e->n_ranks = ranks > 0 ? (size_t)ranks : 0;
+  e->n_hosts = hosts > 0 ? (size_t)hosts : 0;
 }
 
 lm_status lm_store_list(lm_store *s, lm_store_entry **out, size_t *n, lm_diag *diag) {
   *out = NULL;
   *n = 0;
-  char text[512];
-  snprintf(text, sizeof text, "%s ORDER BY name", entry_sql);
+  char text[768];
+  entry_sql(s, "ORDER BY name", text, sizeof text);
   lm_stmt *q = NULL;
   lm_status st = lm_sql_prepare(s->sql, text, &q, diag);
   if (st != LM_OK) return st;
@@ -168,8 +185,8 @@ lm_status lm_store_list(lm_store *s, lm_store_entry **out, size_t *n, lm_diag *d
 }
 
 lm_status lm_store_get(lm_store *s, const char *name, lm_store_entry *out, lm_diag *diag) {
-  char text[512];
-  snprintf(text, sizeof text, "%s WHERE name = ?", entry_sql);
+  char text[768];
+  entry_sql(s, "WHERE name = ?", text, sizeof text);
   lm_stmt *q = NULL;
   lm_status st = lm_sql_prepare(s->sql, text, &q, diag);
   if (st != LM_OK) return st;

@@ -35,15 +35,23 @@ void lm_store_close(lm_store *store);
 const char *lm_store_where(const lm_store *store);
 lm_sql *lm_store_sql(lm_store *store);
 
+/* One stored workload. n_ranks: the rank.R parts of an MPI profile that
+ * were imported as this workload (a folder of parts or a --split ranks
+ * profile); n_hosts: the distinct hosts those parts name (their sysinfo
+ * `hostname`). Both are 0 for a workload of one process, or of one
+ * process that ran several ranks (its rows keep them, but there are no
+ * parts), and for a store written before version 4 kept parts. */
 typedef struct lm_store_entry {
   char name[256], team[128], source[32], origin[1024], created[32], arch[32], gpu_model[64];
   char fingerprint[40];
   int64_t id;
-  size_t n_dispatches;
+  size_t n_dispatches, n_ranks, n_hosts;
   int complete;
 } lm_store_entry;
 
-/* lm_store_list: every workload (in name order); free with free(). */
+/* lm_store_list: every workload (in name order), with its rank and host
+ * counts from one query that reads rank_sysinfo by its key, never the
+ * dispatch rows; free with free(). */
 lm_status lm_store_list(lm_store *store, lm_store_entry **out, size_t *n, lm_diag *diag);
 /* lm_store_get: one workload's entry. */
 lm_status lm_store_get(lm_store *store, const char *name, lm_store_entry *out, lm_diag *diag);

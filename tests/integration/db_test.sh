@@ -231,6 +231,23 @@ PY
     expect_out "imported as 'split' (3 dispatches)"
     run db list --db "$DB" --format csv
     expect_out ",7,lumen,"
+    # The listing counts each workload's parts and their distinct hosts:
+    # 'parts' has three parts on two hosts (rank 1's edited above), the
+    # --split ranks profile four parts on this host, and the profile of one
+    # process that ran two ranks no parts.
+    ranks_of() { # FILE: "name ranks hosts" per workload of a JSON listing
+      python3 -c 'import json,sys; [print(w["name"], w["ranks"], w["hosts"]) for w in json.load(open(sys.argv[1]))["workloads"]]' "$1"
+    }
+    local want=$'one 0 0\nparts 3 2\nsplit 4 1'
+    run db list --db "$DB" --format json
+    [ "$(ranks_of "$TMP/out" | sort)" = "$want" ] || fail "db list json: ranks and hosts: $(ranks_of "$TMP/out")"
+    run db list --db "$DB" --format csv
+    [ "$(python3 -c 'import csv,sys; [print(r["name"], r["ranks"], r["hosts"]) for r in csv.DictReader(open(sys.argv[1]))]' "$TMP/out" | sort)" = "$want" ] ||
+      fail "db list csv: ranks and hosts: $(cat "$TMP/out")"
+    run db list --db "$DB"
+    grep -q '^parts .* 3 ranks on 2 hosts$' "$TMP/out" || fail "db list: parts: $(cat "$TMP/out")"
+    grep -q '^split .* 4 ranks on 1 host$' "$TMP/out" || fail "db list: split: $(cat "$TMP/out")"
+    ! grep -q '^one .*rank' "$TMP/out" || fail "db list: one process shows ranks: $(cat "$TMP/out")"
     run db import --db "$DB" -w "$TMP/parts"
     expect_out "already in the store as 'parts'"
     # same_report FOLDER_OUT STORE_OUT WHAT: the same bytes, but for the
@@ -329,6 +346,9 @@ PY
     # The server's /api/analysis takes rank= the way analyze takes --rank.
     . "$SRCDIR/../../scripts/serve-lib.sh"
     start_server --db "$DB"
+    get "/api/workloads"
+    expect_code 200 "the workloads"
+    [ "$(ranks_of "$TMP/body" | sort)" = "$want" ] || fail "/api/workloads: ranks and hosts: $(cat "$TMP/body")"
     get "/api/analysis?w=db:parts&rank=1:3"
     expect_code 200 "analysis of ranks 1 and 2"
     "$LUMEN" analyze --db "$DB" -w parts --rank 1:3 --format json >"$TMP/cli.json" 2>"$TMP/err" || fail "$(cat "$TMP/err")"
