@@ -8,7 +8,8 @@
  * ignored; names with SQL metacharacters are just names. Loading only the
  * columns an analysis reads gives, for every shared workload, the same
  * analysis and roofline as loading them all; a lumen folder written before
- * the column codec is imported compact. */
+ * the column codec is imported compact. Listings count the rank parts of a
+ * workload and their distinct hosts, also in a read-only version 3 store. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,6 +254,31 @@ static void test_old_folder(const char *tmp) {
   lm_workload_free(w);
 }
 
+/* A store of version 3 (no rank_sysinfo) opened read-only lists its
+ * workloads, without ranks or hosts. */
+static void test_old_list(const char *tmp) {
+  char url[4300], wl[4096];
+  snprintf(url, sizeof url, "%s/old_list.db", tmp);
+  snprintf(wl, sizeof wl, "%s/workloads/vcopy/MI200", shared);
+  lm_store *s = NULL;
+  lm_diag d;
+  lm_import_result r;
+  CHECK(lm_store_open(url, 1, &s, &d) == LM_OK && lm_store_import(s, wl, "v", NULL, &r, &d) == LM_OK);
+  CHECK(s && lm_sql_exec(lm_store_sql(s), "DROP TABLE rank_sysinfo; DROP TABLE set_rank; "
+                         "UPDATE lumen_meta SET value = '3' WHERE key = 'schema_version'", 0, &d) == LM_OK);
+  lm_store_close(s);
+  s = NULL;
+  CHECK(lm_store_open(url, 0, &s, &d) == LM_OK);
+  lm_store_entry *e = NULL;
+  size_t n = 0;
+  CHECK(s && lm_store_list(s, &e, &n, &d) == LM_OK && n == 1);
+  CHECK(e && n == 1 && strcmp(e[0].name, "v") == 0 && e[0].n_dispatches == 3 && e[0].n_ranks == 0 &&
+        e[0].n_hosts == 0);
+  free(e);
+  CHECK(count(s, "SELECT COUNT(*) FROM lumen_meta WHERE key = 'schema_version' AND value = '3'") == 1);
+  lm_store_close(s);
+}
+
 static void run_suite(const char *url, const char *tmp) {
   lm_store *s = NULL;
   lm_diag d;
@@ -294,6 +320,28 @@ static void run_suite(const char *url, const char *tmp) {
   CHECK(lm_store_get(s, odd, &got, &d) == LM_OK);
   CHECK_STR(got.team, "team 'a'");
   CHECK(got.n_dispatches == 24);
+  /* Ranks and hosts come from the parts' system information: none for a
+   * workload of one process; the parts and their distinct named hosts
+   * (a part without a host names none) for one of parts. */
+  CHECK(got.n_ranks == 0 && got.n_hosts == 0);
+  for (int p = 0; p < 5; p++) {
+    static const char *const hosts[] = {"node-a", "node-b", "node-a", "node-b", ""};
+    char ins[512];
+    snprintf(ins, sizeof ins,
+             "INSERT INTO rank_sysinfo(workload_id, part, rank, position, key, value) VALUES "
+             "(%lld, %d, %d, 0, 'hostname', '%s'), (%lld, %d, %d, 1, 'cpu_model', 'cpu %d')",
+             (long long)got.id, p, 4 - p, hosts[p], (long long)got.id, p, 4 - p, p);
+    CHECK(lm_sql_exec(lm_store_sql(s), ins, 0, &d) == LM_OK);
+  }
+  CHECK(lm_store_get(s, odd, &got, &d) == LM_OK);
+  CHECK(got.n_ranks == 5 && got.n_hosts == 2);
+  CHECK(lm_store_list(s, &e, &n, &d) == LM_OK && n == 2);
+  for (size_t i = 0; e && i < n; i++)
+    CHECK(strcmp(e[i].name, odd) == 0 ? e[i].n_ranks == 5 && e[i].n_hosts == 2
+                                      : e[i].n_ranks == 0 && e[i].n_hosts == 0);
+  free(e);
+  e = NULL;
+  CHECK(lm_sql_exec(lm_store_sql(s), "DELETE FROM rank_sysinfo", 0, &d) == LM_OK);
   /* The same contents under another team is another workload. */
   CHECK(lm_store_import(s, vcopy, NULL, "other", &r, &d) == LM_EINVAL); /* names are unique */
   CHECK(lm_store_import(s, vcopy, "vc-other", "other", &r, &d) == LM_OK && r.existed == 0);
@@ -477,6 +525,7 @@ int main(void) {
   run_suite(url, tmp);
   test_selective(tmp);
   test_old_folder(tmp);
+  test_old_list(tmp);
   const char *server = getenv("LUMEN_TEST_PG");
   if (server && *server) {
     char pg[1024];
