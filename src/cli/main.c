@@ -187,7 +187,7 @@ static const char *const export_help =
 
 static const char *const db_help =
     "usage: lumen db import -w DIR [-w DIR ...] [-n NAME] [--team T] [--db URL]\n"
-    "       lumen db list [--format csv] [--db URL]\n"
+    "       lumen db list [--format csv|json] [--db URL]\n"
     "       lumen db rm NAME [NAME ...] [--db URL]\n"
     "       lumen db export NAME -w DIR [--db URL]\n"
     "\n"
@@ -196,7 +196,9 @@ static const char *const db_help =
     "(--db postgresql://user@host/db). import takes lumen workload folders\n"
     "and Omniperf/rocprofiler-compute folders; importing the same contents\n"
     "again finds the copy already there, and a failed import leaves nothing.\n"
-    "export writes a workload as a lumen workload folder. Then:\n"
+    "export writes a workload as a lumen workload folder. list shows, for an\n"
+    "MPI profile imported from its rank.R parts, how many ranks and hosts it\n"
+    "has (\"1,024 ranks on 4 hosts\"; csv and json: ranks, hosts). Then:\n"
     "  lumen analyze --db URL -w NAME     (the same output as the folder)\n";
 
 static const char *const serve_help =
