@@ -207,6 +207,9 @@ try {
 
   // 8. A store workload (kept analysis).
   const stored = options.find((o) => o.text.includes('(store'));
+  const ranked = options.find((o) => o.value === 'db:ranked');
+  check(ranked && ranked.text === 'ranked (store, 3 ranks on 2 hosts)' && !stored.text.includes('rank'),
+    `the workload menu counts a store workload's ranks and hosts (${ranked && ranked.text}; ${stored.text})`);
   await page.selectOption('#baseline', '');
   await ready(page);
   await page.selectOption('#workload', stored.value);

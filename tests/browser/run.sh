@@ -20,6 +20,16 @@ TMP=$(mktemp -d /tmp/lumen-bt-XXXXXX)
 SERVER=""
 trap '[ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; rm -rf "$TMP"' EXIT
 "$LUMEN" db import --db "$TMP/store.db" -w "$SHARED/workloads/_mix/mix_MI300X_A1" -n "mi300 mix" >/dev/null
+# Three rank.R parts of one recording, rank 1 on another host: the
+# workload menu says "3 ranks on 2 hosts".
+"$LUMEN" db import --db "$TMP/part.db" -w "$SHARED/workloads/vcopy/MI200" -n part >/dev/null
+"$LUMEN" db export --db "$TMP/part.db" part -w "$TMP/part" >/dev/null
+for r in 0 1 2; do
+  mkdir -p "$TMP/ranked/rank.$r" && cp "$TMP/part/lumen.db" "$TMP/ranked/rank.$r/"
+  sqlite3 "$TMP/ranked/rank.$r/lumen.db" "UPDATE dispatch SET rank = $r"
+done
+sqlite3 "$TMP/ranked/rank.1/lumen.db" "UPDATE sysinfo SET value = 'node-b' WHERE key = 'hostname'"
+"$LUMEN" db import --db "$TMP/store.db" -w "$TMP/ranked" -n ranked >/dev/null
 . "$HERE/../../scripts/serve-lib.sh"
 start_lumen_serve "$LUMEN" "$TMP" -w "$SHARED/workloads/vcopy/MI200" -w "$SHARED/workloads/_mix/mix_MI200" \
   --db "$TMP/store.db" || exit 1
