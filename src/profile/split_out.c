@@ -395,6 +395,17 @@ static lm_status run_and_compose(split_ctx *x, const lm_catalog *cat, lm_profile
   return st;
 }
 
+/* A context for one profile: nothing planned yet, application runs
+ * numbered from 1. */
+static split_ctx ctx_start(const lm_profile_opts *o, lm_collector *col) {
+  split_ctx x;
+  memset(&x, 0, sizeof x);
+  x.o = o;
+  x.col = col;
+  x.next_id = 1;
+  return x;
+}
+
 static void ctx_fini(split_ctx *x, lm_status st, lm_diag *diag) {
   for (int q = 0; x->parts && q < x->n_ranks; q++) {
     part_db *p = &x->parts[q];
@@ -412,11 +423,7 @@ static void ctx_fini(split_ctx *x, lm_status st, lm_diag *diag) {
 
 lm_status lm_collect_split_outside(const lm_profile_opts *o, lm_collector *col, const lm_catalog *cat,
                                    lm_profile_summary *summary, lm_diag *diag) {
-  split_ctx x;
-  memset(&x, 0, sizeof x);
-  x.o = o;
-  x.col = col;
-  x.next_id = 1;
+  split_ctx x = ctx_start(o, col);
   lm_plan *plan = NULL;
   sqlite3 *plan_db = NULL;
   int64_t plan_wid = 0;
@@ -536,11 +543,7 @@ static lm_status open_part(split_ctx *x, int q, split_opts *so, lm_diag *diag) {
 
 lm_status lm_collect_split_resume(const lm_profile_opts *o, lm_collector *col, const lm_catalog *cat,
                                   lm_profile_summary *summary, lm_diag *diag) {
-  split_ctx x;
-  memset(&x, 0, sizeof x);
-  x.o = o;
-  x.col = col;
-  x.next_id = 1;
+  split_ctx x = ctx_start(o, col);
   int lock_fd = -1;
   split_opts *so = calloc(1, sizeof *so);
   lm_status st = so ? lm_collect_lock_folder(o->dir, &lock_fd, diag)
