@@ -583,37 +583,14 @@ mpi_split)
   run analyze -w "$TMP/split" --format json
   expect_status 0
   cp "$TMP/out" "$TMP/split.json"
-  python3 - "$TMP/single.json" "$TMP/split.json" <<'PY' || fail "the split ranks' tables differ from one process's"
+  PYTHONPATH="$SRCDIR" python3 - "$TMP/single.json" "$TMP/split.json" <<'PY' || fail "the split ranks' tables differ from one process's"
 import json, sys
+from split_tables import check_same_tables
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
-def tables(d):
-    out = []
-    for p in d["panels"]:
-        for t in p["tables"]:
-            rows = t.get("rows", [])
-            if t.get("id") == "1.1":  # the workload's name and time
-                rows = [r for r in rows if r["cells"][0] not in ("workload_name", "timestamp")]
-            out.append((t.get("id"), rows))
-    return out
-# Equal, numbers to 1e-9 relative: a row's timestamps are means over the
-# sets' runs (each run at its own time), and one process and four ranks
-# sum those in another order, which can move the last bit of a duration.
-def same(x, y):
-    if isinstance(x, float) or isinstance(y, float):
-        return isinstance(x, (int, float)) and isinstance(y, (int, float)) and abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1)
-    if isinstance(x, dict):
-        return isinstance(y, dict) and x.keys() == y.keys() and all(same(x[k], y[k]) for k in x)
-    if isinstance(x, list):
-        return isinstance(y, list) and len(x) == len(y) and all(same(u, v) for u, v in zip(x, y))
-    return x == y
-ta, tb = tables(a), tables(b)
-assert len(ta) == len(tb) and sum(len(r) for _, r in ta) > 500, (len(ta), len(tb))
-for x, y in zip(ta, tb):
-    assert same(x, y), x[0]
-assert same(a.get("spread"), b.get("spread"))
+n_tables = check_same_tables(a, b, ("workload_name", "timestamp"))
 assert b["split"] == {"ranks": 4, "sets": 12, "set_rank": [g % 4 for g in range(12)]}, b["split"]
 assert "ranks" not in b
-print("split over 4 ranks: %d tables equal to one process's" % len(ta))
+print("split over 4 ranks: %d tables equal to one process's" % n_tables)
 PY
   run analyze -w "$TMP/split" --no-pager
   expect_out "rank 1: sets 1, 5, 9"
@@ -759,36 +736,16 @@ mpi_split_outside)
     run analyze -w "$TMP/$name" --format json
     expect_status 0
     cp "$TMP/out" "$TMP/$name.json"
-    python3 - "$TMP/single.json" "$TMP/$name.json" "$np" "$sets" <<'PY' || fail "$name: the outside split's tables differ from one process's"
+    PYTHONPATH="$SRCDIR" python3 - "$TMP/single.json" "$TMP/$name.json" "$np" "$sets" <<'PY' || fail "$name: the outside split's tables differ from one process's"
 import json, sys
+from split_tables import check_same_tables
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 np_, sets = int(sys.argv[3]), int(sys.argv[4])
-def tables(d):
-    out = []
-    for p in d["panels"]:
-        for t in p["tables"]:
-            rows = t.get("rows", [])
-            if t.get("id") == "1.1":  # the name, time and command (mpirun's) differ
-                rows = [r for r in rows if r["cells"][0] not in ("workload_name", "timestamp", "command")]
-            out.append((t.get("id"), rows))
-    return out
-# Numbers to 1e-9 relative: timestamps are means over the sets' runs.
-def same(x, y):
-    if isinstance(x, float) or isinstance(y, float):
-        return isinstance(x, (int, float)) and isinstance(y, (int, float)) and abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1)
-    if isinstance(x, dict):
-        return isinstance(y, dict) and x.keys() == y.keys() and all(same(x[k], y[k]) for k in x)
-    if isinstance(x, list):
-        return isinstance(y, list) and len(x) == len(y) and all(same(u, v) for u, v in zip(x, y))
-    return x == y
-ta, tb = tables(a), tables(b)
-assert len(ta) == len(tb) and sum(len(r) for _, r in ta) > 500, (len(ta), len(tb))
-for x, y in zip(ta, tb):
-    assert same(x, y), x[0]
-assert same(a.get("spread"), b.get("spread"))
+# The name, time and command (mpirun's) differ.
+n_tables = check_same_tables(a, b, ("workload_name", "timestamp", "command"))
 want = [g % np_ if np_ < sets else g for g in range(sets)]
 assert b["split"] == {"ranks": np_, "sets": sets, "set_rank": want}, b["split"]
-print("outside split over %d ranks: %d tables equal to one process's" % (np_, len(ta)))
+print("outside split over %d ranks: %d tables equal to one process's" % (np_, n_tables))
 PY
   }
   outside_split o4 4 3
