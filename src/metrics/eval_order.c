@@ -131,9 +131,11 @@ lm_status lm_eval_finalize(run *r, worker *workers, int n_workers) {
   return jobs[0].status != LM_OK ? jobs[0].status : jobs[1].status;
 }
 
-/* Over the budget, mark the operands whose order statistics are all
- * medians and quantiles (a standard deviation sums the sorted values, so
- * its operand is kept) to be found by passes instead of kept. */
+/* Over the budget, mark operands whose order statistics are all medians
+ * and quantiles (a standard deviation sums the sorted values, so its
+ * operand is kept) to be found by passes instead of kept: in the order of
+ * the aggregates, as many as it takes for the others to fit the budget,
+ * so that the later passes compute no more than they must. */
 lm_status lm_eval_plan_bounded(run *r, size_t n_rows) {
   const lm_catalog *cat = r->cat;
   int32_t n_ch = r->ev->n_ch;
@@ -143,12 +145,14 @@ lm_status lm_eval_plan_bounded(run *r, size_t n_rows) {
     if (r->needed[node] && r->keep_index[node] >= 0) slots += cat->nodes[node].chan ? n_ch : 1;
   if (slots * (double)n_rows * sizeof(double) <= (double)r->stat_mem || n_rows >= UINT32_MAX)
     return LM_OK;
+  /* the slots that fit */
+  double room = floor((double)r->stat_mem / ((double)n_rows * sizeof(double)));
   r->bounded = lm_calloc((size_t)r->n_keep, 1);
   r->feeds = lm_calloc((size_t)r->n_agg + 1, 1);
   r->ostat = lm_calloc((size_t)r->n_keep * (size_t)n_ch, sizeof *r->ostat);
   r->onode = lm_calloc((size_t)cat->n_nodes + 1, 1);
   if (!r->bounded || !r->feeds || !r->ostat || !r->onode) return LM_ENOMEM;
-  for (int32_t k = 0; k < r->n_agg; k++) {
+  for (int32_t k = 0; k < r->n_agg && slots > room; k++) {
     int32_t a = cat->nodes[r->agg[k]].a, ki = r->keep_index[a];
     if (ki < 0 || r->bounded[ki]) continue;
     int ops[LM_OSTAT_MAX_OPS];
@@ -164,6 +168,7 @@ lm_status lm_eval_plan_bounded(run *r, size_t n_rows) {
     }
     if (!ok || !n_ops) continue;
     r->bounded[ki] = 1;
+    slots -= cat->nodes[a].chan ? n_ch : 1;
     r->feeds[k] = 1;
     r->onode[a] = 1;
     for (int32_t ch = 0; ch < (cat->nodes[a].chan ? n_ch : 1); ch++)

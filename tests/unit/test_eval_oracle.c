@@ -507,17 +507,22 @@ static void run_round(unsigned seed, size_t rows, int formulas) {
   /* A budget of one byte for the order statistics: medians and
    * quantiles come from passes over the rows instead (ostat.c), with the
    * same bits in every cell. */
-  lm_eval *bounded = NULL;
-  lm_eval_request breq = req;
-  breq.stat_mem = 1;
-  if (cat) CHECK(lm_eval_run(cat, &breq, &bounded, &d) == LM_OK);
-  for (int32_t c = 0; ev && bounded && c < cat->n_cells; c++) {
-    double a = 0, b = 0;
-    int ha = lm_eval_node(ev, cat->cells[c].node, 0, &a);
-    int hb = lm_eval_node(bounded, cat->cells[c].node, 0, &b);
-    CHECK(ha == hb && (!ha || memcmp(&a, &b, sizeof a) == 0));
+  /* Budgets that fit the values of a few operands: those are kept, the
+   * others found by passes. */
+  const size_t budgets[] = {1, rows * sizeof(double) * 3, rows * sizeof(double) * 11 + 5};
+  for (size_t bi = 0; bi < sizeof budgets / sizeof *budgets; bi++) {
+    lm_eval *bounded = NULL;
+    lm_eval_request breq = req;
+    breq.stat_mem = budgets[bi];
+    if (cat) CHECK(lm_eval_run(cat, &breq, &bounded, &d) == LM_OK);
+    for (int32_t c = 0; ev && bounded && c < cat->n_cells; c++) {
+      double a = 0, b = 0;
+      int ha = lm_eval_node(ev, cat->cells[c].node, 0, &a);
+      int hb = lm_eval_node(bounded, cat->cells[c].node, 0, &b);
+      CHECK(ha == hb && (!ha || memcmp(&a, &b, sizeof a) == 0));
+    }
+    lm_eval_free(bounded);
   }
-  lm_eval_free(bounded);
   env E = {rows, w->pmc, &w->sysinfo, weights};
   static const char *const aggs[] = {"AVG", "MIN", "MAX", "MEDIAN", "STD", "QUANTILE",
                                      "QUANTILE", "SUM", "COUNT"};
