@@ -263,6 +263,30 @@ size_t lm_colcodec_int_index(const unsigned char *planes, size_t width, size_t n
   }
 }
 
+static inline __attribute__((always_inline)) void marks_w(const unsigned char *planes, size_t width, size_t n,
+                                                          size_t every, int64_t *marks) {
+  int64_t prev = 0;
+  for (size_t m = 0; m * every < n; m++) {
+    marks[m] = prev;
+    size_t end = (m + 1) * every < n ? (m + 1) * every : n;
+    for (size_t i = m * every; i < end; i++) {
+      uint64_t u = token_at(planes, width, n, i);
+      prev = u ? step_int(prev, u) : prev;
+    }
+  }
+  if (n % every == 0) marks[n / every] = prev;
+}
+
+void lm_colcodec_int_marks(const unsigned char *planes, size_t width, size_t n, size_t every, int64_t *marks) {
+  if (!every) return;
+  switch (width) {
+  case 1: marks_w(planes, 1, n, every, marks); break;
+  case 2: marks_w(planes, 2, n, every, marks); break;
+  case 3: marks_w(planes, 3, n, every, marks); break;
+  default: marks_w(planes, width, n, every, marks); break;
+  }
+}
+
 static inline __attribute__((always_inline)) void rows_w(const unsigned char *planes, size_t width, size_t n,
                                                          const int64_t *marks, const size_t *rows, size_t k,
                                                          double *out) {

@@ -129,6 +129,15 @@ static lm_status keep_planes(lm_table *t, size_t c, const unsigned char *planes,
   return LM_OK;
 }
 
+int lm_table_kept_planes(const lm_table *t, size_t c, const unsigned char **planes, size_t *width) {
+  if (t->fetch != kept_fetch || !t->fetch_state || c >= t->n_cols) return 0;
+  const kept_col *kc = &((const kept *)t->fetch_state)->cols[c];
+  if (!kc->planes) return 0;
+  *planes = kc->planes;
+  *width = kc->width;
+  return 1;
+}
+
 /* Whether column_data has its codec (schema version 3), asked of the
  * catalog, so that the question fails no transaction on either engine. */
 static int has_codec_column(lm_sql *sql) {

@@ -259,6 +259,11 @@ lm_status lm_colcodec_int_planes(lm_colcodec *codec, const void *blob, size_t le
 size_t lm_colcodec_int_index(const unsigned char *planes, size_t width, size_t n, int64_t *marks,
                              uint8_t *row_missing);
 
+/* lm_colcodec_int_marks: marks[m] (n / every + 1 entries) gets the
+ * integer before row m * every of the planes of n rows, as
+ * lm_colcodec_int_index does for every = LM_COLCODEC_MARK_ROWS; every 0:
+ * nothing is written. */
+void lm_colcodec_int_marks(const unsigned char *planes, size_t width, size_t n, size_t every, int64_t *marks);
 /* lm_colcodec_int_rows: the values lm_colcodec_decode gives at rows[0..k)
  * (in any order; NaN for a row at or past n) into out, from the planes and
  * the marks of lm_colcodec_int_index. Reads only; safe from two threads. */
@@ -420,6 +425,13 @@ lm_status lm_db_count_columns(lm_sql *sql, int64_t wid, const char *source, lm_d
  * field (column_data.n_rows, column_data.data, column_data.codec). */
 lm_status lm_db_load_columns(lm_sql *sql, int64_t wid, const char *workload, const char *source,
                              lm_db_want_fn want, void *ctx, lm_table *t, lm_diag *diag);
+/* lm_table_kept_planes: 1 when column c of t, read by lm_db_load_columns,
+ * stayed as its token planes (LM_DB_WANT_LATER, integers): then *planes
+ * (*width planes of t->n_rows bytes, grouped by byte position: per row 0
+ * for a blank, else 1 + the zigzag of the difference to the previous
+ * integer, the first from 0) and *width, owned by t. 0 for any other
+ * column. */
+int lm_table_kept_planes(const lm_table *t, size_t c, const unsigned char **planes, size_t *width);
 /* lm_db_load_columns_placed: the same, each column decoded where place
  * (NULL: nowhere else) puts it; a column that holds one value in every
  * row keeps sharing the table's array. */

@@ -612,9 +612,11 @@ static int merged_wants(void *ctx, const char *src, const char *name) {
   memcpy(key, src, ns);
   key[ns] = '\037';
   memcpy(key + ns + 1, name, nn);
-  /* the part's read decodes every one of them (the merge packs those
-   * only the evaluator reads) */
-  return lm_map_getn(m->names, key, ns + 1 + nn, NULL);
+  /* the part's read decodes every one of them, but for those only the
+   * evaluator reads when the merge takes their planes as they are */
+  int64_t verdict = 0;
+  if (!lm_map_getn(m->names, key, ns + 1 + nn, &verdict)) return 0;
+  return m->keep_planes && verdict == LM_DB_WANT_LATER ? LM_DB_WANT_LATER : 1;
 }
 
 static lm_db_want_fn merged_choice(void *ctx, const char *arch, void **want_ctx) {
@@ -781,6 +783,7 @@ static lm_status read_parts(merge *m, lm_workload *w, part *parts, size_t n_part
   }
   x.info_opts.choose = info_choice;
   x.part_opts.fixed = x.info_opts.fixed = 1; /* finished parts: read without locks */
+  m->keep_planes = !src && m->stats && m->placed;
   if (pthread_mutex_init(&x.lock, NULL) != 0) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "no lock");
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   size_t n_threads = cpus > 1 ? (size_t)cpus : 1;

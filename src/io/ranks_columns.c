@@ -107,7 +107,7 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
      * merge.stats: the merged statistics are the parts' sums). */
     int packed = pack && !col_set && m->stats && lm_ranks_packed(pack, c);
     const double *sv = sc->values;
-    if (lm_table_deferred(src, c) && !(sv = lm_table_values(src, c, m->diag))) {
+    if (!packed && lm_table_deferred(src, c) && !(sv = lm_table_values(src, c, m->diag))) {
       st = m->diag ? m->diag->status : LM_EDATA;
       break;
     }

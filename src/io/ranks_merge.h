@@ -76,6 +76,10 @@ typedef struct merge {
   int stats;         /* every part read from its database: the merged tables'
                         statistics are the sums of the parts' (which their
                         reads computed), not a pass over every cell */
+  int keep_planes;   /* parts' reads leave the integer columns only the
+                        evaluator reads as their stored token planes
+                        (LM_DB_WANT_LATER), which the merge packs as they
+                        are (parts read here, with merge.stats) */
   size_t rows_left_out; /* dispatches of the parts a --rank selection
                         leaves out */
   struct counted *counted; /* the names counted in pass 1, in order */
@@ -133,7 +137,9 @@ typedef struct lm_ranks_pack lm_ranks_pack;
  * may be left to lm_table_fetch. Read-only on the merge. */
 int lm_ranks_evaluator_only(const merge *m, const char *src, const char *name);
 /* lm_ranks_pack_table: the columns of src that only the evaluator reads
- * (decoded into the placement's scratch, scratch[0..n_scratch), or, with
+ * (left as their stored token planes by the part's read, whose planes are
+ * copied as they are, decoded into the placement's scratch,
+ * scratch[0..n_scratch), or, with
  * elsewhere, a part's own of a part loaded elsewhere) and that hold integers (|v| < 2^62 but -0.0,
  * blanks the canonical NaN), as token planes; *out NULL when none. On the
  * reading thread, before the merge's lock. Errors: out of memory.

@@ -3,9 +3,12 @@
  * parts kept packed.
  *
  * The counter columns that only the evaluator reads (the want's
- * LM_DB_WANT_LATER) are decoded by a part's read into its reading
- * thread's scratch (lm_ranks_place), whose pages stay warm from part to
- * part, and packed from there, still on that thread, into token planes of
+ * LM_DB_WANT_LATER) are left by a part's read of its database as their
+ * stored token planes (column_store.c), which are taken as they are and
+ * only their marks walked; a part loaded elsewhere, or a column stored
+ * otherwise, is decoded into the reading thread's scratch
+ * (lm_ranks_place), whose pages stay warm from part to part, and packed
+ * from there. Either way, on the reading thread, into token planes of
  * the merge's own: a token a row, 0 for a blank, else 1 + the zigzag of
  * the difference to the previous integer, as many bytes wide as the
  * largest needs, grouped by byte position (the column codec's integer
@@ -37,6 +40,7 @@
  * that begins in the middle of a part steps over at most this many
  * tokens (LM_COLCODEC_MARK_ROWS would be about half a part). */
 #define SUB_ROWS 128
+_Static_assert(LM_COLCODEC_MARK_ROWS % SUB_ROWS == 0, "coarse marks fall on fine ones");
 
 struct lm_ranks_pack {
   size_t n_cols, n_rows;
@@ -97,6 +101,9 @@ static int same_bits(const double *values, size_t n) {
  * decoded into the scratch or held by a part loaded elsewhere. */
 static int to_pack(const merge *m, const lm_table *src, size_t c, const double *scratch, size_t n_scratch,
                    int elsewhere) {
+  const unsigned char *planes;
+  size_t width;
+  if (lm_table_kept_planes(src, c, &planes, &width)) return 1;
   const double *v = src->cols[c].values;
   if (!v || src->cols[c].text_ids) return 0;
   if (v >= scratch && v < scratch + n_scratch) return 1;
@@ -127,28 +134,38 @@ lm_status lm_ranks_pack_table(const merge *m, const lm_table *src, const double 
   pk->width = lm_calloc(src->n_cols, 1);
   if (!pk->planes || !pk->marks || !pk->sub || !pk->width) goto nomem;
   for (size_t c = 0; c < src->n_cols; c++) {
-    const double *values = src->cols[c].values;
-    /* one value: shared or kept as that value by the merge; not
-     * integers: copied as doubles */
-    if (!to_pack(m, src, c, scratch, n_scratch, elsewhere) || same_bits(values, n)) continue;
-    /* The tokens, with both kinds of marks (the integer before the row:
-     * a blank leaves it as it is); a value the integer form does not hold
-     * leaves the column as doubles. */
-    int64_t prev = 0, *sub = marks + n_marks;
-    uint64_t max = 0;
-    int fits = 1;
-    for (size_t r = 0; r < n; r++) {
-      if (!(fits = integer_or_blank(values[r]))) break;
-      if (r % SUB_ROWS == 0) sub[r / SUB_ROWS] = prev;
-      if (r % LM_COLCODEC_MARK_ROWS == 0) marks[r / LM_COLCODEC_MARK_ROWS] = prev;
-      tokens[r] = token_of(values[r], &prev);
-      max |= tokens[r];
-    }
-    if (!fits) continue;
-    if (n % SUB_ROWS == 0) sub[n / SUB_ROWS] = prev;
-    if (n % LM_COLCODEC_MARK_ROWS == 0) marks[n / LM_COLCODEC_MARK_ROWS] = prev;
+    const unsigned char *kept = NULL;
     size_t width = 1;
-    while (width < 8 && (max >> (8 * width))) width++;
+    int64_t *sub = marks + n_marks;
+    if (lm_table_kept_planes(src, c, &kept, &width)) {
+      /* Left as its stored token planes by the part's read: taken as they
+       * are, only the marks walked (the coarse ones are every few fine
+       * ones). */
+      lm_colcodec_int_marks(kept, width, n, SUB_ROWS, sub);
+      for (size_t k = 0; k < n_marks; k++) marks[k] = sub[k * (LM_COLCODEC_MARK_ROWS / SUB_ROWS)];
+    } else {
+      const double *values = src->cols[c].values;
+      /* one value: shared or kept as that value by the merge; not
+       * integers: copied as doubles */
+      if (!to_pack(m, src, c, scratch, n_scratch, elsewhere) || same_bits(values, n)) continue;
+      /* The tokens, with both kinds of marks (the integer before the row:
+       * a blank leaves it as it is); a value the integer form does not
+       * hold leaves the column as doubles. */
+      int64_t prev = 0;
+      uint64_t max = 0;
+      int fits = 1;
+      for (size_t r = 0; r < n; r++) {
+        if (!(fits = integer_or_blank(values[r]))) break;
+        if (r % SUB_ROWS == 0) sub[r / SUB_ROWS] = prev;
+        if (r % LM_COLCODEC_MARK_ROWS == 0) marks[r / LM_COLCODEC_MARK_ROWS] = prev;
+        tokens[r] = token_of(values[r], &prev);
+        max |= tokens[r];
+      }
+      if (!fits) continue;
+      if (n % SUB_ROWS == 0) sub[n / SUB_ROWS] = prev;
+      if (n % LM_COLCODEC_MARK_ROWS == 0) marks[n / LM_COLCODEC_MARK_ROWS] = prev;
+      while (width < 8 && (max >> (8 * width))) width++;
+    }
     /* the planes, then the marks 8-aligned */
     size_t at_marks = (used + n * width + 7) & ~(size_t)7, need = at_marks + marks_bytes;
     if (need > cap) {
@@ -161,8 +178,11 @@ lm_status lm_ranks_pack_table(const merge *m, const lm_table *src, const double 
     }
     offset[c] = used;
     unsigned char *planes = pk->block + used;
-    for (size_t b = 0; b < width; b++)
-      for (size_t r = 0; r < n; r++) planes[b * n + r] = (unsigned char)(tokens[r] >> (8 * b));
+    if (kept)
+      memcpy(planes, kept, n * width);
+    else
+      for (size_t b = 0; b < width; b++)
+        for (size_t r = 0; r < n; r++) planes[b * n + r] = (unsigned char)(tokens[r] >> (8 * b));
     memcpy(pk->block + at_marks, marks, marks_bytes);
     pk->width[c] = (uint8_t)width;
     used = need;

@@ -180,7 +180,8 @@ static void tokens(lm_colcodec *c) {
 /* The token planes read row by row (lm_colcodec_int_index, _int_rows)
  * give the bits of the whole decode: integer columns of widths 1 to 8,
  * with blanks, read at runs of rows, rows that skip ahead or go back,
- * repeated rows, one row at a time and rows past the end. */
+ * repeated rows, one row at a time and rows past the end; the marks at
+ * any stride (lm_colcodec_int_marks). */
 static void planes(lm_colcodec *c) {
   enum { N = 5000 };
   static double v[N], whole[N], got[N + 10];
@@ -211,6 +212,26 @@ static void planes(lm_colcodec *c) {
     size_t marked = 0;
     for (size_t i = 0; i < N; i++) marked += missing[i] == isnan(v[i]);
     CHECK(marked == N);
+    /* The marks at any stride: those of the index at its own, else the
+     * last integer before each marked row (0 before the first), with the
+     * mark after the last row where the rows are a multiple of the
+     * stride (1,000 and 8 divide N), and nothing past the entries. */
+    static int64_t fine[N + 2];
+    static const size_t strides[] = {LM_COLCODEC_MARK_ROWS, 128, 1000, 97, 8, 1};
+    for (size_t k = 0; k < sizeof strides / sizeof *strides; k++) {
+      size_t every = strides[k], good = 0, n_marks = N / every + 1;
+      for (size_t j = 0; j < n_marks; j++) fine[j] = INT64_MIN;
+      fine[n_marks] = 12345;
+      lm_colcodec_int_marks(kept, width, N, every, fine);
+      int64_t prev = 0;
+      for (size_t r = 0; r <= N; r++) {
+        if (r % every == 0 && (r < N || N % every == 0)) good += fine[r / every] == prev;
+        if (r < N && !isnan(v[r])) prev = (int64_t)v[r];
+      }
+      CHECK(good == n_marks);
+      CHECK(fine[n_marks] == 12345);
+      if (every == LM_COLCODEC_MARK_ROWS) CHECK(memcmp(fine, marks, sizeof marks) == 0);
+    }
     for (int pattern = 0; pattern < 5; pattern++) {
       size_t k = 0;
       for (size_t i = 0; i < N + 10; i++) {
