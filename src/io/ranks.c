@@ -363,6 +363,7 @@ static lm_status shape_parts(merge *m, part *parts, size_t n_parts, const lm_wor
   }
   if (opts && opts->choose && arch && n_split != n_parts) m->want = opts->choose(opts->choose_ctx, arch, &m->want_ctx);
   *total = 0;
+  size_t last = SIZE_MAX; /* the last part whose names were counted */
   for (size_t i = 0; st == LM_OK && i < n_parts; i++) {
     if (x.st[i] != LM_OK) {
       if (m->diag) *m->diag = x.diags[i];
@@ -374,7 +375,13 @@ static lm_status shape_parts(merge *m, part *parts, size_t n_parts, const lm_wor
       parts[i].n_rows = 0; /* none of its rows are read */
       continue;
     }
-    const char *at = x.names[i].data, *end = at + x.names[i].len;
+    /* SPMD parts name the same columns: a list already counted adds
+     * nothing (count_name keeps a name's first verdict and place). */
+    const lm_buf *mine = &x.names[i];
+    int same = last != SIZE_MAX && parts[last].db == parts[i].db && x.names[last].len == mine->len &&
+               (!mine->len || memcmp(x.names[last].data, mine->data, mine->len) == 0);
+    last = i;
+    const char *at = same ? NULL : mine->data, *end = at ? at + mine->len : NULL;
     while (st == LM_OK && at && at < end) {
       const char *col = at + strlen(at) + 1;
       st = count_name(m, at, col, parts[i].db);
