@@ -228,63 +228,51 @@ static inline int64_t step_int(int64_t prev, uint64_t u) {
   return (int64_t)((uint64_t)prev + ((u >> 1) ^ (0 - (u & 1))));
 }
 
-/* The two walks below, with the width a constant where it is small (the
- * common widths then read one or two bytes per row without a loop). */
+/* The walks below, with the width a constant where it is small (the
+ * common widths then read one or two bytes per row without a loop). The
+ * index walk marks every `every` rows (LM_COLCODEC_MARK_ROWS for the
+ * index; any stride for lm_colcodec_int_marks). */
 static inline __attribute__((always_inline)) size_t index_w(const unsigned char *planes, size_t width,
-                                                            size_t n, int64_t *marks, uint8_t *row_missing) {
+                                                            size_t n, size_t every, int64_t *marks,
+                                                            uint8_t *row_missing) {
   int64_t prev = 0;
   size_t blanks = 0;
-  for (size_t m = 0; m * LM_COLCODEC_MARK_ROWS < n; m++) {
+  for (size_t m = 0; m * every < n; m++) {
     marks[m] = prev;
-    size_t end = (m + 1) * LM_COLCODEC_MARK_ROWS < n ? (m + 1) * LM_COLCODEC_MARK_ROWS : n;
+    size_t end = (m + 1) * every < n ? (m + 1) * every : n;
     size_t blank_here = 0;
-    for (size_t i = m * LM_COLCODEC_MARK_ROWS; i < end; i++) {
+    for (size_t i = m * every; i < end; i++) {
       uint64_t u = token_at(planes, width, n, i);
       prev = u ? step_int(prev, u) : prev;
       blank_here += u == 0;
     }
     if (blank_here && row_missing)
-      for (size_t i = m * LM_COLCODEC_MARK_ROWS; i < end; i++)
+      for (size_t i = m * every; i < end; i++)
         if (token_at(planes, width, n, i) == 0) row_missing[i] = 1;
     blanks += blank_here;
   }
-  if (n % LM_COLCODEC_MARK_ROWS == 0) marks[n / LM_COLCODEC_MARK_ROWS] = prev;
+  if (n % every == 0) marks[n / every] = prev;
   return blanks;
+}
+
+static size_t index_every(const unsigned char *planes, size_t width, size_t n, size_t every, int64_t *marks,
+                          uint8_t *row_missing) {
+  switch (width) {
+  case 1: return index_w(planes, 1, n, every, marks, row_missing);
+  case 2: return index_w(planes, 2, n, every, marks, row_missing);
+  case 3: return index_w(planes, 3, n, every, marks, row_missing);
+  case 4: return index_w(planes, 4, n, every, marks, row_missing);
+  default: return index_w(planes, width, n, every, marks, row_missing);
+  }
 }
 
 size_t lm_colcodec_int_index(const unsigned char *planes, size_t width, size_t n, int64_t *marks,
                              uint8_t *row_missing) {
-  switch (width) {
-  case 1: return index_w(planes, 1, n, marks, row_missing);
-  case 2: return index_w(planes, 2, n, marks, row_missing);
-  case 3: return index_w(planes, 3, n, marks, row_missing);
-  case 4: return index_w(planes, 4, n, marks, row_missing);
-  default: return index_w(planes, width, n, marks, row_missing);
-  }
-}
-
-static inline __attribute__((always_inline)) void marks_w(const unsigned char *planes, size_t width, size_t n,
-                                                          size_t every, int64_t *marks) {
-  int64_t prev = 0;
-  for (size_t m = 0; m * every < n; m++) {
-    marks[m] = prev;
-    size_t end = (m + 1) * every < n ? (m + 1) * every : n;
-    for (size_t i = m * every; i < end; i++) {
-      uint64_t u = token_at(planes, width, n, i);
-      prev = u ? step_int(prev, u) : prev;
-    }
-  }
-  if (n % every == 0) marks[n / every] = prev;
+  return index_every(planes, width, n, LM_COLCODEC_MARK_ROWS, marks, row_missing);
 }
 
 void lm_colcodec_int_marks(const unsigned char *planes, size_t width, size_t n, size_t every, int64_t *marks) {
-  if (!every) return;
-  switch (width) {
-  case 1: marks_w(planes, 1, n, every, marks); break;
-  case 2: marks_w(planes, 2, n, every, marks); break;
-  case 3: marks_w(planes, 3, n, every, marks); break;
-  default: marks_w(planes, width, n, every, marks); break;
-  }
+  if (every) index_every(planes, width, n, every, marks, NULL);
 }
 
 static inline __attribute__((always_inline)) void rows_w(const unsigned char *planes, size_t width, size_t n,
