@@ -571,6 +571,7 @@ int cmd_analyze(int argc, char **argv, int first) {
       lm_workload_options wo = read_opts;
       wo.defer = strcmp(load, "stream") == 0;
       wo.eager_columns = lm_analyze_columns;
+      wo.levels_lazy = 1;
       lm_idset_fini(&read_ranks);
       read_ranks_of(&a, k, n, &read_ranks);
       if (!read_opts.ranks) wo.ranks = NULL;

@@ -125,6 +125,10 @@ typedef struct lm_workload_options {
                                        (lm_csv_options.defer): evaluation then
                                        streams them in blocks of dispatches */
   const char *const *eager_columns; /* NULL-terminated: columns loaded anyway */
+  int levels_lazy;                  /* with defer: the accumulate tables
+                                       (SQ_*.csv) load none of eager_columns
+                                       (a caller that reads them only
+                                       through the evaluator) */
   const lm_part_source *parts;      /* a folder of rank.R parts: where they
                                        come from (NULL: read here) */
   lm_db_choose_fn choose;           /* the counter columns read from lumen

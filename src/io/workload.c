@@ -226,7 +226,11 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
   pmc_options.text_columns = pmc_text_columns;
   if (opts && opts->defer) {
     pmc_options.defer = level_options.defer = 1;
-    pmc_options.eager_columns = level_options.eager_columns = opts->eager_columns;
+    pmc_options.eager_columns = opts->eager_columns;
+    /* An accumulate table holds the dispatch facts again (two thirds of
+     * its columns); a caller that evaluates only its counters leaves
+     * them in the file too. */
+    level_options.eager_columns = opts->levels_lazy ? NULL : opts->eager_columns;
   }
   status = lm_csv_read(pmc_path, &pmc_options, &w->pmc, diag);
   if (status != LM_OK) goto fail;
