@@ -364,7 +364,35 @@ static void test_deferred(void) {
   }
 }
 
+/* A workload read for streaming: pmc_perf's eager columns are loaded, and
+ * the accumulate tables' copies of them too unless levels_lazy says the
+ * caller reads those tables only through the evaluator. */
+static void test_levels_lazy(void) {
+  const char *shared = getenv("LUMEN_SHARED_DIR");
+  if (!shared) return;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/workloads/vcopy/MI200", shared);
+  static const char *const eager[] = {"Dispatch_ID", "Grid_Size", NULL};
+  for (int lazy = 0; lazy < 2; lazy++) {
+    lm_workload_options wo = {.defer = 1, .eager_columns = eager, .levels_lazy = lazy};
+    lm_workload *w = NULL;
+    lm_diag d;
+    lm_diag_clear(&d);
+    CHECK(lm_workload_read_opts(dir, &wo, &w, &d) == LM_OK);
+    if (!w) continue;
+    long pc = lm_table_find(w->pmc, "Grid_Size");
+    CHECK(pc >= 0 && !lm_table_deferred(w->pmc, (size_t)pc));
+    CHECK(w->n_levels > 0);
+    for (size_t i = 0; i < w->n_levels; i++) {
+      long c = lm_table_find(w->levels[i], "Grid_Size");
+      CHECK(c >= 0 && lm_table_deferred(w->levels[i], (size_t)c) == lazy);
+    }
+    lm_workload_free(w);
+  }
+}
+
 int main(void) {
+  test_levels_lazy();
   test_deferred();
   test_basic();
   test_numbers_exact();
