@@ -119,7 +119,7 @@ static const char *const analyze_help =
     "                        part) in memory. The same output (docs/streaming.md)\n"
     "  --block-rows N        dispatches per block when streaming (default 2048)\n"
     "  --stat-mem MB         memory for the values of medians and quartiles\n"
-    "                        (default 1024); above it they are found exactly by\n"
+    "                        (default 1280); above it they are found exactly by\n"
     "                        reading the blocks again (0: always)\n"
     "\n"
     "A filter flag (-k, --kernel-index, -d, -g, --instance, --rank) given once applies\n"

@@ -375,7 +375,7 @@ typedef struct lm_eval_request {
                               again (ostat.c) */
 } lm_eval_request;
 
-#define LM_STAT_MEM_DEFAULT ((size_t)1024 * 1024 * 1024)
+#define LM_STAT_MEM_DEFAULT ((size_t)1280 * 1024 * 1024)
 
 typedef struct lm_eval lm_eval;
 
