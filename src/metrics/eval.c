@@ -634,10 +634,18 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
   if (lm_eval_plan_bounded(r, n_rows) != LM_OK) goto nomem;
   r->keep = r->n_keep ? lm_calloc((size_t)r->n_keep * (size_t)n_ch, sizeof(double *)) : NULL;
   if (r->n_keep && !r->keep) goto nomem;
-  for (int32_t k = 0; k < r->n_keep * n_ch; k++) {
-    if (r->ostat && r->bounded[k / n_ch]) continue;
-    r->keep[k] = lm_malloc(n_rows * sizeof(double));
-    if (!r->keep[k]) goto nomem;
+  {
+    /* One block for every kept operand: a few large pages to fault in
+     * rather than one small page per 4 KiB of values. */
+    size_t n_kept = 0;
+    for (int32_t k = 0; k < r->n_keep * n_ch; k++) n_kept += !(r->ostat && r->bounded[k / n_ch]);
+    if (n_kept) {
+      r->keep_bytes = n_kept * n_rows * sizeof(double);
+      if (!(r->keep_block = lm_alloc_huge(r->keep_bytes))) goto nomem;
+      size_t at = 0;
+      for (int32_t k = 0; k < r->n_keep * n_ch; k++)
+        if (!(r->ostat && r->bounded[k / n_ch])) r->keep[k] = r->keep_block + n_rows * at++;
+    }
   }
   /* Two halves, each summed in row order, whenever there are many rows
    * (and when two threads are asked for): the sums then do not depend on
@@ -725,7 +733,8 @@ done:
     lm_free(workers[i].poison);
   }
   if (r->keep) {
-    for (int32_t k = 0; k < r->n_keep * n_ch; k++) lm_free(r->keep[k]);
+    lm_free_huge(r->keep_block, r->keep_bytes);
+    r->keep_block = NULL;
     lm_free(r->keep);
     r->keep = NULL;
   }

@@ -54,6 +54,8 @@ typedef struct run {
   int32_t n_bufs;
   int32_t *keep_index;           /* per node: retained-values array, -1 */
   double **keep;                 /* [keep index * n_ch + ch] -> n_rows values */
+  double *keep_block;            /* where they lie: one block, on huge pages */
+  size_t keep_bytes;
   int32_t n_keep;
   /* over the memory budget: per keep index, 1 when its medians and
    * quantiles are found by passes (ostat.c) instead of kept values */
