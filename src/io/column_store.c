@@ -387,7 +387,6 @@ static lm_status put_one(void *ctx, size_t c, const double *values, lm_diag *dia
   put_state *p = ctx;
   const lm_column *col = &p->t->cols[c];
   lm_status st = LM_OK;
-  if (p->seen && p->seen_first[c] && (st = p->seen(p->seen_ctx, c, values, diag)) != LM_OK) return st;
   if (p->position[c] < 0) return LM_OK;
   lm_stmt *s = p->s;
   lm_stmt_bind_int64(s, 1, p->wid);
@@ -409,6 +408,49 @@ static lm_status put_one(void *ctx, size_t c, const double *values, lm_diag *dia
   lm_stmt_bind_int64(s, 9, LM_CODEC_COMPACT);
   if (lm_stmt_step(s) < 0) return lm_stmt_error(s, "write a column", diag);
   lm_stmt_reset(s);
+  return LM_OK;
+}
+
+/* One side of a group: the caller's visits (seen) or the writes, each
+ * in the group's order. */
+typedef struct put_side {
+  put_state *p;
+  const size_t *cols;
+  const double *const *values;
+  size_t n;
+  int writes;
+  lm_status status;
+  lm_diag diag;
+} put_side;
+
+static void *put_side_run(void *arg) {
+  put_side *h = arg;
+  put_state *p = h->p;
+  for (size_t k = 0; k < h->n && h->status == LM_OK; k++) {
+    size_t c = h->cols[k];
+    if (h->writes) h->status = put_one(p, c, h->values[k], &h->diag);
+    else if (p->seen_first[c]) h->status = p->seen(p->seen_ctx, c, h->values[k], &h->diag);
+  }
+  return NULL;
+}
+
+/* A group of columns: written, and given to the caller's seen where it
+ * asks for them. The two are independent (the caller's work on the
+ * values, the encoding and the insertions), so with a seen they go on two
+ * threads side by side; the connection is used by one thread only. A
+ * failure of the visits is reported before one of the writes. */
+static lm_status put_group(void *ctx, const size_t *cols, const double *const *values, size_t n, lm_diag *diag) {
+  put_state *p = ctx;
+  int any_seen = 0;
+  for (size_t k = 0; p->seen && k < n && !any_seen; k++) any_seen = p->seen_first[cols[k]];
+  put_side sides[2] = {{p, cols, values, n, 1, LM_OK, {0}}, {p, cols, values, n, 0, LM_OK, {0}}};
+  if (any_seen) lm_run_pair(put_side_run, &sides[0], &sides[1]);
+  else put_side_run(&sides[0]);
+  for (int h = 1; h >= 0; h--)
+    if (sides[h].status != LM_OK) {
+      if (diag) *diag = sides[h].diag;
+      return sides[h].status;
+    }
   return LM_OK;
 }
 
@@ -452,8 +494,8 @@ lm_status lm_db_put_columns_with(lm_sql *sql, int64_t wid, const lm_table *t, co
                            "data, first_text, first_text_line, codec) VALUES (?,?,?,?,?,?,?,?,?)",
                            &p.s, diag)) != LM_OK)
     goto done;
-  st = lm_table_each_column(t, order, n_order, o && o->group_bytes ? o->group_bytes : LM_DB_GROUP_BYTES, put_one,
-                            &p, diag);
+  st = lm_table_each_group(t, order, n_order, o && o->group_bytes ? o->group_bytes : LM_DB_GROUP_BYTES, put_group,
+                           &p, diag);
 done:
   lm_colcodec_free(p.codec);
   lm_stmt_free(p.s);

@@ -337,8 +337,8 @@ static void *read_blocks(void *arg) {
   return NULL;
 }
 
-lm_status lm_table_each_column(const lm_table *t, const size_t *order, size_t n, size_t budget, lm_column_fn fn,
-                               void *ctx, lm_diag *diag) {
+lm_status lm_table_each_group(const lm_table *t, const size_t *order, size_t n, size_t budget, lm_group_fn fn,
+                              void *ctx, lm_diag *diag) {
   size_t rows = t->n_rows ? t->n_rows : 1, per_col = rows * sizeof(double);
   size_t group = budget / per_col;
   if (group < 1) group = 1;
@@ -346,8 +346,9 @@ lm_status lm_table_each_column(const lm_table *t, const size_t *order, size_t n,
   lm_status st = LM_OK;
   long *want = lm_malloc(group * sizeof *want);
   double **out = lm_calloc(group, sizeof *out), **at = lm_malloc(2 * group * sizeof *at);
+  const double **given = lm_malloc(group * sizeof *given);
   size_t *all = NULL;
-  if (!want || !out || !at) goto nomem;
+  if (!want || !out || !at || !given) goto nomem;
   for (size_t i = 0; i < n && st == LM_OK;) {
     size_t end = i + group < n ? i + group : n, n_def = 0;
     for (size_t k = i; k < end; k++) {
@@ -388,8 +389,9 @@ lm_status lm_table_each_column(const lm_table *t, const size_t *order, size_t n,
           goto done;
         }
     }
-    for (size_t k = i, d = 0; k < end && st == LM_OK; k++)
-      st = fn(ctx, order[k], lm_table_deferred(t, order[k]) ? out[d++] : t->cols[order[k]].values, diag);
+    for (size_t k = i, d = 0; k < end; k++)
+      given[k - i] = lm_table_deferred(t, order[k]) ? out[d++] : t->cols[order[k]].values;
+    st = fn(ctx, order + i, given, end - i, diag);
     i = end;
   }
   goto done;
@@ -399,7 +401,27 @@ done:
   for (size_t k = 0; out && k < group; k++) lm_free(out[k]);
   lm_free(out);
   lm_free(at);
+  lm_free((void *)given);
   lm_free(want);
   lm_free(all);
   return st;
+}
+
+/* Each column of a group in turn, for lm_table_each_column. */
+typedef struct column_walk {
+  lm_column_fn fn;
+  void *ctx;
+} column_walk;
+
+static lm_status walk_group(void *ctx, const size_t *cols, const double *const *values, size_t n, lm_diag *diag) {
+  const column_walk *cw = ctx;
+  lm_status st = LM_OK;
+  for (size_t k = 0; k < n && st == LM_OK; k++) st = cw->fn(cw->ctx, cols[k], values[k], diag);
+  return st;
+}
+
+lm_status lm_table_each_column(const lm_table *t, const size_t *order, size_t n, size_t budget, lm_column_fn fn,
+                               void *ctx, lm_diag *diag) {
+  column_walk cw = {fn, ctx};
+  return lm_table_each_group(t, order, n, budget, walk_group, &cw, diag);
 }

@@ -119,6 +119,17 @@ typedef lm_status (*lm_column_fn)(void *ctx, size_t col, const double *values, l
 lm_status lm_table_each_column(const lm_table *table, const size_t *order, size_t n, size_t budget,
                                lm_column_fn fn, void *ctx, lm_diag *diag);
 
+/* A visitor of lm_table_each_group: the group's n columns cols[0..n) with
+ * their values values[k] (borrowed until it returns, the table's n_rows
+ * each). An error stops the walk and is returned. */
+typedef lm_status (*lm_group_fn)(void *ctx, const size_t *cols, const double *const *values, size_t n,
+                                 lm_diag *diag);
+
+/* lm_table_each_group: lm_table_each_column, fn called once per group with
+ * all of its columns, so that a visitor can work on them side by side. */
+lm_status lm_table_each_group(const lm_table *table, const size_t *order, size_t n, size_t budget,
+                              lm_group_fn fn, void *ctx, lm_diag *diag);
+
 /* lm_table_text: text of cell (row, col) for a text column, or NULL when
  * the column is numeric or the cell holds a number. Borrowed. */
 const char *lm_table_text(const lm_table *table, size_t col, size_t row);
