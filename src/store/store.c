@@ -564,21 +564,39 @@ static int name_taken(lm_sql *sql, const char *name) {
 
 static int cache_on(void);
 
+static void keep(lm_store *s, const char *name, const lm_catalog *cat, const lm_analyze_opts *o,
+                 const lm_analysis *an);
+
 /* The default view (every panel, no filter) of a new workload, kept so
- * that the first look at it costs no evaluation: evaluated from the
- * columns just stored (lm_store_analyze), once the folder is let go, so it
- * decodes the columns it reads instead of reading the files again. */
-static void precompute(lm_store *s, const char *name) {
+ * that the first look at it costs no evaluation. From the folder's own
+ * tables when given (w, still open: the columns it reads come from the
+ * CSV files in blocks, which is cheaper than loading and decoding them
+ * from the store; the stored columns are the same numbers, so is the
+ * view), else from the columns just stored (lm_store_analyze). */
+static void precompute(lm_store *s, const char *name, const lm_workload *w) {
   if (!cache_on()) return;
+  const lm_catalog *cat = w ? lm_metrics_builtin(w->arch) : NULL;
+  if (cat) {
+    lm_analyze_opts o;
+    memset(&o, 0, sizeof o);
+    lm_analysis *an = NULL;
+    lm_diag ignored;
+    if (lm_analyze_run(w, cat, &o, &an, &ignored) == LM_OK) {
+      keep(s, name, cat, &o, an);
+      lm_analysis_free(an);
+      return;
+    }
+    lm_analysis_free(an);
+  }
   lm_analyze_opts o;
   memset(&o, 0, sizeof o);
-  lm_workload *w = NULL;
+  lm_workload *stored = NULL;
   lm_analysis *an = NULL;
   lm_diag ignored;
   int cached = 0;
-  lm_store_analyze(s, name, NULL, &o, &w, &an, &cached, &ignored);
+  lm_store_analyze(s, name, NULL, &o, &stored, &an, &cached, &ignored);
   lm_analysis_free(an);
-  lm_workload_free(w);
+  lm_workload_free(stored);
 }
 
 /* The bytes of counter values an import holds at once: LM_DB_GROUP_BYTES,
@@ -623,8 +641,10 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
   /* The counter columns stay in their files until written (a lumen
    * folder's database is read whole). */
   lm_workload_options wo = {.defer = 1, .eager_columns = lm_analyze_columns};
+  uint64_t t_read = lm_phase_begin();
   lm_status st = lm_workload_read_opts(dir, &wo, &w, diag);
   if (st != LM_OK) return st;
+  lm_phase_end("import: read the folder", t_read);
   char db_path[PATH_MAX], fp[33] = "", chosen[256], origin[PATH_MAX];
   snprintf(db_path, sizeof db_path, "%s/%s", dir, LM_WORKLOAD_DB);
   struct stat sb;
@@ -691,6 +711,7 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
       goto done;
     }
     int64_t wid = 0;
+    uint64_t t_write = lm_phase_begin();
     if (lumen_folder) {
       st = copy_workload(folder, folder_wid, s->sql, chosen, team, origin, fp, &wid, diag);
     } else {
@@ -712,13 +733,18 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
         if (st == LM_OK) st = set_fingerprint(s->sql, wid, fp, diag);
       }
     }
+    lm_phase_end("import: write the tables", t_write);
+    uint64_t t_commit = lm_phase_begin();
     if (st == LM_OK) st = lm_sql_commit(s->sql, diag);
+    lm_phase_end("import: commit", t_commit);
     if (st == LM_OK) {
       lm_sql_close(folder);
       folder = NULL;
+      uint64_t t_view = lm_phase_begin();
+      precompute(s, chosen, lumen_folder ? NULL : w);
+      lm_phase_end("import: the default view", t_view);
       lm_workload_free(w);
       w = NULL;
-      precompute(s, chosen);
       goto done;
     }
     lm_sql_rollback(s->sql);
