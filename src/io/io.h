@@ -274,6 +274,17 @@ void lm_colcodec_int_marks(const unsigned char *planes, size_t width, size_t n, 
 void lm_colcodec_int_rows(const unsigned char *planes, size_t width, size_t n, const int64_t *marks,
                           const size_t *rows, size_t k, double *out);
 
+/* lm_table_pack: every deferred column of t read from its file in one
+ * pass (two threads) and kept packed in memory (table_pack.c), t's fetch
+ * then reading the packs and the file let go: for a caller that reads the
+ * columns more than once. *packed is 1 then; 0, with t as it was, when
+ * the packs would take more than cap bytes (or t has no deferred
+ * column). Errors: the file's (as its fetch reports them), out of memory
+ * (t as it was). */
+lm_status lm_table_pack(lm_table *t, size_t cap, int *packed, lm_diag *diag);
+/* lm_table_packed_bytes: the memory of t's packs (0 when not packed). */
+size_t lm_table_packed_bytes(const lm_table *t);
+
 /* ------------------------------------------------ lumen workloads (SQLite) */
 
 /* A lumen workload folder holds its data in this file. */
