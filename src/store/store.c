@@ -602,15 +602,57 @@ static void precompute(lm_store *s, const char *name, const lm_workload *w) {
 /* The bytes of counter values an import holds at once: LM_DB_GROUP_BYTES,
  * or LUMEN_IMPORT_GROUP_BYTES (at least one column; for tests and
  * measurements). */
-static size_t group_bytes(void) {
+static size_t group_bytes_or(size_t otherwise) {
   const char *text = getenv("LUMEN_IMPORT_GROUP_BYTES");
   char *end = NULL;
   unsigned long long v = text && *text ? strtoull(text, &end, 10) : 0;
-  return end && !*end && v ? (size_t)v : LM_DB_GROUP_BYTES;
+  return end && !*end && v ? (size_t)v : otherwise;
 }
+
+static size_t group_bytes(void) { return group_bytes_or(LM_DB_GROUP_BYTES); }
+
+/* The packs of a folder's columns may take four times a group's bytes
+ * (a group of doubles then takes little: PACKED_GROUP_BYTES, which keep
+ * in cache while they are hashed and encoded). */
+#define PACKED_GROUP_BYTES ((size_t)8 << 20)
+static size_t pack_bytes(void) { return 4 * group_bytes(); }
 
 /* lm_db_write_tables_with o, computing w's fingerprint (into fp) from the
  * pmc columns as they are written, so they are read from the file once. */
+/* One side of a fingerprinted write whose columns are packed: the pmc
+ * table's mix, or the writing of every table. */
+typedef struct write_side {
+  int mixes;
+  column_mix m;
+  const size_t *order;
+  size_t k, budget;
+  lm_sql *sql;
+  int64_t wid;
+  const lm_workload *w;
+  const lm_db_write_opts *o;
+  lm_status st;
+  lm_diag diag;
+} write_side;
+
+static void *write_side_run(void *arg) {
+  write_side *j = arg;
+  if (j->mixes) j->st = lm_table_each_column(j->m.t, j->order, j->k, j->budget, mix_column, &j->m, &j->diag);
+  else j->st = lm_db_write_tables_with(j->sql, j->wid, j->w, j->o, &j->diag);
+  return NULL;
+}
+
+/* Whether the pmc table's columns are all read from memory (loaded, or
+ * packed: lm_table_pack), and the dispatch columns loaded, so that the
+ * mix can read them while the writer writes. */
+static int mix_aside(const lm_table *pmc) {
+  if (!lm_table_packed_bytes(pmc))
+    for (size_t c = 0; c < pmc->n_cols; c++)
+      if (lm_table_deferred(pmc, c)) return 0;
+  for (size_t c = 0; c < pmc->n_cols; c++)
+    if (lm_table_deferred(pmc, c) && lm_db_dispatch_column(pmc->cols[c].name)) return 0;
+  return 1;
+}
+
 static lm_status write_fingerprinted(lm_sql *sql, int64_t wid, const lm_workload *w, const lm_db_write_opts *o,
                                      char fp[33], lm_diag *diag) {
   hasher h;
@@ -619,12 +661,32 @@ static lm_status write_fingerprinted(lm_sql *sql, int64_t wid, const lm_workload
   size_t k = 0, *order = mixed_columns(w->pmc, &k);
   if (!order) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   column_mix m = {&h, w->pmc};
-  lm_db_write_opts with = *o;
-  with.first = order;
-  with.n_first = k;
-  with.seen = mix_column;
-  with.seen_ctx = &m;
-  lm_status st = lm_db_write_tables_with(sql, wid, w, &with, diag);
+  lm_status st;
+  if (mix_aside(w->pmc)) {
+    /* The mix (a chain of multiplications over every value, in the
+     * fingerprint's order) on one thread, the writing on another. */
+    write_side sides[2];
+    memset(sides, 0, sizeof sides);
+    sides[0].mixes = 1;
+    sides[0].m = m;
+    sides[0].order = order;
+    sides[0].k = k;
+    sides[0].budget = o->group_bytes ? o->group_bytes : LM_DB_GROUP_BYTES;
+    sides[1].sql = sql;
+    sides[1].wid = wid;
+    sides[1].w = w;
+    sides[1].o = o;
+    lm_run_pair(write_side_run, &sides[1], &sides[0]);
+    st = sides[1].st != LM_OK ? sides[1].st : sides[0].st;
+    if (st != LM_OK && diag) *diag = sides[1].st != LM_OK ? sides[1].diag : sides[0].diag;
+  } else {
+    lm_db_write_opts with = *o;
+    with.first = order;
+    with.n_first = k;
+    with.seen = mix_column;
+    with.seen_ctx = &m;
+    st = lm_db_write_tables_with(sql, wid, w, &with, diag);
+  }
   free(order);
   if (st != LM_OK) return st;
   mix_table_tail(&h, w->pmc);
@@ -645,6 +707,33 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
   lm_status st = lm_workload_read_opts(dir, &wo, &w, diag);
   if (st != LM_OK) return st;
   lm_phase_end("import: read the folder", t_read);
+  /* A folder's CSV columns are read once, into packs, rather than once
+   * per group of the fingerprint's order and again for the default view
+   * (the rank parts of an MPI profile are packed already). */
+  int all_packed = !w->n_parts;
+  if (!w->n_parts) {
+    uint64_t t_pack = lm_phase_begin();
+    size_t left = pack_bytes();
+    for (size_t i = 0; i <= w->n_levels && st == LM_OK; i++) {
+      lm_table *t = i ? w->levels[i - 1] : w->pmc;
+      int packed = 0;
+      if ((st = lm_table_pack(t, left, &packed, diag)) != LM_OK) break;
+      size_t used = lm_table_packed_bytes(t);
+      left = used < left ? left - used : 0;
+      for (size_t c = 0; c < t->n_cols && !packed; c++)
+        if (lm_table_deferred(t, c)) {
+          lm_log(LM_LOG_DEBUG, "%s: its packed columns would exceed %zu MiB: read in groups", t->path,
+                 pack_bytes() >> 20);
+          all_packed = 0;
+          break;
+        }
+    }
+    lm_phase_end("import: pack the columns", t_pack);
+    if (st != LM_OK) {
+      lm_workload_free(w);
+      return st;
+    }
+  }
   char db_path[PATH_MAX], fp[33] = "", chosen[256], origin[PATH_MAX];
   snprintf(db_path, sizeof db_path, "%s/%s", dir, LM_WORKLOAD_DB);
   struct stat sb;
@@ -683,7 +772,7 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
   res->n_dispatches = w->pmc->n_rows;
   lm_db_write_opts write_opts;
   memset(&write_opts, 0, sizeof write_opts);
-  write_opts.group_bytes = group_bytes();
+  write_opts.group_bytes = all_packed ? group_bytes_or(PACKED_GROUP_BYTES) : group_bytes();
 
   for (int attempt = 0; attempt < 2; attempt++) {
     /* After a lost race the fingerprint decides before anything is written. */
