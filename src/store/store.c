@@ -717,7 +717,13 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
     for (size_t i = 0; i <= w->n_levels && st == LM_OK; i++) {
       lm_table *t = i ? w->levels[i - 1] : w->pmc;
       int packed = 0;
-      if ((st = lm_table_pack(t, left, &packed, diag)) != LM_OK) break;
+      st = lm_table_pack(t, left, &packed, diag);
+      if (st == LM_ENOMEM) {
+        /* (the packs' address space, say, where memory is not overcommitted) */
+        lm_log(LM_LOG_DEBUG, "%s: %s: read in groups instead", t->path, diag ? diag->message : "out of memory");
+        st = LM_OK;
+      }
+      if (st != LM_OK) break;
       size_t used = lm_table_packed_bytes(t);
       left = used < left ? left - used : 0;
       for (size_t c = 0; c < t->n_cols && !packed; c++)
