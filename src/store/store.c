@@ -617,8 +617,6 @@ static size_t group_bytes(void) { return group_bytes_or(LM_DB_GROUP_BYTES); }
 #define PACKED_GROUP_BYTES ((size_t)8 << 20)
 static size_t pack_bytes(void) { return 4 * group_bytes(); }
 
-/* lm_db_write_tables_with o, computing w's fingerprint (into fp) from the
- * pmc columns as they are written, so they are read from the file once. */
 /* One side of a fingerprinted write whose columns are packed: the pmc
  * table's mix, or the writing of every table. */
 typedef struct write_side {
@@ -653,6 +651,8 @@ static int mix_aside(const lm_table *pmc) {
   return 1;
 }
 
+/* lm_db_write_tables_with o, computing w's fingerprint (into fp) from the
+ * pmc columns as they are written, so they are read from the file once. */
 static lm_status write_fingerprinted(lm_sql *sql, int64_t wid, const lm_workload *w, const lm_db_write_opts *o,
                                      char fp[33], lm_diag *diag) {
   hasher h;
