@@ -42,8 +42,8 @@ static struct pq_api {
   char *(*errorMessage)(const PGconn *);
   void (*finish)(PGconn *);
   PGresult *(*exec)(PGconn *, const char *);
-  PGresult *(*execParams)(PGconn *, const char *, int, const Oid *,
-                          const char *const *, const int *, const int *, int);
+  PGresult *(*execParams)(PGconn *, const char *, int, const Oid *, const char *const *, const int *, const int *,
+                          int);
   ExecStatusType (*resultStatus)(const PGresult *);
   char *(*resultErrorMessage)(const PGresult *);
   char *(*resultErrorField)(const PGresult *, int);
@@ -112,12 +112,10 @@ static int pq_ready(void) {
 /* These two are called on every statement and connection, PostgreSQL
  * or not (with NULL for SQLite's), as libpq allows. */
 static void pq_finish(PGconn *c) {
-  if (c && pq.finish)
-    pq.finish(c);
+  if (c && pq.finish) pq.finish(c);
 }
 static void pq_clear(PGresult *r) {
-  if (r && pq.clear)
-    pq.clear(r);
+  if (r && pq.clear) pq.clear(r);
 }
 #define PQfinish pq_finish
 #define PQexec pq.exec
@@ -164,8 +162,7 @@ struct lm_stmt {
 };
 
 static int is_pg_url(const char *url) {
-  return strncmp(url, "postgresql://", 13) == 0 ||
-         strncmp(url, "postgres://", 11) == 0;
+  return strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0;
 }
 
 /* ----------------------------------------------------------- connection */
@@ -189,38 +186,30 @@ static void pg_where(const char *url, char *out, size_t cap) {
 static lm_status probe_readable(lm_sql *s, const char *url, lm_diag *diag) {
   for (int attempt = 0;; attempt++) {
     sqlite3_stmt *q = NULL;
-    int rc = sqlite3_prepare_v2(s->db, "SELECT 1 FROM sqlite_master LIMIT 1",
-                                -1, &q, NULL);
-    if (rc == SQLITE_OK)
-      rc = sqlite3_step(q);
+    int rc = sqlite3_prepare_v2(s->db, "SELECT 1 FROM sqlite_master LIMIT 1", -1, &q, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(q);
     int ext = sqlite3_extended_errcode(s->db);
     sqlite3_finalize(q);
-    if (rc == SQLITE_ROW || rc == SQLITE_DONE)
-      return LM_OK;
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE) return LM_OK;
     if (ext != SQLITE_READONLY_ROLLBACK || attempt > 0)
-      return lm_diag_set(diag, LM_EIO, url, 0, 0, NULL,
-                         "cannot read the database: %s", sqlite3_errstr(ext));
+      return lm_diag_set(diag, LM_EIO, url, 0, 0, NULL, "cannot read the database: %s",
+                         sqlite3_errstr(ext));
     if (access(url, W_OK) != 0)
-      return lm_diag_set(
-          diag, LM_EIO, url, 0, 0, NULL,
-          "the database has an unfinished write (a writer was killed; the data "
-          "is "
-          "intact) that only a user who may write the file can roll back: run "
-          "`lumen db list --db %s` as that user",
-          url);
+      return lm_diag_set(diag, LM_EIO, url, 0, 0, NULL,
+                         "the database has an unfinished write (a writer was killed; the data is "
+                         "intact) that only a user who may write the file can roll back: run "
+                         "`lumen db list --db %s` as that user",
+                         url);
     sqlite3 *rw = NULL;
-    if (sqlite3_open_v2(url, &rw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-                        NULL) == SQLITE_OK) {
+    if (sqlite3_open_v2(url, &rw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) {
       sqlite3_busy_timeout(rw, 60000);
       sqlite3_exec(rw, "SELECT 1 FROM sqlite_master LIMIT 1", NULL, NULL, NULL);
     }
     sqlite3_close(rw);
     sqlite3_close(s->db);
     s->db = NULL;
-    if (sqlite3_open_v2(url, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
-                        NULL) != SQLITE_OK)
-      return lm_diag_set(diag, LM_EIO, url, 0, 0, NULL,
-                         "cannot open the database: %s",
+    if (sqlite3_open_v2(url, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+      return lm_diag_set(diag, LM_EIO, url, 0, 0, NULL, "cannot open the database: %s",
                          s->db ? sqlite3_errmsg(s->db) : "out of memory");
     sqlite3_busy_timeout(s->db, 60000);
   }
@@ -233,24 +222,17 @@ static int fixed_uri(const char *path, char *out, size_t cap) {
   char side[4200];
   static const char *const suffixes[] = {"-journal", "-wal"};
   for (size_t i = 0; i < 2; i++) {
-    if ((size_t)snprintf(side, sizeof side, "%s%s", path, suffixes[i]) >=
-        sizeof side)
-      return 0;
-    if (access(side, F_OK) == 0)
-      return 0;
+    if ((size_t)snprintf(side, sizeof side, "%s%s", path, suffixes[i]) >= sizeof side) return 0;
+    if (access(side, F_OK) == 0) return 0;
   }
   size_t n = (size_t)snprintf(out, cap, "file:");
   for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-    if (n + 4 >= cap)
-      return 0;
-    if (isalnum(*p) || strchr("/._-~", *p))
-      out[n++] = (char)*p;
-    else
-      n += (size_t)snprintf(out + n, cap - n, "%%%02X", *p);
+    if (n + 4 >= cap) return 0;
+    if (isalnum(*p) || strchr("/._-~", *p)) out[n++] = (char)*p;
+    else n += (size_t)snprintf(out + n, cap - n, "%%%02X", *p);
   }
   static const char query[] = "?immutable=1";
-  if (n + sizeof query > cap)
-    return 0;
+  if (n + sizeof query > cap) return 0;
   memcpy(out + n, query, sizeof query);
   return 1;
 }
@@ -259,16 +241,13 @@ lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag) {
   lm_status st_probe;
   *out = NULL;
   lm_sql *s = calloc(1, sizeof *s);
-  if (!s)
-    return lm_diag_set(diag, LM_ENOMEM, url, 0, 0, NULL, "out of memory");
+  if (!s) return lm_diag_set(diag, LM_ENOMEM, url, 0, 0, NULL, "out of memory");
   if (is_pg_url(url)) {
     pg_where(url, s->where, sizeof s->where);
 #ifdef LUMEN_HAVE_PQ
     if (!pq_ready()) {
-      lm_status st = lm_diag_set(
-          diag, LM_EIO, s->where, 0, 0, NULL,
-          "a PostgreSQL store needs the PostgreSQL client library: %s",
-          pq_error);
+      lm_status st = lm_diag_set(diag, LM_EIO, s->where, 0, 0, NULL,
+                                 "a PostgreSQL store needs the PostgreSQL client library: %s", pq_error);
       free(s);
       return st;
     }
@@ -278,23 +257,20 @@ lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag) {
       char msg[512];
       snprintf(msg, sizeof msg, "%s", PQerrorMessage(s->pg));
       msg[strcspn(msg, "\n")] = '\0';
-      lm_status st = lm_diag_set(diag, LM_EIO, s->where, 0, 0, NULL,
-                                 "cannot connect: %s", msg);
+      lm_status st = lm_diag_set(diag, LM_EIO, s->where, 0, 0, NULL, "cannot connect: %s", msg);
       lm_sql_close(s);
       return st;
     }
     PGresult *r = PQexec(s->pg, mode == LM_DB_READ || mode == LM_DB_READ_FIXED
-                                    ? "SET client_min_messages = warning; SET "
-                                      "default_transaction_read_only = on"
+                                    ? "SET client_min_messages = warning; SET default_transaction_read_only = on"
                                     : "SET client_min_messages = warning");
     PQclear(r);
     *out = s;
     return LM_OK;
 #else
     free(s);
-    return lm_diag_set(
-        diag, LM_EINVAL, url, 0, 0, "--db",
-        "this lumen was built without PostgreSQL support (libpq)");
+    return lm_diag_set(diag, LM_EINVAL, url, 0, 0, "--db",
+                       "this lumen was built without PostgreSQL support (libpq)");
 #endif
   }
   s->engine = ENGINE_SQLITE;
@@ -304,8 +280,7 @@ lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag) {
     struct stat sb;
     if (stat(url, &sb) != 0) {
       free(s);
-      return lm_diag_set(diag, LM_ENOTFOUND, url, 0, 0, NULL,
-                         "no such database");
+      return lm_diag_set(diag, LM_ENOTFOUND, url, 0, 0, NULL, "no such database");
     }
   }
   int flags = mode == LM_DB_CREATE  ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
@@ -317,36 +292,29 @@ lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag) {
     open_as = fixed;
     flags |= SQLITE_OPEN_URI;
   }
-  if (mode == LM_DB_READ_FIXED)
-    mode = LM_DB_READ;
-  if (sqlite3_open_v2(open_as, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
-      SQLITE_OK) {
-    lm_status st = lm_diag_set(diag, LM_EIO, url, 0, 0, NULL,
-                               "cannot open the database: %s",
+  if (mode == LM_DB_READ_FIXED) mode = LM_DB_READ;
+  if (sqlite3_open_v2(open_as, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    lm_status st = lm_diag_set(diag, LM_EIO, url, 0, 0, NULL, "cannot open the database: %s",
                                s->db ? sqlite3_errmsg(s->db) : "out of memory");
     lm_sql_close(s);
     return st;
   }
   sqlite3_busy_timeout(s->db, 60000);
-  if (mode == LM_DB_READ &&
-      (st_probe = probe_readable(s, url, diag)) != LM_OK) {
+  if (mode == LM_DB_READ && (st_probe = probe_readable(s, url, diag)) != LM_OK) {
     lm_sql_close(s);
     return st_probe;
   }
   /* Large pages suit column blobs (fewer overflow pages); reads through a
    * memory map skip a copy. page_size only affects a new, empty file. */
-  sqlite3_exec(s->db, "PRAGMA foreign_keys = ON; PRAGMA mmap_size = 2147418112",
-               NULL, NULL, NULL);
-  if (mode == LM_DB_CREATE)
-    sqlite3_exec(s->db, "PRAGMA page_size = 65536", NULL, NULL, NULL);
+  sqlite3_exec(s->db, "PRAGMA foreign_keys = ON; PRAGMA mmap_size = 2147418112", NULL, NULL, NULL);
+  if (mode == LM_DB_CREATE) sqlite3_exec(s->db, "PRAGMA page_size = 65536", NULL, NULL, NULL);
   *out = s;
   return LM_OK;
 }
 
 lm_sql *lm_sql_wrap_sqlite(sqlite3 *db) {
   lm_sql *s = calloc(1, sizeof *s);
-  if (!s)
-    return NULL;
+  if (!s) return NULL;
   s->engine = ENGINE_SQLITE;
   s->db = db;
   const char *f = sqlite3_db_filename(db, "main");
@@ -355,20 +323,16 @@ lm_sql *lm_sql_wrap_sqlite(sqlite3 *db) {
 }
 
 void lm_sql_close(lm_sql *s) {
-  if (!s)
-    return;
-  if (s->db && s->owned)
-    sqlite3_close(s->db);
+  if (!s) return;
+  if (s->db && s->owned) sqlite3_close(s->db);
 #ifdef LUMEN_HAVE_PQ
-  if (s->pg)
-    PQfinish(s->pg);
+  if (s->pg) PQfinish(s->pg);
 #endif
   free(s);
 }
 
 sqlite3 *lm_sql_detach(lm_sql *s) {
-  if (!s)
-    return NULL;
+  if (!s) return NULL;
   sqlite3 *db = s->db;
   s->db = NULL;
   lm_sql_close(s);
@@ -384,8 +348,7 @@ int lm_sql_is_postgres(const lm_sql *s) { return s->engine == ENGINE_PG; }
 static char *pg_schema(const char *in) {
   size_t cap = strlen(in) * 2 + 64;
   char *out = malloc(cap), *o = out;
-  if (!out)
-    return NULL;
+  if (!out) return NULL;
   static const struct {
     const char *from, *to;
   } map[] = {{"INTEGER PRIMARY KEY", "BIGSERIAL PRIMARY KEY"},
@@ -393,8 +356,7 @@ static char *pg_schema(const char *in) {
              {"REAL", "DOUBLE PRECISION"},
              {"BLOB", "BYTEA"}};
   for (const char *p = in; *p;) {
-    if (strncmp(p, "PRAGMA", 6) == 0 &&
-        (p == in || p[-1] == '\n' || p[-1] == ';')) {
+    if (strncmp(p, "PRAGMA", 6) == 0 && (p == in || p[-1] == '\n' || p[-1] == ';')) {
       const char *end = strchr(p, ';');
       p = end ? end + 1 : p + strlen(p);
       continue;
@@ -403,16 +365,14 @@ static char *pg_schema(const char *in) {
     if (p == in || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) {
       for (size_t k = 0; k < sizeof map / sizeof *map && !done; k++) {
         size_t n = strlen(map[k].from);
-        if (strncmp(p, map[k].from, n) == 0 &&
-            !(isalnum((unsigned char)p[n]) || p[n] == '_')) {
+        if (strncmp(p, map[k].from, n) == 0 && !(isalnum((unsigned char)p[n]) || p[n] == '_')) {
           o += sprintf(o, "%s", map[k].to);
           p += n;
           done = 1;
         }
       }
     }
-    if (!done)
-      *o++ = *p++;
+    if (!done) *o++ = *p++;
   }
   *o = '\0';
   return out;
@@ -421,28 +381,23 @@ static char *pg_schema(const char *in) {
 lm_status lm_sql_exec(lm_sql *s, const char *text, int schema, lm_diag *diag) {
   if (s->engine == ENGINE_SQLITE) {
     char *err = NULL;
-    if (sqlite3_exec(s->db, text, NULL, NULL, &err) == SQLITE_OK)
-      return LM_OK;
-    lm_status st =
-        lm_diag_set(diag, LM_EIO, s->where, 0, 0, NULL, "%s", err ? err : "?");
+    if (sqlite3_exec(s->db, text, NULL, NULL, &err) == SQLITE_OK) return LM_OK;
+    lm_status st = lm_diag_set(diag, LM_EIO, s->where, 0, 0, NULL, "%s", err ? err : "?");
     sqlite3_free(err);
     return st;
   }
 #ifdef LUMEN_HAVE_PQ
   char *mapped = schema ? pg_schema(text) : NULL;
-  if (schema && !mapped)
-    return lm_diag_set(diag, LM_ENOMEM, s->where, 0, 0, NULL, "out of memory");
+  if (schema && !mapped) return lm_diag_set(diag, LM_ENOMEM, s->where, 0, 0, NULL, "out of memory");
   if (mapped) {
     /* CREATE ... IF NOT EXISTS races on PostgreSQL's catalogs when two
      * first imports meet (duplicate key in pg_type): take a transaction-
      * level advisory lock first, so that one creates and the other sees. */
-    static const char lock[] =
-        "SELECT pg_advisory_xact_lock(" LM_SQL_SCHEMA_LOCK "); ";
+    static const char lock[] = "SELECT pg_advisory_xact_lock(" LM_SQL_SCHEMA_LOCK "); ";
     char *locked = malloc(sizeof lock + strlen(mapped));
     if (!locked) {
       free(mapped);
-      return lm_diag_set(diag, LM_ENOMEM, s->where, 0, 0, NULL,
-                         "out of memory");
+      return lm_diag_set(diag, LM_ENOMEM, s->where, 0, 0, NULL, "out of memory");
     }
     memcpy(locked, lock, sizeof lock - 1);
     strcpy(locked + sizeof lock - 1, mapped);
@@ -463,42 +418,33 @@ lm_status lm_sql_exec(lm_sql *s, const char *text, int schema, lm_diag *diag) {
   return st;
 #else
   (void)schema;
-  return lm_diag_set(diag, LM_EINVAL, s->where, 0, 0, NULL,
-                     "no PostgreSQL support");
+  return lm_diag_set(diag, LM_EINVAL, s->where, 0, 0, NULL, "no PostgreSQL support");
 #endif
 }
 
 lm_status lm_sql_begin(lm_sql *s, lm_diag *diag) {
   /* As SQLite's BEGIN IMMEDIATE: one writer at a time, decided at the
    * start, so that check-then-insert (fingerprints, names) cannot race. */
-  return lm_sql_exec(
-      s,
-      s->engine == ENGINE_SQLITE
-          ? "BEGIN IMMEDIATE"
-          : "BEGIN; SELECT pg_advisory_xact_lock(" LM_SQL_SCHEMA_LOCK ")",
-      0, diag);
+  return lm_sql_exec(s,
+                     s->engine == ENGINE_SQLITE ? "BEGIN IMMEDIATE"
+                                                : "BEGIN; SELECT pg_advisory_xact_lock(" LM_SQL_SCHEMA_LOCK ")",
+                     0, diag);
 }
 
-lm_status lm_sql_commit(lm_sql *s, lm_diag *diag) {
-  return lm_sql_exec(s, "COMMIT", 0, diag);
-}
+lm_status lm_sql_commit(lm_sql *s, lm_diag *diag) { return lm_sql_exec(s, "COMMIT", 0, diag); }
 
 void lm_sql_rollback(lm_sql *s) { lm_sql_exec(s, "ROLLBACK", 0, NULL); }
 
 /* ------------------------------------------------------------ statements */
 
-lm_status lm_sql_prepare(lm_sql *sql, const char *text, lm_stmt **out,
-                         lm_diag *diag) {
+lm_status lm_sql_prepare(lm_sql *sql, const char *text, lm_stmt **out, lm_diag *diag) {
   *out = NULL;
   lm_stmt *s = calloc(1, sizeof *s);
-  if (!s)
-    return lm_diag_set(diag, LM_ENOMEM, sql->where, 0, 0, NULL,
-                       "out of memory");
+  if (!s) return lm_diag_set(diag, LM_ENOMEM, sql->where, 0, 0, NULL, "out of memory");
   s->sql = sql;
   if (sql->engine == ENGINE_SQLITE) {
     if (sqlite3_prepare_v2(sql->db, text, -1, &s->st, NULL) != SQLITE_OK) {
-      lm_status st = lm_diag_set(diag, LM_EIO, sql->where, 0, 0, NULL, "%s",
-                                 sqlite3_errmsg(sql->db));
+      lm_status st = lm_diag_set(diag, LM_EIO, sql->where, 0, 0, NULL, "%s", sqlite3_errmsg(sql->db));
       free(s);
       return st;
     }
@@ -510,15 +456,13 @@ lm_status lm_sql_prepare(lm_sql *sql, const char *text, lm_stmt **out,
   s->text = malloc(cap);
   if (!s->text) {
     free(s);
-    return lm_diag_set(diag, LM_ENOMEM, sql->where, 0, 0, NULL,
-                       "out of memory");
+    return lm_diag_set(diag, LM_ENOMEM, sql->where, 0, 0, NULL, "out of memory");
   }
   char *o = s->text;
   char quote = 0;
   for (const char *p = text; *p; p++) {
     if (quote) {
-      if (*p == quote)
-        quote = 0;
+      if (*p == quote) quote = 0;
       *o++ = *p;
     } else if (*p == '\'' || *p == '"') {
       quote = *p;
@@ -536,28 +480,22 @@ lm_status lm_sql_prepare(lm_sql *sql, const char *text, lm_stmt **out,
   s->formats = calloc((size_t)n, sizeof *s->formats);
   if (!s->values || !s->lengths || !s->formats) {
     lm_stmt_free(s);
-    return lm_diag_set(diag, LM_ENOMEM, sql->where, 0, 0, NULL,
-                       "out of memory");
+    return lm_diag_set(diag, LM_ENOMEM, sql->where, 0, 0, NULL, "out of memory");
   }
   *out = s;
   return LM_OK;
 }
 
-static void pg_param(lm_stmt *s, int i, const void *data, size_t n,
-                     int binary) {
-  if (i < 1 || i > s->n_params)
-    return;
+static void pg_param(lm_stmt *s, int i, const void *data, size_t n, int binary) {
+  if (i < 1 || i > s->n_params) return;
   free(s->values[i - 1]);
   s->values[i - 1] = NULL;
   s->lengths[i - 1] = 0;
   s->formats[i - 1] = binary;
-  if (!data)
-    return;
+  if (!data) return;
   s->values[i - 1] = malloc(n + 1);
-  if (!s->values[i - 1])
-    return;
-  if (n)
-    memcpy(s->values[i - 1], data, n);
+  if (!s->values[i - 1]) return;
+  if (n) memcpy(s->values[i - 1], data, n);
   s->values[i - 1][n] = '\0';
   s->lengths[i - 1] = (int)n;
 }
@@ -582,9 +520,8 @@ void lm_stmt_bind_double(lm_stmt *s, int i, double v) {
     return;
   }
   char b[40];
-  int n = isinf(v)
-              ? snprintf(b, sizeof b, "%s", v > 0 ? "Infinity" : "-Infinity")
-              : snprintf(b, sizeof b, "%.17g", v);
+  int n = isinf(v) ? snprintf(b, sizeof b, "%s", v > 0 ? "Infinity" : "-Infinity")
+                   : snprintf(b, sizeof b, "%.17g", v);
   pg_param(s, i, b, (size_t)n, 0);
 }
 
@@ -619,21 +556,17 @@ void lm_stmt_bind_null(lm_stmt *s, int i) {
 int lm_stmt_step(lm_stmt *s) {
   if (s->st) {
     s->last_rc = sqlite3_step(s->st);
-    if (s->last_rc == SQLITE_ROW)
-      return 1;
-    if (s->last_rc == SQLITE_DONE)
-      return 0;
+    if (s->last_rc == SQLITE_ROW) return 1;
+    if (s->last_rc == SQLITE_DONE) return 0;
     int ext = sqlite3_extended_errcode(s->sql->db);
-    s->unique =
-        ext == SQLITE_CONSTRAINT_UNIQUE || ext == SQLITE_CONSTRAINT_PRIMARYKEY;
+    s->unique = ext == SQLITE_CONSTRAINT_UNIQUE || ext == SQLITE_CONSTRAINT_PRIMARYKEY;
     snprintf(s->error, sizeof s->error, "%s", sqlite3_errmsg(s->sql->db));
     return -1;
   }
 #ifdef LUMEN_HAVE_PQ
   if (!s->executed) {
-    s->res =
-        PQexecParams(s->sql->pg, s->text, s->n_params, NULL,
-                     (const char *const *)s->values, s->lengths, s->formats, 1);
+    s->res = PQexecParams(s->sql->pg, s->text, s->n_params, NULL, (const char *const *)s->values,
+                          s->lengths, s->formats, 1);
     s->executed = 1;
     s->row = -1;
     ExecStatusType rs = PQresultStatus(s->res);
@@ -672,15 +605,12 @@ void lm_stmt_reset(lm_stmt *s) {
 }
 
 void lm_stmt_free(lm_stmt *s) {
-  if (!s)
-    return;
-  if (s->st)
-    sqlite3_finalize(s->st);
+  if (!s) return;
+  if (s->st) sqlite3_finalize(s->st);
 #ifdef LUMEN_HAVE_PQ
   PQclear(s->res);
 #endif
-  for (int i = 0; s->values && i < s->n_params; i++)
-    free(s->values[i]);
+  for (int i = 0; s->values && i < s->n_params; i++) free(s->values[i]);
   free(s->values);
   free(s->lengths);
   free(s->formats);
@@ -698,15 +628,8 @@ int lm_stmt_unique_violation(const lm_stmt *s) { return s->unique; }
 /* ----------------------------------------------------------------- rows */
 
 #ifdef LUMEN_HAVE_PQ
-enum {
-  OID_BOOL = 16,
-  OID_BYTEA = 17,
-  OID_INT8 = 20,
-  OID_INT2 = 21,
-  OID_INT4 = 23,
-  OID_FLOAT4 = 700,
-  OID_FLOAT8 = 701
-};
+enum { OID_BOOL = 16, OID_BYTEA = 17, OID_INT8 = 20, OID_INT2 = 21, OID_INT4 = 23, OID_FLOAT4 = 700,
+       OID_FLOAT8 = 701 };
 
 static uint64_t be_u64(const char *p) {
   uint64_t v;
@@ -716,8 +639,7 @@ static uint64_t be_u64(const char *p) {
 #endif
 
 int lm_stmt_columns(const lm_stmt *s) {
-  if (s->st)
-    return sqlite3_column_count(s->st);
+  if (s->st) return sqlite3_column_count(s->st);
 #ifdef LUMEN_HAVE_PQ
   return s->res ? PQnfields(s->res) : 0;
 #else
@@ -741,34 +663,24 @@ const char *lm_stmt_column_name(lm_stmt *s, int col) {
 int lm_stmt_kind(lm_stmt *s, int col) {
   if (s->st) {
     switch (sqlite3_column_type(s->st, col)) {
-    case SQLITE_INTEGER:
-      return 'i';
-    case SQLITE_FLOAT:
-      return 'r';
-    case SQLITE_TEXT:
-      return 't';
-    case SQLITE_BLOB:
-      return 'b';
-    default:
-      return 'n';
+    case SQLITE_INTEGER: return 'i';
+    case SQLITE_FLOAT: return 'r';
+    case SQLITE_TEXT: return 't';
+    case SQLITE_BLOB: return 'b';
+    default: return 'n';
     }
   }
 #ifdef LUMEN_HAVE_PQ
-  if (!s->res || PQgetisnull(s->res, s->row, col))
-    return 'n';
+  if (!s->res || PQgetisnull(s->res, s->row, col)) return 'n';
   switch ((int)PQftype(s->res, col)) {
   case OID_BOOL:
   case OID_INT2:
   case OID_INT4:
-  case OID_INT8:
-    return 'i';
+  case OID_INT8: return 'i';
   case OID_FLOAT4:
-  case OID_FLOAT8:
-    return 'r';
-  case OID_BYTEA:
-    return 'b';
-  default:
-    return 't';
+  case OID_FLOAT8: return 'r';
+  case OID_BYTEA: return 'b';
+  default: return 't';
   }
 #else
   return 'n';
@@ -778,15 +690,12 @@ int lm_stmt_kind(lm_stmt *s, int col) {
 int lm_stmt_is_null(lm_stmt *s, int col) { return lm_stmt_kind(s, col) == 'n'; }
 
 int64_t lm_stmt_int64(lm_stmt *s, int col) {
-  if (s->st)
-    return (int64_t)sqlite3_column_int64(s->st, col);
+  if (s->st) return (int64_t)sqlite3_column_int64(s->st, col);
 #ifdef LUMEN_HAVE_PQ
-  if (!s->res || PQgetisnull(s->res, s->row, col))
-    return 0;
+  if (!s->res || PQgetisnull(s->res, s->row, col)) return 0;
   const char *p = PQgetvalue(s->res, s->row, col);
   switch ((int)PQftype(s->res, col)) {
-  case OID_BOOL:
-    return p[0] != 0;
+  case OID_BOOL: return p[0] != 0;
   case OID_INT2: {
     uint16_t v;
     memcpy(&v, p, 2);
@@ -797,13 +706,10 @@ int64_t lm_stmt_int64(lm_stmt *s, int col) {
     memcpy(&v, p, 4);
     return (int32_t)be32toh(v);
   }
-  case OID_INT8:
-    return (int64_t)be_u64(p);
+  case OID_INT8: return (int64_t)be_u64(p);
   case OID_FLOAT4:
-  case OID_FLOAT8:
-    return (int64_t)lm_stmt_double(s, col);
-  default:
-    return strtoll(p, NULL, 10);
+  case OID_FLOAT8: return (int64_t)lm_stmt_double(s, col);
+  default: return strtoll(p, NULL, 10);
   }
 #else
   return 0;
@@ -812,12 +718,9 @@ int64_t lm_stmt_int64(lm_stmt *s, int col) {
 
 double lm_stmt_double(lm_stmt *s, int col) {
   if (s->st)
-    return sqlite3_column_type(s->st, col) == SQLITE_NULL
-               ? LM_NAN
-               : sqlite3_column_double(s->st, col);
+    return sqlite3_column_type(s->st, col) == SQLITE_NULL ? LM_NAN : sqlite3_column_double(s->st, col);
 #ifdef LUMEN_HAVE_PQ
-  if (!s->res || PQgetisnull(s->res, s->row, col))
-    return LM_NAN;
+  if (!s->res || PQgetisnull(s->res, s->row, col)) return LM_NAN;
   const char *p = PQgetvalue(s->res, s->row, col);
   switch ((int)PQftype(s->res, col)) {
   case OID_FLOAT8: {
@@ -837,10 +740,8 @@ double lm_stmt_double(lm_stmt *s, int col) {
   case OID_BOOL:
   case OID_INT2:
   case OID_INT4:
-  case OID_INT8:
-    return (double)lm_stmt_int64(s, col);
-  default:
-    return strtod(p, NULL);
+  case OID_INT8: return (double)lm_stmt_int64(s, col);
+  default: return strtod(p, NULL);
   }
 #else
   return LM_NAN;
@@ -853,8 +754,7 @@ const char *lm_stmt_text(lm_stmt *s, int col) {
     return t ? (const char *)t : "";
   }
 #ifdef LUMEN_HAVE_PQ
-  if (!s->res || PQgetisnull(s->res, s->row, col))
-    return "";
+  if (!s->res || PQgetisnull(s->res, s->row, col)) return "";
   return PQgetvalue(s->res, s->row, col);
 #else
   return "";
