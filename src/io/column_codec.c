@@ -93,10 +93,7 @@ static double of_bits(uint64_t u) {
 /* The NaN lumen writes for a blank cell. */
 static uint64_t blank_bits(void) { return bits_of(LM_NAN); }
 
-/* The tokens of an integer column into tokens[0..n): 1 (and the OR of
- * them all in *most) when every value is a blank or an integer the
- * encoding keeps exactly, else 0 (at the first that is not). */
-static int int_tokens(const double *v, size_t n, uint64_t *tokens, uint64_t *most) {
+int lm_colcodec_int_tokens(const double *v, size_t n, uint64_t *tokens, size_t *width) {
   uint64_t blank = blank_bits(), all = 0;
   int64_t prev = 0;
   for (size_t i = 0; i < n; i++) {
@@ -112,8 +109,15 @@ static int int_tokens(const double *v, size_t n, uint64_t *tokens, uint64_t *mos
     all |= tokens[i];
     prev = k;
   }
-  *most = all;
+  size_t w = 1;
+  while (w < 8 && (all >> (8 * w))) w++;
+  *width = w;
   return 1;
+}
+
+void lm_colcodec_int_put_planes(const uint64_t *tokens, size_t n, size_t width, unsigned char *planes) {
+  for (size_t b = 0; b < width; b++)
+    for (size_t i = 0; i < n; i++) planes[b * n + i] = (unsigned char)(tokens[i] >> (8 * b));
 }
 
 static lm_status nomem(lm_diag *diag) {
@@ -139,14 +143,12 @@ lm_status lm_colcodec_encode(lm_colcodec *c, const double *values, size_t n, con
   char kind;
   if (!reserve(&c->scratch, &c->scratch_cap, n * 16)) return nomem(diag);
   /* Tokens first (in the upper half of scratch), then their planes. */
-  uint64_t *tokens = (uint64_t *)(void *)(c->scratch + n * 8), most = 0;
-  if (int_tokens(values, n, tokens, &most)) {
+  uint64_t *tokens = (uint64_t *)(void *)(c->scratch + n * 8);
+  size_t width = 1;
+  if (lm_colcodec_int_tokens(values, n, tokens, &width)) {
     kind = 'I';
-    int width = 1;
-    while (width < 8 && (most >> (8 * width))) width++;
-    for (int b = 0; b < width; b++)
-      for (size_t i = 0; i < n; i++) c->scratch[(size_t)b * n + i] = (unsigned char)(tokens[i] >> (8 * b));
-    raw = (size_t)width * n;
+    lm_colcodec_int_put_planes(tokens, n, width, c->scratch);
+    raw = width * n;
     head = 2;
     if (!reserve(&c->out, &c->out_cap, 2)) return nomem(diag);
     c->out[1] = (unsigned char)width;

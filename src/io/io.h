@@ -263,6 +263,16 @@ lm_status lm_colcodec_int_planes(lm_colcodec *codec, const void *blob, size_t le
 size_t lm_colcodec_int_index(const unsigned char *planes, size_t width, size_t n, int64_t *marks,
                              uint8_t *row_missing);
 
+/* lm_colcodec_int_tokens: the integer form's tokens of values[0..n) into
+ * tokens[0..n) (0 for a blank, the canonical NaN; else 1 + the zigzag of
+ * the difference to the previous integer, the first from 0) and *width,
+ * the bytes the largest needs (1 to 8): 1 when every value is a blank or
+ * an integer the form keeps exactly (|v| < 2^62, not -0.0), else 0. */
+int lm_colcodec_int_tokens(const double *values, size_t n, uint64_t *tokens, size_t *width);
+/* lm_colcodec_int_put_planes: the tokens as width planes of n bytes
+ * (planes[b * n + i]: byte b of token i), the layout lm_colcodec_int_rows
+ * reads. */
+void lm_colcodec_int_put_planes(const uint64_t *tokens, size_t n, size_t width, unsigned char *planes);
 /* lm_colcodec_int_marks: marks[m] (n / every + 1 entries) gets the
  * integer before row m * every of the planes of n rows, as
  * lm_colcodec_int_index does for every = LM_COLCODEC_MARK_ROWS; every 0:

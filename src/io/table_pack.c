@@ -29,46 +29,31 @@
 #include "io/io.h"
 
 #define PACK_ROWS 256
-_Static_assert(PACK_ROWS <= LM_COLCODEC_MARK_ROWS,
-               "a block's marks are its first and its last");
+_Static_assert(PACK_ROWS < LM_COLCODEC_MARK_ROWS, "a block's only mark is its first");
 
 enum { BLOCK_SAME, BLOCK_INT, BLOCK_RAW };
 
 typedef struct pblock {
-  uint64_t word; /* BLOCK_SAME: the bits; BLOCK_INT: the integer after the
-                    block's last row (its second mark) */
+  uint64_t bits; /* BLOCK_SAME: the value's bits */
   size_t at;     /* offset of the planes or doubles in the half's region */
   uint8_t kind, width, half;
 } pblock;
 
 typedef struct pack_state {
   size_t n_rows, n_blocks, n_packed;
-  long *slot;     /* per table column: its index among the packed, -1 */
-  pblock *blocks; /* [block * n_packed + packed index] */
+  long *slot;      /* per table column: its index among the packed, -1 */
+  pblock *blocks;  /* [block * n_packed + packed index] */
   unsigned char *region[2];
   size_t reserved[2], used[2];
 } pack_state;
 
 static void pack_release(void *arg) {
   pack_state *ps = arg;
-  if (!ps)
-    return;
-  for (int h = 0; h < 2; h++)
-    lm_free_huge(ps->region[h], ps->reserved[h]);
+  if (!ps) return;
+  for (int h = 0; h < 2; h++) lm_free_huge(ps->region[h], ps->reserved[h]);
   lm_free(ps->slot);
   lm_free(ps->blocks);
   lm_free(ps);
-}
-
-/* Whether v is what the integer form holds: an integer of |v| < 2^62 but
- * -0.0, or the canonical NaN. */
-static inline int integer_or_blank(double v, uint64_t nan_bits) {
-  uint64_t b;
-  memcpy(&b, &v, sizeof b);
-  if (v != v)
-    return b == nan_bits;
-  return v > -4611686018427387904.0 && v < 4611686018427387904.0 &&
-         v == (double)(int64_t)v && !(v == 0 && (b >> 63));
 }
 
 /* One thread's share of the packing: blocks [b0, b1) into region half. */
@@ -78,10 +63,10 @@ typedef struct pack_job {
   const long *cols;
   size_t b0, b1;
   int half;
-  size_t cap;       /* bytes this half may pack */
-  double *buf;      /* n_packed * PACK_ROWS */
-  double **at;      /* n_packed */
-  uint64_t *tokens; /* PACK_ROWS */
+  size_t cap;      /* bytes this half may pack */
+  double *buf;     /* n_packed * PACK_ROWS */
+  double **at;     /* n_packed */
+  uint64_t *tokens;/* PACK_ROWS */
   size_t rows[PACK_ROWS];
   int over;
   lm_status status;
@@ -102,53 +87,23 @@ static unsigned char *room(pack_job *j, size_t bytes, size_t *at) {
 }
 
 static void pack_block(pack_job *j, pblock *pb, const double *v, size_t n) {
-  double nan = LM_NAN;
-  uint64_t nan_bits, first;
-  memcpy(&nan_bits, &nan, sizeof nan_bits);
-  memcpy(&first, &v[0], sizeof first);
   pb->half = (uint8_t)j->half;
-  size_t r = 1;
-  while (r < n && memcmp(&v[r], &v[0], sizeof *v) == 0)
-    r++;
+  size_t r = 1, width = 1;
+  while (r < n && memcmp(&v[r], &v[0], sizeof *v) == 0) r++;
   if (r == n) {
     pb->kind = BLOCK_SAME;
-    pb->word = first;
+    memcpy(&pb->bits, &v[0], sizeof pb->bits);
     return;
   }
-  int64_t prev = 0;
-  uint64_t max = 0;
-  for (r = 0; r < n; r++) {
-    double x = v[r];
-    if (!integer_or_blank(x, nan_bits))
-      break;
-    if (x != x) {
-      j->tokens[r] = 0;
-      continue;
-    }
-    int64_t i = (int64_t)x;
-    uint64_t d = (uint64_t)i - (uint64_t)prev;
-    prev = i;
-    j->tokens[r] = 1 + ((d << 1) ^ (0 - (d >> 63)));
-    max |= j->tokens[r];
-  }
-  if (r == n) {
-    size_t width = 1;
-    while (width < 8 && (max >> (8 * width)))
-      width++;
-    unsigned char *p = room(j, n * width, &pb->at);
-    if (!p)
-      return;
-    for (size_t b = 0; b < width; b++)
-      for (size_t k = 0; k < n; k++)
-        p[b * n + k] = (unsigned char)(j->tokens[k] >> (8 * b));
+  unsigned char *p;
+  if (lm_colcodec_int_tokens(v, n, j->tokens, &width)) {
+    if (!(p = room(j, n * width, &pb->at))) return;
+    lm_colcodec_int_put_planes(j->tokens, n, width, p);
     pb->kind = BLOCK_INT;
     pb->width = (uint8_t)width;
-    pb->word = (uint64_t)prev;
     return;
   }
-  unsigned char *p = room(j, n * sizeof *v, &pb->at);
-  if (!p)
-    return;
+  if (!(p = room(j, n * sizeof *v, &pb->at))) return;
   memcpy(p, v, n * sizeof *v);
   pb->kind = BLOCK_RAW;
 }
@@ -159,15 +114,10 @@ static void *pack_run(void *arg) {
   const lm_table *t = j->t;
   j->status = LM_OK;
   for (size_t b = j->b0; b < j->b1 && j->status == LM_OK && !j->over; b++) {
-    size_t r0 = b * PACK_ROWS,
-           n = ps->n_rows - r0 < PACK_ROWS ? ps->n_rows - r0 : PACK_ROWS;
-    for (size_t i = 0; i < n; i++)
-      j->rows[i] = r0 + i;
-    for (size_t k = 0; k < ps->n_packed; k++)
-      j->at[k] = j->buf + k * PACK_ROWS;
-    if ((j->status = t->fetch(t, j->cols, ps->n_packed, j->rows, n, j->at,
-                              &j->diag)) != LM_OK)
-      break;
+    size_t r0 = b * PACK_ROWS, n = ps->n_rows - r0 < PACK_ROWS ? ps->n_rows - r0 : PACK_ROWS;
+    for (size_t i = 0; i < n; i++) j->rows[i] = r0 + i;
+    for (size_t k = 0; k < ps->n_packed; k++) j->at[k] = j->buf + k * PACK_ROWS;
+    if ((j->status = t->fetch(t, j->cols, ps->n_packed, j->rows, n, j->at, &j->diag)) != LM_OK) break;
     for (size_t k = 0; k < ps->n_packed && !j->over; k++)
       pack_block(j, &ps->blocks[b * ps->n_packed + k], j->at[k], n);
   }
@@ -176,19 +126,16 @@ static void *pack_run(void *arg) {
 
 /* The fetch of a packed table: each run of rows in one block decoded from
  * that block. */
-static lm_status pack_fetch(const lm_table *t, const long *cols, size_t n_cols,
-                            const size_t *rows, size_t n_rows,
+static lm_status pack_fetch(const lm_table *t, const long *cols, size_t n_cols, const size_t *rows, size_t n_rows,
                             double *const *out, lm_diag *diag) {
   const pack_state *ps = t->fetch_state;
   size_t rel[PACK_ROWS];
   for (size_t k = 0; k < n_cols; k++) {
     long c = cols[k];
     if (c < 0 || (size_t)c >= t->n_cols)
-      return lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL,
-                         "no such column");
+      return lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no such column");
     if (t->cols[c].values) {
-      for (size_t i = 0; i < n_rows; i++)
-        out[k][i] = rows[i] < t->n_rows ? t->cols[c].values[rows[i]] : LM_NAN;
+      for (size_t i = 0; i < n_rows; i++) out[k][i] = rows[i] < t->n_rows ? t->cols[c].values[rows[i]] : LM_NAN;
       continue;
     }
     long slot = ps->slot[c];
@@ -198,10 +145,8 @@ static lm_status pack_fetch(const lm_table *t, const long *cols, size_t n_cols,
         continue;
       }
       size_t b = rows[i] / PACK_ROWS, r0 = b * PACK_ROWS;
-      size_t n = ps->n_rows - r0 < PACK_ROWS ? ps->n_rows - r0 : PACK_ROWS,
-             m = 0;
-      while (i + m < n_rows && rows[i + m] >= r0 && rows[i + m] < r0 + n &&
-             m < PACK_ROWS) {
+      size_t n = ps->n_rows - r0 < PACK_ROWS ? ps->n_rows - r0 : PACK_ROWS, m = 0;
+      while (i + m < n_rows && rows[i + m] >= r0 && rows[i + m] < r0 + n && m < PACK_ROWS) {
         rel[m] = rows[i + m] - r0;
         m++;
       }
@@ -210,14 +155,13 @@ static lm_status pack_fetch(const lm_table *t, const long *cols, size_t n_cols,
       double *o = out[k] + i;
       if (pb->kind == BLOCK_SAME) {
         double v;
-        memcpy(&v, &pb->word, sizeof v);
-        for (size_t q = 0; q < m; q++)
-          o[q] = v;
+        memcpy(&v, &pb->bits, sizeof v);
+        for (size_t q = 0; q < m; q++) o[q] = v;
       } else if (pb->kind == BLOCK_RAW) {
-        for (size_t q = 0; q < m; q++)
-          memcpy(&o[q], p + rel[q] * sizeof(double), sizeof(double));
+        for (size_t q = 0; q < m; q++) memcpy(&o[q], p + rel[q] * sizeof(double), sizeof(double));
       } else {
-        int64_t marks[2] = {0, (int64_t)pb->word};
+        /* a block is shorter than the marks' stride: its one mark is 0 */
+        const int64_t marks[1] = {0};
         lm_colcodec_int_rows(p, pb->width, n, marks, rel, m, o);
       }
       i += m;
@@ -229,28 +173,23 @@ static lm_status pack_fetch(const lm_table *t, const long *cols, size_t n_cols,
 lm_status lm_table_pack(lm_table *t, size_t cap, int *packed, lm_diag *diag) {
   *packed = 0;
   size_t n_def = 0;
-  for (size_t c = 0; c < t->n_cols; c++)
-    n_def += lm_table_deferred(t, c);
-  if (!n_def || !t->n_rows || !t->fetch)
-    return LM_OK;
+  for (size_t c = 0; c < t->n_cols; c++) n_def += lm_table_deferred(t, c);
+  if (!n_def || !t->n_rows || !t->fetch) return LM_OK;
   lm_status st = LM_OK;
   pack_job jobs[2];
   memset(jobs, 0, sizeof jobs);
   long *cols = lm_malloc(n_def * sizeof *cols);
   pack_state *ps = lm_calloc(1, sizeof *ps);
-  if (!cols || !ps)
-    goto nomem;
+  if (!cols || !ps) goto nomem;
   ps->n_rows = t->n_rows;
   ps->n_blocks = (t->n_rows + PACK_ROWS - 1) / PACK_ROWS;
   ps->n_packed = n_def;
   ps->slot = lm_malloc(t->n_cols * sizeof *ps->slot);
   ps->blocks = lm_calloc(ps->n_blocks * n_def, sizeof *ps->blocks);
-  if (!ps->slot || !ps->blocks)
-    goto nomem;
+  if (!ps->slot || !ps->blocks) goto nomem;
   for (size_t c = 0, k = 0; c < t->n_cols; c++) {
     ps->slot[c] = lm_table_deferred(t, c) ? (long)k : -1;
-    if (ps->slot[c] >= 0)
-      cols[k++] = (long)c;
+    if (ps->slot[c] >= 0) cols[k++] = (long)c;
   }
   size_t mid = ps->n_blocks >= 2 ? ps->n_blocks / 2 : ps->n_blocks;
   int n_jobs = ps->n_blocks >= 2 ? 2 : 1;
@@ -263,35 +202,27 @@ lm_status lm_table_pack(lm_table *t, size_t cap, int *packed, lm_diag *diag) {
     j->b0 = h ? mid : 0;
     j->b1 = h || n_jobs == 1 ? ps->n_blocks : mid;
     /* the half's share of the cap, no more than its rows as doubles */
-    size_t rows = (j->b1 - j->b0) * PACK_ROWS,
-           raw = rows * n_def * sizeof(double) + 8 * (j->b1 - j->b0) * n_def;
+    size_t rows = (j->b1 - j->b0) * PACK_ROWS, raw = rows * n_def * sizeof(double) + 8 * (j->b1 - j->b0) * n_def;
     j->cap = n_jobs == 2 ? cap / 2 : cap;
-    if (j->cap > raw)
-      j->cap = raw;
+    if (j->cap > raw) j->cap = raw;
     ps->reserved[h] = j->cap ? j->cap : 1;
     ps->region[h] = lm_alloc_huge(ps->reserved[h]);
     j->buf = lm_malloc(n_def * PACK_ROWS * sizeof *j->buf);
     j->at = lm_malloc(n_def * sizeof *j->at);
     j->tokens = lm_malloc(PACK_ROWS * sizeof *j->tokens);
-    if (!ps->region[h] || !j->buf || !j->at || !j->tokens)
-      goto nomem;
+    if (!ps->region[h] || !j->buf || !j->at || !j->tokens) goto nomem;
   }
-  if (n_jobs == 2)
-    lm_run_pair(pack_run, &jobs[0], &jobs[1]);
-  else
-    pack_run(&jobs[0]);
+  if (n_jobs == 2) lm_run_pair(pack_run, &jobs[0], &jobs[1]);
+  else pack_run(&jobs[0]);
   for (int h = 0; h < n_jobs; h++)
     if (jobs[h].status != LM_OK) {
       st = jobs[h].status;
-      if (diag)
-        *diag = jobs[h].diag;
+      if (diag) *diag = jobs[h].diag;
       goto done;
     }
-  if (jobs[0].over || jobs[1].over)
-    goto done; /* left as it was */
+  if (jobs[0].over || jobs[1].over) goto done; /* left as it was */
   /* The file is let go; the packs answer from now on. */
-  if (t->fetch_release)
-    t->fetch_release(t->fetch_state);
+  if (t->fetch_release) t->fetch_release(t->fetch_state);
   t->fetch_state = ps;
   t->fetch = pack_fetch;
   t->fetch_release = pack_release;
@@ -312,9 +243,7 @@ done:
 }
 
 size_t lm_table_packed_bytes(const lm_table *t) {
-  if (t->fetch != pack_fetch)
-    return 0;
+  if (t->fetch != pack_fetch) return 0;
   const pack_state *ps = t->fetch_state;
-  return ps->used[0] + ps->used[1] +
-         ps->n_blocks * ps->n_packed * sizeof(pblock);
+  return ps->used[0] + ps->used[1] + ps->n_blocks * ps->n_packed * sizeof(pblock);
 }
