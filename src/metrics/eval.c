@@ -318,6 +318,57 @@ static void flush_fold(worker *w, size_t len) {
   w->pend = NULL;
 }
 
+/* Copy rows [first, first + len) of a kept operand (v, or v[0] for all
+ * of them when uni), unless they continue the run of one value that every
+ * earlier row of this worker held: then only the run grows. */
+static void keep_values(run *r, worker *w, size_t ki, const double *v, int uni, size_t first,
+                        size_t len) {
+  kept_run *s = &w->kept[ki];
+  if (!s->written) {
+    if (!s->started) {
+      memcpy(&s->bits, v, sizeof s->bits);
+      s->from = s->upto = first;
+      s->started = 1;
+    }
+    size_t same = first == s->upto;
+    for (size_t i = 0; same && i < (uni ? 1 : len); i++) {
+      uint64_t b;
+      memcpy(&b, &v[i], sizeof b);
+      same = b == s->bits;
+    }
+    if (same) {
+      s->upto = first + len;
+      return;
+    }
+    lm_eval_kept_write(r, s, ki);
+  }
+  double *dst = atomic_load_explicit(&r->keep[ki], memory_order_relaxed);
+  if (uni)
+    for (size_t i = 0; i < len; i++) dst[first + i] = v[0];
+  else
+    memcpy(dst + first, v, len * sizeof *v);
+}
+
+double *lm_eval_kept_column(run *r, size_t k) {
+  double *at = atomic_load(&r->keep[k]);
+  if (at) return at;
+  /* A column of the block for it; when the other thread placed it first,
+   * the column taken here stays untouched. */
+  size_t column = atomic_fetch_add(&r->keep_next, 1);
+  double *mine = r->keep_block + column * r->req->n_rows;
+  if (atomic_compare_exchange_strong(&r->keep[k], &at, mine)) return mine;
+  return at;
+}
+
+void lm_eval_kept_write(run *r, kept_run *s, size_t k) {
+  double *dst = lm_eval_kept_column(r, k);
+  double one;
+  memcpy(&one, &s->bits, sizeof one);
+  if (s->started && !s->written)
+    for (size_t i = s->from; i < s->upto; i++) dst[i] = one;
+  s->written = 1;
+}
+
 /* Feed aggregate k (channel ch) with the chunk. Unweighted folds of
  * varying values go two by two (lm_fold_add2): a fold may wait for the
  * next one, until flush_fold; each keeps its own order of additions. */
@@ -336,10 +387,7 @@ static void accumulate(run *r, worker *w, int32_t k, int32_t ch, size_t first, s
       }
       if (r->feeds[k]) lm_ostat_add(&r->ostat[ki], w->id, v, len);
     } else if (!r->opass && r->keeper[k]) {
-      if (uni)
-        for (size_t i = 0; i < len; i++) r->keep[ki][first + i] = v[0];
-      else
-        memcpy(r->keep[ki] + first, v, len * sizeof *v);
+      keep_values(r, w, ki, v, uni, first, len);
     }
     if (n->op != LM_OP_AVG && n->op != LM_OP_MIN && n->op != LM_OP_MAX &&
         n->op != LM_OP_SUM && n->op != LM_OP_COUNT)
@@ -632,19 +680,25 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
     return LM_OK;
   }
   if (lm_eval_plan_bounded(r, n_rows) != LM_OK) goto nomem;
-  r->keep = r->n_keep ? lm_calloc((size_t)r->n_keep * (size_t)n_ch, sizeof(double *)) : NULL;
-  if (r->n_keep && !r->keep) goto nomem;
-  {
+  if (r->n_keep) {
+    size_t n_k = (size_t)r->n_keep * (size_t)n_ch;
+    r->keep = lm_malloc(n_k * sizeof *r->keep);
+    r->kept = lm_calloc(n_k, 1);
+    if (!r->keep || !r->kept) goto nomem;
     /* One block for every kept operand: a few large pages to fault in
-     * rather than one small page per 4 KiB of values. */
+     * rather than one small page per 4 KiB of values. Columns are placed
+     * in it as they are first written, so the untouched end of the block,
+     * the operands that hold one value, costs no memory. */
     size_t n_kept = 0;
-    for (int32_t k = 0; k < r->n_keep * n_ch; k++) n_kept += !(r->ostat && r->bounded[k / n_ch]);
+    for (size_t k = 0; k < n_k; k++) {
+      atomic_init(&r->keep[k], NULL);
+      r->kept[k] = !(r->ostat && r->bounded[k / (size_t)n_ch]);
+      n_kept += r->kept[k];
+    }
+    atomic_init(&r->keep_next, 0);
     if (n_kept) {
       r->keep_bytes = n_kept * n_rows * sizeof(double);
       if (!(r->keep_block = lm_alloc_huge(r->keep_bytes))) goto nomem;
-      size_t at = 0;
-      for (int32_t k = 0; k < r->n_keep * n_ch; k++)
-        if (!(r->ostat && r->bounded[k / n_ch])) r->keep[k] = r->keep_block + n_rows * at++;
     }
   }
   /* Two halves, each summed in row order, whenever there are many rows
@@ -678,7 +732,8 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
     if (!w->src) goto nomem;
     w->accs = lm_malloc((size_t)(r->n_agg ? r->n_agg : 1) * (size_t)n_ch * sizeof(lm_fold));
     w->poison = lm_calloc(n_slots ? n_slots : 1, 1);
-    if (!w->bufs || !w->uni || !w->accs || !w->poison) goto nomem;
+    w->kept = lm_calloc(r->n_keep ? (size_t)r->n_keep * (size_t)n_ch : 1, sizeof *w->kept);
+    if (!w->bufs || !w->uni || !w->accs || !w->poison || !w->kept) goto nomem;
     for (size_t k = 0; k < (size_t)r->n_agg * (size_t)n_ch; k++) lm_fold_init(&w->accs[k]);
   }
   for (size_t i = 0; r->ostat && i < (size_t)r->n_keep * (size_t)n_ch; i++)
@@ -731,13 +786,20 @@ done:
     lm_free((void *)workers[i].src);
     lm_free(workers[i].accs);
     lm_free(workers[i].poison);
+    lm_free(workers[i].kept);
   }
+  lm_free(r->keep_same);
+  lm_free(r->keep_one);
+  r->keep_same = NULL;
+  r->keep_one = NULL;
   if (r->keep) {
     lm_free_huge(r->keep_block, r->keep_bytes);
     r->keep_block = NULL;
-    lm_free(r->keep);
+    lm_free((void *)r->keep);
     r->keep = NULL;
   }
+  lm_free(r->kept);
+  r->kept = NULL;
   if (r->ostat) {
     for (size_t i = 0; i < (size_t)r->n_keep * (size_t)n_ch; i++) lm_ostat_fini(&r->ostat[i]);
     lm_free(r->ostat);

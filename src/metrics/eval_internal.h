@@ -7,6 +7,8 @@
 #ifndef LUMEN_METRICS_EVAL_INTERNAL_H
 #define LUMEN_METRICS_EVAL_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "metrics/internal.h"
 
 struct lm_eval {
@@ -53,10 +55,19 @@ typedef struct run {
   int32_t *buf_index;            /* per node: index of its chunk buffer */
   int32_t n_bufs;
   int32_t *keep_index;           /* per node: retained-values array, -1 */
-  double **keep;                 /* [keep index * n_ch + ch] -> n_rows values */
+  /* [keep index * n_ch + ch] -> n_rows values, placed in keep_block when
+   * the first row that differs from the ones before it is written (so the
+   * operands that hold one value take no pages); see lm_eval_kept_column */
+  _Atomic(double *) *keep;
+  uint8_t *kept;                 /* per [keep index * n_ch + ch]: 1 when kept */
   double *keep_block;            /* where they lie: one block, on huge pages */
   size_t keep_bytes;
+  atomic_size_t keep_next;       /* the next free column of keep_block */
   int32_t n_keep;
+  /* per [keep index * n_ch + ch], after the workers: 1 when every row held
+   * one value (keep_one), which was then never written to r->keep */
+  uint8_t *keep_same;
+  double *keep_one;
   /* over the memory budget: per keep index, 1 when its medians and
    * quantiles are found by passes (ostat.c) instead of kept values */
   uint8_t *bounded;
@@ -66,6 +77,16 @@ typedef struct run {
   int opass;                     /* a later pass: only the bounded operands */
   size_t stat_mem;
 } run;
+
+/* A kept operand's values while every row so far held one value: rows
+ * [from, upto) of `bits` are not written out until a row differs (constant
+ * columns are common: idle blocks, configuration, zeros), so their pages
+ * are never touched. */
+typedef struct kept_run {
+  uint64_t bits;
+  size_t from, upto;
+  uint8_t started, written;
+} kept_run;
 
 typedef struct worker {
   run *r;
@@ -86,6 +107,7 @@ typedef struct worker {
   const double *pend_v;
   int pend_masked;
   uint8_t *poison;         /* per node per channel */
+  kept_run *kept;          /* per [keep index * n_ch + ch] */
   lm_status status;
 } worker;
 
@@ -99,6 +121,13 @@ void lm_eval_operands(const lm_catalog *cat, int32_t node, int32_t norm, int32_t
 /* lm_eval_work: one worker's pass over its rows (a thread function: arg
  * is the worker; its status and diag tell how it went). */
 void *lm_eval_work(void *arg);
+/* lm_eval_kept_column: kept operand k's n_rows values, placed in
+ * r->keep_block on the first call from any thread (the same array for
+ * every later call). */
+double *lm_eval_kept_column(run *r, size_t k);
+/* lm_eval_kept_write: write rows [from, upto) of kept operand k's run to
+ * its column and mark it written; nothing when no row is held. */
+void lm_eval_kept_write(run *r, kept_run *s, size_t k);
 /* lm_eval_finalize: the values of the pass's aggregates from the workers'
  * folds, the kept operands and the bounded order statistics. */
 lm_status lm_eval_finalize(run *r, worker *workers, int n_workers);
