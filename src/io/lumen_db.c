@@ -653,9 +653,11 @@ static lm_status read_source(lm_sql *sql, int64_t wid, const char *workload, con
   /* The dispatch columns' counts here; the counter columns count theirs
    * as they are decoded. */
   lm_table_finish(t);
-  if ((st = lm_db_load_columns_placed(sql, wid, workload, source, want, ctx, opts ? opts->place : NULL,
-                                      opts ? opts->place_ctx : NULL, t, diag)) != LM_OK)
-    goto fail;
+  uint64_t t_cols = lm_phase_begin();
+  st = lm_db_load_columns_placed(sql, wid, workload, source, want, ctx, opts ? opts->place : NULL,
+                                 opts ? opts->place_ctx : NULL, t, diag);
+  lm_phase_end("load: counter columns", t_cols);
+  if (st != LM_OK) goto fail;
   /* Columns that held text when imported keep saying so. */
   for (size_t c = 0; c < t->n_cols; c++)
     if (t->cols[c].first_text) t->cols[c].n_text = 1;
