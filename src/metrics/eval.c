@@ -13,8 +13,11 @@
  * range is split in two halves (two threads where there are two
  * processors), each folded in row order (fold.c) and merged afterwards, so
  * results depend on the row count only. Order statistics (median,
- * quantiles, standard deviation) keep their operand's values; above a
- * memory budget medians and quantiles are found by extra passes instead
+ * quantiles, standard deviation) keep their operand's values, each worker
+ * its rows' in the narrowest exact form (one value, 16- or 32-bit
+ * integers, doubles: kept_part), so that constant and small-integer
+ * operands take a fraction of the memory that has to be faulted in; above
+ * a memory budget medians and quantiles are found by extra passes instead
  * (eval_order.c, ostat.c), which compute only what their operands read.
  *
  * Input columns that the workload left in its file (lm_column.deferred)
@@ -318,20 +321,63 @@ static void flush_fold(worker *w, size_t len) {
   w->pend = NULL;
 }
 
-/* Copy rows [first, first + len) of a kept operand (v, or v[0] for all
- * of them when uni), unless they continue the run of one value that every
- * earlier row of this worker held: then only the run grows. */
-static void keep_values(run *r, worker *w, size_t ki, const double *v, int uni, size_t first,
-                        size_t len) {
-  kept_run *s = &w->kept[ki];
-  if (!s->written) {
-    if (!s->started) {
-      memcpy(&s->bits, v, sizeof s->bits);
-      s->from = s->upto = first;
-      s->started = 1;
+/* The narrowest form that holds x with its bits: KEPT_I16, KEPT_I32 or
+ * KEPT_F64 (fractions, -0.0, NaN, large values). */
+static int form_of(double x) {
+  if (x >= -32768.0 && x <= 32767.0) {
+    int16_t i = (int16_t)x;
+    if ((double)i == x && (i || !signbit(x))) return KEPT_I16;
+  } else if (x >= -2147483648.0 && x <= 2147483647.0) {
+    int32_t i = (int32_t)x;
+    if ((double)i == x) return KEPT_I32;
+  }
+  return KEPT_F64;
+}
+
+static const size_t form_bytes[] = {0, 0, sizeof(int16_t), sizeof(int32_t), sizeof(double)};
+
+/* Change part s of worker w to form `mode` (wider than its own, or an
+ * array form from KEPT_NONE / KEPT_SAME), carrying the rows it holds. */
+static void widen(worker *w, kept_part *s, int mode) {
+  size_t n = w->end - w->begin;
+  size_t at = (w->region_used + 63) & ~(size_t)63;
+  void *to = w->region + at;
+  w->region_used = at + n * form_bytes[mode];
+  if (s->mode == KEPT_SAME) {
+    double one;
+    memcpy(&one, &s->bits, sizeof one);
+    for (size_t i = s->from - w->begin; i < s->upto - w->begin; i++) {
+      if (mode == KEPT_I16) ((int16_t *)to)[i] = (int16_t)one;
+      else if (mode == KEPT_I32) ((int32_t *)to)[i] = (int32_t)one;
+      else ((double *)to)[i] = one;
     }
+  } else if (s->mode == KEPT_I16) {
+    const int16_t *from = s->at;
+    for (size_t i = s->from - w->begin; i < s->upto - w->begin; i++) {
+      if (mode == KEPT_I32) ((int32_t *)to)[i] = from[i];
+      else ((double *)to)[i] = from[i];
+    }
+  } else if (s->mode == KEPT_I32) {
+    const int32_t *from = s->at;
+    for (size_t i = s->from - w->begin; i < s->upto - w->begin; i++) ((double *)to)[i] = from[i];
+  }
+  s->at = to;
+  s->mode = (uint8_t)mode;
+}
+
+/* Keep rows [first, first + len) of an operand (v, or v[0] for all of them
+ * when uni) in the worker's part of it, widening the part as needed. */
+static void keep_values(worker *w, size_t ki, const double *v, int uni, size_t first, size_t len) {
+  kept_part *s = &w->kept[ki];
+  size_t m = uni ? 1 : len;
+  if (s->mode == KEPT_NONE) {
+    memcpy(&s->bits, v, sizeof s->bits);
+    s->mode = KEPT_SAME;
+    s->from = s->upto = first;
+  }
+  if (s->mode == KEPT_SAME) {
     size_t same = first == s->upto;
-    for (size_t i = 0; same && i < (uni ? 1 : len); i++) {
+    for (size_t i = 0; same && i < m; i++) {
       uint64_t b;
       memcpy(&b, &v[i], sizeof b);
       same = b == s->bits;
@@ -340,33 +386,53 @@ static void keep_values(run *r, worker *w, size_t ki, const double *v, int uni, 
       s->upto = first + len;
       return;
     }
-    lm_eval_kept_write(r, s, ki);
   }
-  double *dst = atomic_load_explicit(&r->keep[ki], memory_order_relaxed);
-  if (uni)
-    for (size_t i = 0; i < len; i++) dst[first + i] = v[0];
-  else
-    memcpy(dst + first, v, len * sizeof *v);
+  int need = s->mode >= KEPT_I16 ? s->mode : KEPT_I16;
+  if (s->mode == KEPT_SAME) {
+    double one;
+    memcpy(&one, &s->bits, sizeof one);
+    if (form_of(one) > need) need = form_of(one);
+  }
+  for (size_t i = 0; i < m && need < KEPT_F64; i++) {
+    int f = form_of(v[i]);
+    if (f > need) need = f;
+  }
+  if (need != s->mode) widen(w, s, need);
+  if (first + len > s->upto) s->upto = first + len;
+  size_t o = first - w->begin;
+  if (s->mode == KEPT_I16) {
+    int16_t *d = (int16_t *)s->at + o;
+    for (size_t i = 0; i < len; i++) d[i] = (int16_t)v[uni ? 0 : i];
+  } else if (s->mode == KEPT_I32) {
+    int32_t *d = (int32_t *)s->at + o;
+    for (size_t i = 0; i < len; i++) d[i] = (int32_t)v[uni ? 0 : i];
+  } else if (uni) {
+    for (size_t i = 0; i < len; i++) ((double *)s->at)[o + i] = v[0];
+  } else {
+    memcpy((double *)s->at + o, v, len * sizeof *v);
+  }
 }
 
-double *lm_eval_kept_column(run *r, size_t k) {
-  double *at = atomic_load(&r->keep[k]);
-  if (at) return at;
-  /* A column of the block for it; when the other thread placed it first,
-   * the column taken here stays untouched. */
-  size_t column = atomic_fetch_add(&r->keep_next, 1);
-  double *mine = r->keep_block + column * r->req->n_rows;
-  if (atomic_compare_exchange_strong(&r->keep[k], &at, mine)) return mine;
-  return at;
-}
-
-void lm_eval_kept_write(run *r, kept_run *s, size_t k) {
-  double *dst = lm_eval_kept_column(r, k);
-  double one;
-  memcpy(&one, &s->bits, sizeof one);
-  if (s->started && !s->written)
-    for (size_t i = s->from; i < s->upto; i++) dst[i] = one;
-  s->written = 1;
+void lm_eval_kept_values(const worker *workers, int n_workers, size_t k, double *out) {
+  for (int wi = 0; wi < n_workers; wi++) {
+    const worker *w = &workers[wi];
+    const kept_part *s = &w->kept[k];
+    double *o = out + w->begin;
+    size_t n = w->end - w->begin;
+    if (s->mode == KEPT_I16) {
+      for (size_t i = 0; i < n; i++) o[i] = ((const int16_t *)s->at)[i];
+    } else if (s->mode == KEPT_I32) {
+      for (size_t i = 0; i < n; i++) o[i] = ((const int32_t *)s->at)[i];
+    } else if (s->mode == KEPT_F64) {
+      memcpy(o, s->at, n * sizeof *o);
+    } else {
+      double one;
+      memcpy(&one, &s->bits, sizeof one);
+      for (size_t i = 0; i < n; i++) o[i] = 0;
+      if (s->mode == KEPT_SAME)
+        for (size_t i = s->from - w->begin; i < s->upto - w->begin; i++) o[i] = one;
+    }
+  }
 }
 
 /* Feed aggregate k (channel ch) with the chunk. Unweighted folds of
@@ -387,7 +453,7 @@ static void accumulate(run *r, worker *w, int32_t k, int32_t ch, size_t first, s
       }
       if (r->feeds[k]) lm_ostat_add(&r->ostat[ki], w->id, v, len);
     } else if (!r->opass && r->keeper[k]) {
-      keep_values(r, w, ki, v, uni, first, len);
+      keep_values(w, ki, v, uni, first, len);
     }
     if (n->op != LM_OP_AVG && n->op != LM_OP_MIN && n->op != LM_OP_MAX &&
         n->op != LM_OP_SUM && n->op != LM_OP_COUNT)
@@ -680,25 +746,13 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
     return LM_OK;
   }
   if (lm_eval_plan_bounded(r, n_rows) != LM_OK) goto nomem;
+  size_t n_kept = 0;
   if (r->n_keep) {
     size_t n_k = (size_t)r->n_keep * (size_t)n_ch;
-    r->keep = lm_malloc(n_k * sizeof *r->keep);
-    r->kept = lm_calloc(n_k, 1);
-    if (!r->keep || !r->kept) goto nomem;
-    /* One block for every kept operand: a few large pages to fault in
-     * rather than one small page per 4 KiB of values. Columns are placed
-     * in it as they are first written, so the untouched end of the block,
-     * the operands that hold one value, costs no memory. */
-    size_t n_kept = 0;
+    if (!(r->kept = lm_calloc(n_k, 1))) goto nomem;
     for (size_t k = 0; k < n_k; k++) {
-      atomic_init(&r->keep[k], NULL);
       r->kept[k] = !(r->ostat && r->bounded[k / (size_t)n_ch]);
       n_kept += r->kept[k];
-    }
-    atomic_init(&r->keep_next, 0);
-    if (n_kept) {
-      r->keep_bytes = n_kept * n_rows * sizeof(double);
-      if (!(r->keep_block = lm_alloc_huge(r->keep_bytes))) goto nomem;
     }
   }
   /* Two halves, each summed in row order, whenever there are many rows
@@ -734,6 +788,13 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
     w->poison = lm_calloc(n_slots ? n_slots : 1, 1);
     w->kept = lm_calloc(r->n_keep ? (size_t)r->n_keep * (size_t)n_ch : 1, sizeof *w->kept);
     if (!w->bufs || !w->uni || !w->accs || !w->poison || !w->kept) goto nomem;
+    if (n_kept) {
+      /* Room for every kept operand's rows of this worker in each of the
+       * integer forms and as doubles (a part widens at most twice); only
+       * what is written is ever backed. */
+      w->region_bytes = n_kept * ((w->end - w->begin) * 14 + 3 * 64);
+      if (!(w->region = lm_alloc_huge(w->region_bytes))) goto nomem;
+    }
     for (size_t k = 0; k < (size_t)r->n_agg * (size_t)n_ch; k++) lm_fold_init(&w->accs[k]);
   }
   for (size_t i = 0; r->ostat && i < (size_t)r->n_keep * (size_t)n_ch; i++)
@@ -787,17 +848,12 @@ done:
     lm_free(workers[i].accs);
     lm_free(workers[i].poison);
     lm_free(workers[i].kept);
+    lm_free_huge(workers[i].region, workers[i].region_bytes);
   }
   lm_free(r->keep_same);
   lm_free(r->keep_one);
   r->keep_same = NULL;
   r->keep_one = NULL;
-  if (r->keep) {
-    lm_free_huge(r->keep_block, r->keep_bytes);
-    r->keep_block = NULL;
-    lm_free((void *)r->keep);
-    r->keep = NULL;
-  }
   lm_free(r->kept);
   r->kept = NULL;
   if (r->ostat) {

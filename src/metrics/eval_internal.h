@@ -7,8 +7,6 @@
 #ifndef LUMEN_METRICS_EVAL_INTERNAL_H
 #define LUMEN_METRICS_EVAL_INTERNAL_H
 
-#include <stdatomic.h>
-
 #include "metrics/internal.h"
 
 struct lm_eval {
@@ -55,14 +53,9 @@ typedef struct run {
   int32_t *buf_index;            /* per node: index of its chunk buffer */
   int32_t n_bufs;
   int32_t *keep_index;           /* per node: retained-values array, -1 */
-  /* [keep index * n_ch + ch] -> n_rows values, placed in keep_block when
-   * the first row that differs from the ones before it is written (so the
-   * operands that hold one value take no pages); see lm_eval_kept_column */
-  _Atomic(double *) *keep;
-  uint8_t *kept;                 /* per [keep index * n_ch + ch]: 1 when kept */
-  double *keep_block;            /* where they lie: one block, on huge pages */
-  size_t keep_bytes;
-  atomic_size_t keep_next;       /* the next free column of keep_block */
+  uint8_t *kept;                 /* per [keep index * n_ch + ch]: 1 when its
+                                    values are kept (by the workers, see
+                                    kept_part) */
   int32_t n_keep;
   /* per [keep index * n_ch + ch], after the workers: 1 when every row held
    * one value (keep_one), which was then never written to r->keep */
@@ -78,15 +71,22 @@ typedef struct run {
   size_t stat_mem;
 } run;
 
-/* A kept operand's values while every row so far held one value: rows
- * [from, upto) of `bits` are not written out until a row differs (constant
- * columns are common: idle blocks, configuration, zeros), so their pages
- * are never touched. */
-typedef struct kept_run {
-  uint64_t bits;
+/* One worker's share of a kept operand: the values of its rows
+ * [w->begin, w->end), in the narrowest form that holds every one so far
+ * with its bits. While every row held one value (constant columns are
+ * common: idle blocks, configuration, zeros) that value and the rows
+ * [from, upto) are all there is, so the operand takes no pages; per-
+ * dispatch counters are integers, most of them small, and go as 16- or
+ * 32-bit integers until a value does not fit, when the rows so far are
+ * widened once. Rows never written read as 0. */
+enum { KEPT_NONE, KEPT_SAME, KEPT_I16, KEPT_I32, KEPT_F64 };
+
+typedef struct kept_part {
+  uint64_t bits;   /* KEPT_SAME: the value */
   size_t from, upto;
-  uint8_t started, written;
-} kept_run;
+  void *at;        /* the integer or double array of the worker's rows */
+  uint8_t mode;
+} kept_part;
 
 typedef struct worker {
   run *r;
@@ -107,7 +107,10 @@ typedef struct worker {
   const double *pend_v;
   int pend_masked;
   uint8_t *poison;         /* per node per channel */
-  kept_run *kept;          /* per [keep index * n_ch + ch] */
+  kept_part *kept;         /* per [keep index * n_ch + ch] */
+  unsigned char *region;   /* where the parts' arrays lie (reserved space,
+                              backed as written; on huge pages) */
+  size_t region_bytes, region_used;
   lm_status status;
 } worker;
 
@@ -121,13 +124,9 @@ void lm_eval_operands(const lm_catalog *cat, int32_t node, int32_t norm, int32_t
 /* lm_eval_work: one worker's pass over its rows (a thread function: arg
  * is the worker; its status and diag tell how it went). */
 void *lm_eval_work(void *arg);
-/* lm_eval_kept_column: kept operand k's n_rows values, placed in
- * r->keep_block on the first call from any thread (the same array for
- * every later call). */
-double *lm_eval_kept_column(run *r, size_t k);
-/* lm_eval_kept_write: write rows [from, upto) of kept operand k's run to
- * its column and mark it written; nothing when no row is held. */
-void lm_eval_kept_write(run *r, kept_run *s, size_t k);
+/* lm_eval_kept_values: kept operand k's n_rows values, in row order, into
+ * out (from every worker's part). */
+void lm_eval_kept_values(const worker *workers, int n_workers, size_t k, double *out);
 /* lm_eval_finalize: the values of the pass's aggregates from the workers'
  * folds, the kept operands and the bounded order statistics. */
 lm_status lm_eval_finalize(run *r, worker *workers, int n_workers);

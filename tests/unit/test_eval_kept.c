@@ -9,7 +9,10 @@
  * 5,120 of 10,000): one value throughout, a run that ends inside the first
  * thread's rows, a different single value in each thread's rows, a run
  * that ends at the very last row, one blank throughout and values that
- * vary from the first row, and blanks up to the last row. Medians, quantiles and standard deviations must
+ * vary from the first row, blanks up to the last row, and integers that
+ * widen from 16 to 32 bits and to doubles (-0.0 among them). Values are
+ * kept as 16- or 32-bit integers while they fit, so the widening must
+ * carry every earlier row. Medians, quantiles and standard deviations must
  * have the bits of the same formulas applied here to the sorted values. */
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +25,9 @@
 
 #define ROWS 10000
 
-enum { K_ONE, K_ENDS, K_HALVES, K_LAST, K_VARY, N_COLS };
-static const char *const col_names[N_COLS] = {"ONE", "ENDS", "HALVES", "LAST", "VARY"};
+enum { K_ONE, K_ENDS, K_HALVES, K_LAST, K_VARY, K_WIDENS, K_WIDE, K_ZERO, N_COLS };
+static const char *const col_names[N_COLS] = {"ONE",   "ENDS", "HALVES", "LAST",
+                                              "VARY", "WIDENS", "WIDE", "ZERO"};
 
 static double cell_value(int c, size_t r) {
   switch (c) {
@@ -31,6 +35,17 @@ static double cell_value(int c, size_t r) {
   case K_ENDS: return r < 3000 ? 3 : (double)(r % 10);
   case K_HALVES: return r < 5120 ? 1 : 2;
   case K_LAST: return r + 1 < ROWS ? 5 : 4;
+  /* 16-bit integers, then 32-bit ones, then larger, then fractions, in
+   * each thread's rows */
+  case K_WIDENS: {
+    size_t q = r % 5120;
+    double v = (double)(r % 97) - 40;
+    return q < 1000 ? v : q < 2000 ? v * 1000 : q < 3000 ? v * 1e7 : q < 4000 ? v / 8 : v;
+  }
+  /* a 32-bit integer from the first row on, then one 16-bit one */
+  case K_WIDE: return r == 7000 ? 3 : 100000 + (double)(r % 13);
+  /* -0.0 keeps its sign (it is not a 16-bit integer): the median is -0 */
+  case K_ZERO: return r % 10 < 7 ? -0.0 : (double)(r % 3);
   default: return (double)((r * 7919) % 1001);
   }
 }
@@ -42,8 +57,10 @@ static int write_file(const char *path, const char *text) {
   return fclose(f) == 0;
 }
 
+/* Ascending, -0 before +0 (the evaluator's order). */
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
+  if (x == y) return (signbit(y) != 0) - (signbit(x) != 0);
   return (x > y) - (x < y);
 }
 
@@ -63,10 +80,12 @@ int main(void) {
   char dir[] = "/tmp/lumen-kept-XXXXXX";
   if (!mkdtemp(dir)) return 1;
   lm_buf b = {0};
-  lm_buf_puts(&b, "Dispatch_ID,Kernel_Name,GPU_ID,ONE,ENDS,HALVES,LAST,VARY,BLANK\n");
+  lm_buf_puts(&b, "Dispatch_ID,Kernel_Name,GPU_ID");
+  for (int c = 0; c < N_COLS; c++) lm_buf_printf(&b, ",%s", col_names[c]);
+  lm_buf_puts(&b, ",BLANK\n");
   for (size_t r = 0; r < ROWS; r++) {
     lm_buf_printf(&b, "%zu,k,0", r);
-    for (int c = 0; c < N_COLS; c++) lm_buf_printf(&b, ",%g", cell_value(c, r));
+    for (int c = 0; c < N_COLS; c++) lm_buf_printf(&b, ",%.17g", cell_value(c, r));
     lm_buf_puts(&b, r + 1 < ROWS ? ",\n" : ",9\n");
   }
   char path[256];
