@@ -336,30 +336,26 @@ static int form_of(double x) {
 
 static const size_t form_bytes[] = {0, 0, sizeof(int16_t), sizeof(int32_t), sizeof(double)};
 
+/* Row i (of the worker's range) of part s, which holds it in an array. */
+static double array_value(const kept_part *s, size_t i) {
+  if (s->mode == KEPT_I16) return ((const int16_t *)s->at)[i];
+  if (s->mode == KEPT_I32) return ((const int32_t *)s->at)[i];
+  return ((const double *)s->at)[i];
+}
+
 /* Change part s of worker w to form `mode` (wider than its own, or an
- * array form from KEPT_NONE / KEPT_SAME), carrying the rows it holds. */
+ * array form from KEPT_SAME), carrying the rows it holds. */
 static void widen(worker *w, kept_part *s, int mode) {
-  size_t n = w->end - w->begin;
   size_t at = (w->region_used + 63) & ~(size_t)63;
   void *to = w->region + at;
-  w->region_used = at + n * form_bytes[mode];
-  if (s->mode == KEPT_SAME) {
-    double one;
-    memcpy(&one, &s->bits, sizeof one);
-    for (size_t i = s->from - w->begin; i < s->upto - w->begin; i++) {
-      if (mode == KEPT_I16) ((int16_t *)to)[i] = (int16_t)one;
-      else if (mode == KEPT_I32) ((int32_t *)to)[i] = (int32_t)one;
-      else ((double *)to)[i] = one;
-    }
-  } else if (s->mode == KEPT_I16) {
-    const int16_t *from = s->at;
-    for (size_t i = s->from - w->begin; i < s->upto - w->begin; i++) {
-      if (mode == KEPT_I32) ((int32_t *)to)[i] = from[i];
-      else ((double *)to)[i] = from[i];
-    }
-  } else if (s->mode == KEPT_I32) {
-    const int32_t *from = s->at;
-    for (size_t i = s->from - w->begin; i < s->upto - w->begin; i++) ((double *)to)[i] = from[i];
+  w->region_used = at + (w->end - w->begin) * form_bytes[mode];
+  double one;
+  memcpy(&one, &s->bits, sizeof one);
+  for (size_t i = s->from - w->begin; i < s->upto - w->begin; i++) {
+    double x = s->mode == KEPT_SAME ? one : array_value(s, i);
+    if (mode == KEPT_I16) ((int16_t *)to)[i] = (int16_t)x;
+    else if (mode == KEPT_I32) ((int32_t *)to)[i] = (int32_t)x;
+    else ((double *)to)[i] = x;
   }
   s->at = to;
   s->mode = (uint8_t)mode;
@@ -391,7 +387,8 @@ static void keep_values(worker *w, size_t ki, const double *v, int uni, size_t f
   if (s->mode == KEPT_SAME) {
     double one;
     memcpy(&one, &s->bits, sizeof one);
-    if (form_of(one) > need) need = form_of(one);
+    int f = form_of(one);
+    if (f > need) need = f;
   }
   for (size_t i = 0; i < m && need < KEPT_F64; i++) {
     int f = form_of(v[i]);
@@ -850,10 +847,6 @@ done:
     lm_free(workers[i].kept);
     lm_free_huge(workers[i].region, workers[i].region_bytes);
   }
-  lm_free(r->keep_same);
-  lm_free(r->keep_one);
-  r->keep_same = NULL;
-  r->keep_one = NULL;
   lm_free(r->kept);
   r->kept = NULL;
   if (r->ostat) {

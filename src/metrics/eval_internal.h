@@ -57,10 +57,6 @@ typedef struct run {
                                     values are kept (by the workers, see
                                     kept_part) */
   int32_t n_keep;
-  /* per [keep index * n_ch + ch], after the workers: 1 when every row held
-   * one value (keep_one), which was then never written to r->keep */
-  uint8_t *keep_same;
-  double *keep_one;
   /* over the memory budget: per keep index, 1 when its medians and
    * quantiles are found by passes (ostat.c) instead of kept values */
   uint8_t *bounded;

@@ -89,14 +89,9 @@ static void *finalize_range(void *arg) {
           result = lm_ostat_result(&r->ostat[(size_t)ki * (size_t)n_ch + (size_t)ch], n->op, n->k);
         } else if (n->op == LM_OP_MEDIAN || n->op == LM_OP_QUANTILE || n->op == LM_OP_STD) {
           if (!ordered) {
-            size_t kk = (size_t)r->keep_index[n->a] * (size_t)n_ch + (size_t)ch;
             /* the operand's values in row order, from the workers' parts */
-            if (r->keep_same[kk])
-              for (size_t i = 0; i < n_rows; i++) one[i] = r->keep_one[kk];
-            else
-              lm_eval_kept_values(workers, n_workers, kk, one);
-            const double *v = one;
-            n_ordered = lm_fold_order_values(v, n_rows, cat->nodes[n->a].masked, ops,
+            lm_eval_kept_values(workers, n_workers, (size_t)r->keep_index[n->a] * (size_t)n_ch + (size_t)ch, one);
+            n_ordered = lm_fold_order_values(one, n_rows, cat->nodes[n->a].masked, ops,
                                              n_ops < 8 ? ks : NULL, n_ops < 8 ? n_ops : 1,
                                              scratch, tmp, &nan_seen);
             ordered = 1;
@@ -122,34 +117,7 @@ static void *finalize_range(void *arg) {
 /* Finish the aggregates of a pass; order statistics (sorting) are split
  * between two threads when there are many rows. Aggregates are grouped by
  * operand in r->agg, so a split keeps most sorted copies shared. */
-/* After the workers: an operand whose rows all held one value (each
- * worker's part covering its whole range with the same bits) is read off
- * that value. */
-static lm_status settle_kept(run *r, worker *workers, int n_workers) {
-  size_t n = (size_t)r->n_keep * (size_t)r->ev->n_ch;
-  if (!n || !r->kept) return LM_OK;
-  r->keep_same = lm_calloc(n, 1);
-  r->keep_one = lm_calloc(n, sizeof *r->keep_one);
-  if (!r->keep_same || !r->keep_one) return LM_ENOMEM;
-  for (size_t k = 0; k < n; k++) {
-    if (!r->kept[k]) continue;
-    int same = workers[0].kept[k].mode == KEPT_SAME;
-    for (int i = 0; i < n_workers && same; i++) {
-      const kept_part *s = &workers[i].kept[k];
-      if (workers[i].begin == workers[i].end) continue;
-      same = s->mode == KEPT_SAME && s->from == workers[i].begin && s->upto == workers[i].end &&
-             s->bits == workers[0].kept[k].bits;
-    }
-    if (same) {
-      r->keep_same[k] = 1;
-      memcpy(&r->keep_one[k], &workers[0].kept[k].bits, sizeof r->keep_one[k]);
-    }
-  }
-  return LM_OK;
-}
-
 lm_status lm_eval_finalize(run *r, worker *workers, int n_workers) {
-  if (settle_kept(r, workers, n_workers) != LM_OK) return LM_ENOMEM;
   finalize_job jobs[2] = {{r, workers, n_workers, 0, r->n_agg, LM_OK},
                           {r, workers, n_workers, r->n_agg, r->n_agg, LM_OK}};
   if (n_workers > 1 && r->n_keep > 1) {

@@ -575,28 +575,22 @@ static void keep(lm_store *s, const char *name, const lm_catalog *cat, const lm_
  * view), else from the columns just stored (lm_store_analyze). */
 static void precompute(lm_store *s, const char *name, const lm_workload *w) {
   if (!cache_on()) return;
-  const lm_catalog *cat = w ? lm_metrics_builtin(w->arch) : NULL;
-  if (cat) {
-    lm_analyze_opts o;
-    memset(&o, 0, sizeof o);
-    lm_analysis *an = NULL;
-    lm_diag ignored;
-    if (lm_analyze_run(w, cat, &o, &an, &ignored) == LM_OK) {
-      keep(s, name, cat, &o, an);
-      lm_analysis_free(an);
-      return;
-    }
-    lm_analysis_free(an);
-  }
   lm_analyze_opts o;
   memset(&o, 0, sizeof o);
-  lm_workload *stored = NULL;
   lm_analysis *an = NULL;
   lm_diag ignored;
-  int cached = 0;
-  lm_store_analyze(s, name, NULL, &o, &stored, &an, &cached, &ignored);
+  const lm_catalog *cat = w ? lm_metrics_builtin(w->arch) : NULL;
+  if (cat && lm_analyze_run(w, cat, &o, &an, &ignored) == LM_OK) {
+    keep(s, name, cat, &o, an);
+  } else {
+    lm_analysis_free(an);
+    an = NULL;
+    lm_workload *stored = NULL;
+    int cached = 0;
+    lm_store_analyze(s, name, NULL, &o, &stored, &an, &cached, &ignored);
+    lm_workload_free(stored);
+  }
   lm_analysis_free(an);
-  lm_workload_free(stored);
 }
 
 /* The bytes of counter values an import holds at once: LM_DB_GROUP_BYTES,
