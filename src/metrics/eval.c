@@ -138,7 +138,7 @@ static int same_bits(const double *p, size_t len) {
  * is then written to the buffer's first slot only. */
 static int load_input(run *r, worker *w, int32_t node, int32_t ch, size_t first, size_t len) {
   const lm_node *n = &r->cat->nodes[node];
-  double *out = w->bufs + (size_t)r->buf_index[node] * CHUNK;
+  double *out = w->bufs + (size_t)r->buf_index[node] * r->chunk_stride;
   const double *src = NULL;
   w->src[r->buf_index[node]] = out;
   if (r->fetch_index[node] >= 0 && r->def_col[node][n->chan ? ch : 0] >= 0) {
@@ -194,7 +194,7 @@ static inline double vmax(double a, double b) {
  * chunk, channel ch, into its buffer. Returns 1 if it poisoned. */
 static int compute_plain(run *r, worker *w, int32_t node, int32_t ch, size_t len) {
   const lm_node *n = &r->cat->nodes[node];
-  double *out = w->bufs + (size_t)r->buf_index[node] * CHUNK;
+  double *out = w->bufs + (size_t)r->buf_index[node] * r->chunk_stride;
   switch ((lm_op)n->op) {
   case LM_OP_NORM: {
     int32_t alt = r->cat->norm_nodes[n->a * r->cat->n_norms + r->req->norm];
@@ -306,7 +306,7 @@ static int compute_vector(run *r, worker *w, int32_t node, int32_t ch, size_t fi
     if (ops[o] >= 0 && r->cat->nodes[ops[o]].vector && !w->uni[r->buf_index[ops[o]]]) uni = 0;
   if (uni) len = 1;
   int bad = compute_plain(r, w, node, ch, len);
-  double *out = w->bufs + (size_t)buf * CHUNK;
+  double *out = w->bufs + (size_t)buf * r->chunk_stride;
   w->src[buf] = out;
   if (n->masked && n->op != LM_OP_TO_INT) mask_na(r, w, node, ops, ch, out, len);
   /* Values that came out all one (0 / x, a ratio of constants) make what
@@ -445,7 +445,7 @@ static void accumulate(run *r, worker *w, int32_t k, int32_t ch, size_t first, s
     if (r->ostat && r->bounded[r->keep_index[n->a]]) {
       if (uni) {
         /* the statistics read every row's value (v is the buffer) */
-        double *own = w->bufs + (size_t)r->buf_index[n->a] * CHUNK;
+        double *own = w->bufs + (size_t)r->buf_index[n->a] * r->chunk_stride;
         for (size_t i = 1; i < len; i++) own[i] = own[0];
       }
       if (r->feeds[k]) lm_ostat_add(&r->ostat[ki], w->id, v, len);
@@ -457,7 +457,7 @@ static void accumulate(run *r, worker *w, int32_t k, int32_t ch, size_t first, s
       return;
   }
   if (r->opass || r->fold_of[k] != k) return;
-  lm_fold *a = &w->accs[(size_t)k * (size_t)r->ev->n_ch + (size_t)ch];
+  lm_fold *a = &w->accs[r->acc_first[k] + (size_t)ch];
   const double *weights = n->op == LM_OP_AVG && r->req->weights ? r->req->weights + first : NULL;
   int masked = r->cat->nodes[n->a].masked;
   if (uni) {
@@ -743,6 +743,17 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
     return LM_OK;
   }
   if (lm_eval_plan_bounded(r, n_rows) != LM_OK) goto nomem;
+  /* Buffers hold a chunk (a block) of rows, or all the pass's rows when
+   * fewer; each aggregate has a fold per channel only when its operand
+   * has channels. A few dispatches then touch a few pages, not megabytes. */
+  r->chunk_stride = n_rows < CHUNK ? (n_rows + 7) / 8 * 8 : CHUNK;
+  r->fetch_stride = (n_rows < r->block_rows ? n_rows : r->block_rows) + 8;
+  if (!(r->acc_first = lm_malloc(((size_t)r->n_agg + 1) * sizeof *r->acc_first))) goto nomem;
+  size_t n_accs = 0;
+  for (int32_t k = 0; k < r->n_agg; k++) {
+    r->acc_first[k] = n_accs;
+    n_accs += cat->nodes[cat->nodes[r->agg[k]].a].chan ? (size_t)n_ch : 1;
+  }
   size_t n_kept = 0;
   if (r->n_keep) {
     size_t n_k = (size_t)r->n_keep * (size_t)n_ch;
@@ -772,7 +783,7 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
     size_t half = (n_rows / 2 + CHUNK - 1) / CHUNK * CHUNK;
     w->begin = n_workers == 1 ? 0 : (i == 0 ? 0 : half);
     w->end = n_workers == 1 ? n_rows : (i == 0 ? half : n_rows);
-    w->bufs = lm_malloc((size_t)(r->n_bufs ? r->n_bufs : 1) * CHUNK * sizeof(double));
+    w->bufs = lm_malloc((size_t)(r->n_bufs ? r->n_bufs : 1) * r->chunk_stride * sizeof(double));
     if (r->n_fetch) {
       /* On huge pages: a fetch writes each row across every buffer. */
       w->fetched = lm_alloc_huge((size_t)r->n_fetch * r->fetch_stride * sizeof(double));
@@ -781,7 +792,7 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
     w->uni = lm_calloc((size_t)(r->n_bufs ? r->n_bufs : 1), 1);
     w->src = lm_calloc((size_t)(r->n_bufs ? r->n_bufs : 1), sizeof *w->src);
     if (!w->src) goto nomem;
-    w->accs = lm_malloc((size_t)(r->n_agg ? r->n_agg : 1) * (size_t)n_ch * sizeof(lm_fold));
+    w->accs = lm_malloc((n_accs ? n_accs : 1) * sizeof(lm_fold));
     w->poison = lm_calloc(n_slots ? n_slots : 1, 1);
     w->kept = lm_calloc(r->n_keep ? (size_t)r->n_keep * (size_t)n_ch : 1, sizeof *w->kept);
     if (!w->bufs || !w->uni || !w->accs || !w->poison || !w->kept) goto nomem;
@@ -792,7 +803,7 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
       w->region_bytes = n_kept * ((w->end - w->begin) * 14 + 3 * 64);
       if (!(w->region = lm_alloc_huge(w->region_bytes))) goto nomem;
     }
-    for (size_t k = 0; k < (size_t)r->n_agg * (size_t)n_ch; k++) lm_fold_init(&w->accs[k]);
+    for (size_t k = 0; k < n_accs; k++) lm_fold_init(&w->accs[k]);
   }
   for (size_t i = 0; r->ostat && i < (size_t)r->n_keep * (size_t)n_ch; i++)
     if (r->ostat[i].n_ops && lm_ostat_prepare(&r->ostat[i], LM_OSTAT_COUNT, n_workers) != LM_OK)
@@ -848,7 +859,9 @@ done:
     lm_free_huge(workers[i].region, workers[i].region_bytes);
   }
   lm_free(r->kept);
+  lm_free(r->acc_first);
   r->kept = NULL;
+  r->acc_first = NULL;
   if (r->ostat) {
     for (size_t i = 0; i < (size_t)r->n_keep * (size_t)n_ch; i++) lm_ostat_fini(&r->ostat[i]);
     lm_free(r->ostat);
@@ -944,7 +957,6 @@ lm_status lm_eval_run(const lm_catalog *cat, const lm_eval_request *req, lm_eval
   r.def_table = lm_calloc((size_t)(nn ? nn : 1), sizeof *r.def_table);
   r.def_col = lm_calloc((size_t)(nn ? nn : 1), sizeof *r.def_col);
   r.block_rows = req->block_rows ? req->block_rows : BLOCK_ROWS;
-  r.fetch_stride = r.block_rows + 8;
   r.stat_mem = req->stat_mem ? req->stat_mem : LM_STAT_MEM_DEFAULT;
   if (!r.fetch_index || !r.def_table || !r.def_col || !r.fold_of || !r.keeper) goto nomem;
   if (!ev->vals || !ev->miss || !r.cols || !r.col_rows || !r.vec_inv || !r.vec_ch || !r.agg ||

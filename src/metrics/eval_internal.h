@@ -38,7 +38,8 @@ typedef struct run {
   int32_t n_fetch;
   size_t block_rows;
   size_t fetch_stride;           /* values between two columns' buffers: the
-                                    block plus a cache line, so that a row's
+                                    block (or the pass's rows, when fewer)
+                                    plus a cache line, so that a row's
                                     values do not all fall in one cache set */
   /* the current pass */
   int32_t stage;
@@ -52,6 +53,11 @@ typedef struct run {
                                     which copies the kept values */
   int32_t *buf_index;            /* per node: index of its chunk buffer */
   int32_t n_bufs;
+  size_t chunk_stride;           /* values between two chunk buffers: a
+                                    chunk, or fewer rows when the pass has
+                                    fewer (3 dispatches touch 3 values) */
+  size_t *acc_first;             /* per aggregate: its first fold in a
+                                    worker's accs (one per channel it has) */
   int32_t *keep_index;           /* per node: retained-values array, -1 */
   uint8_t *kept;                 /* per [keep index * n_ch + ch]: 1 when its
                                     values are kept (by the workers, see
@@ -91,7 +97,7 @@ typedef struct worker {
   double *fetched;         /* n_fetch * block_rows values of deferred columns */
   size_t block_first;      /* the selected row fetched[.][0] holds */
   lm_diag diag;            /* a fetch that failed */
-  double *bufs;            /* n_bufs * CHUNK */
+  double *bufs;            /* n_bufs * chunk_stride */
   uint8_t *uni;            /* per buffer: 1 when the chunk's rows all hold one
                               value, kept in the buffer's first slot only */
   const double **src;      /* per buffer: where the chunk's values are read,

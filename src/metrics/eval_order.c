@@ -101,7 +101,7 @@ static void *finalize_range(void *arg) {
           lm_fold total;
           lm_fold_init(&total);
           for (int i = 0; i < n_workers; i++)
-            lm_fold_merge(&total, &workers[i].accs[(size_t)r->fold_of[k] * (size_t)n_ch + (size_t)ch]);
+            lm_fold_merge(&total, &workers[i].accs[r->acc_first[r->fold_of[k]] + (size_t)ch]);
           result = lm_fold_result(&total, n->op, r->req->weights != NULL);
         }
         ev->vals[s] = result;
