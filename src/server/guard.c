@@ -151,8 +151,8 @@ void lm_guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
   (void)cls;
   pthread_mutex_lock(&G.lock);
   if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-    const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    const union MHD_ConnectionInfo *ad = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const union MHD_ConnectionInfo *fd = lm_mhd.get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *ad = lm_mhd.get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     *socket_context = NULL;
     for (int i = 0; fd && i < MAX_CONNS; i++)
       if (!G.conns[i].used) {
@@ -174,7 +174,7 @@ void lm_guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
 }
 
 static void mark(struct MHD_Connection *c, int in_headers) {
-  const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  const union MHD_ConnectionInfo *info = lm_mhd.get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
   if (!info || !info->socket_context) return;
   pthread_mutex_lock(&G.lock);
   conn *e = info->socket_context;

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "analyze/analyze.h"
@@ -24,6 +25,30 @@
 /* The most connections overall (MHD's limit is set a little higher, so
  * that the guard decides). */
 #define LM_GUARD_MAX_CONNECTIONS 512
+
+/* The libmicrohttpd entry points the server calls (mhd.c), with the
+ * header's signatures; filled by lm_server_mhd_load. */
+typedef struct lm_mhd_api {
+  struct MHD_Daemon *(*start_daemon)(unsigned int flags, uint16_t port, MHD_AcceptPolicyCallback apc, void *apc_cls,
+                                     MHD_AccessHandlerCallback dh, void *dh_cls, ...);
+  void (*stop_daemon)(struct MHD_Daemon *daemon);
+  const union MHD_DaemonInfo *(*get_daemon_info)(struct MHD_Daemon *daemon, enum MHD_DaemonInfoType type, ...);
+  const union MHD_ConnectionInfo *(*get_connection_info)(struct MHD_Connection *c, enum MHD_ConnectionInfoType type,
+                                                          ...);
+  int (*get_connection_values)(struct MHD_Connection *c, enum MHD_ValueKind kind, MHD_KeyValueIterator it,
+                               void *it_cls);
+  const char *(*lookup_connection_value)(struct MHD_Connection *c, enum MHD_ValueKind kind, const char *key);
+  struct MHD_Response *(*create_response_from_buffer)(size_t size, void *buffer, enum MHD_ResponseMemoryMode mode);
+  enum MHD_Result (*add_response_header)(struct MHD_Response *r, const char *header, const char *content);
+  enum MHD_Result (*queue_response)(struct MHD_Connection *c, unsigned int status, struct MHD_Response *r);
+  void (*destroy_response)(struct MHD_Response *r);
+} lm_mhd_api;
+extern lm_mhd_api lm_mhd;
+
+/* lm_server_mhd_load: open libmicrohttpd and fill lm_mhd (once; later
+ * calls return LM_OK). LM_EIO, naming the library, when it cannot be
+ * opened or lacks an entry point. Call before the daemon starts. */
+lm_status lm_server_mhd_load(lm_diag *diag);
 
 /* lm_guard_start: start the watchdog thread that closes connections whose
  * request headers are not complete header_s seconds after the connection

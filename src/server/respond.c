@@ -26,20 +26,20 @@ double lm_server_now(void) {
 enum MHD_Result lm_server_send_header(struct MHD_Connection *c, unsigned status, const char *type,
                                         const void *body, size_t len, int copy, int cacheable, const char *header,
                                         const char *value) {
-  struct MHD_Response *r = MHD_create_response_from_buffer(
+  struct MHD_Response *r = lm_mhd.create_response_from_buffer(
       len, (void *)body, copy ? MHD_RESPMEM_MUST_COPY : MHD_RESPMEM_PERSISTENT);
   if (!r) return MHD_NO;
-  MHD_add_response_header(r, "Content-Type", type);
-  MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-  MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-  MHD_add_response_header(r, "X-Frame-Options", "DENY");
-  MHD_add_response_header(r, "Content-Security-Policy",
+  lm_mhd.add_response_header(r, "Content-Type", type);
+  lm_mhd.add_response_header(r, "X-Content-Type-Options", "nosniff");
+  lm_mhd.add_response_header(r, "Referrer-Policy", "no-referrer");
+  lm_mhd.add_response_header(r, "X-Frame-Options", "DENY");
+  lm_mhd.add_response_header(r, "Content-Security-Policy",
                           "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
                           "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
-  MHD_add_response_header(r, "Cache-Control", cacheable ? "private, max-age=300" : "no-store");
-  if (header) MHD_add_response_header(r, header, value);
-  enum MHD_Result ok = MHD_queue_response(c, status, r);
-  MHD_destroy_response(r);
+  lm_mhd.add_response_header(r, "Cache-Control", cacheable ? "private, max-age=300" : "no-store");
+  if (header) lm_mhd.add_response_header(r, header, value);
+  enum MHD_Result ok = lm_mhd.queue_response(c, status, r);
+  lm_mhd.destroy_response(r);
   return ok;
 }
 

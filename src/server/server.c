@@ -161,9 +161,9 @@ static int rate_ok(const struct sockaddr *sa) {
 static int authorized(struct MHD_Connection *c, const lm_query *q, int allow_query) {
   const char *token = lm_server_g.opts->token;
   if (!token) return 1;
-  const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+  const char *h = lm_mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
   if (h && strncmp(h, "Bearer ", 7) == 0 && lm_same_secret(h + 7, token)) return 1;
-  const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "lumen_token");
+  const char *cookie = lm_mhd.lookup_connection_value(c, MHD_COOKIE_KIND, "lumen_token");
   if (cookie && lm_same_secret(cookie, token)) return 1;
   return allow_query && q->token && lm_same_secret(q->token, token);
 }
@@ -185,7 +185,7 @@ static enum MHD_Result add_header_bytes(void *cls, enum MHD_ValueKind kind, cons
 
 static size_t header_bytes(struct MHD_Connection *c) {
   size_t n = 0;
-  MHD_get_connection_values(c, MHD_HEADER_KIND, add_header_bytes, &n);
+  lm_mhd.get_connection_values(c, MHD_HEADER_KIND, add_header_bytes, &n);
   return n;
 }
 
@@ -231,15 +231,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     /* On loopback, only requests for this machine's own names: a page
      * whose host name was rebound to 127.0.0.1 still sends its own. */
     if (lm_server_g.loopback &&
-        !lm_host_allowed(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)))
+        !lm_host_allowed(lm_mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)))
       return lm_server_send_error(c, MHD_HTTP_MISDIRECTED_REQUEST,
                         "this server answers only requests for 127.0.0.1, localhost or [::1] (Host header)");
     if (header_bytes(c) > MAX_HEADER_BYTES)
       return lm_server_send_error(c, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "the request headers are over %d bytes",
                         MAX_HEADER_BYTES);
     /* Refuse bodies before they arrive: nothing here takes one. */
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    const char *cl = lm_mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *te = lm_mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
     if ((cl && strcmp(cl, "0") != 0) || te) return lm_server_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "no request bodies");
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
       return lm_server_send_error_header(c, MHD_HTTP_METHOD_NOT_ALLOWED, "Allow", "GET, HEAD",
@@ -250,7 +250,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     *upload_size = 0;
     return MHD_YES;
   }
-  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  const union MHD_ConnectionInfo *ci = lm_mhd.get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
   if (!rate_ok(ci ? ci->client_addr : NULL)) return lm_server_send_error(c, MHD_HTTP_TOO_MANY_REQUESTS, "too many requests");
   lm_query q;
   lm_diag d;
@@ -410,12 +410,13 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
   signal(SIGPIPE, SIG_IGN);
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
   if (v6) flags |= MHD_USE_IPv6;
-  if (lm_guard_start(o->header_timeout > 0 ? o->header_timeout : 10, diag) != LM_OK) {
+  if (lm_server_mhd_load(diag) != LM_OK ||
+      lm_guard_start(o->header_timeout > 0 ? o->header_timeout : 10, diag) != LM_OK) {
     free(lm_server_g.folders);
     lm_server_g.folders = NULL;
     return diag->status;
   }
-  struct MHD_Daemon *d = MHD_start_daemon(
+  struct MHD_Daemon *d = lm_mhd.start_daemon(
       flags, (uint16_t)port, lm_guard_accept, NULL, handle, NULL, MHD_OPTION_NOTIFY_CONNECTION, lm_guard_notify,
       NULL, MHD_OPTION_SOCK_ADDR,
       v6 ? (const struct sockaddr *)(const void *)&sa6 : (const struct sockaddr *)(const void *)&sa4,
@@ -431,7 +432,7 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
     return lm_diag_set(diag, LM_EIO, NULL, 0, 0, "--listen", "cannot listen on %s:%d (%s)", host, port,
                        errno ? strerror(errno) : "in use?");
   }
-  const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+  const union MHD_DaemonInfo *info = lm_mhd.get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
   int bound = info ? info->port : port;
   lm_log(LM_LOG_INFO, "serving %zu folder(s)%s%s on http://%s%s%s:%d/%s", lm_server_g.n_folders, o->store ? " and the store " : "",
          o->store ? o->store : "", v6 ? "[" : "", host, v6 ? "]" : "", bound, o->token ? " (token required)" : "");
@@ -448,7 +449,7 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
   atomic_store(&warm_stop, 1);
   if (warm_started) pthread_join(warm_thread, NULL);
   warm_started = 0;
-  MHD_stop_daemon(d);
+  lm_mhd.stop_daemon(d);
   lm_guard_stop();
   lm_server_cache_fini();
   lm_server_api_fini();
