@@ -372,9 +372,16 @@ int cmd_analyze(int argc, char **argv, int first) {
   read_ranks_of(&a, 0, cli_count(&a, "workload"), &read_ranks);
   read_opts.ranks = columns.all && !cli_has(&a, "metrics-dir") ? NULL : &read_ranks; /* --load whole: every part */
   cli_mpi *mpi = NULL;
+  const cli_mpi_api *mpi_api = NULL;
   if (cli_has(&a, "mpi")) {
 #ifdef LUMEN_HAVE_MPI
-    int me = cli_mpi_begin(&mpi);
+    char why[512];
+    if (!(mpi_api = cli_mpi_load(why, sizeof why))) {
+      cli_error(MODE, "--mpi: %s", why);
+      status = 2;
+      goto done;
+    }
+    int me = mpi_api->begin(&mpi);
     stdout_relayed = 1;
     if (me < 0) {
       cli_error(MODE, "--mpi: MPI did not start");
@@ -382,7 +389,7 @@ int cmd_analyze(int argc, char **argv, int first) {
     }
     if (me > 0) {
       /* Another process's share: load and send parts, print nothing. */
-      status = cli_mpi_end(mpi, cli_mpi_worker(mpi, cli_nth(&a, "workload", 0), &read_opts));
+      status = mpi_api->end(mpi, mpi_api->worker(mpi, cli_nth(&a, "workload", 0), &read_opts));
       lm_idset_fini(&read_ranks);
       cli_args_fini(&a);
       return status;
@@ -575,13 +582,9 @@ int cmd_analyze(int argc, char **argv, int first) {
       lm_idset_fini(&read_ranks);
       read_ranks_of(&a, k, n, &read_ranks);
       if (!read_opts.ranks) wo.ranks = NULL;
-#ifdef LUMEN_HAVE_MPI
-      wo.parts = cli_mpi_source(mpi);
-#endif
+      if (mpi) wo.parts = mpi_api->source(mpi);
       lm_status read = lm_workload_read_opts(path, &wo, &workloads[k], &diag);
-#ifdef LUMEN_HAVE_MPI
-      cli_mpi_settle(mpi);
-#endif
+      if (mpi) mpi_api->settle(mpi);
       if (read != LM_OK) {
         cli_diag(MODE, &diag);
         goto done;
@@ -743,8 +746,6 @@ done:
   lm_buf_fini(&out);
   cli_self_time(&a, t_all);
   cli_args_fini(&a);
-#ifdef LUMEN_HAVE_MPI
-  status = cli_mpi_end(mpi, status);
-#endif
+  if (mpi) status = mpi_api->end(mpi, status);
   return status;
 }

@@ -2,7 +2,12 @@
  * mpi.c - `mpirun -np K lumen analyze --mpi -w DIR`: the rank.R parts of
  * an MPI profile read by K processes, analysed by process 0.
  *
- * Compiled only where CMake finds MPI (Open MPI). Process 0 runs the
+ * Compiled only where CMake finds MPI (Open MPI), into a module of its own
+ * (lumen-mpi.so, beside the binary) that the binary opens for --mpi only:
+ * linked into lumen, Open MPI and the libraries it needs would load with
+ * every command. The module's one export is the table at the end; the
+ * lumen functions it calls are the binary's (exported for it, see
+ * CMakeLists.txt). Process 0 runs the
  * ordinary analysis; its reader (src/io/ranks.c) takes the parts through an
  * lm_part_source whose loads come from here. The parts go in rounds: each
  * process takes a block of B consecutive parts in turn (B = N / K rounded
@@ -174,7 +179,7 @@ static lm_status mpi_load(void *ctx, size_t i, const char *dir, const lm_workloa
   return receive_diag(from, diag);
 }
 
-int cli_mpi_begin(cli_mpi **out) {
+static int cli_mpi_begin(cli_mpi **out) {
   *out = NULL;
   int initialized = 0;
   MPI_Initialized(&initialized);
@@ -191,9 +196,9 @@ int cli_mpi_begin(cli_mpi **out) {
   return m->me;
 }
 
-const lm_part_source *cli_mpi_source(cli_mpi *m) { return m && m->size > 1 ? &m->src : NULL; }
+static const lm_part_source *cli_mpi_source(cli_mpi *m) { return m && m->size > 1 ? &m->src : NULL; }
 
-void cli_mpi_settle(cli_mpi *m) {
+static void cli_mpi_settle(cli_mpi *m) {
   if (!m || m->size < 2 || m->phase != 1) return;
   /* The rest of the round that process 0 stopped in, read and dropped. */
   for (size_t j = m->next; j < m->round_end; j++) {
@@ -214,7 +219,7 @@ void cli_mpi_settle(cli_mpi *m) {
   m->phase = 2;
 }
 
-int cli_mpi_end(cli_mpi *m, int status) {
+static int cli_mpi_end(cli_mpi *m, int status) {
   if (!m) return status;
   if (m->size > 1 && m->me == 0) {
     if (m->phase == 0) mpi_plan(m, 0, 0, NULL); /* the workers read nothing */
@@ -259,7 +264,7 @@ static void round_done(round_out *o) {
   for (int k = 0; k < ROUND_PARTS; k++) lm_buf_fini(&o->packed[k]);
 }
 
-int cli_mpi_worker(cli_mpi *m, const char *dir, const lm_workload_options *opts) {
+static int cli_mpi_worker(cli_mpi *m, const char *dir, const lm_workload_options *opts) {
   long long plan[2] = {PLAN_ABORT, 0};
   MPI_Request req;
   MPI_Ibcast(plan, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD, &req);
@@ -312,3 +317,12 @@ int cli_mpi_worker(cli_mpi *m, const char *dir, const lm_workload_options *opts)
   wait_idle(&req); /* while process 0 evaluates and prints */
   return status;
 }
+
+/* What the binary looks up in this module (cli_mpi_load). */
+__attribute__((visibility("default"))) const cli_mpi_api lumen_mpi_api = {
+    .begin = cli_mpi_begin,
+    .source = cli_mpi_source,
+    .settle = cli_mpi_settle,
+    .worker = cli_mpi_worker,
+    .end = cli_mpi_end,
+};
