@@ -45,15 +45,43 @@ void lm_buf_append(lm_buf *buf, const char *s, size_t n) {
 
 void lm_buf_puts(lm_buf *buf, const char *s) { lm_buf_append(buf, s, strlen(s)); }
 
+void lm_buf_repeat(lm_buf *buf, const char *s, size_t n, size_t times) {
+  if (!n || !times || n > ((size_t)-1 >> 1) / times || !reserve(buf, n * times)) return;
+  /* One copy, then the copies so far doubled: a few calls, not `times`. */
+  char *at = buf->data + buf->len;
+  size_t total = n * times, done = n;
+  memcpy(at, s, n);
+  while (done < total) {
+    size_t more = done < total - done ? done : total - done;
+    memcpy(at + done, at, more);
+    done += more;
+  }
+  buf->len += total;
+  buf->data[buf->len] = '\0';
+}
+
 void lm_buf_putc(lm_buf *buf, char c) { lm_buf_append(buf, &c, 1); }
 
 void lm_buf_vprintf(lm_buf *buf, const char *fmt, va_list ap) {
+  if (buf->failed) return;
+  /* Formatted straight into the room left; only text longer than that is
+   * formatted a second time, after the buffer grows. */
+  size_t room = buf->cap > buf->len ? buf->cap - buf->len : 0;
   va_list copy;
   va_copy(copy, ap);
-  int n = vsnprintf(NULL, 0, fmt, copy);
+  int n = vsnprintf(room ? buf->data + buf->len : NULL, room, fmt, copy);
   va_end(copy);
-  if (n < 0 || !reserve(buf, (size_t)n)) return;
-  vsnprintf(buf->data + buf->len, (size_t)n + 1, fmt, ap);
+  if (n < 0) {
+    if (room) buf->data[buf->len] = '\0';
+    return;
+  }
+  if ((size_t)n >= room) {
+    if (!reserve(buf, (size_t)n)) {
+      if (room) buf->data[buf->len] = '\0';
+      return;
+    }
+    vsnprintf(buf->data + buf->len, (size_t)n + 1, fmt, ap);
+  }
   buf->len += (size_t)n;
 }
 

@@ -53,22 +53,25 @@ size_t lm_text_escape(lm_buf *out, const char *text, size_t n, size_t max_width)
   if (max_width)
     for (size_t i = 0; i < n && total <= max_width; i += bytes) total += shown(s + i, n - i, &bytes, &escape);
   size_t limit = max_width && total > max_width ? max_width - 1 : (size_t)-1, width = 0;
+  size_t plain = 0; /* the bytes from here to i are written as they are, in one append */
   for (size_t i = 0; i < n; i += bytes) {
     size_t w = shown(s + i, n - i, &bytes, &escape);
     if (width + w > limit) {
+      lm_buf_append(out, text + plain, i - plain);
       lm_buf_puts(out, "…");
       return width + 1;
     }
     if (escape) {
+      lm_buf_append(out, text + plain, i - plain);
       for (size_t j = 0; j < bytes; j++) {
         char e[4] = {'\\', 'x', hex[s[i + j] >> 4], hex[s[i + j] & 15]};
         lm_buf_append(out, e, 4);
       }
-    } else {
-      lm_buf_append(out, text + i, bytes);
+      plain = i + bytes;
     }
     width += w;
   }
+  lm_buf_append(out, text + plain, n - plain);
   return width;
 }
 

@@ -118,8 +118,7 @@ static char *fmt_number(const lm_cell *c, int decimal) {
   if (c->kind == LM_CELL_TEXT) return lm_text_safe(c->text, CELL_MAX_WIDTH);
   if (isnan(c->num)) return lm_strdup("");
   if (isinf(c->num)) return lm_strdup(c->num < 0 ? "-inf" : "inf");
-  if (c->integer) snprintf(buf, sizeof buf, "%.0f", c->num);
-  else snprintf(buf, sizeof buf, "%.*f", decimal, c->num);
+  lm_format_fixed(buf, sizeof buf, c->num, c->integer ? 0 : decimal);
   return lm_strdup(buf);
 }
 
@@ -258,7 +257,7 @@ static void line_of(lm_buf *out, const size_t *widths, size_t nc, const char *le
                     const char *fill, const char *mid, const char *right) {
   lm_buf_puts(out, left);
   for (size_t k = 0; k < nc; k++) {
-    for (size_t i = 0; i < widths[k] + 2; i++) lm_buf_puts(out, fill);
+    lm_buf_repeat(out, fill, strlen(fill), widths[k] + 2);
     lm_buf_puts(out, k + 1 < nc ? mid : right);
   }
   lm_buf_putc(out, '\n');
@@ -425,14 +424,12 @@ static void render_grid(const grid *g, int color, lm_buf *out) {
         cell_line(g->cells[r * nc + k], l, &ls, &ll);
         size_t pad = widths[k] - utf8_width(ls, ll);
         lm_buf_putc(out, ' ');
-        if (g->right[k] && r > 0)
-          for (size_t i = 0; i < pad; i++) lm_buf_putc(out, ' ');
+        if (g->right[k] && r > 0) lm_buf_repeat(out, " ", 1, pad);
         const char *tint = color && ll ? cell_color(g, r, k) : NULL;
         if (tint) lm_buf_puts(out, tint);
         lm_buf_append(out, ls, ll);
         if (tint) lm_buf_puts(out, "\033[0m");
-        if (!(g->right[k] && r > 0))
-          for (size_t i = 0; i < pad; i++) lm_buf_putc(out, ' ');
+        if (!(g->right[k] && r > 0)) lm_buf_repeat(out, " ", 1, pad);
         lm_buf_puts(out, " │");
       }
       lm_buf_putc(out, '\n');
