@@ -71,18 +71,9 @@ void lm_buf_vprintf(lm_buf *buf, const char *fmt, va_list ap) {
   va_copy(copy, ap);
   int n = vsnprintf(room ? buf->data + buf->len : NULL, room, fmt, copy);
   va_end(copy);
-  if (n < 0) {
-    if (room) buf->data[buf->len] = '\0';
-    return;
-  }
-  if ((size_t)n >= room) {
-    if (!reserve(buf, (size_t)n)) {
-      if (room) buf->data[buf->len] = '\0';
-      return;
-    }
-    vsnprintf(buf->data + buf->len, (size_t)n + 1, fmt, ap);
-  }
-  buf->len += (size_t)n;
+  if (n >= 0 && (size_t)n >= room && reserve(buf, (size_t)n)) vsnprintf(buf->data + buf->len, (size_t)n + 1, fmt, ap);
+  if (n >= 0 && (size_t)n < buf->cap - buf->len) buf->len += (size_t)n;
+  else if (room) buf->data[buf->len] = '\0'; /* a partial text is dropped */
 }
 
 void lm_buf_printf(lm_buf *buf, const char *fmt, ...) {

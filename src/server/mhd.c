@@ -16,7 +16,7 @@
 #include "server/internal.h"
 
 #ifndef LM_MHD_SONAME
-#define LM_MHD_SONAME "libmicrohttpd.so.12"
+#error "LM_MHD_SONAME (the library's soname) comes from src/server/CMakeLists.txt"
 #endif
 
 lm_mhd_api lm_mhd;
