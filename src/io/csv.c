@@ -64,6 +64,8 @@ typedef struct parse_ctx {
   size_t *skip_run;    /* per column: the deferred columns from it on before the
                           next loaded one (the last column excluded) */
   size_t *row_offset;  /* per row: where its record starts (deferred tables) */
+  int fd;              /* the open file, read through windows; -1: data only */
+  size_t window;       /* bytes read at once */
 } parse_ctx;
 
 /* What one thread parses: records [start, end) of the data, written to
@@ -74,7 +76,9 @@ typedef struct part {
   size_t first_row;
   size_t expect_rows;  /* newline count of the range: an upper bound */
   size_t rows;         /* records parsed */
+  size_t row;          /* the next record's row */
   long first_line;     /* line number of the first record */
+  long line;           /* the next record's line */
   int irregular;       /* met a newline inside quotes */
   lm_map *intern;      /* text -> local id */
   lm_arena *arena;
@@ -121,16 +125,19 @@ static lm_status unquote(const char *s, const char *e, lm_buf *scratch) {
   return scratch->failed ? LM_ENOMEM : LM_OK;
 }
 
-static void *parse_part(void *arg) {
-  part *pt = arg;
+/* Parse the records of [p, end), which holds file bytes from base_off at
+ * base, continuing the part's rows and lines (pt->row, pt->line). final:
+ * end is the part's end; else it is a window's, just past a newline, and a
+ * quoted field that does not close before it makes the part irregular. */
+static void parse_range(part *pt, const char *base, size_t base_off, const char *p,
+                        const char *end, int final) {
   parse_ctx *ctx = pt->ctx;
-  const char *p = ctx->data + pt->start;
-  const char *end = ctx->data + pt->end;
   const size_t n_cols = ctx->n_cols;
-  size_t row = pt->first_row;
-  long line = pt->first_line;
+  size_t row = pt->row;
+  long line = pt->line;
   lm_buf scratch = {0};
-  const char *released = ctx->data + pt->start;
+  const char *released = p;
+  int release = ctx->release_pages && base == ctx->data;
 
   while (p < end) {
     const char *record_start = p;
@@ -245,6 +252,10 @@ static void *parse_part(void *arg) {
         fs = ++p;
         for (;;) {
           const char *q = memchr(p, '"', (size_t)(end - p));
+          if (!q && !final) {
+            pt->irregular = 1; /* it may close in the next window */
+            goto out;
+          }
           if (!q) {
             pt->status = lm_diag_set(&pt->diag, LM_EPARSE, ctx->path, line,
                                      (long)c + 1, ctx->cols[c].name,
@@ -389,10 +400,10 @@ static void *parse_part(void *arg) {
     if (p < end && *p == '\r') p++;
     if (p < end && *p == '\n') p++;
     ctx->row_missing[row] = (uint8_t)missing_in_row;
-    if (ctx->row_offset) ctx->row_offset[row] = (size_t)(record_start - ctx->data);
+    if (ctx->row_offset) ctx->row_offset[row] = base_off + (size_t)(record_start - base);
     row++;
     line++;
-    if (ctx->release_pages && (size_t)(p - released) >= RELEASE_CHUNK) {
+    if (release && (size_t)(p - released) >= RELEASE_CHUNK) {
       /* Give back fully parsed pages of the mapping. */
       uintptr_t from = ((uintptr_t)released + 4095) & ~(uintptr_t)4095;
       uintptr_t to = (uintptr_t)(p - 1) & ~(uintptr_t)4095;
@@ -401,15 +412,79 @@ static void *parse_part(void *arg) {
     }
   }
 out:
-  pt->rows = row - pt->first_row;
+  pt->row = row;
+  pt->line = line;
   lm_buf_fini(&scratch);
-  return NULL;
+  return;
 nomem:
   pt->status = lm_diag_set(&pt->diag, LM_ENOMEM, ctx->path, line, 0, NULL,
                            "out of memory");
 fail:
-  pt->rows = row - pt->first_row;
+  pt->row = row;
+  pt->line = line;
   lm_buf_fini(&scratch);
+}
+
+/* A part of an open file, read with pread through a window that ends just
+ * past a newline, so that every record lies in one window; one that does
+ * not (longer than the longest record allowed, or a quoted field that goes
+ * on past a newline) makes the part irregular, and the file is then parsed
+ * again serially from its mapping. */
+static void parse_windows(part *pt) {
+  parse_ctx *ctx = pt->ctx;
+  size_t at = pt->start, cap = ctx->window;
+  lm_csv_window *win = lm_csv_window_take(NULL, cap);
+  if (!win) goto nomem;
+  while (at < pt->end && pt->status == LM_OK && !pt->irregular) {
+    size_t want = pt->end - at < win->cap ? pt->end - at : win->cap, got;
+    if (lm_csv_read_at(ctx->fd, win->data, want, at, &got) != 0) {
+      pt->status = lm_diag_set(&pt->diag, LM_EIO, ctx->path, pt->line, 0, NULL, "cannot read: %s",
+                               strerror(errno));
+      break;
+    }
+    if (got < want) {
+      pt->status = lm_diag_set(&pt->diag, LM_EIO, ctx->path, pt->line, 0, NULL,
+                               "the file became shorter while being read");
+      break;
+    }
+    int final = at + got == pt->end;
+    size_t len = got;
+    if (!final) {
+      const char *nl = win->data + got;
+      while (nl > win->data && nl[-1] != '\n') nl--;
+      if (nl == win->data) {
+        /* One line longer than the window: a larger one, up to the longest
+         * record allowed (past it the serial parse reports the record). */
+        if (cap > ctx->max_record + 2) {
+          pt->irregular = 1;
+          break;
+        }
+        cap *= 2;
+        lm_csv_window_give(NULL, win);
+        if (!(win = lm_csv_window_take(NULL, cap))) goto nomem;
+        continue;
+      }
+      len = (size_t)(nl - win->data);
+    }
+    parse_range(pt, win->data, at, win->data, win->data + len, final);
+    at += len;
+  }
+  lm_csv_window_give(NULL, win);
+  return;
+nomem:
+  pt->status = lm_diag_set(&pt->diag, LM_ENOMEM, ctx->path, pt->line, 0, NULL, "out of memory");
+}
+
+static void *parse_part(void *arg) {
+  part *pt = arg;
+  parse_ctx *ctx = pt->ctx;
+  pt->row = pt->first_row;
+  pt->line = pt->first_line;
+  if (ctx->fd >= 0 && pt->expect_rows)
+    parse_windows(pt);
+  else
+    parse_range(pt, ctx->data, 0, ctx->data + pt->start, ctx->data + pt->end, 1);
+  pt->rows = pt->row - pt->first_row;
   return NULL;
 }
 
@@ -547,16 +622,46 @@ static size_t count_newlines(const char *s, size_t n, int release) {
   return count;
 }
 
+/* The same for file bytes [off, off + n) of fd, read through a window:
+ * nothing is mapped. -1 when the file cannot be read or is shorter. */
+static long count_newlines_fd(int fd, size_t off, size_t n, size_t window) {
+  lm_csv_window *win = lm_csv_window_take(NULL, window);
+  long count = 0;
+  int open_line = 0;
+  if (!win) return -1;
+  while (n) {
+    size_t want = n < win->cap ? n : win->cap, got;
+    if (lm_csv_read_at(fd, win->data, want, off, &got) != 0 || got < want) {
+      count = -1;
+      break;
+    }
+    for (const char *s = win->data, *end = s + got; s < end;) {
+      const char *q = memchr(s, '\n', (size_t)(end - s));
+      open_line = !q;
+      if (!q) break;
+      count++;
+      s = q + 1;
+    }
+    off += got;
+    n -= got;
+  }
+  lm_csv_window_give(NULL, win);
+  return count < 0 ? -1 : count + open_line; /* a last record without a newline */
+}
+
 typedef struct count_job {
   const char *s;
   size_t n;
   int release;
-  size_t count;
+  int fd;     /* >= 0: count file bytes [off, off + n) of it instead */
+  size_t off, window;
+  long count; /* -1: the file could not be read */
 } count_job;
 
 static void *count_thread(void *arg) {
   count_job *job = arg;
-  job->count = count_newlines(job->s, job->n, job->release);
+  job->count = job->fd >= 0 ? count_newlines_fd(job->fd, job->off, job->n, job->window)
+                            : (long)count_newlines(job->s, job->n, job->release);
   return NULL;
 }
 
@@ -662,7 +767,7 @@ static lm_status merge_parts(lm_table *t, part *parts, int n_parts,
 }
 
 static lm_status parse_buffer(const char *data, size_t len, const char *path,
-                              const lm_csv_options *options, int mapped,
+                              const lm_csv_options *options, int mapped, int fd,
                               lm_table **out, lm_diag *diag) {
   lm_status status = LM_OK;
   lm_arena *arena = lm_arena_new(1 << 16);
@@ -734,7 +839,8 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
   const char *body = data + header_len;
   size_t body_len = len - header_len;
   parse_ctx ctx = {data, len, path, max_record, t->n_cols, t->cols, keep_text,
-                   NULL, mapped, skip, NULL, NULL};
+                   NULL, mapped, skip, NULL, NULL, fd,
+                   options->window ? options->window : LM_CSV_WINDOW};
   int any_skip = 0;
   for (size_t c = 0; c < t->n_cols; c++) any_skip |= skip[c];
   skip_run = lm_calloc(t->n_cols + 1, sizeof *skip_run);
@@ -756,10 +862,18 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
   size_t counts[2] = {0, 0};
   int release = mapped && len >= COUNT_RELEASE_MIN;
   if (want_threads == 2) {
-    count_job jobs[2] = {{body, split, release, 0}, {body + split, body_len - split, release, 0}};
+    /* An open file is read through windows (the parse then too). */
+    count_job jobs[2] = {{body, split, release, fd, header_len, ctx.window, 0},
+                         {body + split, body_len - split, release, fd, header_len + split, ctx.window, 0}};
     lm_run_pair(count_thread, &jobs[0], &jobs[1]);
-    counts[0] = jobs[0].count;
-    counts[1] = jobs[1].count;
+    if (jobs[0].count < 0 || jobs[1].count < 0) {
+      status = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL,
+                           "cannot read the file (a read error, or it became shorter while "
+                           "being read)");
+      goto fail;
+    }
+    counts[0] = (size_t)jobs[0].count;
+    counts[1] = (size_t)jobs[1].count;
   } else {
     counts[0] = count_newlines(body, body_len, release);
   }
@@ -860,10 +974,13 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
   lm_free(skip);
   lm_free(skip_run);
   if (file) {
-    /* The table now owns the mapping (see lm_csv_read). */
-    file->data = data;
+    /* The table now owns the file (see lm_csv_read): read through windows
+     * when it is open, else in place. */
+    file->data = fd >= 0 ? NULL : data;
     file->len = len;
-    file->mapped = mapped;
+    file->mapped = fd >= 0 ? 0 : mapped;
+    file->fd = fd;
+    file->window = ctx.window;
     file->n_rows = t->n_rows;
     t->fetch = lm_csv_fetch;
     t->fetch_state = file;
@@ -893,7 +1010,7 @@ fail:
 lm_status lm_csv_parse(const char *data, size_t len, const char *path,
                        const lm_csv_options *options, lm_table **out,
                        lm_diag *diag) {
-  return parse_buffer(data, len, path, options, 0, out, diag);
+  return parse_buffer(data, len, path, options, 0, -1, out, diag);
 }
 
 lm_status lm_csv_read(const char *path, const lm_csv_options *options,
@@ -909,13 +1026,16 @@ lm_status lm_csv_read(const char *path, const lm_csv_options *options,
                        "empty file: no header line");
   }
   void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (map == MAP_FAILED)
-    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot map: %s",
-                       strerror(errno));
+  if (map == MAP_FAILED) {
+    int err = errno;
+    close(fd);
+    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot map: %s", strerror(err));
+  }
   madvise(map, len, MADV_SEQUENTIAL);
-  lm_status status = parse_buffer(map, len, path, options, 1, out, diag);
-  /* A table with deferred columns keeps the mapping to read them later. */
-  if (status != LM_OK || !(*out)->fetch_state) munmap(map, len);
+  lm_status status = parse_buffer(map, len, path, options, 1, fd, out, diag);
+  /* A table with deferred columns keeps the file open to read them later,
+   * through windows; the mapping is not needed after the parse. */
+  munmap(map, len);
+  if (status != LM_OK || !(*out)->fetch_state) close(fd);
   return status;
 }

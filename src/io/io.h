@@ -27,6 +27,8 @@ typedef struct lm_csv_options {
                                      and counted, not converted. lm_csv_parse:
                                      the buffer must then outlive the table */
   const char *const *eager_columns; /* NULL-terminated: columns loaded anyway */
+  size_t window;                  /* lm_csv_read: bytes read from the file at
+                                     once (0: 512 KiB; small ones for tests) */
 } lm_csv_options;
 
 /* lm_rocpd_is_long: 1 if pmc has the rocpd-based profiler's one row per

@@ -291,6 +291,80 @@ static void check_deferred(const char *text, size_t len, const char *const *eage
   }
 }
 
+/* text written to a file and read with lm_csv_read on two threads through
+ * windows of a few bytes (every record crossing one, windows grown for
+ * long lines) and of the default size, columns loaded and deferred: the
+ * refusal of the serial parse of the buffer (line, column, message), or
+ * its rows, counts and, read back, the same bits in every column. */
+static void check_windows(const char *text, size_t len, const char *const *eager, size_t max_record) {
+  static const char *const text_cols[] = {"Kernel_Name", NULL};
+  char path[] = "/tmp/lumen-test-csv-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd < 0) return;
+  FILE *f = fdopen(fd, "wb");
+  CHECK(f && fwrite(text, 1, len, f) == len);
+  if (f) fclose(f);
+  lm_csv_options o = {0};
+  o.text_columns = text_cols;
+  o.threads = 1;
+  o.max_record = max_record;
+  lm_table *t = NULL;
+  lm_diag dw;
+  lm_status sw = lm_csv_parse(text, len, path, &o, &t, &dw);
+  static const size_t windows[] = {16, 61, 4096, 0};
+  for (size_t wi = 0; wi < sizeof windows / sizeof *windows; wi++)
+    for (int defer = 0; defer < 2; defer++) {
+      lm_csv_options od = o;
+      od.threads = 2;
+      od.window = windows[wi];
+      od.defer = defer;
+      od.eager_columns = eager;
+      lm_table *d = NULL;
+      lm_diag dd;
+      lm_status sd = lm_csv_read(path, &od, &d, &dd);
+      CHECK(sw == sd);
+      if (sw != LM_OK || sd != LM_OK) {
+        CHECK(sw == sd && dw.line == dd.line && dw.column == dd.column && strcmp(dw.message, dd.message) == 0);
+        if (sw == sd && strcmp(dw.message, dd.message) != 0)
+          fprintf(stderr, "  window %zu: '%s' against '%s'\n", windows[wi], dd.message, dw.message);
+        lm_table_free(d);
+        continue;
+      }
+      CHECK(d->n_rows == t->n_rows && d->n_cols == t->n_cols);
+      if (d->n_rows != t->n_rows || d->n_cols != t->n_cols) {
+        lm_table_free(d);
+        continue;
+      }
+      CHECK(memcmp(d->row_missing, t->row_missing, t->n_rows) == 0);
+      size_t bad = 0;
+      size_t *rows = malloc((t->n_rows + 1) * sizeof *rows);
+      double *v = malloc((t->n_rows + 1) * sizeof *v);
+      CHECK(rows && v);
+      for (size_t c = 0; rows && v && c < t->n_cols; c++) {
+        const lm_column *a = &t->cols[c], *b = &d->cols[c];
+        bad += a->n_missing != b->n_missing || a->n_text != b->n_text || a->all_int != b->all_int ||
+               a->first_text_line != b->first_text_line;
+        for (int back = 0; back < 2; back++) {
+          for (size_t r = 0; r <= t->n_rows; r++) rows[r] = back ? t->n_rows - r : r;
+          long col = (long)c;
+          double *out = v;
+          if (lm_table_fetch(d, &col, 1, rows, t->n_rows + 1, &out, NULL) != LM_OK) bad++;
+          for (size_t r = 0; r <= t->n_rows; r++)
+            bad += rows[r] < t->n_rows ? memcmp(&v[r], &a->values[rows[r]], sizeof(double)) != 0 : !isnan(v[r]);
+        }
+        if (a->text_ids)
+          for (size_t r = 0; r < t->n_rows; r++) bad += strcmp(lm_table_text(t, c, r), lm_table_text(d, c, r)) != 0;
+      }
+      free(rows);
+      free(v);
+      CHECK(bad == 0);
+      lm_table_free(d);
+    }
+  lm_table_free(t);
+  remove(path);
+}
+
 static void test_deferred(void) {
   static const char *const eager[] = {"Dispatch_ID", NULL};
   static const char *const cases[] = {
@@ -327,7 +401,10 @@ static void test_deferred(void) {
       "Dispatch_ID,Kernel_Name,A,B\n0,k,1,1e999\n",
       "Dispatch_ID,Kernel_Name,A,B\n0,k,1,ab\"c\n",
   };
-  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) check_deferred(cases[i], strlen(cases[i]), eager);
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    check_deferred(cases[i], strlen(cases[i]), eager);
+    check_windows(cases[i], strlen(cases[i]), eager, 0);
+  }
   /* Four hundred nines do not fit a double, deferred or not. */
   char big[600];
   snprintf(big, sizeof big, "Dispatch_ID,Kernel_Name,A,B\n0,k,1,%0400d9\n", 9);
@@ -343,6 +420,36 @@ static void test_deferred(void) {
       lm_buf_printf(&b, "%u,k%u,%u,%u.%u,%s\n", r, r % 5, (r * 2654435761u) % 100000, r % 97, r % 10,
                     r % 13 ? "7" : "");
     check_deferred(b.data, b.len, eager);
+    check_windows(b.data, b.len, eager, 0);
+    lm_buf_fini(&b);
+  }
+  /* Through windows: a quoted newline (the halves are parsed again
+   * serially), one in the last record, an unterminated quote in the
+   * first half, a record longer than the limit past a window, a short
+   * record in the second half, a last record without a newline and blank
+   * lines. */
+  {
+    static const char *const tails[] = {",\"k\nk\",1,2,3\n", ",k,1,2,\"3\n", ",k,1,2,\"3,4\n",
+                                        ",k,1,2\n", ",k,1,2,3", ",k,1,2,3\r\n\n\n"};
+    for (size_t i = 0; i < sizeof tails / sizeof *tails; i++)
+      for (int where = 0; where < 3; where++) {
+        lm_buf b = {0};
+        lm_buf_puts(&b, "Dispatch_ID,Kernel_Name,A,B,C\n");
+        for (unsigned r = 0; r < 300; r++) {
+          if ((where == 0 && r == 40) || (where == 1 && r == 299) || (where == 2 && r == 200)) {
+            lm_buf_printf(&b, "%u", r);
+            lm_buf_puts(&b, tails[i]);
+          } else
+            lm_buf_printf(&b, "%u,k%u,%u,%u.5,%u\n", r, r % 3, r * 7, r % 11, r);
+        }
+        check_windows(b.data, b.len, eager, 0);
+        lm_buf_fini(&b);
+      }
+    lm_buf b = {0};
+    lm_buf_puts(&b, "Dispatch_ID,Kernel_Name,A\n");
+    for (unsigned r = 0; r < 300; r++) lm_buf_printf(&b, "%u,k,%u\n", r, r == 250 ? 123456789u : r);
+    check_windows(b.data, b.len, eager, 16);
+    check_windows(b.data, b.len, eager, 200);
     lm_buf_fini(&b);
   }
   /* The shared workloads' tables, and one scaled up to use two threads. */
@@ -360,6 +467,7 @@ static void test_deferred(void) {
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) lm_buf_append(&b, chunk, n);
     fclose(f);
     check_deferred(b.data, b.len, eager);
+    check_windows(b.data, b.len, eager, 0);
     lm_buf_fini(&b);
   }
 }
