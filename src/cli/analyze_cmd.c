@@ -579,6 +579,12 @@ int cmd_analyze(int argc, char **argv, int first) {
       wo.defer = strcmp(load, "stream") == 0;
       wo.eager_columns = lm_analyze_columns;
       wo.levels_lazy = 1;
+      /* Every panel: the formulas' inputs are converted while the files
+       * are indexed when they fit (with -b only some are read). */
+      wo.load_wanted = n_blocks == 0;
+      /* (bytes: a smaller room, for the tests of the streamed path) */
+      const char *load_cap = getenv("LUMEN_LOAD_CAP");
+      if (load_cap) wo.load_cap = (size_t)strtoull(load_cap, NULL, 10);
       lm_idset_fini(&read_ranks);
       read_ranks_of(&a, k, n, &read_ranks);
       if (!read_opts.ranks) wo.ranks = NULL;

@@ -37,6 +37,7 @@
  * time in four of five alternate runs when they were given back). */
 #define COUNT_RELEASE_MIN ((size_t)1 << 30)
 #define FIRST_TEXT_MAX 64
+#define DEFAULT_LOAD_CAP ((size_t)384 << 20)
 
 /* Digits, a point and digits ("0.0", "131072.5"): a number for certain. */
 static int plain_decimal(const char *s, const char *e) {
@@ -46,6 +47,32 @@ static int plain_decimal(const char *s, const char *e) {
   for (p++; p < e; p++)
     if ((unsigned)(*p - '0') >= 10) return 0;
   return 1;
+}
+
+static const double pow10_of[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+
+/* The value of [s, e), digits with at most one point between them, as the
+ * field path below converts it: up to 15 characters the mantissa and the
+ * power of ten are exact doubles, so one division rounds correctly. */
+static double plain_number(const char *s, const char *e) {
+  if (e - s <= 15) {
+    uint64_t u = 0;
+    int frac = -1;
+    for (const char *p = s; p < e; p++) {
+      if (*p == '.') {
+        frac = 0;
+      } else {
+        u = u * 10 + (uint64_t)(*p - '0');
+        frac += frac >= 0;
+      }
+    }
+    return frac > 0 ? (double)u / pow10_of[frac] : (double)u;
+  }
+  double v = LM_NAN;
+  int is_int;
+  lm_parse_number(s, e, &v, &is_int);
+  return v;
 }
 
 /* -------------------------------------------------------------- parsing */
@@ -61,7 +88,10 @@ typedef struct parse_ctx {
   uint8_t *row_missing;
   int release_pages;   /* madvise parsed pages away (mapped files) */
   uint8_t *skip;       /* per column: deferred, checked but not converted */
-  size_t *skip_run;    /* per column: the deferred columns from it on before the
+  size_t *next_fast;   /* per column: the first one from it on that is loaded
+                          but stepped over with the deferred (n_cols: none) */
+  size_t *skip_run;    /* per column: the deferred (or next_fast) columns from it
+                          on before the
                           next loaded one (the last column excluded) */
   size_t *row_offset;  /* per row: where its record starts (deferred tables) */
   int fd;              /* the open file, read through windows; -1: data only */
@@ -123,6 +153,17 @@ static lm_status unquote(const char *s, const char *e, lm_buf *scratch) {
     if (*p == '"') p++; /* skip the second quote of a pair */
   }
   return scratch->failed ? LM_ENOMEM : LM_OK;
+}
+
+/* The fields of columns c.. that end at the commas of mask (bit i: byte
+ * p + i), plain numbers all: those of loaded columns converted. */
+static void load_fields(const parse_ctx *ctx, size_t row, const char *p, uint64_t commas, size_t c) {
+  const char *fs = p;
+  for (; commas; commas &= commas - 1, c++) {
+    const char *fe = p + __builtin_ctzll(commas);
+    if (ctx->cols[c].values) ctx->cols[c].values[row] = plain_number(fs, fe);
+    fs = fe + 1;
+  }
 }
 
 /* Parse the records of [p, end), which holds file bytes from base_off at
@@ -189,6 +230,7 @@ static void parse_range(part *pt, const char *base, size_t base_off, const char 
             }
             size_t n = lm_csv_count64(commas);
             if (c + n > stop) break;
+            if (ctx->next_fast[c] < c + n) load_fields(ctx, row, p, commas, c);
             for (uint64_t rest = points; rest; rest &= rest - 1) {
               uint64_t here = rest & (0ULL - rest);
               pt->not_int[c + lm_csv_count64(commas & (here - 1))] = 1;
@@ -219,6 +261,7 @@ static void parse_range(part *pt, const char *base, size_t base_off, const char 
             }
             size_t n = lm_csv_count16(commas);
             if (c + n > stop) break;
+            if (ctx->next_fast[c] < c + n) load_fields(ctx, row, p, commas, c);
             for (unsigned rest = points; rest; rest &= rest - 1) {
               /* "131072.0": a number, not an integer */
               unsigned here = rest & (0u - rest);
@@ -240,6 +283,7 @@ static void parse_range(part *pt, const char *base, size_t base_off, const char 
           } else if (*q != ',' || q - p > 300) {
             break;
           }
+          if (ctx->cols[c].values) ctx->cols[c].values[row] = plain_number(p, q);
           p = q + 1;
           c++;
         }
@@ -777,6 +821,7 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
   int n_parts = 0;
   uint8_t *keep_text = NULL, *skip = NULL;
   size_t *skip_run = NULL;
+  uint8_t *fast = NULL;
   lm_csv_file *file = NULL;
   lm_csv_options defaults = {0};
   if (!options) options = &defaults;
@@ -839,14 +884,11 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
   const char *body = data + header_len;
   size_t body_len = len - header_len;
   parse_ctx ctx = {data, len, path, max_record, t->n_cols, t->cols, keep_text,
-                   NULL, mapped, skip, NULL, NULL, fd,
+                   NULL, mapped, skip, NULL, NULL, NULL, fd,
                    options->window ? options->window : LM_CSV_WINDOW};
-  int any_skip = 0;
-  for (size_t c = 0; c < t->n_cols; c++) any_skip |= skip[c];
-  skip_run = lm_calloc(t->n_cols + 1, sizeof *skip_run);
-  if (!skip_run) goto nomem;
-  for (size_t c = t->n_cols - 1; c-- > 0;) skip_run[c] = skip[c] ? skip_run[c + 1] + 1 : 0;
-  ctx.skip_run = skip_run;
+  skip_run = lm_calloc(2 * (t->n_cols + 1), sizeof *skip_run);
+  fast = lm_calloc(t->n_cols ? t->n_cols : 1, 1);
+  if (!skip_run || !fast) goto nomem;
 
   int want_threads = options->threads > 0 ? options->threads
                                           : (body_len >= PARALLEL_MIN_BYTES ? 2 : 1);
@@ -878,6 +920,30 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
     counts[0] = count_newlines(body, body_len, release);
   }
   size_t total = counts[0] + counts[1];
+  if (options->defer && options->load_want) {
+    /* The deferred columns the caller will read anyway, loaded when they
+     * fit: they are stepped over with the deferred ones, and the plain
+     * numbers among them converted on the way. */
+    size_t n_fast = 0, cap = options->load_cap ? options->load_cap : DEFAULT_LOAD_CAP;
+    for (size_t c = 0; c < t->n_cols; c++) {
+      fast[c] = skip[c] && options->load_want(options->load_ctx, t->name, t->cols[c].name);
+      n_fast += fast[c];
+    }
+    if (n_fast && total <= cap / sizeof(double) / n_fast)
+      for (size_t c = 0; c < t->n_cols; c++) skip[c] &= !fast[c];
+    else
+      memset(fast, 0, t->n_cols);
+  }
+  int any_skip = 0;
+  for (size_t c = 0; c < t->n_cols; c++) any_skip |= skip[c];
+  /* Runs of columns stepped over (the deferred, and those loaded on the way
+   * along with them), and where the next of the latter is. */
+  size_t *next_fast = skip_run + t->n_cols + 1;
+  next_fast[t->n_cols] = t->n_cols;
+  for (size_t c = t->n_cols; c-- > 0;) next_fast[c] = fast[c] ? c : next_fast[c + 1];
+  for (size_t c = t->n_cols - 1; c-- > 0;) skip_run[c] = skip[c] || fast[c] ? skip_run[c + 1] + 1 : 0;
+  ctx.skip_run = skip_run;
+  ctx.next_fast = next_fast;
   status = alloc_columns(t, keep_text, skip, total);
   if (status != LM_OK) goto nomem;
   ctx.row_missing = t->row_missing;
@@ -973,6 +1039,7 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
   lm_free(keep_text);
   lm_free(skip);
   lm_free(skip_run);
+  lm_free(fast);
   if (file) {
     /* The table now owns the file (see lm_csv_read): read through windows
      * when it is open, else in place. */
@@ -997,6 +1064,7 @@ fail:
   lm_free(keep_text);
   lm_free(skip);
   lm_free(skip_run);
+  lm_free(fast);
   if (file) lm_free(file->row_offset);
   lm_free(file);
   if (t) {

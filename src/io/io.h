@@ -29,6 +29,15 @@ typedef struct lm_csv_options {
   const char *const *eager_columns; /* NULL-terminated: columns loaded anyway */
   size_t window;                  /* lm_csv_read: bytes read from the file at
                                      once (0: 512 KiB; small ones for tests) */
+  int (*load_want)(void *ctx, const char *table, const char *column);
+                                  /* with defer: the columns it accepts (nonzero
+                                     for the table's name, the file's without
+                                     ".csv") are loaded after all, converted as
+                                     the file is indexed, when they fit
+                                     load_cap bytes as doubles; else they stay
+                                     deferred */
+  void *load_ctx;
+  size_t load_cap;                /* 0: 384 MiB */
 } lm_csv_options;
 
 /* lm_rocpd_is_long: 1 if pmc has the rocpd-based profiler's one row per
@@ -147,6 +156,11 @@ typedef struct lm_workload_options {
   int fixed;                        /* the folder's lumen database does not
                                        change while read (a finished rank's
                                        part): LM_DB_READ_FIXED */
+  int load_wanted;                  /* with defer and choose: the CSV files'
+                                       columns that choose's want function
+                                       accepts are loaded after all when they
+                                       fit (lm_csv_options.load_want) */
+  size_t load_cap;                  /* lm_csv_options.load_cap (0: its default) */
 } lm_workload_options;
 /* lm_workload_read_opts: lm_workload_read with options (NULL: load all). A
  * workload folder holding a lumen database is read from it, with the

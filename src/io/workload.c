@@ -231,6 +231,13 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
      * its columns); a caller that evaluates only its counters leaves
      * them in the file too. */
     level_options.eager_columns = opts->levels_lazy ? NULL : opts->eager_columns;
+    if (opts->load_wanted && opts->choose) {
+      void *want_ctx = NULL;
+      lm_db_want_fn want = opts->choose(opts->choose_ctx, w->arch, &want_ctx);
+      pmc_options.load_want = level_options.load_want = want;
+      pmc_options.load_ctx = level_options.load_ctx = want_ctx;
+      pmc_options.load_cap = level_options.load_cap = opts->load_cap;
+    }
   }
   status = lm_csv_read(pmc_path, &pmc_options, &w->pmc, diag);
   if (status != LM_OK) goto fail;

@@ -51,6 +51,16 @@ scaled)
   "$LUMEN" analyze -w "$TMP/big" -b 2 -vv >/dev/null 2>"$TMP/log" || fail "analyze -vv"
   grep -q "columns read in blocks" "$TMP/log" || fail "no streaming reported: $(head -c 300 "$TMP/log")"
   same -w "$TMP/big" --format json
+  # Every panel loads the formulas' inputs while indexing when they fit;
+  # with no room for them, they are read in blocks too.
+  "$LUMEN" analyze -w "$TMP/big" -vv >/dev/null 2>"$TMP/log" || fail "analyze -vv"
+  loaded=$(grep -o "[0-9]* of [0-9]* pmc_perf columns read in blocks" "$TMP/log" | cut -d' ' -f1)
+  LUMEN_LOAD_CAP=1 "$LUMEN" analyze -w "$TMP/big" -vv >/dev/null 2>"$TMP/log" || fail "analyze -vv, no room"
+  roomless=$(grep -o "[0-9]* of [0-9]* pmc_perf columns read in blocks" "$TMP/log" | cut -d' ' -f1)
+  [ -n "$loaded" ] && [ -n "$roomless" ] && [ $((roomless - loaded)) -ge 100 ] ||
+    fail "the formulas' inputs were not loaded while indexing: ${loaded:-?} deferred, ${roomless:-?} with no room"
+  LUMEN_LOAD_CAP=1 same -w "$TMP/big" --format json
+  LUMEN_LOAD_CAP=1 same -w "$TMP/mi300" --format json --block-rows 333
   same -w "$TMP/big" --format json --block-rows 7
   same -w "$TMP/small" --format json --block-rows 1
   same -w "$TMP/big" -d 17:4000 --norm per_kernel --format csv -o /dev/stdout

@@ -291,11 +291,23 @@ static void check_deferred(const char *text, size_t len, const char *const *eage
   }
 }
 
+/* A caller that reads columns A and C, and every column of a name
+ * ending in a digit. */
+static int wants_some(void *ctx, const char *table, const char *column) {
+  size_t n = strlen(column);
+  (void)ctx;
+  CHECK(table != NULL && strchr(table, '/') == NULL);
+  return strcmp(column, "A") == 0 || strcmp(column, "C") == 0 ||
+         (n && column[n - 1] >= '0' && column[n - 1] <= '9');
+}
+
 /* text written to a file and read with lm_csv_read on two threads through
  * windows of a few bytes (every record crossing one, windows grown for
- * long lines) and of the default size, columns loaded and deferred: the
- * refusal of the serial parse of the buffer (line, column, message), or
- * its rows, counts and, read back, the same bits in every column. */
+ * long lines) and of the default size, columns loaded and deferred, and
+ * deferred but with some loaded on the way (load_want; with a cap of one
+ * byte, none); the buffer parsed serially that way too: the refusal of
+ * the serial parse of the buffer (line, column, message), or its rows,
+ * counts and, read back, the same bits in every column. */
 static void check_windows(const char *text, size_t len, const char *const *eager, size_t max_record) {
   static const char *const text_cols[] = {"Kernel_Name", NULL};
   char path[] = "/tmp/lumen-test-csv-XXXXXX";
@@ -314,15 +326,20 @@ static void check_windows(const char *text, size_t len, const char *const *eager
   lm_status sw = lm_csv_parse(text, len, path, &o, &t, &dw);
   static const size_t windows[] = {16, 61, 4096, 0};
   for (size_t wi = 0; wi < sizeof windows / sizeof *windows; wi++)
-    for (int defer = 0; defer < 2; defer++) {
+    for (int mode = 0; mode < 5; mode++) {
       lm_csv_options od = o;
       od.threads = 2;
       od.window = windows[wi];
-      od.defer = defer;
+      od.defer = mode > 0;
       od.eager_columns = eager;
+      if (mode >= 2) {
+        od.load_want = wants_some;
+        od.load_cap = mode == 3 ? 1 : 0;
+      }
       lm_table *d = NULL;
       lm_diag dd;
-      lm_status sd = lm_csv_read(path, &od, &d, &dd);
+      lm_status sd = mode == 4 ? (od.threads = 1, lm_csv_parse(text, len, path, &od, &d, &dd))
+                               : lm_csv_read(path, &od, &d, &dd);
       CHECK(sw == sd);
       if (sw != LM_OK || sd != LM_OK) {
         CHECK(sw == sd && dw.line == dd.line && dw.column == dd.column && strcmp(dw.message, dd.message) == 0);
@@ -338,6 +355,9 @@ static void check_windows(const char *text, size_t len, const char *const *eager
       }
       CHECK(memcmp(d->row_missing, t->row_missing, t->n_rows) == 0);
       size_t bad = 0;
+      /* what load_want accepted is loaded, unless over the cap */
+      long col_a = lm_table_find(d, "A");
+      if (col_a >= 0 && mode >= 2) CHECK(lm_table_deferred(d, (size_t)col_a) == (mode == 3));
       size_t *rows = malloc((t->n_rows + 1) * sizeof *rows);
       double *v = malloc((t->n_rows + 1) * sizeof *v);
       CHECK(rows && v);
@@ -445,6 +465,24 @@ static void test_deferred(void) {
         check_windows(b.data, b.len, eager, 0);
         lm_buf_fini(&b);
       }
+    /* Wide records of short integers and decimals that a multiplication
+     * by the power of ten's inverse would round otherwise (0.3, 12.7). */
+    lm_buf w = {0};
+    lm_buf_puts(&w, "Dispatch_ID,Kernel_Name");
+    for (int c = 0; c < 40; c++) lm_buf_printf(&w, ",V%d", c);
+    lm_buf_puts(&w, "\n");
+    for (unsigned r = 0; r < 300; r++) {
+      lm_buf_printf(&w, "%u,k", r);
+      for (unsigned c = 0; c < 40; c++) {
+        unsigned x = (r * 31 + c * 7) % 23;
+        if (x < 8) lm_buf_printf(&w, ",%u.%u", x * 4 + c % 3, (r + c) % 10);
+        else if (x < 20) lm_buf_printf(&w, ",%u", x * 1000 + r);
+        else lm_buf_printf(&w, ",%u.0%u", x, r % 10);
+      }
+      lm_buf_puts(&w, "\n");
+    }
+    check_windows(w.data, w.len, eager, 0);
+    lm_buf_fini(&w);
     lm_buf b = {0};
     lm_buf_puts(&b, "Dispatch_ID,Kernel_Name,A\n");
     for (unsigned r = 0; r < 300; r++) lm_buf_printf(&b, "%u,k,%u\n", r, r == 250 ? 123456789u : r);
