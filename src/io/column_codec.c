@@ -277,6 +277,35 @@ void lm_colcodec_int_marks(const unsigned char *planes, size_t width, size_t n, 
   if (every) index_every(planes, width, n, every, marks, NULL);
 }
 
+/* Rows [first, first + k) (all below n), from the mark before them,
+ * without a branch per row. */
+static inline __attribute__((always_inline)) void range_w(const unsigned char *planes, size_t width, size_t n,
+                                                          const int64_t *marks, size_t first, size_t k,
+                                                          double *out) {
+  size_t pos = first / LM_COLCODEC_MARK_ROWS * LM_COLCODEC_MARK_ROWS;
+  int64_t prev = marks[first / LM_COLCODEC_MARK_ROWS];
+  for (; pos < first; pos++) {
+    uint64_t u = token_at(planes, width, n, pos);
+    prev = u ? step_int(prev, u) : prev;
+  }
+  for (size_t i = 0; i < k; i++) {
+    uint64_t u = token_at(planes, width, n, first + i);
+    prev = u ? step_int(prev, u) : prev;
+    out[i] = u ? (double)prev : LM_NAN;
+  }
+}
+
+void lm_colcodec_int_range(const unsigned char *planes, size_t width, size_t n, const int64_t *marks,
+                           size_t first, size_t k, double *out) {
+  switch (width) {
+  case 1: range_w(planes, 1, n, marks, first, k, out); return;
+  case 2: range_w(planes, 2, n, marks, first, k, out); return;
+  case 3: range_w(planes, 3, n, marks, first, k, out); return;
+  case 4: range_w(planes, 4, n, marks, first, k, out); return;
+  default: range_w(planes, width, n, marks, first, k, out); return;
+  }
+}
+
 static inline __attribute__((always_inline)) void rows_w(const unsigned char *planes, size_t width, size_t n,
                                                          const int64_t *marks, const size_t *rows, size_t k,
                                                          double *out) {
@@ -285,20 +314,8 @@ static inline __attribute__((always_inline)) void rows_w(const unsigned char *pl
   int run = k && rows[k - 1] < n;
   for (size_t i = 1; i < k && run; i++) run = rows[i] == rows[i - 1] + 1;
   if (run) {
-    /* A run of rows (a block of a contiguous selection): from the mark
-     * before it, without a branch per row. */
-    size_t first = rows[0];
-    pos = first / LM_COLCODEC_MARK_ROWS * LM_COLCODEC_MARK_ROWS;
-    prev = marks[first / LM_COLCODEC_MARK_ROWS];
-    for (; pos < first; pos++) {
-      uint64_t u = token_at(planes, width, n, pos);
-      prev = u ? step_int(prev, u) : prev;
-    }
-    for (size_t i = 0; i < k; i++) {
-      uint64_t u = token_at(planes, width, n, first + i);
-      prev = u ? step_int(prev, u) : prev;
-      out[i] = u ? (double)prev : LM_NAN;
-    }
+    /* A run of rows (a block of a contiguous selection). */
+    range_w(planes, width, n, marks, rows[0], k, out);
     return;
   }
   for (size_t i = 0; i < k; i++) {

@@ -299,6 +299,10 @@ void lm_colcodec_int_marks(const unsigned char *planes, size_t width, size_t n, 
  * the marks of lm_colcodec_int_index. Reads only; safe from two threads. */
 void lm_colcodec_int_rows(const unsigned char *planes, size_t width, size_t n, const int64_t *marks,
                           const size_t *rows, size_t k, double *out);
+/* lm_colcodec_int_range: the same for rows first .. first + k - 1, all
+ * below n. */
+void lm_colcodec_int_range(const unsigned char *planes, size_t width, size_t n, const int64_t *marks,
+                           size_t first, size_t k, double *out);
 
 /* lm_table_pack: every deferred column of t read from its file in one
  * pass (two threads) and kept packed in memory (table_pack.c), t's fetch

@@ -146,22 +146,34 @@ static lm_status pack_fetch(const lm_table *t, const long *cols, size_t n_cols, 
       }
       size_t b = rows[i] / PACK_ROWS, r0 = b * PACK_ROWS;
       size_t n = ps->n_rows - r0 < PACK_ROWS ? ps->n_rows - r0 : PACK_ROWS, m = 0;
-      while (i + m < n_rows && rows[i + m] >= r0 && rows[i + m] < r0 + n && m < PACK_ROWS) {
-        rel[m] = rows[i + m] - r0;
-        m++;
+      /* The rows asked for in this block; first of all a run of them, the
+       * common case, read without a row index. */
+      size_t first = rows[i] - r0, end = i + (n - first < n_rows - i ? n - first : n_rows - i);
+      while (i + m < end && rows[i + m] == rows[i] + m) m++;
+      int run = i + m == n_rows || rows[i + m] < r0 || rows[i + m] >= r0 + n;
+      if (!run) {
+        for (size_t q = 0; q < m; q++) rel[q] = first + q;
+        while (i + m < n_rows && rows[i + m] >= r0 && rows[i + m] < r0 + n && m < PACK_ROWS) {
+          rel[m] = rows[i + m] - r0;
+          m++;
+        }
       }
       const pblock *pb = &ps->blocks[b * ps->n_packed + (size_t)slot];
       const unsigned char *p = ps->region[pb->half] + pb->at;
       double *o = out[k] + i;
+      /* a block is shorter than the marks' stride: its one mark is 0 */
+      const int64_t marks[1] = {0};
       if (pb->kind == BLOCK_SAME) {
         double v;
         memcpy(&v, &pb->bits, sizeof v);
         for (size_t q = 0; q < m; q++) o[q] = v;
       } else if (pb->kind == BLOCK_RAW) {
-        for (size_t q = 0; q < m; q++) memcpy(&o[q], p + rel[q] * sizeof(double), sizeof(double));
+        if (run) memcpy(o, p + first * sizeof(double), m * sizeof(double));
+        else
+          for (size_t q = 0; q < m; q++) memcpy(&o[q], p + rel[q] * sizeof(double), sizeof(double));
+      } else if (run) {
+        lm_colcodec_int_range(p, pb->width, n, marks, first, m, o);
       } else {
-        /* a block is shorter than the marks' stride: its one mark is 0 */
-        const int64_t marks[1] = {0};
         lm_colcodec_int_rows(p, pb->width, n, marks, rel, m, o);
       }
       i += m;

@@ -251,6 +251,18 @@ static void planes(lm_colcodec *c) {
       }
       CHECK(same);
     }
+    /* Ranges: from any row (at a mark, just before and after one), of
+     * any length up to the last row. */
+    for (int trial = 0; trial < 200; trial++) {
+      size_t first = trial < 3 ? (size_t)trial * LM_COLCODEC_MARK_ROWS - (trial > 0)
+                               : (size_t)(next() % N);
+      if (first >= N) first = N - 1;
+      size_t k = (size_t)(next() % (N - first)) + 1;
+      lm_colcodec_int_range(kept, width, N, marks, first, k, got);
+      int same = 1;
+      for (size_t i = 0; i < k; i++) same &= memcmp(&whole[first + i], &got[i], sizeof(double)) == 0;
+      CHECK(same);
+    }
     free(kept);
     free(copy);
   }

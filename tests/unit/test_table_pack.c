@@ -90,6 +90,18 @@ static size_t compare(const lm_table *t, const lm_table *d) {
         for (size_t i = 0; i < k; i++)
           bad += rows[i] < n ? memcmp(&v[i], &t->cols[c].values[rows[i]], sizeof *v) != 0 : !isnan(v[i]);
       }
+    /* a run, then rows of the same block back and forth, repeated, and
+     * a run that goes on into the next block */
+    for (size_t first = 0; first + 300 < n; first += 997) {
+      size_t k = 0;
+      for (size_t q = 0; q < 10; q++) rows[k++] = first + q;
+      rows[k++] = first + 2;
+      rows[k++] = first + 2;
+      rows[k++] = first + 40;
+      for (size_t q = 41; q < 300; q++) rows[k++] = first + q;
+      if (lm_table_fetch(d, &col, 1, rows, k, &out, NULL) != LM_OK) bad++;
+      for (size_t i = 0; i < k; i++) bad += memcmp(&v[i], &t->cols[c].values[rows[i]], sizeof *v) != 0;
+    }
     for (size_t i = 0; i <= n; i++) rows[i] = n - i;
     if (lm_table_fetch(d, &col, 1, rows, n + 1, &out, NULL) != LM_OK) bad++;
     bad += !isnan(v[0]);
