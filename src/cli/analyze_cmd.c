@@ -128,26 +128,56 @@ static int is_dir(const char *path) {
  * architecture evaluates, with the columns analysis reads by name. Every
  * column with --metrics-dir (definitions compiled later may read any) or
  * --load whole (which also reads every rank's part under --rank). */
+#define MAX_CHOICES 8
 typedef struct column_choice {
   const char *compat; /* --compat (NULL: the default catalog) */
   int all;
+  /* the catalogs chosen so far, each with the index of its inputs */
+  const lm_catalog *cats[MAX_CHOICES];
+  lm_wants_index *index[MAX_CHOICES];
+  size_t n;
 } column_choice;
+
+static void column_choice_fini(column_choice *c) {
+  for (size_t i = 0; i < c->n; i++) lm_analyze_wants_index_free(c->index[i]);
+  c->n = 0;
+}
 
 /* The formulas' inputs that analysis does not also read by name are read
  * only by the evaluator, through lm_table_fetch: an integer column of
  * them may stay encoded until a block of dispatches needs it (as in a
- * view from the store). */
+ * view from the store). ctx: the catalog's lm_wants_index. */
 static int evaluator_wants(void *ctx, const char *source, const char *name) {
+  if (!lm_analyze_wants_indexed(ctx, source, name)) return 0;
+  return lm_analyze_wants(NULL, source, name) ? 1 : LM_DB_WANT_LATER;
+}
+
+/* The same, ctx the catalog (when its index could not be made). */
+static int evaluator_wants_slow(void *ctx, const char *source, const char *name) {
   if (!lm_analyze_wants(ctx, source, name)) return 0;
   return lm_analyze_wants(NULL, source, name) ? 1 : LM_DB_WANT_LATER;
 }
 
+/* (called from the reading thread: the index of each catalog is made at
+ * its first choice and kept until the command ends) */
 static lm_db_want_fn choose_columns(void *ctx, const char *arch, void **want_ctx) {
-  const column_choice *c = ctx;
+  column_choice *c = ctx;
   if (c->all || !arch) return NULL;
   const lm_catalog *cat = c->compat ? lm_metrics_builtin_compat(arch, c->compat) : lm_metrics_builtin(arch);
   if (!cat) return NULL;
-  *want_ctx = (void *)cat;
+  for (size_t i = 0; i < c->n; i++)
+    if (c->cats[i] == cat) {
+      *want_ctx = c->index[i];
+      return evaluator_wants;
+    }
+  lm_wants_index *ix = c->n < MAX_CHOICES ? lm_analyze_wants_index_new(cat) : NULL;
+  if (!ix) {
+    *want_ctx = (void *)cat;
+    return evaluator_wants_slow;
+  }
+  c->cats[c->n] = cat;
+  c->index[c->n++] = ix;
+  *want_ctx = ix;
   return evaluator_wants;
 }
 
@@ -362,8 +392,10 @@ int cmd_analyze(int argc, char **argv, int first) {
     return 0;
   }
   cli_apply_verbosity(&a);
-  column_choice columns = {cli_get(&a, "compat"), cli_has(&a, "metrics-dir") ||
-                                                     (cli_has(&a, "load") && strcmp(cli_get(&a, "load"), "stream") != 0)};
+  column_choice columns = {cli_get(&a, "compat"),
+                           cli_has(&a, "metrics-dir") ||
+                               (cli_has(&a, "load") && strcmp(cli_get(&a, "load"), "stream") != 0),
+                           {NULL}, {NULL}, 0};
   lm_workload_options read_opts;
   memset(&read_opts, 0, sizeof read_opts);
   read_opts.choose = choose_columns;
@@ -753,5 +785,6 @@ done:
   cli_self_time(&a, t_all);
   cli_args_fini(&a);
   if (mpi) status = mpi_api->end(mpi, status);
+  column_choice_fini(&columns);
   return status;
 }

@@ -919,13 +919,17 @@ lm_status lm_store_load(lm_store *s, const char *name, lm_workload **out, lm_dia
  * evaluator, through lm_table_fetch, so they may stay encoded until a
  * block needs them. */
 static int view_wants(void *ctx, const char *source, const char *name) {
-  if (!lm_analyze_wants(ctx, source, name)) return 0;
+  if (!lm_analyze_wants_indexed(ctx, source, name)) return 0;
   return lm_analyze_wants(NULL, source, name) ? 1 : LM_DB_WANT_LATER;
 }
 
 lm_status lm_store_load_for(lm_store *s, const char *name, const lm_catalog *cat, lm_workload **out,
                             lm_diag *diag) {
-  return lm_db_read_workload_columns(s->sql, name, view_wants, (void *)cat, out, diag);
+  lm_wants_index *ix = lm_analyze_wants_index_new(cat);
+  if (!ix) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  lm_status st = lm_db_read_workload_columns(s->sql, name, view_wants, ix, out, diag);
+  lm_analyze_wants_index_free(ix);
+  return st;
 }
 
 lm_status lm_store_load_info(lm_store *s, const char *name, lm_workload **out, lm_diag *diag) {
