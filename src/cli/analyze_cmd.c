@@ -146,16 +146,20 @@ static void column_choice_fini(column_choice *c) {
 /* The formulas' inputs that analysis does not also read by name are read
  * only by the evaluator, through lm_table_fetch: an integer column of
  * them may stay encoded until a block of dispatches needs it (as in a
- * view from the store). ctx: the catalog's lm_wants_index. */
-static int evaluator_wants(void *ctx, const char *source, const char *name) {
-  if (!lm_analyze_wants_indexed(ctx, source, name)) return 0;
+ * view from the store). wanted: lm_analyze_wants' answer. */
+static int read_when(int wanted, const char *source, const char *name) {
+  if (!wanted) return 0;
   return lm_analyze_wants(NULL, source, name) ? 1 : LM_DB_WANT_LATER;
+}
+
+/* ctx: the catalog's lm_wants_index. */
+static int evaluator_wants(void *ctx, const char *source, const char *name) {
+  return read_when(lm_analyze_wants_indexed(ctx, source, name), source, name);
 }
 
 /* The same, ctx the catalog (when its index could not be made). */
 static int evaluator_wants_slow(void *ctx, const char *source, const char *name) {
-  if (!lm_analyze_wants(ctx, source, name)) return 0;
-  return lm_analyze_wants(NULL, source, name) ? 1 : LM_DB_WANT_LATER;
+  return read_when(lm_analyze_wants(ctx, source, name), source, name);
 }
 
 /* (called from the reading thread: the index of each catalog is made at

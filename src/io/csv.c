@@ -49,29 +49,12 @@ static int plain_decimal(const char *s, const char *e) {
   return 1;
 }
 
-static const double pow10_of[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
-
 /* The value of [s, e), digits with at most one point between them, as the
- * field path below converts it: up to 15 characters the mantissa and the
- * power of ten are exact doubles, so one division rounds correctly. */
+ * field path below converts it. */
 static double plain_number(const char *s, const char *e) {
-  if (e - s <= 15) {
-    uint64_t u = 0;
-    int frac = -1;
-    for (const char *p = s; p < e; p++) {
-      if (*p == '.') {
-        frac = 0;
-      } else {
-        u = u * 10 + (uint64_t)(*p - '0');
-        frac += frac >= 0;
-      }
-    }
-    return frac > 0 ? (double)u / pow10_of[frac] : (double)u;
-  }
   double v = LM_NAN;
   int is_int;
-  lm_parse_number(s, e, &v, &is_int);
+  if (!lm_csv_fast_number(s, e, &v)) lm_parse_number(s, e, &v, &is_int);
   return v;
 }
 
@@ -283,7 +266,7 @@ static void parse_range(part *pt, const char *base, size_t base_off, const char 
           } else if (*q != ',' || q - p > 300) {
             break;
           }
-          if (ctx->cols[c].values) ctx->cols[c].values[row] = plain_number(p, q);
+          if (ctx->next_fast[c] == c) ctx->cols[c].values[row] = plain_number(p, q);
           p = q + 1;
           c++;
         }
@@ -1042,10 +1025,9 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
   lm_free(fast);
   if (file) {
     /* The table now owns the file (see lm_csv_read): read through windows
-     * when it is open, else in place. */
+     * when it is open, else in the caller's buffer. */
     file->data = fd >= 0 ? NULL : data;
     file->len = len;
-    file->mapped = fd >= 0 ? 0 : mapped;
     file->fd = fd;
     file->window = ctx.window;
     file->n_rows = t->n_rows;

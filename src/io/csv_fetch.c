@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "io/csv_file.h"
@@ -47,7 +46,6 @@ void lm_csv_window_give(_Atomic(lm_csv_window *) *spare, lm_csv_window *w) {
 void lm_csv_file_release(void *state) {
   lm_csv_file *f = state;
   if (!f) return;
-  if (f->mapped) munmap((void *)f->data, f->len);
   if (f->fd >= 0) close(f->fd);
   for (int i = 0; i < 2; i++) lm_free(atomic_load(&f->spare[i]));
   lm_free(f->row_offset);
@@ -66,30 +64,10 @@ int lm_csv_read_at(int fd, char *dst, size_t n, size_t off, size_t *got) {
   return 0;
 }
 
-static const double pow10_of[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
-
 /* The value of field [s, e) as the loader converts it. */
 static double field_value(const char *s, const char *e, int quoted, lm_buf *scratch) {
-  if (!quoted && e > s && e - s < 16) {
-    /* Up to 15 digits with at most one point: the mantissa and the power
-     * of ten are exact doubles, so one division rounds correctly (what
-     * lm_parse_number's fast path computes too). */
-    uint64_t u = 0;
-    const char *p = s;
-    int frac = -1;
-    for (; p < e; p++) {
-      if ((unsigned)(*p - '0') < 10) {
-        u = u * 10 + (uint64_t)(*p - '0');
-        if (frac >= 0) frac++;
-      } else if (*p == '.' && frac < 0 && p > s) {
-        frac = 0;
-      } else {
-        break;
-      }
-    }
-    if (p == e && frac != 0) return frac < 0 ? (double)u : (double)u / pow10_of[frac];
-  }
+  double fast;
+  if (!quoted && lm_csv_fast_number(s, e, &fast)) return fast;
   if (quoted && memchr(s, '"', (size_t)(e - s))) {
     lm_buf_reset(scratch);
     for (const char *p = s; p < e; p++) {
@@ -179,7 +157,6 @@ lm_status lm_csv_fetch(const lm_table *t, const long *cols, size_t n_cols, const
   /* Loaded columns are copied below, not read from the file. */
   for (size_t k = n_cols; k-- > 0;)
     if (!t->cols[cols[k]].values) slot[cols[k]] = (int32_t)k;
-  size_t lo = f->len, hi = 0;
   const char *end = f->data + f->len;
   /* Through windows: win holds file bytes [win_at, win_at + win_len);
    * read_to is where the last wanted record ends. */
@@ -242,7 +219,6 @@ lm_status lm_csv_fetch(const lm_table *t, const long *cols, size_t n_cols, const
      * a quote, a line end or the end of the file takes one field the slow
      * way. */
     const char *fs = rec, *q = fs;
-    if (!win && (size_t)(fs - f->data) < lo) lo = (size_t)(fs - f->data);
     long c = 0;
     while (c <= last) {
       if (end - q >= 16) {
@@ -273,7 +249,6 @@ lm_status lm_csv_fetch(const lm_table *t, const long *cols, size_t n_cols, const
       c++;
       fs = q = next;
     }
-    if (!win && (size_t)(fs - f->data) > hi) hi = (size_t)(fs - f->data);
   }
   for (size_t k = 0; k < n_cols; k++) {
     const double *loaded = t->cols[cols[k]].values;
@@ -281,12 +256,6 @@ lm_status lm_csv_fetch(const lm_table *t, const long *cols, size_t n_cols, const
       for (size_t i = 0; i < n_rows; i++) out[k][i] = rows[i] < f->n_rows ? loaded[rows[i]] : LM_NAN;
     else if (slot[cols[k]] != (int32_t)k)
       memcpy(out[k], out[slot[cols[k]]], n_rows * sizeof(double));
-  }
-  /* Give back the whole pages this batch read. */
-  if (f->mapped && hi > lo) {
-    uintptr_t from = ((uintptr_t)(f->data + lo) + 4095) & ~(uintptr_t)4095;
-    uintptr_t to = (uintptr_t)(f->data + hi) & ~(uintptr_t)4095;
-    if (to > from) madvise((void *)from, to - from, MADV_DONTNEED);
   }
 done:
   lm_csv_window_give(f->spare, win);

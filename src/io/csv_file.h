@@ -21,10 +21,9 @@ typedef struct lm_csv_window {
 
 /* The file and where each row's record starts. */
 typedef struct lm_csv_file {
-  const char *data;    /* the whole file (a mapping, or the caller's buffer) */
+  const char *data;    /* the caller's buffer, which outlives the table
+                          (lm_csv_parse); NULL when fd is open */
   size_t len;
-  int mapped;          /* data is a read-only mapping the table owns (else
-                          the caller's buffer, which outlives the table) */
   int fd;              /* the open file, read through windows; -1: read
                           data in place */
   size_t window;       /* bytes read at once */
@@ -51,8 +50,7 @@ void lm_csv_window_give(_Atomic(lm_csv_window *) *spare, lm_csv_window *w);
  * (errno set). */
 int lm_csv_read_at(int fd, char *dst, size_t n, size_t off, size_t *got);
 
-/* lm_csv_file_release: unmap the file (when mapped), close it and free the
- * state. */
+/* lm_csv_file_release: close the file (when open) and free the state. */
 void lm_csv_file_release(void *state);
 
 #endif

@@ -116,4 +116,31 @@ static inline lm_csv_marks64 lm_csv_marks64_at(const char *p) {
   return m;
 }
 
+/* lm_csv_fast_number: the value of field [s, e) when it is up to 15
+ * digits with at most one point between them (*v set, 1): the mantissa
+ * and the power of ten are exact doubles, so one division rounds
+ * correctly, as lm_parse_number does; 0 for anything else, which the
+ * caller converts the general way. */
+static const double lm_csv_pow10[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                        1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+
+static inline int lm_csv_fast_number(const char *s, const char *e, double *v) {
+  if (e <= s || e - s >= 16) return 0;
+  uint64_t u = 0;
+  int frac = -1;
+  for (const char *p = s; p < e; p++) {
+    if ((unsigned)(*p - '0') < 10) {
+      u = u * 10 + (uint64_t)(*p - '0');
+      if (frac >= 0) frac++;
+    } else if (*p == '.' && frac < 0 && p > s) {
+      frac = 0;
+    } else {
+      return 0;
+    }
+  }
+  if (frac == 0) return 0; /* "5." */
+  *v = frac < 0 ? (double)u : (double)u / lm_csv_pow10[frac];
+  return 1;
+}
+
 #endif
