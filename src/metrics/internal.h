@@ -56,6 +56,50 @@ int lm_overlay_drops_empty_rows(const ynode *overlay);
  * Run once after all overlays of a build. */
 void lm_overlay_drop_empty_rows(ynode **roots, size_t n);
 
+/* ------------------------------------------ built-in catalogs (emit.c) */
+
+/* A built-in catalog as the build emits it (see emit.c): `shape` is the
+ * catalog with every string NULL, and refs[i] the offset in
+ * lm_builtin_strings of the i-th string in lm_catalog_visit_strings' order
+ * (LM_IMAGE_NULL: NULL). arch, chip and compat are there to look a catalog
+ * up without making it. */
+#define LM_IMAGE_NULL UINT32_MAX
+#define LM_BUILTIN_MAX 256
+
+typedef struct lm_catalog_image {
+  const lm_catalog *shape;
+  const uint32_t *refs;
+  size_t n_refs;
+  const char *arch, *chip, *compat;
+} lm_catalog_image;
+
+/* Defined by the generated builtin_metrics.c: the images, ended by one
+ * with a NULL shape (at most LM_BUILTIN_MAX), the strings they refer to
+ * and the architectures, NULL-terminated. */
+extern const lm_catalog_image lm_builtin_images[];
+extern const char lm_builtin_strings[];
+extern const char *const lm_builtin_arch_names[];
+
+/* lm_catalog_visit_strings: call fn with the address of every string field
+ * of c (its own, then those of each array entry, arrays in declaration
+ * order), always in the same order: the emitted refs and the catalog made
+ * from them agree through it. */
+typedef void (*lm_string_slot_fn)(const char *const *slot, void *ctx);
+void lm_catalog_visit_strings(const lm_catalog *c, lm_string_slot_fn fn, void *ctx);
+
+/* A set of strings laid end to end, each once, for the generated source. */
+typedef struct lm_string_pool lm_string_pool;
+lm_string_pool *lm_string_pool_new(void); /* NULL: out of memory */
+void lm_string_pool_free(lm_string_pool *pool);
+/* lm_string_pool_emit_c: the pool as C source defining `const char
+ * symbol[]`. LM_ENOMEM when the pool or out ran out of memory. */
+lm_status lm_string_pool_emit_c(const lm_string_pool *pool, const char *symbol, lm_buf *out);
+
+/* lm_catalog_emit_c: write the catalog as C source defining `symbol`_shape
+ * and `symbol`_refs (its strings added to pool), for an lm_catalog_image. */
+lm_status lm_catalog_emit_c(const lm_catalog *catalog, const char *symbol, lm_string_pool *pool,
+                            lm_buf *out);
+
 /* The fields of sysinfo.csv that formulas may name as $field. */
 extern const char *const lm_sysinfo_fields[];
 

@@ -314,11 +314,6 @@ void lm_catalog_free(lm_catalog *catalog);
 /* lm_catalog_find_table: index of the table with id "2.1", or -1. */
 int32_t lm_catalog_find_table(const lm_catalog *catalog, const char *id);
 
-/* lm_catalog_emit_c: write the catalog as C source defining a constant
- * lm_catalog named `symbol` (used by the build-time generator). */
-lm_status lm_catalog_emit_c(const lm_catalog *catalog, const char *symbol,
-                            lm_buf *out);
-
 /* lm_catalog_check_counters: every counter an input names must be in the
  * catalog's counter list. Returns LM_OK, or LM_ENOTFOUND with the first
  * unknown counter in diag. Built-in table columns (timestamps, launch
