@@ -29,6 +29,12 @@ typedef struct ynode {
 lm_status lm_yaml_load(const char *file, const char *text, size_t len,
                        lm_arena *arena, ynode **root, lm_diag *diag);
 
+/* lm_yaml_top_list_has: whether the list of plain strings under `key` in
+ * the document's top-level mapping holds `value` (1) or not (0), read with
+ * the parser's events up to the list's end only; -1 when that cannot be
+ * told so (no such key, not such a list, a syntax error before its end). */
+int lm_yaml_top_list_has(const char *text, size_t len, const char *key, const char *value);
+
 /* yaml_get: the value of key in a mapping node, or NULL. */
 const ynode *lm_yaml_get(const ynode *map, const char *key);
 

@@ -456,7 +456,7 @@ extern const char *const lm_rule_vars[];
 
 /* lm_rules_load_texts: the rules of the given files that apply to catalog
  * cat's architecture (files whose `archs` list leaves out cat->arch are
- * skipped). Every metric a rule names must exist in cat (with cat NULL
+ * skipped, unchecked: their other keys are not read). Every metric a rule names must exist in cat (with cat NULL
  * nothing is resolved). Errors name file:line. Free with lm_rules_free. */
 lm_status lm_rules_load_texts(const lm_catalog *cat, const lm_rules_text *files, lm_ruleset **out,
                               lm_diag *diag);

@@ -294,8 +294,12 @@ lm_status lm_rules_load_texts(const lm_catalog *cat, const lm_rules_text *files,
   *out = NULL;
   lm_ruleset *set = new_set();
   if (!set) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-  for (size_t i = 0; files && files[i].name && st == LM_OK; i++)
+  for (size_t i = 0; files && files[i].name && st == LM_OK; i++) {
+    /* A file of another family is skipped before it is parsed whole: its
+     * `archs` list comes first, and parsing is most of the cost of rules. */
+    if (cat && lm_yaml_top_list_has(files[i].text, strlen(files[i].text), "archs", cat->arch) == 0) continue;
     st = load_text(set, files[i].name, files[i].text, cat, diag);
+  }
   if (st != LM_OK) {
     lm_rules_free(set);
     return st;

@@ -184,3 +184,55 @@ const ynode *lm_yaml_get(const ynode *map, const char *key) {
     if (strcmp(map->items[i]->text, key) == 0) return map->items[i + 1];
   return NULL;
 }
+
+/* The next event into ev; 0 at a syntax error or the end of the stream. */
+static int next_event(yaml_parser_t *p, yaml_event_t *ev) {
+  if (!yaml_parser_parse(p, ev)) return 0;
+  if (ev->type == YAML_STREAM_END_EVENT) {
+    yaml_event_delete(ev);
+    return 0;
+  }
+  return 1;
+}
+
+int lm_yaml_top_list_has(const char *text, size_t len, const char *key, const char *value) {
+  yaml_parser_t p;
+  yaml_event_t ev;
+  /* state 0: before the mapping, 1: at a key, 2: skipping a value, 3: in key's list */
+  int answer = 0, depth = 0, state = 0, complete = 0;
+  if (!yaml_parser_initialize(&p)) return -1;
+  yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+  while (next_event(&p, &ev)) {
+    yaml_event_type_t t = ev.type;
+    int stop = 0;
+    if (state == 0) {
+      if (t == YAML_MAPPING_START_EVENT) state = 1;
+      else if (t != YAML_STREAM_START_EVENT && t != YAML_DOCUMENT_START_EVENT) stop = 1;
+    } else if (state == 1) {
+      if (t != YAML_SCALAR_EVENT) stop = 1; /* the mapping's end, or a key that is not text */
+      else if (strcmp((const char *)ev.data.scalar.value, key) == 0) {
+        yaml_event_delete(&ev);
+        if (!next_event(&p, &ev)) break;
+        if (ev.type != YAML_SEQUENCE_START_EVENT) stop = 1;
+        else state = 3;
+      } else {
+        state = 2;
+        depth = 0;
+      }
+    } else if (state == 2) {
+      if (t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT) depth++;
+      else if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT) depth--;
+      if (depth == 0) state = 1;
+    } else {
+      if (t == YAML_SCALAR_EVENT) answer |= strcmp((const char *)ev.data.scalar.value, value) == 0;
+      else {
+        complete = t == YAML_SEQUENCE_END_EVENT; /* else an item that is not text */
+        stop = 1;
+      }
+    }
+    yaml_event_delete(&ev);
+    if (stop) break;
+  }
+  yaml_parser_delete(&p);
+  return complete ? answer : -1;
+}

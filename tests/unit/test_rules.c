@@ -7,6 +7,7 @@
 
 #include "advise/advise.h"
 #include "check.h"
+#include "metrics/internal.h"
 #include "report/report.h"
 
 /* Every built-in rule loads against every built-in architecture: a rule
@@ -137,7 +138,40 @@ static void test_short_names(void) {
   lm_free(s);
 }
 
+static int has(const char *text, const char *value) {
+  return lm_yaml_top_list_has(text, strlen(text), "archs", value);
+}
+
+/* The family gate: a top-level list read from the parser's events only. */
+static void test_top_list(void) {
+  CHECK(has("family: x\narchs: [gfx90a, gfx942]\nrules: []\n", "gfx942") == 1);
+  CHECK(has("family: x\narchs: [gfx90a, gfx942]\nrules: []\n", "sm_90") == 0);
+  CHECK(has("archs:\n- sm_80\n- sm_90\n", "sm_90") == 1);
+  CHECK(has("archs:\n- sm_80\n- sm_90\n", "sm_9") == 0);
+  /* after a value with nested lists and mappings */
+  CHECK(has("rules:\n- id: r\n  when: {a: [1, [2]], b: c}\n- x\narchs: [z]\n", "z") == 1);
+  CHECK(has("rules:\n- id: r\n  when: {a: [1, [2]], b: c}\n- x\narchs: [z]\n", "x") == 0);
+  /* undecided: no such list, not a list, an item that is not text, a
+   * document that is not a mapping, the text ending inside the list */
+  CHECK(has("family: x\nrules: []\n", "x") == -1);
+  CHECK(has("archs: gfx90a\n", "gfx90a") == -1);
+  CHECK(has("archs: [a, [b]]\n", "a") == -1);
+  CHECK(has("archs: [a, {b: c}]\n", "zz") == -1);
+  CHECK(has("- archs\n", "archs") == -1);
+  CHECK(has("archs: [a, b", "a") == -1);
+  CHECK(has("", "a") == -1);
+  /* decided before a later syntax error, which the full load reports */
+  CHECK(has("archs: [a]\nrules: [", "b") == 0);
+  lm_diag d;
+  CHECK(load_one("archs: [gfx90a]\nrules: [", &d) == LM_EPARSE);
+  /* a file of another family is skipped unread */
+  CHECK(load_one("archs: [sm_90]\nrules: [\nbogus: 1\n", &d) == LM_OK);
+  /* without the list, a file is read and checked whole */
+  CHECK(load_one("bogus: 1\nrules: []\n", &d) == LM_EPARSE);
+}
+
 int main(void) {
+  test_top_list();
   test_builtin_rules();
   test_rule_errors();
   test_eval();
