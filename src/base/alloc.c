@@ -64,9 +64,12 @@ char *lm_strndup(const char *s, size_t n) {
 char *lm_strdup(const char *s) { return lm_strndup(s, strlen(s)); }
 
 #define HUGE_ALIGN ((size_t)2 << 20)
-#define HUGE_MIN ((size_t)32 << 20) /* blocks backed by huge pages: from this size */
+/* Blocks backed by huge pages: from this size, or from DENSE_MIN for a
+ * block its user writes whole. */
+#define HUGE_MIN ((size_t)32 << 20)
+#define DENSE_MIN ((size_t)4 << 20)
 
-void *lm_alloc_huge(size_t bytes) {
+static void *alloc_aligned(size_t bytes, size_t huge_from) {
   if (should_fail()) return NULL;
   if (bytes == 0) bytes = 1;
   /* Over-map by one huge page and trim, so the block starts on a 2 MiB
@@ -83,10 +86,16 @@ void *lm_alloc_huge(size_t bytes) {
   /* Below a few huge pages, a block that is only partly written (a rank's
    * part whose columns are decoded elsewhere) would have whole 2 MiB
    * pages cleared for a few kilobytes of it. */
-  if (bytes >= HUGE_MIN) madvise((void *)start, used, MADV_HUGEPAGE);
+  if (bytes >= huge_from) madvise((void *)start, used, MADV_HUGEPAGE);
+#else
+  (void)huge_from;
 #endif
   return (void *)start;
 }
+
+void *lm_alloc_huge(size_t bytes) { return alloc_aligned(bytes, HUGE_MIN); }
+
+void *lm_alloc_dense(size_t bytes) { return alloc_aligned(bytes, DENSE_MIN); }
 
 void lm_free_huge(void *p, size_t bytes) {
   if (!p) return;
@@ -99,8 +108,24 @@ typedef struct block {
   struct block *next;
   size_t size;
   size_t used;
+  int mapped; /* from lm_alloc_dense: zero pages, handed out once */
   _Alignas(16) unsigned char data[];
 } block;
+
+/* One-off allocations from this size get a mapping of their own (huge
+ * pages, no clearing by the allocator): the per-dispatch arrays of a large
+ * workload's tables. Under AddressSanitizer they stay on malloc, where an
+ * overrun past the block is caught. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ARENA_MAPPED_MIN SIZE_MAX
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ARENA_MAPPED_MIN SIZE_MAX
+#endif
+#endif
+#ifndef ARENA_MAPPED_MIN
+#define ARENA_MAPPED_MIN ((size_t)4 << 20)
+#endif
 
 struct lm_arena {
   block *head;
@@ -120,7 +145,8 @@ void lm_arena_free(lm_arena *arena) {
   block *b = arena->head;
   while (b) {
     block *next = b->next;
-    lm_free(b);
+    if (b->mapped) lm_free_huge(b, sizeof *b + b->size);
+    else lm_free(b);
     b = next;
   }
   lm_free(arena);
@@ -134,10 +160,12 @@ void *lm_arena_alloc(lm_arena *arena, size_t size) {
   block *b = arena->head;
   if (!b || b->size - b->used < size) {
     size_t want = size > arena->block_size ? size : arena->block_size;
-    block *fresh = lm_malloc(sizeof *fresh + want);
+    int mapped = want >= ARENA_MAPPED_MIN;
+    block *fresh = mapped ? lm_alloc_dense(sizeof *fresh + want) : lm_malloc(sizeof *fresh + want);
     if (!fresh) return NULL;
     fresh->size = want;
     fresh->used = 0;
+    fresh->mapped = mapped;
     arena->total += want;
     if (b && size > arena->block_size) {
       /* A large one-off allocation: keep the current block as the head so
@@ -152,7 +180,7 @@ void *lm_arena_alloc(lm_arena *arena, size_t size) {
   }
   void *p = b->data + b->used;
   b->used += size;
-  memset(p, 0, size);
+  if (!b->mapped) memset(p, 0, size);
   return p;
 }
 

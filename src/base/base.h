@@ -81,6 +81,11 @@ long lm_alloc_fail_after(long n);
  * the system allows when it is 32 MiB or more: for column arrays of
  * hundreds of megabytes, where page faults and clearing dominate. Free with lm_free_huge(p, bytes). */
 void *lm_alloc_huge(size_t bytes);
+/* lm_alloc_dense: the same for a block its user writes whole (each of its
+ * pages will be backed anyway), on huge pages from 4 MiB: a page fault per
+ * 2 MiB instead of per 4 KiB, where faults cost more than the clearing.
+ * Free with lm_free_huge(p, bytes). */
+void *lm_alloc_dense(size_t bytes);
 void lm_free_huge(void *p, size_t bytes);
 
 /* An arena: memory freed all at once, for data sharing one lifetime (a

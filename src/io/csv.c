@@ -728,7 +728,7 @@ static lm_status alloc_columns(lm_table *t, const uint8_t *keep_text, const uint
    * once by the parser, so it needs no zeroing. */
   if (rows > SIZE_MAX / sizeof(double) / (n_loaded ? n_loaded : 1)) return LM_ENOMEM;
   t->block_bytes = rows * sizeof(double) * (n_loaded ? n_loaded : 1);
-  t->block = lm_alloc_huge(t->block_bytes);
+  t->block = lm_alloc_dense(t->block_bytes);
   if (!t->block) return LM_ENOMEM;
   for (size_t c = 0, k = 0; c < t->n_cols; c++) {
     t->cols[c].deferred = skip[c];

@@ -786,7 +786,7 @@ static lm_status vector_pass(run *r, lm_diag *diag) {
     w->bufs = lm_malloc((size_t)(r->n_bufs ? r->n_bufs : 1) * r->chunk_stride * sizeof(double));
     if (r->n_fetch) {
       /* On huge pages: a fetch writes each row across every buffer. */
-      w->fetched = lm_alloc_huge((size_t)r->n_fetch * r->fetch_stride * sizeof(double));
+      w->fetched = lm_alloc_dense((size_t)r->n_fetch * r->fetch_stride * sizeof(double));
       if (!w->fetched) goto nomem;
     }
     w->uni = lm_calloc((size_t)(r->n_bufs ? r->n_bufs : 1), 1);

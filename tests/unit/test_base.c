@@ -109,6 +109,37 @@ static void test_arena(void) {
   CHECK(lm_arena_alloc(a, 16) != NULL);
   lm_arena_free(a);
   lm_arena_free(NULL);
+
+  /* Large one-off blocks (a mapping of their own outside sanitizer
+   * builds) and small ones around them: zeroed, aligned, apart. */
+  a = lm_arena_new(1 << 16);
+  size_t sizes[] = {5u << 20, 24, (9u << 20) + 5, 100, 4u << 20};
+  unsigned char *got[5];
+  size_t zero = 1;
+  for (size_t i = 0; i < 5; i++) {
+    got[i] = lm_arena_alloc(a, sizes[i]);
+    CHECK(got[i] != NULL && ((uintptr_t)got[i] & 15) == 0);
+    if (!got[i]) continue;
+    for (size_t k = 0; k < sizes[i]; k += 4093) zero &= got[i][k] == 0;
+    zero &= got[i][sizes[i] - 1] == 0;
+    memset(got[i], (int)(0xA0 + i), sizes[i]);
+  }
+  CHECK(zero);
+  size_t intact = 1;
+  for (size_t i = 0; i < 5; i++)
+    if (got[i]) intact &= got[i][0] == 0xA0 + i && got[i][sizes[i] - 1] == 0xA0 + i;
+  CHECK(intact);
+  CHECK(lm_arena_bytes(a) >= (18u << 20));
+  lm_arena_free(a);
+
+  /* Dense blocks: page-aligned zero pages. */
+  unsigned char *d = lm_alloc_dense((6u << 20) + 1);
+  CHECK(d != NULL && ((uintptr_t)d & 4095) == 0);
+  if (d) {
+    CHECK(d[0] == 0 && d[6u << 20] == 0);
+    d[6u << 20] = 1;
+    lm_free_huge(d, (6u << 20) + 1);
+  }
 }
 
 static void test_diag(void) {
