@@ -67,19 +67,26 @@ char *lm_strdup(const char *s) { return lm_strndup(s, strlen(s)); }
 /* Blocks backed by huge pages: from this size, or from DENSE_MIN for a
  * block its user writes whole. */
 #define HUGE_MIN ((size_t)32 << 20)
-#define DENSE_MIN ((size_t)4 << 20)
+#define DENSE_MIN HUGE_ALIGN
+
+/* The bytes mapped for a block of `bytes`: whole huge pages from one huge
+ * page up (the last one is backed whole when touched), else whole pages. */
+static size_t mapped_bytes(size_t bytes) {
+  size_t unit = bytes >= HUGE_ALIGN ? HUGE_ALIGN : 4096;
+  return (bytes + unit - 1) & ~(unit - 1);
+}
 
 static void *alloc_aligned(size_t bytes, size_t huge_from) {
   if (should_fail()) return NULL;
   if (bytes == 0) bytes = 1;
+  if (bytes > SIZE_MAX - 2 * HUGE_ALIGN) return NULL;
   /* Over-map by one huge page and trim, so the block starts on a 2 MiB
    * boundary and transparent huge pages can back all of it. */
-  size_t span = bytes + HUGE_ALIGN;
+  size_t used = mapped_bytes(bytes), span = used + HUGE_ALIGN;
   unsigned char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return NULL;
   uintptr_t start = ((uintptr_t)raw + HUGE_ALIGN - 1) & ~(uintptr_t)(HUGE_ALIGN - 1);
   size_t head = start - (uintptr_t)raw;
-  size_t used = (bytes + 4095) & ~(size_t)4095;
   if (head) munmap(raw, head);
   if (span - head > used) munmap((unsigned char *)start + used, span - head - used);
 #ifdef MADV_HUGEPAGE
@@ -99,7 +106,7 @@ void *lm_alloc_dense(size_t bytes) { return alloc_aligned(bytes, DENSE_MIN); }
 
 void lm_free_huge(void *p, size_t bytes) {
   if (!p) return;
-  munmap(p, (bytes + 4095) & ~(size_t)4095);
+  munmap(p, mapped_bytes(bytes ? bytes : 1));
 }
 
 /* ----------------------------------------------------------------- arena */

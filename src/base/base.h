@@ -82,7 +82,7 @@ long lm_alloc_fail_after(long n);
  * hundreds of megabytes, where page faults and clearing dominate. Free with lm_free_huge(p, bytes). */
 void *lm_alloc_huge(size_t bytes);
 /* lm_alloc_dense: the same for a block its user writes whole (each of its
- * pages will be backed anyway), on huge pages from 4 MiB: a page fault per
+ * pages will be backed anyway), on huge pages from 2 MiB: a page fault per
  * 2 MiB instead of per 4 KiB, where faults cost more than the clearing.
  * Free with lm_free_huge(p, bytes). */
 void *lm_alloc_dense(size_t bytes);
