@@ -38,6 +38,8 @@ typedef struct shared {
   uint64_t bits[MAX_SHARED];
   double *values[MAX_SHARED];
   size_t n;
+  size_t first_slot; /* the first constant column's place in the value
+                        block when constants come last, else SIZE_MAX */
 } shared;
 
 /* The columns kept as token planes, per column of the table (planes NULL
@@ -155,14 +157,22 @@ static int has_codec_column(lm_sql *sql) {
   return found;
 }
 
-/* The array of n copies of v in t's arena, made once per value. */
+/* The array of n copies of v, made once per value. When the constant
+ * columns come last, the i-th value takes the place in the value block of
+ * the i-th constant column (whose own values are shared, so that place is
+ * free; the value that needs it came with that column or a later one):
+ * the arrays then lie side by side in the block's huge pages instead of
+ * each in fresh small ones. Otherwise they come from t's arena. */
 static double *shared_values(shared *sh, lm_table *t, double v) {
   uint64_t bits;
   memcpy(&bits, &v, sizeof bits);
   for (size_t i = 0; i < sh->n; i++)
     if (sh->bits[i] == bits) return sh->values[i];
   if (sh->n == MAX_SHARED) return NULL;
-  double *values = lm_arena_alloc(t->arena, (t->n_rows ? t->n_rows : 1) * sizeof *values);
+  size_t rows = t->n_rows ? t->n_rows : 1;
+  double *values = sh->first_slot != SIZE_MAX && sh->first_slot + sh->n < t->n_cols
+                       ? (double *)t->block + (sh->first_slot + sh->n) * rows
+                       : lm_arena_alloc(t->arena, rows * sizeof *values);
   if (!values) return NULL;
   for (size_t r = 0; r < t->n_rows; r++) values[r] = v;
   sh->bits[sh->n] = bits;
@@ -254,6 +264,7 @@ lm_status lm_db_load_columns_placed(lm_sql *sql, int64_t wid, const char *worklo
   lm_colcodec *codec = NULL;
   shared sh;
   sh.n = 0;
+  sh.first_slot = SIZE_MAX;
   size_t n_rows = t->n_rows;
   int rc = 0, has_codec = has_codec_column(sql);
   lm_status st = lm_sql_prepare(sql,
@@ -267,6 +278,7 @@ lm_status lm_db_load_columns_placed(lm_sql *sql, int64_t wid, const char *worklo
   /* A chosen set goes in two passes, constants last, so that their slots
    * at the end of the table's value block are never touched. */
   for (int pass = 0; pass < (want ? 2 : 1); pass++) {
+    if (want && pass == 1 && t->block) sh.first_slot = t->n_cols;
     if ((st = list_with_constants(sql, wid, source, has_codec, &q, diag)) != LM_OK) goto done;
     while ((rc = lm_stmt_step(q)) == 1) {
       const char *name = lm_stmt_text(q, 1);
