@@ -47,7 +47,7 @@ int lm_analyze_wants(void *ctx, const char *source, const char *name) {
   if (strcmp(source, "roofline") == 0) return 1;
   if (strcmp(source, "pmc_perf") == 0)
     for (size_t i = 0; i < LM_ARRAY_LEN(analysis_columns); i++)
-      if (strcmp(analysis_columns[i], name) == 0) return 1;
+      if (analysis_columns[i][0] == name[0] && strcmp(analysis_columns[i], name) == 0) return 1;
   for (int32_t i = 0; cat && i < cat->n_inputs; i++) {
     const lm_input *in = &cat->inputs[i];
     if (strcmp(in->source, source) != 0) continue;

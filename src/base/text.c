@@ -50,6 +50,13 @@ size_t lm_text_escape(lm_buf *out, const char *text, size_t n, size_t max_width)
   const unsigned char *s = (const unsigned char *)text;
   size_t total = 0, bytes;
   int escape;
+  /* Printable ASCII that fits, the usual text: as it is. */
+  size_t ascii = 0;
+  while (ascii < n && s[ascii] >= 0x20 && s[ascii] < 0x7F) ascii++;
+  if (ascii == n && (!max_width || n <= max_width)) {
+    lm_buf_append(out, text, n);
+    return n;
+  }
   if (max_width)
     for (size_t i = 0; i < n && total <= max_width; i += bytes) total += shown(s + i, n - i, &bytes, &escape);
   size_t limit = max_width && total > max_width ? max_width - 1 : (size_t)-1, width = 0;

@@ -856,12 +856,13 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
     t->cols[c].name = name;
     if (lm_map_put(t->by_name, name, (int64_t)c) != LM_OK) goto nomem;
     keep_text[c] = (uint8_t)options->all_text;
+    /* (the first characters compared inline: most names differ there) */
     for (const char *const *tc = options->text_columns; tc && *tc; tc++)
-      if (strcmp(*tc, names[c]) == 0) keep_text[c] = 1;
+      if (**tc == names[c][0] && strcmp(*tc, names[c]) == 0) keep_text[c] = 1;
     /* Deferred: the numeric columns that were not asked for. */
     skip[c] = (uint8_t)(options->defer && !keep_text[c]);
     for (const char *const *ec = options->eager_columns; skip[c] && ec && *ec; ec++)
-      if (strcmp(*ec, name) == 0) skip[c] = 0;
+      if (**ec == name[0] && strcmp(*ec, name) == 0) skip[c] = 0;
   }
 
   const char *body = data + header_len;

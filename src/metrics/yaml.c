@@ -195,7 +195,19 @@ static int next_event(yaml_parser_t *p, yaml_event_t *ev) {
   return 1;
 }
 
+static int top_list_has(const char *text, size_t len, const char *key, const char *value);
+
 int lm_yaml_top_list_has(const char *text, size_t len, const char *key, const char *value) {
+  /* The parser reads its whole input ahead of the first token (some 60
+   * instructions a byte): a list near the top is read from the first
+   * kilobytes alone; a prefix that ends before the list does gives -1,
+   * and the whole text is read then. */
+  enum { PREFIX = 2048 };
+  int answer = len > PREFIX ? top_list_has(text, PREFIX, key, value) : -1;
+  return answer >= 0 ? answer : top_list_has(text, len, key, value);
+}
+
+static int top_list_has(const char *text, size_t len, const char *key, const char *value) {
   yaml_parser_t p;
   yaml_event_t ev;
   /* state 0: before the mapping, 1: at a key, 2: skipping a value, 3: in key's list */

@@ -316,6 +316,12 @@ static void put_piece(lm_buf *out, size_t *col, const char *piece, size_t width,
   }
 }
 
+/* s without its line breaks, appended in runs. */
+static void put_without_newlines(lm_buf *out, const char *s) {
+  for (const char *nl; (nl = strchr(s, '\n')) != NULL; s = nl + 1) lm_buf_append(out, s, (size_t)(nl - s));
+  lm_buf_puts(out, s);
+}
+
 /* A table too wide for the terminal, as one block per row: the row's id
  * and name, then "Title value unit" pieces wrapped to width. */
 static void render_blocks(const grid *g, size_t width, lm_buf *out) {
@@ -336,20 +342,20 @@ static void render_blocks(const grid *g, size_t width, lm_buf *out) {
       lm_free(full);
     }
   }
+  /* (one buffer for every row's lead and piece, emptied before each) */
+  lm_buf lead = {0}, piece = {0};
   for (size_t r = 1; r <= g->n_rows; r++) {
-    lm_buf lead = {0};
+    lm_buf_reset(&lead);
     for (size_t k = 0; k < nc; k++) {
       if (g->role[k] != LM_RCOL_INDEX && g->role[k] != LM_RCOL_NAME) continue;
       const char *c = (int32_t)k == name_col && names && names[r - 1] ? names[r - 1] : g->cells[r * nc + k];
       if (!*c) continue;
       if (lead.len) lm_buf_puts(&lead, "  ");
-      for (const char *p = c; *p; p++)
-        if (*p != '\n') lm_buf_putc(&lead, *p);
+      put_without_newlines(&lead, c);
     }
     size_t col = 0;
     lm_buf_puts(out, r > 1 ? "" : "");
     put_piece(out, &col, lm_buf_cstr(&lead), width, 4);
-    lm_buf_fini(&lead);
     const char *unit = unit_col >= 0 ? g->cells[r * nc + (size_t)unit_col] : "";
     lm_buf_putc(out, '\n');
     lm_buf_puts(out, "    ");
@@ -359,20 +365,23 @@ static void render_blocks(const grid *g, size_t width, lm_buf *out) {
       if (g->role[k] == LM_RCOL_INDEX || g->role[k] == LM_RCOL_NAME || g->role[k] == LM_RCOL_UNIT) continue;
       const char *c = g->cells[r * nc + k];
       if (!*c) continue;
-      lm_buf piece = {0};
-      lm_buf_printf(&piece, "%s ", g->cells[k]);
-      for (const char *p = c; *p; p++)
-        if (*p != '\n') lm_buf_putc(&piece, *p);
+      lm_buf_reset(&piece);
+      lm_buf_puts(&piece, g->cells[k]);
+      lm_buf_putc(&piece, ' ');
+      put_without_newlines(&piece, c);
       const char *title = g->cells[k];
-      if (*unit && g->role[k] == LM_RCOL_VALUE && !strstr(title, "Pct") && !strstr(title, "Count") && !strchr(c, '%'))
-        lm_buf_printf(&piece, " %s", unit);
+      if (*unit && g->role[k] == LM_RCOL_VALUE && !strstr(title, "Pct") && !strstr(title, "Count") && !strchr(c, '%')) {
+        lm_buf_putc(&piece, ' ');
+        lm_buf_puts(&piece, unit);
+      }
       put_piece(out, &col, lm_buf_cstr(&piece), width, 4);
-      lm_buf_fini(&piece);
       any = 1;
     }
     if (!any) lm_buf_puts(out, "(no values)");
     lm_buf_putc(out, '\n');
   }
+  lm_buf_fini(&lead);
+  lm_buf_fini(&piece);
   for (size_t r = 0; names && r < g->n_rows; r++) lm_free(names[r]);
   lm_free(names);
 }

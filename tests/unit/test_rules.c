@@ -160,6 +160,21 @@ static void test_top_list(void) {
   CHECK(has("- archs\n", "archs") == -1);
   CHECK(has("archs: [a, b", "a") == -1);
   CHECK(has("", "a") == -1);
+  /* long texts: the list past the first kilobytes, cut by them, or
+   * followed by kilobytes the parser would refuse */
+  static char text[12000];
+  size_t at = 0;
+  for (int i = 0; i < 100; i++) at += (size_t)snprintf(text + at, sizeof text - at, "# comment line %d of forty chars\n", i);
+  snprintf(text + at, sizeof text - at, "archs: [a, b]\nrules: []\n");
+  CHECK(has(text, "b") == 1 && has(text, "c") == 0);
+  at = (size_t)snprintf(text, sizeof text, "archs: [");
+  for (int i = 0; i < 400; i++) at += (size_t)snprintf(text + at, sizeof text - at, "arch%d, ", i);
+  snprintf(text + at, sizeof text - at, "last]\n");
+  CHECK(at > 2048 && has(text, "last") == 1 && has(text, "arch399") == 1 && has(text, "arch400") == 0);
+  at = (size_t)snprintf(text, sizeof text, "archs: [x]\nrules:\n");
+  for (int i = 0; i < 300; i++) at += (size_t)snprintf(text + at, sizeof text - at, "- {id: r%d, when: '1'}\n", i);
+  snprintf(text + at, sizeof text - at, "- [unclosed\n");
+  CHECK(has(text, "x") == 1 && has(text, "y") == 0);
   /* decided before a later syntax error, which the full load reports */
   CHECK(has("archs: [a]\nrules: [", "b") == 0);
   lm_diag d;
