@@ -30,6 +30,9 @@ else
   echo "skipping synthetic MI200 x1000000: it needs $((need_kb / 1024)) MiB in ${TMPDIR:-/tmp}, $((free_kb / 1024)) MiB free" >&2
 fi
 
+# The copies just written are still being flushed to disk: let that end
+# before anything is timed.
+sync
 printf '%-26s %10s %8s %10s %10s %9s %8s %6s  %-34s %s\n' case dispatches "csv MB" "median ms" "min ms" \
   "peak MiB" "wc ms" "x wc" target result
 # row NAME DIR TARGET_MS TARGET_MIB MAX_TIMES_WC (0: no goal)

@@ -54,11 +54,14 @@ for src in vcopy/MI200 vcopy/MI300X_A1; do
   dir="$WORK/wl_${src//\//_}"
   store="$WORK/store_${src//\//_}.db"
   build-bench/scale_workload "$SHARED/workloads/$src" "$N" "$dir"
+  # (the copy is flushed to disk before anything is timed, not during)
+  sync
   csv_bytes=$(stat -c %s "$dir/pmc_perf.csv")
   folder_bytes=$(du -sb "$dir" | cut -f1)
   # Each timed import writes a new store (the last one stays for the views).
   timed "import (new store; keeps the default view)" "$GOAL_IMPORT_MS" "" \
     sh -c 'rm -f "$1"; exec "$2" db import --db "$1" -w "$3" -n big' sh "$store" "$LUMEN" "$dir"
+  sync
   store_bytes=$(stat -c %s "$store")
   pct=$(awk -v s="$store_bytes" -v c="$csv_bytes" 'BEGIN { printf "%.1f", 100 * s / c }')
   line "$WL" "pmc_perf.csv (folder: $((folder_bytes / 1000000)) MB)" "" "$((csv_bytes / 1000000)) MB" "" ""

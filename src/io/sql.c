@@ -545,6 +545,14 @@ void lm_stmt_bind_blob(lm_stmt *s, int i, const void *p, size_t n) {
   pg_param(s, i, n ? p : "", n, 1);
 }
 
+void lm_stmt_bind_blob_borrowed(lm_stmt *s, int i, const void *p, size_t n) {
+  if (s->st) {
+    sqlite3_bind_blob64(s->st, i, n ? p : "", n, SQLITE_STATIC);
+    return;
+  }
+  pg_param(s, i, n ? p : "", n, 1);
+}
+
 void lm_stmt_bind_null(lm_stmt *s, int i) {
   if (s->st) {
     sqlite3_bind_null(s->st, i);

@@ -57,6 +57,10 @@ void lm_stmt_bind_int64(lm_stmt *s, int i, int64_t v);
 void lm_stmt_bind_double(lm_stmt *s, int i, double v);
 void lm_stmt_bind_text(lm_stmt *s, int i, const char *v); /* NULL binds NULL */
 void lm_stmt_bind_blob(lm_stmt *s, int i, const void *p, size_t n);
+/* lm_stmt_bind_blob_borrowed: the same without the copy on SQLite (large
+ * blobs): p must stay as it is until the statement is freed or the
+ * parameter bound again. */
+void lm_stmt_bind_blob_borrowed(lm_stmt *s, int i, const void *p, size_t n);
 void lm_stmt_bind_null(lm_stmt *s, int i);
 /* lm_stmt_step: 1 for a row, 0 when done, -1 on an error (then
  * lm_stmt_error fills a diagnostic). */

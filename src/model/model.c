@@ -348,6 +348,9 @@ lm_status lm_table_each_group(const lm_table *t, const size_t *order, size_t n, 
   double **out = lm_calloc(group, sizeof *out), **at = lm_malloc(2 * group * sizeof *at);
   const double **given = lm_malloc(group * sizeof *given);
   size_t *all = NULL;
+  /* The group's columns side by side in one block written whole: huge
+   * pages, a fault per 2 MiB instead of per 4 KiB. */
+  double *slab = NULL;
   if (!want || !out || !at || !given) goto nomem;
   for (size_t i = 0; i < n && st == LM_OK;) {
     size_t end = i + group < n ? i + group : n, n_def = 0;
@@ -357,7 +360,10 @@ lm_status lm_table_each_group(const lm_table *t, const size_t *order, size_t n, 
         goto done;
       }
       if (!lm_table_deferred(t, order[k])) continue;
-      if (!out[n_def] && !(out[n_def] = lm_malloc(per_col))) goto nomem;
+      if (!slab) {
+        if (!(slab = lm_alloc_dense(group * per_col))) goto nomem;
+        for (size_t g = 0; g < group; g++) out[g] = slab + g * rows;
+      }
       want[n_def++] = (long)order[k];
     }
     if (n_def) {
@@ -398,7 +404,7 @@ lm_status lm_table_each_group(const lm_table *t, const size_t *order, size_t n, 
 nomem:
   st = lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
 done:
-  for (size_t k = 0; out && k < group; k++) lm_free(out[k]);
+  lm_free_huge(slab, group * per_col);
   lm_free(out);
   lm_free(at);
   lm_free((void *)given);
