@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
@@ -43,46 +44,45 @@ static size_t round_up(size_t n) {
   return (n + a - 1) / a * a;
 }
 
-/* A copy of n + 1 entries (the terminating one included) of size each,
- * carved from *at. */
-static void *carve(char **at, const void *from, int32_t n, size_t size) {
-  void *to = *at;
-  memcpy(to, from, (size_t)(n + 1) * size);
-  *at += round_up((size_t)(n + 1) * size);
-  return to;
+/* The arrays of a catalog that hold strings: where its pointer and its
+ * count lie in lm_catalog, and the size of an entry. */
+typedef struct array_field {
+  size_t ptr, count, size;
+} array_field;
+
+#define ARRAY(field, n) {offsetof(lm_catalog, field), offsetof(lm_catalog, n), sizeof *((const lm_catalog *)0)->field}
+static const array_field arrays[] = {ARRAY(inputs, n_inputs), ARRAY(sysvars, n_sysvars), ARRAY(norms, n_norms),
+                                     ARRAY(panels, n_panels), ARRAY(tables, n_tables),   ARRAY(cols, n_cols),
+                                     ARRAY(rows, n_rows),     ARRAY(cells, n_cells),     ARRAY(counters, n_counters),
+                                     ARRAY(limits, n_limits), ARRAY(aliases, n_aliases)};
+#define N_ARRAYS (sizeof arrays / sizeof *arrays)
+
+/* The bytes of array a of catalog s, its terminating entry included. */
+static size_t array_bytes(const lm_catalog *s, const array_field *a) {
+  int32_t n;
+  memcpy(&n, (const char *)s + a->count, sizeof n);
+  return ((size_t)n + 1) * a->size;
 }
 
-/* The catalog of image i with its strings, or NULL when out of memory. */
+/* The catalog of image i with its strings, or NULL when out of memory:
+ * one allocation for it and a copy of each array with strings. */
 static const lm_catalog *make(size_t i) {
   const lm_catalog_image *im = &lm_builtin_images[i];
   const lm_catalog *s = im->shape;
-  size_t bytes = round_up(sizeof *s) + round_up((size_t)(s->n_inputs + 1) * sizeof *s->inputs) +
-                 round_up((size_t)(s->n_sysvars + 1) * sizeof *s->sysvars) +
-                 round_up((size_t)(s->n_norms + 1) * sizeof *s->norms) +
-                 round_up((size_t)(s->n_panels + 1) * sizeof *s->panels) +
-                 round_up((size_t)(s->n_tables + 1) * sizeof *s->tables) +
-                 round_up((size_t)(s->n_cols + 1) * sizeof *s->cols) +
-                 round_up((size_t)(s->n_rows + 1) * sizeof *s->rows) +
-                 round_up((size_t)(s->n_cells + 1) * sizeof *s->cells) +
-                 round_up((size_t)(s->n_counters + 1) * sizeof *s->counters) +
-                 round_up((size_t)(s->n_limits + 1) * sizeof *s->limits) +
-                 round_up((size_t)(s->n_aliases + 1) * sizeof *s->aliases);
-  char *block = lm_malloc(bytes), *at = block;
+  size_t bytes = round_up(sizeof *s);
+  for (size_t k = 0; k < N_ARRAYS; k++) bytes += round_up(array_bytes(s, &arrays[k]));
+  char *block = lm_malloc(bytes);
   if (!block) return NULL;
-  lm_catalog *c = (lm_catalog *)at;
+  lm_catalog *c = (lm_catalog *)block;
   *c = *s;
-  at += round_up(sizeof *c);
-  c->inputs = carve(&at, s->inputs, s->n_inputs, sizeof *s->inputs);
-  c->sysvars = carve(&at, s->sysvars, s->n_sysvars, sizeof *s->sysvars);
-  c->norms = carve(&at, s->norms, s->n_norms, sizeof *s->norms);
-  c->panels = carve(&at, s->panels, s->n_panels, sizeof *s->panels);
-  c->tables = carve(&at, s->tables, s->n_tables, sizeof *s->tables);
-  c->cols = carve(&at, s->cols, s->n_cols, sizeof *s->cols);
-  c->rows = carve(&at, s->rows, s->n_rows, sizeof *s->rows);
-  c->cells = carve(&at, s->cells, s->n_cells, sizeof *s->cells);
-  c->counters = carve(&at, s->counters, s->n_counters, sizeof *s->counters);
-  c->limits = carve(&at, s->limits, s->n_limits, sizeof *s->limits);
-  c->aliases = carve(&at, s->aliases, s->n_aliases, sizeof *s->aliases);
+  char *at = block + round_up(sizeof *c);
+  for (size_t k = 0; k < N_ARRAYS; k++) {
+    const void *from;
+    memcpy(&from, (const char *)s + arrays[k].ptr, sizeof from);
+    memcpy(at, from, array_bytes(s, &arrays[k]));
+    memcpy((char *)c + arrays[k].ptr, &at, sizeof at); /* the copy's pointer to it */
+    at += round_up(array_bytes(s, &arrays[k]));
+  }
   strings_in in = {im, 0, 0};
   lm_catalog_visit_strings(c, put_string, &in);
   /* The image and the walk disagree only if the build is broken. */

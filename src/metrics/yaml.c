@@ -210,7 +210,8 @@ int lm_yaml_top_list_has(const char *text, size_t len, const char *key, const ch
 static int top_list_has(const char *text, size_t len, const char *key, const char *value) {
   yaml_parser_t p;
   yaml_event_t ev;
-  /* state 0: before the mapping, 1: at a key, 2: skipping a value, 3: in key's list */
+  /* state 0: before the mapping, 1: at a key, 2: skipping a value, 3: in
+   * key's list, 4: after key, before its value */
   int answer = 0, depth = 0, state = 0, complete = 0;
   if (!yaml_parser_initialize(&p)) return -1;
   yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
@@ -222,15 +223,14 @@ static int top_list_has(const char *text, size_t len, const char *key, const cha
       else if (t != YAML_STREAM_START_EVENT && t != YAML_DOCUMENT_START_EVENT) stop = 1;
     } else if (state == 1) {
       if (t != YAML_SCALAR_EVENT) stop = 1; /* the mapping's end, or a key that is not text */
-      else if (strcmp((const char *)ev.data.scalar.value, key) == 0) {
-        yaml_event_delete(&ev);
-        if (!next_event(&p, &ev)) break;
-        if (ev.type != YAML_SEQUENCE_START_EVENT) stop = 1;
-        else state = 3;
-      } else {
+      else if (strcmp((const char *)ev.data.scalar.value, key) == 0) state = 4;
+      else {
         state = 2;
         depth = 0;
       }
+    } else if (state == 4) {
+      if (t == YAML_SEQUENCE_START_EVENT) state = 3;
+      else stop = 1; /* not a list */
     } else if (state == 2) {
       if (t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT) depth++;
       else if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT) depth--;
