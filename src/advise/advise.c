@@ -334,7 +334,8 @@ lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const l
   lm_status st = LM_OK;
   lm_analysis *stats = NULL, *ka = NULL;
   lm_roofline *roof = NULL;
-  size_t *rows = NULL, n_rows = 0, *mine = NULL;
+  size_t *rows = NULL, n_rows = 0, *mine = NULL, *calls = NULL, *order = NULL;
+  lm_map *names = NULL;
   *out = NULL;
   lm_summary *s = calloc(1, sizeof *s);
   if (!s || !(s->arena = lm_arena_new(1 << 14))) {
@@ -359,23 +360,50 @@ lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const l
   for (int32_t i = 0; i < ranked->n_tables && !tk; i++)
     if (ranked->tables[i].kind == LM_TABLE_TOP_KERNELS) tk = &ranked->tables[i];
   if (!tk) goto done;
-  if ((st = lm_analyze_rows(w, &base, &rows, &n_rows, diag)) != LM_OK) goto fail;
+  /* The rows the user's selection keeps (--kernel-index included). */
+  if ((st = lm_analyze_rows(w, o, &rows, &n_rows, diag)) != LM_OK) goto fail;
   long kcol = lm_table_find(w->pmc, "Kernel_Name");
   mine = lm_malloc((n_rows ? n_rows : 1) * sizeof *mine);
-  if (!mine) goto nomem;
+  /* The top-kernels table covers the dispatches left after the GPU,
+   * dispatch and region filters, not the kernel filters (as the
+   * reference's does): a kernel that -k, --instance or --kernel-index
+   * leaves out is a row of it with no selected dispatch, and has nothing
+   * to summarize. Each selected row is counted against its kernel's row
+   * of the table (names looked up once each). */
+  size_t n_tk = (size_t)tk->n_rows;
+  calls = lm_calloc(n_tk ? n_tk : 1, sizeof *calls);
+  order = lm_malloc((n_tk ? n_tk : 1) * sizeof *order);
+  names = lm_map_new();
+  if (!mine || !calls || !order || !names) goto nomem;
+  for (size_t i = 0; i < n_tk; i++) {
+    const lm_cell *nc = &tk->cells[i * (size_t)tk->n_cols + 1];
+    if (nc->kind == LM_CELL_TEXT && nc->text && !lm_map_get(names, nc->text, NULL) &&
+        lm_map_put(names, nc->text, (int64_t)i) != LM_OK)
+      goto nomem;
+  }
+  for (size_t r = 0; kcol >= 0 && r < n_rows; r++) {
+    const char *name = lm_table_text(w->pmc, (size_t)kcol, rows[r]);
+    int64_t at;
+    if (name && lm_map_get(names, name, &at)) calls[at]++;
+  }
+  size_t n_sel = 0;
+  for (size_t i = 0; i < n_tk; i++)
+    if (calls[i] > 0) order[n_sel++] = i;
   /* The selection's total time, for shares. */
   double all_facts[V__COUNT];
   kernel_facts(w, cat->arch, rows, n_rows, 0, all_facts);
   s->total_ns = all_facts[V_TOTAL];
-  s->n_total_kernels = (size_t)tk->n_rows;
-  size_t n = (size_t)tk->n_rows < top ? (size_t)tk->n_rows : top;
+  s->n_total_kernels = n_sel;
+  size_t n = n_sel < top ? n_sel : top;
   s->kernels = lm_arena_alloc(s->arena, (n ? n : 1) * sizeof *s->kernels);
   if (!s->kernels) goto nomem;
   lm_status rs = lm_roofline_compute(w, &base, (size_t)tk->n_rows, &roof, NULL);
   if (rs != LM_OK) roof = NULL;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t j = 0; j < n; j++) {
+    size_t i = order[j];
     lm_kernel_summary *k = &s->kernels[s->n_kernels];
     memset(k, 0, sizeof *k);
+    k->intensity = k->gflops = k->attainable = k->roof_pct = k->roof_bw = k->roof_peak = LM_NAN;
     const lm_cell *nc = &tk->cells[i * (size_t)tk->n_cols + 1];
     k->name = lm_arena_strdup(s->arena, nc->text ? nc->text : "");
     if (!k->name) goto nomem;
@@ -397,7 +425,7 @@ lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const l
     lm_diag kd;
     lm_diag_clear(&kd);
     /* One kernel in the selection: the caller's analysis is its own. */
-    const lm_analysis *ka_used = whole && tk->n_rows == 1 ? whole : NULL;
+    const lm_analysis *ka_used = whole && n_sel == 1 ? whole : NULL;
     if (!ka_used && lm_analyze_run(w, cat, &ko, &ka, &kd) == LM_OK) ka_used = ka;
     if (!ka_used) {
       /* A kernel that cannot be evaluated alone (every dispatch of it idle,
@@ -436,6 +464,9 @@ done:
   lm_roofline_free(roof);
   lm_free(rows);
   lm_free(mine);
+  lm_free(calls);
+  lm_free(order);
+  lm_map_free(names);
   *out = s;
   return LM_OK;
 nomem:
@@ -446,6 +477,9 @@ fail:
   lm_roofline_free(roof);
   lm_free(rows);
   lm_free(mine);
+  lm_free(calls);
+  lm_free(order);
+  lm_map_free(names);
   lm_summary_free(s);
   return st;
 }

@@ -57,7 +57,8 @@ typedef struct lm_summary {
 } lm_summary;
 
 /* lm_advise_summary: the summary of the top `top` kernels (by total time)
- * of the dispatches o selects (o's --kernel-index and -b are ignored; each
+ * of the dispatches o selects (every filter, --kernel-index included: a
+ * kernel with no selected dispatch is not listed; -b is ignored; each
  * kernel is analyzed alone). whole, when not NULL, is the caller's
  * analysis of that same selection with every table (no --kernel-index, no
  * -b): its top-kernels table ranks the kernels, and a selection of one

@@ -722,6 +722,28 @@ lm_status lm_analyze_rows(const lm_workload *w, const lm_analyze_opts *o, size_t
   size_t *top = NULL, n_top = 0;
   uint8_t *chosen = NULL;
   lm_status st = select_rows(&c, &top, &n_top, rows, n, &chosen);
+  if (st == LM_OK && o->n_kernel_index) {
+    /* --kernel-index: the rows of the top-kernels table asked for, the
+     * table built as lm_analyze_run builds it (same order, same refusal
+     * of an index past its end). */
+    lm_rtable scratch;
+    memset(&scratch, 0, sizeof scratch);
+    c.arena = lm_arena_new(1 << 12);
+    if (!c.arena) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (st == LM_OK) st = build_top(&c, &scratch, top, n_top, chosen);
+    size_t kept = 0;
+    for (size_t i = 0; st == LM_OK && i < *n; i++) {
+      int32_t k = kernel_id(&c, (*rows)[i]);
+      if (k >= 0 && chosen[k]) (*rows)[kept++] = (*rows)[i];
+    }
+    if (st == LM_OK) *n = kept;
+    lm_arena_free(c.arena);
+    if (st != LM_OK) {
+      lm_free(*rows);
+      *rows = NULL;
+      *n = 0;
+    }
+  }
   lm_free(top);
   lm_free(chosen);
   return st;

@@ -205,7 +205,8 @@ void lm_analyze_wants_index_free(lm_wants_index *ix); /* NULL is a no-op */
 int lm_analyze_wants_indexed(void *ctx, const char *source, const char *name);
 
 /* lm_analyze_rows: the pmc rows the filters of o select (kernels,
- * dispatches, GPUs, instances, regions; not --kernel-index), in order.
+ * --kernel-index, dispatches, GPUs, instances, regions), in order: the
+ * rows whose metrics lm_analyze_run evaluates.
  * Free *rows with lm_free. */
 lm_status lm_analyze_rows(const lm_workload *workload, const lm_analyze_opts *opts, size_t **rows, size_t *n,
                           lm_diag *diag);

@@ -228,8 +228,12 @@ static void time_text(double ns, char *out, size_t cap) {
  * first placed kernel, and each placed kernel as its number. */
 static void text_roofline(const lm_summary *s, size_t width, lm_buf *out) {
   const lm_kernel_summary *ref = NULL;
-  for (size_t i = 0; i < s->n_kernels && !ref; i++)
-    if (isfinite(s->kernels[i].roof_pct)) ref = &s->kernels[i];
+  for (size_t i = 0; i < s->n_kernels && !ref; i++) {
+    const lm_kernel_summary *k = &s->kernels[i];
+    if (isfinite(k->roof_pct) && isfinite(k->roof_bw) && isfinite(k->roof_peak) && k->roof_bw > 0 &&
+        k->roof_peak > 0)
+      ref = k;
+  }
   if (!ref) return;
   double bw = ref->roof_bw, peak = ref->roof_peak, ridge = peak / bw;
   double x0 = log10(ridge) - 3, x1 = log10(ridge) + 2, y1 = log10(peak) + 0.5, y0 = y1 - 5;
@@ -252,7 +256,7 @@ static void text_roofline(const lm_summary *s, size_t width, lm_buf *out) {
     double lx = x0 + (x1 - x0) * ((double)c + 0.5) / (double)cols;
     double roof = fmin(pow(10, lx) * bw, peak);
     double fy = (log10(roof) - y0) / (y1 - y0) * (double)rows;
-    if (fy < 0 || fy >= (double)rows) continue;
+    if (!(fy >= 0 && fy < (double)rows)) continue; /* NaN too */
     size_t r = rows - 1 - (size_t)fy;
     grid[r][c] = pow(10, lx) * bw < peak ? '/' : '-';
   }
@@ -261,7 +265,7 @@ static void text_roofline(const lm_summary *s, size_t width, lm_buf *out) {
     if (!isfinite(k->roof_pct) || !(k->intensity > 0) || !(k->gflops > 0)) continue;
     double fx = (log10(k->intensity) - x0) / (x1 - x0) * (double)cols;
     double fy = (log10(k->gflops) - y0) / (y1 - y0) * (double)rows;
-    if (fx < 0 || fx >= (double)cols || fy < 0 || fy >= (double)rows) continue;
+    if (!(fx >= 0 && fx < (double)cols && fy >= 0 && fy < (double)rows)) continue; /* NaN too */
     grid[rows - 1 - (size_t)fy][(size_t)fx] = (char)('1' + i);
   }
   lm_buf_printf(out, "\nroofline at HBM (%s): GFLOP/s over FLOP/byte, log scales\n", ref->roof_source);

@@ -132,6 +132,28 @@ kernel_filters)
   run analyze -w "$WL/_mix/mix_MI200" --kernel-index 9
   expect_status 1
   expect_err "--kernel-index 9"
+  # The summary narrows with every filter: the README's -k example on a
+  # multi-kernel folder, --kernel-index and -k together, -d.
+  run analyze -w "$WL/_mix/mix_MI200" -k Kokkos
+  expect_status 0
+  expect_out "Summary: 1 kernel,"
+  grep -q "^[0-9]\. .*rocprim" "$TMP/out" && fail "-k Kokkos: a rocprim kernel in the summary"
+  run analyze -w "$WL/_mix/mix_MI200" -k Kokkos --summary --format json
+  expect_status 0
+  [ "$("$JSON_GET" summary.kernels_total <"$TMP/out")" = "1" ] || fail "-k Kokkos: kernels_total"
+  [ "$("$JSON_GET" summary.kernels.0.calls <"$TMP/out")" = "3" ] || fail "-k Kokkos: calls"
+  "$JSON_GET" summary.kernels.1.name <"$TMP/out" >/dev/null 2>&1 && fail "-k Kokkos: a second summary kernel"
+  run analyze -w "$WL/_mix/mix_MI200" --kernel-index 1 --kernel-index 3 --summary --format json
+  expect_status 0
+  [ "$("$JSON_GET" summary.kernels_total <"$TMP/out")" = "2" ] || fail "--kernel-index 1,3: kernels_total"
+  [ "$("$JSON_GET" summary.kernels.0.calls <"$TMP/out")" = "4" ] || fail "--kernel-index 1: calls"
+  [ "$("$JSON_GET" summary.kernels.1.calls <"$TMP/out")" = "21" ] || fail "--kernel-index 3: calls"
+  run analyze -w "$WL/_mix/mix_MI200" --kernel-index 1 -k fill --summary
+  expect_status 1
+  expect_err "no dispatch matches the filters"
+  run analyze -w "$WL/_mix/mix_MI200" -d 3:5 --summary
+  expect_status 0
+  expect_out "Summary: 2 kernels,"
   ;;
 bad_input)
   run analyze
