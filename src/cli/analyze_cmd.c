@@ -164,10 +164,11 @@ static int evaluator_wants_slow(void *ctx, const char *source, const char *name)
 
 /* (called from the reading thread: the index of each catalog is made at
  * its first choice and kept until the command ends) */
-static lm_db_want_fn choose_columns(void *ctx, const char *arch, void **want_ctx) {
+static lm_db_want_fn choose_columns(void *ctx, const char *arch, const char *layout, void **want_ctx) {
   column_choice *c = ctx;
   if (c->all || !arch) return NULL;
-  const lm_catalog *cat = c->compat ? lm_metrics_builtin_compat(arch, c->compat) : lm_metrics_builtin(arch);
+  const char *compat = c->compat ? c->compat : layout;
+  const lm_catalog *cat = compat ? lm_metrics_builtin_compat(arch, compat) : lm_metrics_builtin(arch);
   if (!cat) return NULL;
   for (size_t i = 0; i < c->n; i++)
     if (c->cats[i] == cat) {
@@ -500,9 +501,10 @@ int cmd_analyze(int argc, char **argv, int first) {
     goto done;
   }
   const char *compat = cli_get(&a, "compat");
+  const char *shared_norm = NULL; /* comparisons: the baseline's default unit */
   if (compat && !lm_compat_known(compat)) {
-    cli_error(MODE, "--compat %s: expected 3.0 (the default) or 3.3, the rocprofiler-compute "
-                    "version whose analyze tables to reproduce", compat);
+    cli_error(MODE, "--compat %s: expected 3.0 or 3.3, the rocprofiler-compute version whose analyze "
+                    "tables to reproduce (without it, each folder's own: its sysinfo.csv layout)", compat);
     status = 2;
     goto done;
   }
@@ -640,10 +642,32 @@ int cmd_analyze(int argc, char **argv, int first) {
       lm_log(LM_LOG_DEBUG, "%s: %s, %zu dispatches, %zu columns", path, workloads[k]->arch,
              workloads[k]->pmc->n_rows, workloads[k]->pmc->n_cols);
     }
-    const lm_catalog *cat = catalog_for(store ? entry.arch : workloads[k]->arch, cli_get(&a, "metrics-dir"), compat,
+    /* Each folder in the semantics of the rocprofiler-compute that wrote
+     * it (its sysinfo.csv layout), unless --compat says otherwise. */
+    const char *wl_compat = compat                     ? compat
+                            : store && entry.compat[0] ? entry.compat
+                            : store                    ? NULL
+                                                       : lm_sysinfo_compat(&workloads[k]->sysinfo);
+    if (wl_compat && !compat)
+      lm_log(n > 1 ? LM_LOG_INFO : LM_LOG_DEBUG,
+             "%s: sysinfo.csv has the layout of rocprofiler-compute %s and later: analyzed in its semantics "
+             "(--compat %s reads it in another)", path, wl_compat, lm_compat_versions[0]);
+    const lm_catalog *cat = catalog_for(store ? entry.arch : workloads[k]->arch, cli_get(&a, "metrics-dir"), wl_compat,
                                         store ? lm_store_where(store) : workloads[k]->sysinfo_table->path,
                                         &owned[k]);
     if (!cat) goto done;
+    /* Workloads compared in different semantics (a 3.1 profile against a
+     * 3.3 one) are normalized alike: the baseline's default unit, when the
+     * other's definitions have it. */
+    if (k == 0 && !norm && n > 1 && cat->n_norms) shared_norm = cat->norms[0].name;
+    const char *wl_norm = norm;
+    if (!norm && shared_norm && k > 0 && cat->n_norms && strcmp(cat->norms[0].name, shared_norm) != 0) {
+      for (int32_t q = 0; q < cat->n_norms; q++)
+        if (strcmp(cat->norms[q].name, shared_norm) == 0) wl_norm = shared_norm;
+      if (wl_norm)
+        lm_log(LM_LOG_INFO, "%s: normalized %s like the baseline (its own default is %s; --norm chooses)", path,
+               shared_norm, cat->norms[0].name);
+    }
     if (!build_filters(&a, k, n, &filters[k])) {
       status = 2;
       goto done;
@@ -660,7 +684,7 @@ int cmd_analyze(int argc, char **argv, int first) {
     o.rank = &filters[k].rank;
     o.blocks = blocks;
     o.n_blocks = n_blocks;
-    o.norm = norm;
+    o.norm = wl_norm;
     o.time_unit = time_unit;
     o.threads = (int)threads;
     o.block_rows = (size_t)block_rows;

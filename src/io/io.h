@@ -98,9 +98,11 @@ typedef int (*lm_db_want_fn)(void *ctx, const char *source, const char *name);
 #define LM_DB_WANT_LATER 2
 
 /* The want function of a read of workloads of architecture arch (the
- * gpu_arch of their system information) and its context (*want_ctx);
- * NULL: every column. It must give the same answer for the same arch. */
-typedef lm_db_want_fn (*lm_db_choose_fn)(void *ctx, const char *arch, void **want_ctx);
+ * gpu_arch of their system information) whose system information has the
+ * layout of rocprofiler-compute version compat (lm_sysinfo_compat; NULL:
+ * the default), and its context (*want_ctx); NULL: every column. It must
+ * give the same answer for the same arch and compat. */
+typedef lm_db_want_fn (*lm_db_choose_fn)(void *ctx, const char *arch, const char *compat, void **want_ctx);
 
 /* Where a read decodes counter column `name` of `source` (n_rows values):
  * memory of the caller's that outlives the table read (the column's
@@ -318,6 +320,16 @@ size_t lm_table_packed_bytes(const lm_table *t);
 /* ------------------------------------------------ lumen workloads (SQLite) */
 
 /* A lumen workload folder holds its data in this file. */
+/* lm_io_identify: what path holds when it is not a workload, as a
+ * sentence for an error message written to out (cap bytes): another
+ * tool's output (rocprofv3 counter collections and kernel traces, rocprof
+ * v1 results and statistics, Nsight Compute CSV exports and reports),
+ * with what to do about it, or, for a folder, the workload folders
+ * directly inside it ("did you mean -w DIR/SUB"). 1 when it found
+ * something to say, else 0 (out empty). Reads only the first line of a
+ * few files, none of which blocks (FIFOs and devices are passed over). */
+int lm_io_identify(const char *path, char *out, size_t cap);
+
 #define LM_WORKLOAD_DB "lumen.db"
 
 

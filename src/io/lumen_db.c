@@ -872,7 +872,7 @@ static lm_status read_workload(lm_sql *sql, const char *name, lm_db_want_fn want
   char wname[256];
   workload_name(sql, wid, wname, sizeof wname);
   if ((st = read_sysinfo_rows(sql, wid, w, diag)) != LM_OK) goto fail;
-  if (opts && opts->choose) want = opts->choose(opts->choose_ctx, w->arch, &ctx);
+  if (opts && opts->choose) want = opts->choose(opts->choose_ctx, w->arch, lm_sysinfo_compat(&w->sysinfo), &ctx);
   if ((st = read_source(sql, wid, wname, "pmc_perf", n_rows, 1, want, ctx, opts, &w->pmc, diag)) != LM_OK) goto fail;
   if ((st = read_regions(sql, wid, w, diag)) != LM_OK) goto fail;
   if ((st = read_ranks(sql, wid, w, diag)) != LM_OK) goto fail;

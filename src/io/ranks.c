@@ -361,7 +361,7 @@ static lm_status shape_parts(merge *m, part *parts, size_t n_parts, const lm_wor
     n_split += parts[i].split;
     if (!arch && x.st[i] == LM_OK && parts[i].db && parts[i].arch[0]) arch = parts[i].arch;
   }
-  if (opts && opts->choose && arch && n_split != n_parts) m->want = opts->choose(opts->choose_ctx, arch, &m->want_ctx);
+  if (opts && opts->choose && arch && n_split != n_parts) m->want = opts->choose(opts->choose_ctx, arch, NULL, &m->want_ctx);
   *total = 0;
   size_t last = SIZE_MAX; /* the last part whose names were counted */
   for (size_t i = 0; st == LM_OK && i < n_parts; i++) {
@@ -626,8 +626,9 @@ static int merged_wants(void *ctx, const char *src, const char *name) {
   return m->keep_planes && verdict == LM_DB_WANT_LATER ? LM_DB_WANT_LATER : 1;
 }
 
-static lm_db_want_fn merged_choice(void *ctx, const char *arch, void **want_ctx) {
+static lm_db_want_fn merged_choice(void *ctx, const char *arch, const char *compat, void **want_ctx) {
   (void)arch;
+  (void)compat;
   *want_ctx = ctx;
   return merged_wants;
 }
@@ -639,9 +640,10 @@ static int roofline_only(void *ctx, const char *src, const char *name) {
   return strcmp(src, "roofline") == 0;
 }
 
-static lm_db_want_fn info_choice(void *ctx, const char *arch, void **want_ctx) {
+static lm_db_want_fn info_choice(void *ctx, const char *arch, const char *compat, void **want_ctx) {
   (void)ctx;
   (void)arch;
+  (void)compat;
   *want_ctx = NULL;
   return roofline_only;
 }

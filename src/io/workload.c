@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "io/io.h"
@@ -44,6 +45,19 @@ static int file_present(const char *path, lm_diag *diag) {
   if (st == LM_ENOTFOUND) return 0;
   if (diag) *diag = why;
   return -1;
+}
+
+/* The dispatch facts analysis reads by name, as the reference writes them. */
+static const char *const fact_columns[] = {
+    "Dispatch_ID", "GPU_ID", "Grid_Size", "Workgroup_Size", "LDS_Per_Workgroup", "Scratch_Per_Workitem",
+    "Arch_VGPR", "Accum_VGPR", "SGPR", "Start_Timestamp", "End_Timestamp", "GRBM_GUI_ACTIVE", "SQ_WAVES", NULL};
+
+/* A column of t named `name` but for case (when t has no `name` itself),
+ * or NULL. */
+static const char *case_twin(const lm_table *t, const char *name) {
+  for (size_t c = 0; c < t->n_cols; c++)
+    if (strcasecmp(t->cols[c].name, name) == 0 && strcmp(t->cols[c].name, name) != 0) return t->cols[c].name;
+  return NULL;
 }
 
 static int cmp_names(const void *a, const void *b) {
@@ -160,9 +174,13 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
     goto fail;
   }
   if (!S_ISDIR(st.st_mode)) {
-    status = lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL,
-                         "not a folder: a workload is a folder holding "
-                         "pmc_perf.csv and sysinfo.csv");
+    char what[1024];
+    if (lm_io_identify(dir, what, sizeof what))
+      status = lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL, "not a workload folder: %s", what);
+    else
+      status = lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL,
+                           "not a folder: a workload is a folder holding "
+                           "pmc_perf.csv and sysinfo.csv");
     goto fail;
   }
 
@@ -211,9 +229,12 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
                            "unmerged pmc_perf_<n>.csv pass files: the "
                            "profiling run did not finish its merge step)",
                            n_unmerged);
-    else
-      status = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL,
-                           "cannot find pmc_perf.csv: not a workload folder");
+    else {
+      char what[1024];
+      int known = lm_io_identify(dir, what, sizeof what);
+      status = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL, "cannot find pmc_perf.csv: not a workload folder%s%s",
+                           known ? "; " : "", known ? what : "");
+    }
     goto fail;
   }
 
@@ -233,7 +254,7 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
     level_options.eager_columns = opts->levels_lazy ? NULL : opts->eager_columns;
     if (opts->load_wanted && opts->choose) {
       void *want_ctx = NULL;
-      lm_db_want_fn want = opts->choose(opts->choose_ctx, w->arch, &want_ctx);
+      lm_db_want_fn want = opts->choose(opts->choose_ctx, w->arch, lm_sysinfo_compat(&w->sysinfo), &want_ctx);
       pmc_options.load_want = level_options.load_want = want;
       pmc_options.load_ctx = level_options.load_ctx = want_ctx;
       pmc_options.load_cap = level_options.load_cap = opts->load_cap;
@@ -259,9 +280,17 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
     w->pmc = wide;
   }
   if (lm_table_find(w->pmc, "Kernel_Name") < 0) {
+    const char *twin = case_twin(w->pmc, "Kernel_Name");
     status = lm_diag_set(diag, LM_EDATA, pmc_path, 1, 0, "Kernel_Name",
-                         "missing column: every dispatch row needs a kernel name");
+                         "missing column: every dispatch row needs a kernel name%s%s%s", twin ? " (the file has '" : "",
+                         twin ? twin : "", twin ? "': column names are case-sensitive)" : "");
     goto fail;
+  }
+  for (const char *const *name = fact_columns; *name; name++) {
+    const char *twin = lm_table_find(w->pmc, *name) < 0 ? case_twin(w->pmc, *name) : NULL;
+    if (twin)
+      lm_log(LM_LOG_WARN, "%s:1: field '%s': not the column '%s' the analysis reads (column names are "
+             "case-sensitive): rename it, or it is left out", pmc_path, twin, *name);
   }
   {
     size_t complete = 0;

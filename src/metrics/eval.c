@@ -974,11 +974,27 @@ lm_status lm_eval_run(const lm_catalog *cat, const lm_eval_request *req, lm_eval
     } else if (n->op == LM_OP_SYSVAR) {
       const lm_sysinfo *info = &req->workload->sysinfo;
       long i = lm_sysinfo_find(info, cat->sysvars[n->a]);
+      double derived;
+      if (i < 0 && lm_sysinfo_derive(info, cat->sysvars[n->a], &derived)) {
+        /* A field of the other rocprofiler-compute layout, computed from
+         * the fields this one has (the HBM peak from channels and clock). */
+        ev->vals[ev->slot[node]] = derived;
+        continue;
+      }
       if (i < 0) {
+        /* Say which semantics would read this folder as it is. */
+        const char *layout = lm_sysinfo_compat(info);
+        const char *own = layout ? layout : lm_compat_versions[0];
+        char hint[200] = "";
+        if (strcmp(own, cat->compat ? cat->compat : lm_compat_versions[0]) != 0)
+          snprintf(hint, sizeof hint,
+                   " (this sysinfo.csv has the layout of rocprofiler-compute %s, read in its own semantics "
+                   "without --compat or with --compat %s)",
+                   layout ? "3.3 and later" : "3.0 to 3.2", own);
         status = lm_diag_set(diag, LM_EDATA, req->workload->sysinfo_table
                                                  ? req->workload->sysinfo_table->path : NULL,
-                             1, 0, cat->sysvars[n->a],
-                             "missing: the metrics need this system-info field");
+                             1, 0, cat->sysvars[n->a], "missing: the metrics need this system-info field%s",
+                             hint);
         goto fail;
       }
       if (isnan(info->values[i]))

@@ -228,6 +228,36 @@ const char *lm_sysinfo_text(const lm_sysinfo *info, const char *name) {
   return i < 0 ? NULL : info->texts[i];
 }
 
+/* The layouts differ in how they give the HBM peak: 3.0-3.2 wrote hbm_bw
+ * (GB/s), 3.3 writes num_hbm_channels and computes the peak from it and
+ * the memory clock (32 bytes per channel per memory clock). */
+const char *lm_sysinfo_compat(const lm_sysinfo *info) {
+  return lm_sysinfo_find(info, "num_hbm_channels") >= 0 ? "3.3" : NULL;
+}
+
+static double field_value(const lm_sysinfo *info, const char *name) {
+  long i = lm_sysinfo_find(info, name);
+  return i < 0 ? LM_NAN : info->values[i];
+}
+
+int lm_sysinfo_derive(const lm_sysinfo *info, const char *name, double *value) {
+  double mclk = field_value(info, "max_mclk");
+  if (!(mclk > 0) || !isfinite(mclk)) return 0;
+  if (strcmp(name, "hbm_bw") == 0) {
+    double channels = field_value(info, "num_hbm_channels");
+    if (!(channels > 0) || !isfinite(channels)) return 0;
+    *value = mclk / 1000 * 32 * channels;
+    return 1;
+  }
+  if (strcmp(name, "num_hbm_channels") == 0) {
+    double bw = field_value(info, "hbm_bw");
+    if (!(bw > 0) || !isfinite(bw)) return 0;
+    *value = round(bw / (mclk / 1000 * 32));
+    return *value > 0;
+  }
+  return 0;
+}
+
 void lm_workload_free(lm_workload *workload) {
   if (!workload) return;
   lm_table_free(workload->pmc);

@@ -146,6 +146,18 @@ typedef struct lm_sysinfo {
 long lm_sysinfo_find(const lm_sysinfo *info, const char *name);
 /* lm_sysinfo_text: text of field `name`, or NULL. Borrowed. */
 const char *lm_sysinfo_text(const lm_sysinfo *info, const char *name);
+/* lm_sysinfo_compat: the rocprofiler-compute version whose semantics the
+ * layout of this sysinfo.csv belongs to: "3.3" for the layout of 3.3 and
+ * later (a num_hbm_channels field), NULL for the older layouts (3.0 to
+ * 3.2: hbm_bw) and lumen's own profiles, which the default semantics
+ * read. A static string. */
+const char *lm_sysinfo_compat(const lm_sysinfo *info);
+/* lm_sysinfo_derive: the value of field `name`, missing from info, that
+ * the other layout defines, computed from the fields info has: hbm_bw
+ * (GB/s) from max_mclk and num_hbm_channels, num_hbm_channels from hbm_bw
+ * and max_mclk (32 bytes per channel per memory clock). 1 with *value set,
+ * or 0 when the field is not one of these or its sources are missing. */
+int lm_sysinfo_derive(const lm_sysinfo *info, const char *name, double *value);
 
 /* Where the values of a lumen profile's dispatch rows came from. A row
  * combines one execution per counter set (application replay: one per

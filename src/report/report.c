@@ -32,8 +32,30 @@ static int32_t find_col(const lm_rtable *t, const char *title) {
   return -1;
 }
 
-/* The row of `other` that corresponds to row `row` of `base`, or -1. */
-static int32_t match_row(const lm_rtable *base, const lm_rtable *other, int32_t row) {
+/* The length of a kernel name without the suffix its ROCm version gave
+ * the code object symbol: " [clone .kd]" (ROCm 5/6 demangled names),
+ * ".kd" (rocprofv3), none (ROCm 7): the same kernel in each. */
+static size_t name_stem(const char *s) {
+  size_t n = strlen(s);
+  static const char *const suffixes[] = {" [clone .kd]", ".kd"};
+  for (size_t i = 0; i < 2; i++) {
+    size_t k = strlen(suffixes[i]);
+    if (n > k && memcmp(s + n - k, suffixes[i], k) == 0) n -= k;
+  }
+  while (n > 0 && s[n - 1] == ' ') n--;
+  return n;
+}
+
+int lm_report_same_kernel(const char *a, const char *b) {
+  size_t na = name_stem(a), nb = name_stem(b);
+  return na == nb && memcmp(a, b, na) == 0;
+}
+
+/* The row of `other` that corresponds to row `row` of `base`, or -1.
+ * Kernels match by name, else by name without the ROCm suffix
+ * (lm_report_same_kernel; *loose set to 1 when not NULL). */
+static int32_t match_row_how(const lm_rtable *base, const lm_rtable *other, int32_t row, int *loose) {
+  if (loose) *loose = 0;
   if (!other || !other->n_rows) return -1;
   if (base->kind == LM_TABLE_METRIC || base->kind == LM_TABLE_SYSINFO) {
     const char *id = base->row_ids[row];
@@ -49,9 +71,43 @@ static int32_t match_row(const lm_rtable *base, const lm_rtable *other, int32_t 
     for (int32_t r = 0; r < other->n_rows; r++)
       if (name && cell_at(other, r, ko)->text && strcmp(cell_at(other, r, ko)->text, name) == 0)
         return r;
+    for (int32_t r = 0; r < other->n_rows; r++)
+      if (name && cell_at(other, r, ko)->text && lm_report_same_kernel(cell_at(other, r, ko)->text, name)) {
+        /* (unless that row has a kernel of the base of its very name) */
+        int taken = 0;
+        for (int32_t q = 0; q < base->n_rows && !taken; q++)
+          taken = cell_at(base, q, kb)->text && strcmp(cell_at(base, q, kb)->text, cell_at(other, r, ko)->text) == 0;
+        if (taken) continue;
+        if (loose) *loose = 1;
+        return r;
+      }
     return -1;
   }
   return row < other->n_rows ? row : -1;
+}
+
+static int32_t match_row(const lm_rtable *base, const lm_rtable *other, int32_t row) {
+  return match_row_how(base, other, row, NULL);
+}
+
+/* Under a compared top-kernels table: which rows were matched by name
+ * without the ROCm suffix. */
+static void loose_matches_text(const lm_analysis *const *runs, size_t n, const lm_rtable *t, lm_buf *out) {
+  if (t->kind != LM_TABLE_TOP_KERNELS) return;
+  for (size_t k = 1; k < n; k++) {
+    const lm_rtable *ot = lm_analysis_find(runs[k], t->id);
+    lm_buf rows = {0};
+    for (int32_t r = 0; ot && r < t->n_rows; r++) {
+      int loose = 0;
+      if (match_row_how(t, ot, r, &loose) >= 0 && loose) lm_buf_printf(&rows, "%s%s", rows.len ? ", " : "", t->row_ids[r]);
+    }
+    if (rows.len)
+      lm_buf_printf(out,
+                    "(row%s %s: matched with workload [%zu] by kernel name without the suffix its ROCm version "
+                    "adds: \".kd\", \" [clone .kd]\")\n",
+                    strchr(lm_buf_cstr(&rows), ',') ? "s" : "", lm_buf_cstr(&rows), k + 1);
+    lm_buf_fini(&rows);
+  }
 }
 
 static int comparable_col(const lm_rtable *t, int32_t col) {
@@ -494,6 +550,7 @@ lm_status lm_report_text(const lm_analysis *const *runs, size_t n, const lm_repo
     else if (st == LM_OK) render_grid(&g, o->color, out);
     grid_free(&g);
     if (st != LM_OK) return st;
+    if (n > 1) loose_matches_text(runs, n, t, out);
     if (o->verbose && t->kind == LM_TABLE_METRIC && t->row_descs) {
       size_t width = o->width > 0 ? (size_t)o->width : (size_t)-1;
       for (int32_t r = 0; r < t->n_rows; r++) {
@@ -766,8 +823,10 @@ lm_status lm_report_json(const lm_analysis *const *runs, size_t n, const lm_repo
         cJSON *cmp = cJSON_AddArrayToObject(jr, "compare");
         for (size_t k = 1; k < n; k++) {
           const lm_rtable *ot = lm_analysis_find(runs[k], t->id);
-          int32_t orow = ot ? match_row(t, ot, r) : -1;
+          int loose = 0;
+          int32_t orow = ot ? match_row_how(t, ot, r, &loose) : -1;
           cJSON *jc = cJSON_CreateObject();
+          if (loose) cJSON_AddStringToObject(jc, "matched_by", "kernel name without its ROCm suffix");
           cJSON *oc = cJSON_AddArrayToObject(jc, "cells");
           cJSON *dp = cJSON_AddArrayToObject(jc, "delta_pct");
           for (int32_t c = 0; c < t->n_cols; c++) {

@@ -100,6 +100,12 @@ void *lm_report_ranks_json(const lm_rank_table *ranks);
  * NULL, for other workloads). */
 void lm_report_split_text(const lm_analysis *a, lm_buf *out);
 void *lm_report_split_json(const lm_workload *w);
+/* lm_report_same_kernel: 1 when two recorded kernel names are the same
+ * kernel under the suffixes ROCm versions give code object symbols
+ * ("vecCopy(...) [clone .kd]", "vecCopy(...).kd", "vecCopy(...)"); the
+ * comparisons match top kernels this way when their names differ. */
+int lm_report_same_kernel(const char *a, const char *b);
+
 /* lm_report_short_name: a kernel name shortened to at most width
  * characters (argument list first, then nested template arguments, then
  * the middle), escaped for a terminal; with focus != (size_t)-1 the

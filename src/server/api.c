@@ -141,7 +141,7 @@ enum MHD_Result lm_server_api_info(struct MHD_Connection *c, const lm_query *q) 
   for (size_t i = 0; i < n_gpus; i++) cJSON_AddItemToArray(gpus, cJSON_CreateNumber(seen_gpus[i]));
   cJSON *regions = cJSON_AddArrayToObject(o, "regions");
   for (size_t i = 0; i < w->n_regions; i++) cJSON_AddItemToArray(regions, cJSON_CreateString(w->region_names[i]));
-  const lm_catalog *cat = w->arch ? lm_metrics_builtin(w->arch) : NULL;
+  const lm_catalog *cat = w->arch ? lm_server_catalog_of(w->arch, NULL, lm_sysinfo_compat(&w->sysinfo)) : NULL;
   cJSON *norms = cJSON_AddArrayToObject(o, "norms");
   for (int32_t i = 0; cat && i < cat->n_norms; i++) cJSON_AddItemToArray(norms, cJSON_CreateString(cat->norms[i].name));
   cJSON_AddBoolToObject(o, "roofline", w->roofline != NULL);

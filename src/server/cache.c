@@ -301,7 +301,8 @@ void lm_server_opts_from_query(const lm_query *q, lm_analyze_opts *o) {
 
 /* The built-in catalog of arch in reference version compat (NULL: the
  * default one). */
-const lm_catalog *lm_server_catalog_of(const char *arch, const char *compat) {
+const lm_catalog *lm_server_catalog_of(const char *arch, const char *compat, const char *layout) {
+  if (!compat) compat = layout;
   return compat ? lm_metrics_builtin_compat(arch, compat) : lm_metrics_builtin(arch);
 }
 
@@ -317,7 +318,7 @@ lm_status lm_server_analysis_of(const char *id, const char *compat, const lm_ana
     lm_store_entry e;
     if (lm_store_open(lm_server_g.opts->store, 0, &st, diag) != LM_OK) return diag->status;
     lm_status s = lm_store_get(st, id + 3, &e, diag);
-    const lm_catalog *cat = s == LM_OK ? lm_server_catalog_of(e.arch, compat) : NULL;
+    const lm_catalog *cat = s == LM_OK ? lm_server_catalog_of(e.arch, compat, e.compat[0] ? e.compat : NULL) : NULL;
     lm_diag ignored;
     if (cat && lm_store_kept(st, id + 3, cat, o, info, out, &ignored) == LM_OK) {
       lm_store_close(st);
@@ -328,7 +329,7 @@ lm_status lm_server_analysis_of(const char *id, const char *compat, const lm_ana
   }
   lm_status s = lm_server_acquire(id, held, diag);
   if (s != LM_OK) return s;
-  const lm_catalog *cat = lm_server_catalog_of((*held)->w->arch, compat);
+  const lm_catalog *cat = lm_server_catalog_of((*held)->w->arch, compat, lm_sysinfo_compat(&(*held)->w->sysinfo));
   if (!cat)
     return lm_diag_set(diag, LM_EARCH, NULL, 0, 0, compat ? "compat" : "w",
                        "%s has no metric definitions%s%s", (*held)->w->arch,

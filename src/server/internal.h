@@ -173,8 +173,10 @@ int lm_server_send_cached(struct MHD_Connection *c, const char *key, enum MHD_Re
  * borrows q's arrays. */
 void lm_server_opts_from_query(const lm_query *q, lm_analyze_opts *o);
 /* lm_server_catalog_of: the built-in catalog of arch in reference version
- * compat (NULL: the default), or NULL. */
-const lm_catalog *lm_server_catalog_of(const char *arch, const char *compat);
+ * compat (the request's compat=), else in that of the workload's own
+ * layout (lm_sysinfo_compat, or a store entry's compat), else the default;
+ * NULL when lumen has none. */
+const lm_catalog *lm_server_catalog_of(const char *arch, const char *compat, const char *layout);
 /* lm_server_analysis_of: the analysis of workload id for o: from the
  * store's kept analyses when they match, else evaluated on the loaded
  * workload. *held is the workload to release and *info a workload to

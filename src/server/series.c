@@ -88,7 +88,7 @@ enum MHD_Result lm_server_api_series(struct MHD_Connection *c, const lm_query *q
   lm_diag d;
   lm_diag_clear(&d);
   lm_status st = lm_server_acquire(q->w, &l, &d);
-  const lm_catalog *cat = st == LM_OK ? lm_server_catalog_of(l->w->arch, q->compat) : NULL;
+  const lm_catalog *cat = st == LM_OK ? lm_server_catalog_of(l->w->arch, q->compat, lm_sysinfo_compat(&l->w->sysinfo)) : NULL;
   if (st == LM_OK && !cat)
     st = lm_diag_set(&d, LM_EARCH, NULL, 0, 0, "w", "%s has no metric definitions", l->w->arch);
   if (st == LM_OK) st = lm_analyze_series(l->w, cat, &o, q->metric, &s, &d);

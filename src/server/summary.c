@@ -43,7 +43,7 @@ lm_status lm_server_summary_answer(const lm_query *q, char **text_out, size_t *l
   lm_status st = lm_server_acquire(q->w, &l, &d);
   /* The same catalog as /api/analysis for compat=, so that the cards and
    * the panels agree. */
-  const lm_catalog *cat = st == LM_OK ? lm_server_catalog_of(l->w->arch, q->compat) : NULL;
+  const lm_catalog *cat = st == LM_OK ? lm_server_catalog_of(l->w->arch, q->compat, lm_sysinfo_compat(&l->w->sysinfo)) : NULL;
   if (st == LM_OK && !cat)
     st = lm_diag_set(&d, LM_EARCH, NULL, 0, 0, q->compat ? "compat" : "w", "%s has no metric definitions%s%s",
                      l->w->arch, q->compat ? " in the semantics of rocprofiler-compute " : "",

@@ -134,9 +134,14 @@ static const char *rank_cols =
 
 static int has_table(lm_sql *sql, const char *table);
 
+/* Whether the workload's system information has the layout of
+ * rocprofiler-compute 3.3 (lm_sysinfo_compat), through the sysinfo key. */
+static const char *layout_col =
+    ", (SELECT COUNT(*) FROM sysinfo y WHERE y.workload_id = workload.id AND y.key = 'num_hbm_channels')";
+
 static void entry_sql(lm_store *s, const char *tail, char *out, size_t cap) {
-  snprintf(out, cap, "%s%s FROM workload %s", entry_cols, has_table(s->sql, "rank_sysinfo") ? rank_cols : ", 0, 0",
-           tail);
+  snprintf(out, cap, "%s%s%s FROM workload %s", entry_cols,
+           has_table(s->sql, "rank_sysinfo") ? rank_cols : ", 0, 0", layout_col, tail);
 }
 
 static void fill_entry(lm_stmt *q, lm_store_entry *e) {
@@ -155,6 +160,7 @@ static void fill_entry(lm_stmt *q, lm_store_entry *e) {
   int64_t ranks = lm_stmt_int64(q, 11), hosts = lm_stmt_int64(q, 12);
   e->n_ranks = ranks > 0 ? (size_t)ranks : 0;
   e->n_hosts = hosts > 0 ? (size_t)hosts : 0;
+  if (lm_stmt_int64(q, 13) > 0) snprintf(e->compat, sizeof e->compat, "3.3");
 }
 
 lm_status lm_store_list(lm_store *s, lm_store_entry **out, size_t *n, lm_diag *diag) {
@@ -579,7 +585,8 @@ static void precompute(lm_store *s, const char *name, const lm_workload *w) {
   memset(&o, 0, sizeof o);
   lm_analysis *an = NULL;
   lm_diag ignored;
-  const lm_catalog *cat = w ? lm_metrics_builtin(w->arch) : NULL;
+  const char *layout = w ? lm_sysinfo_compat(&w->sysinfo) : NULL;
+  const lm_catalog *cat = !w ? NULL : layout ? lm_metrics_builtin_compat(w->arch, layout) : lm_metrics_builtin(w->arch);
   if (cat && lm_analyze_run(w, cat, &o, &an, &ignored) == LM_OK) {
     keep(s, name, cat, &o, an);
   } else {
@@ -1079,7 +1086,10 @@ lm_status lm_store_analyze(lm_store *s, const char *name, const lm_catalog *over
   lm_store_entry e;
   lm_status st = lm_store_get(s, name, &e, diag);
   if (st != LM_OK) return st;
-  const lm_catalog *cat = override ? override : lm_metrics_builtin(e.arch);
+  /* (a folder of rocprofiler-compute 3.3 in its own semantics) */
+  const lm_catalog *cat = override     ? override
+                          : e.compat[0] ? lm_metrics_builtin_compat(e.arch, e.compat)
+                                        : lm_metrics_builtin(e.arch);
   if (!cat)
     return lm_diag_set(diag, LM_EARCH, lm_store_where(s), 0, 0, "gpu_arch",
                        "workload '%s' is %s, which lumen has no definitions for", name, e.arch);

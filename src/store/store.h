@@ -47,6 +47,8 @@ typedef struct lm_store_entry {
   int64_t id;
   size_t n_dispatches, n_ranks, n_hosts;
   int complete;
+  char compat[8]; /* "3.3" when its system information has the layout of
+                     rocprofiler-compute 3.3 (lm_sysinfo_compat), else "" */
 } lm_store_entry;
 
 /* lm_store_list: every workload (in name order), with its rank and host

@@ -4,15 +4,17 @@
  * cell of every table with the reference's full-precision output.
  *
  * Usage: golden_case LUMEN SHARED_DIR CASE_DIR [--workload DIR] [--ignore ID:ROW]...
- *                    [--compat VERSION] [--baseline N]
+ *                    [--compat VERSION | --oracle VERSION] [--baseline N]
  *   CASE_DIR is golden/<test>/<gpu>, golden/variants/<name> or
  *   golden/_mix/<workload>/<variant>. --workload analyzes DIR instead of the
  *   folder the reference read (a lumen profile of the same data);
  *   --ignore skips the row labelled ROW of table ID (1.1:timestamp), for
  *   fields that differ by nature, such as a profile's name and time.
- *   --compat passes `--compat VERSION` to lumen (the oracle of another
- *   reference version, e.g. golden-3.3 with 3.3); its workloads folder is
- *   the one the command line names (workloads-3.3/...). --baseline N: a
+ *   --oracle VERSION: the case is the oracle of another reference version
+ *   (golden-3.3 with 3.3), which lumen must recognise by itself from the
+ *   folder it reads; --compat VERSION also passes `--compat VERSION` to
+ *   lumen. Its workloads folder is the one the command line names
+ *   (workloads-3.3/...). --baseline N: a
  *   ratchet for an oracle not yet reproduced in full: the case passes when
  *   the exit statuses agree and at least N cells are equal (fewer is a
  *   regression), and says how far it is from all.
@@ -23,7 +25,7 @@
  * exactly, blanks with blanks. The `Tips` column is skipped: the reference's
  * definitions have none (every one of its cells is empty); so is the newer
  * reference's `Description` column, prose that lumen writes in its own words.
- * With --compat, a table the reference shows without rows must also be
+ * With --oracle or --compat, a table the reference shows without rows must also be
  * written by lumen without rows. Prints
  * "cells equal N / M" and exits 0 only when all agree and the exit status
  * matches (both zero, or both non-zero).
@@ -261,12 +263,13 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *lumen = argv[1], *shared = argv[2], *dir = argv[3], *workload = NULL;
-  const char *compat = NULL;
+  const char *compat = NULL, *pass_compat = NULL;
   long baseline = -1;
   for (int i = 4; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--workload") == 0) workload = argv[i + 1];
     else if (strcmp(argv[i], "--ignore") == 0 && n_ignored < 64) ignored[n_ignored++] = argv[i + 1];
-    else if (strcmp(argv[i], "--compat") == 0) compat = argv[i + 1];
+    else if (strcmp(argv[i], "--compat") == 0) compat = pass_compat = argv[i + 1];
+    else if (strcmp(argv[i], "--oracle") == 0) compat = argv[i + 1];
     else if (strcmp(argv[i], "--baseline") == 0) baseline = atol(argv[i + 1]);
     else {
       fprintf(stderr, "golden_case: unknown option %s\n", argv[i]);
@@ -333,9 +336,9 @@ int main(int argc, char **argv) {
     perror("mkdtemp");
     return 2;
   }
-  if (compat) {
+  if (pass_compat) {
     push(&a, "--compat");
-    push(&a, compat);
+    push(&a, pass_compat);
   }
   push(&a, "--format");
   push(&a, "csv");

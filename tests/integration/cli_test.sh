@@ -82,6 +82,23 @@ compare)
   run analyze -w "$WL/_mix/mix_MI200" -w "$WL/_mix/mixB_MI200" --format csv -o "$TMP/c"
   expect_status 0
   head -1 "$TMP/c/0.1.csv" | grep -q 'Count \[2\]' || fail "compare columns"
+  # The same kernels as a newer ROCm names them (no " [clone .kd]"; ".kd"
+  # dropped): matched all the same, and the comparison says how.
+  copy_wl _mix/mix_MI200
+  sed -i -e 's/ \[clone \.kd\]//' -e 's/\.kd"/"/; s/\.kd,/,/' "$TMP/wl/"*.csv
+  grep -q 'clone \.kd' "$TMP/wl/pmc_perf.csv" && fail "the copy still has ROCm suffixes"
+  run analyze -w "$WL/_mix/mix_MI200" -w "$TMP/wl" -b 0 --format json
+  expect_status 0
+  for r in 0 1 2 3 4; do
+    [ "$("$JSON_GET" panels.0.tables.0.rows.$r.compare.0.delta_pct.2 <"$TMP/out")" = "0" ] ||
+      fail "top kernel $r: not matched across name suffixes"
+    "$JSON_GET" panels.0.tables.0.rows.$r.compare.0.matched_by <"$TMP/out" | grep -q "without its ROCm suffix" ||
+      fail "top kernel $r: the match is not said to be by suffix-less name"
+  done
+  run analyze -w "$WL/_mix/mix_MI200" -w "$TMP/wl" -b 0
+  expect_status 0
+  expect_out "matched with workload [2] by kernel name without the suffix"
+  grep -q -- "-100" "$TMP/out" && fail "a kernel shown as gone (-100 %)"
   ;;
 compare_same_folder)
   # The reference tool refuses the same folder twice; lumen compares two
@@ -438,19 +455,48 @@ compat)
   expect_out "Instr per wave"
   run analyze -w "$WL/vcopy/MI200" --compat 2.9
   expect_status 2
-  expect_err "--compat 2.9: expected 3.0 (the default) or 3.3"
+  expect_err "--compat 2.9: expected 3.0 or 3.3"
   # The same tables through the store.
   run db import --db "$TMP/s.db" -w "$WL33/vcopy/MI200"
   expect_status 0
   run analyze --db "$TMP/s.db" -w vcopy_MI200 --compat 3.3 --format csv -o "$TMP/c33db"
   expect_status 0
   cmp -s "$TMP/c33/2.1.csv" "$TMP/c33db/2.1.csv" || fail "3.3 through the store differs"
-  run analyze --db "$TMP/s.db" -w vcopy_MI200 --format csv -o "$TMP/c30db"
+  run analyze --db "$TMP/s.db" -w vcopy_MI200 --compat 3.0 --format csv -o "$TMP/c30db"
   grep -q '^2.1.1,VALU IOPs,427.0323563102217,Giop,' "$TMP/c30db/2.1.csv" || fail "3.0 through the store (cache mixed up)"
-  # A 3.0-era sysinfo.csv lacks the field 3.3 computes the HBM peak from.
-  run analyze -w "$WL/vcopy/MI200" --compat 3.3 -b 2.1
+  # Without --compat, a folder written by 3.3 (num_hbm_channels in its
+  # sysinfo.csv) is read in 3.3 semantics, from the folder and the store.
+  run analyze -w "$WL33/vcopy/MI200" --format csv -o "$TMP/auto"
+  expect_status 0
+  for t in 2.1 10.1 17.1; do cmp -s "$TMP/c33/$t.csv" "$TMP/auto/$t.csv" || fail "3.3 folder without --compat: $t differs"; done
+  run analyze --db "$TMP/s.db" -w vcopy_MI200 --format csv -o "$TMP/autodb"
+  cmp -s "$TMP/c33/2.1.csv" "$TMP/autodb/2.1.csv" || fail "3.3 folder through the store without --compat"
+  run analyze -w "$SHARED/formats/rocprofiler-compute/bmm1_3.3.0_MI300X" --summary
+  expect_status 0
+  expect_out "Summary: 2 kernels"
+  # A field one layout lacks is derived where the other defines it: the
+  # HBM peak of 3.3 from hbm_bw and the memory clock, 3.0's hbm_bw from
+  # the channels (1.6 GHz x 32 B x 32 channels = 1638.4 GB/s either way).
+  run analyze -w "$WL/vcopy/MI200" --compat 3.3 -b 2.1 --format csv -o "$TMP/derive33"
+  expect_status 0
+  grep -q '^2.1.22,L2-Fabric Read BW,.*,1638.4,' "$TMP/derive33/2.1.csv" || fail "3.3 peak from hbm_bw"
+  run analyze -w "$SHARED/formats/rocprofiler-compute/bmm1_3.3.0_MI300X" --compat 3.0 -b 2.1 --format csv -o "$TMP/derive30"
+  expect_status 0
+  grep -q '^2.1.22,L2-Fabric Read BW,.*,5324.8,' "$TMP/derive30/2.1.csv" || fail "3.0 hbm_bw from channels"
+  # Underivable (no memory clock): the error names the semantics that
+  # read the folder as it is.
+  run analyze -w "$WL33/vcopy/MI300X_A1_rocpd" --compat 3.0 -b 2.1
   expect_status 1
-  expect_err "field 'num_hbm_channels': missing"
+  one_line_err
+  expect_err "field 'hbm_bw': missing"
+  expect_err "layout of rocprofiler-compute 3.3 and later, read in its own semantics without --compat"
+  # A 3.1 profile compared with a 3.3 one: each in its semantics, both
+  # normalized like the baseline.
+  run analyze -w "$SHARED/formats/rocprofiler-compute/gemm_fp8_3.1.0_MI325X" \
+      -w "$SHARED/formats/rocprofiler-compute/bmm1_3.3.0_MI300X" -b 2.1 --format json
+  expect_status 0
+  expect_err "normalized per_wave like the baseline"
+  [ "$("$JSON_GET" workloads.1.normalization <"$TMP/out")" = "per_wave" ] || fail "comparison normalization"
   # MI300: the F8 row and the halved BF16 peak (304 CUs at 2100 MHz).
   run analyze -w "$WL33/vcopy/MI300X_A1" --compat 3.3 -b 2.1 --format csv -o "$TMP/c33x"
   grep -q '^2.1.2,MFMA FLOPs (F8),' "$TMP/c33x/2.1.csv" || fail "no F8 row"
@@ -463,11 +509,58 @@ gfx950)
   expect_err "gfx950 has metric definitions only in the semantics of rocprofiler-compute 3.3"
   run analyze -w "$WL33/vcopy/MI350" -b 2.1
   expect_status 0
-  expect_err "gfx950: analyzed in rocprofiler-compute 3.3 semantics"
   expect_out "Gflop/s"
+  # A gfx950 folder in the older layout (no num_hbm_channels): 3.3 all the
+  # same, and lumen says so.
+  mkdir -p "$TMP/old950" && cp "$WL33/vcopy/MI350/"*.csv "$TMP/old950/"
+  python3 - "$TMP/old950/sysinfo.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+i = rows[0].index("num_hbm_channels")
+rows = [r[:i] + r[i + 1:] for r in rows]
+csv.writer(open(sys.argv[1], "w", newline="")).writerows(rows)
+PY
+  run analyze -w "$TMP/old950" -b 1
+  expect_status 0
+  expect_err "gfx950: analyzed in rocprofiler-compute 3.3 semantics"
   run profile --plan --arch gfx950
   expect_status 0
   expect_out "sets:"
+  ;;
+other_tools)
+  # A path holding another tool's output says what it found and what to do.
+  F=$SHARED/formats
+  for d in rocprofv3/gfx950_ds_read_b128_bank:"rocprofv3 counter collection" \
+           rocprofv3/gfx942_kernel_trace:"rocprofv3 kernel trace" \
+           rocprof-v1/mi250x_laplacian_dp_kernel1:"rocprof (v1) output" \
+           rocprof-v1/mi300x_stats:"rocprof kernel statistics" \
+           ncu/cc86_metrics:"Nsight Compute CSV export" ncu/v100_2020:"Nsight Compute CSV export"; do
+    run analyze -w "$F/${d%%:*}"
+    expect_status 1; one_line_err; expect_err "${d#*:}"
+  done
+  run analyze -w "$F/ncu/cc86_metrics/metrics.csv"
+  expect_status 1; one_line_err; expect_err "Nsight Compute CSV export"
+  : >"$TMP/run1.ncu-rep"
+  run analyze -w "$TMP/run1.ncu-rep"
+  expect_status 1; one_line_err; expect_err "export it with \`ncu --import run1.ncu-rep --csv --page raw"
+  # The folder above a workload: did you mean.
+  mkdir -p "$TMP/workloads/bmm1" && cp -r "$WL/vcopy/MI200" "$TMP/workloads/bmm1/MI300X_A1"
+  run analyze -w "$TMP/workloads/bmm1"
+  expect_status 1; one_line_err; expect_err "did you mean -w $TMP/workloads/bmm1/MI300X_A1"
+  run db import --db "$TMP/s.db" -w "$TMP/workloads/bmm1"
+  expect_status 1; expect_err "did you mean"
+  # A FIFO among the files is passed over, not read (no hang).
+  mkfifo "$TMP/workloads/bmm1/pipe.csv"
+  run analyze -w "$TMP/workloads/bmm1"
+  expect_status 1; expect_err "did you mean"
+  # Column names that differ only in case get a hint.
+  copy_wl vcopy/MI200
+  sed -i '1s/Dispatch_ID/Dispatch_Id/' "$TMP/wl/pmc_perf.csv"
+  run analyze -w "$TMP/wl" -b 2
+  expect_status 0; expect_err "field 'Dispatch_Id': not the column 'Dispatch_ID'"
+  sed -i '1s/Kernel_Name/kernel_name/' "$TMP/wl/pmc_perf.csv"
+  run analyze -w "$TMP/wl"
+  expect_status 1; expect_err "the file has 'kernel_name': column names are case-sensitive"
   ;;
 rocpd_layout)
   # One row per counter (rocpd-based profiler) and the newer sysinfo.csv.
@@ -485,8 +578,12 @@ rocpd_layout)
   expect_status 0
   grep -q '^7.2.0,Kernel Time,7357.666666666667,6730.0,8613.0,' "$TMP/s/7.2.csv" || fail "exact kernel time"
   grep -q '^11.2.9,VMEM Latency,1105.29' "$TMP/s/11.2.csv" || fail "VMEM latency from SQ_INST_LEVEL_VMEM_ACCUM"
+  # Without --compat: the same tables (the folder's own 3.3 semantics).
+  run analyze -w "$WL33/vcopy/MI300X_A1_rocpd" -b 2.1 --format csv -o "$TMP/auto"
+  expect_status 0
+  cmp -s "$TMP/r/2.1.csv" "$TMP/auto/2.1.csv" || fail "rocpd folder without --compat differs"
   # 3.0 reads a field that the newer layout does not have: named.
-  run analyze -w "$WL33/vcopy/MI300X_A1_rocpd"
+  run analyze -w "$WL33/vcopy/MI300X_A1_rocpd" --compat 3.0
   expect_status 1
   expect_err "field 'hbm_bw': missing"
   ;;

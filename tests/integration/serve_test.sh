@@ -138,6 +138,36 @@ api)
     echo "LUMEN_TEST_PG is not set: PostgreSQL part skipped"
   fi
   ;;
+layout)
+  # Each folder in the semantics of the rocprofiler-compute that wrote it,
+  # as the CLI reads it: a 3.3 folder with no compat= (panels, summary
+  # cards, series), and a 3.0 one beside it; through the store too.
+  F33=$SHARED/formats/rocprofiler-compute/bmm1_3.3.0_MI300X
+  "$LUMEN" db import --db "$TMP/l.db" -w "$F33" -n bmm >/dev/null || fail "import"
+  start_server -w "$F33" -w "$WL/vcopy/MI200" --db "$TMP/l.db"
+  get "/api/analysis?w=f0&b=2&b=10"
+  expect_code 200 "3.3 folder"
+  cp "$TMP/body" "$TMP/a33.json"
+  # (the server pages the 301-dispatch list: compare the metric panels)
+  "$LUMEN" analyze -w "$F33" -b 2 -b 10 --format json >"$TMP/cli.json" 2>/dev/null
+  python3 -c 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+m = lambda d: [p for p in d["panels"] if p["id"] != 0]
+sys.exit(m(a) != m(b) or a["workloads"][0]["normalization"] != b["workloads"][0]["normalization"])' \
+    "$TMP/a33.json" "$TMP/cli.json" || fail "3.3 folder: the API's panels differ from the CLI's"
+  grep -q "Instr per kernel" "$TMP/a33.json" || fail "3.3 folder: not in 3.3 semantics"
+  get "/api/analysis?w=f1&b=10"
+  expect_code 200 "3.0 folder"
+  grep -q "Instr per wave" "$TMP/body" || fail "3.0 folder: not in 3.0 semantics"
+  get "/api/analysis?w=db:bmm&b=10"
+  expect_code 200 "3.3 folder from the store"
+  grep -q "Instr per kernel" "$TMP/body" || fail "3.3 folder from the store: not in 3.3 semantics"
+  get "/api/summary?w=f0"
+  expect_code 200 "3.3 folder summary"
+  "$LUMEN" analyze -w "$F33" --summary --format json >"$TMP/cli.json" 2>/dev/null
+  [ "$("$JSON_GET" summary.kernels_total <"$TMP/body")" = "$("$JSON_GET" summary.kernels_total <"$TMP/cli.json")" ] ||
+    fail "summary cards differ from the CLI"
+  ;;
 hostile)
   start_server -w "$WL/vcopy/MI200"
   get "/api/analysis?w=f0&zz=1"

@@ -75,7 +75,8 @@ static int sq_insts(void *ctx, const char *source, const char *name) {
   return strcmp(source, "roofline") == 0 || strncmp(name, "SQ_INSTS_", 9) == 0;
 }
 
-static lm_db_want_fn choose_for_test(void *ctx, const char *arch, void **want_ctx) {
+static lm_db_want_fn choose_for_test(void *ctx, const char *arch, const char *compat, void **want_ctx) {
+  (void)compat;
   choice_log *log = ctx;
   log->calls++;
   snprintf(log->arch, sizeof log->arch, "%s", arch);

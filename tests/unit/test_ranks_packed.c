@@ -159,13 +159,15 @@ static int every(void *ctx, const char *source, const char *name) {
   (void)name;
   return 1;
 }
-static lm_db_want_fn choose_later(void *ctx, const char *arch, void **want_ctx) {
+static lm_db_want_fn choose_later(void *ctx, const char *arch, const char *compat, void **want_ctx) {
+  (void)compat;
   (void)ctx;
   (void)arch;
   *want_ctx = NULL;
   return later;
 }
-static lm_db_want_fn choose_every(void *ctx, const char *arch, void **want_ctx) {
+static lm_db_want_fn choose_every(void *ctx, const char *arch, const char *compat, void **want_ctx) {
+  (void)compat;
   (void)ctx;
   (void)arch;
   *want_ctx = NULL;

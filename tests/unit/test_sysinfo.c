@@ -143,8 +143,32 @@ static void profile_tests(void) {
   lm_arena_free(arena);
 }
 
+/* The writer's layout, and the field of the other layout derived from it. */
+static void layout_tests(void) {
+  const char *names33[] = {"gpu_arch", "max_mclk", "num_hbm_channels"};
+  const char *texts33[] = {"gfx942", "1300", "128"};
+  double values33[] = {LM_NAN, 1300, 128};
+  lm_sysinfo s33 = {3, names33, texts33, values33};
+  const char *names30[] = {"gpu_arch", "max_mclk", "hbm_bw"};
+  const char *texts30[] = {"gfx90a", "1600", "1638.4"};
+  double values30[] = {LM_NAN, 1600, 1638.4};
+  lm_sysinfo s30 = {3, names30, texts30, values30};
+  CHECK_STR(lm_sysinfo_compat(&s33) ? lm_sysinfo_compat(&s33) : "(null)", "3.3");
+  CHECK(lm_sysinfo_compat(&s30) == NULL);
+  double v = 0;
+  CHECK(lm_sysinfo_derive(&s33, "hbm_bw", &v) == 1 && fabs(v - 5324.8) < 1e-9);
+  CHECK(lm_sysinfo_derive(&s30, "num_hbm_channels", &v) == 1 && v == 32);
+  CHECK(lm_sysinfo_derive(&s30, "hbm_bw", &v) == 0);      /* no channels to derive it from */
+  CHECK(lm_sysinfo_derive(&s33, "max_sclk", &v) == 0);    /* not a derivable field */
+  values33[1] = LM_NAN;                                    /* a blank memory clock */
+  CHECK(lm_sysinfo_derive(&s33, "hbm_bw", &v) == 0);
+  values30[1] = 0;                                         /* a zero clock */
+  CHECK(lm_sysinfo_derive(&s30, "num_hbm_channels", &v) == 0);
+}
+
 int main(void) {
   agent_tests();
   profile_tests();
+  layout_tests();
   return check_report("test_sysinfo");
 }
