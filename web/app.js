@@ -345,8 +345,12 @@ function renderSummary(data, s) {
       }
       const r = k.roofline;
       card.appendChild(el('p', 'roof', r.pct_of_attainable !== null && r.pct_of_attainable !== undefined
-        ? `Roofline (HBM, ${r.source}): ${fmt(r.intensity)} FLOP/byte, ${fmt(r.gflops)} GFLOP/s = ` +
-          `${r.pct_of_attainable.toFixed(0)} % of the attainable ${fmt(r.attainable_gflops)} GFLOP/s (${r.bound}-bound)`
+        ? (r.above_attainable
+          ? `Roofline (${r.source}): mostly ${r.type} work, ${fmt(r.gflops)} GFLOP/s is above the attainable ` +
+            `${fmt(r.attainable_gflops)} GFLOP/s (${r.pct_of_attainable.toFixed(0)} %): a ceiling is too low`
+          : `Roofline (${r.source}): mostly ${r.type} work, ${fmt(r.intensity)} FLOP/byte at HBM, ` +
+            `${fmt(r.gflops)} GFLOP/s = ${r.pct_of_attainable.toFixed(0)} % of the attainable ` +
+            `${fmt(r.attainable_gflops)} GFLOP/s: ${r.bound}-bound ${r.bound === 'memory' ? 'at' : 'on'} ${r.limit}`)
         : `Roofline: not placed (${r.not_placed || 'no data'})`));
       const list = el('ul', 'findings');
       if (!k.findings.length) list.appendChild(el('li', 'finding none', 'No rule fired.'));

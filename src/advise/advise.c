@@ -252,7 +252,37 @@ static int cmp_pct(const void *x, const void *y) {
   return (pa < pb) - (pa > pb);
 }
 
-/* The speed-of-light highlights: the busiest rows of the first metric table. */
+/* Whether a speed-of-light metric bounds throughput, and how: memory
+ * bandwidth, an issue unit or pipeline, occupancy. Counts of active units
+ * (Active CUs: how many the launch covered), IPC, hit rates, latencies and
+ * bank conflicts describe a kernel but are not a ceiling it runs into. */
+static int limiter_kind(const char *name, lm_limiter_kind *kind) {
+  static const char *const never[] = {"Hit Rate", "Active Threads", "Latency", "Active CUs", "Conflicts", "IPC",
+                                      "Frequency", "Cycles", "Duration", NULL};
+  for (const char *const *p = never; *p; p++)
+    if (strstr(name, *p)) return 0;
+  if (strstr(name, "Occupancy")) {
+    *kind = LM_LIMIT_OCCUPANCY;
+    return 1;
+  }
+  if (strstr(name, " BW") || strstr(name, "Bandwidth") || strstr(name, "Memory Throughput") ||
+      strstr(name, "DRAM") || strstr(name, "L1/TEX") || strstr(name, "L2 Cache Throughput")) {
+    *kind = LM_LIMIT_MEMORY;
+    return 1;
+  }
+  if (strstr(name, "Utilization") || strstr(name, "FLOPs") || strstr(name, "IOPs") || strstr(name, "OPs") ||
+      strstr(name, "Compute (SM) Throughput") || strstr(name, "Pipe")) {
+    *kind = LM_LIMIT_ISSUE;
+    return 1;
+  }
+  return 0;
+}
+
+/* Above 100 % of a peak by more than rounding. */
+#define ABOVE_PEAK 100.5
+
+/* The top limiters: the rows of the first metric table that bound
+ * throughput, by percentage of peak; those above their peak apart. */
 static lm_status highlights(const lm_analysis *a, lm_arena *arena, lm_kernel_summary *k) {
   const lm_rtable *t = NULL;
   for (int32_t ti = 0; ti < a->n_tables && !t; ti++)
@@ -274,10 +304,8 @@ static lm_status highlights(const lm_analysis *a, lm_arena *arena, lm_kernel_sum
     h.value = metric_cell(a, t->row_ids[r], 0, &h.unit);
     h.peak = metric_cell(a, t->row_ids[r], 1, NULL);
     h.pct = metric_cell(a, t->row_ids[r], 2, NULL);
-    if (!isfinite(h.pct) || !isfinite(h.peak)) continue;
-    /* Throughput and utilization only: a hit rate or a lane count at 100 %
-     * of its "peak" says nothing about what limits the kernel. */
-    if (strstr(h.name, "Hit Rate") || strstr(h.name, "Active Threads") || strstr(h.name, "Latency")) continue;
+    if (!isfinite(h.pct) || !isfinite(h.peak) || !(h.peak > 0)) continue;
+    if (!limiter_kind(h.name, &h.kind)) continue;
     /* The analysis goes before the summary does: keep copies. */
     h.name = lm_arena_strdup(arena, h.name);
     h.unit = lm_arena_strdup(arena, h.unit ? h.unit : "");
@@ -285,47 +313,106 @@ static lm_status highlights(const lm_analysis *a, lm_arena *arena, lm_kernel_sum
     all[n++] = h;
   }
   qsort(all, n, sizeof *all, cmp_pct);
-  k->highlights = all;
-  k->n_highlights = n < 4 ? n : 4;
+  size_t n_above = 0;
+  while (n_above < n && all[n_above].pct > ABOVE_PEAK) n_above++;
+  k->above = all;
+  k->n_above = n_above;
+  k->highlights = all + n_above;
+  k->n_highlights = n - n_above < 4 ? n - n_above : 4;
   return LM_OK;
 }
 
+/* The first metric a finding's rule uses that is above its peak. */
+static void finding_above(const lm_analysis *a, lm_finding *f) {
+  f->above = NULL;
+  f->above_pct = LM_NAN;
+  for (int32_t m = 0; m < f->rule->n_uses; m++) {
+    double pct = metric_cell(a, f->rule->uses[m], 2, NULL);
+    if (isfinite(pct) && pct > ABOVE_PEAK) {
+      f->above = f->rule->uses[m];
+      f->above_pct = pct;
+      return;
+    }
+  }
+}
+
+/* The roofline verdict. Each unit and memory level needs some time at
+ * its ceiling for the kernel's work: its operations of each data type at
+ * that type's peak (the units counted one after the other, a lower bound
+ * when they overlap), its bytes at each level's bandwidth. The longest of
+ * these is what bounds the kernel, and its share of the measured duration
+ * is how close the kernel came to the attainable. This places a BF16
+ * matrix kernel against the BF16 matrix-core peak, not the FP32 vector
+ * one, and a kernel of mixed work against every ceiling it uses. */
 static void place_on_roofline(const lm_roofline *roof, const lm_analysis *a, lm_kernel_summary *k) {
   k->intensity = k->gflops = k->attainable = k->roof_pct = k->roof_bw = k->roof_peak = LM_NAN;
   const lm_roof_point *p = NULL;
   for (size_t i = 0; roof && i < roof->n_points; i++)
     if (strcmp(roof->points[i].kernel, k->name) == 0) p = &roof->points[i];
   if (!p) {
-    k->roof_reason = roof && roof->missing ? "a counter the roofline needs is missing" : "no roofline point";
+    k->roof_reason = roof && roof->missing ? "a counter the roofline needs was not collected" : "no roofline point";
     return;
   }
-  if (!(p->flops > 0)) {
-    k->roof_reason = "no floating-point work: not on the FLOP roofline";
+  double ops = 0;
+  for (int t = 0; t < LM_ROOF_TYPES; t++) ops += p->type_ops[t];
+  if (!(ops > 0)) {
+    k->roof_reason = roof->missing_ops ? "the arithmetic counters were not collected (no FLOP count)"
+                                       : "no floating-point work: not on the FLOP roofline";
     return;
   }
-  if (!(p->bytes_hbm > 0) || !(p->duration_ns > 0)) {
-    k->roof_reason = "no HBM traffic or no duration measured";
+  if (!(p->duration_ns > 0)) {
+    k->roof_reason = "no duration measured";
     return;
   }
-  double bw = roof->hbm_bw, peak = roof->fp32;
-  k->roof_source = "roofline.csv";
-  if (isnan(bw) || isnan(peak)) {
-    bw = metric_cell(a, "L2-Fabric Read BW", 1, NULL);
-    peak = metric_cell(a, "VALU FLOPs", 1, NULL);
-    k->roof_source = "theoretical peaks";
+  /* Ceilings: roofline.csv's, else the speed-of-light table's peaks. */
+  static const char *const type_metric[LM_ROOF_TYPES] = {
+      "VALU FLOPs",       "VALU FLOPs",       "VALU FLOPs",        "MFMA FLOPs (F8)", "MFMA FLOPs (F16)",
+      "MFMA FLOPs (BF16)", "MFMA FLOPs (F32)", "MFMA FLOPs (F64)", "MFMA IOPs (Int8)"};
+  int measured = !isnan(roof->hbm_bw) && !isnan(roof->fp32);
+  k->roof_source = measured ? "roofline.csv" : "theoretical peaks";
+  double level_bw[4] = {roof->hbm_bw, roof->l2_bw, roof->l1_bw, roof->lds_bw};
+  double level_bytes[4] = {p->bytes_hbm, p->bytes_l2, p->bytes_l1, p->bytes_lds};
+  static const char *const level_metric[4] = {"L2-Fabric Read BW", "L2 Cache BW", "vL1D Cache BW",
+                                              "Theoretical LDS Bandwidth"};
+  static const char *const level_name[4] = {"HBM", "L2", "L1", "LDS"};
+  for (int l = 0; l < 4; l++)
+    if (!measured || isnan(level_bw[l])) level_bw[l] = metric_cell(a, level_metric[l], 1, NULL);
+  double compute_ns = 0, longest_type_ns = -1;
+  int main_type = -1;
+  for (int t = 0; t < LM_ROOF_TYPES; t++) {
+    if (!(p->type_ops[t] > 0)) continue;
+    double peak = measured ? roof->type_peak[t] : LM_NAN;
+    if (isnan(peak)) peak = metric_cell(a, type_metric[t], 1, NULL);
+    if (!(peak > 0)) {
+      k->roof_reason = "no peak known for this GPU's arithmetic";
+      k->roof_type = lm_roof_type_name((lm_roof_type)t);
+      return;
+    }
+    double ns = p->type_ops[t] / peak;
+    compute_ns += ns;
+    if (ns > longest_type_ns) longest_type_ns = ns, main_type = t, k->roof_peak = peak;
   }
-  k->intensity = p->flops / p->bytes_hbm;
-  k->gflops = p->flops / p->duration_ns;
-  if (isnan(bw) || isnan(peak)) {
-    k->roof_reason = "no peak known for this GPU";
-    return;
+  double memory_ns = -1;
+  int level = -1;
+  for (int l = 0; l < 4; l++) {
+    if (!(level_bw[l] > 0) || !(level_bytes[l] > 0)) continue;
+    double ns = level_bytes[l] / level_bw[l];
+    if (ns > memory_ns) memory_ns = ns, level = l;
   }
-  k->roof_bw = bw;
-  k->roof_peak = peak;
-  double memory_roof = k->intensity * bw;
-  k->attainable = memory_roof < peak ? memory_roof : peak;
-  k->roof_bound = memory_roof < peak ? "memory" : "compute";
-  k->roof_pct = k->attainable > 0 ? k->gflops / k->attainable * 100 : LM_NAN;
+  k->roof_type = lm_roof_type_name((lm_roof_type)main_type);
+  k->roof_bw = level_bw[0];
+  k->intensity = p->bytes_hbm > 0 ? ops / p->bytes_hbm : LM_NAN;
+  k->gflops = ops / p->duration_ns;
+  double bound_ns = compute_ns > memory_ns ? compute_ns : memory_ns;
+  if (compute_ns >= memory_ns) {
+    k->roof_bound = "compute";
+    k->roof_limit = k->roof_type;
+  } else {
+    k->roof_bound = "memory";
+    k->roof_limit = level_name[level];
+  }
+  k->attainable = ops / bound_ns;
+  k->roof_pct = bound_ns / p->duration_ns * 100;
 }
 
 lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const lm_ruleset *rules,
@@ -394,6 +481,15 @@ lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const l
   kernel_facts(w, cat->arch, rows, n_rows, 0, all_facts);
   s->total_ns = all_facts[V_TOTAL];
   s->n_total_kernels = n_sel;
+  {
+    lm_implausible bad[8];
+    size_t n_bad = lm_analyze_check_sysinfo(w, cat, bad, 8);
+    if (n_bad > 8) n_bad = 8;
+    s->implausible = lm_arena_alloc(s->arena, (n_bad ? n_bad : 1) * sizeof *s->implausible);
+    if (!s->implausible) goto nomem;
+    memcpy(s->implausible, bad, n_bad * sizeof *bad);
+    s->n_implausible = n_bad;
+  }
   size_t n = n_sel < top ? n_sel : top;
   s->kernels = lm_arena_alloc(s->arena, (n ? n : 1) * sizeof *s->kernels);
   if (!s->kernels) goto nomem;
@@ -452,6 +548,7 @@ lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const l
       f->verdict = fill(&rule->verdict, ka_used, vars, s->arena);
       if (!f->verdict) goto nomem;
       f->gain = rule->gain ? lm_advise_eval(rule->gain, ka_used, vars) : LM_NAN;
+      finding_above(ka_used, f);
       if (!isnan(f->gain)) f->gain = f->gain < 0 ? 0 : f->gain > 1 ? 1 : f->gain;
     }
     qsort(k->findings, k->n_findings, sizeof *k->findings, cmp_findings);

@@ -19,29 +19,50 @@ typedef struct lm_finding {
   const lm_rule *rule;
   char *verdict;      /* the verdict with its values filled in */
   double gain;        /* estimated fraction of the kernel's time a fix saves, NaN if none */
+  const char *above;  /* a metric the rule uses that is above its peak (so
+                         the verdict rests on a peak that cannot be right),
+                         or NULL */
+  double above_pct;   /* ... its percentage of peak */
 } lm_finding;
+
+/* What a speed-of-light metric says limits throughput. */
+typedef enum lm_limiter_kind {
+  LM_LIMIT_MEMORY,    /* bandwidth of a memory level */
+  LM_LIMIT_ISSUE,     /* an issue unit or pipeline: utilization, FLOPs */
+  LM_LIMIT_OCCUPANCY  /* wavefronts resident */
+} lm_limiter_kind;
 
 /* A speed-of-light highlight: one metric of the first metric table. */
 typedef struct lm_highlight {
   const char *name;
   double value, peak, pct; /* NaN when not available */
   const char *unit;
+  lm_limiter_kind kind;
 } lm_highlight;
 
 typedef struct lm_kernel_summary {
   const char *name;
   size_t calls;
   double total_ns, mean_ns, share; /* share of the selection's time, 0..1 */
-  lm_highlight *highlights;
+  lm_highlight *highlights; /* the top limiters, by % of peak (at most 100 %) */
   size_t n_highlights;
-  /* Roofline position at HBM: arithmetic intensity (FLOP/byte), achieved
-   * GFLOP/s, the attainable GFLOP/s at that intensity and its percentage;
-   * NaN with `roof_reason` set when the point cannot be placed. */
+  lm_highlight *above;      /* limiters above 100 % of their peak: not
+                               ranked, the peak (or a count) cannot be right */
+  size_t n_above;
+  /* Roofline position: arithmetic intensity at HBM (operations per byte),
+   * achieved GFLOP/s (all types), the attainable GFLOP/s (the work at the
+   * ceiling that bounds it: its operations of each type at that type's
+   * peak, its bytes at each memory level's bandwidth) and the percentage
+   * achieved; NaN with `roof_reason` set when the point cannot be placed. */
   double intensity, gflops, attainable, roof_pct;
   const char *roof_bound;  /* "memory" or "compute" */
+  const char *roof_limit;  /* what bounds it: "HBM", "L2", "L1", "LDS", or a
+                              unit and type ("MFMA BF16", "VALU FP32") */
+  const char *roof_type;   /* the type and unit doing most of the work (by
+                              time at their peaks), as roof_limit's names */
   const char *roof_source; /* "roofline.csv" or "theoretical peaks" */
   const char *roof_reason;
-  double roof_bw, roof_peak;  /* the ceilings used: GB/s at HBM, GFLOP/s */
+  double roof_bw, roof_peak;  /* for a plot: GB/s at HBM, GFLOP/s of roof_type */
   lm_finding *findings;
   size_t n_findings;
 } lm_kernel_summary;
@@ -52,6 +73,9 @@ typedef struct lm_summary {
   size_t n_total_kernels; /* kernels in the selection (the summary shows the top ones) */
   double total_ns;
   const char *rules_error; /* why no rule could be evaluated, or NULL */
+  lm_implausible *implausible; /* sysinfo.csv fields that cannot be right
+                                  (lm_analyze_check_sysinfo) */
+  size_t n_implausible;
   lm_ruleset *rules;       /* owned when set: freed with the summary */
   lm_arena *arena;
 } lm_summary;

@@ -211,15 +211,48 @@ int lm_analyze_wants_indexed(void *ctx, const char *source, const char *name);
 lm_status lm_analyze_rows(const lm_workload *workload, const lm_analyze_opts *opts, size_t **rows, size_t *n,
                           lm_diag *diag);
 
+/* ------------------------------------------------------- plausibility */
+
+/* A system-information field that cannot be right for the GPU. */
+typedef struct lm_implausible {
+  const char *field;  /* the sysinfo.csv field (static) */
+  char value[32];     /* as recorded ("blank" when empty) */
+  double expected;    /* what the architecture's facts give; NaN when they
+                         give only a range */
+  char why[200];      /* the facts, in words */
+} lm_implausible;
+
+/* lm_analyze_check_sysinfo: the fields of w's system information that
+ * cannot be right for an AMD GPU of cat's architecture (clocks out of any
+ * GPU's range, more compute units than its XCDs hold, L2 channels other
+ * than the architecture's count per XCD, an HBM bandwidth other than 32
+ * bytes per channel per memory clock). Writes up to cap of them to out
+ * and returns how many there are (possibly more than cap); 0 for other
+ * vendors. Reads only. */
+size_t lm_analyze_check_sysinfo(const lm_workload *w, const lm_catalog *cat, lm_implausible *out, size_t cap);
+
 /* ------------------------------------------------------------ roofline */
+
+/* The data types and units that do a kernel's arithmetic, each with its
+ * own ceiling: VALU FP16/FP32/FP64 (64 lanes per instruction, fused
+ * multiply-adds twice) and the matrix cores (512 operations per MFMA MOPS
+ * count) in F8, F16, BF16, F32, F64 and I8 (integer operations). */
+typedef enum lm_roof_type {
+  LM_ROOF_VALU_F16, LM_ROOF_VALU_F32, LM_ROOF_VALU_F64, LM_ROOF_MFMA_F8, LM_ROOF_MFMA_F16, LM_ROOF_MFMA_BF16,
+  LM_ROOF_MFMA_F32, LM_ROOF_MFMA_F64, LM_ROOF_MFMA_I8, LM_ROOF_TYPES
+} lm_roof_type;
+/* lm_roof_type_name: "VALU FP32", "MFMA BF16", ... */
+const char *lm_roof_type_name(lm_roof_type type);
 
 /* One kernel's point: means per call over the selected dispatches. */
 typedef struct lm_roof_point {
   const char *kernel;
   size_t calls;
   double duration_ns;    /* mean duration */
-  double flops;          /* VALU + MFMA floating-point operations */
+  double flops;          /* VALU + MFMA floating-point operations (the
+                            reference's count: no F8, no I8) */
   double valu_flops;
+  double type_ops[LM_ROOF_TYPES]; /* operations of each type and unit */
   double bytes_l1, bytes_l2, bytes_hbm, bytes_lds;
 } lm_roof_point;
 
@@ -227,9 +260,12 @@ typedef struct lm_roofline {
   /* Ceilings from roofline.csv (the first selected GPU's row), GB/s and
    * GFLOP/s; NaN when the workload has no benchmark results. */
   double hbm_bw, l2_bw, l1_bw, lds_bw, fp32, fp64, mfma_bf16, mfma_f16, mfma_f32, mfma_f64, mfma_i8;
+  double type_peak[LM_ROOF_TYPES]; /* the ceiling of each type (GFLOP/s or
+                            GOP/s) from roofline.csv, NaN where it has none */
   lm_roof_point *points;  /* the top kernels by total duration */
   size_t n_points;
   const char *missing;    /* a counter the points need that is absent, or NULL */
+  const char *missing_ops; /* a counter of the arithmetic that is absent, or NULL */
   lm_arena *arena;
 } lm_roofline;
 

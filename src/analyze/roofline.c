@@ -22,7 +22,14 @@ typedef struct acc {
   int32_t kernel;
   size_t calls;
   double duration, flops, valu, l1, l2, hbm, lds;
+  double ops[LM_ROOF_TYPES];
 } acc;
+
+const char *lm_roof_type_name(lm_roof_type type) {
+  static const char *const names[] = {"VALU FP16", "VALU FP32", "VALU FP64", "MFMA F8",  "MFMA F16",
+                                      "MFMA BF16", "MFMA F32",  "MFMA F64",  "MFMA I8"};
+  return (unsigned)type < LM_ROOF_TYPES ? names[type] : "";
+}
 
 static double col_at(const lm_table *t, long c, size_t r) {
   const double *values = c < 0 ? NULL : lm_table_values(t, (size_t)c, NULL);
@@ -80,6 +87,12 @@ lm_status lm_roofline_compute(const lm_workload *w, const lm_analyze_opts *o, si
   long vc[12], mc[4];
   for (int i = 0; i < 12; i++) vc[i] = need(t, valu[i], &missing);
   for (int i = 0; i < 4; i++) mc[i] = need(t, mfma[i], &missing);
+  const char *missing_ops = NULL;
+  for (int i = 0; i < 12; i++) need(t, valu[i], &missing_ops);
+  for (int i = 0; i < 4; i++) need(t, mfma[i], &missing_ops);
+  /* F8 and I8 matrix operations: not in the reference's count, but the
+   * work of their kernels (absent on GPUs without them: no work). */
+  long f8 = lm_table_find(t, "SQ_INSTS_VALU_MFMA_MOPS_F8"), i8 = lm_table_find(t, "SQ_INSTS_VALU_MFMA_MOPS_I8");
   long l1 = need(t, "TCP_TOTAL_CACHE_ACCESSES_sum", &missing);
   long l2[4] = {need(t, "TCP_TCC_READ_REQ_sum", &missing), need(t, "TCP_TCC_WRITE_REQ_sum", &missing),
                 need(t, "TCP_TCC_ATOMIC_WITH_RET_REQ_sum", &missing),
@@ -96,6 +109,7 @@ lm_status lm_roofline_compute(const lm_workload *w, const lm_analyze_opts *o, si
   long banks_at = lm_sysinfo_find(&w->sysinfo, "lds_banks_per_cu");
   double banks = banks_at >= 0 && !isnan(w->sysinfo.values[banks_at]) ? w->sysinfo.values[banks_at] : 32;
   r->missing = missing ? lm_arena_strdup(arena, missing) : NULL;
+  r->missing_ops = missing_ops ? lm_arena_strdup(arena, missing_ops) : NULL;
 
   groups = calloc(t->n_strings + 1, sizeof *groups);
   if (!groups) goto nomem;
@@ -110,6 +124,14 @@ lm_status lm_roofline_compute(const lm_workload *w, const lm_analyze_opts *o, si
     v *= 64;
     double m = 0;
     for (int j = 0; j < 4; j++) m += col_at(t, mc[j], row);
+    for (int type = 0; type < 3; type++) /* valu[] holds F16, F32, F64 in blocks of four */
+      for (int j = 0; j < 4; j++) g->ops[type] += 64 * col_at(t, vc[type * 4 + j], row) * (j == 3 ? 2 : 1);
+    g->ops[LM_ROOF_MFMA_F16] += 512 * col_at(t, mc[0], row);
+    g->ops[LM_ROOF_MFMA_BF16] += 512 * col_at(t, mc[1], row);
+    g->ops[LM_ROOF_MFMA_F32] += 512 * col_at(t, mc[2], row);
+    g->ops[LM_ROOF_MFMA_F64] += 512 * col_at(t, mc[3], row);
+    g->ops[LM_ROOF_MFMA_F8] += 512 * col_at(t, f8, row);
+    g->ops[LM_ROOF_MFMA_I8] += 512 * col_at(t, i8, row);
     g->calls++;
     g->duration += col_at(t, te, row) - col_at(t, ts, row);
     g->valu += v;
@@ -143,6 +165,7 @@ lm_status lm_roofline_compute(const lm_workload *w, const lm_analyze_opts *o, si
     p->bytes_l2 = g->l2 / c;
     p->bytes_hbm = g->hbm / c;
     p->bytes_lds = g->lds / c;
+    for (int type = 0; type < LM_ROOF_TYPES; type++) p->type_ops[type] = g->ops[type] / c;
   }
   r->n_points = kept;
   /* Ceilings: the benchmark row of the first selected dispatch's GPU, or
@@ -167,6 +190,13 @@ lm_status lm_roofline_compute(const lm_workload *w, const lm_analyze_opts *o, si
   r->mfma_f32 = have ? roof_value(roof, rr, "MFMAF32Flops") : LM_NAN;
   r->mfma_f64 = have ? roof_value(roof, rr, "MFMAF64Flops") : LM_NAN;
   r->mfma_i8 = have ? roof_value(roof, rr, "MFMAI8Ops") : LM_NAN;
+  static const char *const type_cols[LM_ROOF_TYPES] = {"FP16Flops",     "FP32Flops",    "FP64Flops",
+                                                        "MFMAF8Flops",   "MFMAF16Flops", "MFMABF16Flops",
+                                                        "MFMAF32Flops",  "MFMAF64Flops", "MFMAI8Ops"};
+  for (int type = 0; type < LM_ROOF_TYPES; type++) {
+    double v = have ? roof_value(roof, rr, type_cols[type]) : LM_NAN;
+    r->type_peak[type] = v > 0 ? v : LM_NAN;
+  }
   free(groups);
   lm_free(rows);
   *out = r;

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -716,6 +717,16 @@ int cmd_analyze(int argc, char **argv, int first) {
       if (!diag.file[0]) snprintf(diag.file, sizeof diag.file, "%s", path);
       cli_diag(MODE, &diag);
       goto done;
+    }
+    /* A sysinfo.csv that cannot be right for the GPU: said once per
+     * workload, with the value the architecture's facts give. */
+    lm_implausible bad[8];
+    size_t n_bad = workloads[k] ? lm_analyze_check_sysinfo(workloads[k], cat, bad, 8) : 0;
+    for (size_t i = 0; i < n_bad && i < 8; i++) {
+      char expected[64] = "";
+      if (!isnan(bad[i].expected)) snprintf(expected, sizeof expected, " (the facts give %g)", bad[i].expected);
+      lm_log(LM_LOG_WARN, "%s: sysinfo.csv field '%s' is %s%s: %s; the panels show the reference's numbers from it, "
+             "the summary flags figures above their peak", path, bad[i].field, bad[i].value, expected, bad[i].why);
     }
     if (n > 1 && zero_durations(workloads[k], &o))
       lm_log(LM_LOG_WARN, "%s: every selected dispatch has End_Timestamp == Start_Timestamp; the "

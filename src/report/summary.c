@@ -269,8 +269,8 @@ static void text_roofline(const lm_summary *s, size_t width, lm_buf *out) {
     grid[rows - 1 - (size_t)fy][(size_t)fx] = (char)('1' + i);
   }
   lm_buf_printf(out, "\nroofline at HBM (%s): GFLOP/s over FLOP/byte, log scales\n", ref->roof_source);
-  lm_buf_printf(out, "/ %.0f GB/s bandwidth, - %.0f GFLOP/s FP32 peak, 1-%zu the kernels\n", bw, peak,
-                s->n_kernels < 9 ? s->n_kernels : 9);
+  lm_buf_printf(out, "/ %.0f GB/s bandwidth, - %.0f GFLOP/s %s peak, 1-%zu the kernels\n", bw, peak,
+                ref->roof_type ? ref->roof_type : "", s->n_kernels < 9 ? s->n_kernels : 9);
   for (size_t r = 0; r < rows; r++) {
     double ly = y0 + (y1 - y0) * (double)(rows - r) / (double)rows;
     if (r % 3 == 0) lm_buf_printf(out, "%9.3g |%s\n", pow(10, ly), grid[r]);
@@ -303,6 +303,16 @@ lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size
     lm_report_wrap(out, "", head, 2, width);
   }
   if (s->rules_error) lm_report_wrap(out, "rules not evaluated: ", s->rules_error, 4, width);
+  for (size_t i = 0; i < s->n_implausible; i++) {
+    const lm_implausible *b = &s->implausible[i];
+    lm_buf t = {0};
+    lm_buf_printf(&t, "sysinfo.csv says %s %s", b->field, b->value);
+    if (!isnan(b->expected)) lm_buf_printf(&t, ", the GPU's facts %g", b->expected);
+    lm_buf_printf(&t, " (%s): percentages of peak that rest on it are not real; those above 100 %% are not ranked",
+                  b->why);
+    lm_report_wrap(out, "IMPLAUSIBLE: ", lm_buf_cstr(&t), 2, width);
+    lm_buf_fini(&t);
+  }
   if (!(s->total_ns > 0))
     lm_report_wrap(out, "",
             "(no durations: End_Timestamp equals Start_Timestamp in this workload, so time shares "
@@ -321,19 +331,35 @@ lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size
     snprintf(line, sizeof line, "%.1f %% of the time: %zu call%s, %s in all, %s each",
              isnan(k->share) ? 0.0 : k->share * 100, k->calls, k->calls == 1 ? "" : "s", t1, t2);
     lm_report_wrap(out, "   ", line, 5, width);
+    static const char *const kinds[] = {"memory", "issue", "occupancy"};
     if (k->n_highlights) {
       lm_buf hl = {0};
-      lm_buf_puts(&hl, "busiest:");
+      lm_buf_puts(&hl, "top limiters:");
       for (size_t h = 0; h < k->n_highlights; h++)
-        lm_buf_printf(&hl, "%s %s %.0f %% of peak", h ? ";" : "", k->highlights[h].name, k->highlights[h].pct);
+        lm_buf_printf(&hl, "%s %s %.0f %% of peak (%s)", h ? ";" : "", k->highlights[h].name, k->highlights[h].pct,
+                      kinds[k->highlights[h].kind]);
       lm_report_wrap(out, "   ", lm_buf_cstr(&hl), 5, width);
       lm_buf_fini(&hl);
     }
-    if (!isnan(k->roof_pct))
+    if (k->n_above) {
+      lm_buf hl = {0};
+      lm_buf_puts(&hl, "above 100 % of the peak, so the peak or the counts cannot be right (not ranked):");
+      for (size_t h = 0; h < k->n_above; h++)
+        lm_buf_printf(&hl, "%s %s %.0f %%", h ? ";" : "", k->above[h].name, k->above[h].pct);
+      lm_report_wrap(out, "   ", lm_buf_cstr(&hl), 5, width);
+      lm_buf_fini(&hl);
+    }
+    if (!isnan(k->roof_pct) && k->roof_pct > 100.5)
       snprintf(line, sizeof line,
-               "roofline (HBM, %s): %.3g FLOP/byte, %.3g GFLOP/s = %.0f %% of the attainable %.3g GFLOP/s "
-               "(%s-bound)",
-               k->roof_source, k->intensity, k->gflops, k->roof_pct, k->attainable, k->roof_bound);
+               "roofline (%s): mostly %s work, %.3g FLOP/byte at HBM, %.3g GFLOP/s, above the attainable %.3g "
+               "GFLOP/s (%.0f %%): a ceiling is too low, so no bound is given",
+               k->roof_source, k->roof_type, k->intensity, k->gflops, k->attainable, k->roof_pct);
+    else if (!isnan(k->roof_pct))
+      snprintf(line, sizeof line,
+               "roofline (%s): mostly %s work, %.3g FLOP/byte at HBM, %.3g GFLOP/s = %.0f %% of the attainable "
+               "%.3g GFLOP/s: %s-bound %s %s",
+               k->roof_source, k->roof_type, k->intensity, k->gflops, k->roof_pct, k->attainable, k->roof_bound,
+               strcmp(k->roof_bound, "memory") == 0 ? "at" : "on", k->roof_limit);
     else
       snprintf(line, sizeof line, "roofline: not placed (%s)", k->roof_reason ? k->roof_reason : "no data");
     lm_report_wrap(out, "   ", line, 5, width);
@@ -351,6 +377,8 @@ lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size
       lm_buf_puts(&v, fd->verdict);
       if (!isnan(fd->gain) && fd->gain > 0) lm_buf_printf(&v, " (up to %.0f %% of its time)", fd->gain * 100);
       lm_buf_printf(&v, " [%s]", fd->rule->id);
+      if (fd->above)
+        lm_buf_printf(&v, " (rests on %s at %.0f %% of its peak, which cannot be right)", fd->above, fd->above_pct);
       lm_report_wrap(out, lead, lm_buf_cstr(&v), 6, width);
       lm_buf_fini(&v);
     }
@@ -368,6 +396,15 @@ void *lm_report_summary_json(const lm_summary *s) {
   cJSON_AddNumberToObject(o, "kernels_total", (double)s->n_total_kernels);
   cJSON_AddItemToObject(o, "total_ns", num_or_null(s->total_ns));
   if (s->rules_error) cJSON_AddStringToObject(o, "rules_error", s->rules_error);
+  cJSON *bad = cJSON_AddArrayToObject(o, "implausible_sysinfo");
+  for (size_t i = 0; i < s->n_implausible; i++) {
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "field", s->implausible[i].field);
+    cJSON_AddStringToObject(x, "value", s->implausible[i].value);
+    cJSON_AddItemToObject(x, "expected", num_or_null(s->implausible[i].expected));
+    cJSON_AddStringToObject(x, "why", s->implausible[i].why);
+    cJSON_AddItemToArray(bad, x);
+  }
   cJSON *ks = cJSON_AddArrayToObject(o, "kernels");
   for (size_t i = 0; i < s->n_kernels; i++) {
     const lm_kernel_summary *k = &s->kernels[i];
@@ -377,15 +414,21 @@ void *lm_report_summary_json(const lm_summary *s) {
     cJSON_AddItemToObject(j, "total_ns", num_or_null(k->total_ns));
     cJSON_AddItemToObject(j, "mean_ns", num_or_null(k->mean_ns));
     cJSON_AddItemToObject(j, "share", num_or_null(k->share));
-    cJSON *hs = cJSON_AddArrayToObject(j, "highlights");
-    for (size_t h = 0; h < k->n_highlights; h++) {
-      cJSON *x = cJSON_CreateObject();
-      cJSON_AddStringToObject(x, "metric", k->highlights[h].name);
-      cJSON_AddItemToObject(x, "value", num_or_null(k->highlights[h].value));
-      cJSON_AddStringToObject(x, "unit", k->highlights[h].unit ? k->highlights[h].unit : "");
-      cJSON_AddItemToObject(x, "peak", num_or_null(k->highlights[h].peak));
-      cJSON_AddItemToObject(x, "pct", num_or_null(k->highlights[h].pct));
-      cJSON_AddItemToArray(hs, x);
+    static const char *const kinds[] = {"memory", "issue", "occupancy"};
+    for (int which = 0; which < 2; which++) {
+      const lm_highlight *list = which ? k->above : k->highlights;
+      size_t count = which ? k->n_above : k->n_highlights;
+      cJSON *hs = cJSON_AddArrayToObject(j, which ? "above_peak" : "highlights");
+      for (size_t h = 0; h < count; h++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "metric", list[h].name);
+        cJSON_AddStringToObject(x, "limits", kinds[list[h].kind]);
+        cJSON_AddItemToObject(x, "value", num_or_null(list[h].value));
+        cJSON_AddStringToObject(x, "unit", list[h].unit ? list[h].unit : "");
+        cJSON_AddItemToObject(x, "peak", num_or_null(list[h].peak));
+        cJSON_AddItemToObject(x, "pct", num_or_null(list[h].pct));
+        cJSON_AddItemToArray(hs, x);
+      }
     }
     cJSON *r = cJSON_AddObjectToObject(j, "roofline");
     cJSON_AddItemToObject(r, "intensity", num_or_null(k->intensity));
@@ -393,8 +436,11 @@ void *lm_report_summary_json(const lm_summary *s) {
     cJSON_AddItemToObject(r, "attainable_gflops", num_or_null(k->attainable));
     cJSON_AddItemToObject(r, "pct_of_attainable", num_or_null(k->roof_pct));
     cJSON_AddItemToObject(r, "ceiling_hbm_gbs", num_or_null(k->roof_bw));
-    cJSON_AddItemToObject(r, "ceiling_fp32_gflops", num_or_null(k->roof_peak));
-    if (k->roof_bound) cJSON_AddStringToObject(r, "bound", k->roof_bound);
+    cJSON_AddItemToObject(r, "ceiling_gflops", num_or_null(k->roof_peak));
+    if (k->roof_type) cJSON_AddStringToObject(r, "type", k->roof_type);
+    if (k->roof_limit && !(k->roof_pct > 100.5)) cJSON_AddStringToObject(r, "limit", k->roof_limit);
+    if (k->roof_bound && !(k->roof_pct > 100.5)) cJSON_AddStringToObject(r, "bound", k->roof_bound);
+    if (k->roof_pct > 100.5) cJSON_AddBoolToObject(r, "above_attainable", 1);
     if (k->roof_source) cJSON_AddStringToObject(r, "source", k->roof_source);
     if (k->roof_reason) cJSON_AddStringToObject(r, "not_placed", k->roof_reason);
     cJSON *fs = cJSON_AddArrayToObject(j, "findings");
@@ -409,6 +455,10 @@ void *lm_report_summary_json(const lm_summary *s) {
       cJSON *u = cJSON_AddArrayToObject(x, "uses");
       for (int32_t m = 0; m < fd->rule->n_uses; m++) cJSON_AddItemToArray(u, cJSON_CreateString(fd->rule->uses[m]));
       cJSON_AddItemToObject(x, "gain", num_or_null(fd->gain));
+      if (fd->above) {
+        cJSON_AddStringToObject(x, "above_peak_metric", fd->above);
+        cJSON_AddItemToObject(x, "above_peak_pct", num_or_null(fd->above_pct));
+      }
       cJSON_AddItemToArray(fs, x);
     }
     cJSON_AddItemToArray(ks, j);

@@ -318,7 +318,7 @@ roofline)
   clean flop; $EDIT "$TMP/flop/pmc_perf.csv" "SQ_INSTS_VALU_FMA_F32=SQ_WAVES*20"
   run analyze -w "$TMP/flop" --summary
   expect_status 0
-  expect_out "roofline (HBM, roofline.csv):"
+  expect_out "roofline (roofline.csv): mostly VALU FP32 work"
   expect_out "roofline at HBM (roofline.csv): GFLOP/s over FLOP/byte"
   grep -q '^ *[0-9.e+]* *|.*1' "$TMP/out" || fail "the kernel is not on the plot"
   [ "$(wc -L <"$TMP/out")" -le 80 ] || fail "the plot is wider than 80 columns"
@@ -327,14 +327,101 @@ roofline)
 import json, sys
 r = json.load(open(sys.argv[1]))["summary"]["kernels"][0]["roofline"]
 assert r["source"] == "roofline.csv" and r["bound"] in ("memory", "compute"), r
-att = min(r["intensity"] * r["ceiling_hbm_gbs"], r["ceiling_fp32_gflops"])
-assert abs(att - r["attainable_gflops"]) < 1e-9 * att, r
-assert abs(r["gflops"] / att * 100 - r["pct_of_attainable"]) < 1e-9, r' "$TMP/out" || fail "roofline JSON"
+assert r["type"] == "VALU FP32", r
+assert r["limit"] in ("HBM", "L2", "L1", "LDS", "VALU FP32"), r
+# FP32 vector work: its ceiling is the FP32 one; the attainable is at most
+# the lower of it and the HBM roof.
+att = min(r["intensity"] * r["ceiling_hbm_gbs"], r["ceiling_gflops"])
+assert r["attainable_gflops"] <= att * (1 + 1e-9), r
+assert abs(r["gflops"] / r["attainable_gflops"] * 100 - r["pct_of_attainable"]) < 1e-9, r' "$TMP/out" || fail "roofline JSON"
   cp -r "$WL/vcopy/MI300X_A1" "$TMP/flop3"; chmod -R u+w "$TMP/flop3"
   $EDIT "$TMP/flop3/pmc_perf.csv" "SQ_INSTS_VALU_FMA_F32=SQ_WAVES*20" "End_Timestamp=Start_Timestamp+20000"
   run analyze -w "$TMP/flop3" --summary
   expect_status 0
-  expect_out "roofline (HBM, theoretical peaks):"
+  expect_out "roofline (theoretical peaks):"
+  ;;
+roofline_types)
+  # Each kernel against the ceiling of the type and unit doing its work: a
+  # BF16 matrix kernel on MI300X against roofline.csv's BF16 matrix peak
+  # (memory-bound there), not the FP32 vector one.
+  run analyze -w "$SHARED/formats/rocprofiler-compute/bmm1_3.3.0_MI300X" --summary --format json
+  expect_status 0
+  python3 -c '
+import json, sys
+k = json.load(open(sys.argv[1]))["summary"]["kernels"][0]
+r = k["roofline"]
+assert "batched_matrix_multiplication" in k["name"], k["name"]
+assert r["type"] == "MFMA BF16", r
+assert abs(r["ceiling_gflops"] - 516455.44) < 1e-6, r      # MFMABF16Flops of roofline.csv
+assert r["bound"] == "memory" and r["limit"] in ("HBM", "L2", "L1", "LDS"), r
+assert 0 < r["pct_of_attainable"] <= 100, r' "$TMP/out" || fail "BF16 kernel not against the BF16 ceiling"
+  run analyze -w "$SHARED/formats/rocprofiler-compute/bmm1_3.3.0_MI300X" --summary
+  expect_out "mostly MFMA BF16 work"
+  expect_out "memory-bound at"
+  # Vector F64 work against the FP64 ceiling.
+  clean f64; $EDIT "$TMP/f64/pmc_perf.csv" "SQ_INSTS_VALU_FMA_F64=SQ_WAVES*4000"
+  run analyze -w "$TMP/f64" --summary --format json
+  expect_status 0
+  [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["kernels"][0]["roofline"]["type"])' "$TMP/out")" = "VALU FP64" ] ||
+    fail "F64 kernel: $(head -c 400 "$TMP/out")"
+  # Counters that were not collected are said to be, not "no floating-point work".
+  clean nocount
+  python3 - "$TMP/nocount/pmc_perf.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+keep = [i for i, c in enumerate(rows[0]) if not c.startswith("SQ_INSTS_VALU_")]
+csv.writer(open(sys.argv[1], "w", newline="")).writerows([[r[i] for i in keep] for r in rows])
+PY
+  run analyze -w "$TMP/nocount" --summary
+  expect_status 0
+  expect_out "not collected"
+  grep -q "no floating-point work" "$TMP/out" && fail "missing counters called no floating-point work"
+  ;;
+plausibility)
+  # A sysinfo.csv that cannot be right for the GPU (an MI325X with 304 CUs
+  # recorded as one XCD, 16 L2 channels, 768 GB/s): warned once per field
+  # with the value the facts give, and nothing above 100 % of a peak is
+  # ranked or given a bound in the summary.
+  F=$SHARED/formats/rocprofiler-compute/gemm_fp8_3.1.0_MI325X
+  run analyze -w "$F" --summary
+  expect_status 0
+  expect_err "field 'num_xcd' is 1 (the facts give 8)"
+  expect_err "field 'total_l2_chan' is 16 (the facts give 128)"
+  expect_err "field 'hbm_bw' is 768.0 (the facts give 6144)"
+  [ "$(grep -c "field 'num_xcd'" "$TMP/err")" -eq 1 ] || fail "num_xcd warned more than once"
+  expect_out "IMPLAUSIBLE: sysinfo.csv says num_xcd 1"
+  grep -E "top limiters:.*[0-9]{3,} %" "$TMP/out" && fail "a limiter above 100 % is ranked"
+  run analyze -w "$F" --summary --format json
+  python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+bad = {b["field"]: b["expected"] for b in s["implausible_sysinfo"]}
+assert bad == {"num_xcd": 8, "total_l2_chan": 128, "hbm_bw": 6144}, bad
+for k in s["kernels"]:
+    assert all(h["pct"] <= 100.5 for h in k["highlights"]), k["highlights"]
+    r = k["roofline"]
+    if r.get("pct_of_attainable") and r["pct_of_attainable"] > 100.5:
+        assert r.get("above_attainable") and "bound" not in r, r
+k = s["kernels"][0]
+assert any(h["metric"] == "L2-Fabric Read BW" and h["pct"] > 700 for h in k["above_peak"]), k["above_peak"]
+assert any(f["rule"] == "hbm-bound" and f["above_peak_metric"] == "L2-Fabric Read BW" for f in k["findings"]), k["findings"]' \
+    "$TMP/out" || fail "implausible figures in the summary JSON"
+  # A 0 MHz engine clock (MI350 folders): said, and no "inf %".
+  run analyze -w "$SHARED/workloads-3.3/vcopy/MI350" --summary
+  expect_status 0
+  expect_err "field 'max_sclk' is 0"
+  grep -q "inf %" "$TMP/out" && fail "inf % in the summary"
+  # A plausible folder: no warning.
+  run analyze -w "$WL/vcopy/MI300X_A1" --summary
+  grep -q "sysinfo.csv field" "$TMP/err" && fail "vcopy/MI300X_A1 warned: $(cat "$TMP/err")"
+  # The limiters bound throughput: never Active CUs or IPC.
+  run analyze -w "$WL/_mix/mix_MI200" --summary --format json
+  python3 -c '
+import json, sys
+for k in json.load(open(sys.argv[1]))["summary"]["kernels"]:
+    for h in k["highlights"]:
+        assert h["limits"] in ("memory", "issue", "occupancy"), h
+        assert h["metric"] not in ("Active CUs", "IPC"), h' "$TMP/out" || fail "limiters"
   ;;
 zero_durations)
   # MI300 test folders have End == Start: the summary says so and shows no
