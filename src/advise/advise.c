@@ -322,18 +322,30 @@ static lm_status highlights(const lm_analysis *a, lm_arena *arena, lm_kernel_sum
   return LM_OK;
 }
 
-/* The first metric a finding's rule uses that is above its peak. */
-static void finding_above(const lm_analysis *a, lm_finding *f) {
+/* The metrics a finding's rule reads, with this kernel's values, and the
+ * first of them that is above its peak. */
+static lm_status finding_evidence(const lm_analysis *a, lm_arena *arena, lm_finding *f) {
   f->above = NULL;
   f->above_pct = LM_NAN;
+  f->n_evidence = 0;
+  f->evidence = lm_arena_alloc(arena, (f->rule->n_uses ? (size_t)f->rule->n_uses : 1) * sizeof *f->evidence);
+  if (!f->evidence) return LM_ENOMEM;
   for (int32_t m = 0; m < f->rule->n_uses; m++) {
-    double pct = metric_cell(a, f->rule->uses[m], 2, NULL);
-    if (isfinite(pct) && pct > ABOVE_PEAK) {
-      f->above = f->rule->uses[m];
-      f->above_pct = pct;
-      return;
+    lm_evidence *e = &f->evidence[f->n_evidence];
+    const char *unit = NULL;
+    e->metric = f->rule->uses[m];
+    e->value = metric_cell(a, e->metric, 0, &unit);
+    e->pct = metric_cell(a, e->metric, 2, NULL);
+    e->unit = lm_arena_strdup(arena, unit ? unit : "");
+    if (!e->unit) return LM_ENOMEM;
+    if (isnan(e->value) && isnan(e->pct)) continue;
+    f->n_evidence++;
+    if (!f->above && isfinite(e->pct) && e->pct > ABOVE_PEAK) {
+      f->above = e->metric;
+      f->above_pct = e->pct;
     }
   }
+  return LM_OK;
 }
 
 /* The roofline verdict. Each unit and memory level needs some time at
@@ -548,7 +560,7 @@ lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const l
       f->verdict = fill(&rule->verdict, ka_used, vars, s->arena);
       if (!f->verdict) goto nomem;
       f->gain = rule->gain ? lm_advise_eval(rule->gain, ka_used, vars) : LM_NAN;
-      finding_above(ka_used, f);
+      if (finding_evidence(ka_used, s->arena, f) != LM_OK) goto nomem;
       if (!isnan(f->gain)) f->gain = f->gain < 0 ? 0 : f->gain > 1 ? 1 : f->gain;
     }
     qsort(k->findings, k->n_findings, sizeof *k->findings, cmp_findings);

@@ -23,7 +23,17 @@ typedef struct lm_finding {
                          the verdict rests on a peak that cannot be right),
                          or NULL */
   double above_pct;   /* ... its percentage of peak */
+  struct lm_evidence *evidence; /* the metrics the rule reads (its `uses`)
+                                   with their values for this kernel */
+  size_t n_evidence;
 } lm_finding;
+
+/* A metric a finding rests on, as the panels show it for the kernel. */
+typedef struct lm_evidence {
+  const char *metric;
+  double value, pct; /* NaN when missing; pct when the metric has a peak */
+  const char *unit;
+} lm_evidence;
 
 /* What a speed-of-light metric says limits throughput. */
 typedef enum lm_limiter_kind {

@@ -381,6 +381,26 @@ lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size
         lm_buf_printf(&v, " (rests on %s at %.0f %% of its peak, which cannot be right)", fd->above, fd->above_pct);
       lm_report_wrap(out, lead, lm_buf_cstr(&v), 6, width);
       lm_buf_fini(&v);
+      /* What triggered it, and what to do. */
+      if (fd->n_evidence) {
+        lm_buf e = {0};
+        lm_buf_puts(&e, "from:");
+        for (size_t m = 0; m < fd->n_evidence; m++) {
+          const lm_evidence *x = &fd->evidence[m];
+          lm_buf_printf(&e, "%s %s", m ? ";" : "", x->metric);
+          int pct_unit = x->unit && strcmp(x->unit, "Pct") == 0;
+          if (isinf(x->value)) lm_buf_puts(&e, " n/a (no duration)");
+          else if (!isnan(x->value))
+            lm_buf_printf(&e, " %.3g%s%s", x->value, pct_unit || (x->unit && *x->unit) ? " " : "",
+                          pct_unit ? "%" : x->unit);
+          if (isfinite(x->pct) && !pct_unit)
+            lm_buf_printf(&e, " (%.0f %% of peak)", x->pct);
+        }
+        lm_report_wrap(out, "      ", lm_buf_cstr(&e), 6, width);
+        lm_buf_fini(&e);
+      }
+      if (fd->rule->severity > 0 && fd->rule->explain && *fd->rule->explain)
+        lm_report_wrap(out, "      → ", fd->rule->explain, 8, width);
     }
   }
   for (size_t i = 0; i < s->n_kernels; i++) lm_free(names[i]);
@@ -455,6 +475,15 @@ void *lm_report_summary_json(const lm_summary *s) {
       cJSON *u = cJSON_AddArrayToObject(x, "uses");
       for (int32_t m = 0; m < fd->rule->n_uses; m++) cJSON_AddItemToArray(u, cJSON_CreateString(fd->rule->uses[m]));
       cJSON_AddItemToObject(x, "gain", num_or_null(fd->gain));
+      cJSON *ev = cJSON_AddArrayToObject(x, "evidence");
+      for (size_t m = 0; m < fd->n_evidence; m++) {
+        cJSON *y = cJSON_CreateObject();
+        cJSON_AddStringToObject(y, "metric", fd->evidence[m].metric);
+        cJSON_AddItemToObject(y, "value", num_or_null(fd->evidence[m].value));
+        cJSON_AddStringToObject(y, "unit", fd->evidence[m].unit ? fd->evidence[m].unit : "");
+        cJSON_AddItemToObject(y, "pct", num_or_null(fd->evidence[m].pct));
+        cJSON_AddItemToArray(ev, y);
+      }
       if (fd->above) {
         cJSON_AddStringToObject(x, "above_peak_metric", fd->above);
         cJSON_AddItemToObject(x, "above_peak_pct", num_or_null(fd->above_pct));

@@ -421,7 +421,15 @@ import json, sys
 for k in json.load(open(sys.argv[1]))["summary"]["kernels"]:
     for h in k["highlights"]:
         assert h["limits"] in ("memory", "issue", "occupancy"), h
-        assert h["metric"] not in ("Active CUs", "IPC"), h' "$TMP/out" || fail "limiters"
+        assert h["metric"] not in ("Active CUs", "IPC"), h
+    for f in k["findings"]:
+        if f["rule"] == "l2-hit-low":
+            assert [e["metric"] for e in f["evidence"]] == ["L2 Cache Hit Rate", "L2 Cache BW", "L2-Fabric Read BW"], f
+            assert f["evidence"][0]["value"] < 50, f' "$TMP/out" || fail "limiters and evidence"
+  # Each finding says what triggered it and what to do.
+  run analyze -w "$WL/_mix/mix_MI200" --summary
+  expect_out "from: L2 Cache Hit Rate"
+  expect_out "→ Fewer than half of the requests that reach L2"
   ;;
 zero_durations)
   # MI300 test folders have End == Start: the summary says so and shows no
