@@ -387,6 +387,9 @@ int cmd_analyze(int argc, char **argv, int first) {
   int first_cached = 0; /* the first workload came as a kept analysis (no counters) */
   lm_analyze_opts last_opts;
   memset(&last_opts, 0, sizeof last_opts);
+  lm_analyze_opts *all_opts = NULL;  /* each workload's options (--summary of a comparison) */
+  lm_summary **summaries = NULL;     /* ... and each one's summary */
+  lm_workload **summary_loaded = NULL;
   lm_buf out = {0};
   lm_diag diag;
   lm_diag_clear(&diag);
@@ -461,7 +464,7 @@ int cmd_analyze(int argc, char **argv, int first) {
     status = 2;
     goto done;
   }
-  lm_report_opts ropts = {2, 10, 0, a.verbosity, NULL, NULL, 0, 0};
+  lm_report_opts ropts = {2, 10, 0, a.verbosity, NULL, NULL, 0, 0, NULL, 0};
   if (cli_has(&a, "decimal")) {
     long v;
     if (!parse_long(cli_get(&a, "decimal"), &v) || v < 0 || v > 17) {
@@ -598,6 +601,10 @@ int cmd_analyze(int argc, char **argv, int first) {
       blocks[n_blocks++] = tok;
   }
 
+  all_opts = calloc(n, sizeof *all_opts);
+  summaries = calloc(n, sizeof *summaries);
+  summary_loaded = calloc(n, sizeof *summary_loaded);
+  if (!all_opts || !summaries || !summary_loaded) goto done;
   workloads = calloc(n, sizeof *workloads);
   runs = calloc(n, sizeof *runs);
   owned = calloc(n, sizeof *owned);
@@ -703,6 +710,7 @@ int cmd_analyze(int argc, char **argv, int first) {
     o.regions = region_names;
     o.n_regions = n_region_flags;
     if (k == 0) last_opts = o;
+    if (all_opts) all_opts[k] = o;
     if (store) {
       int cached = 0;
       if (lm_store_analyze(store, path, cat, &o, &workloads[k], &runs[k], &cached, &diag) != LM_OK) {
@@ -763,6 +771,26 @@ int cmd_analyze(int argc, char **argv, int first) {
                                    &last_opts, whole, &summary))
     goto done;
   ropts.summary = summary;
+  /* --summary of a comparison: every workload's, side by side. */
+  if (summary && n > 1 && cli_has(&a, "summary")) {
+    summaries[0] = summary;
+    for (size_t k = 1; k < n; k++) {
+      const lm_workload *wk = workloads[k];
+      if (store) {
+        if (lm_store_load_for(store, cli_nth(&a, "workload", k), runs[k]->catalog, &summary_loaded[k], &diag) !=
+            LM_OK) {
+          cli_diag(MODE, &diag);
+          goto done;
+        }
+        wk = summary_loaded[k];
+      }
+      const lm_analysis *whole_k =
+          !store && !nb && !all_opts[k].n_kernel_index && !all_opts[k].stats_only ? runs[k] : NULL;
+      if (!summary_for(&a, wk, runs[k]->catalog, &all_opts[k], whole_k, &summaries[k])) goto done;
+    }
+    ropts.summaries = (const lm_summary *const *)summaries;
+    ropts.n_summaries = n;
+  }
   /* Text tables wider than the terminal become blocks per row; --width 0
    * keeps every table a box, however wide. */
   if (strcmp(format, "text") == 0) {
@@ -785,7 +813,12 @@ int cmd_analyze(int argc, char **argv, int first) {
     }
   } else {
     lm_status st = LM_OK;
-    if (summary && strcmp(format, "text") == 0) {
+    if (ropts.summaries && strcmp(format, "text") == 0) {
+      const lm_workload *shown[64];
+      size_t m = n < 64 ? n : 64;
+      for (size_t k = 0; k < m; k++) shown[k] = workloads[k];
+      st = lm_report_summary_compare_text(ropts.summaries, shown, m, (size_t)terminal_width(&a), &out);
+    } else if (summary && strcmp(format, "text") == 0) {
       st = lm_report_summary_text(summary, workloads[0], (size_t)terminal_width(&a), ropts.color, &out);
       if (st == LM_OK && !cli_has(&a, "summary")) lm_buf_puts(&out, "\n");
     }
@@ -820,6 +853,11 @@ done:
   lm_store_close(store);
   lm_summary_free(summary);
   lm_workload_free(summary_workload);
+  for (size_t k = 1; summaries && k < n; k++) lm_summary_free(summaries[k]);
+  for (size_t k = 0; summary_loaded && k < n; k++) lm_workload_free(summary_loaded[k]);
+  free(summaries);
+  free(summary_loaded);
+  free(all_opts);
   lm_buf_fini(&out);
   cli_self_time(&a, t_all);
   cli_args_fini(&a);

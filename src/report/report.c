@@ -854,6 +854,11 @@ lm_status lm_report_json(const lm_analysis *const *runs, size_t n, const lm_repo
   if (a->workload && a->workload->set_rank)
     cJSON_AddItemToObject(root, "split", (cJSON *)lm_report_split_json(a->workload));
   if (o && o->summary) cJSON_AddItemToObject(root, "summary", (cJSON *)lm_report_summary_json(o->summary));
+  if (o && o->summaries) {
+    cJSON *all = cJSON_AddArrayToObject(root, "summaries");
+    for (size_t k = 0; k < o->n_summaries; k++)
+      cJSON_AddItemToArray(all, (cJSON *)lm_report_summary_json(o->summaries[k]));
+  }
   char *text = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
   if (!text) return LM_ENOMEM;

@@ -29,6 +29,9 @@ typedef struct lm_report_opts {
                            kernel keep their first json_max_rows rows and
                            say how many they had ("rows_total"); 0: all
                            rows (the server pages the rest) */
+  const lm_summary *const *summaries; /* json: the summary of every run of
+                           a comparison, added as "summaries", or NULL */
+  size_t n_summaries;
 } lm_report_opts;
 
 /* lm_report_text: render runs[0..n) as terminal tables into out. */
@@ -74,6 +77,15 @@ void lm_report_delta_variant(int reference);
  * are at most width characters (at least 40). */
 lm_status lm_report_summary_text(const lm_summary *summary, const lm_workload *w, size_t width, int color,
                                  lm_buf *out);
+
+/* lm_report_summary_compare_text: the summaries s[0..n) of workloads
+ * w[0..n) side by side: each kernel of the baseline's (s[0]) with the same
+ * kernel of each other (by name, or by name without a ROCm suffix): time,
+ * limiters, roofline verdict and the change in percent, the findings that
+ * appeared or went away; then the kernels only the others list. Lines at
+ * most width characters (at least 40). */
+lm_status lm_report_summary_compare_text(const lm_summary *const *s, const lm_workload *const *w, size_t n,
+                                         size_t width, lm_buf *out);
 
 /* lm_report_summary_json: the summary as a cJSON object (returned as
  * void *, so that this header needs no cJSON; the caller owns it). */

@@ -179,7 +179,7 @@ lm_status lm_server_analysis_answer(const lm_query *q, char **text, size_t *len,
   lm_buf out = {0};
   if (st == LM_OK) {
     /* Long tables keep their first page; /api/rows serves the others. */
-    lm_report_opts ro = {2, 10, 0, 0, ids, NULL, 0, LM_SERVER_PAGE_ROWS};
+    lm_report_opts ro = {2, 10, 0, 0, ids, NULL, 0, LM_SERVER_PAGE_ROWS, NULL, 0};
     st = lm_report_json((const lm_analysis *const *)runs, n, &ro, &out);
     if (st != LM_OK) lm_diag_set(d, st, NULL, 0, 0, NULL, "out of memory");
   }

@@ -99,6 +99,27 @@ compare)
   expect_status 0
   expect_out "matched with workload [2] by kernel name without the suffix"
   grep -q -- "-100" "$TMP/out" && fail "a kernel shown as gone (-100 %)"
+  # --summary of a comparison: both summaries side by side with deltas.
+  run analyze -w "$WL/_mix/mix_MI200" -w "$WL/_mix/mixB_MI200" --summary --width 80
+  expect_status 0
+  expect_out "Summary of [1]"
+  expect_out "vs [2]"
+  expect_out "GPU time [2] 2.59 ms (-12.6 %)"
+  [ "$(grep -c -- "-> \[2\] .* calls (" "$TMP/out")" -eq 5 ] || fail "not every kernel compared: $(cat "$TMP/out")"
+  expect_out "+ new in [2]: memory-bound at HBM"
+  [ "$(wc -L <"$TMP/out")" -le 80 ] || fail "compared summary wider than 80 columns"
+  run analyze -w "$WL/_mix/mix_MI200" -w "$TMP/wl" --summary
+  expect_status 0
+  expect_out "(matched by name without the ROCm suffix)"
+  grep -q "not among the kernels of \[2\]" "$TMP/out" && fail "a renamed kernel not matched in the summaries"
+  run analyze -w "$WL/_mix/mix_MI200" -w "$WL/_mix/mixB_MI200" --summary --format json
+  expect_status 0
+  [ "$("$JSON_GET" summaries.1.kernels_total <"$TMP/out")" = "5" ] || fail "summaries in JSON"
+  # A 3.1 profile against a 3.3 one (ROCm 6.4 vs 7.x).
+  run analyze -w "$SHARED/formats/rocprofiler-compute/gemm_fp8_3.1.0_MI325X" \
+      -w "$SHARED/formats/rocprofiler-compute/bmm1_3.3.0_MI300X" --summary
+  expect_status 0
+  expect_out "only in [2]'s summary"
   ;;
 compare_same_folder)
   # The reference tool refuses the same folder twice; lumen compares two

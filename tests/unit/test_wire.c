@@ -187,7 +187,7 @@ int main(void) {
     lm_analysis *a = NULL, *b = NULL;
     CHECK(cat && lm_analyze_run(here, cat, &o, &a, &d) == LM_OK && lm_analyze_run(through, cat, &o, &b, &d) == LM_OK);
     lm_buf ja = {0}, jb = {0};
-    lm_report_opts ro = {2, 10, 0, 0, NULL, NULL, 0, 0};
+    lm_report_opts ro = {2, 10, 0, 0, NULL, NULL, 0, 0, NULL, 0};
     const lm_analysis *ra[1] = {a}, *rb[1] = {b};
     if (a && b) {
       CHECK(lm_report_json(ra, 1, &ro, &ja) == LM_OK && lm_report_json(rb, 1, &ro, &jb) == LM_OK);
