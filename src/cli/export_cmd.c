@@ -38,7 +38,11 @@ int cmd_export(int argc, char **argv, int first) {
     goto done;
   }
   status = 1;
-  if (lm_workload_read(in, &w, &diag) != LM_OK || lm_workload_export_omniperf(w, out, &diag) != LM_OK) {
+  /* Every text cell is written back as it was read (the reference's obj
+   * columns hold addresses), not only the kernel names. */
+  lm_workload_options opts = {0};
+  opts.keep_text = 1;
+  if (lm_workload_read_opts(in, &opts, &w, &diag) != LM_OK || lm_workload_export_omniperf(w, out, &diag) != LM_OK) {
     cli_diag(MODE, &diag);
     goto done;
   }

@@ -185,7 +185,9 @@ static const char *const export_help =
     "\n"
     "Writes the workload (a lumen profile, or any folder lumen reads) as a new\n"
     "folder DIR in the rocprofiler-compute layout: pmc_perf.csv, the SQ_*\n"
-    "accumulate tables, sysinfo.csv and roofline.csv.\n";
+    "accumulate tables, sysinfo.csv and roofline.csv, every column under the\n"
+    "name it was read with and every text cell as it was read, so that lumen\n"
+    "analyze -w DIR gives the workload's tables.\n";
 
 static const char *const db_help =
     "usage: lumen db import -w DIR [-w DIR ...] [-n NAME] [--team T] [--db URL]\n"

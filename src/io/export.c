@@ -4,15 +4,20 @@
  * so that a lumen profile can be read by rocprofiler-compute, Omniperf or
  * anything else built on their files.
  *
- * Tables are written column by column as they are held: numbers with 17
- * significant digits (integers without a fraction), so that reading the
- * files back gives the same doubles; text cells quoted as CSV requires;
- * blanks stay blank.
+ * Tables are written column by column as they are held, under the names
+ * they were read with: numbers with 17 significant digits (integers
+ * without a fraction), so that reading the files back gives the same
+ * doubles; the cells of a column read with its text (lm_column.text_ids:
+ * the kernel names, and every column holding text when the workload was
+ * read with lm_workload_options.keep_text) as they were, quoted as CSV
+ * requires; blanks stay blank. Reading the folder back gives the tables
+ * the workload had, so its analysis is the same.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -38,11 +43,6 @@ static void put_number(FILE *f, double v) {
   else fprintf(f, "%.17g", v);
 }
 
-/* The reference's spelling of a column lumen names differently. */
-static const char *csv_name(const char *name) {
-  return strcmp(name, "Wave_Size") == 0 ? "wave_size" : name;
-}
-
 /* Columns in the reference's order: dispatch facts first, then counters,
  * then timestamps (and lumen's measured clocks last). */
 static const char *const leading[] = {"Dispatch_ID", "Kernel_Name", "GPU_ID", "Grid_Size",
@@ -51,51 +51,78 @@ static const char *const leading[] = {"Dispatch_ID", "Kernel_Name", "GPU_ID", "G
 static const char *const trailing[] = {"Start_Timestamp", "End_Timestamp", "Measured_SCLK_MHz",
                                        "Measured_MCLK_MHz"};
 
-static int in_list(const char *name, const char *const *list, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (strcmp(name, list[i]) == 0) return 1;
-  return 0;
-}
-
-static lm_status write_table(const lm_table *t, const char *path, lm_diag *diag) {
-  size_t *order = malloc((t->n_cols + 1) * sizeof *order), n = 0;
-  if (!order) return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+/* Where the columns of t go: the first column of each leading name, then
+ * every column not placed in table order (a repeated name among them, so
+ * that reading the file back finds the same first one), then the first
+ * column of each trailing name. order gets n_cols entries. */
+static void column_order(const lm_table *t, size_t *order, uint8_t *placed) {
+  size_t n = 0;
+  long trail[sizeof trailing / sizeof *trailing];
   for (size_t i = 0; i < sizeof leading / sizeof *leading; i++) {
     long c = lm_table_find(t, leading[i]);
-    if (c >= 0) order[n++] = (size_t)c;
+    if (c >= 0 && !placed[c]) {
+      order[n++] = (size_t)c;
+      placed[c] = 1;
+    }
+  }
+  for (size_t i = 0; i < sizeof trailing / sizeof *trailing; i++) {
+    trail[i] = lm_table_find(t, trailing[i]);
+    if (trail[i] >= 0) placed[trail[i]] |= 2;
   }
   for (size_t c = 0; c < t->n_cols; c++)
-    if (!in_list(t->cols[c].name, leading, sizeof leading / sizeof *leading) &&
-        !in_list(t->cols[c].name, trailing, sizeof trailing / sizeof *trailing))
-      order[n++] = c;
-  for (size_t i = 0; i < sizeof trailing / sizeof *trailing; i++) {
-    long c = lm_table_find(t, trailing[i]);
-    if (c >= 0) order[n++] = (size_t)c;
+    if (!placed[c]) order[n++] = c;
+  for (size_t i = 0; i < sizeof trailing / sizeof *trailing; i++)
+    if (trail[i] >= 0 && placed[trail[i]] == 2) {
+      order[n++] = (size_t)trail[i];
+      placed[trail[i]] = 1;
+    }
+}
+
+/* Write table t as the CSV file path: a cell as the text the table holds
+ * for it, else as its number. */
+static lm_status write_table(const lm_table *t, const char *path, lm_diag *diag) {
+  lm_status st = LM_OK;
+  FILE *f = NULL;
+  size_t *order = malloc((t->n_cols + 1) * sizeof *order);
+  uint8_t *placed = calloc(t->n_cols + 1, 1);
+  const double **values = calloc(t->n_cols + 1, sizeof *values);
+  if (!order || !placed || !values) {
+    st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+    goto done;
   }
-  FILE *f = fopen(path, "w");
+  for (size_t c = 0; c < t->n_cols; c++)
+    if (!(values[c] = lm_table_values(t, c, diag))) {
+      st = diag ? diag->status : LM_EIO;
+      goto done;
+    }
+  column_order(t, order, placed);
+  f = fopen(path, "w");
   if (!f) {
-    free(order);
-    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+    st = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+    goto done;
   }
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < t->n_cols; i++) {
     if (i) fputc(',', f);
-    put_text(f, csv_name(t->cols[order[i]].name));
+    put_text(f, t->cols[order[i]].name);
   }
   fputc('\n', f);
   for (size_t r = 0; r < t->n_rows; r++) {
-    for (size_t i = 0; i < n; i++) {
-      size_t c = order[i];
+    for (size_t i = 0; i < t->n_cols; i++) {
+      const char *text = lm_table_text(t, order[i], r);
       if (i) fputc(',', f);
-      const char *text = t->cols[c].text_ids ? lm_table_text(t, c, r) : NULL;
       if (text) put_text(f, text);
-      else put_number(f, t->cols[c].values[r]);
+      else put_number(f, values[order[i]][r]);
     }
     fputc('\n', f);
   }
+  int failed = ferror(f);
+  if ((fclose(f) != 0) | failed)
+    st = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "write failed: %s", strerror(errno));
+done:
   free(order);
-  if (ferror(f) | (fclose(f) != 0))
-    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "write failed: %s", strerror(errno));
-  return LM_OK;
+  free(placed);
+  free(values);
+  return st;
 }
 
 static lm_status write_sysinfo(const lm_sysinfo *info, const char *path, lm_diag *diag) {
@@ -111,7 +138,8 @@ static lm_status write_sysinfo(const lm_sysinfo *info, const char *path, lm_diag
     put_text(f, info->texts[i] ? info->texts[i] : "");
   }
   fputc('\n', f);
-  if (ferror(f) | (fclose(f) != 0))
+  int failed = ferror(f);
+  if ((fclose(f) != 0) | failed)
     return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "write failed: %s", strerror(errno));
   return LM_OK;
 }

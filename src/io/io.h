@@ -163,6 +163,12 @@ typedef struct lm_workload_options {
                                        accepts are loaded after all when they
                                        fit (lm_csv_options.load_want) */
   size_t load_cap;                  /* lm_csv_options.load_cap (0: its default) */
+  int keep_text;                    /* a folder of CSV files: every column
+                                       of its tables that holds a cell other
+                                       than a number keeps its cells' text
+                                       (lm_column.text_ids), not only the
+                                       kernel names (an export writes them
+                                       back); such a file is read twice */
 } lm_workload_options;
 /* lm_workload_read_opts: lm_workload_read with options (NULL: load all). A
  * workload folder holding a lumen database is read from it, with the
@@ -228,7 +234,9 @@ lm_status lm_workload_unpack(const void *data, size_t len, int borrow, lm_worklo
 
 /* lm_workload_export_omniperf: write w as a new folder `dir` in the
  * reference tool's layout (pmc_perf.csv, SQ_*.csv, sysinfo.csv,
- * roofline.csv). Refuses a folder that exists. */
+ * roofline.csv), every column under the name it has in w; lm_workload_read gives back
+ * w's tables. Text cells are written where w holds them (read w with
+ * lm_workload_options.keep_text). Refuses a folder that exists. */
 lm_status lm_workload_export_omniperf(const lm_workload *w, const char *dir, lm_diag *diag);
 
 /* ---------------------------------------------- stored counter columns */

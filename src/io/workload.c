@@ -108,6 +108,40 @@ done:
   return status;
 }
 
+/* Read the CSV table at path with options (NULL: the defaults). With
+ * keep_text, every column in which a cell is not a number keeps the text
+ * of its cells as well: the file is read again, those columns added to
+ * options' text columns, when the first read found such a column. */
+static lm_status read_table(const char *path, const lm_csv_options *options, int keep_text, lm_table **out,
+                            lm_diag *diag) {
+  lm_status status = lm_csv_read(path, options, out, diag);
+  if (status != LM_OK || !keep_text) return status;
+  lm_table *first = *out;
+  size_t n_named = 0, n_found = 0;
+  for (size_t c = 0; c < first->n_cols; c++) n_found += first->cols[c].n_text && !first->cols[c].text_ids;
+  if (!n_found) return LM_OK;
+  for (const char *const *tc = options ? options->text_columns : NULL; tc && *tc; tc++) n_named++;
+  const char **names = malloc((n_named + n_found + 1) * sizeof *names);
+  if (!names) {
+    status = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+    goto done;
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < n_named; i++) names[n++] = options->text_columns[i];
+  for (size_t c = 0; c < first->n_cols; c++)
+    if (first->cols[c].n_text && !first->cols[c].text_ids) names[n++] = first->cols[c].name;
+  names[n] = NULL;
+  lm_csv_options again = {0};
+  if (options) again = *options;
+  again.text_columns = names;
+  *out = NULL;
+  status = lm_csv_read(path, &again, out, diag);
+done:
+  free(names);
+  if (*out != first) lm_table_free(first);
+  return status;
+}
+
 static lm_status read_sysinfo(lm_workload *w, const char *path, lm_diag *diag) {
   lm_csv_options options = {0};
   options.all_text = 1;
@@ -260,7 +294,8 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
       pmc_options.load_cap = level_options.load_cap = opts->load_cap;
     }
   }
-  status = lm_csv_read(pmc_path, &pmc_options, &w->pmc, diag);
+  int keep_text = opts && opts->keep_text;
+  status = read_table(pmc_path, &pmc_options, keep_text, &w->pmc, diag);
   if (status != LM_OK) goto fail;
   int rocpd = lm_rocpd_is_long(w->pmc);
   if (rocpd) {
@@ -271,7 +306,7 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
     w->pmc = NULL;
     pmc_options.text_columns = rocpd_text_columns;
     pmc_options.defer = 0;
-    status = lm_csv_read(pmc_path, &pmc_options, &w->pmc, diag);
+    status = read_table(pmc_path, &pmc_options, keep_text, &w->pmc, diag);
     if (status != LM_OK) goto fail;
     lm_table *wide = NULL;
     status = lm_rocpd_pivot(w->pmc, &wide, diag);
@@ -327,7 +362,7 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
   for (size_t i = 0; i < n_sq; i++) {
     char *path = join_path(arena, dir, sq_names[i]);
     if (!path) goto nomem;
-    status = lm_csv_read(path, &level_options, &w->levels[w->n_levels], diag);
+    status = read_table(path, &level_options, keep_text, &w->levels[w->n_levels], diag);
     if (status != LM_OK) goto fail;
     w->n_levels++;
   }
@@ -340,7 +375,7 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
     goto fail;
   }
   if (roof_present) {
-    status = lm_csv_read(roof_path, NULL, &w->roofline, diag);
+    status = read_table(roof_path, NULL, keep_text, &w->roofline, diag);
     if (status != LM_OK) goto fail;
   }
   *out = w;
