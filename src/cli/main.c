@@ -187,7 +187,8 @@ static const char *const export_help =
     "folder DIR in the rocprofiler-compute layout: pmc_perf.csv, the SQ_*\n"
     "accumulate tables, sysinfo.csv and roofline.csv, every column under the\n"
     "name it was read with and every text cell as it was read, so that lumen\n"
-    "analyze -w DIR gives the workload's tables.\n";
+    "analyze -w DIR gives the workload's tables. A profile of the simulated\n"
+    "device stays marked as one (DIR/lumen_origin.txt).\n";
 
 static const char *const db_help =
     "usage: lumen db import -w DIR [-w DIR ...] [-n NAME] [--team T] [--db URL]\n"

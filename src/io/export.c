@@ -11,7 +11,8 @@
  * the kernel names, and every column holding text when the workload was
  * read with lm_workload_options.keep_text) as they were, quoted as CSV
  * requires; blanks stay blank. Reading the folder back gives the tables
- * the workload had, so its analysis is the same.
+ * the workload had, so its analysis is the same. A replay of the
+ * simulated device stays marked as one (LM_ORIGIN_FILE).
  */
 #include <errno.h>
 #include <math.h>
@@ -144,6 +145,17 @@ static lm_status write_sysinfo(const lm_sysinfo *info, const char *path, lm_diag
   return LM_OK;
 }
 
+/* The mark of a replay of the simulated device (LM_ORIGIN_FILE). */
+static lm_status write_origin(const char *recording, const char *path, lm_diag *diag) {
+  FILE *f = fopen(path, "w");
+  if (!f) return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+  fprintf(f, "%s%s\n", LM_ORIGIN_SIMULATED, recording);
+  int failed = ferror(f);
+  if ((fclose(f) != 0) | failed)
+    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "write failed: %s", strerror(errno));
+  return LM_OK;
+}
+
 lm_status lm_workload_export_omniperf(const lm_workload *w, const char *dir, lm_diag *diag) {
   struct stat sb;
   if (stat(dir, &sb) == 0)
@@ -164,6 +176,10 @@ lm_status lm_workload_export_omniperf(const lm_workload *w, const char *dir, lm_
   if (w->roofline) {
     snprintf(path, sizeof path, "%s/roofline.csv", dir);
     if ((st = write_table(w->roofline, path, diag)) != LM_OK) return st;
+  }
+  if (w->simulated) {
+    snprintf(path, sizeof path, "%s/%s", dir, LM_ORIGIN_FILE);
+    if ((st = write_origin(w->simulated, path, diag)) != LM_OK) return st;
   }
   return LM_OK;
 }

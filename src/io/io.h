@@ -234,7 +234,8 @@ lm_status lm_workload_unpack(const void *data, size_t len, int borrow, lm_worklo
 
 /* lm_workload_export_omniperf: write w as a new folder `dir` in the
  * reference tool's layout (pmc_perf.csv, SQ_*.csv, sysinfo.csv,
- * roofline.csv), every column under the name it has in w; lm_workload_read gives back
+ * roofline.csv, and LM_ORIGIN_FILE for a replay of the simulated device),
+ * every column under the name it has in w; lm_workload_read gives back
  * w's tables. Text cells are written where w holds them (read w with
  * lm_workload_options.keep_text). Refuses a folder that exists. */
 lm_status lm_workload_export_omniperf(const lm_workload *w, const char *dir, lm_diag *diag);
@@ -345,6 +346,11 @@ int lm_io_identify(const char *path, char *out, size_t cap);
 /* A workload's origin starts with this when a simulated device produced
  * it; the recording it replayed follows. */
 #define LM_ORIGIN_SIMULATED "simulated device replaying "
+/* A folder in the reference's layout (lumen export --omniperf) of such a
+ * workload holds this file: LM_ORIGIN_SIMULATED, the recording and a
+ * newline. The folder reader marks the workload simulated when it finds it
+ * (the reference tool reads no such file). */
+#define LM_ORIGIN_FILE "lumen_origin.txt"
 
 /* The most dispatches a workload in a lumen database may claim; a larger
  * or negative count is a corrupt database. */

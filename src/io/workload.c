@@ -4,11 +4,12 @@
  * The folder is read as it is and never written: pmc_perf.csv (one row per
  * dispatch), the SQ_*.csv accumulate tables that metrics reach through
  * their source (coll_level), sysinfo.csv, and roofline.csv and
- * timestamps.csv when present. Refusals follow the reference tool so that
- * scripts see the same outcome: a folder without pmc_perf.csv, and a
- * pmc_perf.csv in which every row has an empty cell. A folder holding
- * only the rank.R parts of an MPI profile is read as one workload
- * (ranks.c).
+ * timestamps.csv when present, and the mark lumen export leaves on a
+ * replay of the simulated device (LM_ORIGIN_FILE). Refusals follow the
+ * reference tool so that scripts see the same outcome: a folder without
+ * pmc_perf.csv, and a pmc_perf.csv in which every row has an empty cell.
+ * A folder holding only the rank.R parts of an MPI profile is read as one
+ * workload (ranks.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -64,9 +65,10 @@ static int cmp_names(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* List the SQ*.csv files of dir, sorted, and count unmerged pass files. */
+/* List the SQ*.csv files of dir, sorted, count unmerged pass files and
+ * say whether the folder holds LM_ORIGIN_FILE. */
 static lm_status scan_dir(const char *dir, lm_arena *arena, const char ***sq_out,
-                          size_t *n_sq_out, size_t *n_unmerged, lm_diag *diag) {
+                          size_t *n_sq_out, size_t *n_unmerged, int *has_origin, lm_diag *diag) {
   DIR *d = opendir(dir);
   if (!d)
     return lm_diag_set(diag, errno == ENOENT ? LM_ENOTFOUND : LM_EIO, dir, 0,
@@ -76,6 +78,7 @@ static lm_status scan_dir(const char *dir, lm_arena *arena, const char ***sq_out
   const char **names = lm_arena_alloc(arena, cap * sizeof *names);
   lm_status status = LM_OK;
   *n_unmerged = 0;
+  *has_origin = 0;
   if (!names) {
     status = lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
     goto done;
@@ -83,6 +86,7 @@ static lm_status scan_dir(const char *dir, lm_arena *arena, const char ***sq_out
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     size_t len = strlen(e->d_name);
+    if (strcmp(e->d_name, LM_ORIGIN_FILE) == 0) *has_origin = 1;
     if (len < 5 || strcmp(e->d_name + len - 4, ".csv") != 0) continue;
     if (strncmp(e->d_name, "pmc_perf_", 9) == 0) (*n_unmerged)++;
     if (strncmp(e->d_name, "SQ", 2) != 0) continue;
@@ -181,6 +185,24 @@ static lm_status read_sysinfo(lm_workload *w, const char *path, lm_diag *diag) {
   return LM_OK;
 }
 
+/* The mark lumen export leaves in the folder of a replay of the simulated
+ * device (LM_ORIGIN_FILE): w->simulated names the recording. A file that
+ * says anything else marks nothing. */
+static lm_status read_origin(lm_workload *w, const char *path, lm_diag *diag) {
+  char *text = NULL;
+  size_t len = 0;
+  lm_status status = lm_read_file(path, 1 << 16, &text, &len, diag);
+  if (status != LM_OK) return status;
+  size_t n = strlen(LM_ORIGIN_SIMULATED);
+  if (len >= n && strncmp(text, LM_ORIGIN_SIMULATED, n) == 0) {
+    size_t end = strcspn(text + n, "\r\n");
+    w->simulated = lm_arena_strndup(w->arena, text + n, end);
+    if (!w->simulated) status = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+  }
+  lm_free(text);
+  return status;
+}
+
 lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag) {
   return lm_workload_read_opts(dir, NULL, out, diag);
 }
@@ -220,7 +242,8 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
 
   const char **sq_names = NULL;
   size_t n_sq = 0, n_unmerged = 0;
-  status = scan_dir(dir, arena, &sq_names, &n_sq, &n_unmerged, diag);
+  int has_origin = 0;
+  status = scan_dir(dir, arena, &sq_names, &n_sq, &n_unmerged, &has_origin, diag);
   if (status != LM_OK) goto fail;
 
   /* A lumen workload: its database. */
@@ -376,6 +399,12 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
   }
   if (roof_present) {
     status = read_table(roof_path, NULL, keep_text, &w->roofline, diag);
+    if (status != LM_OK) goto fail;
+  }
+  if (has_origin) {
+    char *origin_path = join_path(arena, dir, LM_ORIGIN_FILE);
+    if (!origin_path) goto nomem;
+    status = read_origin(w, origin_path, diag);
     if (status != LM_OK) goto fail;
   }
   *out = w;

@@ -1290,6 +1290,14 @@ export)
   golden_equal "$TMP/omni" vcopy/MI200
   # The exported folder is the reference's format: no lumen database in it.
   [ ! -e "$TMP/omni/lumen.db" ] || fail "lumen.db in an Omniperf folder"
+  # It stays marked as a replay, in analyze and in a store it is imported into.
+  run analyze -w "$TMP/omni" --format json -b 2.1.1
+  expect_status 0
+  grep -q "\"simulated\":\"$WL/vcopy/MI200\"" "$TMP/out" || fail "the export is not marked simulated"
+  run db import --db "$TMP/s2.db" -w "$TMP/omni" -n simulated_export
+  expect_status 0
+  run db list --db "$TMP/s2.db"
+  expect_out "omniperf (simulated)"
   run export -w "$TMP/p" --omniperf "$TMP/omni"
   expect_status 1
   one_line_err
