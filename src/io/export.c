@@ -11,8 +11,11 @@
  * the kernel names, and every column holding text when the workload was
  * read with lm_workload_options.keep_text) as they were, quoted as CSV
  * requires; blanks stay blank. Reading the folder back gives the tables
- * the workload had, so its analysis is the same. A replay of the
- * simulated device stays marked as one (LM_ORIGIN_FILE).
+ * the workload had, so its analysis is the same. A workload read from a
+ * lumen database has every dispatch column, and of a column of text only
+ * the first cell: its empty dispatch columns are left out, and that text
+ * stands in its column's cells without a number (write_table). A replay of
+ * the simulated device stays marked as one (LM_ORIGIN_FILE).
  */
 #include <errno.h>
 #include <math.h>
@@ -79,12 +82,28 @@ static void column_order(const lm_table *t, size_t *order, uint8_t *placed) {
     }
 }
 
-/* Write table t as the CSV file path: a cell as the text the table holds
- * for it, else as its number. */
-static lm_status write_table(const lm_table *t, const char *path, lm_diag *diag) {
+/* Whether column c holds nothing: no number and no text on any row. */
+static int column_empty(const lm_table *t, size_t c, const double *values) {
+  if (t->cols[c].n_text && !t->cols[c].text_ids) return 0;
+  for (size_t r = 0; r < t->n_rows; r++) {
+    const char *text = lm_table_text(t, c, r);
+    if (!isnan(values[r]) || (text && text[0])) return 0;
+  }
+  return 1;
+}
+
+/* Write table t as the CSV file path. A cell is written as the text the
+ * table holds for it, else as its number; in a column that held text the
+ * table no longer holds (a lumen database keeps only a column's first
+ * text), the cells without a number get that first text, so that they read
+ * back as text, not as blanks. With drop_empty, columns that hold nothing
+ * are left out: the reader refuses a pmc_perf.csv with such a column, and
+ * only the dispatch columns every lumen database has (the measured clocks
+ * of an imported folder, say) can be empty in a table it accepted. */
+static lm_status write_table(const lm_table *t, const char *path, int drop_empty, lm_diag *diag) {
   lm_status st = LM_OK;
   FILE *f = NULL;
-  size_t *order = malloc((t->n_cols + 1) * sizeof *order);
+  size_t *order = malloc((t->n_cols + 1) * sizeof *order), n = 0;
   uint8_t *placed = calloc(t->n_cols + 1, 1);
   const double **values = calloc(t->n_cols + 1, sizeof *values);
   if (!order || !placed || !values) {
@@ -97,22 +116,27 @@ static lm_status write_table(const lm_table *t, const char *path, lm_diag *diag)
       goto done;
     }
   column_order(t, order, placed);
+  for (size_t i = 0; i < t->n_cols; i++)
+    if (!drop_empty || t->n_rows == 0 || !column_empty(t, order[i], values[order[i]])) order[n++] = order[i];
   f = fopen(path, "w");
   if (!f) {
     st = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
     goto done;
   }
-  for (size_t i = 0; i < t->n_cols; i++) {
+  for (size_t i = 0; i < n; i++) {
     if (i) fputc(',', f);
     put_text(f, t->cols[order[i]].name);
   }
   fputc('\n', f);
   for (size_t r = 0; r < t->n_rows; r++) {
-    for (size_t i = 0; i < t->n_cols; i++) {
+    for (size_t i = 0; i < n; i++) {
+      const lm_column *col = &t->cols[order[i]];
       const char *text = lm_table_text(t, order[i], r);
+      double v = values[order[i]][r];
+      if (!text && isnan(v) && col->n_text && !col->text_ids) text = col->first_text;
       if (i) fputc(',', f);
       if (text) put_text(f, text);
-      else put_number(f, values[order[i]][r]);
+      else put_number(f, v);
     }
     fputc('\n', f);
   }
@@ -166,16 +190,16 @@ lm_status lm_workload_export_omniperf(const lm_workload *w, const char *dir, lm_
   char path[4096];
   lm_status st;
   snprintf(path, sizeof path, "%s/pmc_perf.csv", dir);
-  if ((st = write_table(w->pmc, path, diag)) != LM_OK) return st;
+  if ((st = write_table(w->pmc, path, 1, diag)) != LM_OK) return st;
   for (size_t i = 0; i < w->n_levels; i++) {
     snprintf(path, sizeof path, "%s/%s.csv", dir, w->levels[i]->name);
-    if ((st = write_table(w->levels[i], path, diag)) != LM_OK) return st;
+    if ((st = write_table(w->levels[i], path, 0, diag)) != LM_OK) return st;
   }
   snprintf(path, sizeof path, "%s/sysinfo.csv", dir);
   if ((st = write_sysinfo(&w->sysinfo, path, diag)) != LM_OK) return st;
   if (w->roofline) {
     snprintf(path, sizeof path, "%s/roofline.csv", dir);
-    if ((st = write_table(w->roofline, path, diag)) != LM_OK) return st;
+    if ((st = write_table(w->roofline, path, 0, diag)) != LM_OK) return st;
   }
   if (w->simulated) {
     snprintf(path, sizeof path, "%s/%s", dir, LM_ORIGIN_FILE);
