@@ -139,7 +139,12 @@ class Facts:
         self.rows = []
         try:
             with open(os.path.join(folder, "pmc_perf.csv"), newline="", encoding="utf-8", errors="replace") as f:
-                for rec in csv.DictReader(f):
+                reader = csv.DictReader(f)
+                # One row per counter (the rocpd-based profiler): lumen
+                # pivots it and renumbers ids; the model does not.
+                if "Counter_Name" in (reader.fieldnames or []):
+                    self.ok = False
+                for rec in reader:
                     self.rows.append({
                         "id": num(rec.get("Dispatch_ID")),
                         "kernel": rec.get("Kernel_Name") or "",
