@@ -647,10 +647,14 @@ lm_status lm_db_plan_copy(sqlite3 *db, int64_t wid, int set, const char *counter
 lm_status lm_db_plan_n_sets(sqlite3 *db, int64_t wid, int *n_sets, lm_diag *diag);
 lm_status lm_db_plan_keep_sets(sqlite3 *db, int64_t wid, const int *keep, int n, lm_diag *diag);
 
-/* lm_db_run_n_selected: how many records of run `run` the filters
- * selected (0 too when they cannot be read: the caller then lists the
- * kernels, or says there were none). */
+/* lm_db_run_n_selected: how many records of run `run` (of every run when
+ * run < 0) the filters selected (0 too when they cannot be read: the
+ * caller then lists the kernels, or says there were none). */
 int lm_db_run_n_selected(sqlite3 *db, int64_t wid, int64_t run);
+/* lm_db_first_full_run: the id of the first run that ended 'ok' and
+ * recorded dispatches (the application ran whole and launched kernels);
+ * 0 when there is none or it cannot be read. */
+int64_t lm_db_first_full_run(sqlite3 *db, int64_t wid);
 /* lm_db_each_run_kernel: fn for every kernel run `run` recorded, in the
  * order of its first dispatch, with how many dispatches it had (kernel
  * borrowed for the call); fn returns non-zero to stop. */

@@ -517,14 +517,28 @@ done:
 int lm_db_run_n_selected(sqlite3 *db, int64_t wid, int64_t run) {
   sqlite3_stmt *s = NULL;
   int n = 0;
-  if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM profile_record WHERE workload_id = ? AND run_id = ? AND "
-                             "selected >= 0", -1, &s, NULL) == SQLITE_OK) {
+  if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM profile_record WHERE workload_id = ? AND (run_id = ? OR ? < 0) "
+                             "AND selected >= 0", -1, &s, NULL) == SQLITE_OK) {
     sqlite3_bind_int64(s, 1, wid);
     sqlite3_bind_int64(s, 2, run);
+    sqlite3_bind_int64(s, 3, run);
     if (sqlite3_step(s) == SQLITE_ROW) n = sqlite3_column_int(s, 0);
   }
   sqlite3_finalize(s);
   return n;
+}
+
+int64_t lm_db_first_full_run(sqlite3 *db, int64_t wid) {
+  sqlite3_stmt *s = NULL;
+  int64_t run = 0;
+  if (sqlite3_prepare_v2(db, "SELECT COALESCE(MIN(r.id), 0) FROM profile_run r WHERE r.workload_id = ? AND "
+                             "r.status = 'ok' AND EXISTS (SELECT 1 FROM profile_record p WHERE p.workload_id = "
+                             "r.workload_id AND p.run_id = r.id)", -1, &s, NULL) == SQLITE_OK) {
+    sqlite3_bind_int64(s, 1, wid);
+    if (sqlite3_step(s) == SQLITE_ROW) run = sqlite3_column_int64(s, 0);
+  }
+  sqlite3_finalize(s);
+  return run;
 }
 
 lm_status lm_db_each_run_kernel(sqlite3 *db, int64_t wid, int64_t run, lm_db_kernel_fn fn, void *user,

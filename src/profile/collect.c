@@ -9,6 +9,9 @@
  * n-th selected instance of a kernel in every run is one dispatch row; in
  * instance cycling each run of consecutive instances that went through all
  * sets is one row. Rows that miss a set are left out and reported.
+ * Filters that select no dispatch of a whole run stop the profile there,
+ * naming the kernels the application launched: a profile this lumen began
+ * then leaves nothing behind, one it resumed keeps its runs.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -46,6 +49,10 @@ typedef struct profile_ctx {
   lm_profile_summary *summary;
   const char *telemetry; /* the tool's clock sampler: "auto" or "none" */
   lm_collector *col;     /* the backend */
+  int fresh;             /* this lumen created the workload (not --resume) */
+  int checked;           /* check_selected ran after a run of this lumen */
+  int discard;           /* nothing is kept: remove what this lumen wrote */
+  char made_from[4096];  /* the first folder of dir this lumen created, or "" */
 } profile_ctx;
 
 /* remove_records: the records files of a run (one per process). */
@@ -247,34 +254,124 @@ void lm_collect_copy_opts(const lm_profile_opts *o, lm_stored_opts *s) {
 
 /* The kernels a run launched, for the message when none was selected. */
 typedef struct kernels_seen {
-  lm_buf names; /* the first ten, "'k' (n), ..." */
+  lm_buf names; /* the first ten, "'k' (n dispatches), ..." */
   size_t n_names;
 } kernels_seen;
 
 static int see_kernel(const char *kernel, int n_dispatches, void *user) {
   kernels_seen *k = user;
   if (k->n_names < 10)
-    lm_buf_printf(&k->names, "%s'%s' (%d)", k->n_names ? ", " : "", kernel, n_dispatches);
+    lm_buf_printf(&k->names, "%s'%s' (%d dispatch%s)", k->n_names ? ", " : "", kernel, n_dispatches,
+                  n_dispatches == 1 ? "" : "es");
   k->n_names++;
   return 0;
 }
 
-/* After the first run: LM_OK when some dispatch was selected; else an
- * error listing the kernels that ran (or saying none did). */
-static lm_status check_selected(profile_ctx *x, int64_t run_id, lm_diag *diag) {
-  if (lm_db_run_n_selected(x->db, x->wid, run_id) > 0) return LM_OK;
+/* put_word: v as one shell word: as it is when it needs no quotes, else
+ * in single quotes (a quote inside as '\''). */
+static void put_word(lm_buf *b, const char *v) {
+  int plain = *v != '\0';
+  for (const char *c = v; plain && *c; c++)
+    plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+            strchr("_-.,:/+=@%", *c);
+  if (plain) {
+    lm_buf_puts(b, v);
+    return;
+  }
+  lm_buf_putc(b, '\'');
+  for (const char *c = v; *c; c++) {
+    if (*c == '\'') lm_buf_puts(b, "'\\''");
+    else lm_buf_putc(b, *c);
+  }
+  lm_buf_putc(b, '\'');
+}
+
+/* filters_text: the profile's filters as its command line gave them
+ * ("-k nomatch -g 1"); "the filters" when it gave none. */
+static void filters_text(const lm_stored_opts *o, lm_buf *b) {
+  for (size_t i = 0; i < o->n_kernels; i++) {
+    lm_buf_printf(b, "%s-k ", b->len ? " " : "");
+    put_word(b, o->kernels[i]);
+  }
+  const char *flags[] = {"--instance", "-d", "-g"}, *values[] = {o->instance, o->dispatch, o->gpu};
+  for (size_t i = 0; i < 3; i++) {
+    if (!values[i]) continue;
+    lm_buf_printf(b, "%s%s ", b->len ? " " : "", flags[i]);
+    put_word(b, values[i]);
+  }
+  for (size_t i = 0; i < o->n_regions; i++) {
+    lm_buf_printf(b, "%s-r ", b->len ? " " : "");
+    put_word(b, o->regions[i]);
+  }
+  if (!b->len) lm_buf_printf(b, "the filters");
+}
+
+lm_status lm_collect_unselected(sqlite3 *db, int64_t wid, int64_t run, const lm_stored_opts *opt,
+                                const char *dir, int discarded, lm_diag *diag) {
   kernels_seen seen = {{0}, 0};
-  lm_db_each_run_kernel(x->db, x->wid, run_id, see_kernel, &seen, NULL);
-  lm_buf names = seen.names;
+  lm_buf filters = {0};
+  lm_db_each_run_kernel(db, wid, run, see_kernel, &seen, NULL);
+  filters_text(opt, &filters);
+  const char *fate = discarded ? "no workload was written (profile again with filters that match)"
+                               : "the folder's runs are kept, but --resume keeps these filters and cannot "
+                                 "complete it (profile again into a new folder)";
   size_t n_names = seen.n_names;
-  lm_status st = n_names ? lm_diag_set(diag, LM_EINVAL, x->dir, 0, 0, NULL,
-                                       "the filters (-k, --instance, -d, -g, -r) selected none of the %zu kernel%s "
-                                       "the application launched: %s%s",
-                                       n_names, n_names == 1 ? "" : "s", lm_buf_cstr(&names), n_names > 10 ? ", ..." : "")
-                         : lm_diag_set(diag, LM_EDATA, x->dir, 0, 0, NULL,
-                                       "the application launched no GPU kernel in its first run");
-  lm_buf_fini(&names);
+  lm_status st = n_names ? lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL,
+                                       "%s selected none of the %zu kernel%s the application launched: %s%s; %s",
+                                       lm_buf_cstr(&filters), n_names, n_names == 1 ? "" : "s",
+                                       lm_buf_cstr(&seen.names), n_names > 10 ? ", ..." : "", fate)
+                         : lm_diag_set(diag, LM_EDATA, dir, 0, 0, NULL,
+                                       "the application launched no GPU kernel in run %lld; %s", (long long)run,
+                                       discarded ? "no workload was written" : "the folder's runs are kept");
+  lm_buf_fini(&seen.names);
+  lm_buf_fini(&filters);
   return st;
+}
+
+/* check_selected: LM_OK when some run of the workload selected a
+ * dispatch; else the error of lm_collect_unselected over run `run_id`,
+ * and a workload this lumen created is to be removed (x->discard). */
+static lm_status check_selected(profile_ctx *x, int64_t run_id, lm_diag *diag) {
+  if (lm_db_run_n_selected(x->db, x->wid, -1) > 0) return LM_OK;
+  x->discard = x->fresh;
+  return lm_collect_unselected(x->db, x->wid, run_id, &x->opt, x->dir, x->discard, diag);
+}
+
+void lm_collect_first_missing(const char *dir, char *out, size_t cap) {
+  char path[4096];
+  struct stat sb;
+  out[0] = '\0';
+  snprintf(path, sizeof path, "%s", dir);
+  for (char *p = path + 1;; p++) {
+    if (*p != '/' && *p != '\0') continue;
+    char c = *p;
+    *p = '\0';
+    if (stat(path, &sb) != 0 && errno == ENOENT) {
+      snprintf(out, cap, "%s", path);
+      return;
+    }
+    if (!c) return;
+    *p = c;
+  }
+}
+
+void lm_collect_discard(const char *dir, const char *made_from) {
+  static const char *const files[] = {"", "-journal", "-wal", "-shm"};
+  char path[4096];
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s%s", dir, LM_WORKLOAD_DB, files[i]);
+    unlink(path);
+  }
+  if (!made_from[0]) return;
+  snprintf(path, sizeof path, "%s", dir);
+  size_t floor = strlen(made_from), len = strlen(path);
+  while (len > 1 && path[len - 1] == '/') path[--len] = '\0';
+  while (len >= floor && rmdir(path) == 0) {
+    char *slash = strrchr(path, '/');
+    if (!slash || slash == path) break;
+    *slash = '\0';
+    len = (size_t)(slash - path);
+  }
 }
 
 lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, lm_diag *diag) {
@@ -368,6 +465,10 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
       }
     }
     if ((st = lm_collect_load_plan(x.db, x.wid, &x.sets, &x.n_sets, diag)) != LM_OK) goto done;
+    /* A whole run that launched kernels and selected none: the stored
+     * filters select nothing in the next one either. */
+    int64_t full = lm_db_run_n_selected(x.db, x.wid, -1) == 0 ? lm_db_first_full_run(x.db, x.wid) : 0;
+    if (full > 0 && (st = check_selected(&x, full, diag)) != LM_OK) goto done;
   } else {
     if (o->argc < 1) {
       st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "no application to profile (lumen profile -n NAME -- APP ARGS)");
@@ -385,9 +486,18 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     int plan_replay = o->replay < 0 ? LM_REPLAY_APP : o->replay;
     if ((st = col.plan(&col, cat, o->items, o->n_items, plan_replay, &plan, diag)) != LM_OK) goto done;
     lm_phase_end("plan counter sets", t_plan);
+    /* What this lumen creates, to remove should it keep nothing. Inside
+     * an MPI job dir is the rank's part, in a folder the other ranks
+     * share: only the part is its own. */
+    lm_rank_info part;
+    if (lm_rank_detect_env(&part) && part.size > 1)
+      snprintf(x.made_from, sizeof x.made_from, "%s", access(o->dir, F_OK) == 0 ? "" : o->dir);
+    else
+      lm_collect_first_missing(o->dir, x.made_from, sizeof x.made_from);
     if ((st = lm_make_dirs(o->dir, "the workload folder", "choose a writable place with -w", diag)) != LM_OK)
       goto done;
     if ((st = lm_collect_lock_folder(o->dir, &lock_fd, diag)) != LM_OK) goto done;
+    x.fresh = 1;
     if ((st = lm_db_open(db_path, LM_DB_CREATE, &x.db, diag)) != LM_OK) goto done;
     lm_collect_copy_opts(o, &x.opt);
     if (x.opt.replay < 0) x.opt.replay = LM_REPLAY_APP;
@@ -457,7 +567,10 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
       st = do_run(&x, &spec, diag);
       /* Filters that select nothing stop after the first run, naming the
        * kernels the application launched. */
-      if (st == LM_OK && !o->resume && x.runs_done == 1) st = check_selected(&x, spec.id, diag);
+      if (st == LM_OK && !x.checked) {
+        x.checked = 1;
+        st = check_selected(&x, spec.id, diag);
+      }
     }
     free(modes);
     free(passes);
@@ -469,6 +582,8 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
       spec.n_sets = x.n_sets;
       spec.mode = LM_REPLAY_INSTANCE;
       if ((st = do_run(&x, &spec, diag)) != LM_OK) goto done;
+      x.checked = 1;
+      if ((st = check_selected(&x, spec.id, diag)) != LM_OK) goto done;
     } else {
       x.runs_done++;
     }
@@ -534,5 +649,6 @@ done:
   lm_workload_free(rec);
   lm_collect_close_backend(&col);
   if (lock_fd >= 0) close(lock_fd);
+  if (x.discard) lm_collect_discard(o->dir, x.made_from);
   return st;
 }

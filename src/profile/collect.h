@@ -257,6 +257,25 @@ int lm_collect_dir_is_empty(const char *dir);
 /* lm_collect_copy_opts: the profile's options as --resume reads them back
  * (owned: lm_collect_stored_fini). */
 void lm_collect_copy_opts(const lm_profile_opts *o, lm_stored_opts *s);
+/* lm_collect_unselected: the error of filters that selected no dispatch
+ * of any run (the caller has checked): it names opt's filters as a
+ * command line gives them and the kernels run `run` of db's workload wid
+ * launched (LM_EINVAL), or says that run launched none (LM_EDATA).
+ * Filters are fixed for the life of a workload, so no later run can
+ * select more: `discarded` says the workload this lumen began is removed
+ * (lm_collect_discard), else that the folder's runs are kept. */
+lm_status lm_collect_unselected(sqlite3 *db, int64_t wid, int64_t run, const lm_stored_opts *opt,
+                                const char *dir, int discarded, lm_diag *diag);
+/* lm_collect_first_missing: into out[0..cap), the shortest leading part
+ * of dir (up to a '/' or its end) that does not exist: the first folder
+ * that creating dir makes; "" when dir exists. */
+void lm_collect_first_missing(const char *dir, char *out, size_t cap);
+/* lm_collect_discard: remove what a profile that keeps nothing wrote in
+ * dir: its database (with SQLite's side files), then every folder from dir
+ * up to made_from (lm_collect_first_missing before dir was made; "": dir
+ * was there, empty, and stays). Folders go with rmdir, so one that holds
+ * anything else stays. Close the database first. */
+void lm_collect_discard(const char *dir, const char *made_from);
 /* lm_collect_split_plan: --split ranks: keep rank `rank`'s share of the
  * planned sets of n_ranks (lm_split_sets; renumbered from 0) and record
  * which sets of the whole plan they are: options split = "ranks",

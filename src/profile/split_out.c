@@ -58,6 +58,9 @@ typedef struct split_ctx {
   part_db *parts;
   int n_ranks, n_runs;
   int next_id; /* the next application run's number (LUMEN_PASS, file names) */
+  int fresh;   /* this lumen began the profile (not --resume) */
+  int checked; /* the first run's selection was checked */
+  int discard; /* nothing is kept: remove the parts and what this lumen made */
 } split_ctx;
 
 /* The rank of a records file BASE.rankR.PID[-K] of base, or -1. */
@@ -368,6 +371,17 @@ static lm_status compose_parts(split_ctx *x, const lm_catalog *cat, lm_profile_s
   return st;
 }
 
+/* LM_OK when some part's runs selected a dispatch; else the error of
+ * filters that select nothing, over rank 0's run (the processes of a job
+ * run the same program), and a profile this lumen began is discarded. */
+static lm_status check_selected(split_ctx *x, lm_diag *diag) {
+  for (int q = 0; q < x->n_ranks; q++)
+    if (lm_db_run_n_selected(x->parts[q].db, x->parts[q].wid, -1) > 0) return LM_OK;
+  x->discard = x->fresh;
+  return lm_collect_unselected(x->parts[0].db, x->parts[0].wid, x->parts[0].spec.id, &x->opt, x->o->dir,
+                               x->discard, diag);
+}
+
 /* Whether every part has run k (from 0) of its share. */
 static int parts_done(const split_ctx *x, int k, int mode) {
   for (int q = 0; q < x->n_ranks; q++) {
@@ -386,6 +400,11 @@ static lm_status run_and_compose(split_ctx *x, const lm_catalog *cat, lm_profile
     if (x->parts && parts_done(x, k, mode)) continue;
     st = split_run(x, k, diag);
     if (st == LM_OK) summary->runs++;
+    /* Filters that select nothing stop after the first run (collect.c). */
+    if (st == LM_OK && x->fresh && !x->checked && x->n_ranks > 0) {
+      x->checked = 1;
+      st = check_selected(x, diag);
+    }
   }
   if (st == LM_OK) st = compose_parts(x, cat, summary, diag);
   if (st == LM_OK) {
@@ -428,6 +447,7 @@ lm_status lm_collect_split_outside(const lm_profile_opts *o, lm_collector *col, 
   sqlite3 *plan_db = NULL;
   int64_t plan_wid = 0;
   int lock_fd = -1;
+  char made_from[4096] = ""; /* the first folder of o->dir this lumen makes */
   lm_status st = LM_OK;
   if (o->replay >= 0 && o->replay != LM_REPLAY_APP && o->replay != LM_REPLAY_INSTANCE) {
     st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--replay",
@@ -448,8 +468,10 @@ lm_status lm_collect_split_outside(const lm_profile_opts *o, lm_collector *col, 
   int plan_replay = o->replay < 0 ? LM_REPLAY_APP : o->replay;
   if ((st = col->plan(col, cat, o->items, o->n_items, plan_replay, &plan, diag)) != LM_OK) goto done;
   x.plan = plan;
+  lm_collect_first_missing(o->dir, made_from, sizeof made_from);
   if ((st = lm_make_dirs(o->dir, "the workload folder", "choose a writable place with -w", diag)) != LM_OK) goto done;
   if ((st = lm_collect_lock_folder(o->dir, &lock_fd, diag)) != LM_OK) goto done;
+  x.fresh = 1;
   /* The whole plan, checked on the device, in a database of its own in
    * memory: the processes take their shares of it. */
   if ((st = lm_db_open(":memory:", LM_DB_CREATE, &plan_db, diag)) != LM_OK) goto done;
@@ -477,6 +499,12 @@ done:
   lm_db_close(plan_db);
   lm_plan_free(plan);
   if (lock_fd >= 0) close(lock_fd);
+  for (int q = 0; x.discard && q < x.n_ranks; q++) {
+    char part[4200];
+    snprintf(part, sizeof part, "%s/rank.%d", o->dir, q);
+    lm_collect_discard(part, part);
+  }
+  if (x.discard) lm_collect_discard(o->dir, made_from);
   return st;
 }
 

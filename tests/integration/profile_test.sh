@@ -508,6 +508,14 @@ mpi_inside)
   expect_status 1
   expect_err "m_bad/rank.9/lumen.db"
   one_line_err
+  # A filter that matches nothing in every rank: each rank's part is
+  # removed (the folder the ranks share stays).
+  $MPIRUN -np 2 "$LUMEN" profile -q -n f -w "$TMP/f" -k nomatch -- "$APP" -g local "$VCOPY:3" >"$TMP/out" 2>"$TMP/err" &&
+    fail "mpirun succeeded with a filter that matches nothing"
+  for r in 0 1; do
+    expect_err "lumen profile (rank $r of 2): $TMP/f/rank.$r: -k nomatch selected none of the 1 kernel"
+  done
+  [ -z "$(ls -A "$TMP/f")" ] || fail "parts left by a filter that matches nothing: $(ls -A "$TMP/f")"
   # Application replay inside two ranks: every rank runs its own passes.
   # (Both on GPU 2, the recording's: the tables are the recording's.)
   $MPIRUN -np 2 "$LUMEN" profile -n a -w "$TMP/a" -- "$APP" -g 2 "$VCOPY:3:1048576:256" >"$TMP/out" 2>"$TMP/err" ||
@@ -799,6 +807,13 @@ PY
   run profile --split ranks -n n -w "$TMP/np" -- "$TMP/np.sh" "$APP" -g 2 "$kernel"
   expect_status 1
   expect_err "run 2 had 3 ranks, the first run 2"
+  # A filter that matches nothing: refused after the first run, and no
+  # part or folder is left.
+  run profile -q --split ranks -n f -w "$TMP/nomatch/f" -k nomatch -- $MPIRUN -np 2 "$APP" -g 2 "$kernel"
+  expect_status 2
+  expect_err "lumen profile: $TMP/nomatch/f: -k nomatch selected none of the 1 kernel the application launched"
+  expect_err "no workload was written"
+  [ ! -e "$TMP/nomatch" ] || fail "--split ranks, a filter that matches nothing: $(find "$TMP/nomatch")"
   # Without MPI ranks, a clear error, and an mpirun that fails before any
   # rank started says so.
   run profile --split ranks -n u -w "$TMP/unranked" -- "$APP" -g 2 "$kernel"
@@ -1035,20 +1050,67 @@ filters)
   expect_status 0
   same "$(selected d)" "2 3 4" "-d 2:5"
   # Filters that select nothing stop after the first run, naming the
-  # kernels the application launched.
+  # kernels the application launched (filter_nomatch has more).
   run profile -n g -w "$TMP/g" -g 1 -- "$APP" -g 2 fill:2
   expect_status 2
-  expect_err "selected none of the 1 kernel the application launched: 'fill' (2)"
-  same "$(q g "SELECT COUNT(*) FROM profile_run")" 1 "-g 1: runs made"
+  expect_err "-g 1 selected none of the 1 kernel the application launched: 'fill' (2 dispatches)"
+  same "$(grep -c '^simapp: ' "$TMP/out")" 1 "-g 1: runs made"
+  [ ! -e "$TMP/g" ] || fail "-g 1 left a workload folder behind"
   # A -b that names nothing fails before anything is created.
   run profile -n bad -w "$TMP/bad" -b 99 -- "$APP" -g 2 fill:2
   expect_status 2
   expect_err "-b 99: no panel, table, metric or hardware block"
   [ ! -e "$TMP/bad" ] || fail "a bad -b left a workload folder behind"
-  same "$(q g "SELECT COUNT(*) FROM profile_value")" 0 "-g 1: no values"
   run profile -n bad -w "$TMP/bad" -k '(' -- "$APP" fill:1
   expect_status 1
   expect_err "-k"
+  ;;
+filter_nomatch)
+  # A kernel filter that matches nothing: after the first run, one line
+  # naming the filter and the kernels the application launched, and no
+  # folder that neither analyze nor --resume could use: what this lumen
+  # created (here wl/ and wl/t) is removed, in every replay mode.
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  kd="$VCOPY [clone .kd]"
+  for replay in app instance auto; do
+    run profile -q -n t -w "$TMP/wl/t" --replay $replay -k nomatch -- "$APP" -g 2 "$VCOPY:3"
+    expect_status 2
+    one_line_err
+    expect_err "lumen profile: $TMP/wl/t: -k nomatch selected none of the 1 kernel the application launched: '$kd' (3 dispatches); no workload was written"
+    same "$(grep -c '^simapp: ' "$TMP/out")" 1 "--replay $replay: application runs"
+    [ ! -e "$TMP/wl" ] || fail "--replay $replay: a filter that matches nothing left $(find "$TMP/wl")"
+  done
+  # A folder that was there (empty) stays, empty; every filter is named, as
+  # a shell word.
+  mkdir "$TMP/empty"
+  run profile -q -n t -w "$TMP/empty" -k 'no match' -k '!vec' --instance 1: -g 2 -- "$APP" -g 2 "$VCOPY:3"
+  expect_status 2
+  expect_err "-k 'no match' -k '!vec' --instance 1: -g 2 selected none of the 1 kernel"
+  [ -d "$TMP/empty" ] && [ -z "$(ls -A "$TMP/empty")" ] || fail "the empty folder: $(ls -A "$TMP/empty")"
+  # The default place, workloads/NAME.
+  run profile -q -n t -k nomatch -- "$APP" -g 2 "$VCOPY:3"
+  expect_status 2
+  [ ! -e "$TMP/workloads" ] || fail "a filter that matches nothing left $(find "$TMP/workloads")"
+  # A name can be used again at once.
+  run profile -q -n t -w "$TMP/wl/t" -k vecCopy -- "$APP" -g 2 "$VCOPY:3"
+  expect_status 0
+  run analyze -w "$TMP/wl/t" --list-stats
+  expect_status 0
+  # --resume never removes what was collected before: run 1 crashed, the
+  # resumed run 2 selects nothing; the folder keeps both runs, and a
+  # second --resume refuses at once, without running the application.
+  run profile -q -n r -w "$TMP/r" -k nomatch -- "$APP" -g 2 --crash-run 1 --crash-after 1 "$VCOPY:3"
+  expect_status 1
+  expect_err "run 1 (application replay, set 0 of"
+  expect_err "killed by signal 11 (SIGSEGV)"
+  for again in 1 2; do
+    run profile -q -w "$TMP/r" --resume
+    expect_status 2
+    one_line_err
+    expect_err "-k nomatch selected none of the 1 kernel the application launched: '$kd' (3 dispatches); the folder's runs are kept, but --resume keeps these filters"
+    same "$(q r "SELECT group_concat(id || ':' || status, ' ') FROM profile_run")" "1:failed 2:ok" "runs kept (--resume $again)"
+  done
+  [ -z "$(cat "$TMP/out")" ] || fail "the second --resume ran the application: $(cat "$TMP/out")"
   ;;
 crash_resume)
   export LUMEN_SIM_RECORDING=$WL/vcopy/MI200

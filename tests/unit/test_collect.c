@@ -6,7 +6,8 @@
  * the tool reports as S lines, read into the workload's; the device checks
  * (architecture, chip, counter access) and their errors; the environment
  * of a run under CUPTI; the backend names --backend accepts; a rank's
- * share of a --split ranks plan, as the part of each rank stores it. */
+ * share of a --split ranks plan, as the part of each rank stores it; what
+ * a profile that keeps nothing removes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -436,6 +437,61 @@ static void test_backend_names(void) {
   }
 }
 
+static int exists(const char *path) { return access(path, F_OK) == 0; }
+
+static void touch(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (f) fclose(f);
+}
+
+/* What a profile that keeps nothing removes: its database and the folders
+ * it created, nothing that was there before or that holds anything else. */
+static void test_discard(void) {
+  char *top = scratch_dir(), dir[256], made[256], path[512];
+  CHECK(top != NULL);
+  if (!top) return;
+  lm_diag d;
+  /* Three folders made: all go. */
+  snprintf(dir, sizeof dir, "%s/a/b/c", top);
+  lm_collect_first_missing(dir, made, sizeof made);
+  snprintf(path, sizeof path, "%s/a", top);
+  CHECK_STR(made, path);
+  CHECK(lm_make_dirs(dir, "test", NULL, &d) == LM_OK);
+  snprintf(path, sizeof path, "%s/lumen.db", dir);
+  touch(path);
+  snprintf(path, sizeof path, "%s/lumen.db-journal", dir);
+  touch(path);
+  lm_collect_discard(dir, made);
+  snprintf(path, sizeof path, "%s/a", top);
+  CHECK(!exists(path) && exists(top));
+  /* A folder that was there, empty, stays empty (a trailing '/' too). */
+  snprintf(dir, sizeof dir, "%s/e/", top);
+  CHECK(lm_make_dirs(dir, "test", NULL, &d) == LM_OK);
+  lm_collect_first_missing(dir, made, sizeof made);
+  CHECK_STR(made, "");
+  snprintf(path, sizeof path, "%slumen.db", dir);
+  touch(path);
+  lm_collect_discard(dir, made);
+  CHECK(!exists(path) && exists(dir));
+  CHECK(rmdir(dir) == 0);
+  /* A made folder that holds something else stays, with it. */
+  snprintf(dir, sizeof dir, "%s/x/y/", top);
+  lm_collect_first_missing(dir, made, sizeof made);
+  CHECK(lm_make_dirs(dir, "test", NULL, &d) == LM_OK);
+  snprintf(path, sizeof path, "%s/x/other", top);
+  touch(path);
+  snprintf(path, sizeof path, "%slumen.db", dir);
+  touch(path);
+  lm_collect_discard(dir, made);
+  CHECK(!exists(dir));
+  snprintf(path, sizeof path, "%s/x/other", top);
+  CHECK(exists(path));
+  unlink(path);
+  snprintf(path, sizeof path, "%s/x", top);
+  CHECK(rmdir(path) == 0);
+  CHECK(rmdir(top) == 0);
+}
+
 int main(void) {
   test_run_plan();
   test_tool_config();
@@ -445,5 +501,6 @@ int main(void) {
   test_device_checks();
   test_cupti_env();
   test_backend_names();
+  test_discard();
   return check_report("test_collect");
 }
