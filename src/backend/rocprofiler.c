@@ -39,7 +39,13 @@ int lm_rocp_load(lm_rocp_api *api, int already_loaded, char *why, size_t cap) {
     }
   }
   if (!api->lib) {
-    snprintf(why, cap, "librocprofiler-sdk.so not found: %s", fix);
+    /* The simulated SDK is never looked for: a recording named without it
+     * is most likely a test setup missing its second variable. */
+    const char *rec = getenv("LUMEN_SIM_RECORDING");
+    snprintf(why, cap, "librocprofiler-sdk.so not found: %s%s", fix,
+             rec && *rec ? " (LUMEN_SIM_RECORDING is set, but the simulated SDK that replays it is loaded only "
+                           "where LUMEN_ROCPROFILER_SDK names it: build/src/sim/librocprofiler-sdk.so)"
+                         : "");
     return -1;
   }
   api->get_version = (rocp_status(*)(uint32_t *, uint32_t *, uint32_t *))sym(

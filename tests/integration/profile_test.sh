@@ -1542,6 +1542,11 @@ list_backends)
   LUMEN_ROCPROFILER_SDK= run list backends
   grep -q '^rocprofiler-sdk  *counters  *yes  *no  *librocprofiler-sdk.so not found: install rocprofiler-sdk 0.5 or later (ROCm 6.3+)' "$TMP/out" ||
     fail "rocprofiler-sdk row: $(grep rocprofiler "$TMP/out")"
+  # A recording without the simulated SDK: it is never looked for, and the
+  # row says which variable is missing (only then).
+  expect_out "(LUMEN_SIM_RECORDING is set, but the simulated SDK that replays it is loaded only where LUMEN_ROCPROFILER_SDK names it: build/src/sim/librocprofiler-sdk.so)"
+  LUMEN_ROCPROFILER_SDK= LUMEN_SIM_RECORDING= run list backends
+  ! grep -q LUMEN_SIM_RECORDING "$TMP/out" || fail "the hint without a recording: $(grep rocprofiler "$TMP/out")"
   grep -q '^rocm-smi  *telemetry  *yes ' "$TMP/out" || fail "rocm-smi row"
   grep -q '^nvml  *telemetry  *yes ' "$TMP/out" || fail "nvml row"
   ;;
