@@ -15,9 +15,10 @@ out=$(mktemp "${TMPDIR:-/tmp}/lumen-matrix-XXXXXX")
 trap 'rm -f "$out"' EXIT
 start=$(date +%s)
 status=0
-python3 tests/integration/matrix.py "$LUMEN" "$SHARED" --full >"$out" || status=$?
+python3 tests/integration/matrix.py "$LUMEN" "$SHARED" --full --api >"$out" || status=$?
 end=$(date +%s)
 printf '%-28s %8s\n' "cases" "$(tail -n 1 "$out")"
+printf '%-28s %8s\n' "through the API" "$(grep -o '^[0-9]* cases also asked' "$out" | cut -d' ' -f1)"
 printf '%-28s %8s s\n' "wall time" "$((end - start))"
 printf '%-28s %8s\n' "failures by kind" ""
 grep -A1 '^FAIL' "$out" | grep '^    ' | sed -E 's/[0-9]+/N/g; s/^ +//' | cut -c1-70 | sort | uniq -c | sort -rn | head -20

@@ -20,7 +20,11 @@ What each case asserts:
     pmc_perf.csv itself: -k, --kernel-index, -d, -g, --instance);
   - an exported folder analyzes without error when its source does.
 
-Usage: matrix.py LUMEN SHARED [--cases N] [--seed S] [--full] [--list]
+With --api, one `lumen serve` over every folder answers the same
+selections (/api/analysis, /api/summary) for the cases in JSON, and its
+answers must select what the CLI and the model select.
+
+Usage: matrix.py LUMEN SHARED [--cases N] [--seed S] [--full] [--list] [--api]
   --cases N   run N cases: the pairwise cases in turn, each on the next
               folder (default: enough to meet every case and every folder;
               $LUMEN_MATRIX_CASES overrides)
@@ -37,6 +41,10 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
 
 csv.field_size_limit(1 << 30)
 
@@ -432,6 +440,97 @@ def short(d):
     return {k[:30]: v for k, v in list(d.items())[:6]}
 
 
+class Server:
+    """One `lumen serve` over the folders, on a free loopback port."""
+
+    def __init__(self, folders, tmp):
+        args = [LUMEN, "serve", "--listen", "127.0.0.1:0"]
+        for f, _ in folders:
+            args += ["-w", f]
+        self.out = open(os.path.join(tmp, "serve.out"), "w+")
+        self.err = open(os.path.join(tmp, "serve.err"), "w+")
+        self.proc = subprocess.Popen(args, stdout=self.out, stderr=self.err)
+        self.url = None
+        self.asked = 0
+        self.ids = {f: "f%d" % i for i, (f, _) in enumerate(folders)}
+        for _ in range(600):
+            self.out.seek(0)
+            m = re.search(r"http://[^ \n]+", self.out.read())
+            if m:
+                self.url = m.group(0)
+                break
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+
+    def get(self, path, params):
+        url = self.url + path + "?" + urllib.parse.urlencode(params)
+        try:
+            with urllib.request.urlopen(url, timeout=120) as r:
+                return r.status, r.read().decode("utf-8", "replace")
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode("utf-8", "replace")
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait()
+        self.out.close()
+        self.err.close()
+
+
+def api_check(server, c, folder, facts, res):
+    """The API's answer to the case's selection against the CLI's."""
+    if c["command"] != "analyze" or c["view"] == "--list-stats":
+        return []
+    params = [("w", server.ids[folder])]
+    kernels = c["kernel"] if isinstance(c["kernel"], list) else [c["kernel"]] if c["kernel"] is not None else []
+    params += [("k", k) for k in kernels]
+    if c["kindex"] is not None:
+        # The API has no row index: the GUI names kernels (kn=, one more
+        # include pattern). Without other include patterns that is the
+        # same selection as --kernel-index.
+        if any(not k.startswith("!") for k in kernels) or not facts.ok:
+            return []
+        top, _, _ = model(dict(c, kindex=None, kernel=None, instance=None), facts)
+        if top is None:
+            return []
+        sums = {}
+        for r in top:
+            sums[r["kernel"]] = sums.get(r["kernel"], 0.0) + (r["dur"] if r["dur"] == r["dur"] else 0.0)
+        order = sorted(sums, key=lambda k: (-sums[k], k.encode()))
+        if c["kindex"] >= len(order):
+            return []
+        params.append(("kn", order[c["kindex"]]))
+    for key, name in (("dispatch", "d"), ("gpu", "g"), ("instance", "i"), ("norm", "norm"), ("block", "b"),
+                      ("weight", "weight"), ("compat", "compat")):
+        if c[key] is not None:
+            params.append((name, c[key]))
+    code, body = server.get("api/analysis", params)
+    server.asked += 1
+    fails = []
+    if (code == 200) != (res.returncode == 0):
+        return ["the API answered %d where the CLI exited %d: %s" % (code, res.returncode, body[:200])]
+    if code != 200:
+        return fails
+    try:
+        api = json.loads(body)
+    except ValueError as e:
+        return ["the API's answer is not JSON: %s" % e]
+    _, sel, err = model(c, facts) if facts.ok else (None, None, "unknown")
+    a = api["workloads"][0].get("dispatches_selected")
+    if err is None and a != len(sel):
+        fails.append("the API selects %s dispatches, the filters %d" % (a, len(sel)))
+    if c["view"] == "--summary" and err is None:
+        code, body = server.get("api/summary", params)
+        if code != 200:
+            fails.append("api/summary answered %d: %s" % (code, body[:200]))
+        else:
+            s = json.loads(body)["summary"]
+            want = counts(sel)
+            fails += ["api/summary: " + f for f in check_summary_json(s, want)]
+    return fails
+
+
 def shell(argv):
     return " ".join("'" + a.replace("'", "'\\''") + "'" if re.search(r"[^\w./:=-]", a) else a for a in argv)
 
@@ -475,6 +574,12 @@ def main():
     failed = 0
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as tmp:
+        server = Server(folders, tmp) if "--api" in opts else None
+        if server is not None and not server.url:
+            server.err.seek(0)
+            print("FAIL: the server did not start: %s" % server.err.read()[:400])
+            server.close()
+            return 1
         for i, (case, (folder, compat)) in enumerate(plan):
             facts = facts_of.get(folder)
             if facts is None:
@@ -489,12 +594,17 @@ def main():
                 failed += 1
                 continue
             fails = check(c, folder, compat, facts, res, out_path)
+            if server is not None and not fails:
+                fails = api_check(server, c, folder, facts, res)
             if fails:
                 failed += 1
                 print("FAIL case %d: lumen %s" % (i, shell(argv)))
                 for f in fails[:5]:
                     print("    " + f)
             subprocess.run(["rm", "-rf", out_path])
+        if server is not None:
+            print("%d cases also asked of the API (/api/analysis, /api/summary)" % server.asked)
+            server.close()
     print("%d passed, %d failed" % (len(plan) - failed, failed))
     return 1 if failed else 0
 
