@@ -37,6 +37,8 @@ typedef struct lm_mhd_api {
                                                           ...);
   int (*get_connection_values)(struct MHD_Connection *c, enum MHD_ValueKind kind, MHD_KeyValueIterator it,
                                void *it_cls);
+  int (*get_connection_values_n)(struct MHD_Connection *c, enum MHD_ValueKind kind, MHD_KeyValueIteratorN it,
+                                 void *it_cls);
   const char *(*lookup_connection_value)(struct MHD_Connection *c, enum MHD_ValueKind kind, const char *key);
   struct MHD_Response *(*create_response_from_buffer)(size_t size, void *buffer, enum MHD_ResponseMemoryMode mode);
   enum MHD_Result (*add_response_header)(struct MHD_Response *r, const char *header, const char *content);

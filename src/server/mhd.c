@@ -44,6 +44,7 @@ lm_status lm_server_mhd_load(lm_diag *diag) {
   TAKE(get_daemon_info, "MHD_get_daemon_info");
   TAKE(get_connection_info, "MHD_get_connection_info");
   TAKE(get_connection_values, "MHD_get_connection_values");
+  TAKE(get_connection_values_n, "MHD_get_connection_values_n");
   TAKE(lookup_connection_value, "MHD_lookup_connection_value");
   TAKE(create_response_from_buffer, "MHD_create_response_from_buffer");
   TAKE(add_response_header, "MHD_add_response_header");

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include "server/server.h"
@@ -189,6 +190,25 @@ static size_t header_bytes(struct MHD_Connection *c) {
   return n;
 }
 
+/* The Host headers of a request: how many, and whether one holds a NUL
+ * or another control byte (a name that reads one way here and another to
+ * a proxy or the browser). */
+typedef struct host_count {
+  int n, bad;
+} host_count;
+
+static enum MHD_Result count_host(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+                                  const char *value, size_t value_size) {
+  (void)kind;
+  host_count *h = cls;
+  if (!key || key_size != 4 || strncasecmp(key, "Host", 4) != 0) return MHD_YES;
+  h->n++;
+  for (size_t i = 0; value && i < value_size; i++)
+    if ((unsigned char)value[i] < 0x20 || value[i] == 0x7F) h->bad = 1;
+  if (!value || value_size == 0) h->bad = 1;
+  return MHD_YES;
+}
+
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c) {
   (void)cls;
   (void)c;
@@ -228,6 +248,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
   if (!req->seen) {
     req->seen = 1;
     lm_guard_headers_done(c);
+    /* One Host header, printable (RFC 9112 3.2: a request without one, or
+     * with several, is answered 400): which name was asked for must not
+     * depend on who reads the request. */
+    host_count hosts = {0, 0};
+    lm_mhd.get_connection_values_n(c, MHD_HEADER_KIND, count_host, &hosts);
+    if (hosts.n != 1 || hosts.bad)
+      return lm_server_send_error(c, MHD_HTTP_BAD_REQUEST, "%s", hosts.n == 0 ? "no Host header"
+                                                                 : hosts.n > 1 ? "more than one Host header"
+                                                                               : "a Host header with a control byte");
     /* On loopback, only requests for this machine's own names: a page
      * whose host name was rebound to 127.0.0.1 still sends its own. */
     if (lm_server_g.loopback &&

@@ -222,6 +222,49 @@ dns_rebinding)
     expect_code 200 "Host $h"
   done
   ;;
+host_headers)
+  # A request must carry exactly one Host header (RFC 9112 3.2): none, two
+  # (the second naming another host) or one with a control byte is refused
+  # with 400, on loopback and on any other address alike.
+  start_server -w "$WL/vcopy/MI200"
+  port=${URL##*:}
+  port=${port%/}
+  python3 - "$port" <<'PY' || fail "Host headers"
+import socket, sys
+port = int(sys.argv[1])
+def ask(raw):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(raw)
+    data = b""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+    except OSError:
+        pass
+    s.close()
+    return data.split(b"\r\n")[0].decode()
+cases = [
+    (b"GET /api/workloads HTTP/1.1\r\nConnection: close\r\n\r\n", "400", "no Host (HTTP/1.1)"),
+    (b"GET /api/workloads HTTP/1.0\r\n\r\n", "400", "no Host (HTTP/1.0)"),
+    (b"GET /api/workloads HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n",
+     "400", "two Host headers"),
+    (b"GET /api/workloads HTTP/1.1\r\nHost: 127.0.0.1\r\nhost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+     "400", "two Host headers, same name"),
+    (b"GET /api/workloads HTTP/1.1\r\nHost: 127.0.0.1\x01x\r\nConnection: close\r\n\r\n", "400", "a control byte"),
+    (b"GET /api/workloads HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", "200", "one Host"),
+]
+bad = 0
+for raw, want, what in cases:
+    got = ask(raw)
+    if want not in got:
+        print("%s: %r, expected %s" % (what, got, want))
+        bad += 1
+sys.exit(1 if bad else 0)
+PY
+  ;;
 slow_clients)
   # 12.3: 64 connections that never finish their headers neither lock out
   # a well-behaved client from the same address nor stay open past the
