@@ -637,15 +637,35 @@ static lm_status select_rows(ctx *c, size_t **top_rows, size_t *n_top, size_t **
       goto fail;
     }
     md = pcre2_match_data_create_from_pattern(re, NULL);
-    for (size_t s = 0; s < pmc->n_strings && md; s++) {
-      int hit = pcre2_match(re, (PCRE2_SPTR)pmc->strings[s], PCRE2_ZERO_TERMINATED, 0, 0, md,
-                            NULL) >= 0;
+    /* Bounded work per name: a pattern that backtracks without end (say
+     * (a+)+$) stops at the limit, and that is an error, not a non-match
+     * that would silently change the selection. */
+    pcre2_match_context *mc = pcre2_match_context_create(NULL);
+    if (mc) {
+      pcre2_set_match_limit(mc, LM_REGEX_MATCH_LIMIT);
+      pcre2_set_depth_limit(mc, LM_REGEX_DEPTH_LIMIT);
+    }
+    int failed = 0;
+    for (size_t s = 0; s < pmc->n_strings && md && !failed; s++) {
+      int rc = pcre2_match(re, (PCRE2_SPTR)pmc->strings[s], PCRE2_ZERO_TERMINATED, 0, 0, md, mc);
+      if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) {
+        PCRE2_UCHAR msg[256];
+        pcre2_get_error_message(rc, msg, sizeof msg);
+        status = lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
+                             "-k '%s': matching it against a kernel name failed (%s): simplify the pattern",
+                             c->o->kernels[k], (char *)msg);
+        failed = 1;
+        break;
+      }
+      int hit = rc >= 0;
       if (exclude && hit) kernel_ok[s] = 0;
       if (!exclude) kernel_ok[s] = (uint8_t)(kernel_ok[s] | (hit ? 2 : 0));
     }
+    pcre2_match_context_free(mc);
     pcre2_match_data_free(md);
     md = NULL;
     pcre2_code_free(re);
+    if (failed) goto fail;
   }
   if (any_include)
     for (size_t s = 0; s < pmc->n_strings; s++) kernel_ok[s] = kernel_ok[s] == 3;

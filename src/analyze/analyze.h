@@ -100,6 +100,13 @@ typedef struct lm_rtable {
  * shared counters differ by more than this (relative) is flagged. */
 #define LM_SPREAD_THRESHOLD 0.05
 
+/* The work one kernel-name match of a -k pattern may take (PCRE2's match
+ * and backtracking depth limits): kernel names are at most a few
+ * kilobytes, so a pattern that needs more backtracks without end, and is
+ * refused instead of being taken for a non-match. */
+#define LM_REGEX_MATCH_LIMIT 1000000u
+#define LM_REGEX_DEPTH_LIMIT 10000u
+
 /* How far the executions of one kernel's dispatch rows differed (kernels
  * in the order of their first selected dispatch). */
 typedef struct lm_kernel_spread {

@@ -192,6 +192,14 @@ kernel_filters)
   run analyze -w "$WL/_mix/mix_MI200" -d 3:5 --summary
   expect_status 0
   expect_out "Summary: 2 kernels,"
+  # A pattern that backtracks without end is refused at PCRE2's match
+  # limit, not taken for "no match" (which would change the selection).
+  copy_wl vcopy/MI200
+  python3 -c 'import sys; p = sys.argv[1]; s = open(p).read().replace("vecCopy(double*, double*, double*, int, int) [clone .kd]", "a" * 40 + "b", 1); open(p, "w").write(s)' "$TMP/wl/pmc_perf.csv"
+  run analyze -w "$TMP/wl" -k '!(a+)+$' -b 2
+  expect_status 1
+  one_line_err
+  expect_err "match limit exceeded"
   ;;
 bad_input)
   run analyze
