@@ -178,6 +178,26 @@ static void pg_where(const char *url, char *out, size_t cap) {
     snprintf(out, cap, "%s", url);
 }
 
+/* SQLite opens its files with blocking calls: a FIFO named as the store
+ * (or as its journal, write-ahead log or shared-memory file) would hang
+ * the command. Each must be a regular file or absent; what else is there
+ * is named (lm_path_kind opens nothing). */
+static lm_status files_regular(const char *url, lm_diag *diag) {
+  static const char *const suffixes[] = {"", "-journal", "-wal", "-shm"};
+  for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
+    char path[4200];
+    if ((size_t)snprintf(path, sizeof path, "%s%s", url, suffixes[i]) >= sizeof path)
+      return lm_diag_set(diag, LM_EINVAL, url, 0, 0, NULL, "the database path is too long");
+    lm_diag why;
+    lm_diag_clear(&why);
+    lm_status st = lm_path_kind(path, 0, &why);
+    if (st == LM_OK || st == LM_ENOTFOUND) continue;
+    if (diag) *diag = why;
+    return st;
+  }
+  return LM_OK;
+}
+
 /* A read-only connection cannot roll back a hot journal (a writer killed
  * mid-transaction leaves one; the data is intact): reading then fails with
  * SQLITE_READONLY_ROLLBACK. Where this process may write the file, one
@@ -276,6 +296,11 @@ lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag) {
   s->engine = ENGINE_SQLITE;
   s->owned = 1;
   snprintf(s->where, sizeof s->where, "%s", url);
+  lm_status kind = files_regular(url, diag);
+  if (kind != LM_OK) {
+    free(s);
+    return kind;
+  }
   if (mode != LM_DB_CREATE) {
     struct stat sb;
     if (stat(url, &sb) != 0) {

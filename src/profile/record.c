@@ -213,9 +213,18 @@ static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
   long *n_dispatches = &proc->n_dispatches;
   char *why = proc->why;
   size_t why_cap = sizeof proc->why;
-  FILE *f = fopen(path, "r");
+  /* (opened without blocking and checked to be a regular file: a FIFO or
+   * a folder put in its place would hang or fail the read) */
+  int fd = -1;
+  lm_diag open_why;
+  lm_diag_clear(&open_why);
+  FILE *f = NULL;
+  if (lm_open_read(path, 0, &fd, NULL, &open_why) == LM_OK) {
+    f = fdopen(fd, "r");
+    if (!f) close(fd);
+  }
   if (!f) {
-    snprintf(why, why_cap, "cannot read its records: %s", strerror(errno));
+    snprintf(why, why_cap, "cannot read its records: %.400s", open_why.message[0] ? open_why.message : strerror(errno));
     return LM_OK;
   }
   lm_db_records *out = NULL;

@@ -222,6 +222,39 @@ dns_rebinding)
     expect_code 200 "Host $h"
   done
   ;;
+fifo_store)
+  # A FIFO (or a folder) named as the store, as its journal, or as an MPI
+  # rank part's database is refused at once, naming it, instead of
+  # blocking SQLite's open.
+  mkfifo "$TMP/store.db"
+  for args in "db list --db $TMP/store.db" "analyze --db $TMP/store.db -w x" \
+              "db import --db $TMP/store.db -w $WL/vcopy/MI200"; do
+    # shellcheck disable=SC2086
+    timeout 10 "$LUMEN" $args >"$TMP/out" 2>"$TMP/err"
+    STATUS=$?
+    [ "$STATUS" -ne 124 ] || fail "lumen $args blocked on a FIFO store"
+    expect_status 1; one_line_err; expect_err "FIFO"
+  done
+  LUMEN_DB="$TMP/store.db" timeout 10 "$LUMEN" db list >"$TMP/out" 2>"$TMP/err"
+  STATUS=$?
+  [ "$STATUS" -ne 124 ] || fail "LUMEN_DB naming a FIFO blocked"
+  expect_status 1; expect_err "FIFO"
+  "$LUMEN" db import --db "$TMP/real.db" -w "$WL/vcopy/MI200" >/dev/null 2>&1 || fail "import"
+  mkfifo "$TMP/real.db-journal"
+  timeout 10 "$LUMEN" db list --db "$TMP/real.db" >"$TMP/out" 2>"$TMP/err"
+  STATUS=$?
+  [ "$STATUS" -ne 124 ] || fail "a FIFO journal blocked"
+  expect_status 1; expect_err "real.db-journal"; expect_err "FIFO"
+  mkdir -p "$TMP/ranks/rank.0" "$TMP/dirdb"
+  mkfifo "$TMP/ranks/rank.0/lumen.db"
+  timeout 10 "$LUMEN" analyze -w "$TMP/ranks" >"$TMP/out" 2>"$TMP/err"
+  STATUS=$?
+  [ "$STATUS" -ne 124 ] || fail "a FIFO rank part blocked"
+  expect_status 1; expect_err "rank.0/lumen.db"; expect_err "FIFO"
+  timeout 10 "$LUMEN" db list --db "$TMP/dirdb" >"$TMP/out" 2>"$TMP/err"
+  STATUS=$?
+  expect_status 1; expect_err "folder"
+  ;;
 host_headers)
   # A request must carry exactly one Host header (RFC 9112 3.2): none, two
   # (the second naming another host) or one with a control byte is refused
