@@ -18,13 +18,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Status codes (rocprofiler_status_t): the ones lumen tells apart. */
+/* Status codes (rocprofiler_status_t): the ones lumen tells apart, the
+ * same in every SDK version (docs/rocprofiler-sdk.md). 39 is
+ * AGENT_ARCH_NOT_SUPPORTED, not a hardware limit. */
 typedef int rocp_status;
 enum {
   ROCP_STATUS_SUCCESS = 0,
   ROCP_STATUS_ERROR = 1,
   ROCP_STATUS_ERROR_COUNTER_NOT_FOUND = 8,
-  ROCP_STATUS_ERROR_EXCEEDS_HW_LIMIT = 39
+  ROCP_STATUS_ERROR_EXCEEDS_HW_LIMIT = 38,
+  ROCP_STATUS_ERROR_AGENT_ARCH_NOT_SUPPORTED = 39
 };
 
 /* Handles: one 64-bit value each. */
@@ -291,6 +294,64 @@ typedef struct lm_rocp_api {
   rocp_status (*query_record_counter_id)(uint64_t instance, rocp_counter_id *counter);
   rocp_status (*query_record_dimension_position)(uint64_t instance, uint64_t dim, size_t *pos);
 } lm_rocp_api;
+
+/* The declarations that are the same in SDK 0.5, 0.6, the ROCm 7.0
+ * branch and the development line, tied to the table of
+ * docs/rocprofiler-sdk.md where lumen is built for x86-64 LP64 (the
+ * table's offsets are for that ABI). The counter info v1 struct, the
+ * correlation id inside the tracing record and the client id differ
+ * between versions: the table lists them; they are not asserted here. */
+#if defined(__x86_64__) && defined(__LP64__)
+_Static_assert(ROCP_STATUS_ERROR_COUNTER_NOT_FOUND == 8 && ROCP_STATUS_ERROR_EXCEEDS_HW_LIMIT == 38 &&
+                   ROCP_STATUS_ERROR_AGENT_ARCH_NOT_SUPPORTED == 39,
+               "rocprofiler_status_t values (fwd.h)");
+_Static_assert(ROCP_AGENT_TYPE_GPU == 2 && ROCP_AGENT_INFO_VERSION_0 == 1 && ROCP_COUNTER_INFO_VERSION_0 == 1,
+               "agent type, agent and counter info versions");
+_Static_assert(ROCP_TRACING_MARKER_CORE_API == 7 && ROCP_TRACING_CODE_OBJECT == 10 &&
+                   ROCP_CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER == 2 && ROCP_PHASE_ENTER == 1 &&
+                   ROCP_PHASE_EXIT == 2 && ROCP_MARKER_roctxRangeStop == 4,
+               "callback tracing kinds, operations and phases");
+_Static_assert(sizeof(rocp_dim3) == 12 && sizeof(rocp_user_data) == 8, "dim3, user data");
+_Static_assert(sizeof(rocp_agent_cache) == 40 && offsetof(rocp_agent_cache, level) == 16 &&
+                   offsetof(rocp_agent_cache, type) == 36,
+               "rocprofiler_agent_cache_t");
+_Static_assert(sizeof(rocp_agent_mem_bank) == 24 && offsetof(rocp_agent_mem_bank, mem_clk_max) == 12 &&
+                   offsetof(rocp_agent_mem_bank, size_in_bytes) == 16,
+               "rocprofiler_agent_mem_bank_t");
+_Static_assert(offsetof(rocp_agent, type) == 16 && offsetof(rocp_agent, max_waves_per_simd) == 48 &&
+                   offsetof(rocp_agent, wave_front_size) == 64 && offsetof(rocp_agent, num_xcc) == 68 &&
+                   offsetof(rocp_agent, cu_count) == 72 && offsetof(rocp_agent, array_count) == 76 &&
+                   offsetof(rocp_agent, simd_arrays_per_engine) == 84 && offsetof(rocp_agent, simd_per_cu) == 92 &&
+                   offsetof(rocp_agent, gfx_target_version) == 100 &&
+                   offsetof(rocp_agent, max_engine_clk_fcompute) == 140 &&
+                   offsetof(rocp_agent, max_waves_per_cu) == 160 && offsetof(rocp_agent, workgroup_max_size) == 168 &&
+                   offsetof(rocp_agent, local_mem_size) == 176 && offsetof(rocp_agent, mem_banks) == 224 &&
+                   offsetof(rocp_agent, caches) == 232 && offsetof(rocp_agent, name) == 248 &&
+                   offsetof(rocp_agent, product_name) == 264 && offsetof(rocp_agent, model_name) == 272 &&
+                   offsetof(rocp_agent, logical_node_type_id) == 288 && sizeof(rocp_agent) == 296,
+               "rocprofiler_agent_v0_t up to logical_node_type_id");
+_Static_assert(sizeof(rocp_dimension) == 24 && offsetof(rocp_dimension, id) == 16,
+               "counter record dimension info");
+_Static_assert(sizeof(rocp_dispatch_info) == 128 && offsetof(rocp_dispatch_info, dispatch_id) == 32 &&
+                   offsetof(rocp_dispatch_info, private_segment_size) == 40 &&
+                   offsetof(rocp_dispatch_info, workgroup_size) == 48 && offsetof(rocp_dispatch_info, grid_size) == 60,
+               "rocprofiler_kernel_dispatch_info_t");
+_Static_assert(sizeof(rocp_dispatch_data) == 168 && offsetof(rocp_dispatch_data, start_timestamp) == 24 &&
+                   offsetof(rocp_dispatch_data, end_timestamp) == 32 && offsetof(rocp_dispatch_data, dispatch_info) == 40,
+               "rocprofiler_dispatch_counting_service_data_t");
+_Static_assert(sizeof(rocp_counter_record) == 40 && offsetof(rocp_counter_record, counter_value) == 8 &&
+                   offsetof(rocp_counter_record, dispatch_id) == 16 && offsetof(rocp_counter_record, agent_id) == 32,
+               "rocprofiler_counter_record_t");
+_Static_assert(offsetof(rocp_kernel_symbol, kernel_name) == 24 && offsetof(rocp_kernel_symbol, group_segment_size) == 48 &&
+                   offsetof(rocp_kernel_symbol, private_segment_size) == 52 &&
+                   offsetof(rocp_kernel_symbol, sgpr_count) == 56 && offsetof(rocp_kernel_symbol, accum_vgpr_count) == 64,
+               "kernel symbol register data");
+_Static_assert(sizeof(rocp_marker_data) == 32 && offsetof(rocp_marker_data, arg) == 8 &&
+                   offsetof(rocp_marker_data, retval) == 24,
+               "rocprofiler_callback_tracing_marker_api_data_t");
+_Static_assert(sizeof(rocp_configure_result) == 32 && offsetof(rocp_configure_result, tool_data) == 24,
+               "rocprofiler_tool_configure_result_t");
+#endif
 
 /* The oldest SDK lumen accepts: its dispatch counting API. */
 #define LM_ROCP_MIN_MAJOR 0
