@@ -51,10 +51,10 @@ typedef struct kernel {
 
 typedef struct job {
   struct job *next;
-  rocp_dispatch_data data;
-  rocp_counter_config_id config;
-  rocp_user_data user_data;
-  rocp_record_cb record_cb;
+  sdk_dispatch_data data;
+  sdk_counter_config_id config;
+  sdk_user_data user_data;
+  sdk_record_cb record_cb;
   void *record_arg;
   size_t row;
   uint64_t execution; /* 0: the recorded execution; k: its k-th replay */
@@ -88,8 +88,8 @@ static struct {
   int space_waiters;
   clock_sample *clocks;
   size_t n_clocks, cap_clocks;
-  const rocp_configure_result *tool;
-  rocp_client_id client;
+  const sdk_configure_result *tool;
+  sdk_client_id client;
 } D = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER, .space = PTHREAD_COND_INITIALIZER};
 
 static unsigned long thread_id(void) { return (unsigned long)syscall(SYS_gettid); }
@@ -129,7 +129,7 @@ static double cell(const lm_table *t, const char *column, size_t row, int *found
 }
 
 typedef struct records {
-  rocp_counter_record *r;
+  sdk_counter_record *r;
   size_t n, cap;
 } records;
 
@@ -137,12 +137,12 @@ static void add_record(records *out, size_t counter, size_t xcc, size_t inst, do
                        const job *j) {
   if (out->n == out->cap) {
     size_t cap = out->cap ? out->cap * 2 : 256;
-    rocp_counter_record *grown = realloc(out->r, cap * sizeof *grown);
+    sdk_counter_record *grown = realloc(out->r, cap * sizeof *grown);
     if (!grown) return;
     out->r = grown;
     out->cap = cap;
   }
-  rocp_counter_record *r = &out->r[out->n++];
+  sdk_counter_record *r = &out->r[out->n++];
   r->id = simsdk_record_id(counter, xcc, inst);
   r->counter_value = v;
   r->dispatch_id = j->data.dispatch_info.dispatch_id;
@@ -280,15 +280,15 @@ static void device_shutdown(void) {
   D.tool = NULL;
 }
 
-static void finalize_request(rocp_client_id id) {
+static void finalize_request(sdk_client_id id) {
   (void)id;
   if (D.tool && D.tool->finalize) D.tool->finalize(D.tool->tool_data);
 }
 
 /* ---------------------------------------------------------- registration */
 
-typedef const rocp_configure_result *(*configure_fn)(uint32_t version, const char *runtime_version,
-                                                     uint32_t priority, rocp_client_id *client);
+typedef const sdk_configure_result *(*configure_fn)(uint32_t version, const char *runtime_version,
+                                                     uint32_t priority, sdk_client_id *client);
 
 EXPORT int simsdk_device_init(void) {
   pthread_mutex_lock(&D.lock);
@@ -327,7 +327,7 @@ EXPORT int simsdk_device_init(void) {
   uint32_t major, minor, patch;
   rocprofiler_get_version(&major, &minor, &patch);
   D.client.name = "lumen (simulated SDK client)";
-  const rocp_configure_result *res =
+  const sdk_configure_result *res =
       configure ? configure(major * 10000 + minor * 100 + patch, "simulated", 0, &D.client) : NULL;
   if (res && res->initialize && res->initialize(finalize_request, res->tool_data) == 0) D.tool = res;
   atexit(device_shutdown);
@@ -445,7 +445,7 @@ EXPORT int simsdk_device_launch(const char *name, const simsdk_launch *l, int gp
   j->gpu = gpu;
   k->instances++;
   if (fresh && sv.code_object_cb) {
-    rocp_kernel_symbol sym;
+    sdk_kernel_symbol sym;
     memset(&sym, 0, sizeof sym);
     sym.size = sizeof sym;
     sym.kernel_id = k->id;
@@ -457,18 +457,18 @@ EXPORT int simsdk_device_launch(const char *name, const simsdk_launch *l, int gp
     sym.sgpr_count = (uint32_t)row_value(row, "SGPR", 0);
     sym.arch_vgpr_count = (uint32_t)row_value(row, "Arch_VGPR", 0);
     sym.accum_vgpr_count = (uint32_t)row_value(row, "Accum_VGPR", 0);
-    rocp_tracing_record tr;
+    sdk_tracing_record tr;
     memset(&tr, 0, sizeof tr);
     tr.context_id = sv.code_object_ctx;
     tr.thread_id = thread_id();
-    tr.kind = ROCP_TRACING_CODE_OBJECT;
-    tr.operation = ROCP_CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER;
-    tr.phase = ROCP_PHASE_ENTER;
+    tr.kind = SDK_TRACING_CODE_OBJECT;
+    tr.operation = SDK_CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER;
+    tr.phase = SDK_PHASE_ENTER;
     tr.payload = &sym;
-    rocp_user_data ud = {0};
+    sdk_user_data ud = {0};
     sv.code_object_cb(tr, &ud, sv.code_object_arg);
   }
-  rocp_dispatch_data *d = &j->data;
+  sdk_dispatch_data *d = &j->data;
   d->size = sizeof *d;
   d->dispatch_info.size = sizeof d->dispatch_info;
   d->dispatch_info.agent_id = simsdk_agent_id(gpu);
@@ -479,8 +479,8 @@ EXPORT int simsdk_device_launch(const char *name, const simsdk_launch *l, int gp
   d->dispatch_info.private_segment_size =
       l->scratch ? l->scratch : (uint32_t)row_value(row, "Scratch_Per_Workitem", 0);
   d->dispatch_info.group_segment_size = l->lds;
-  d->dispatch_info.workgroup_size = (rocp_dim3){l->workgroup[0], l->workgroup[1], l->workgroup[2]};
-  d->dispatch_info.grid_size = (rocp_dim3){l->grid[0], l->grid[1], l->grid[2]};
+  d->dispatch_info.workgroup_size = (sdk_dim3){l->workgroup[0], l->workgroup[1], l->workgroup[2]};
+  d->dispatch_info.grid_size = (sdk_dim3){l->grid[0], l->grid[1], l->grid[2]};
   /* The tool chooses the config before the packet is queued, in launch
    * order (the queue is serialized under counting). */
   if (sv.dispatch_cb) {
@@ -517,23 +517,23 @@ EXPORT void simsdk_device_marker(int op, const char *message, uint64_t range_id)
   simsdk_services sv;
   simsdk_services_now(&sv);
   if (!sv.marker_cb) return;
-  rocp_marker_data m;
+  sdk_marker_data m;
   memset(&m, 0, sizeof m);
   m.size = sizeof m;
-  if (op == ROCP_MARKER_roctxRangeStop) m.arg.range_id = range_id;
+  if (op == SDK_MARKER_roctxRangeStop) m.arg.range_id = range_id;
   else m.arg.message = message;
-  rocp_tracing_record tr;
+  sdk_tracing_record tr;
   memset(&tr, 0, sizeof tr);
   tr.context_id = sv.marker_ctx;
   tr.thread_id = thread_id();
-  tr.kind = ROCP_TRACING_MARKER_CORE_API;
+  tr.kind = SDK_TRACING_MARKER_CORE_API;
   tr.operation = op;
   tr.payload = &m;
-  rocp_user_data ud = {0};
-  for (int phase = ROCP_PHASE_ENTER; phase <= ROCP_PHASE_EXIT; phase++) {
+  sdk_user_data ud = {0};
+  for (int phase = SDK_PHASE_ENTER; phase <= SDK_PHASE_EXIT; phase++) {
     tr.phase = phase;
     /* roctxRangeStartA has returned its id by the EXIT phase. */
-    if (phase == ROCP_PHASE_EXIT && op == ROCP_MARKER_roctxRangeStartA) m.retval.range_id = range_id;
+    if (phase == SDK_PHASE_EXIT && op == SDK_MARKER_roctxRangeStartA) m.retval.range_id = range_id;
     sv.marker_cb(tr, &ud, sv.marker_arg);
   }
 }

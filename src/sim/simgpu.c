@@ -37,10 +37,10 @@ EXPORT int simgpu_launch(const char *name, const simgpu_launch_params *p, int gp
 EXPORT void simgpu_synchronize(void) { simsdk_device_wait(); }
 
 EXPORT void simgpu_range_push(const char *message) {
-  simsdk_device_marker(ROCP_MARKER_roctxRangePushA, message, 0);
+  simsdk_device_marker(SDK_MARKER_roctxRangePushA, message, 0);
 }
 
-EXPORT void simgpu_range_pop(void) { simsdk_device_marker(ROCP_MARKER_roctxRangePop, NULL, 0); }
+EXPORT void simgpu_range_pop(void) { simsdk_device_marker(SDK_MARKER_roctxRangePop, NULL, 0); }
 
 /* Process-wide ranges, as roctxRangeStartA / roctxRangeStop: the runtime
  * numbers them (from 1, as ROCTx does) and a range may stop on another
@@ -48,10 +48,10 @@ EXPORT void simgpu_range_pop(void) { simsdk_device_marker(ROCP_MARKER_roctxRange
 EXPORT unsigned long long simgpu_range_start(const char *message) {
   static unsigned long long next;
   unsigned long long id = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
-  simsdk_device_marker(ROCP_MARKER_roctxRangeStartA, message, id);
+  simsdk_device_marker(SDK_MARKER_roctxRangeStartA, message, id);
   return id;
 }
 
 EXPORT void simgpu_range_stop(unsigned long long id) {
-  simsdk_device_marker(ROCP_MARKER_roctxRangeStop, NULL, id);
+  simsdk_device_marker(SDK_MARKER_roctxRangeStop, NULL, id);
 }

@@ -1,7 +1,8 @@
 /*
  * simsdk.c - a SIMULATED rocprofiler-sdk, for tests and demonstrations
- * only: it implements the subset of the SDK's C ABI that lumen uses
- * (backend/rocprofiler_abi.h) over a recorded workload folder
+ * only: it implements the subset of the SDK's C ABI that lumen uses, as
+ * the SDK declares it (sim/sdk_abi.h, the simulation's own declarations,
+ * not lumen's), over a recorded workload folder
  * (LUMEN_SIM_RECORDING). Nothing it reports is a measurement.
  *
  * It is built as librocprofiler-sdk.so in the build tree and found, like
@@ -20,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/rocprofiler_abi.h"
 #include "io/io.h"
 #include "sim/simsdk.h"
 
@@ -31,9 +31,9 @@ static struct {
   pthread_mutex_t lock;
   int loaded, failed;
   lm_workload *rec;
-  rocp_agent agents[N_AGENTS];
-  rocp_agent_cache caches[3];
-  rocp_agent_mem_bank mem_bank;
+  sdk_agent agents[N_AGENTS];
+  sdk_agent_cache caches[3];
+  sdk_agent_mem_bank mem_bank;
   char arch[64], product[128];
   char recording[4096];
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -82,16 +82,16 @@ int simsdk_load(void) {
    * recording lacks stays 0, as the driver leaves what it does not know. */
   uint32_t se = (uint32_t)sysinfo_number("se_per_gpu", 0), cu = (uint32_t)sysinfo_number("cu_per_gpu", 0);
   uint32_t simd = (uint32_t)sysinfo_number("simd_per_cu", 0), waves = (uint32_t)sysinfo_number("max_waves_per_cu", 0);
-  G.caches[0] = (rocp_agent_cache){0, (uint64_t)sysinfo_number("gpu_l1", 0), 1, 128, 1, 64, 0, ROCP_CACHE_DATA | ROCP_CACHE_HSACU};
-  G.caches[1] = (rocp_agent_cache){0, 64, 1, 64, 1, 8, 0, ROCP_CACHE_INSTRUCTION | ROCP_CACHE_HSACU};
-  G.caches[2] = (rocp_agent_cache){0, (uint64_t)sysinfo_number("gpu_l2", 0), 2, 128, 1, 16, 0, ROCP_CACHE_DATA | ROCP_CACHE_HSACU};
-  G.mem_bank = (rocp_agent_mem_bank){1, 0, 4096, (uint32_t)sysinfo_number("max_mclk", 0), 0};
+  G.caches[0] = (sdk_agent_cache){0, (uint64_t)sysinfo_number("gpu_l1", 0), 1, 128, 1, 64, 0, SDK_CACHE_DATA | SDK_CACHE_HSACU};
+  G.caches[1] = (sdk_agent_cache){0, 64, 1, 64, 1, 8, 0, SDK_CACHE_INSTRUCTION | SDK_CACHE_HSACU};
+  G.caches[2] = (sdk_agent_cache){0, (uint64_t)sysinfo_number("gpu_l2", 0), 2, 128, 1, 16, 0, SDK_CACHE_DATA | SDK_CACHE_HSACU};
+  G.mem_bank = (sdk_agent_mem_bank){1, 0, 4096, (uint32_t)sysinfo_number("max_mclk", 0), 0};
   for (int i = 0; i < N_AGENTS; i++) {
-    rocp_agent *a = &G.agents[i];
+    sdk_agent *a = &G.agents[i];
     memset(a, 0, sizeof *a);
     a->size = sizeof *a;
     a->id.handle = SIMSDK_AGENT_BASE + (uint64_t)i;
-    a->type = ROCP_AGENT_TYPE_GPU;
+    a->type = SDK_AGENT_TYPE_GPU;
     a->cu_count = cu;
     a->simd_per_cu = simd;
     a->simd_count = cu * simd;
@@ -133,36 +133,36 @@ EXPORT const char *lumen_simsdk_recording(void) { return simsdk_load() == 0 ? G.
 
 /* -------------------------------------------------------- the ABI subset */
 
-EXPORT rocp_status rocprofiler_get_version(uint32_t *major, uint32_t *minor, uint32_t *patch) {
+EXPORT sdk_status rocprofiler_get_version(uint32_t *major, uint32_t *minor, uint32_t *patch) {
   unsigned a = 1, b = 0, c = 0;
   const char *v = getenv("LUMEN_SIMSDK_VERSION");
   if (v && *v && sscanf(v, "%u.%u.%u", &a, &b, &c) < 2) a = 1, b = 0, c = 0;
   *major = a;
   *minor = b;
   *patch = c;
-  return ROCP_STATUS_SUCCESS;
+  return SDK_STATUS_SUCCESS;
 }
 
-EXPORT rocp_status rocprofiler_query_available_agents(int version, rocp_agents_cb cb,
+EXPORT sdk_status rocprofiler_query_available_agents(int version, sdk_agents_cb cb,
                                                       size_t agent_size, void *user) {
-  if (version != ROCP_AGENT_INFO_VERSION_0 || agent_size > sizeof(rocp_agent)) return ROCP_STATUS_ERROR;
+  if (version != SDK_AGENT_INFO_VERSION_0 || agent_size > sizeof(sdk_agent)) return SDK_STATUS_ERROR;
   const void *list[N_AGENTS];
   size_t n = 0;
   if (simsdk_load() == 0)
     for (int i = 0; i < N_AGENTS; i++) list[n++] = &G.agents[i];
-  return cb(ROCP_AGENT_INFO_VERSION_0, list, n, user);
+  return cb(SDK_AGENT_INFO_VERSION_0, list, n, user);
 }
 
 /* ------------------------------------------------------------ contexts */
 
 static uint64_t next_context = 1;
 
-EXPORT rocp_status rocprofiler_create_context(rocp_context_id *ctx) {
-  if (ctx->handle != 0) return ROCP_STATUS_ERROR; /* the SDK rejects a used handle */
+EXPORT sdk_status rocprofiler_create_context(sdk_context_id *ctx) {
+  if (ctx->handle != 0) return SDK_STATUS_ERROR; /* the SDK rejects a used handle */
   pthread_mutex_lock(&G.lock);
   ctx->handle = next_context++;
   pthread_mutex_unlock(&G.lock);
-  return ROCP_STATUS_SUCCESS;
+  return SDK_STATUS_SUCCESS;
 }
 
 /* -------------------------------------------------------------- services */
@@ -172,59 +172,59 @@ EXPORT rocp_status rocprofiler_create_context(rocp_context_id *ctx) {
 #define MAX_CONTEXTS 16
 static struct {
   int started[MAX_CONTEXTS];
-  rocp_dispatch_cb dispatch_cb[MAX_CONTEXTS];
+  sdk_dispatch_cb dispatch_cb[MAX_CONTEXTS];
   void *dispatch_arg[MAX_CONTEXTS];
-  rocp_record_cb record_cb[MAX_CONTEXTS];
+  sdk_record_cb record_cb[MAX_CONTEXTS];
   void *record_arg[MAX_CONTEXTS];
-  rocp_tracing_cb tracing_cb[MAX_CONTEXTS][16];
+  sdk_tracing_cb tracing_cb[MAX_CONTEXTS][16];
   void *tracing_arg[MAX_CONTEXTS][16];
 } S;
 
-static int context_valid(rocp_context_id ctx) {
+static int context_valid(sdk_context_id ctx) {
   return ctx.handle > 0 && ctx.handle < next_context && ctx.handle < MAX_CONTEXTS;
 }
 
-EXPORT rocp_status rocprofiler_start_context(rocp_context_id ctx) {
-  if (!context_valid(ctx)) return ROCP_STATUS_ERROR;
+EXPORT sdk_status rocprofiler_start_context(sdk_context_id ctx) {
+  if (!context_valid(ctx)) return SDK_STATUS_ERROR;
   pthread_mutex_lock(&G.lock);
   S.started[ctx.handle] = 1;
   pthread_mutex_unlock(&G.lock);
-  return ROCP_STATUS_SUCCESS;
+  return SDK_STATUS_SUCCESS;
 }
 
-EXPORT rocp_status rocprofiler_stop_context(rocp_context_id ctx) {
-  if (!context_valid(ctx)) return ROCP_STATUS_ERROR;
+EXPORT sdk_status rocprofiler_stop_context(sdk_context_id ctx) {
+  if (!context_valid(ctx)) return SDK_STATUS_ERROR;
   pthread_mutex_lock(&G.lock);
   S.started[ctx.handle] = 0;
   pthread_mutex_unlock(&G.lock);
-  return ROCP_STATUS_SUCCESS;
+  return SDK_STATUS_SUCCESS;
 }
 
-EXPORT rocp_status rocprofiler_configure_callback_dispatch_counting_service(
-    rocp_context_id ctx, rocp_dispatch_cb dispatch_cb, void *dispatch_arg, rocp_record_cb record_cb,
+EXPORT sdk_status rocprofiler_configure_callback_dispatch_counting_service(
+    sdk_context_id ctx, sdk_dispatch_cb dispatch_cb, void *dispatch_arg, sdk_record_cb record_cb,
     void *record_arg) {
-  if (!context_valid(ctx) || !dispatch_cb || !record_cb) return ROCP_STATUS_ERROR;
+  if (!context_valid(ctx) || !dispatch_cb || !record_cb) return SDK_STATUS_ERROR;
   pthread_mutex_lock(&G.lock);
   S.dispatch_cb[ctx.handle] = dispatch_cb;
   S.dispatch_arg[ctx.handle] = dispatch_arg;
   S.record_cb[ctx.handle] = record_cb;
   S.record_arg[ctx.handle] = record_arg;
   pthread_mutex_unlock(&G.lock);
-  return ROCP_STATUS_SUCCESS;
+  return SDK_STATUS_SUCCESS;
 }
 
-EXPORT rocp_status rocprofiler_configure_callback_tracing_service(rocp_context_id ctx, int kind,
+EXPORT sdk_status rocprofiler_configure_callback_tracing_service(sdk_context_id ctx, int kind,
                                                                   const int32_t *operations,
-                                                                  size_t n, rocp_tracing_cb cb,
+                                                                  size_t n, sdk_tracing_cb cb,
                                                                   void *arg) {
   (void)operations;
   (void)n;
-  if (!context_valid(ctx) || kind < 0 || kind >= 16 || !cb) return ROCP_STATUS_ERROR;
+  if (!context_valid(ctx) || kind < 0 || kind >= 16 || !cb) return SDK_STATUS_ERROR;
   pthread_mutex_lock(&G.lock);
   S.tracing_cb[ctx.handle][kind] = cb;
   S.tracing_arg[ctx.handle][kind] = arg;
   pthread_mutex_unlock(&G.lock);
-  return ROCP_STATUS_SUCCESS;
+  return SDK_STATUS_SUCCESS;
 }
 
 void simsdk_services_now(simsdk_services *out) {
@@ -238,14 +238,14 @@ void simsdk_services_now(simsdk_services *out) {
       out->record_cb = S.record_cb[c];
       out->record_arg = S.record_arg[c];
     }
-    if (S.tracing_cb[c][ROCP_TRACING_CODE_OBJECT] && !out->code_object_cb) {
-      out->code_object_cb = S.tracing_cb[c][ROCP_TRACING_CODE_OBJECT];
-      out->code_object_arg = S.tracing_arg[c][ROCP_TRACING_CODE_OBJECT];
+    if (S.tracing_cb[c][SDK_TRACING_CODE_OBJECT] && !out->code_object_cb) {
+      out->code_object_cb = S.tracing_cb[c][SDK_TRACING_CODE_OBJECT];
+      out->code_object_arg = S.tracing_arg[c][SDK_TRACING_CODE_OBJECT];
       out->code_object_ctx.handle = c;
     }
-    if (S.tracing_cb[c][ROCP_TRACING_MARKER_CORE_API] && !out->marker_cb) {
-      out->marker_cb = S.tracing_cb[c][ROCP_TRACING_MARKER_CORE_API];
-      out->marker_arg = S.tracing_arg[c][ROCP_TRACING_MARKER_CORE_API];
+    if (S.tracing_cb[c][SDK_TRACING_MARKER_CORE_API] && !out->marker_cb) {
+      out->marker_cb = S.tracing_cb[c][SDK_TRACING_MARKER_CORE_API];
+      out->marker_arg = S.tracing_arg[c][SDK_TRACING_MARKER_CORE_API];
       out->marker_ctx.handle = c;
     }
   }
@@ -270,8 +270,8 @@ static struct {
   int ready;
   size_t n;
   simsdk_counter c[MAX_COUNTERS];
-  rocp_dimension dim[MAX_COUNTERS][2];
-  const rocp_dimension *dim_ptr[MAX_COUNTERS][2];
+  sdk_dimension dim[MAX_COUNTERS][2];
+  const sdk_dimension *dim_ptr[MAX_COUNTERS][2];
 } C;
 
 static int arch_listed(const char *archs, const char *arch) {
@@ -315,8 +315,8 @@ static void counters_ready(void) {
           c->block = defs[d].kind;
           c->n_xcc = xcc;
           c->n_inst = instances_of(c->block);
-          C.dim[C.n][0] = (rocp_dimension){"XCC", c->n_xcc, SIMSDK_DIM_XCC};
-          C.dim[C.n][1] = (rocp_dimension){"INSTANCE", c->n_inst, SIMSDK_DIM_INSTANCE};
+          C.dim[C.n][0] = (sdk_dimension){"XCC", c->n_xcc, SIMSDK_DIM_XCC};
+          C.dim[C.n][1] = (sdk_dimension){"INSTANCE", c->n_inst, SIMSDK_DIM_INSTANCE};
           C.dim_ptr[C.n][0] = &C.dim[C.n][0];
           C.dim_ptr[C.n][1] = &C.dim[C.n][1];
         }
@@ -332,31 +332,31 @@ const simsdk_counter *simsdk_counter_get(size_t i) {
   return i < C.n ? &C.c[i] : NULL;
 }
 
-int simsdk_agent_index(rocp_agent_id agent) {
+int simsdk_agent_index(sdk_agent_id agent) {
   uint64_t i = agent.handle - SIMSDK_AGENT_BASE;
   return agent.handle >= SIMSDK_AGENT_BASE && i < SIMSDK_AGENTS ? (int)i : -1;
 }
 
-rocp_agent_id simsdk_agent_id(int index) {
-  rocp_agent_id id = {SIMSDK_AGENT_BASE + (uint64_t)index};
+sdk_agent_id simsdk_agent_id(int index) {
+  sdk_agent_id id = {SIMSDK_AGENT_BASE + (uint64_t)index};
   return id;
 }
 
-EXPORT rocp_status rocprofiler_iterate_agent_supported_counters(rocp_agent_id agent,
-                                                                rocp_counters_cb cb, void *user) {
-  if (simsdk_load() != 0 || simsdk_agent_index(agent) < 0) return ROCP_STATUS_ERROR;
+EXPORT sdk_status rocprofiler_iterate_agent_supported_counters(sdk_agent_id agent,
+                                                                sdk_counters_cb cb, void *user) {
+  if (simsdk_load() != 0 || simsdk_agent_index(agent) < 0) return SDK_STATUS_ERROR;
   counters_ready();
-  rocp_counter_id ids[MAX_COUNTERS];
+  sdk_counter_id ids[MAX_COUNTERS];
   for (size_t i = 0; i < C.n; i++) ids[i].handle = i + 1;
   return cb(agent, ids, C.n, user);
 }
 
-EXPORT rocp_status rocprofiler_query_counter_info(rocp_counter_id id, int version, void *info) {
+EXPORT sdk_status rocprofiler_query_counter_info(sdk_counter_id id, int version, void *info) {
   counters_ready();
-  if (id.handle < 1 || id.handle > C.n) return ROCP_STATUS_ERROR_COUNTER_NOT_FOUND;
+  if (id.handle < 1 || id.handle > C.n) return SDK_STATUS_ERROR_COUNTER_NOT_FOUND;
   size_t i = id.handle - 1;
-  if (version != ROCP_COUNTER_INFO_VERSION_1) return ROCP_STATUS_ERROR;
-  rocp_counter_info *out = info;
+  if (version != SDK_COUNTER_INFO_VERSION_1) return SDK_STATUS_ERROR;
+  sdk_counter_info_v1 *out = info;
   const simsdk_counter *c = &C.c[i];
   memset(out, 0, sizeof *out);
   out->size = sizeof *out;
@@ -369,7 +369,7 @@ EXPORT rocp_status rocprofiler_query_counter_info(rocp_counter_id id, int versio
   out->dimensions_count = c->base < 0 ? 2 : 0;
   out->dimensions = c->base < 0 ? C.dim_ptr[i] : NULL;
   out->dimensions_instances_count = c->n_xcc * c->n_inst;
-  return ROCP_STATUS_SUCCESS;
+  return SDK_STATUS_SUCCESS;
 }
 
 /* A record's instance id: the counter id above bit 24, the XCC position in
@@ -378,20 +378,20 @@ uint64_t simsdk_record_id(size_t i, size_t xcc, size_t inst) {
   return ((uint64_t)(i + 1) << 24) | ((uint64_t)xcc << 16) | (uint64_t)inst;
 }
 
-EXPORT rocp_status rocprofiler_query_record_counter_id(uint64_t instance, rocp_counter_id *counter) {
+EXPORT sdk_status rocprofiler_query_record_counter_id(uint64_t instance, sdk_counter_id *counter) {
   counter->handle = instance >> 24;
-  return counter->handle >= 1 && counter->handle <= C.n ? ROCP_STATUS_SUCCESS
-                                                        : ROCP_STATUS_ERROR_COUNTER_NOT_FOUND;
+  return counter->handle >= 1 && counter->handle <= C.n ? SDK_STATUS_SUCCESS
+                                                        : SDK_STATUS_ERROR_COUNTER_NOT_FOUND;
 }
 
-EXPORT rocp_status rocprofiler_query_record_dimension_position(uint64_t instance, uint64_t dim,
+EXPORT sdk_status rocprofiler_query_record_dimension_position(uint64_t instance, uint64_t dim,
                                                                size_t *pos) {
   uint64_t c = instance >> 24;
-  if (c < 1 || c > C.n) return ROCP_STATUS_ERROR_COUNTER_NOT_FOUND;
+  if (c < 1 || c > C.n) return SDK_STATUS_ERROR_COUNTER_NOT_FOUND;
   if (dim == SIMSDK_DIM_XCC) *pos = (size_t)((instance >> 16) & 0xff);
   else if (dim == SIMSDK_DIM_INSTANCE) *pos = (size_t)(instance & 0xffff);
-  else return ROCP_STATUS_ERROR;
-  return ROCP_STATUS_SUCCESS;
+  else return SDK_STATUS_ERROR;
+  return SDK_STATUS_SUCCESS;
 }
 
 /* --------------------------------------------------------------- configs */
@@ -454,13 +454,13 @@ static int recorded_limit(const char *block) {
   return limit > 0 ? limit : 1;
 }
 
-EXPORT rocp_status rocprofiler_create_counter_config(rocp_agent_id agent, rocp_counter_id *counters,
-                                                     size_t n, rocp_counter_config_id *config) {
+EXPORT sdk_status rocprofiler_create_counter_config(sdk_agent_id agent, sdk_counter_id *counters,
+                                                     size_t n, sdk_counter_config_id *config) {
   int a = simsdk_agent_index(agent);
-  if (a < 0 || !config || (n && !counters)) return ROCP_STATUS_ERROR;
+  if (a < 0 || !config || (n && !counters)) return SDK_STATUS_ERROR;
   counters_ready();
   pthread_mutex_lock(&G.lock);
-  rocp_status st = ROCP_STATUS_SUCCESS;
+  sdk_status st = SDK_STATUS_SUCCESS;
   size_t base_n = 0, *base = NULL;
   if (config->handle >= 1 && config->handle <= (uint64_t)K.n) {
     base = K.counters[config->handle - 1];
@@ -470,16 +470,16 @@ EXPORT rocp_status rocprofiler_create_counter_config(rocp_agent_id agent, rocp_c
   if (!list || K.n == MAX_CONFIGS) {
     free(list);
     pthread_mutex_unlock(&G.lock);
-    return ROCP_STATUS_ERROR;
+    return SDK_STATUS_ERROR;
   }
   size_t m = 0;
   for (size_t i = 0; i < base_n; i++) list[m++] = base[i];
-  for (size_t i = 0; i < n && st == ROCP_STATUS_SUCCESS; i++) {
-    if (counters[i].handle < 1 || counters[i].handle > C.n) st = ROCP_STATUS_ERROR_COUNTER_NOT_FOUND;
+  for (size_t i = 0; i < n && st == SDK_STATUS_SUCCESS; i++) {
+    if (counters[i].handle < 1 || counters[i].handle > C.n) st = SDK_STATUS_ERROR_COUNTER_NOT_FOUND;
     else list[m++] = counters[i].handle - 1;
   }
   /* Hardware counters used per block: a derived X_sum uses X's. */
-  for (size_t i = 0; i < m && st == ROCP_STATUS_SUCCESS; i++) {
+  for (size_t i = 0; i < m && st == SDK_STATUS_SUCCESS; i++) {
     size_t hw_i = C.c[list[i]].base >= 0 ? (size_t)C.c[list[i]].base : list[i];
     int used = 0;
     for (size_t j = 0; j < m; j++) {
@@ -489,9 +489,9 @@ EXPORT rocp_status rocprofiler_create_counter_config(rocp_agent_id agent, rocp_c
         dup = (C.c[list[k]].base >= 0 ? (size_t)C.c[list[k]].base : list[k]) == hw_j;
       used += !dup && strcmp(C.c[hw_i].block, C.c[hw_j].block) == 0;
     }
-    if (used > recorded_limit(C.c[hw_i].block)) st = ROCP_STATUS_ERROR_EXCEEDS_HW_LIMIT;
+    if (used > recorded_limit(C.c[hw_i].block)) st = SDK_STATUS_ERROR_EXCEEDS_HW_LIMIT;
   }
-  if (st == ROCP_STATUS_SUCCESS) {
+  if (st == SDK_STATUS_SUCCESS) {
     K.counters[K.n] = list;
     K.n_counters[K.n] = m;
     K.agent[K.n] = a;
@@ -503,7 +503,7 @@ EXPORT rocp_status rocprofiler_create_counter_config(rocp_agent_id agent, rocp_c
   return st;
 }
 
-int simsdk_config_counters(rocp_counter_config_id cfg, const size_t **list, size_t *n, int *agent) {
+int simsdk_config_counters(sdk_counter_config_id cfg, const size_t **list, size_t *n, int *agent) {
   pthread_mutex_lock(&G.lock);
   int ok = cfg.handle >= 1 && cfg.handle <= (uint64_t)K.n;
   if (ok) {

@@ -12,7 +12,7 @@
 #ifndef LUMEN_SIMSDK_H
 #define LUMEN_SIMSDK_H
 
-#include "backend/rocprofiler_abi.h"
+#include "sim/sdk_abi.h"
 #include "model/model.h"
 
 #define SIMSDK_AGENTS 8
@@ -26,33 +26,33 @@ const lm_workload *simsdk_recording(void);
  * symbol through which lumen recognizes the simulated SDK). */
 const char *lumen_simsdk_recording(void);
 /* simsdk_agent_index: 0.. for a GPU agent handle, -1 otherwise. */
-int simsdk_agent_index(rocp_agent_id agent);
-rocp_agent_id simsdk_agent_id(int index);
+int simsdk_agent_index(sdk_agent_id agent);
+sdk_agent_id simsdk_agent_id(int index);
 
 /* The SDK functions the simulation exports, under the SDK's names and with
- * the signatures of rocprofiler_abi.h. */
-rocp_status rocprofiler_get_version(uint32_t *major, uint32_t *minor, uint32_t *patch);
-rocp_status rocprofiler_query_available_agents(int version, rocp_agents_cb cb, size_t agent_size,
+ * the SDK's signatures (sim/sdk_abi.h). */
+sdk_status rocprofiler_get_version(uint32_t *major, uint32_t *minor, uint32_t *patch);
+sdk_status rocprofiler_query_available_agents(int version, sdk_agents_cb cb, size_t agent_size,
                                                void *user);
-rocp_status rocprofiler_create_context(rocp_context_id *ctx);
-rocp_status rocprofiler_start_context(rocp_context_id ctx);
-rocp_status rocprofiler_stop_context(rocp_context_id ctx);
-rocp_status rocprofiler_configure_callback_dispatch_counting_service(rocp_context_id ctx,
-                                                                     rocp_dispatch_cb dispatch_cb,
+sdk_status rocprofiler_create_context(sdk_context_id *ctx);
+sdk_status rocprofiler_start_context(sdk_context_id ctx);
+sdk_status rocprofiler_stop_context(sdk_context_id ctx);
+sdk_status rocprofiler_configure_callback_dispatch_counting_service(sdk_context_id ctx,
+                                                                     sdk_dispatch_cb dispatch_cb,
                                                                      void *dispatch_arg,
-                                                                     rocp_record_cb record_cb,
+                                                                     sdk_record_cb record_cb,
                                                                      void *record_arg);
-rocp_status rocprofiler_configure_callback_tracing_service(rocp_context_id ctx, int kind,
+sdk_status rocprofiler_configure_callback_tracing_service(sdk_context_id ctx, int kind,
                                                            const int32_t *operations, size_t n,
-                                                           rocp_tracing_cb cb, void *arg);
-rocp_status rocprofiler_iterate_agent_supported_counters(rocp_agent_id agent, rocp_counters_cb cb,
+                                                           sdk_tracing_cb cb, void *arg);
+sdk_status rocprofiler_iterate_agent_supported_counters(sdk_agent_id agent, sdk_counters_cb cb,
                                                          void *user);
-rocp_status rocprofiler_query_counter_info(rocp_counter_id id, int version, void *info);
-rocp_status rocprofiler_query_record_counter_id(uint64_t instance, rocp_counter_id *counter);
-rocp_status rocprofiler_query_record_dimension_position(uint64_t instance, uint64_t dim,
+sdk_status rocprofiler_query_counter_info(sdk_counter_id id, int version, void *info);
+sdk_status rocprofiler_query_record_counter_id(uint64_t instance, sdk_counter_id *counter);
+sdk_status rocprofiler_query_record_dimension_position(uint64_t instance, uint64_t dim,
                                                         size_t *pos);
-rocp_status rocprofiler_create_counter_config(rocp_agent_id agent, rocp_counter_id *counters,
-                                              size_t n, rocp_counter_config_id *config);
+sdk_status rocprofiler_create_counter_config(sdk_agent_id agent, sdk_counter_id *counters,
+                                              size_t n, sdk_counter_config_id *config);
 
 /* ---------------------------------------------- counters (simsdk.c) */
 
@@ -75,20 +75,20 @@ const simsdk_counter *simsdk_counter_get(size_t i);
 uint64_t simsdk_record_id(size_t i, size_t xcc, size_t inst);
 /* simsdk_config_counters: the counters (indexes) of a config and its
  * agent; 0, or -1 when the handle is unknown. Borrowed. */
-int simsdk_config_counters(rocp_counter_config_id cfg, const size_t **list, size_t *n, int *agent);
+int simsdk_config_counters(sdk_counter_config_id cfg, const size_t **list, size_t *n, int *agent);
 
 /* Services of started contexts, for the device. */
 typedef struct simsdk_services {
-  rocp_dispatch_cb dispatch_cb;
+  sdk_dispatch_cb dispatch_cb;
   void *dispatch_arg;
-  rocp_record_cb record_cb;
+  sdk_record_cb record_cb;
   void *record_arg;
-  rocp_tracing_cb code_object_cb;
+  sdk_tracing_cb code_object_cb;
   void *code_object_arg;
-  rocp_context_id code_object_ctx;
-  rocp_tracing_cb marker_cb;
+  sdk_context_id code_object_ctx;
+  sdk_tracing_cb marker_cb;
   void *marker_arg;
-  rocp_context_id marker_ctx;
+  sdk_context_id marker_ctx;
 } simsdk_services;
 /* simsdk_services_now: the callbacks of the contexts started now. */
 void simsdk_services_now(simsdk_services *out);
@@ -118,7 +118,7 @@ int simsdk_device_launch(const char *name, const simsdk_launch *l, int gpu, char
 /* simsdk_device_wait: every launch so far has completed (its records were
  * delivered). */
 void simsdk_device_wait(void);
-/* simsdk_device_marker: a ROCTx call (ROCP_MARKER_*) on this thread:
+/* simsdk_device_marker: a ROCTx call (SDK_MARKER_*) on this thread:
  * message for a mark, push or start; range_id the id a start returned or
  * a stop passes (0 otherwise). */
 void simsdk_device_marker(int op, const char *message, uint64_t range_id);
