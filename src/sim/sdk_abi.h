@@ -7,9 +7,10 @@
  * simulation with the SDK's, and a test sees the disagreement.
  *
  * The layouts are those of the development line (SDK 1.0.0 with a sized
- * counter_info_v1 whose dimensions are an array of pointers); where an
- * older version differs, the table says how. Offsets are checked at
- * compile time (x86-64 LP64) against the table.
+ * counter_info_v1 whose dimensions are an array of pointers), plus the
+ * older variants the simulation can take instead (sdk_layout); where an
+ * older version differs otherwise, the table says how. Offsets are
+ * checked at compile time (x86-64 LP64) against the table.
  */
 #ifndef LUMEN_SIM_SDK_ABI_H
 #define LUMEN_SIM_SDK_ABI_H
@@ -23,9 +24,14 @@ enum {
   SDK_STATUS_SUCCESS = 0,
   SDK_STATUS_ERROR = 1,
   SDK_STATUS_ERROR_COUNTER_NOT_FOUND = 8,
+  SDK_STATUS_ERROR_INCOMPATIBLE_ABI = 18,
   SDK_STATUS_ERROR_EXCEEDS_HW_LIMIT = 38,
   SDK_STATUS_ERROR_AGENT_ARCH_NOT_SUPPORTED = 39
 };
+
+/* The SDK versions whose layouts the simulation can take
+ * (LUMEN_SIMSDK_LAYOUT: 0.5, 0.6, 7.0 or dev; dev by default). */
+typedef enum { SDK_LAYOUT_05, SDK_LAYOUT_06, SDK_LAYOUT_70, SDK_LAYOUT_DEV } sdk_layout;
 
 /* Handles: one uint64_t each. */
 typedef struct { uint64_t handle; } sdk_context_id;
@@ -106,6 +112,27 @@ typedef struct sdk_dimension {
   size_t instance_size;
   uint64_t id;
 } sdk_dimension;
+
+/* rocprofiler_counter_info_v0_t: 48 bytes in every version. */
+typedef struct sdk_counter_info_v0 {
+  sdk_counter_id id;
+  const char *name, *description, *block, *expression;
+  uint8_t is_constant : 1;
+  uint8_t is_derived : 1;
+} sdk_counter_info_v0;
+
+/* rocprofiler_counter_info_v1_t of the ROCm 7.0 branch (1.0.0): no size,
+ * the dimensions an array of structs, the instance ids: 80 bytes. */
+typedef struct sdk_counter_info_v1_70 {
+  sdk_counter_id id;
+  const char *name, *description, *block, *expression;
+  uint8_t is_constant : 1;
+  uint8_t is_derived : 1;
+  uint64_t dimensions_count;
+  const sdk_dimension *dimensions;
+  uint64_t instance_ids_count;
+  const uint64_t *instance_ids;
+} sdk_counter_info_v1_70;
 
 /* rocprofiler_counter_info_v1_t of the development line: 88 bytes. */
 typedef struct sdk_counter_info_v1 {
@@ -265,6 +292,13 @@ _Static_assert(sizeof(sdk_counter_info_v1) == 88 && offsetof(sdk_counter_info_v1
                    offsetof(sdk_counter_info_v1, dimensions) == 64 &&
                    offsetof(sdk_counter_info_v1, dimensions_instances) == 80,
                "counter info v1 (development line)");
+_Static_assert(sizeof(sdk_counter_info_v0) == 48 && offsetof(sdk_counter_info_v0, expression) == 32,
+               "counter info v0");
+_Static_assert(sizeof(sdk_counter_info_v1_70) == 80 && offsetof(sdk_counter_info_v1_70, name) == 8 &&
+                   offsetof(sdk_counter_info_v1_70, dimensions_count) == 48 &&
+                   offsetof(sdk_counter_info_v1_70, dimensions) == 56 &&
+                   offsetof(sdk_counter_info_v1_70, instance_ids) == 72,
+               "counter info v1 (ROCm 7.0 branch)");
 _Static_assert(sizeof(sdk_dispatch_info) == 128 && offsetof(sdk_dispatch_info, private_segment_size) == 40 &&
                    offsetof(sdk_dispatch_info, workgroup_size) == 48 && offsetof(sdk_dispatch_info, grid_size) == 60,
                "kernel dispatch info");

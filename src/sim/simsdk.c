@@ -13,8 +13,11 @@
  * recording's sysinfo.csv, so that lumen reads a device's system
  * information with the same code it uses on hardware. It says that it is
  * simulated through lumen_simsdk_recording, a symbol no real SDK exports.
- * LUMEN_SIMSDK_VERSION (e.g. 0.4.2) makes it report another SDK version,
- * so that version checks can be tested.
+ * LUMEN_SIMSDK_LAYOUT (0.5, 0.6, 7.0 or dev, the default) selects the
+ * SDK version whose layouts and behaviour it takes, where it models them
+ * (so far: the version reported and counter info, see
+ * rocprofiler_query_counter_info); LUMEN_SIMSDK_VERSION (e.g. 0.4.2)
+ * makes it report another version, so that version checks can be tested.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -133,8 +136,27 @@ EXPORT const char *lumen_simsdk_recording(void) { return simsdk_load() == 0 ? G.
 
 /* -------------------------------------------------------- the ABI subset */
 
+int simsdk_layout(void) {
+  const char *v = getenv("LUMEN_SIMSDK_LAYOUT");
+  if (!v || !*v || strcmp(v, "dev") == 0) return SDK_LAYOUT_DEV;
+  if (strcmp(v, "0.5") == 0) return SDK_LAYOUT_05;
+  if (strcmp(v, "0.6") == 0) return SDK_LAYOUT_06;
+  if (strcmp(v, "7.0") == 0) return SDK_LAYOUT_70;
+  return -1;
+}
+
+/* The version of the layout (0.5.0, 0.6.0, 1.0.0 for 7.0 and dev), or
+ * LUMEN_SIMSDK_VERSION's. An unknown layout fails the call: a test that
+ * names one must not run on another. */
 EXPORT sdk_status rocprofiler_get_version(uint32_t *major, uint32_t *minor, uint32_t *patch) {
-  unsigned a = 1, b = 0, c = 0;
+  int layout = simsdk_layout();
+  if (layout < 0) {
+    fprintf(stderr, "simulated rocprofiler-sdk: LUMEN_SIMSDK_LAYOUT=%s is not one of 0.5, 0.6, 7.0, dev\n",
+            getenv("LUMEN_SIMSDK_LAYOUT"));
+    return SDK_STATUS_ERROR;
+  }
+  unsigned a = layout == SDK_LAYOUT_05 || layout == SDK_LAYOUT_06 ? 0 : 1;
+  unsigned b = layout == SDK_LAYOUT_05 ? 5 : layout == SDK_LAYOUT_06 ? 6 : 0, c = 0;
   const char *v = getenv("LUMEN_SIMSDK_VERSION");
   if (v && *v && sscanf(v, "%u.%u.%u", &a, &b, &c) < 2) a = 1, b = 0, c = 0;
   *major = a;
@@ -351,23 +373,49 @@ EXPORT sdk_status rocprofiler_iterate_agent_supported_counters(sdk_agent_id agen
   return cb(agent, ids, C.n, user);
 }
 
+/* Counter info as the layout's SDK gives it: version 0 (48 bytes) in
+ * every layout; version 1 from 1.0.0 on, in the 7.0 branch's layout (no
+ * size, dimensions as structs) or the development line's (size first,
+ * dimensions as pointers); 0.5 and 0.6 refuse version 1 as
+ * INCOMPATIBLE_ABI, as they refuse every version but 0. */
 EXPORT sdk_status rocprofiler_query_counter_info(sdk_counter_id id, int version, void *info) {
   counters_ready();
   if (id.handle < 1 || id.handle > C.n) return SDK_STATUS_ERROR_COUNTER_NOT_FOUND;
   size_t i = id.handle - 1;
-  if (version != SDK_COUNTER_INFO_VERSION_1) return SDK_STATUS_ERROR;
-  sdk_counter_info_v1 *out = info;
+  int layout = simsdk_layout();
   const simsdk_counter *c = &C.c[i];
+  const char *description = "simulated counter (replayed from a recording)";
+  const char *block = c->base < 0 ? c->block : "";
+  const char *expression = c->base < 0 ? "" : "reduce(X,sum)";
+  uint64_t n_dims = c->base < 0 ? 2 : 0;
+  if (version == SDK_COUNTER_INFO_VERSION_0) {
+    sdk_counter_info_v0 *out = info;
+    memset(out, 0, sizeof *out);
+    *out = (sdk_counter_info_v0){.id = id, .name = c->name, .description = description, .block = block,
+                                 .expression = expression, .is_derived = c->base >= 0};
+    return SDK_STATUS_SUCCESS;
+  }
+  if (version != SDK_COUNTER_INFO_VERSION_1 || layout == SDK_LAYOUT_05 || layout == SDK_LAYOUT_06)
+    return SDK_STATUS_ERROR_INCOMPATIBLE_ABI;
+  if (layout == SDK_LAYOUT_70) {
+    sdk_counter_info_v1_70 *out = info;
+    memset(out, 0, sizeof *out);
+    *out = (sdk_counter_info_v1_70){.id = id, .name = c->name, .description = description, .block = block,
+                                    .expression = expression, .is_derived = c->base >= 0,
+                                    .dimensions_count = n_dims, .dimensions = n_dims ? C.dim[i] : NULL};
+    return SDK_STATUS_SUCCESS;
+  }
+  sdk_counter_info_v1 *out = info;
   memset(out, 0, sizeof *out);
   out->size = sizeof *out;
   out->id = id;
   out->name = c->name;
-  out->description = "simulated counter (replayed from a recording)";
-  out->block = c->base < 0 ? c->block : "";
-  out->expression = c->base < 0 ? "" : "reduce(X,sum)";
+  out->description = description;
+  out->block = block;
+  out->expression = expression;
   out->is_derived = c->base >= 0;
-  out->dimensions_count = c->base < 0 ? 2 : 0;
-  out->dimensions = c->base < 0 ? C.dim_ptr[i] : NULL;
+  out->dimensions_count = n_dims;
+  out->dimensions = n_dims ? C.dim_ptr[i] : NULL;
   out->dimensions_instances_count = c->n_xcc * c->n_inst;
   return SDK_STATUS_SUCCESS;
 }

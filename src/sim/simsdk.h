@@ -25,6 +25,9 @@ const lm_workload *simsdk_recording(void);
 /* lumen_simsdk_recording: the recording's folder, NULL without one (the
  * symbol through which lumen recognizes the simulated SDK). */
 const char *lumen_simsdk_recording(void);
+/* simsdk_layout: the SDK version the simulation takes the layouts of
+ * (LUMEN_SIMSDK_LAYOUT: sdk_layout), or -1 for a value it does not know. */
+int simsdk_layout(void);
 /* simsdk_agent_index: 0.. for a GPU agent handle, -1 otherwise. */
 int simsdk_agent_index(sdk_agent_id agent);
 sdk_agent_id simsdk_agent_id(int index);

@@ -1403,6 +1403,22 @@ rocprofiler_sdk)
   LUMEN_SIM_RECORDING=$WL/vcopy/MI300X_A1 "$ROCP_CHECK" SQ_WAVES TCC_HIT >"$TMP/chk"
   grep -qx 'agent 0 gfx942 gfx_target_version=90402 xcc=8 cu=304' "$TMP/chk" || fail "MI300X agent: $(cat "$TMP/chk")"
   grep -qx 'counter SQ_WAVES block SQ dimensions XCC x8 INSTANCE x1' "$TMP/chk" || fail "MI300X SQ_WAVES: $(cat "$TMP/chk")"
+  # The simulated SDK in each version's layout (LUMEN_SIMSDK_LAYOUT), read
+  # at the headers' offsets: counter info version 0 everywhere, version 1
+  # refused by 0.5/0.6 (INCOMPATIBLE_ABI, 18) and laid out differently by
+  # the 7.0 branch and the development line, which both say 1.0.0.
+  for layout in 0.5 0.6 7.0 dev; do
+    case $layout in
+      0.5|0.6) want="version $layout.0|raw TCC_HIT v0 name@8|raw TCC_HIT v1 status 18" ;;
+      7.0) want="version 1.0.0|raw TCC_HIT v0 name@8|raw TCC_HIT v1 name@8 dims 2 first XCC as structs" ;;
+      dev) want="version 1.0.0|raw TCC_HIT v0 name@8|raw TCC_HIT v1 name@16 dims 2 first XCC as pointers" ;;
+    esac
+    got=$(LUMEN_SIMSDK_LAYOUT=$layout "$ROCP_CHECK" --raw TCC_HIT | grep -E '^(version|raw)' | paste -sd'|')
+    same "$got" "$want" "layout $layout"
+  done
+  LUMEN_SIMSDK_LAYOUT=6.3 "$ROCP_CHECK" --raw TCC_HIT 2>"$TMP/err" | grep -q '^load: the library found does not report its version' ||
+    fail "unknown layout accepted"
+  grep -q 'LUMEN_SIMSDK_LAYOUT=6.3 is not one of 0.5, 0.6, 7.0, dev' "$TMP/err" || fail "unknown layout: $(cat "$TMP/err")"
   ;;
 signals)
   export LUMEN_SIM_RECORDING=$WL/vcopy/MI200

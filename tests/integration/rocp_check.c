@@ -6,6 +6,13 @@
  * for profile_test.sh to compare.
  *
  *   rocp_check COUNTER...   (one config with all of them, then one each)
+ *   rocp_check --raw COUNTER
+ *
+ * --raw reads the counter's info into plain words at the offsets of the
+ * SDK headers' table (docs/rocprofiler-sdk.md), not through lumen's
+ * structs: version 0 (name at 8 in every version), then version 1 (the
+ * status, where the name is: 8 in the 7.0 branch, 16 in the development
+ * line, and whether the dimensions are structs or pointers).
  */
 #include <stdio.h>
 #include <string.h>
@@ -58,6 +65,32 @@ static int find(const char *name, rocp_counter_id *out) {
   return 0;
 }
 
+static int raw(const char *name) {
+  for (size_t i = 0; i < n_ids; i++) {
+    uint64_t v0[16] = {0}, v1[16] = {0};
+    if (api.query_counter_info(ids[i], 1, v0) != 0 || !v0[1] || strcmp((const char *)v0[1], name) != 0)
+      continue;
+    printf("raw %s v0 name@8\n", name);
+    rocp_status st = api.query_counter_info(ids[i], 2, v1);
+    if (st != 0) {
+      printf("raw %s v1 status %d\n", name, st);
+      return 1;
+    }
+    int at = v1[1] == v0[1] ? 8 : v1[2] == v0[1] ? 16 : -1;
+    uint64_t n_dims = at == 8 ? v1[6] : v1[7];
+    const void *dims = (const void *)(at == 8 ? v1[7] : v1[8]);
+    /* The first dimension's name: the struct's first word (7.0), or the
+     * first word of the struct the first pointer points to (dev). */
+    const char *first = !n_dims || !dims ? "-" : at == 8 ? *(const char *const *)dims
+                                                          : **(const char *const *const *)dims;
+    printf("raw %s v1 name@%d dims %llu first %s as %s\n", name, at, (unsigned long long)n_dims, first,
+           at == 8 ? "structs" : "pointers");
+    return 1;
+  }
+  printf("raw %s not found\n", name);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   char why[512];
   if (lm_rocp_load(&api, 0, why, sizeof why) != 0) {
@@ -68,6 +101,11 @@ int main(int argc, char **argv) {
   api.query_available_agents(ROCP_AGENT_INFO_VERSION_0, agents, sizeof(rocp_agent), NULL);
   printf("gpus %d\n", n_gpus);
   if (!n_gpus || api.iterate_agent_supported_counters(gpu, counters, NULL) != 0) return 1;
+  if (argc == 3 && strcmp(argv[1], "--raw") == 0) {
+    raw(argv[2]);
+    lm_rocp_unload(&api);
+    return 0;
+  }
   rocp_counter_id want[64];
   int n = 0;
   for (int i = 1; i < argc && n < 64; i++)
