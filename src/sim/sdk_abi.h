@@ -227,6 +227,22 @@ typedef struct sdk_tracing_record {
 
 typedef void (*sdk_tracing_cb)(sdk_tracing_record record, sdk_user_data *user_data, void *arg);
 
+/* The 0.5/0.6 record: the correlation id without ancestor, 56 bytes. */
+typedef struct {
+  uint64_t internal;
+  sdk_user_data external;
+} sdk_correlation_id_05;
+typedef struct sdk_tracing_record_05 {
+  sdk_context_id context_id;
+  uint64_t thread_id;
+  sdk_correlation_id_05 correlation_id;
+  int kind;
+  int32_t operation;
+  int phase;
+  void *payload;
+} sdk_tracing_record_05;
+typedef void (*sdk_tracing_cb_05)(sdk_tracing_record_05 record, sdk_user_data *user_data, void *arg);
+
 /* rocprofiler_callback_tracing_code_object_kernel_symbol_register_data_t
  * up to accum_vgpr_count (later members differ between versions). */
 typedef struct sdk_kernel_symbol {
@@ -263,6 +279,12 @@ typedef struct {
   uint32_t handle;
 } sdk_client_id;
 typedef void (*sdk_client_finalize)(sdk_client_id id);
+/* The 0.5/0.6 client id: 16 bytes. */
+typedef struct {
+  const char *name;
+  uint32_t handle;
+} sdk_client_id_05;
+typedef void (*sdk_client_finalize_05)(sdk_client_id_05 id);
 
 /* rocprofiler_tool_configure_result_t: 32 bytes in every version. */
 typedef struct sdk_configure_result {
@@ -314,6 +336,10 @@ _Static_assert(offsetof(sdk_kernel_symbol, kernel_name) == 24 && offsetof(sdk_ke
                "kernel symbol register data");
 _Static_assert(sizeof(sdk_marker_data) == 32 && offsetof(sdk_marker_data, retval) == 24, "marker api data");
 _Static_assert(sizeof(sdk_client_id) == 24 && offsetof(sdk_client_id, handle) == 16, "client id (7.0 and later)");
+_Static_assert(sizeof(sdk_tracing_record_05) == 56 && offsetof(sdk_tracing_record_05, kind) == 32 &&
+                   offsetof(sdk_tracing_record_05, payload) == 48,
+               "callback tracing record (0.5/0.6)");
+_Static_assert(sizeof(sdk_client_id_05) == 16 && offsetof(sdk_client_id_05, handle) == 8, "client id (0.5/0.6)");
 _Static_assert(sizeof(sdk_configure_result) == 32, "configure result");
 #endif
 

@@ -89,7 +89,14 @@ static struct {
   clock_sample *clocks;
   size_t n_clocks, cap_clocks;
   const sdk_configure_result *tool;
-  sdk_client_id client;
+  /* The client id lent to the tool, in the layout's form; the SDK keeps
+   * its own copy of the handle and finalizes the tool only while the
+   * lent one still holds it. */
+  union {
+    sdk_client_id v1;
+    sdk_client_id_05 v05;
+  } client;
+  uint32_t client_handle;
 } D = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER, .space = PTHREAD_COND_INITIALIZER};
 
 static unsigned long thread_id(void) { return (unsigned long)syscall(SYS_gettid); }
@@ -266,6 +273,39 @@ EXPORT void simsdk_device_wait(void) {
   pthread_mutex_unlock(&D.lock);
 }
 
+static int old_layout(void) { return simsdk_layout() == SDK_LAYOUT_05 || simsdk_layout() == SDK_LAYOUT_06; }
+
+/* The handle in the client id lent to the tool: a tool that writes its
+ * name where the layout has the handle has overwritten it. */
+static uint32_t lent_handle(void) { return old_layout() ? D.client.v05.handle : D.client.v1.handle; }
+
+/* Finalizing a client, as the SDK does: only the client whose handle both
+ * the SDK's record and the lent id still hold, once. */
+static void finalize_client(uint32_t handle) {
+  if (handle != D.client_handle || lent_handle() != D.client_handle || !D.tool) return;
+  const sdk_configure_result *tool = D.tool;
+  D.tool = NULL;
+  if (tool->finalize) tool->finalize(tool->tool_data);
+}
+
+static void finalize_request(sdk_client_id id) { finalize_client(id.handle); }
+static void finalize_request_05(sdk_client_id_05 id) { finalize_client(id.handle); }
+
+/* A callback tracing record delivered in the layout's form: 0.5 and 0.6
+ * pass the 56-byte record, without the correlation id's ancestor, to a
+ * callback registered with whatever type the tool declared. */
+static void deliver_tracing(sdk_tracing_cb cb, const sdk_tracing_record *tr, sdk_user_data *ud, void *arg) {
+  if (!old_layout()) {
+    cb(*tr, ud, arg);
+    return;
+  }
+  sdk_tracing_record_05 r = {tr->context_id, tr->thread_id, {tr->correlation_id.internal, tr->correlation_id.external},
+                             tr->kind, tr->operation, tr->phase, tr->payload};
+  sdk_tracing_cb_05 cb05;
+  *(void **)&cb05 = *(void **)&cb;
+  cb05(r, ud, arg);
+}
+
 static void device_shutdown(void) {
   simsdk_device_wait();
   pthread_mutex_lock(&D.lock);
@@ -276,14 +316,10 @@ static void device_shutdown(void) {
   pthread_cond_broadcast(&D.space);
   pthread_mutex_unlock(&D.lock);
   if (running) pthread_join(D.completer, NULL);
-  if (D.tool && D.tool->finalize) D.tool->finalize(D.tool->tool_data);
+  finalize_client(D.client_handle);
   D.tool = NULL;
 }
 
-static void finalize_request(sdk_client_id id) {
-  (void)id;
-  if (D.tool && D.tool->finalize) D.tool->finalize(D.tool->tool_data);
-}
 
 /* ---------------------------------------------------------- registration */
 
@@ -326,10 +362,14 @@ EXPORT int simsdk_device_init(void) {
   *(void **)&configure = dlsym(RTLD_DEFAULT, "rocprofiler_configure");
   uint32_t major, minor, patch;
   rocprofiler_get_version(&major, &minor, &patch);
-  D.client.name = "lumen (simulated SDK client)";
+  D.client_handle = 1;
+  if (old_layout()) D.client.v05 = (sdk_client_id_05){"", D.client_handle};
+  else D.client.v1 = (sdk_client_id){sizeof D.client.v1, "", D.client_handle};
+  sdk_client_finalize finalize = finalize_request;
+  if (old_layout()) *(void **)&finalize = (void *)finalize_request_05;
   const sdk_configure_result *res =
-      configure ? configure(major * 10000 + minor * 100 + patch, "simulated", 0, &D.client) : NULL;
-  if (res && res->initialize && res->initialize(finalize_request, res->tool_data) == 0) D.tool = res;
+      configure ? configure(major * 10000 + minor * 100 + patch, "simulated", 0, &D.client.v1) : NULL;
+  if (res && res->initialize && res->initialize(finalize, res->tool_data) == 0) D.tool = res;
   atexit(device_shutdown);
   return 0;
 }
@@ -466,7 +506,7 @@ EXPORT int simsdk_device_launch(const char *name, const simsdk_launch *l, int gp
     tr.phase = SDK_PHASE_ENTER;
     tr.payload = &sym;
     sdk_user_data ud = {0};
-    sv.code_object_cb(tr, &ud, sv.code_object_arg);
+    deliver_tracing(sv.code_object_cb, &tr, &ud, sv.code_object_arg);
   }
   sdk_dispatch_data *d = &j->data;
   d->size = sizeof *d;
@@ -534,7 +574,7 @@ EXPORT void simsdk_device_marker(int op, const char *message, uint64_t range_id)
     tr.phase = phase;
     /* roctxRangeStartA has returned its id by the EXIT phase. */
     if (phase == SDK_PHASE_EXIT && op == SDK_MARKER_roctxRangeStartA) m.retval.range_id = range_id;
-    sv.marker_cb(tr, &ud, sv.marker_arg);
+    deliver_tracing(sv.marker_cb, &tr, &ud, sv.marker_arg);
   }
 }
 

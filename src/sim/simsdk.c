@@ -15,8 +15,8 @@
  * simulated through lumen_simsdk_recording, a symbol no real SDK exports.
  * LUMEN_SIMSDK_LAYOUT (0.5, 0.6, 7.0 or dev, the default) selects the
  * SDK version whose layouts and behaviour it takes, where it models them
- * (so far: the version reported and counter info, see
- * rocprofiler_query_counter_info); LUMEN_SIMSDK_VERSION (e.g. 0.4.2)
+ * (the version reported and counter info here; the tracing record, the
+ * client id and finalization in simdevice.c); LUMEN_SIMSDK_VERSION (e.g. 0.4.2)
  * makes it report another version, so that version checks can be tested.
  */
 #include <pthread.h>
