@@ -1419,6 +1419,21 @@ rocprofiler_sdk)
   LUMEN_SIMSDK_LAYOUT=6.3 "$ROCP_CHECK" --raw TCC_HIT 2>"$TMP/err" | grep -q '^load: the library found does not report its version' ||
     fail "unknown layout accepted"
   grep -q 'LUMEN_SIMSDK_LAYOUT=6.3 is not one of 0.5, 0.6, 7.0, dev' "$TMP/err" || fail "unknown layout: $(cat "$TMP/err")"
+  # A tool that reads each version's layout gets kernel symbols and is
+  # finalized on every layout; one that reads the 1.x layout on 0.5/0.6
+  # gets a record it misreads and, having written its name over the
+  # handle of the 16-byte client id, is never finalized.
+  tool=$(dirname "$ROCP_CHECK")/liblayout_tool.so
+  asan=$(ldd "$APP" | awk '/libasan/ {print $3}')
+  for layout in 0.5 0.6 7.0 dev; do
+    for abi in own 1.x; do
+      LUMEN_SIMSDK_LAYOUT=$layout LAYOUT_TOOL_ABI=$abi LD_PRELOAD="${asan:+$asan }$tool" \
+        "$APP" -g 0 "$VCOPY:1" >/dev/null 2>"$TMP/tool" || fail "simapp on layout $layout: $(cat "$TMP/tool")"
+      seen=$(grep -c -e '^layout_tool: kind=10 operation=2 phase=1$' -e '^layout_tool: finalized$' "$TMP/tool")
+      case $layout/$abi in 0.5/1.x|0.6/1.x) want=0 ;; *) want=2 ;; esac
+      same "$seen" "$want" "tool reading $abi on layout $layout: $(cat "$TMP/tool")"
+    done
+  done
   ;;
 signals)
   export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
