@@ -580,6 +580,8 @@ function makeChart(canvas, config) {
   requestAnimationFrame(() => charts.push(new window.Chart(canvas, config)));
 }
 
+const BAR_ROW_PX = 20;
+
 function chartFor(t, panel, comparing) {
   const col = (name) => t.columns.indexOf(name);
   const labels = t.rows.map((r) => String(r.cells[0]));
@@ -587,15 +589,18 @@ function chartFor(t, panel, comparing) {
     const v = which ? (r.compare && r.compare[0] ? r.compare[0].cells[i] : null) : r.cells[i];
     return typeof v === 'number' ? v : null;
   });
+  /* Horizontal bars: a label for every bar (no auto-skipping), the chart
+   * as tall as its rows need. */
   const bar = (i, title, horizontal) => {
     const [div, canvas] = canvasBox(t.rows.length > 12);
     const datasets = [{ label: comparing ? 'baseline' : title, data: series(i, false), backgroundColor: '#2f5eb8' }];
     if (comparing) datasets.push({ label: 'compared', data: series(i, true), backgroundColor: '#e59f2b' });
-    makeChart(canvas, {
-      type: 'bar',
-      data: { labels, datasets },
-      options: { indexAxis: horizontal ? 'y' : 'x', plugins: { legend: { display: comparing }, title: { display: true, text: title } } },
-    });
+    const options = { indexAxis: horizontal ? 'y' : 'x', plugins: { legend: { display: comparing }, title: { display: true, text: title } } };
+    if (horizontal) {
+      options.scales = { y: { ticks: { autoSkip: false, font: { size: 12 } } } };
+      div.style.height = `${Math.max(160, t.rows.length * (comparing ? BAR_ROW_PX + 6 : BAR_ROW_PX) + (comparing ? 100 : 70))}px`;
+    }
+    makeChart(canvas, { type: 'bar', data: { labels, datasets }, options });
     return div;
   };
   if (col('Pct of Peak') > 0) return bar(col('Pct of Peak'), 'Percent of peak', true);

@@ -87,6 +87,37 @@ async function compareTable(page, report, id, label) {
   check(same && compared > 0, `${label}: table ${id} equals the CLI (${compared} numbers)`);
 }
 
+// The horizontal bar chart of table id: every bar labelled (the y axis
+// shows as many tick labels as the table has rows, in its order, spaced
+// at least a line apart).
+async function checkBarLabels(page, report, id, label) {
+  const t = cliTable(report, id);
+  try {
+    await page.waitForFunction((i) => {
+      const c = document.querySelector(`[data-table="${i}"] canvas`);
+      return c && window.Chart && window.Chart.getChart(c);
+    }, id, { timeout: 10000 });
+  } catch (e) {
+    return check(false, `${label}: table ${id} has a chart`);
+  }
+  const got = await page.evaluate((i) => {
+    const chart = window.Chart.getChart(document.querySelector(`[data-table="${i}"] canvas`));
+    const y = chart.scales.y;
+    const font = Object.assign({}, window.Chart.defaults.font, y.options.ticks.font || {});
+    const px = y.ticks.map((_, k) => y.getPixelForTick(k));
+    return {
+      shown: y.ticks.map((tk) => chart.data.labels[tk.value]),
+      gap: Math.min(...px.slice(1).map((v, k) => Math.abs(v - px[k]))),
+      line: font.size * (typeof font.lineHeight === 'number' ? font.lineHeight : 1.2),
+      display: y.options.ticks.display !== false,
+    };
+  }, id);
+  const want = t.rows.map((r) => String(r.cells[0]));
+  check(got.display && JSON.stringify(got.shown) === JSON.stringify(want),
+    `${label}: the ${id} chart labels all ${want.length} bars (shown ${got.shown.length}: ${got.shown.slice(0, 3).join(', ')}…)`);
+  check(got.gap >= got.line, `${label}: the ${id} bar labels are ${got.gap.toFixed(1)} px apart, a line is ${got.line.toFixed(1)} px`);
+}
+
 async function ready(page) {
   await page.waitForFunction(() => document.body.dataset.state === 'ready' || document.body.dataset.state === 'error',
     null, { timeout: 60000 });
@@ -119,6 +150,7 @@ try {
   await page.screenshot({ path: `${shots}/01-overview.png` });
   await compareTable(page, cli('-w', `${WL}/_mix/mix_MI200`), '2.1', 'mix_MI200');
   await compareTable(page, cli('-w', `${WL}/_mix/mix_MI200`), '0.1', 'mix_MI200 top kernels');
+  await checkBarLabels(page, cli('-w', `${WL}/_mix/mix_MI200`), '2.1', 'mix_MI200');
   const sol = await page.$('[data-table="2.1"]');
   await sol.screenshot({ path: `${shots}/02-speed-of-light.png` });
 
@@ -189,6 +221,7 @@ try {
   const cmpCli = cli('-w', `${WL}/vcopy/MI200`, '-w', `${WL}/_mix/mix_MI200`, '--norm', 'per_kernel');
   await compareTable(page, cmpCli, '2.1', 'against a baseline');
   await compareTable(page, cmpCli, '11.2', 'against a baseline, pipeline');
+  await checkBarLabels(page, cmpCli, '2.1', 'against a baseline');
   const deltaCols = await page.$$eval('[data-table="2.1"] th', (ths) => ths.filter((t) => t.textContent === 'Δ%').length);
   check(deltaCols >= 2, `Δ% columns are shown (${deltaCols})`);
   const colored = await page.$$eval('[data-table="2.1"] td.delta.up, [data-table="2.1"] td.delta.down', (t) => t.length);
