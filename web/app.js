@@ -179,6 +179,8 @@ async function show() {
       s.base ? Promise.resolve(null) : getJSON(`api/summary?${query(s, false)}`).catch((e) => ({ error: e.message })),
     ]);
     lastReport = report;
+    setKernelNames([...inf.kernels.map((k) => k.name), ...reportKernelNames(report),
+      ...(summary && summary.summary ? summary.summary.kernels.map((k) => k.name) : [])]);
     render(report, s, inf);
     if (summary) renderSummary(summary, s);
     if (inf.simulated) {
@@ -235,6 +237,156 @@ function fmt(v) {
   const a = Math.abs(v);
   if (a !== 0 && (a < 0.01 || a >= 1e9)) return v.toExponential(2);
   return v.toLocaleString('en-US', { maximumFractionDigits: 2, minimumFractionDigits: 2 });
+}
+
+/* ---------------------------------------------------- kernel names
+ *
+ * Long kernel names shortened as the terminal shortens them: the argument
+ * list of a demangled name becomes "(…)", then template arguments
+ * collapse to "<…>" from the innermost level out until the name fits,
+ * then the middle goes. Two different kernels never look alike: when
+ * their shortened names would be equal, both show the part where the full
+ * names differ. Widths count characters (code points). */
+
+const NAME_CARD = 100; /* summary cards, the roofline's kernel list */
+const NAME_CELL = 80; /* kernel cells of the tables, the roofline's hover */
+
+/* s with the middle replaced by "…" to fit width characters, keeping the
+ * character at index focus visible (focus < 0: none). */
+function elideMiddle(s, width, focus) {
+  const c = Array.from(s);
+  const n = c.length;
+  if (n <= width) return s;
+  const part = (a, b) => c.slice(a, b).join('');
+  if (focus < 0 || focus < Math.floor(width / 2) || focus + Math.floor(width / 4) >= n) {
+    const head = Math.floor(((width - 1) * 2) / 3);
+    return `${part(0, head)}…${part(n - (width - 1 - head), n)}`;
+  }
+  const head = Math.floor((width - 2) / 3), tail = Math.floor((width - 2) / 4), mid = width - 2 - head - tail;
+  let from = Math.max(focus - Math.floor(mid / 2), head);
+  if (from + mid > n - tail) from = n - tail - mid;
+  return `${part(0, head)}…${part(from, from + mid)}…${part(n - tail, n)}`;
+}
+
+/* The index of the '(' that opens a demangled name's argument list: the
+ * last one outside template arguments and other parentheses, or -1. */
+function argumentList(s) {
+  let angle = 0, paren = 0, last = -1;
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i];
+    if (ch === '<') angle++;
+    else if (ch === '>' && angle > 0) angle--;
+    else if (ch === '(') {
+      if (!angle && !paren) last = i;
+      paren++;
+    } else if (ch === ')' && paren > 0) paren--;
+  }
+  return last;
+}
+
+/* name with the template arguments nested deeper than keep levels
+ * written as "<…>". */
+function collapseTemplates(name, keep) {
+  let depth = 0, out = '';
+  for (const ch of name) {
+    if (ch === '<') {
+      depth++;
+      if (depth === keep + 1) out += '<…';
+      if (depth <= keep) out += '<';
+    } else if (ch === '>' && depth > 0) {
+      if (depth <= keep + 1) out += '>';
+      depth--;
+    } else if (depth <= keep) out += ch;
+  }
+  return out;
+}
+
+function templateDepth(name) {
+  let depth = 0, most = 0;
+  for (const ch of name) {
+    if (ch === '<') most = Math.max(most, ++depth);
+    else if (ch === '>' && depth > 0) depth--;
+  }
+  return most;
+}
+
+/* One name shortened to width characters; with focus >= 0 (a character
+ * index), only the middle goes and that character stays visible. */
+function shortName(name, width, focus = -1) {
+  const n = Array.from(name).length;
+  if (n <= width || width < 12) return name;
+  if (focus >= 0) return elideMiddle(name, width, focus);
+  const args = argumentList(name);
+  let cur = args > 0 ? `${name.slice(0, args)}(…)` : name;
+  for (let keep = templateDepth(cur) - 1; keep >= 0 && Array.from(cur).length > width; keep--)
+    cur = collapseTemplates(cur, keep);
+  return elideMiddle(cur, width, -1);
+}
+
+/* Shortened names of a list of (different) full names, distinct: names
+ * that would look alike show, each, the part where it differs from the
+ * most similar of them (its neighbours in sorted order). A Map full ->
+ * shown. */
+function shortNames(full, width) {
+  const names = full.map((f) => shortName(f, width));
+  const alike = new Map();
+  names.forEach((s, i) => alike.set(s, (alike.get(s) || []).concat(i)));
+  const common = (a, b) => {
+    const x = Array.from(a), y = Array.from(b);
+    let p = 0;
+    while (p < x.length && x[p] === y[p]) p++;
+    return p;
+  };
+  for (const group of alike.values()) {
+    if (group.length < 2) continue;
+    const sorted = group.slice().sort((a, b) => (full[a] < full[b] ? -1 : full[a] > full[b] ? 1 : 0));
+    const focus = sorted.map((i, k) => Math.max(k > 0 ? common(full[i], full[sorted[k - 1]]) : 0,
+      k + 1 < sorted.length ? common(full[i], full[sorted[k + 1]]) : 0));
+    sorted.forEach((i, k) => { names[i] = shortName(full[i], width, focus[k]); });
+  }
+  /* Should two still look alike, they show in full. */
+  const seen = new Map();
+  names.forEach((s, i) => {
+    const k = seen.get(s);
+    if (k !== undefined && full[k] !== full[i]) { names[i] = full[i]; names[k] = full[k]; }
+    seen.set(s, i);
+  });
+  return new Map(full.map((f, i) => [f, names[i]]));
+}
+
+/* The kernel names of the view (its workloads' kernels, the tables' and
+ * the summary's) are shortened together so that none two look alike. */
+let kernelNames = new Set();
+const shortCache = new Map();
+
+function setKernelNames(names) {
+  kernelNames = new Set(names.filter((n) => typeof n === 'string'));
+  shortCache.clear();
+}
+
+function kernelLabel(full, width) {
+  if (!kernelNames.has(full)) {
+    kernelNames.add(full);
+    shortCache.clear();
+  }
+  if (!shortCache.has(width)) shortCache.set(width, shortNames(Array.from(kernelNames), width));
+  return shortCache.get(width).get(full);
+}
+
+/* Every kernel name a report's tables show. */
+function reportKernelNames(report) {
+  const out = [];
+  for (const p of report.panels) {
+    for (const t of p.tables) {
+      const k = kernelColumn(t.columns);
+      if (k < 0) continue;
+      for (const r of t.rows) {
+        out.push(r.cells[k]);
+        for (const c of r.compare || []) if (c && c.cells) out.push(c.cells[k]);
+      }
+    }
+  }
+  return out;
 }
 
 function cell(tr, v, cls) {
@@ -323,7 +475,7 @@ function renderSummary(data, s) {
       const card = el('article', 'card');
       card.dataset.kernel = k.name;
       activatable(card, `mark ${k.name} in the tables`, () => chooseKernel(k.name));
-      const h = el('h3', 'kname', `${i + 1}. ${k.name}`);
+      const h = el('h3', 'kname', `${i + 1}. ${kernelLabel(k.name, NAME_CARD)}`);
       h.title = k.name;
       card.appendChild(h);
       card.appendChild(el('p', 'facts', `${k.share === null ? 'n/a' : (k.share * 100).toFixed(1)} % of the time · ` +
@@ -446,7 +598,13 @@ function renderTable(t, panel, comparing, s, inf) {
     if (row.description) tr.title = row.description;
     if (row.sets_differ) tr.classList.add('sets-differ');
     cells.forEach((v, i) => {
-      cell(tr, v);
+      const td = cell(tr, v);
+      /* A long kernel name shortened, the whole name on hover. */
+      if (i === kcol && typeof v === 'string') {
+        td.textContent = kernelLabel(v, NAME_CELL);
+        td.title = v;
+        td.classList.add('kname');
+      }
       if (comparing && numericCols.has(i) && t.kind !== 'sysinfo') {
         const dv = deltas ? deltas[i] : null;
         const td = cell(tr, dv === null || dv === undefined ? null : dv, 'delta');

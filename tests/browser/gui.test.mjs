@@ -87,6 +87,20 @@ async function compareTable(page, report, id, label) {
   check(same && compared > 0, `${label}: table ${id} equals the CLI (${compared} numbers)`);
 }
 
+// A shown name is the full name or a shortening of it: every run of text
+// between two "…" is in the full name, in order.
+function shortens(shown, full) {
+  if (shown === full) return true;
+  if (!shown.includes('…')) return false;
+  let at = 0;
+  for (const piece of shown.split('…')) {
+    const i = full.indexOf(piece, at);
+    if (i < 0) return false;
+    at = i + piece.length;
+  }
+  return true;
+}
+
 // The horizontal bar chart of table id: every bar labelled (the y axis
 // shows as many tick labels as the table has rows, in its order, spaced
 // at least a line apart).
@@ -116,6 +130,41 @@ async function checkBarLabels(page, report, id, label) {
   check(got.display && JSON.stringify(got.shown) === JSON.stringify(want),
     `${label}: the ${id} chart labels all ${want.length} bars (shown ${got.shown.length}: ${got.shown.slice(0, 3).join(', ')}…)`);
   check(got.gap >= got.line, `${label}: the ${id} bar labels are ${got.gap.toFixed(1)} px apart, a line is ${got.line.toFixed(1)} px`);
+}
+
+// Kernel names shown in the summary's cards and the tables' kernel cells:
+// shortened, the whole name in the title, two kernels never alike.
+async function checkNames(page, label) {
+  const shown = await page.evaluate(() => {
+    const out = [];
+    document.querySelectorAll('#panel-summary .card').forEach((c) => {
+      const h = c.querySelector('h3.kname');
+      out.push({ where: 'card', full: c.dataset.kernel, title: h.title, text: h.textContent.replace(/^\d+\. /, '') });
+    });
+    document.querySelectorAll('table[data-kernel-col]').forEach((table) => {
+      const where = table.closest('[data-table]').dataset.table;
+      table.querySelectorAll('tr[data-row]').forEach((tr) => {
+        const td = tr.children[Number(table.dataset.kernelCol)];
+        if (td && td.dataset.text) out.push({ where, full: td.dataset.text, title: td.title, text: td.textContent });
+      });
+    });
+    return out;
+  });
+  const bad = shown.filter((n) => n.title !== n.full || !shortens(n.text, n.full));
+  check(shown.length > 0 && bad.length === 0, `${label}: ${shown.length} kernel names shown as shortenings of the name in ` +
+    `their title${bad.length ? ` (not: ${bad.slice(0, 2).map((b) => `${b.where} "${b.text}"`).join(', ')})` : ''}`);
+  const long = shown.filter((n) => [...n.full].length > 100);
+  const clash = [];
+  for (const where of new Set(shown.map((n) => n.where))) {
+    const seen = new Map();
+    for (const n of shown.filter((x) => x.where === where)) {
+      if (seen.has(n.text) && seen.get(n.text) !== n.full) clash.push(`${where}: "${n.text}"`);
+      seen.set(n.text, n.full);
+    }
+  }
+  check(long.length > 0 && long.every((n) => [...n.text].length <= 100 && n.text !== n.full) && clash.length === 0,
+    `${label}: the ${long.length} names over 100 characters are shortened, and different kernels have different shown ` +
+    `names ${clash.slice(0, 2).join(', ')}`);
 }
 
 async function ready(page) {
@@ -171,6 +220,7 @@ try {
     check(card.bars === k.highlights.length, `summary card ${i + 1} has ${k.highlights.length} labelled bars`);
     k.findings.forEach((f, j) => check((card.verdicts[j] || '').includes(f.verdict), `card ${i + 1} verdict ${f.verdict}`));
   });
+  await checkNames(page, 'mix_MI200');
   const summaryFirst = await page.$eval('#content', (m) => m.firstElementChild && m.firstElementChild.id);
   check(summaryFirst === 'panel-summary', 'the summary is the first panel');
   await (await page.$('#panel-summary')).screenshot({ path: `${shots}/00-summary.png` });

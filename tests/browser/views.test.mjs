@@ -247,6 +247,15 @@ try {
   await checkWidth(page, 'comparison');
   await checkContrast(page, 'comparison');
 
+  // Compared kernel cells: shortened, the whole name in the title.
+  const cmpNames = await page.$$eval('[data-table="0.1"] tr[data-row]', (trs) => trs.map((tr) => {
+    const td = tr.children[Number(tr.closest('table').dataset.kernelCol)];
+    return { full: td.dataset.text || '', title: td.title, text: td.textContent };
+  }));
+  check(cmpNames.length > 0 && cmpNames.every((n) => n.title === n.full && [...n.text].length <= 80) &&
+    new Set(cmpNames.map((n) => n.text)).size === new Set(cmpNames.map((n) => n.full)).size,
+  `compared top kernels: names of at most 80 characters, distinct, the whole name in the title (${cmpNames.map((n) => n.text).join(' | ').slice(0, 120)}…)`);
+
   // 4. A filter error: said in the GUI's words, next to the field, and the
   // old tables are gone.
   await go(page, 'w=f1');
