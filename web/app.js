@@ -404,6 +404,20 @@ function cell(tr, v, cls) {
   return td;
 }
 
+/* A comparison's Δ% cell: the change, and the baseline's value beside it
+ * (the JSON's "cells" are the baseline's). */
+function deltaCell(tr, dv, base) {
+  const td = cell(tr, dv === null || dv === undefined ? null : dv, 'delta');
+  if (typeof dv === 'number' && dv !== 0) td.classList.add(dv > 0 ? 'up' : 'down');
+  const b = el('span', 'base', `base ${typeof base === 'number' ? fmt(base) : 'n/a'}`);
+  if (typeof base === 'number') {
+    b.dataset.value = String(base);
+    td.title = `${typeof dv === 'number' ? `${dv} % from ` : ''}the baseline's ${base}`;
+  }
+  td.appendChild(b);
+  return td;
+}
+
 function render(report, s, inf) {
   for (const c of charts.splice(0)) c.destroy();
   const main = $('content');
@@ -605,12 +619,7 @@ function renderTable(t, panel, comparing, s, inf) {
         td.title = v;
         td.classList.add('kname');
       }
-      if (comparing && numericCols.has(i) && t.kind !== 'sysinfo') {
-        const dv = deltas ? deltas[i] : null;
-        const td = cell(tr, dv === null || dv === undefined ? null : dv, 'delta');
-        if (typeof dv === 'number' && dv !== 0) td.classList.add(dv > 0 ? 'up' : 'down');
-        if (typeof row.cells[i] === 'number') td.title = `baseline ${row.cells[i]}`;
-      }
+      if (comparing && numericCols.has(i) && t.kind !== 'sysinfo') deltaCell(tr, deltas ? deltas[i] : null, row.cells[i]);
     });
     if (flagged) {
       const td = cell(tr, row.sets_differ ? `${(row.spread * 100).toFixed(1)}%` : '', 'spread');

@@ -101,6 +101,11 @@ function shortens(shown, full) {
   return true;
 }
 
+// The numbers in a line of text ("73,914.63 GFLOP/s at 30.95" -> [73914.63, 30.95]).
+const numbersIn = (text) => (text.match(/-?\d[\d,]*(\.\d+)?(e[-+]?\d+)?/gi) || []).map((n) => Number(n.replace(/,/g, '')));
+// A number as shown (two decimals, or three digits in exponent form) is v.
+const about = (shown, v, text = '') => Math.abs(shown - v) <= (/\de/i.test(text) ? 0.006 * Math.abs(v) : 0.006);
+
 // The horizontal bar chart of table id: every bar labelled (the y axis
 // shows as many tick labels as the table has rows, in its order, spaced
 // at least a line apart).
@@ -165,6 +170,31 @@ async function checkNames(page, label) {
   check(long.length > 0 && long.every((n) => [...n.text].length <= 100 && n.text !== n.full) && clash.length === 0,
     `${label}: the ${long.length} names over 100 characters are shortened, and different kernels have different shown ` +
     `names ${clash.slice(0, 2).join(', ')}`);
+}
+
+// A comparison's Δ% cells show the baseline's value beside the change.
+async function checkBaseValues(page, report, id, label) {
+  const t = cliTable(report, id);
+  const shown = await page.$$eval(`[data-table="${id}"] tr[data-row]`, (rows) => rows.map((r) =>
+    Array.from(r.querySelectorAll('td.delta')).map((td) => {
+      const b = td.querySelector('.base');
+      const box = b ? b.getBoundingClientRect() : null;
+      return b ? { text: b.textContent, value: b.dataset.value === undefined ? null : Number(b.dataset.value),
+        visible: box.width > 0 && box.height > 0 } : null;
+    })));
+  const numericCols = [];
+  t.rows.forEach((row) => row.cells.forEach((v, k) => { if (k > 0 && typeof v === 'number' && !numericCols.includes(k)) numericCols.push(k); }));
+  numericCols.sort((a, b) => a - b);
+  let n = 0, wrong = [];
+  t.rows.forEach((row, i) => numericCols.forEach((k, j) => {
+    const b = shown[i] && shown[i][j];
+    const v = row.cells[k];
+    n++;
+    const ok = b && b.visible && b.text.startsWith('base ') &&
+      (typeof v === 'number' ? b.value !== null && near(b.value, v) && about(numbersIn(b.text)[0], v, b.text) : b.value === null);
+    if (!ok && wrong.length < 3) wrong.push(`row ${row.id} col ${k}: baseline ${v}, shown ${b ? b.text : 'nothing'}`);
+  }));
+  check(n > 0 && wrong.length === 0, `${label}: each of the ${n} Δ% cells of ${id} shows the baseline's value ${wrong.join('; ')}`);
 }
 
 async function ready(page) {
@@ -271,6 +301,8 @@ try {
   const cmpCli = cli('-w', `${WL}/vcopy/MI200`, '-w', `${WL}/_mix/mix_MI200`, '--norm', 'per_kernel');
   await compareTable(page, cmpCli, '2.1', 'against a baseline');
   await compareTable(page, cmpCli, '11.2', 'against a baseline, pipeline');
+  await checkBaseValues(page, cmpCli, '2.1', 'against a baseline');
+  await checkBaseValues(page, cmpCli, '11.2', 'against a baseline, pipeline');
   await checkBarLabels(page, cmpCli, '2.1', 'against a baseline');
   const deltaCols = await page.$$eval('[data-table="2.1"] th', (ths) => ths.filter((t) => t.textContent === 'Δ%').length);
   check(deltaCols >= 2, `Δ% columns are shown (${deltaCols})`);
