@@ -440,6 +440,21 @@ function render(report, s, inf) {
     for (const t of panel.tables) sec.appendChild(renderTable(t, panel, comparing, s, inf));
     main.appendChild(sec);
   }
+  /* Roofline results whose architecture has no roofline panel: the chart
+   * in a section of its own, where panel 4 would be. */
+  const hasRoofTable = report.panels.some((p) => p.tables.some((t) => t.kind === 'roofline'));
+  if (inf.roofline && !hasRoofTable) {
+    const sec = el('section', 'panel');
+    sec.id = 'panel-roofline';
+    sec.appendChild(el('h2', '', 'Roofline'));
+    sec.appendChild(rooflineChart(s, inf));
+    const after = Array.from(main.children).find((n) => Number(n.id.replace(/^panel-/, '')) > 4);
+    main.insertBefore(sec, after || null);
+    const a = el('a', '', 'Roofline');
+    a.href = location.hash;
+    a.addEventListener('click', (ev) => { ev.preventDefault(); sec.scrollIntoView(); });
+    nav.insertBefore(a, after ? nav.children[Array.from(main.children).indexOf(sec)] : null);
+  }
   /* A multi-rank selection: its rank table leads the panels. */
   const ranks = renderRanks(report);
   if (ranks) {
@@ -741,10 +756,14 @@ function canvasBox(tall) {
   return [div, canvas];
 }
 
-function makeChart(canvas, config) {
+function makeChart(canvas, config, onReady) {
   if (!window.Chart) return;
   config.options = Object.assign({ responsive: true, maintainAspectRatio: false, animation: false }, config.options || {});
-  requestAnimationFrame(() => charts.push(new window.Chart(canvas, config)));
+  requestAnimationFrame(() => {
+    const chart = new window.Chart(canvas, config);
+    charts.push(chart);
+    if (onReady) onReady(chart);
+  });
 }
 
 const BAR_ROW_PX = 20;
@@ -871,64 +890,278 @@ function memoryChart(t, comparing) {
   return svg;
 }
 
-/* The roofline: ceilings from roofline.csv and kernel points at L1, L2 and
- * HBM, on log-log axes. */
+/* ------------------------------------------------------------ roofline
+ *
+ * Ceilings from roofline.csv (/api/roofline): each memory level a line of
+ * its bandwidth up to the highest compute ceiling; each compute ceiling
+ * present a level line from its own ridge point (where the HBM line
+ * reaches it), labelled with its data type and value; one point per
+ * kernel at its HBM intensity, its L2 and L1 intensities in the hover. */
+
+const ROOF_MEMORY = [['HBM', '#2f5eb8'], ['L2', '#c0392b'], ['L1', '#1a7f37'], ['LDS', '#8e44ad']];
+const ROOF_COMPUTE = [['FP32', 'FP32'], ['FP64', 'FP64'], ['MFMA_BF16', 'MFMA BF16'], ['MFMA_F16', 'MFMA F16'],
+  ['MFMA_F32', 'MFMA F32'], ['MFMA_F64', 'MFMA F64'], ['MFMA_I8', 'MFMA I8']];
+const ROOF_FONT = '11px system-ui, sans-serif';
+const positive = (v) => typeof v === 'number' && Number.isFinite(v) && v > 0;
+const wholeText = (v) => Math.round(v).toLocaleString('en-US');
+const decade = (v, up) => 10 ** (up ? Math.ceil(Math.log10(v)) : Math.floor(Math.log10(v)));
+
+/* What the chart draws, from the JSON: ceilings, points, the kernels not
+ * placed (and why), and the axes' ranges. */
+function rooflineModel(r) {
+  const c = r.ceilings || {};
+  const memory = ROOF_MEMORY.filter(([k]) => positive(c[k])).map(([key, color]) => ({
+    kind: 'memory', key, value: c[key], color, label: `${key} ${wholeText(c[key])} GB/s`,
+  }));
+  const compute = ROOF_COMPUTE.filter(([k]) => positive(c[k])).map(([key, name]) => ({
+    kind: 'compute', key, value: c[key], label: `${name} ${wholeText(c[key])} ${key === 'MFMA_I8' ? 'GOP/s' : 'GFLOP/s'}`,
+  }));
+  const placed = [], unplaced = [];
+  for (const pt of r.points || []) {
+    if (positive(pt.gflops_per_s) && pt.ai && positive(pt.ai.HBM)) placed.push(pt);
+    else unplaced.push({ kernel: pt.kernel, why: !positive(pt.gflops_per_s)
+      ? (positive(pt.flops) ? 'no duration' : 'no floating-point work') : 'no HBM traffic measured' });
+  }
+  /* Compute ceilings start where the HBM line (else the slowest level
+   * drawn) reaches them. */
+  const base = positive(c.HBM) ? c.HBM : (memory.length ? Math.min(...memory.map((m) => m.value)) : null);
+  const top = compute.length ? Math.max(...compute.map((m) => m.value)) : null;
+  const xs = placed.map((p) => p.ai.HBM), ys = placed.map((p) => p.gflops_per_s);
+  if (base) xs.push(...compute.map((m) => m.value / base));
+  if (top) xs.push(...memory.map((m) => top / m.value));
+  const xmin = decade(Math.min(0.01, ...xs.map((x) => x / 2)), false);
+  const xmax = decade(Math.max(100, ...xs.map((x) => x * 4)), true);
+  const highest = Math.max(top || 0, ...ys, ...(top ? [] : memory.map((m) => m.value * xmax)), 1);
+  const ymin = decade(Math.min(...memory.map((m) => m.value * xmin), ...ys.map((y) => y / 2), highest / 1e4), false);
+  return { memory, compute, placed, unplaced, base, top, xmin, xmax, ymin, ymax: highest * 3 };
+}
+
+/* Writes each ceiling's label by its line (compute ceilings at their
+ * right ends, in the margin, moved apart so that none covers another and
+ * joined to their line; memory labels along their line), and each point's
+ * number; keeps what it wrote in chart.$lumenLabels. */
+const ceilingLabels = {
+  id: 'lumenCeilingLabels',
+  afterDatasetsDraw(chart) {
+    const { ctx, chartArea: area } = chart;
+    const drawn = [];
+    const h = 12, gap = 2;
+    ctx.save();
+    ctx.font = ROOF_FONT;
+    ctx.textBaseline = 'middle';
+    const ends = [];
+    chart.data.datasets.forEach((ds, di) => {
+      if (ds.lumen && ds.lumen.kind === 'compute')
+        ends.push({ ds, y: chart.getDatasetMeta(di).data[1].y });
+    });
+    /* Top to bottom, each at least a line below the one above; pushed
+     * back up if the last would fall off the chart. */
+    ends.sort((a, b) => a.y - b.y);
+    ends.forEach((e, i) => { e.at = Math.max(e.y, i ? ends[i - 1].at + h + gap : area.top); });
+    for (let i = ends.length - 1; i >= 0; i--) {
+      const limit = i === ends.length - 1 ? area.bottom - h / 2 : ends[i + 1].at - h - gap;
+      if (ends[i].at > limit) ends[i].at = limit;
+    }
+    for (const e of ends) {
+      const x = area.right + 10, w = ctx.measureText(e.ds.label).width;
+      ctx.strokeStyle = '#687082';
+      ctx.lineWidth = 1;
+      ctx.beginPath();
+      ctx.moveTo(area.right, e.y);
+      ctx.lineTo(x - 2, e.at);
+      ctx.stroke();
+      ctx.fillStyle = '#3d4350';
+      ctx.fillText(e.ds.label, x, e.at);
+      drawn.push({ key: e.ds.lumen.key, text: e.ds.label, left: x, right: x + w, top: e.at - h / 2, bottom: e.at + h / 2 });
+    }
+    ctx.textBaseline = 'bottom';
+    /* Memory lines are parallel: their labels are placed in the frame of
+     * the lines (u along them, v across, down), each on the side of its
+     * line with room for it, sliding along to keep clear of the others. */
+    const lines = [];
+    chart.data.datasets.forEach((ds, di) => {
+      if (!ds.lumen || ds.lumen.kind !== 'memory') return;
+      const [p0, p1] = chart.getDatasetMeta(di).data;
+      lines.push({ ds, p0, p1 });
+    });
+    if (lines.length) {
+      const { p0: a0, p1: a1 } = lines[0];
+      const angle = Math.atan2(a1.y - a0.y, a1.x - a0.x);
+      const e1 = [Math.cos(angle), Math.sin(angle)], e2 = [-Math.sin(angle), Math.cos(angle)];
+      for (const l of lines) {
+        l.v = l.p0.x * e2[0] + l.p0.y * e2[1];
+        l.u = l.p0.x * e1[0] + l.p0.y * e1[1];
+      }
+      const taken = [];
+      for (const l of lines) {
+        const vs = lines.filter((o) => o !== l).map((o) => o.v);
+        const roomAbove = Math.min(Infinity, ...vs.filter((v) => v < l.v).map((v) => l.v - v));
+        const roomBelow = Math.min(Infinity, ...vs.filter((v) => v > l.v).map((v) => v - l.v));
+        const above = roomAbove >= h + 6 || roomAbove >= roomBelow;
+        const v0 = above ? l.v - 2 - h : l.v + 2, v1 = v0 + h;
+        const w = ctx.measureText(l.ds.label).width;
+        let u0 = l.u + 16;
+        for (let hit; (hit = taken.find((o) => u0 < o.u1 + 8 && o.u0 < u0 + w + 8 && v0 < o.v1 && o.v0 < v1)); ) u0 = hit.u1 + 8;
+        taken.push({ u0, u1: u0 + w, v0, v1 });
+        const at = (uu, vv) => [uu * e1[0] + vv * e2[0], uu * e1[1] + vv * e2[1]];
+        const [x, y] = at(u0, v0);
+        ctx.save();
+        ctx.translate(x, y);
+        ctx.rotate(angle);
+        ctx.textBaseline = 'top';
+        ctx.fillStyle = l.ds.lumen.color;
+        ctx.fillText(l.ds.label, 0, 0);
+        ctx.restore();
+        const corners = [at(u0, v0), at(u0 + w, v0), at(u0, v1), at(u0 + w, v1)];
+        drawn.push({ key: l.ds.lumen.key, text: l.ds.label, side: above ? 'above' : 'below',
+          left: Math.min(...corners.map((q) => q[0])), right: Math.max(...corners.map((q) => q[0])),
+          top: Math.min(...corners.map((q) => q[1])), bottom: Math.max(...corners.map((q) => q[1])) });
+      }
+    }
+    chart.data.datasets.forEach((ds, di) => {
+      if (!ds.lumen || ds.lumen.kind !== 'kernels') return;
+      ctx.fillStyle = '#1d2330';
+      chart.getDatasetMeta(di).data.forEach((pt, n) => ctx.fillText(String(ds.data[n].n), pt.x + 7, pt.y - 4));
+    });
+    ctx.restore();
+    chart.$lumenLabels = drawn;
+  },
+};
+
+/* A log axis's tick label: 0.01, 0.2, 5, 10, 300, 2k, 1M; only for
+ * mantissas in keep (1, 2, 5), else none. */
+function logTick(v, keep) {
+  const e = Math.floor(Math.log10(v) + 1e-9);
+  const mant = Math.round(v / 10 ** e);
+  if (!keep.includes(mant) || Math.abs(v / 10 ** e - mant) > 1e-6) return '';
+  if (v >= 1e6) return `${+(v / 1e6).toPrecision(3)}M`;
+  if (v >= 1e3) return `${+(v / 1e3).toPrecision(3)}k`;
+  return String(+v.toPrecision(3));
+}
+
+/* Grid lines at the labelled ticks only. */
+const majorGrid = (ctx) => (ctx.tick && ctx.tick.label ? 'rgba(0, 0, 0, 0.1)' : 'transparent');
+
+/* The hover of a kernel's point: its name, GFLOP/s and intensities. */
+function pointHover(p) {
+  const lines = [`${fmt(p.y)} GFLOP/s`, `${fmt(p.ai.HBM)} FLOP/byte at HBM`];
+  if (positive(p.ai.L2)) lines.push(`${fmt(p.ai.L2)} FLOP/byte at L2`);
+  if (positive(p.ai.L1)) lines.push(`${fmt(p.ai.L1)} FLOP/byte at L1`);
+  lines.push(`${fmt(p.calls)} call${p.calls === 1 ? '' : 's'}`);
+  return lines;
+}
+
 function rooflineChart(s, inf) {
-  const [div, canvas] = canvasBox(true);
-  div.id = 'roofline';
   if (!inf.roofline) {
     const p = document.createElement('p');
     p.className = 'note';
     p.textContent = 'This workload has no roofline benchmark results.';
     return p;
   }
+  const box = el('div', 'roofline');
+  box.id = 'roofline';
+  const [div, canvas] = canvasBox(true);
+  box.appendChild(div);
   const sel = Object.assign({}, s);
   delete sel.base;
   getJSON(`api/roofline?${query(sel, false)}`).then((r) => {
-    const c = r.ceilings;
-    const peak = Math.max(c.FP32 || 0, c.FP64 || 0, c.MFMA_F32 || 0, c.MFMA_F16 || 0);
+    const m = rooflineModel(r);
     const datasets = [];
-    const colors = { HBM: '#2f5eb8', L2: '#c0392b', L1: '#1a7f37', LDS: '#8e44ad' };
-    for (const level of ['HBM', 'L2', 'L1', 'LDS']) {
-      const bw = c[level];
-      if (!bw) continue;
-      const ridge = peak / bw;
-      datasets.push({ type: 'line', label: `${level} ${fmt(bw)} GB/s`, data: [{ x: 0.01, y: 0.01 * bw }, { x: ridge, y: peak }],
-        borderColor: colors[level], pointRadius: 0, borderWidth: 1.5 });
+    for (const c of m.memory) {
+      const end = m.top ? m.top / c.value : m.xmax;
+      datasets.push({ type: 'line', label: c.label, lumen: c, borderColor: c.color, pointRadius: 0, pointHitRadius: 0, borderWidth: 1.5,
+        data: [{ x: m.xmin, y: m.xmin * c.value }, { x: end, y: end * c.value }] });
     }
-    for (const [name, key] of [['FP32', 'FP32'], ['FP64', 'FP64'], ['MFMA F16', 'MFMA_F16'], ['MFMA F32', 'MFMA_F32']]) {
-      const p = c[key];
-      if (!p) continue;
-      const ridge = p / Math.max(c.HBM || 1, 1);
-      datasets.push({ type: 'line', label: `${name} ${fmt(p)} GFLOP/s`, data: [{ x: ridge, y: p }, { x: 1000, y: p }],
-        borderColor: '#687082', borderDash: [4, 3], pointRadius: 0, borderWidth: 1 });
+    for (const c of m.compute) {
+      datasets.push({ type: 'line', label: c.label, lumen: c, borderColor: '#687082', borderDash: [4, 3], pointRadius: 0,
+        pointHitRadius: 0, borderWidth: 1, data: [{ x: m.base ? c.value / m.base : m.xmin, y: c.value }, { x: m.xmax, y: c.value }] });
     }
-    for (const level of ['L1', 'L2', 'HBM']) {
-      datasets.push({
-        type: 'scatter', label: `kernels at ${level}`, backgroundColor: colors[level], pointRadius: 5,
-        data: r.points.filter((pt) => pt.ai[level] > 0 && pt.gflops_per_s > 0)
-          .map((pt) => ({ x: pt.ai[level], y: pt.gflops_per_s, kernel: pt.kernel })),
+    datasets.push({
+      type: 'scatter', label: 'kernels (at HBM)', lumen: { kind: 'kernels' }, backgroundColor: '#e59f2b', borderColor: '#1d2330',
+      borderWidth: 1, pointRadius: 6, pointHoverRadius: 8,
+      data: m.placed.map((pt, n) => ({ x: pt.ai.HBM, y: pt.gflops_per_s, kernel: pt.kernel, ai: pt.ai, calls: pt.calls, n: n + 1 })),
+    });
+    box.dataset.points = String(m.placed.length);
+    box.dataset.kernels = String((r.points || []).length);
+    box.dataset.ceilings = JSON.stringify([...m.memory, ...m.compute].map((c) => c.label));
+    /* The kernels by number, the whole name on hover; those not placed. */
+    if (m.placed.length) {
+      const ol = el('ol', 'roof-kernels');
+      m.placed.forEach((pt) => {
+        const li = el('li', '', `${kernelLabel(pt.kernel, NAME_CARD)}: ${fmt(pt.gflops_per_s)} GFLOP/s at ` +
+          `${fmt(pt.ai.HBM)} FLOP/byte (HBM)`);
+        li.title = pt.kernel;
+        li.dataset.kernel = pt.kernel;
+        ol.appendChild(li);
       });
+      box.appendChild(ol);
     }
-    div.dataset.points = String(r.points.length);
+    if (m.unplaced.length) {
+      const p = el('p', 'note roof-unplaced', 'Not on the roofline: ');
+      m.unplaced.forEach((u, n) => {
+        if (n) p.appendChild(document.createTextNode('; '));
+        const span = el('span', '', `${kernelLabel(u.kernel, NAME_CELL)} (${u.why})`);
+        span.title = u.kernel;
+        span.dataset.kernel = u.kernel;
+        p.appendChild(span);
+      });
+      box.appendChild(p);
+    }
+    /* Room at the right for the compute ceilings' labels. */
+    const measure = document.createElement('canvas').getContext('2d');
+    measure.font = ROOF_FONT;
+    const right = Math.max(10, ...m.compute.map((c) => measure.measureText(c.label).width + 20));
     makeChart(canvas, {
       type: 'scatter',
       data: { datasets },
+      plugins: [ceilingLabels],
       options: {
+        layout: { padding: { right } },
         scales: {
-          x: { type: 'logarithmic', title: { display: true, text: 'Arithmetic intensity (FLOP/byte)' }, min: 0.01, max: 1000 },
-          y: { type: 'logarithmic', title: { display: true, text: 'Performance (GFLOP/s)' } },
+          x: { type: 'logarithmic', min: m.xmin, max: m.xmax, title: { display: true, text: 'Arithmetic intensity at HBM (FLOP/byte)' },
+            ticks: { autoSkip: false, maxRotation: 0, callback: (v) => logTick(v, [1, 2, 5]) }, grid: { color: majorGrid } },
+          y: { type: 'logarithmic', min: m.ymin, max: m.ymax, title: { display: true, text: 'Performance (GFLOP/s)' },
+            ticks: { autoSkip: false, callback: (v) => logTick(v, [1, 3]) }, grid: { color: majorGrid } },
         },
         plugins: {
-          tooltip: { callbacks: { label: (ctx) => (ctx.raw.kernel ? `${ctx.raw.kernel}: ${fmt(ctx.raw.x)} FLOP/B, ${fmt(ctx.raw.y)} GFLOP/s` : ctx.dataset.label) } },
+          legend: { display: false },
+          tooltip: {
+            filter: (item) => item.dataset.lumen && item.dataset.lumen.kind === 'kernels',
+            callbacks: {
+              title: (items) => items.map((it) => `${it.raw.n}. ${kernelLabel(it.raw.kernel, NAME_CELL)}`),
+              label: (ctx) => pointHover(ctx.raw),
+            },
+          },
         },
       },
-    });
+    }, () => { box.dataset.state = 'ready'; });
   }).catch((e) => {
-    div.textContent = `roofline: ${e.message}`;
+    box.textContent = `roofline: ${e.message}`;
+    box.dataset.state = 'error';
   });
-  return div;
+  return box;
 }
+
+/* What the roofline draws, for tests: its points (and where they are on
+ * the canvas), ceilings, the labels written, the axes and the hover. */
+window.lumenRoofline = () => {
+  const canvas = document.querySelector('#roofline canvas');
+  const chart = canvas && window.Chart ? window.Chart.getChart(canvas) : null;
+  if (!chart || !chart.$lumenLabels) return null;
+  const out = { points: [], ceilings: [], labels: chart.$lumenLabels, area: Object.assign({}, chart.chartArea),
+    x: { min: chart.scales.x.min, max: chart.scales.x.max }, y: { min: chart.scales.y.min, max: chart.scales.y.max }, tooltip: null };
+  chart.data.datasets.forEach((ds, di) => {
+    if (!ds.lumen) return;
+    if (ds.lumen.kind === 'kernels') {
+      const meta = chart.getDatasetMeta(di);
+      ds.data.forEach((p, n) => out.points.push({ kernel: p.kernel, x: p.x, y: p.y, px: meta.data[n].x, py: meta.data[n].y }));
+    } else out.ceilings.push({ kind: ds.lumen.kind, key: ds.lumen.key, value: ds.lumen.value, label: ds.label, data: ds.data });
+  });
+  const t = chart.tooltip;
+  if (t && t.opacity > 0 && t.dataPoints && t.dataPoints.length)
+    out.tooltip = { title: t.title, lines: t.body.flatMap((b) => b.lines) };
+  return out;
+};
 
 window.lumenReport = () => lastReport;
 document.addEventListener('DOMContentLoaded', init);

@@ -197,6 +197,90 @@ async function checkBaseValues(page, report, id, label) {
   check(n > 0 && wrong.length === 0, `${label}: each of the ${n} Δ% cells of ${id} shows the baseline's value ${wrong.join('; ')}`);
 }
 
+// The roofline against /api/roofline: one point per kernel with FLOPs and
+// HBM bytes (at its HBM intensity), the others listed as not placed; a
+// line for each ceiling present, labelled with its type and value; memory
+// lines up to the highest compute ceiling, compute lines from their ridge
+// at HBM; nothing outside the axes; the hover of each point.
+async function checkRoofline(page, w, label) {
+  try {
+    await page.waitForFunction(() => window.lumenRoofline && window.lumenRoofline(), null, { timeout: 15000 });
+  } catch (e) {
+    return check(false, `${label}: the roofline is drawn (window.lumenRoofline)`);
+  }
+  const r = await page.evaluate(async (id) => (await fetch(`api/roofline?w=${id}`)).json(), w);
+  const drawn = await page.evaluate(() => window.lumenRoofline());
+  const box = await page.$eval('#roofline', (e) => ({
+    points: Number(e.dataset.points),
+    unplaced: Array.from(e.querySelectorAll('.roof-unplaced [data-kernel]')).map((x) => x.dataset.kernel),
+  }));
+  const pos = (v) => typeof v === 'number' && v > 0;
+  const placed = r.points.filter((p) => pos(p.gflops_per_s) && pos(p.ai.HBM));
+  check(drawn.points.length === placed.length && box.points === placed.length &&
+    placed.every((p) => drawn.points.filter((d) => d.kernel === p.kernel && d.x === p.ai.HBM && d.y === p.gflops_per_s).length === 1),
+    `${label}: one point per kernel with FLOPs at its HBM intensity (${placed.length} of ${r.points.length}; drawn ${drawn.points.length})`);
+  const others = r.points.filter((p) => !placed.includes(p)).map((p) => p.kernel);
+  check(JSON.stringify(box.unplaced) === JSON.stringify(others),
+    `${label}: the ${others.length} kernels without a point are listed as not placed (${box.unplaced.length})`);
+  const names = { FP32: 'FP32', FP64: 'FP64', MFMA_BF16: 'MFMA BF16', MFMA_F16: 'MFMA F16', MFMA_F32: 'MFMA F32',
+    MFMA_F64: 'MFMA F64', MFMA_I8: 'MFMA I8', HBM: 'HBM', L2: 'L2', L1: 'L1', LDS: 'LDS' };
+  const present = Object.keys(names).filter((k) => pos(r.ceilings[k]));
+  const compute = present.filter((k) => !['HBM', 'L2', 'L1', 'LDS'].includes(k));
+  const top = Math.max(...compute.map((k) => r.ceilings[k]));
+  const canvas = await page.$eval('#roofline canvas', (c) => ({ w: c.clientWidth, h: c.clientHeight }));
+  const bad = [];
+  for (const k of present) {
+    const c = drawn.ceilings.filter((x) => x.key === k);
+    const text = c.length === 1 ? c[0].label : '';
+    const value = numbersIn(text.slice(names[k].length))[0];
+    const lab = drawn.labels.filter((l) => l.key === k && l.text === text);
+    const memory = ['HBM', 'L2', 'L1', 'LDS'].includes(k);
+    const [p0, p1] = c.length === 1 ? c[0].data : [{}, {}];
+    if (c.length !== 1 || !text.startsWith(`${names[k]} `) || Math.abs(value - r.ceilings[k]) > 0.5) bad.push(`${k}: line "${text}"`);
+    else if (lab.length !== 1 || lab[0].left < 0 || lab[0].top < 0 || lab[0].right > canvas.w || lab[0].bottom > canvas.h)
+      bad.push(`${k}: label ${JSON.stringify(lab)}`);
+    else if (memory && compute.length && !near(p1.y, top)) bad.push(`${k}: ends at ${p1.y}, not at ${top}`);
+    else if (!memory && pos(r.ceilings.HBM) && !near(p0.x, r.ceilings[k] / r.ceilings.HBM)) bad.push(`${k}: starts at ${p0.x}`);
+  }
+  check(present.length > 0 && bad.length === 0 && drawn.ceilings.length === present.length,
+    `${label}: a labelled line for each of the ${present.length} ceilings (${present.join(', ')}) ${bad.join('; ')}`);
+  const cl = drawn.labels.filter((l) => compute.includes(l.key));
+  const overlapping = cl.filter((a, i) => cl.some((b, j) => j > i && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom));
+  check(overlapping.length === 0, `${label}: no compute ceiling's label covers another (${cl.length})`);
+  const highest = Math.max(...present.map((k) => r.ceilings[k] * (['HBM', 'L2', 'L1', 'LDS'].includes(k) ? 0 : 1)), ...placed.map((p) => p.gflops_per_s));
+  const xs = placed.map((p) => p.ai.HBM);
+  check(drawn.y.max >= highest && drawn.x.min <= Math.min(...xs, Infinity) && drawn.x.max >= Math.max(...xs, 0) &&
+    drawn.ceilings.every((c) => c.data.every((d) => d.x >= drawn.x.min && d.x <= drawn.x.max && d.y >= drawn.y.min && d.y <= drawn.y.max)),
+    `${label}: nothing clipped (y up to ${drawn.y.max.toPrecision(4)} >= ${highest.toPrecision(4)}; x ${drawn.x.min}..${drawn.x.max})`);
+  // Hover each point: its kernel, GFLOP/s and intensities.
+  const rect = await page.$eval('#roofline canvas', (c) => {
+    c.scrollIntoView({ block: 'center' });
+    const b = c.getBoundingClientRect();
+    return { x: b.x, y: b.y };
+  });
+  for (const p of placed) {
+    const d = drawn.points.find((x) => x.kernel === p.kernel);
+    await page.mouse.move(rect.x + d.px, rect.y + d.py);
+    let tip = null;
+    try {
+      await page.waitForFunction(() => window.lumenRoofline().tooltip, null, { timeout: 3000 });
+      tip = await page.evaluate(() => window.lumenRoofline().tooltip);
+    } catch (e) { /* no hover */ }
+    const title = tip ? tip.title.join(' ').replace(/^\d+\. /, '') : '';
+    const lines = tip ? tip.lines : [];
+    const has = (re, v) => lines.some((l) => re.test(l) && about(numbersIn(l)[0], v, l));
+    const ok = tip && shortens(title, p.kernel) && has(/GFLOP\/s/, p.gflops_per_s) && has(/at HBM/, p.ai.HBM) &&
+      (!pos(p.ai.L2) || has(/at L2/, p.ai.L2)) && (!pos(p.ai.L1) || has(/at L1/, p.ai.L1));
+    check(ok, `${label}: the hover of ${p.kernel.slice(0, 40)}… names it with its GFLOP/s and intensities (${title.slice(0, 40)}: ${lines.join(' | ')})`);
+  }
+  await page.mouse.move(0, 0);
+}
+
+async function go(page, hash) {
+  await page.evaluate((h) => { document.body.dataset.state = 'loading'; location.hash = h; }, hash);
+  await ready(page);
+}
+
 async function ready(page) {
   await page.waitForFunction(() => document.body.dataset.state === 'ready' || document.body.dataset.state === 'error',
     null, { timeout: 60000 });
@@ -288,8 +372,7 @@ try {
     const r = document.getElementById('roofline');
     return r && r.dataset.points !== undefined;
   }, null, { timeout: 30000 });
-  const points = await page.$eval('#roofline', (e) => Number(e.dataset.points));
-  check(points >= 1, `the roofline has kernel points (${points})`);
+  await checkRoofline(page, mix.value, 'mix_MI200');
   await page.waitForTimeout(300);
   await (await page.$('[data-table="4.1"]')).screenshot({ path: `${shots}/05-roofline.png` });
   await (await page.$('[data-table="18.4"]')).screenshot({ path: `${shots}/06-l2-per-channel.png` });
@@ -337,6 +420,14 @@ try {
   await page.selectOption('#weight', 'time');
   await ready(page);
   await compareTable(page, cli('-w', `${WL}/_mix/mix_MI300X_A1`, '--weight', 'time'), '7.1', 'time weighting');
+
+  // 8c. A roofline with points and every compute ceiling (bmm1 on an
+  // MI300X, whose architecture has no roofline panel).
+  const bmm = options.find((o) => o.text === 'rocprofiler-compute/bmm1_3.3.0_MI300X');
+  await go(page, `w=${bmm.value}`);
+  await checkRoofline(page, bmm.value, 'bmm1');
+  const roofSection = await page.$('#panel-roofline');
+  if (roofSection) await roofSection.screenshot({ path: `${shots}/09-roofline-mfma.png` });
 
   check(errors.length === 0, `no errors in the page's console (${errors.join(' | ')})`);
 
