@@ -486,8 +486,151 @@ function timeText(ns) {
   return `${ns.toFixed(0)} ns`;
 }
 
-/* One card per top kernel: share, busiest units as labelled bars, the
- * roofline position, and the rules that fired with their explanations. */
+const pctText = (v) => (typeof v === 'number' ? `${v.toFixed(0)} %` : 'n/a');
+
+/* "5,457.49 Gb/s" (a value with its unit; "38.49 %" for percentages). */
+function valueText(v, unit) {
+  if (typeof v !== 'number') return 'n/a';
+  if (unit === 'Pct') return `${fmt(v)} %`;
+  return unit ? `${fmt(v)} ${unit}` : fmt(v);
+}
+
+/* A sysinfo.csv the GPU's facts contradict: said above the cards, field
+ * by field, since percentages of peak that rest on it are not real. */
+function implausibleWarning(list) {
+  const box = el('div', 'implausible');
+  box.setAttribute('role', 'note');
+  box.appendChild(el('p', 'head', `Implausible sysinfo.csv: ${list.length} field${list.length === 1 ? '' : 's'} ` +
+    'cannot be right for this GPU. Percentages of peak that rest on them are not real; those above 100 % are ' +
+    'not ranked.'));
+  const ul = el('ul');
+  for (const b of list) {
+    const li = el('li');
+    li.dataset.field = b.field;
+    li.appendChild(el('code', 'field', b.field));
+    li.appendChild(document.createTextNode(` is ${b.value}`));
+    if (typeof b.expected === 'number') {
+      li.appendChild(document.createTextNode('; expected '));
+      li.appendChild(el('span', 'expected', fmt(b.expected)));
+    }
+    li.appendChild(document.createTextNode(`: ${b.why}`));
+    ul.appendChild(li);
+  }
+  box.appendChild(ul);
+  return box;
+}
+
+/* The roofline line of a card: where the kernel sits against its data
+ * type's ceiling, or why it is not placed. */
+function roofText(r) {
+  if (r.pct_of_attainable === null || r.pct_of_attainable === undefined)
+    return `Roofline: not placed (${r.not_placed || 'no data'})`;
+  const work = r.type ? `mostly ${r.type} work, ` : '';
+  const ceilings = [];
+  if (typeof r.ceiling_gflops === 'number') ceilings.push(`${r.type ? `${r.type} ` : ''}ceiling ${fmt(r.ceiling_gflops)} GFLOP/s`);
+  if (typeof r.ceiling_hbm_gbs === 'number') ceilings.push(`HBM ${fmt(r.ceiling_hbm_gbs)} GB/s`);
+  const against = ceilings.length ? ` (${ceilings.join(', ')})` : '';
+  const head = `Roofline (${r.source}): ${work}${fmt(r.intensity)} FLOP/byte at HBM, ${fmt(r.gflops)} GFLOP/s`;
+  if (r.above_attainable)
+    return `${head} is above the attainable ${fmt(r.attainable_gflops)} GFLOP/s${against}, ` +
+      `${pctText(r.pct_of_attainable)} of it: a ceiling is too low, so no bound is given`;
+  const bound = r.bound ? `: ${r.bound}-bound${r.limit ? ` ${r.bound === 'memory' ? 'at' : 'on'} ${r.limit}` : ''}` : '';
+  return `${head} = ${pctText(r.pct_of_attainable)} of the attainable ${fmt(r.attainable_gflops)} GFLOP/s${against}${bound}`;
+}
+
+/* One finding: its verdict (summary), what triggered it (the metrics
+ * with this kernel's values), what to do, and the rule it came from. */
+function findingItem(f) {
+  const li = el('li', `finding ${f.severity}`);
+  li.dataset.rule = f.rule;
+  const d = el('details');
+  d.open = true;
+  const sm = el('summary');
+  sm.appendChild(el('span', 'sev', SEVERITY_MARK[f.severity] || ''));
+  let verdict = ` ${f.verdict}`;
+  if (typeof f.gain === 'number' && f.gain > 0) verdict += ` (up to ${(f.gain * 100).toFixed(0)} % of its time)`;
+  if (f.above_peak_metric)
+    verdict += ` (rests on ${f.above_peak_metric} at ${pctText(f.above_peak_pct)} of its peak, which cannot be right)`;
+  sm.appendChild(document.createTextNode(verdict));
+  d.appendChild(sm);
+  if (f.evidence && f.evidence.length) {
+    const ev = el('p', 'evidence', 'From: ');
+    f.evidence.forEach((x, m) => {
+      if (m) ev.appendChild(document.createTextNode('; '));
+      const span = el('span', 'metric', `${x.metric} ${valueText(x.value, x.unit)}`);
+      span.dataset.metric = x.metric;
+      if (typeof x.value === 'number') span.dataset.value = String(x.value);
+      if (typeof x.pct === 'number' && x.unit !== 'Pct') span.textContent += ` (${pctText(x.pct)} of peak)`;
+      ev.appendChild(span);
+    });
+    d.appendChild(ev);
+  }
+  if (f.explain) d.appendChild(el('p', 'explain', `${f.severity === 'info' ? '' : 'What to do: '}${f.explain}`));
+  d.appendChild(el('p', 'note', `Rule ${f.rule}; supported by ${(f.uses || []).join(', ') || 'kernel facts'}; ` +
+    `source: ${f.source}`));
+  li.appendChild(d);
+  return li;
+}
+
+/* One card per top kernel: share, busiest units as labelled bars with
+ * what they limit, the metrics above their peak (never as bars), the
+ * roofline position, and the rules that fired with their evidence. */
+function summaryCard(k, i) {
+  const card = el('article', 'card');
+  card.dataset.kernel = k.name;
+  activatable(card, `mark ${k.name} in the tables`, () => chooseKernel(k.name));
+  const h = el('h3', 'kname', `${i + 1}. ${kernelLabel(k.name, NAME_CARD)}`);
+  h.title = k.name;
+  card.appendChild(h);
+  card.appendChild(el('p', 'facts', `${k.share === null ? 'n/a' : (k.share * 100).toFixed(1)} % of the time · ` +
+    `${k.calls} call${k.calls === 1 ? '' : 's'} · ${timeText(k.total_ns)} in all · ${timeText(k.mean_ns)} each`));
+  /* A figure above its peak is not a real limiter: it never becomes a bar. */
+  const real = (hl) => typeof hl.pct === 'number' && hl.pct <= 100.5;
+  const bars = (k.highlights || []).filter(real);
+  const above = (k.above_peak || []).concat((k.highlights || []).filter((hl) => !real(hl)));
+  if (bars.length) {
+    const box = el('div', 'bars');
+    for (const hl of bars) {
+      const row = el('div', 'bar');
+      row.dataset.metric = hl.metric;
+      const label = el('span', 'label', hl.metric);
+      if (hl.limits) label.appendChild(el('span', `limits ${hl.limits}`, hl.limits));
+      row.appendChild(label);
+      const track = el('span', 'track');
+      const fill = el('span', 'fill');
+      fill.style.width = `${Math.max(0, Math.min(100, hl.pct))}%`;
+      track.appendChild(fill);
+      row.appendChild(track);
+      row.appendChild(el('span', 'pct', `${pctText(hl.pct)} of peak (${fmt(hl.value)} ${hl.unit} of ${fmt(hl.peak)})`));
+      box.appendChild(row);
+    }
+    card.appendChild(box);
+  }
+  if (above.length) {
+    const p = el('p', 'above-peak');
+    p.appendChild(el('span', 'head', 'Above 100 % of peak, so the peak or the counts cannot be right (not ranked): '));
+    above.forEach((hl, m) => {
+      if (m) p.appendChild(document.createTextNode('; '));
+      const span = el('span', 'metric', `${hl.metric} ${pctText(hl.pct)} (${fmt(hl.value)} ${hl.unit} of ` +
+        `${fmt(hl.peak)}${hl.limits ? `, ${hl.limits}` : ''})`);
+      span.dataset.metric = hl.metric;
+      if (typeof hl.pct === 'number') span.dataset.pct = String(hl.pct);
+      p.appendChild(span);
+    });
+    card.appendChild(p);
+  }
+  const r = k.roofline || {};
+  const roof = el('p', 'roof', roofText(r));
+  for (const key of ['type', 'limit', 'bound']) if (r[key]) roof.dataset[key] = r[key];
+  if (r.above_attainable) roof.dataset.aboveAttainable = 'true';
+  card.appendChild(roof);
+  const list = el('ul', 'findings');
+  if (!k.findings.length) list.appendChild(el('li', 'finding none', 'No rule fired.'));
+  for (const f of k.findings) list.appendChild(findingItem(f));
+  card.appendChild(list);
+  return card;
+}
+
 function renderSummary(data, s) {
   const main = $('content');
   const sec = el('section', 'panel summary');
@@ -497,61 +640,11 @@ function renderSummary(data, s) {
     sec.appendChild(el('p', 'note', `No summary: ${data.error}`));
   } else {
     const sum = data.summary;
+    if (sum.implausible_sysinfo && sum.implausible_sysinfo.length) sec.appendChild(implausibleWarning(sum.implausible_sysinfo));
     sec.appendChild(el('p', 'note', `${sum.kernels_total} kernel${sum.kernels_total === 1 ? '' : 's'}, ` +
       `${timeText(sum.total_ns)} of GPU time${sum.kernels.length < sum.kernels_total ? `; the ${sum.kernels.length} longest` : ''}`));
     if (sum.rules_error) sec.appendChild(el('p', 'note', `Rules not evaluated: ${sum.rules_error}`));
-    sum.kernels.forEach((k, i) => {
-      const card = el('article', 'card');
-      card.dataset.kernel = k.name;
-      activatable(card, `mark ${k.name} in the tables`, () => chooseKernel(k.name));
-      const h = el('h3', 'kname', `${i + 1}. ${kernelLabel(k.name, NAME_CARD)}`);
-      h.title = k.name;
-      card.appendChild(h);
-      card.appendChild(el('p', 'facts', `${k.share === null ? 'n/a' : (k.share * 100).toFixed(1)} % of the time · ` +
-        `${k.calls} call${k.calls === 1 ? '' : 's'} · ${timeText(k.total_ns)} in all · ${timeText(k.mean_ns)} each`));
-      if (k.highlights.length) {
-        const bars = el('div', 'bars');
-        for (const hl of k.highlights) {
-          const row = el('div', 'bar');
-          row.appendChild(el('span', 'label', hl.metric));
-          const track = el('span', 'track');
-          const fill = el('span', 'fill');
-          fill.style.width = `${Math.max(0, Math.min(100, hl.pct))}%`;
-          track.appendChild(fill);
-          row.appendChild(track);
-          row.appendChild(el('span', 'pct', `${hl.pct.toFixed(0)} % of peak (${fmt(hl.value)} ${hl.unit} of ${fmt(hl.peak)})`));
-          bars.appendChild(row);
-        }
-        card.appendChild(bars);
-      }
-      const r = k.roofline;
-      card.appendChild(el('p', 'roof', r.pct_of_attainable !== null && r.pct_of_attainable !== undefined
-        ? (r.above_attainable
-          ? `Roofline (${r.source}): mostly ${r.type} work, ${fmt(r.gflops)} GFLOP/s is above the attainable ` +
-            `${fmt(r.attainable_gflops)} GFLOP/s (${r.pct_of_attainable.toFixed(0)} %): a ceiling is too low`
-          : `Roofline (${r.source}): mostly ${r.type} work, ${fmt(r.intensity)} FLOP/byte at HBM, ` +
-            `${fmt(r.gflops)} GFLOP/s = ${r.pct_of_attainable.toFixed(0)} % of the attainable ` +
-            `${fmt(r.attainable_gflops)} GFLOP/s: ${r.bound}-bound ${r.bound === 'memory' ? 'at' : 'on'} ${r.limit}`)
-        : `Roofline: not placed (${r.not_placed || 'no data'})`));
-      const list = el('ul', 'findings');
-      if (!k.findings.length) list.appendChild(el('li', 'finding none', 'No rule fired.'));
-      for (const f of k.findings) {
-        const li = el('li', `finding ${f.severity}`);
-        const d = el('details');
-        const sm = el('summary');
-        sm.appendChild(el('span', 'sev', SEVERITY_MARK[f.severity] || ''));
-        sm.appendChild(document.createTextNode(` ${f.verdict}` +
-          (f.gain ? ` (up to ${(f.gain * 100).toFixed(0)} % of its time)` : '')));
-        d.appendChild(sm);
-        d.appendChild(el('p', '', f.explain));
-        d.appendChild(el('p', 'note', `Rule ${f.rule}; supported by ${f.uses.join(', ') || 'kernel facts'}; ` +
-          `source: ${f.source}`));
-        li.appendChild(d);
-        list.appendChild(li);
-      }
-      card.appendChild(list);
-      sec.appendChild(card);
-    });
+    sum.kernels.forEach((k, i) => sec.appendChild(summaryCard(k, i)));
   }
   main.insertBefore(sec, main.firstChild);
   const nav = $('panels');

@@ -1,8 +1,11 @@
 // gui.test.mjs - the web GUI in a real browser (Playwright driving Debian's
 // Chromium, headless): open it, pick a workload, filter to one kernel,
 // switch the normalization, add a baseline, and check the numbers on the
-// page against `lumen analyze --format json` for the same selection. Saves
-// screenshots of the main views.
+// page against `lumen analyze --format json` for the same selection, and
+// what the charts and the summary draw against the server's JSON (every
+// bar labelled, the roofline's points, ceilings and hover, kernel names
+// shortened but distinct, the baseline beside each change, the summary's
+// warnings). Saves screenshots of the main views.
 //
 // Usage: node gui.test.mjs URL LUMEN SHARED_DIR SCREENSHOT_DIR
 import { chromium } from 'playwright-core';
@@ -276,6 +279,73 @@ async function checkRoofline(page, w, label) {
   await page.mouse.move(0, 0);
 }
 
+// The summary's cards against /api/summary: the implausible sysinfo
+// fields, each limiter's bar with what it limits, the metrics above their
+// peak in their own line (never bars), the roofline's type, limit and
+// verdict, and each finding's evidence and explanation, all visible.
+async function checkSummary(page, w, label) {
+  await page.waitForSelector('#panel-summary');
+  const sum = (await page.evaluate(async (id) => (await fetch(`api/summary?w=${id}`)).json(), w)).summary;
+  const got = await page.evaluate(() => {
+    const visible = (e) => { if (!e) return false; const b = e.getBoundingClientRect(); return b.width > 0 && b.height > 0; };
+    return {
+      implausible: Array.from(document.querySelectorAll('#panel-summary .implausible li[data-field]')).map((li) =>
+        ({ field: li.dataset.field, text: li.textContent, visible: visible(li) })),
+      cards: Array.from(document.querySelectorAll('#panel-summary .card')).map((c) => ({
+        kernel: c.dataset.kernel,
+        bars: Array.from(c.querySelectorAll('.bar')).map((b) => ({ metric: b.dataset.metric, limits: (b.querySelector('.limits') || {}).textContent,
+          width: parseFloat(b.querySelector('.fill').style.width) })),
+        above: Array.from(c.querySelectorAll('.above-peak [data-metric]')).map((x) => ({ metric: x.dataset.metric, pct: Number(x.dataset.pct),
+          visible: visible(x) })),
+        roof: { text: c.querySelector('p.roof').textContent, ...c.querySelector('p.roof').dataset },
+        findings: Array.from(c.querySelectorAll('li.finding[data-rule]')).map((li) => ({
+          rule: li.dataset.rule,
+          evidence: Array.from(li.querySelectorAll('.evidence [data-metric]')).map((x) => ({ metric: x.dataset.metric,
+            value: x.dataset.value === undefined ? null : Number(x.dataset.value), visible: visible(x) })),
+          explain: li.querySelector('.explain') ? li.querySelector('.explain').textContent : '',
+          explainVisible: visible(li.querySelector('.explain')),
+        })),
+      })),
+    };
+  });
+  const imp = sum.implausible_sysinfo;
+  if (!imp.length) {
+    if (got.implausible.length) check(false, `${label}: no implausible sysinfo field is warned of (${got.implausible.length} are)`);
+  } else check(got.implausible.length === imp.length && imp.every((b, i) => {
+    const g = got.implausible[i];
+    return g && g.visible && g.field === b.field && g.text.includes(b.value) && g.text.includes(b.why) &&
+      (b.expected === null || g.text.includes(b.expected.toLocaleString('en-US')));
+  }), `${label}: the summary warns of each of the ${imp.length} implausible sysinfo fields with value, expected and why ` +
+    `(${got.implausible.map((g) => g.field).join(', ')})`);
+  sum.kernels.forEach((k, i) => {
+    const c = got.cards[i] || { bars: [], above: [], roof: {}, findings: [] };
+    const n = `${label}: card ${i + 1}`;
+    check(c.bars.length === k.highlights.length && k.highlights.every((h, j) => c.bars[j].metric === h.metric && c.bars[j].limits === h.limits) &&
+      c.above.length === k.above_peak.length && k.above_peak.every((h, j) => c.above[j].metric === h.metric && c.above[j].visible &&
+      near(c.above[j].pct, h.pct)) && !c.bars.some((b) => k.above_peak.some((h) => h.metric === b.metric) || b.width > 100),
+    `${n} has a bar for each of its ${k.highlights.length} limiters, saying what each limits, and lists its ` +
+    `${k.above_peak.length} metrics above peak apart from the bars`);
+    const r = k.roofline;
+    const roofOk = r.pct_of_attainable === null ? c.roof.text.includes(r.not_placed)
+      : c.roof.type === r.type && c.roof.text.includes(r.type) &&
+        (typeof r.ceiling_gflops !== 'number' || numbersIn(c.roof.text).some((v) => about(v, r.ceiling_gflops))) && (r.above_attainable
+        ? c.roof.aboveAttainable === 'true' && /no bound/.test(c.roof.text) && !/-bound/.test(c.roof.text) && c.roof.limit === undefined
+        : c.roof.limit === r.limit && c.roof.text.includes(`-bound`) && c.roof.text.endsWith(` ${r.limit}`));
+    // (A kernel not placed reads as before: only a failure is said.)
+    if (r.pct_of_attainable !== null || !roofOk) {
+      check(roofOk, `${n}'s roofline line says ${r.type || 'not placed'}${r.limit ? `, ${r.limit}` : ''}, its ceiling ` +
+        `${r.ceiling_gflops}${r.above_attainable ? ', above the attainable: no bound' : ''} (${c.roof.text})`);
+    }
+    const fOk = k.findings.every((f, j) => {
+      const g = c.findings[j];
+      return g && g.rule === f.rule && g.explainVisible && g.explain.includes(f.explain) && g.evidence.length === f.evidence.length &&
+        f.evidence.every((e, m) => g.evidence[m].metric === e.metric && g.evidence[m].visible &&
+          (e.value === null ? g.evidence[m].value === null : near(g.evidence[m].value, e.value)));
+    });
+    check(fOk && c.findings.length === k.findings.length, `${n} shows each of its ${k.findings.length} findings' evidence and explanation`);
+  });
+}
+
 async function go(page, hash) {
   await page.evaluate((h) => { document.body.dataset.state = 'loading'; location.hash = h; }, hash);
   await ready(page);
@@ -334,6 +404,7 @@ try {
     check(card.bars === k.highlights.length, `summary card ${i + 1} has ${k.highlights.length} labelled bars`);
     k.findings.forEach((f, j) => check((card.verdicts[j] || '').includes(f.verdict), `card ${i + 1} verdict ${f.verdict}`));
   });
+  await checkSummary(page, mix.value, 'mix_MI200');
   await checkNames(page, 'mix_MI200');
   const summaryFirst = await page.$eval('#content', (m) => m.firstElementChild && m.firstElementChild.id);
   check(summaryFirst === 'panel-summary', 'the summary is the first panel');
@@ -422,12 +493,21 @@ try {
   await compareTable(page, cli('-w', `${WL}/_mix/mix_MI300X_A1`, '--weight', 'time'), '7.1', 'time weighting');
 
   // 8c. A roofline with points and every compute ceiling (bmm1 on an
-  // MI300X, whose architecture has no roofline panel).
+  // MI300X, whose architecture has no roofline panel), and its summary.
   const bmm = options.find((o) => o.text === 'rocprofiler-compute/bmm1_3.3.0_MI300X');
   await go(page, `w=${bmm.value}`);
   await checkRoofline(page, bmm.value, 'bmm1');
+  await checkSummary(page, bmm.value, 'bmm1');
   const roofSection = await page.$('#panel-roofline');
   if (roofSection) await roofSection.screenshot({ path: `${shots}/09-roofline-mfma.png` });
+
+  // 8d. A sysinfo.csv that cannot be right (gemm_fp8 on an MI325X): the
+  // summary says so, and its figures above peak are not bars.
+  const fp8 = options.find((o) => o.text === 'rocprofiler-compute/gemm_fp8_3.1.0_MI325X');
+  await go(page, `w=${fp8.value}`);
+  await checkSummary(page, fp8.value, 'gemm_fp8');
+  await checkNames(page, 'gemm_fp8');
+  await (await page.$('#panel-summary')).screenshot({ path: `${shots}/10-implausible-summary.png` });
 
   check(errors.length === 0, `no errors in the page's console (${errors.join(' | ')})`);
 

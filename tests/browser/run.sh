@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Browser test of the web GUI: installs the Playwright driver (npm, pinned
 # by package-lock.json) into the build folder, starts `lumen serve` on a free
-# loopback port over three folders (f0 vcopy/MI200, f1 _mix/mix_MI200, f2
-# bmm1 with a roofline) and a store, and runs gui.test.mjs (or
+# loopback port over four folders (f0 vcopy/MI200, f1 _mix/mix_MI200, f2
+# gemm_fp8 with an implausible sysinfo.csv, f3 bmm1 with a roofline) and a
+# store, and runs gui.test.mjs (or
 # the test named by TEST, e.g. views.test.mjs), keeping its screenshots in
 # WORK_DIR/screenshots (screenshots-views, ...).
 # Usage: run.sh LUMEN SHARED_DIR WORK_DIR [TEST]
@@ -33,7 +34,7 @@ sqlite3 "$TMP/ranked/rank.1/lumen.db" "UPDATE sysinfo SET value = 'node-b' WHERE
 "$LUMEN" db import --db "$TMP/store.db" -w "$TMP/ranked" -n ranked >/dev/null
 . "$HERE/../../scripts/serve-lib.sh"
 start_lumen_serve "$LUMEN" "$TMP" -w "$SHARED/workloads/vcopy/MI200" -w "$SHARED/workloads/_mix/mix_MI200" \
-  -w "$SHARED/formats/rocprofiler-compute/bmm1_3.3.0_MI300X" \
+  -w "$SHARED/formats/rocprofiler-compute/gemm_fp8_3.1.0_MI325X" -w "$SHARED/formats/rocprofiler-compute/bmm1_3.3.0_MI300X" \
   --db "$TMP/store.db" || exit 1
 rm -rf "${WORK:?}/$SHOTS"
 node "$WORK/$TEST" "$URL" "$LUMEN" "$SHARED" "$WORK/$SHOTS"

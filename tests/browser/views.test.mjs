@@ -9,7 +9,8 @@
 // Saves screenshots.
 //
 // Usage: node views.test.mjs URL LUMEN SHARED_DIR SCREENSHOT_DIR
-// (served: f0 = vcopy/MI200, f1 = _mix/mix_MI200, and a store entry)
+// (served: f0 = vcopy/MI200, f1 = _mix/mix_MI200, f2 and f3 two
+// rocprofiler-compute folders, and a store entry)
 import { chromium } from 'playwright-core';
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -255,6 +256,23 @@ try {
   check(cmpNames.length > 0 && cmpNames.every((n) => n.title === n.full && [...n.text].length <= 80) &&
     new Set(cmpNames.map((n) => n.text)).size === new Set(cmpNames.map((n) => n.full)).size,
   `compared top kernels: names of at most 80 characters, distinct, the whole name in the title (${cmpNames.map((n) => n.text).join(' | ').slice(0, 120)}…)`);
+
+  // 3b. The summary of a folder whose sysinfo.csv cannot be right (f2,
+  // gemm_fp8 on an MI325X): the warning and the line of figures above peak
+  // are shown, readable, within the page's width.
+  await go(page, 'w=f2');
+  await page.waitForSelector('#panel-summary .card');
+  const warned = await page.evaluate(() => ({
+    fields: document.querySelectorAll('#panel-summary .implausible li[data-field]').length,
+    above: document.querySelectorAll('#panel-summary .above-peak [data-metric]').length,
+  }));
+  const c3 = await contrast(page);
+  const w3 = await page.evaluate(() => document.scrollingElement.scrollWidth);
+  check(warned.fields > 0 && warned.above > 0 && c3.low.length === 0 && w3 <= 1280,
+    `implausible sysinfo: ${warned.fields} fields warned of, ${warned.above} figures above peak listed, text contrast ` +
+    `>= 4.5:1 (lowest ${c3.worst.toFixed(2)}: ${c3.worstWhat}), page width ${w3} px`);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: `${shots}/12b-implausible.png` });
 
   // 4. A filter error: said in the GUI's words, next to the field, and the
   // old tables are gone.
