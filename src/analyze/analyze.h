@@ -288,7 +288,12 @@ void lm_roofline_free(lm_roofline *roofline);
 lm_status lm_analysis_serialize(const lm_analysis *analysis, lm_buf *b);
 /* lm_analysis_deserialize: an analysis from lm_analysis_serialize bytes,
  * attached to workload w (its system info and dispatch count are what
- * reports show) and catalog cat. Damaged bytes are refused. */
+ * reports show; a workload holding only those will do) and catalog cat
+ * (the one it was made with). Any bytes that are not a valid analysis of w
+ * with cat (cut short, a missing title, id or text, a count past the bytes
+ * or past w's dispatches, a table other than cat defines, a value out of
+ * its range) are refused with LM_EDATA and a message saying what is
+ * wrong; LM_ENOMEM when out of memory. Free *out with lm_analysis_free. */
 lm_status lm_analysis_deserialize(const void *data, size_t len, const lm_workload *w,
                                   const lm_catalog *cat, lm_analysis **out, lm_diag *diag);
 

@@ -4,12 +4,14 @@
  * processes at once, keeps one copy; a different workload under a taken
  * name is refused; a failure in the middle of an import leaves nothing;
  * removal leaves no row behind; export and re-import find the same
- * workload; stored analyses come back cell for cell, a damaged one is
- * ignored; names with SQL metacharacters are just names. Loading only the
- * columns an analysis reads gives, for every shared workload, the same
- * analysis and roofline as loading them all; a lumen folder written before
- * the column codec is imported compact. Listings count the rank parts of a
- * workload and their distinct hosts, also in a read-only version 3 store. */
+ * workload; stored analyses come back cell for cell, a damaged one (cut
+ * short, a title or id missing or out of range, counts past the workload)
+ * is refused saying what is wrong; names with SQL metacharacters are just
+ * names. Loading only the columns an analysis reads gives, for every
+ * shared workload, the same analysis and roofline as loading them all; a
+ * lumen folder written before the column codec is imported compact.
+ * Listings count the rank parts of a workload and their distinct hosts,
+ * also in a read-only version 3 store. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -462,6 +464,52 @@ static void run_suite(const char *url, const char *tmp) {
   CHECK(strstr(d.message, "no store here") != NULL);
 }
 
+/* Each damage of a real analysis (a as lm_analyze_run made it for w) is
+ * refused, saying what is wrong: a table without titles or row ids, a null
+ * id, a row id, kind or definition out of range, more dispatches or calls
+ * than w has, a top-kernels table without its name column. a is restored. */
+static void damaged_refused(const lm_workload *w, lm_analysis *a) {
+  lm_rtable *top = NULL, *metric = NULL;
+  for (int32_t t = 0; t < a->n_tables; t++) {
+    lm_rtable *x = &a->tables[t];
+    if (x->kind == LM_TABLE_TOP_KERNELS && !top) top = x;
+    if (x->kind == LM_TABLE_METRIC && x->shown && x->n_rows > 1 && !metric) metric = x;
+  }
+  CHECK(top && metric);
+  if (!top || !metric) return;
+  char far_id[64];
+  snprintf(far_id, sizeof far_id, "%s.99999", metric->id);
+  for (int how = 0; how < 9; how++) {
+    lm_rtable top_was = *top, metric_was = *metric;
+    size_t selected_was = a->n_selected;
+    const char *id_was = metric->row_ids[1];
+    lm_cell count_was = top->cells[2];
+    switch (how) {
+    case 0: top->titles = NULL; break;
+    case 1: metric->row_ids = NULL; break;
+    case 2: metric->row_ids[1] = NULL; break;
+    case 3: metric->row_ids[1] = far_id; break;
+    case 4: top->kind = 77; break;
+    case 5: metric->def = 1 << 20; break;
+    case 6: a->n_selected = w->pmc->n_rows + 1; break;
+    case 7: top->n_cols = 1; break;
+    case 8: top->cells[2].num = (double)w->pmc->n_rows + 1; break;
+    }
+    lm_buf buf = {0};
+    lm_analysis *b = NULL;
+    lm_diag d;
+    CHECK(lm_analysis_serialize(a, &buf) == LM_OK);
+    CHECK(lm_analysis_deserialize(buf.data, buf.len, w, a->catalog, &b, &d) == LM_EDATA && !b);
+    CHECK(strstr(d.message, "a stored analysis is damaged: ") != NULL);
+    lm_buf_fini(&buf);
+    *top = top_was;
+    *metric = metric_was;
+    a->n_selected = selected_was;
+    metric->row_ids[1] = id_was;
+    top->cells[2] = count_was;
+  }
+}
+
 static void test_serialize(void) {
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/workloads/_mix/mix_MI200", shared);
@@ -490,6 +538,7 @@ static void test_serialize(void) {
   buf.data[0] ^= 1;
   CHECK(lm_analysis_deserialize(buf.data, buf.len, w, a->catalog, &b, &d) == LM_EDATA);
   lm_buf_fini(&buf);
+  damaged_refused(w, a);
   lm_analysis_free(a);
   /* Fingerprints: stable, and different for different contents. */
   char f1[33], f2[33], f3[33];
