@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1055,27 +1056,74 @@ static void keep(lm_store *s, const char *name, const lm_catalog *cat, const lm_
   lm_buf_fini(&b);
 }
 
+/* Kept analyses found damaged by this process, so that each is said once
+ * (a read-only store, a server's, cannot remove them): "where\nname\nkey". */
+static pthread_mutex_t damaged_lock = PTHREAD_MUTEX_INITIALIZER;
+static lm_map *damaged_seen;
+#define DAMAGED_SEEN_MAX 4096
+
+/* 1 the first time this process meets the damaged entry. */
+static int first_damage(const lm_store *s, const char *name, const char *key) {
+  lm_buf b = {0};
+  lm_buf_printf(&b, "%s\n%s\n%s", lm_store_where(s), name, key);
+  int first = 1;
+  pthread_mutex_lock(&damaged_lock);
+  if (!b.failed && (damaged_seen || (damaged_seen = lm_map_new()) != NULL)) {
+    if (lm_map_get(damaged_seen, lm_buf_cstr(&b), NULL)) first = 0;
+    else if (lm_map_count(damaged_seen) < DAMAGED_SEEN_MAX) lm_map_put(damaged_seen, lm_buf_cstr(&b), 1);
+  }
+  pthread_mutex_unlock(&damaged_lock);
+  lm_buf_fini(&b);
+  return first;
+}
+
+/* A kept analysis that does not read back as a valid analysis of its
+ * workload: removed where the store is writable (the recomputed one takes
+ * its place), and said once, with what is wrong with it. */
+static void discard(lm_store *s, const char *name, const char *key, const char *why) {
+  int removed = 0;
+  int64_t wid;
+  lm_diag ignored;
+  lm_stmt *q = NULL;
+  if (s->writable && lm_db_find_workload(s->sql, name, &wid, NULL, NULL, &ignored) == LM_OK &&
+      lm_sql_prepare(s->sql, "DELETE FROM analysis_cache WHERE workload_id = ? AND key = ?", &q, &ignored) == LM_OK) {
+    lm_stmt_bind_int64(q, 1, wid);
+    lm_stmt_bind_text(q, 2, key);
+    removed = lm_stmt_step(q) >= 0;
+  }
+  lm_stmt_free(q);
+  if (first_damage(s, name, key))
+    lm_log(LM_LOG_WARN, "%s: %s the kept analysis of '%s' and recomputing it from the stored columns (%s)",
+           lm_store_where(s), removed ? "discarding" : "ignoring", name, why);
+}
+
 lm_status lm_store_kept(lm_store *s, const char *name, const lm_catalog *cat, const lm_analyze_opts *o,
                         lm_workload **info, lm_analysis **out, lm_diag *diag) {
   *info = NULL;
   *out = NULL;
   if (!cache_on()) return LM_ENOTFOUND;
+  lm_diag local;
+  lm_diag *d = diag ? diag : &local;
   char key[1024];
   lm_store_cache_key(cat, o, key, sizeof key);
   void *data = NULL;
   size_t len = 0;
-  lm_status st = lm_store_cache_get(s, name, key, &data, &len, diag);
+  lm_status st = lm_store_cache_get(s, name, key, &data, &len, d);
   if (st != LM_OK) return st;
-  st = lm_store_load_info(s, name, info, diag);
-  if (st == LM_OK) st = lm_analysis_deserialize(data, len, *info, cat, out, diag);
+  st = lm_store_load_info(s, name, info, d);
+  /* (checked against the workload's dispatches and system information) */
+  int damaged = 0;
+  if (st == LM_OK) damaged = (st = lm_analysis_deserialize(data, len, *info, cat, out, d)) == LM_EDATA;
   free(data);
   if (st != LM_OK) {
     lm_workload_free(*info);
     *info = NULL;
-    lm_log(LM_LOG_WARN, "%s: ignoring a damaged kept analysis of '%s'", lm_store_where(s), name);
+  }
+  if (damaged) {
+    discard(s, name, key, d->message);
     return LM_ENOTFOUND;
   }
-  return LM_OK;
+  return st;
 }
 
 lm_status lm_store_analyze(lm_store *s, const char *name, const lm_catalog *override, const lm_analyze_opts *o,

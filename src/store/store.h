@@ -108,8 +108,11 @@ lm_status lm_store_cache_put(lm_store *store, const char *name, const char *key,
 
 /* lm_store_kept: the analysis kept for workload `name` with catalog cat
  * and options o, attached to the workload's info (no counter columns):
- * LM_OK, or LM_ENOTFOUND when none is kept (or it is damaged, or
- * LUMEN_STORE_CACHE=off). Free both when done. */
+ * LM_OK; LM_ENOTFOUND when none is kept, with LUMEN_STORE_CACHE=off, or
+ * when the one kept is not a valid analysis of the workload (then a warning
+ * says what is wrong with it, once per process, and a writable store
+ * removes it, so that the caller recomputes it from the stored columns);
+ * another error when the store cannot be read. Free both when done. */
 lm_status lm_store_kept(lm_store *store, const char *name, const lm_catalog *cat, const lm_analyze_opts *o,
                         lm_workload **info, lm_analysis **out, lm_diag *diag);
 
