@@ -2,12 +2,14 @@
 # Hostile input and faults: each case is one defect found by attacking the
 # binary as a hostile user would, kept fixed. Cases run the real lumen
 # binary (and `lumen serve` on loopback where the defect is the server's).
-# Usage: hardening_test.sh LUMEN JSON_GET SHARED_DIR TEST_NAME
+# Usage: hardening_test.sh LUMEN JSON_GET SHARED_DIR TEST_NAME [KEPT_DAMAGE]
+# (KEPT_DAMAGE: tests/integration/kept_damage, for kept_damaged)
 set -u
 LUMEN=$1
 JSON_GET=$2
 SHARED=$3
 NAME=$4
+KEPT_DAMAGE=${5:-}
 WL=$SHARED/workloads
 TMP=$(mktemp -d /tmp/lumen-hd-XXXXXX)
 PIDS=""
@@ -596,6 +598,86 @@ pg_schema_race)
     [ "$(cat "$TMP"/imp*.out | grep -c "imported as")" -eq 1 ] || fail "round $i: $(cat "$TMP"/imp*.out)"
     psql -q "$LUMEN_TEST_PG/postgres" -c "DROP DATABASE $db" >/dev/null
   done
+  ;;
+kept_damaged)
+  # A kept analysis that is not a valid analysis of its workload (a table
+  # without column titles or row ids, a null title or id, its bytes cut
+  # short, a count past its bytes or past the workload's dispatches, a
+  # table kind, definition, row id or column role out of range, a
+  # top-kernels table without its name column) crashed analyze --db in
+  # text, JSON and the summary, and lumen serve. It is discarded with one
+  # warning naming the workload and what is wrong, and the view recomputed
+  # from the stored columns: the same output as an undamaged store's. On
+  # PostgreSQL too when LUMEN_TEST_PG names a server.
+  [ -x "$KEPT_DAMAGE" ] || fail "kept_damaged needs the kept_damage helper (5th argument)"
+  hows="null_titles null_row_ids null_title null_row_id truncated count_bytes count_workload selected_over
+        calls_over kind_range def_range row_id_range role_range top_narrow"
+  damage() { "$KEPT_DAMAGE" "$1" v "$2" || fail "cannot damage the kept analysis ($2)"; }
+  fmt_args() { case $1 in text) ;; json) echo "--format json" ;; summary) echo "--summary" ;; esac; }
+  kept_suite() { # DB
+    local db=$1 fmt how
+    "$LUMEN" db import --db "$db" -w "$WL/vcopy/MI200" -n v >/dev/null 2>&1 || fail "import"
+    # What an undamaged store shows (the import kept the default view).
+    for fmt in text json summary; do
+      run analyze --db "$db" -w v $(fmt_args $fmt)
+      expect_status 0
+      [ ! -s "$TMP/err" ] || fail "an undamaged store: $(cat "$TMP/err")"
+      cp "$TMP/out" "$TMP/want.$fmt"
+    done
+    start_server --db "$db"
+    get "api/analysis?w=db:v"
+    expect_code 200 "the undamaged analysis"
+    cp "$TMP/body" "$TMP/want.api"
+    kill "$SERVER"
+    for how in $hows; do
+      for fmt in text json summary; do
+        damage "$db" "$how"
+        run analyze --db "$db" -w v $(fmt_args $fmt)
+        [ "$STATUS" -lt 128 ] || fail "$how, $fmt: died with signal $((STATUS - 128))"
+        expect_status 0
+        cmp -s "$TMP/out" "$TMP/want.$fmt" || fail "$how, $fmt: not what an undamaged store shows"
+        expect_err "discarding the kept analysis of 'v' and recomputing it from the stored columns"
+        expect_err "a stored analysis is damaged: "
+        one_line_err
+      done
+      # The recomputed analysis took its place: read back without a word.
+      run analyze --db "$db" -w v --format json
+      expect_status 0
+      [ ! -s "$TMP/err" ] || fail "$how: after the recomputation: $(cat "$TMP/err")"
+      cmp -s "$TMP/out" "$TMP/want.json" || fail "$how: the recomputed analysis was not kept"
+    done
+    # The server opens the store read-only: it recomputes, says so once
+    # however often it is asked, and stays up.
+    for how in null_titles null_row_id kind_range top_narrow; do
+      damage "$db" "$how"
+      start_server --db "$db"
+      for _ in 1 2; do
+        get "api/analysis?w=db:v"
+        expect_code 200 "$how: the analysis"
+        cmp -s "$TMP/body" "$TMP/want.api" || fail "$how: the server's analysis is not the undamaged one"
+        get "api/summary?w=db:v"
+        expect_code 200 "$how: the summary"
+      done
+      kill -0 "$SERVER" 2>/dev/null || fail "$how: the server died"
+      [ "$(grep -c "ignoring the kept analysis of 'v'" "$TMP/serve.err")" -eq 1 ] ||
+        fail "$how: not one warning: $(cat "$TMP/serve.err")"
+      kill "$SERVER"
+      wait "$SERVER" 2>/dev/null
+      # (a writable run puts the undamaged analysis back)
+      run analyze --db "$db" -w v --format json
+    done
+  }
+  KIND=sqlite
+  kept_suite "$TMP/s.db"
+  if [ -n "${LUMEN_TEST_PG:-}" ]; then
+    KIND=postgresql
+    pgdb="kept_$$"
+    psql -q "$LUMEN_TEST_PG/postgres" -c "CREATE DATABASE $pgdb" >/dev/null || fail "createdb $pgdb"
+    kept_suite "$LUMEN_TEST_PG/$pgdb"
+    psql -q "$LUMEN_TEST_PG/postgres" -c "DROP DATABASE $pgdb" >/dev/null
+  else
+    echo "LUMEN_TEST_PG is not set: PostgreSQL part skipped"
+  fi
   ;;
 *)
   fail "unknown case $NAME"
