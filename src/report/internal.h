@@ -13,6 +13,10 @@
  * continuation bytes and ANSI colour sequences (ESC [ ... m) take none. */
 size_t lm_report_width(const char *s, size_t n);
 
+/* lm_report_time_text: a duration in ns as the summaries write it
+ * ("216.41 ms", "3.1 µs"; "n/a" for NaN), into out (cap bytes). */
+void lm_report_time_text(double ns, char *out, size_t cap);
+
 /* lm_report_wrap: append lead, then text (escaped for the terminal)
  * wrapped at words to width characters, continuation lines indented by
  * indent spaces, and a newline. The lead's width counts toward the first

@@ -216,7 +216,7 @@ void lm_report_wrap(lm_buf *out, const char *lead, const char *text, size_t inde
   lm_free(safe);
 }
 
-static void time_text(double ns, char *out, size_t cap) {
+void lm_report_time_text(double ns, char *out, size_t cap) {
   if (isnan(ns)) snprintf(out, cap, "n/a");
   else if (ns >= 1e9) snprintf(out, cap, "%.2f s", ns / 1e9);
   else if (ns >= 1e6) snprintf(out, cap, "%.2f ms", ns / 1e6);
@@ -287,7 +287,7 @@ lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size
                                  lm_buf *out) {
   if (width < 40) width = 40;
   char total[32];
-  time_text(s->total_ns, total, sizeof total);
+  lm_report_time_text(s->total_ns, total, sizeof total);
   const char *model = lm_sysinfo_text(&w->sysinfo, "gpu_model");
   char head[512];
   snprintf(head, sizeof head, "Summary: %zu kernel%s, %s of GPU time%s%s%s%s", s->n_total_kernels,
@@ -326,8 +326,8 @@ lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size
     lm_buf_putc(out, '\n');
     snprintf(line, sizeof line, "%zu. ", i + 1);
     lm_report_wrap(out, line, names[i] ? names[i] : "", 4, width);
-    time_text(k->total_ns, t1, sizeof t1);
-    time_text(k->mean_ns, t2, sizeof t2);
+    lm_report_time_text(k->total_ns, t1, sizeof t1);
+    lm_report_time_text(k->mean_ns, t2, sizeof t2);
     snprintf(line, sizeof line, "%.1f %% of the time: %zu call%s, %s in all, %s each",
              isnan(k->share) ? 0.0 : k->share * 100, k->calls, k->calls == 1 ? "" : "s", t1, t2);
     lm_report_wrap(out, "   ", line, 5, width);

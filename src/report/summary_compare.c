@@ -15,14 +15,6 @@
 #include "report/internal.h"
 #include "report/report.h"
 
-static void time_text(double ns, char *out, size_t cap) {
-  if (isnan(ns)) snprintf(out, cap, "n/a");
-  else if (ns >= 1e9) snprintf(out, cap, "%.2f s", ns / 1e9);
-  else if (ns >= 1e6) snprintf(out, cap, "%.2f ms", ns / 1e6);
-  else if (ns >= 1e3) snprintf(out, cap, "%.1f µs", ns / 1e3);
-  else snprintf(out, cap, "%.0f ns", ns);
-}
-
 /* The kernel of s that is `name`, or NULL (*loose: matched without a
  * ROCm suffix). */
 static const lm_kernel_summary *find_kernel(const lm_summary *s, const char *name, int *loose) {
@@ -66,8 +58,8 @@ static void kernel_lines(const lm_kernel_summary *b, const lm_kernel_summary *o,
     return;
   }
   if (loose) lm_report_wrap(out, "   ", "(matched by name without the ROCm suffix)", 5, width);
-  time_text(b->total_ns, t1, sizeof t1);
-  time_text(o->total_ns, t2, sizeof t2);
+  lm_report_time_text(b->total_ns, t1, sizeof t1);
+  lm_report_time_text(o->total_ns, t2, sizeof t2);
   lm_buf d = {0};
   lm_buf_printf(&d, "time: %s in %zu call%s -> [%zu] %s in %zu call%s", t1, b->calls, b->calls == 1 ? "" : "s",
                 j + 1, t2, o->calls, o->calls == 1 ? "" : "s");
@@ -112,7 +104,7 @@ lm_status lm_report_summary_compare_text(const lm_summary *const *s, const lm_wo
   if (width < 40) width = 40;
   char t[32], line[1200];
   for (size_t j = 0; j < n; j++) {
-    time_text(s[j]->total_ns, t, sizeof t);
+    lm_report_time_text(s[j]->total_ns, t, sizeof t);
     char *path = lm_text_safe(w[j]->path ? w[j]->path : "", 0);
     snprintf(line, sizeof line, "[%zu] %s: %zu kernel%s, %s of GPU time%s", j + 1, path ? path : "",
              s[j]->n_total_kernels, s[j]->n_total_kernels == 1 ? "" : "s", t,
@@ -129,7 +121,7 @@ lm_status lm_report_summary_compare_text(const lm_summary *const *s, const lm_wo
     double base = s[0]->total_ns;
     lm_buf d = {0};
     for (size_t j = 1; j < n; j++) {
-      time_text(s[j]->total_ns, t, sizeof t);
+      lm_report_time_text(s[j]->total_ns, t, sizeof t);
       lm_buf_printf(&d, "%sGPU time [%zu] %s", j > 1 ? "; " : "", j + 1, t);
       delta(&d, base, s[j]->total_ns);
     }
@@ -162,7 +154,7 @@ lm_status lm_report_summary_compare_text(const lm_summary *const *s, const lm_wo
       int loose = 0;
       if (find_kernel(s[0], s[j]->kernels[q].name, &loose)) continue;
       char *name = lm_report_short_name(s[j]->kernels[q].name, width - 12, (size_t)-1);
-      time_text(s[j]->kernels[q].total_ns, t, sizeof t);
+      lm_report_time_text(s[j]->kernels[q].total_ns, t, sizeof t);
       snprintf(line, sizeof line, "only in [%zu]'s summary: %s (%s, %zu call%s)", j + 1, name ? name : "", t,
                s[j]->kernels[q].calls, s[j]->kernels[q].calls == 1 ? "" : "s");
       lm_free(name);

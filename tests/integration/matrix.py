@@ -246,6 +246,17 @@ def argv_of(c, folder, out_path):
 
 # ---------------------------------------------------------------- model
 
+def top_order(top):
+    """Kernel names in the top-kernels table's order: total duration (NaN
+    durations left out), then name."""
+    sums = {}
+    for r in top:
+        sums.setdefault(r["kernel"], 0.0)
+        if r["dur"] == r["dur"]:
+            sums[r["kernel"]] += r["dur"]
+    return sorted(sums, key=lambda k: (-sums[k], k.encode()))
+
+
 def model(c, facts):
     """(top rows, selected rows, error) as lumen's selection defines them;
     error is a substring of the expected refusal, or None."""
@@ -264,13 +275,7 @@ def model(c, facts):
     top = rows
     if c["kernel"] == "(":
         return top, None, "-k '('"
-    # Top-kernels order: total duration (NaN durations left out), then name.
-    sums = {}
-    for r in top:
-        sums.setdefault(r["kernel"], 0.0)
-        if r["dur"] == r["dur"]:
-            sums[r["kernel"]] += r["dur"]
-    order = sorted(sums, key=lambda k: (-sums[k], k.encode()))
+    order = top_order(top)
     sel = top
     kernels = c["kernel"] if isinstance(c["kernel"], list) else [c["kernel"]] if c["kernel"] is not None else []
     inc = [k for k in kernels if not k.startswith("!")]
@@ -494,10 +499,7 @@ def api_check(server, c, folder, facts, res):
         top, _, _ = model(dict(c, kindex=None, kernel=None, instance=None), facts)
         if top is None:
             return []
-        sums = {}
-        for r in top:
-            sums[r["kernel"]] = sums.get(r["kernel"], 0.0) + (r["dur"] if r["dur"] == r["dur"] else 0.0)
-        order = sorted(sums, key=lambda k: (-sums[k], k.encode()))
+        order = top_order(top)
         if c["kindex"] >= len(order):
             return []
         params.append(("kn", order[c["kindex"]]))
