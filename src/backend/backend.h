@@ -29,12 +29,15 @@ size_t lm_backends_probe(lm_backend_status *out, size_t cap);
 struct lm_rocp_api;
 /* lm_rocp_load: open rocprofiler-sdk (already_loaded: only one the process
  * has loaded, as inside the profiled application), check its version
- * (0.5 or later) and resolve the functions lumen calls. Returns 0, or -1
- * with the reason and the fix in why. */
+ * and choose the layout lumen reads it in (api->layout: 0.5 and 0.6, or
+ * 1.0; a later 1.x in the 1.0 layout with api->newer set; other versions
+ * are refused, naming the version), and resolve the functions lumen
+ * calls. Returns 0, or -1 with the reason and the fix in why. */
 int lm_rocp_load(struct lm_rocp_api *api, int already_loaded, char *why, size_t cap);
 void lm_rocp_unload(struct lm_rocp_api *api);
 /* lm_rocp_probe: whether rocprofiler-sdk can collect here (library,
- * version, a GPU agent); why says which, or what was found. */
+ * version and layout, a GPU agent); why says which, or what was found:
+ * "version 0.6.0 (0.5/0.6 layout, supported), 8 GPU agents". */
 int lm_rocp_probe(char *why, size_t cap);
 
 /* ----------------------------------------------------------- demangling */

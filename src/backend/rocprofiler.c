@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "backend/rocprofiler_abi.h"
+#include "backend/rocprofiler.h"
 
 static const char *const fix =
     "install rocprofiler-sdk 0.5 or later (ROCm 6.3+) and put its lib folder on LD_LIBRARY_PATH, "
@@ -62,6 +62,23 @@ int lm_rocp_load(lm_rocp_api *api, int already_loaded, char *why, size_t cap) {
              api->major, api->minor, api->patch, LM_ROCP_MIN_MAJOR, LM_ROCP_MIN_MINOR, fix);
     goto fail;
   }
+  /* The layout, from the version: 0.5 and 0.6 have the short tracing
+   * record and client id; 1.0 the long ones. A later 1.x is read in the
+   * 1.0 layout where the sizes it reports agree (the agents' here, the
+   * client id's in the tool library); a development version between 0.6
+   * and 1.0, or a later major version, is refused. */
+  if (api->major == 0 && (api->minor == 5 || api->minor == 6)) {
+    api->layout = LM_ROCP_LAYOUT_0X;
+  } else if (api->major == 1) {
+    api->layout = LM_ROCP_LAYOUT_1X;
+    api->newer = api->minor > 0;
+  } else {
+    snprintf(why, cap,
+             "version %u.%u.%u found; lumen knows the layouts of 0.5, 0.6 and 1.0 (ROCm 6.3 to 7.x), and "
+             "reads a later 1.x in the 1.0 layout: install one of those versions",
+             api->major, api->minor, api->patch);
+    goto fail;
+  }
   /* Casts through void * of dlsym results: POSIX guarantees them. */
   *(void **)&api->create_context = sym(api->lib, "rocprofiler_create_context", NULL);
   *(void **)&api->start_context = sym(api->lib, "rocprofiler_start_context", NULL);
@@ -70,6 +87,7 @@ int lm_rocp_load(lm_rocp_api *api, int already_loaded, char *why, size_t cap) {
   *(void **)&api->iterate_agent_supported_counters =
       sym(api->lib, "rocprofiler_iterate_agent_supported_counters", NULL);
   *(void **)&api->query_counter_info = sym(api->lib, "rocprofiler_query_counter_info", NULL);
+  *(void **)&api->iterate_counter_dimensions = sym(api->lib, "rocprofiler_iterate_counter_dimensions", NULL);
   *(void **)&api->create_counter_config =
       sym(api->lib, "rocprofiler_create_counter_config", "rocprofiler_create_profile_config");
   *(void **)&api->configure_callback_dispatch_counting_service =
@@ -88,6 +106,7 @@ int lm_rocp_load(lm_rocp_api *api, int already_loaded, char *why, size_t cap) {
               {"rocprofiler_iterate_agent_supported_counters",
                *(void **)&api->iterate_agent_supported_counters},
               {"rocprofiler_query_counter_info", *(void **)&api->query_counter_info},
+              {"rocprofiler_iterate_counter_dimensions", *(void **)&api->iterate_counter_dimensions},
               {"rocprofiler_create_counter_config", *(void **)&api->create_counter_config},
               {"rocprofiler_configure_callback_dispatch_counting_service",
                *(void **)&api->configure_callback_dispatch_counting_service},
@@ -114,29 +133,49 @@ void lm_rocp_unload(lm_rocp_api *api) {
   api->lib = NULL;
 }
 
+const char *lm_rocp_layout_text(const lm_rocp_api *api, char *buf, size_t cap) {
+  if (api->newer)
+    snprintf(buf, cap, "version %u.%u.%u (newer than 1.0; read in the 1.0 layout, whose sizes it reports)",
+             api->major, api->minor, api->patch);
+  else
+    snprintf(buf, cap, "version %u.%u.%u (%s layout, supported)", api->major, api->minor, api->patch,
+             api->layout == LM_ROCP_LAYOUT_0X ? "0.5/0.6" : "1.0");
+  return buf;
+}
+
+typedef struct gpu_count {
+  size_t n, short_size; /* GPUs; agents whose size is below what lumen reads */
+} gpu_count;
+
 static rocp_status count_gpus(int version, const void **agents, size_t n, void *user) {
   (void)version;
-  for (size_t i = 0; i < n; i++)
-    if (((const rocp_agent *)agents[i])->type == ROCP_AGENT_TYPE_GPU) (*(size_t *)user)++;
+  gpu_count *c = user;
+  for (size_t i = 0; i < n; i++) {
+    const rocp_agent *a = agents[i];
+    if (a->size < sizeof(rocp_agent)) c->short_size++;
+    else if (a->type == ROCP_AGENT_TYPE_GPU) c->n++;
+  }
   return ROCP_STATUS_SUCCESS;
 }
 
 int lm_rocp_probe(char *why, size_t cap) {
   lm_rocp_api api;
   if (lm_rocp_load(&api, 0, why, cap) != 0) return 0;
-  size_t n_gpus = 0;
-  rocp_status st = api.query_available_agents(ROCP_AGENT_INFO_VERSION_0, count_gpus,
-                                              sizeof(rocp_agent), &n_gpus);
-  int usable = st == ROCP_STATUS_SUCCESS && n_gpus > 0;
+  gpu_count c = {0, 0};
+  char v[160];
+  lm_rocp_layout_text(&api, v, sizeof v);
+  rocp_status st = api.query_available_agents(ROCP_AGENT_INFO_VERSION_0, count_gpus, sizeof(rocp_agent), &c);
+  int usable = st == ROCP_STATUS_SUCCESS && c.n > 0 && !c.short_size;
   if (st != ROCP_STATUS_SUCCESS)
-    snprintf(why, cap, "version %u.%u.%u cannot list agents (status %d)", api.major, api.minor,
-             api.patch, st);
-  else if (!n_gpus)
-    snprintf(why, cap, "version %u.%u.%u found, but it reports no GPU agent (is the amdgpu driver "
-                       "loaded, and may this user open /dev/kfd?)", api.major, api.minor, api.patch);
+    snprintf(why, cap, "%s cannot list agents (status %d)", v, st);
+  else if (c.short_size)
+    snprintf(why, cap, "%s describes its agents in fewer bytes than the %zu lumen reads: not this layout", v,
+             sizeof(rocp_agent));
+  else if (!c.n)
+    snprintf(why, cap, "%s found, but it reports no GPU agent (is the amdgpu driver "
+                       "loaded, and may this user open /dev/kfd?)", v);
   else
-    snprintf(why, cap, "version %u.%u.%u, %zu GPU agent%s", api.major, api.minor, api.patch, n_gpus,
-             n_gpus == 1 ? "" : "s");
+    snprintf(why, cap, "%s, %zu GPU agent%s", v, c.n, c.n == 1 ? "" : "s");
   lm_rocp_unload(&api);
   return usable;
 }

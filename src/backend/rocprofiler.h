@@ -22,15 +22,35 @@
 
 #include "backend/rocprofiler_abi.h"
 
+/* One dimension of a counter (a copy of the SDK's, which lives only
+ * during its callback). */
+#define LM_ROCP_MAX_DIMS 8
+typedef struct lm_rocp_dim {
+  char name[32]; /* "XCC", "INSTANCE", "SE", ... */
+  size_t instances;
+  uint64_t id; /* for rocprofiler_query_record_dimension_position */
+} lm_rocp_dim;
+
+/* One counter of an agent. */
+typedef struct lm_rocp_counter {
+  rocp_counter_id id;
+  const char *name, *block; /* borrowed from the SDK, valid while it is loaded */
+  int is_derived;
+  int n_dims;
+  lm_rocp_dim dims[LM_ROCP_MAX_DIMS];
+} lm_rocp_counter;
+
 /* The counters of one agent. */
 typedef struct lm_rocp_catalog {
   size_t n;
-  rocp_counter_id *ids;
-  rocp_counter_info *info; /* strings borrowed from the SDK */
+  lm_rocp_counter *counters;
 } lm_rocp_catalog;
 
-/* lm_rocp_catalog_load: the agent's supported counters with their info.
- * Returns 0, or -1 with the reason in why. Free with lm_rocp_catalog_fini. */
+/* lm_rocp_catalog_load: the agent's supported counters with their names,
+ * blocks and dimensions, read the same way in every SDK version (counter
+ * info version 0 and the SDK's dimension iteration). A counter whose info
+ * the SDK does not give is left out. Returns 0, or -1 with the reason in
+ * why. Free with lm_rocp_catalog_fini. */
 int lm_rocp_catalog_load(const lm_rocp_api *api, rocp_agent_id agent, lm_rocp_catalog *out,
                          char *why, size_t cap);
 void lm_rocp_catalog_fini(lm_rocp_catalog *c);
@@ -71,6 +91,11 @@ typedef void (*lm_rocp_field_fn)(const char *key, const char *value, void *user)
  * driver does not count XCCs (drivers before multi-XCC GPUs). Pure: reads
  * only *a. */
 void lm_rocp_agent_sysinfo(const rocp_agent *a, lm_rocp_field_fn put, void *user);
+
+/* lm_rocp_layout_text: the SDK's version and layout as `lumen list
+ * backends` and the errors name them, e.g. "version 0.6.0 (0.5/0.6
+ * layout, supported)"; writes into buf and returns it. */
+const char *lm_rocp_layout_text(const lm_rocp_api *api, char *buf, size_t cap);
 
 /* lm_rocp_simulated: whether the loaded library is lumen's simulated SDK,
  * which says so through a symbol only it exports (lumen_simsdk_recording);

@@ -3,10 +3,13 @@
  * declared by lumen itself so that it builds without ROCm (the SDK's own
  * headers need the HSA and HIP headers of a ROCm install).
  *
- * The declarations follow the public headers of rocprofiler-sdk 1.x as
- * published in ROCm/rocm-systems (projects/rocprofiler-sdk, 2026); the
+ * The declarations follow the public headers of rocprofiler-sdk 0.5, 0.6
+ * and 1.0 as published in ROCm/rocm-systems (projects/rocprofiler-sdk;
+ * docs/rocprofiler-sdk.md lists each fact with its header and line); the
  * dispatch counting API they use exists since SDK 0.5 (ROCm 6.3), under the
- * names noted where 0.5 differs. Only what lumen reads or writes is
+ * names noted where 0.5 differs. Where the versions differ (the callback
+ * tracing record, the client id) both forms are declared and the adapter
+ * uses the one of the SDK it loaded (lm_rocp_api.layout). Only what lumen reads or writes is
  * declared: a struct the SDK hands over is declared up to the last field
  * lumen reads (the SDK owns the storage), and a struct lumen fills is
  * declared whole. Functions are never linked: lm_rocp_load resolves them
@@ -26,6 +29,8 @@ enum {
   ROCP_STATUS_SUCCESS = 0,
   ROCP_STATUS_ERROR = 1,
   ROCP_STATUS_ERROR_COUNTER_NOT_FOUND = 8,
+  ROCP_STATUS_ERROR_INCOMPATIBLE_ABI = 18,
+  ROCP_STATUS_ERROR_DIM_NOT_FOUND = 23, /* a counter without dimensions (derived ones) */
   ROCP_STATUS_ERROR_EXCEEDS_HW_LIMIT = 38,
   ROCP_STATUS_ERROR_AGENT_ARCH_NOT_SUPPORTED = 39
 };
@@ -108,18 +113,21 @@ typedef rocp_status (*rocp_agents_cb)(int version, const void **agents, size_t n
 /* rocprofiler_counter_info_version_id_t */
 enum { ROCP_COUNTER_INFO_VERSION_0 = 1, ROCP_COUNTER_INFO_VERSION_1 = 2 };
 
-/* rocprofiler_counter_record_dimension_info_t */
+/* rocprofiler_counter_record_dimension_info_t (0.5/0.6:
+ * rocprofiler_record_dimension_info_t): the same 24 bytes everywhere. */
 typedef struct rocp_dimension {
   const char *name; /* "XCC", "SE", "INSTANCE", ... */
   size_t instance_size;
   uint64_t id;
 } rocp_dimension;
 
-/* rocprofiler_counter_info_v1_t (SDK >= 1.0; v0 is its prefix from id to
- * the bit-fields, without the leading size), filled by the SDK into lumen's
- * storage: declared whole. */
+/* rocprofiler_counter_info_v0_t, filled by the SDK into lumen's storage:
+ * the same 48 bytes in every version. lumen reads counters through it and
+ * their dimensions through rocprofiler_iterate_counter_dimensions, which
+ * every version has (deprecated from 1.0 on). Version 1 is not used: 0.5
+ * and 0.6 refuse it, and the ROCm 7.0 branch and the later development
+ * line give two different layouts under the same version number. */
 typedef struct rocp_counter_info {
-  uint64_t size;
   rocp_counter_id id;
   const char *name;
   const char *description;
@@ -127,13 +135,12 @@ typedef struct rocp_counter_info {
   const char *expression;
   uint8_t is_constant : 1;
   uint8_t is_derived : 1;
-  uint64_t dimensions_count;
-  const rocp_dimension **dimensions;
-  uint64_t dimensions_instances_count;
-  const void **dimensions_instances;
-  uint8_t spm_support;
-  uint8_t reserved_padding[7];
 } rocp_counter_info;
+
+/* rocprofiler_available_dimensions_cb_t: the dimensions of one counter,
+ * an array of structs valid only during the call. */
+typedef rocp_status (*rocp_dimensions_cb)(rocp_counter_id id, const rocp_dimension *dims, size_t n,
+                                          void *user);
 
 typedef rocp_status (*rocp_counters_cb)(rocp_agent_id agent, rocp_counter_id *counters, size_t n,
                                         void *user);
@@ -196,14 +203,23 @@ enum {
   ROCP_MARKER_roctxRangeStop = 4
 };
 
-/* rocprofiler_correlation_id_t (1.x: with ancestor). */
+/* rocprofiler_correlation_id_t: with ancestor from 1.0 on, without it in
+ * 0.5/0.6. */
 typedef struct {
   uint64_t internal;
   rocp_user_data external;
   uint64_t ancestor;
 } rocp_correlation_id;
+typedef struct {
+  uint64_t internal;
+  rocp_user_data external;
+} rocp_correlation_id_0x;
 
-/* rocprofiler_callback_tracing_record_t (passed by value). */
+/* rocprofiler_callback_tracing_record_t (passed by value): 64 bytes from
+ * 1.0 on, 56 in 0.5/0.6 (the correlation id is 8 bytes shorter, so kind,
+ * operation, phase and payload sit 8 bytes lower). A tool registers the
+ * callback of its SDK's layout: passed by value, the record is copied
+ * into the callee's argument area at the caller's size. */
 typedef struct rocp_tracing_record {
   rocp_context_id context_id;
   uint64_t thread_id;
@@ -213,8 +229,18 @@ typedef struct rocp_tracing_record {
   int phase;
   void *payload;
 } rocp_tracing_record;
+typedef struct rocp_tracing_record_0x {
+  rocp_context_id context_id;
+  uint64_t thread_id;
+  rocp_correlation_id_0x correlation_id;
+  int kind;
+  int32_t operation;
+  int phase;
+  void *payload;
+} rocp_tracing_record_0x;
 
 typedef void (*rocp_tracing_cb)(rocp_tracing_record record, rocp_user_data *user_data, void *arg);
+typedef void (*rocp_tracing_cb_0x)(rocp_tracing_record_0x record, rocp_user_data *user_data, void *arg);
 
 /* rocprofiler_callback_tracing_code_object_kernel_symbol_register_data_t,
  * up to accum_vgpr_count. */
@@ -248,12 +274,22 @@ typedef struct rocp_marker_data {
   } retval;
 } rocp_marker_data;
 
-/* Registration: what rocprofiler_configure returns. */
+/* Registration. rocprofiler_client_id_t, lent to rocprofiler_configure:
+ * from 1.0 on it opens with its size; 0.5/0.6 have no size, so their
+ * name is at 0 and the SDK's handle at 8. A tool writes only the name, at
+ * its layout's place: the SDK finalizes a client only while the id it
+ * lent still holds the handle it gave. */
 typedef struct {
   size_t size;
   const char *name;
   const uint32_t handle;
 } rocp_client_id;
+typedef struct {
+  const char *name;
+  const uint32_t handle;
+} rocp_client_id_0x;
+/* The finalizer the SDK hands to initialize takes the id by value in its
+ * layout's form; lumen never calls it (the SDK finalizes at exit). */
 typedef void (*rocp_client_finalize)(rocp_client_id id);
 typedef struct rocp_configure_result {
   size_t size;
@@ -265,12 +301,20 @@ typedef struct rocp_configure_result {
 /* The tool's entry point (registration.h), defined by lumen's tool
  * library and looked up by the SDK's registration. */
 rocp_configure_result *rocprofiler_configure(uint32_t version, const char *runtime_version,
-                                             uint32_t priority, rocp_client_id *client_id);
+                                             uint32_t priority, void *client_id);
+
+/* The layouts lumen reads, chosen from the version the SDK reports. */
+typedef enum {
+  LM_ROCP_LAYOUT_0X, /* 0.5 (ROCm 6.3), 0.6 (ROCm 6.4) */
+  LM_ROCP_LAYOUT_1X  /* 1.0 (ROCm 7.0 and the later development line) */
+} lm_rocp_layout;
 
 /* The functions lumen calls, resolved with dlsym (lm_rocp_load). */
 typedef struct lm_rocp_api {
   void *lib;
   uint32_t major, minor, patch;
+  lm_rocp_layout layout;
+  int newer; /* a 1.x later than 1.0, read in the 1.0 layout */
   rocp_status (*get_version)(uint32_t *major, uint32_t *minor, uint32_t *patch);
   rocp_status (*create_context)(rocp_context_id *ctx);
   rocp_status (*start_context)(rocp_context_id ctx);
@@ -280,6 +324,7 @@ typedef struct lm_rocp_api {
   rocp_status (*iterate_agent_supported_counters)(rocp_agent_id agent, rocp_counters_cb cb,
                                                   void *user);
   rocp_status (*query_counter_info)(rocp_counter_id id, int version, void *info);
+  rocp_status (*iterate_counter_dimensions)(rocp_counter_id id, rocp_dimensions_cb cb, void *user);
   /* rocprofiler_create_counter_config, or 0.5's create_profile_config. */
   rocp_status (*create_counter_config)(rocp_agent_id agent, rocp_counter_id *counters, size_t n,
                                        rocp_counter_config_id *config);
@@ -295,12 +340,10 @@ typedef struct lm_rocp_api {
   rocp_status (*query_record_dimension_position)(uint64_t instance, uint64_t dim, size_t *pos);
 } lm_rocp_api;
 
-/* The declarations that are the same in SDK 0.5, 0.6, the ROCm 7.0
- * branch and the development line, tied to the table of
- * docs/rocprofiler-sdk.md where lumen is built for x86-64 LP64 (the
- * table's offsets are for that ABI). The counter info v1 struct, the
- * correlation id inside the tracing record and the client id differ
- * between versions: the table lists them; they are not asserted here. */
+/* The declarations, tied to the table of docs/rocprofiler-sdk.md where
+ * lumen is built for x86-64 LP64 (the table's offsets are for that ABI):
+ * those the same in SDK 0.5, 0.6, the ROCm 7.0 branch and the development
+ * line, and both forms of the tracing record and the client id. */
 #if defined(__x86_64__) && defined(__LP64__)
 _Static_assert(ROCP_STATUS_ERROR_COUNTER_NOT_FOUND == 8 && ROCP_STATUS_ERROR_EXCEEDS_HW_LIMIT == 38 &&
                    ROCP_STATUS_ERROR_AGENT_ARCH_NOT_SUPPORTED == 39,
@@ -330,8 +373,28 @@ _Static_assert(offsetof(rocp_agent, type) == 16 && offsetof(rocp_agent, max_wave
                    offsetof(rocp_agent, product_name) == 264 && offsetof(rocp_agent, model_name) == 272 &&
                    offsetof(rocp_agent, logical_node_type_id) == 288 && sizeof(rocp_agent) == 296,
                "rocprofiler_agent_v0_t up to logical_node_type_id");
-_Static_assert(sizeof(rocp_dimension) == 24 && offsetof(rocp_dimension, id) == 16,
+_Static_assert(ROCP_STATUS_ERROR_INCOMPATIBLE_ABI == 18 && ROCP_STATUS_ERROR_DIM_NOT_FOUND == 23,
+               "rocprofiler_status_t values (fwd.h)");
+_Static_assert(sizeof(rocp_dimension) == 24 && offsetof(rocp_dimension, instance_size) == 8 &&
+                   offsetof(rocp_dimension, id) == 16,
                "counter record dimension info");
+_Static_assert(sizeof(rocp_counter_info) == 48 && offsetof(rocp_counter_info, name) == 8 &&
+                   offsetof(rocp_counter_info, block) == 24 && offsetof(rocp_counter_info, expression) == 32,
+               "rocprofiler_counter_info_v0_t");
+_Static_assert(sizeof(rocp_tracing_record) == 64 && offsetof(rocp_tracing_record, correlation_id) == 16 &&
+                   offsetof(rocp_tracing_record, kind) == 40 && offsetof(rocp_tracing_record, operation) == 44 &&
+                   offsetof(rocp_tracing_record, phase) == 48 && offsetof(rocp_tracing_record, payload) == 56,
+               "rocprofiler_callback_tracing_record_t (1.0)");
+_Static_assert(sizeof(rocp_tracing_record_0x) == 56 && offsetof(rocp_tracing_record_0x, kind) == 32 &&
+                   offsetof(rocp_tracing_record_0x, operation) == 36 && offsetof(rocp_tracing_record_0x, phase) == 40 &&
+                   offsetof(rocp_tracing_record_0x, payload) == 48,
+               "rocprofiler_callback_tracing_record_t (0.5/0.6)");
+_Static_assert(sizeof(rocp_client_id) == 24 && offsetof(rocp_client_id, name) == 8 &&
+                   offsetof(rocp_client_id, handle) == 16,
+               "rocprofiler_client_id_t (1.0)");
+_Static_assert(sizeof(rocp_client_id_0x) == 16 && offsetof(rocp_client_id_0x, name) == 0 &&
+                   offsetof(rocp_client_id_0x, handle) == 8,
+               "rocprofiler_client_id_t (0.5/0.6)");
 _Static_assert(sizeof(rocp_dispatch_info) == 128 && offsetof(rocp_dispatch_info, dispatch_id) == 32 &&
                    offsetof(rocp_dispatch_info, private_segment_size) == 40 &&
                    offsetof(rocp_dispatch_info, workgroup_size) == 48 && offsetof(rocp_dispatch_info, grid_size) == 60,
@@ -356,5 +419,8 @@ _Static_assert(sizeof(rocp_configure_result) == 32 && offsetof(rocp_configure_re
 /* The oldest SDK lumen accepts: its dispatch counting API. */
 #define LM_ROCP_MIN_MAJOR 0
 #define LM_ROCP_MIN_MINOR 5
+/* The size of the 1.0 client id: a later 1.x whose client id reports
+ * less is not read in the 1.0 layout. */
+#define LM_ROCP_CLIENT_ID_1X_SIZE 24
 
 #endif

@@ -26,6 +26,20 @@ static rocp_status take_ids(rocp_agent_id agent, rocp_counter_id *list, size_t n
   return ROCP_STATUS_SUCCESS;
 }
 
+/* The dimensions of one counter, copied out of the SDK's array. */
+static rocp_status take_dims(rocp_counter_id id, const rocp_dimension *dims, size_t n, void *user) {
+  (void)id;
+  lm_rocp_counter *c = user;
+  c->n_dims = 0;
+  for (size_t i = 0; i < n && c->n_dims < LM_ROCP_MAX_DIMS; i++) {
+    lm_rocp_dim *d = &c->dims[c->n_dims++];
+    snprintf(d->name, sizeof d->name, "%s", dims[i].name ? dims[i].name : "");
+    d->instances = dims[i].instance_size;
+    d->id = dims[i].id;
+  }
+  return ROCP_STATUS_SUCCESS;
+}
+
 int lm_rocp_catalog_load(const lm_rocp_api *api, rocp_agent_id agent, lm_rocp_catalog *out,
                          char *why, size_t cap) {
   memset(out, 0, sizeof *out);
@@ -37,44 +51,55 @@ int lm_rocp_catalog_load(const lm_rocp_api *api, rocp_agent_id agent, lm_rocp_ca
              (unsigned long long)agent.handle, st);
     return -1;
   }
-  out->info = calloc(c.n + 1, sizeof *out->info);
-  if (!out->info) {
+  out->counters = calloc(c.n + 1, sizeof *out->counters);
+  if (!out->counters) {
     free(c.ids);
     snprintf(why, cap, "out of memory");
     return -1;
   }
-  out->ids = c.ids;
-  for (size_t i = 0; i < c.n; i++)
-    if (api->query_counter_info(c.ids[i], ROCP_COUNTER_INFO_VERSION_1, &out->info[out->n]) ==
-            ROCP_STATUS_SUCCESS &&
-        out->info[out->n].name) {
-      out->ids[out->n] = c.ids[i];
-      out->n++;
-    }
+  for (size_t i = 0; i < c.n; i++) {
+    rocp_counter_info info;
+    memset(&info, 0, sizeof info);
+    if (api->query_counter_info(c.ids[i], ROCP_COUNTER_INFO_VERSION_0, &info) != ROCP_STATUS_SUCCESS ||
+        !info.name)
+      continue;
+    lm_rocp_counter *x = &out->counters[out->n];
+    memset(x, 0, sizeof *x);
+    x->id = c.ids[i];
+    x->name = info.name;
+    x->block = info.block ? info.block : "";
+    x->is_derived = info.is_derived;
+    /* Derived counters have no dimension (DIM_NOT_FOUND); any other
+     * failure leaves the counter without dimensions too, read as one
+     * total. */
+    st = api->iterate_counter_dimensions(c.ids[i], take_dims, x);
+    if (st != ROCP_STATUS_SUCCESS) x->n_dims = 0;
+    out->n++;
+  }
+  free(c.ids);
   return 0;
 }
 
 void lm_rocp_catalog_fini(lm_rocp_catalog *c) {
-  free(c->ids);
-  free(c->info);
+  free(c->counters);
   memset(c, 0, sizeof *c);
 }
 
-static const rocp_counter_info *find(const lm_rocp_catalog *cat, const char *name, int derived) {
+static const lm_rocp_counter *find(const lm_rocp_catalog *cat, const char *name, int derived) {
   for (size_t i = 0; i < cat->n; i++)
-    if ((int)cat->info[i].is_derived == derived && strcmp(cat->info[i].name, name) == 0)
-      return &cat->info[i];
+    if (cat->counters[i].is_derived == derived && strcmp(cat->counters[i].name, name) == 0)
+      return &cat->counters[i];
   return NULL;
 }
 
 int lm_rocp_resolve(const lm_rocp_catalog *cat, const char *name, lm_rocp_want *out, int cap) {
-  const rocp_counter_info *x = find(cat, name, 0);
+  const lm_rocp_counter *x = find(cat, name, 0);
   if (!x || cap < 2) return 0;
-  const rocp_dimension *xcc = NULL, *inst = NULL;
-  for (uint64_t d = 0; d < x->dimensions_count; d++) {
-    const rocp_dimension *dim = x->dimensions[d];
+  const lm_rocp_dim *xcc = NULL, *inst = NULL;
+  for (int d = 0; d < x->n_dims; d++) {
+    const lm_rocp_dim *dim = &x->dims[d];
     if (strcmp(dim->name, "XCC") == 0) xcc = dim;
-    else if (dim->instance_size > 1 && !inst) inst = dim;
+    else if (dim->instances > 1 && !inst) inst = dim;
   }
   int n = 0;
   memset(out, 0, (size_t)cap * sizeof *out);
@@ -86,16 +111,16 @@ int lm_rocp_resolve(const lm_rocp_catalog *cat, const char *name, lm_rocp_want *
   }
   char sum[240];
   snprintf(sum, sizeof sum, "%.200s_sum", name);
-  const rocp_counter_info *derived = find(cat, sum, 1);
+  const lm_rocp_counter *derived = find(cat, sum, 1);
   out[n].id = derived ? derived->id : x->id;
   out[n].form = LM_ROCP_TOTAL;
   snprintf(out[n].column, sizeof out[n].column, "%s", sum);
   n++;
-  if (x->block && strcmp(x->block, "TCC") == 0) {
+  if (strcmp(x->block, "TCC") == 0) {
     out[n].id = x->id;
     out[n].form = LM_ROCP_CHANNELS;
     snprintf(out[n].column, sizeof out[n].column, "%.240s", name);
-    out[n].n_inst = inst->instance_size;
+    out[n].n_inst = inst->instances;
     out[n].dim_inst = inst->id;
     out[n].dim_xcc = xcc ? xcc->id : 0;
     n++;
@@ -115,7 +140,11 @@ static rocp_status pick_gpu(int version, const void **agents, size_t n, void *us
   first_gpu *f = user;
   for (size_t i = 0; i < n; i++) {
     const rocp_agent *a = agents[i];
-    if (a->type != ROCP_AGENT_TYPE_GPU || (f->name && a->logical_node_type_id >= f->best)) continue;
+    /* An agent described in fewer bytes than lumen reads is not of a
+     * layout lumen knows (lm_rocp_probe says so). */
+    if (a->size < sizeof(rocp_agent) || a->type != ROCP_AGENT_TYPE_GPU ||
+        (f->name && a->logical_node_type_id >= f->best))
+      continue;
     f->id = a->id;
     f->best = a->logical_node_type_id;
     f->name = a->name;

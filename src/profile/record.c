@@ -181,6 +181,7 @@ typedef struct proc_info {
   int finished;     /* END and no error */
   int error;        /* it reported an error (E) */
   int attached;     /* it attached to a GPU runtime (A), so it had data to lose */
+  int unfinalized;  /* the runtime never finalized the tool: it closed its records at unload */
   char why[512];    /* its first error */
 } proc_info;
 
@@ -273,6 +274,7 @@ static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
     const char *tag = fields[0];
     if (strcmp(tag, "END") == 0) {
       finished = 1;
+      proc->unfinalized = nf >= 2 && strcmp(fields[1], "unfinalized") == 0;
     } else if (strcmp(tag, "E") == 0 && nf >= 2) {
       if (!why[0]) snprintf(why, why_cap, "%s", fields[1]);
       proc->error = 1;
@@ -456,6 +458,11 @@ lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, c
                          p->local_rank, p->launcher, p->gpus, p->n_dispatches, p->finished,
                          p->why};
     st = lm_db_put_process(db, wid, spec->id, &row, diag);
+    if (st == LM_OK && p->unfinalized)
+      lm_collect_note(db, wid, LM_LOG_WARN,
+                      "run %d: the GPU runtime never finalized lumen's tool in process %ld: the tool closed "
+                      "its records when it was unloaded, and dispatches still running then may be missing",
+                      spec->id, p->pid);
     /* A process that never reached a GPU runtime (a shell, a launcher)
      * and reported nothing lost nothing, however it ended. */
     if (p->finished || (!p->attached && p->n_dispatches == 0 && !p->error)) continue;

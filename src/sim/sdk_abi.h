@@ -25,6 +25,7 @@ enum {
   SDK_STATUS_ERROR = 1,
   SDK_STATUS_ERROR_COUNTER_NOT_FOUND = 8,
   SDK_STATUS_ERROR_INCOMPATIBLE_ABI = 18,
+  SDK_STATUS_ERROR_DIM_NOT_FOUND = 23,
   SDK_STATUS_ERROR_EXCEEDS_HW_LIMIT = 38,
   SDK_STATUS_ERROR_AGENT_ARCH_NOT_SUPPORTED = 39
 };
@@ -98,6 +99,10 @@ typedef struct sdk_agent {
   const char *name, *vendor_name, *product_name, *model_name;
   uint32_t node_id;
   int32_t logical_node_id, logical_node_type_id;
+  /* The members after it, which the simulation leaves at 0: the struct
+   * is 296 bytes in 0.5, 304 in 0.6 and 7.0, 312 in the development line,
+   * and its size member says which. */
+  uint8_t tail[16];
 } sdk_agent;
 
 typedef sdk_status (*sdk_agents_cb)(int version, const void **agents, size_t n, void *user);
@@ -146,6 +151,10 @@ typedef struct sdk_counter_info_v1 {
   uint64_t dimensions_instances_count;
   const void **dimensions_instances;
 } sdk_counter_info_v1;
+
+/* rocprofiler_available_dimensions_cb_t: an array of structs (0.5/0.6
+ * counters.h, deprecated/counters.h from 1.0 on). */
+typedef sdk_status (*sdk_dimensions_cb)(sdk_counter_id id, const sdk_dimension *dims, size_t n, void *user);
 
 typedef sdk_status (*sdk_counters_cb)(sdk_agent_id agent, sdk_counter_id *counters, size_t n,
                                       void *user);
@@ -308,6 +317,7 @@ _Static_assert(offsetof(sdk_agent, type) == 16 && offsetof(sdk_agent, gfx_target
                    offsetof(sdk_agent, node_id) == 280 && offsetof(sdk_agent, logical_node_type_id) == 288,
                "agent v0");
 _Static_assert(sizeof(sdk_dimension) == 24, "dimension info");
+_Static_assert(sizeof(sdk_agent) == 312, "rocprofiler_agent_v0_t of the development line");
 _Static_assert(sizeof(sdk_counter_info_v1) == 88 && offsetof(sdk_counter_info_v1, id) == 8 &&
                    offsetof(sdk_counter_info_v1, name) == 16 && offsetof(sdk_counter_info_v1, expression) == 40 &&
                    offsetof(sdk_counter_info_v1, dimensions_count) == 56 &&

@@ -92,7 +92,7 @@ int simsdk_load(void) {
   for (int i = 0; i < N_AGENTS; i++) {
     sdk_agent *a = &G.agents[i];
     memset(a, 0, sizeof *a);
-    a->size = sizeof *a;
+    a->size = simsdk_agent_size();
     a->id.handle = SIMSDK_AGENT_BASE + (uint64_t)i;
     a->type = SDK_AGENT_TYPE_GPU;
     a->cu_count = cu;
@@ -165,9 +165,20 @@ EXPORT sdk_status rocprofiler_get_version(uint32_t *major, uint32_t *minor, uint
   return SDK_STATUS_SUCCESS;
 }
 
+/* The size of rocprofiler_agent_v0_t in the layout's version (agent.h):
+ * 296 in 0.5, 304 in 0.6 and 7.0, 312 in the development line. */
+size_t simsdk_agent_size(void) {
+  switch (simsdk_layout()) {
+  case SDK_LAYOUT_05: return 296;
+  case SDK_LAYOUT_06:
+  case SDK_LAYOUT_70: return 304;
+  default: return sizeof(sdk_agent);
+  }
+}
+
 EXPORT sdk_status rocprofiler_query_available_agents(int version, sdk_agents_cb cb,
                                                       size_t agent_size, void *user) {
-  if (version != SDK_AGENT_INFO_VERSION_0 || agent_size > sizeof(sdk_agent)) return SDK_STATUS_ERROR;
+  if (version != SDK_AGENT_INFO_VERSION_0 || agent_size > simsdk_agent_size()) return SDK_STATUS_ERROR;
   const void *list[N_AGENTS];
   size_t n = 0;
   if (simsdk_load() == 0)
@@ -417,6 +428,19 @@ EXPORT sdk_status rocprofiler_query_counter_info(sdk_counter_id id, int version,
   out->dimensions_count = n_dims;
   out->dimensions = n_dims ? C.dim_ptr[i] : NULL;
   out->dimensions_instances_count = c->n_xcc * c->n_inst;
+  return SDK_STATUS_SUCCESS;
+}
+
+/* The dimensions of a counter, as every version gives them: an array of
+ * structs that lives only during the call (the SDK builds it on its
+ * stack), none for a derived counter (DIM_NOT_FOUND). */
+EXPORT sdk_status rocprofiler_iterate_counter_dimensions(sdk_counter_id id, sdk_dimensions_cb cb, void *user) {
+  counters_ready();
+  if (id.handle < 1 || id.handle > C.n) return SDK_STATUS_ERROR_COUNTER_NOT_FOUND;
+  size_t i = id.handle - 1;
+  if (C.c[i].base >= 0) return SDK_STATUS_ERROR_DIM_NOT_FOUND;
+  sdk_dimension dims[2] = {C.dim[i][0], C.dim[i][1]};
+  cb(id, dims, 2, user);
   return SDK_STATUS_SUCCESS;
 }
 

@@ -28,6 +28,8 @@ const char *lumen_simsdk_recording(void);
 /* simsdk_layout: the SDK version the simulation takes the layouts of
  * (LUMEN_SIMSDK_LAYOUT: sdk_layout), or -1 for a value it does not know. */
 int simsdk_layout(void);
+/* simsdk_agent_size: the size of an agent's description in that version. */
+size_t simsdk_agent_size(void);
 /* simsdk_agent_index: 0.. for a GPU agent handle, -1 otherwise. */
 int simsdk_agent_index(sdk_agent_id agent);
 sdk_agent_id simsdk_agent_id(int index);
@@ -51,6 +53,7 @@ sdk_status rocprofiler_configure_callback_tracing_service(sdk_context_id ctx, in
 sdk_status rocprofiler_iterate_agent_supported_counters(sdk_agent_id agent, sdk_counters_cb cb,
                                                          void *user);
 sdk_status rocprofiler_query_counter_info(sdk_counter_id id, int version, void *info);
+sdk_status rocprofiler_iterate_counter_dimensions(sdk_counter_id id, sdk_dimensions_cb cb, void *user);
 sdk_status rocprofiler_query_record_counter_id(uint64_t instance, sdk_counter_id *counter);
 sdk_status rocprofiler_query_record_dimension_position(uint64_t instance, uint64_t dim,
                                                         size_t *pos);

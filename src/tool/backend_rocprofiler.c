@@ -168,14 +168,27 @@ static const kernel_info *kernel_find(uint64_t id) {
   }
 }
 
-static void on_code_object(rocp_tracing_record rec, rocp_user_data *user_data, void *arg) {
-  (void)user_data;
-  (void)arg;
-  if (rec.kind != ROCP_TRACING_CODE_OBJECT ||
-      rec.operation != ROCP_CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER || rec.phase != ROCP_PHASE_ENTER ||
-      !rec.payload)
+/* What lumen reads of a callback tracing record, the same in both
+ * layouts (rocprofiler_abi.h): each layout's callback copies it out. */
+typedef struct traced {
+  int kind, operation, phase;
+  uint64_t thread_id;
+  const void *payload;
+} traced;
+
+static void code_object(const traced *rec) {
+  if (rec->kind != ROCP_TRACING_CODE_OBJECT ||
+      rec->operation != ROCP_CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER || rec->phase != ROCP_PHASE_ENTER ||
+      !rec->payload)
     return;
-  const rocp_kernel_symbol *sym = rec.payload;
+  const rocp_kernel_symbol *sym = rec->payload;
+  /* The payload says its size: one shorter than the members read here is
+   * not the layout lumen declares. */
+  if (sym->size < offsetof(rocp_kernel_symbol, accum_vgpr_count) + sizeof sym->accum_vgpr_count ||
+      !sym->kernel_name) {
+    lm_tool_error("rocprofiler-sdk gave a kernel symbol record shorter than its declared layout");
+    return;
+  }
   /* The SDK names kernels by their mangled symbol; lumen, like the
    * reference tool, by the demangled one. */
   char *name = malloc(NAME_CAP);
@@ -212,20 +225,56 @@ static void on_code_object(rocp_tracing_record rec, rocp_user_data *user_data, v
  * and may end on another thread, so it is known by the id that
  * roctxRangeStartA returns (seen in its EXIT phase) and roctxRangeStop
  * passes. */
+static void marker(const traced *rec) {
+  const rocp_marker_data *m = rec->payload;
+  if (rec->kind != ROCP_TRACING_MARKER_CORE_API || !m) return;
+  unsigned long tid = (unsigned long)rec->thread_id;
+  if (rec->phase == ROCP_PHASE_ENTER && rec->operation == ROCP_MARKER_roctxRangePushA)
+    lm_tool_marker(LM_TOOL_PUSH, tid, m->arg.message, 0);
+  else if (rec->phase == ROCP_PHASE_ENTER && rec->operation == ROCP_MARKER_roctxRangePop)
+    lm_tool_marker(LM_TOOL_POP, tid, NULL, 0);
+  else if (rec->phase == ROCP_PHASE_EXIT && rec->operation == ROCP_MARKER_roctxRangeStartA)
+    lm_tool_marker(LM_TOOL_START, tid, m->arg.message, m->retval.range_id);
+  else if (rec->phase == ROCP_PHASE_ENTER && rec->operation == ROCP_MARKER_roctxRangeStop)
+    lm_tool_marker(LM_TOOL_STOP, tid, NULL, m->arg.range_id);
+}
+
+/* The callbacks of each layout: the 64-byte record of 1.0, the 56-byte
+ * one of 0.5/0.6. */
+#define TRACED(r) {(r).kind, (r).operation, (r).phase, (r).thread_id, (r).payload}
+static void on_code_object(rocp_tracing_record rec, rocp_user_data *user_data, void *arg) {
+  (void)user_data;
+  (void)arg;
+  traced t = TRACED(rec);
+  code_object(&t);
+}
+static void on_code_object_0x(rocp_tracing_record_0x rec, rocp_user_data *user_data, void *arg) {
+  (void)user_data;
+  (void)arg;
+  traced t = TRACED(rec);
+  code_object(&t);
+}
 static void on_marker(rocp_tracing_record rec, rocp_user_data *user_data, void *arg) {
   (void)user_data;
   (void)arg;
-  const rocp_marker_data *m = rec.payload;
-  if (rec.kind != ROCP_TRACING_MARKER_CORE_API || !m) return;
-  unsigned long tid = (unsigned long)rec.thread_id;
-  if (rec.phase == ROCP_PHASE_ENTER && rec.operation == ROCP_MARKER_roctxRangePushA)
-    lm_tool_marker(LM_TOOL_PUSH, tid, m->arg.message, 0);
-  else if (rec.phase == ROCP_PHASE_ENTER && rec.operation == ROCP_MARKER_roctxRangePop)
-    lm_tool_marker(LM_TOOL_POP, tid, NULL, 0);
-  else if (rec.phase == ROCP_PHASE_EXIT && rec.operation == ROCP_MARKER_roctxRangeStartA)
-    lm_tool_marker(LM_TOOL_START, tid, m->arg.message, m->retval.range_id);
-  else if (rec.phase == ROCP_PHASE_ENTER && rec.operation == ROCP_MARKER_roctxRangeStop)
-    lm_tool_marker(LM_TOOL_STOP, tid, NULL, m->arg.range_id);
+  traced t = TRACED(rec);
+  marker(&t);
+}
+static void on_marker_0x(rocp_tracing_record_0x rec, rocp_user_data *user_data, void *arg) {
+  (void)user_data;
+  (void)arg;
+  traced t = TRACED(rec);
+  marker(&t);
+}
+
+/* The tracing callback of the loaded SDK's layout, in the type the
+ * service's declaration takes (the SDK calls it with its own record). */
+static rocp_tracing_cb tracing_cb(rocp_tracing_cb cb_1x, rocp_tracing_cb_0x cb_0x) {
+  if (R.api.layout != LM_ROCP_LAYOUT_0X) return cb_1x;
+  rocp_tracing_cb cb;
+  void (*generic)(void) = (void (*)(void))cb_0x;
+  memcpy(&cb, &generic, sizeof cb);
+  return cb;
 }
 
 static uint64_t volume(rocp_dim3 d) {
@@ -369,15 +418,17 @@ static int tool_initialize(rocp_client_finalize finalize, void *tool_data) {
     return -1;
   }
   if (lm_tool_attached(R.gpus[0].name) != 0) return -1;
+  lm_tool_expect_finalize();
   R.n_sets = cfg->n_sets;
   for (int i = 0; i < R.n_gpus; i++)
     if (build_configs(&R.gpus[i], cfg) != 0) return -1;
   R.ctx.handle = 0;
   if (R.api.create_context(&R.ctx) != ROCP_STATUS_SUCCESS ||
-      R.api.configure_callback_tracing_service(R.ctx, ROCP_TRACING_CODE_OBJECT, NULL, 0, on_code_object,
+      R.api.configure_callback_tracing_service(R.ctx, ROCP_TRACING_CODE_OBJECT, NULL, 0,
+                                               tracing_cb(on_code_object, on_code_object_0x),
                                                NULL) != ROCP_STATUS_SUCCESS ||
-      R.api.configure_callback_tracing_service(R.ctx, ROCP_TRACING_MARKER_CORE_API, NULL, 0, on_marker,
-                                               NULL) != ROCP_STATUS_SUCCESS ||
+      R.api.configure_callback_tracing_service(R.ctx, ROCP_TRACING_MARKER_CORE_API, NULL, 0,
+                                               tracing_cb(on_marker, on_marker_0x), NULL) != ROCP_STATUS_SUCCESS ||
       R.api.configure_callback_dispatch_counting_service(R.ctx, on_dispatch, NULL, on_records, NULL) !=
           ROCP_STATUS_SUCCESS ||
       R.api.start_context(R.ctx) != ROCP_STATUS_SUCCESS) {
@@ -399,15 +450,30 @@ static void tool_finalize(void *tool_data) {
 
 /* rocprofiler_configure: called by the SDK's registration for every tool
  * in the process; lumen's takes part only when `lumen profile` configured
- * it (LUMEN_TOOL_CONFIG). */
+ * it (LUMEN_TOOL_CONFIG). version is the SDK's (major x 10000 + minor x
+ * 100 + patch): it says where the client id holds its name. A version
+ * lumen knows no layout of, or a later 1.x whose client id is smaller
+ * than 1.0's, is not joined (lumen profile refuses those before the run;
+ * this guards an SDK swapped in between). */
 EXPORT rocp_configure_result *rocprofiler_configure(uint32_t version, const char *runtime_version,
-                                                    uint32_t priority, rocp_client_id *id) {
-  (void)version;
+                                                    uint32_t priority, void *client_id) {
   (void)runtime_version;
   (void)priority;
   static rocp_configure_result result = {sizeof(rocp_configure_result), tool_initialize, tool_finalize,
                                          NULL};
   if (!lm_tool_config_now()) return NULL;
-  if (id) id->name = "lumen";
-  return &result;
+  uint32_t major = version / 10000, minor = version / 100 % 100;
+  char why[160];
+  if (major == 0 && (minor == 5 || minor == 6)) {
+    if (client_id) ((rocp_client_id_0x *)client_id)->name = "lumen";
+    return &result;
+  }
+  if (major == 1 && client_id && ((rocp_client_id *)client_id)->size >= LM_ROCP_CLIENT_ID_1X_SIZE) {
+    ((rocp_client_id *)client_id)->name = "lumen";
+    return &result;
+  }
+  snprintf(why, sizeof why, "rocprofiler-sdk %u.%u.%u registers tools in a layout lumen does not know", major,
+           minor, version % 100);
+  lm_tool_error(why);
+  return NULL;
 }

@@ -38,6 +38,11 @@ const lm_tool_config *lm_tool_config_now(void);
 /* lm_tool_attached: a backend attached to a device of architecture arch;
  * returns 0, or -1 (reported) when the plan was made for another one. */
 int lm_tool_attached(const char *arch);
+/* lm_tool_expect_finalize: the back end's runtime finalizes the tool
+ * (rocprofiler-sdk calls the client's finalizer, which calls
+ * lm_tool_finish); should the library unload first, its records end with
+ * END unfinalized, and lumen warns that late dispatches may be missing. */
+void lm_tool_expect_finalize(void);
 /* lm_tool_error: report an error in the records and stop collecting. */
 void lm_tool_error(const char *what);
 void lm_tool_kernel_symbol(uint64_t kernel_id, const char *name);

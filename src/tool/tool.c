@@ -56,6 +56,7 @@
 
 static struct {
   int active;
+  int expect_finalize; /* the back end's runtime calls lm_tool_finish (lm_tool_expect_finalize) */
   int reopen; /* a forked child: open its own records file at its first line */
   lm_policy *parents_policy; /* a forked child: the parent's policy, left as it was */
   lm_tool_config cfg;
@@ -432,7 +433,11 @@ static void stop_sampler(void) {
   }
 }
 
-void lm_tool_finish(void) {
+void lm_tool_expect_finalize(void) { T.expect_finalize = 1; }
+
+/* finish: the records' last lines; unfinalized when the library unloads
+ * before the back end's runtime finalized the tool it expected to. */
+static void finish(int unfinalized) {
   if (!T.active) return;
   stop_sampler();
   stop_flusher();
@@ -446,14 +451,16 @@ void lm_tool_finish(void) {
     clean(lm_policy_region_name(T.policy, id), name, sizeof name);
     emit("G\t%d\t%s\n", id, name);
   }
-  emit("END\n");
+  emit(unfinalized ? "END\tunfinalized\n" : "END\n");
   pthread_mutex_lock(&T.out_lock);
   file_close();
   pthread_mutex_unlock(&T.out_lock);
   T.active = 0;
 }
 
-__attribute__((destructor)) static void tool_unload(void) { lm_tool_finish(); }
+void lm_tool_finish(void) { finish(0); }
+
+__attribute__((destructor)) static void tool_unload(void) { finish(T.expect_finalize); }
 
 static void *sampler_main(void *arg) {
   (void)arg;

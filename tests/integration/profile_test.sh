@@ -1383,11 +1383,11 @@ rocprofiler_sdk)
   row=$(LUMEN_ROCPROFILER_SDK=$SIMSDK LUMEN_SIMSDK_VERSION=0.4.2 rocp_row)
   case $row in *"no  "*"version 0.4.2 found; lumen needs 0.5 or later (ROCm 6.3+)"*) ;; *) fail "old SDK: $row" ;; esac
   row=$(LUMEN_ROCPROFILER_SDK=$SIMSDK rocp_row)
-  case $row in *"no  "*"version 1.0.0 found, but it reports no GPU agent"*) ;; *) fail "no agent: $row" ;; esac
+  case $row in *"no  "*"version 1.0.0 (1.0 layout, supported) found, but it reports no GPU agent"*) ;; *) fail "no agent: $row" ;; esac
   row=$(LUMEN_ROCPROFILER_SDK=$TMP/nowhere.so rocp_row)
   case $row in *"LUMEN_ROCPROFILER_SDK=$TMP/nowhere.so cannot be loaded"*) ;; *) fail "bad path: $row" ;; esac
   row=$(LUMEN_ROCPROFILER_SDK=$SIMSDK LUMEN_SIM_RECORDING=$WL/vcopy/MI200 rocp_row)
-  case $row in *"yes  "*"version 1.0.0, 8 GPU agents"*) ;; *) fail "usable: $row" ;; esac
+  case $row in *"yes  "*"version 1.0.0 (1.0 layout, supported), 8 GPU agents"*) ;; *) fail "usable: $row" ;; esac
   # Agents, counters with their dimensions, configs under the limits.
   export LUMEN_ROCPROFILER_SDK=$SIMSDK LUMEN_SIM_RECORDING=$WL/vcopy/MI200
   "$ROCP_CHECK" SQ_WAVES TCC_HIT TCP_TOTAL_CACHE_ACCESSES TCP_TCC_READ_REQ >"$TMP/chk" || fail "rocp_check: $(cat "$TMP/chk")"
@@ -1433,6 +1433,56 @@ rocprofiler_sdk)
       case $layout/$abi in 0.5/1.x|0.6/1.x) want=0 ;; *) want=2 ;; esac
       same "$seen" "$want" "tool reading $abi on layout $layout: $(cat "$TMP/tool")"
     done
+  done
+  ;;
+sdk_layouts)
+  # `lumen profile` against the simulated SDK in each version's layout
+  # (LUMEN_SIMSDK_LAYOUT: 0.5 = ROCm 6.3, 0.6 = ROCm 6.4, the ROCm 7.0
+  # branch, the development line), whose declarations are the SDK's own
+  # (src/sim/sdk_abi.h), not lumen's: the SDK is named with its version
+  # and layout, every counter is found (counter info and dimensions read
+  # the same way in every version), kernel names and ROCTx ranges arrive
+  # (callback tracing records of 56 or 64 bytes), the tool is finalized
+  # (client ids of 16 or 24 bytes), and a set over the hardware limit is
+  # split: the tables are the recording's.
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  for layout in 0.5 0.6 7.0 dev; do
+    export LUMEN_SIMSDK_LAYOUT=$layout
+    case $layout in
+      0.5 | 0.6) version=$layout.0 form="0.5/0.6 layout" ;;
+      *) version=1.0.0 form="1.0 layout" ;;
+    esac
+    row=$("$LUMEN" list backends | grep '^rocprofiler-sdk ')
+    case $row in *"yes  "*"version $version ($form, supported), 8 GPU agents"*) ;; *) fail "list backends on $layout: $row" ;; esac
+    LUMEN_SIMSDK_LIMITS=TCP=2 run profile -n v -w "$TMP/p$layout" -- "$APP" -g 2 -X part:1:2 "$VCOPY:3"
+    expect_status 0
+    ! grep -q "not supported by agent" "$TMP/err" || fail "counters missing on $layout: $(grep -m3 'not supported' "$TMP/err")"
+    ! grep -q "never finalized" "$TMP/err" || fail "tool not finalized on $layout: $(grep -m1 'never finalized' "$TMP/err")"
+    expect_err "split: "
+    same "$(q "p$layout" "SELECT DISTINCT kernel FROM profile_record")" "$VCOPY [clone .kd]" "kernel name on $layout"
+    check_values_in_set "p$layout"
+    golden_equal "$TMP/p$layout" vcopy/MI200
+    run analyze -w "$TMP/p$layout" -r part --format csv -o "$TMP/r$layout" --list-stats
+    expect_status 0
+    same "$(tail -n +2 "$TMP/r$layout/0.2.csv" | cut -d, -f2 | tr '\n' ' ')" "1 " "range part on $layout"
+  done
+  # Versions lumen knows no layout of: a newer 1.x is read in 1.0's layout
+  # where the sizes the SDK reports prove it compatible; a newer major
+  # version, or a development version between 0.6 and 1.0, is refused
+  # with its number.
+  unset LUMEN_SIMSDK_LAYOUT
+  row=$(LUMEN_SIMSDK_VERSION=1.2.0 "$LUMEN" list backends | grep '^rocprofiler-sdk ')
+  case $row in *"yes  "*"version 1.2.0 (newer than 1.0; read in the 1.0 layout, whose sizes it reports), 8 GPU agents"*) ;; *) fail "1.2.0: $row" ;; esac
+  LUMEN_SIMSDK_VERSION=1.2.0 run profile -n v -w "$TMP/p12" -- "$APP" -g 2 "$VCOPY:3"
+  expect_status 0
+  golden_equal "$TMP/p12" vcopy/MI200
+  for v in 2.0.0 0.7.0; do
+    row=$(LUMEN_SIMSDK_VERSION=$v "$LUMEN" list backends | grep '^rocprofiler-sdk ')
+    case $row in *"no  "*"version $v found; lumen knows the layouts of 0.5, 0.6 and 1.0"*) ;; *) fail "$v: $row" ;; esac
+    LUMEN_SIMSDK_VERSION=$v run profile -n v -w "$TMP/p$v" -- "$APP" -g 2 "$VCOPY:3"
+    expect_status 1
+    one_line_err
+    expect_err "version $v found; lumen knows the layouts of 0.5, 0.6 and 1.0"
   done
   ;;
 signals)
@@ -1567,7 +1617,7 @@ list_backends)
   run list backends
   expect_status 0
   grep -q '^sim ' "$TMP/out" && fail "a sim backend row: $(cat "$TMP/out")"
-  grep -q '^rocprofiler-sdk  *counters  *yes  *yes  *version 1.0.0, 8 GPU agents' "$TMP/out" ||
+  grep -q '^rocprofiler-sdk  *counters  *yes  *yes  *version 1.0.0 (1.0 layout, supported), 8 GPU agents' "$TMP/out" ||
     fail "rocprofiler-sdk row (simulated SDK): $(grep rocprofiler "$TMP/out")"
   # Without an SDK: not found, with the fix.
   LUMEN_ROCPROFILER_SDK= run list backends

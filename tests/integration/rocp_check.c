@@ -1,8 +1,8 @@
 /*
  * rocp_check.c - drives a rocprofiler-sdk library (the simulated one in the
  * tests) through lumen's loader and ABI declarations, the way the tool
- * library will: agents, the supported counters of the first GPU with their
- * dimensions, and counter configs. Prints what it saw, one fact per line,
+ * library does: agents, the supported counters of the first GPU with their
+ * dimensions (lumen's catalog), and counter configs. Prints what it saw, one fact per line,
  * for profile_test.sh to compare.
  *
  *   rocp_check COUNTER...   (one config with all of them, then one each)
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "backend/rocprofiler_abi.h"
+#include "backend/rocprofiler.h"
 
 static lm_rocp_api api;
 static rocp_agent_id gpu;
@@ -48,18 +48,19 @@ static rocp_status counters(rocp_agent_id agent, rocp_counter_id *list, size_t n
   return ROCP_STATUS_SUCCESS;
 }
 
+/* Through lumen's catalog (counter info version 0 and the SDK's
+ * dimension iteration, as lumen reads counters on every version). */
+static lm_rocp_catalog cat;
+
 static int find(const char *name, rocp_counter_id *out) {
-  for (size_t i = 0; i < n_ids; i++) {
-    rocp_counter_info info;
-    if (api.query_counter_info(ids[i], ROCP_COUNTER_INFO_VERSION_1, &info) == 0 &&
-        strcmp(info.name, name) == 0) {
-      *out = ids[i];
-      printf("counter %s block %s dimensions", info.name, info.block);
-      for (uint64_t d = 0; d < info.dimensions_count; d++)
-        printf(" %s x%zu", info.dimensions[d]->name, info.dimensions[d]->instance_size);
-      printf("\n");
-      return 1;
-    }
+  for (size_t i = 0; i < cat.n; i++) {
+    const lm_rocp_counter *c = &cat.counters[i];
+    if (c->is_derived || strcmp(c->name, name) != 0) continue;
+    *out = c->id;
+    printf("counter %s block %s dimensions", c->name, c->block);
+    for (int d = 0; d < c->n_dims; d++) printf(" %s x%zu", c->dims[d].name, c->dims[d].instances);
+    printf("\n");
+    return 1;
   }
   printf("counter %s not supported by agent 0\n", name);
   return 0;
@@ -106,6 +107,10 @@ int main(int argc, char **argv) {
     lm_rocp_unload(&api);
     return 0;
   }
+  if (lm_rocp_catalog_load(&api, gpu, &cat, why, sizeof why) != 0) {
+    printf("catalog: %s\n", why);
+    return 1;
+  }
   rocp_counter_id want[64];
   int n = 0;
   for (int i = 1; i < argc && n < 64; i++)
@@ -115,6 +120,7 @@ int main(int argc, char **argv) {
   printf("config of %d: %s\n", n,
          st == 0 ? "accepted" : st == ROCP_STATUS_ERROR_EXCEEDS_HW_LIMIT ? "exceeds the hardware limit"
                                                                          : "refused");
+  lm_rocp_catalog_fini(&cat);
   lm_rocp_unload(&api);
   return 0;
 }
