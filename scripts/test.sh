@@ -30,6 +30,11 @@ cmake --build build-asan -j "$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
    ctest --output-on-failure -j "$jobs" -L 'unit|golden|integration')
 
+# ThreadSanitizer: analyses evaluated on several threads at once.
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLUMEN_TSAN=ON >/dev/null
+cmake --build build-tsan -j "$jobs" --target test_sort_race
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^unit/test_sort_race$')
+
 CC=clang cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
    -DLUMEN_FUZZ=ON -DLUMEN_SANITIZE=ON
 cmake --build build-fuzz -j "$jobs"

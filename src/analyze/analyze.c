@@ -126,16 +126,16 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static const lm_table *g_pmc_for_sort;
-
-static int cmp_group(const void *a, const void *b) {
+/* By total duration, then name (the strings of the pmc table, ctx). */
+static int cmp_group(const void *a, const void *b, void *table) {
+  const lm_table *pmc = table;
   const group *x = a, *y = b;
   if (x->sum != y->sum) {
     if (isnan(x->sum)) return 1;
     if (isnan(y->sum)) return -1;
     return x->sum < y->sum ? 1 : -1;
   }
-  return strcmp(g_pmc_for_sort->strings[x->name_id], g_pmc_for_sort->strings[y->name_id]);
+  return strcmp(pmc->strings[x->name_id], pmc->strings[y->name_id]);
 }
 
 static double time_divisor(const char *unit) {
@@ -217,8 +217,7 @@ static lm_status build_top(ctx *c, lm_rtable *t, const size_t *rows, size_t n,
     if (&groups[n_groups - 1] != g) g->durations = NULL;
     total += sum;
   }
-  g_pmc_for_sort = pmc;
-  qsort(groups, n_groups, sizeof *groups, cmp_group);
+  lm_sort(groups, n_groups, sizeof *groups, cmp_group, (void *)pmc);
 
   int with_s = c->o->n_kernel_index > 0;
   double div = time_divisor(c->o->time_unit);

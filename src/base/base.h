@@ -297,4 +297,13 @@ char *lm_json_utf8_fix(const char *json);
 /* lm_str_ieq: ASCII case-insensitive equality. */
 int lm_str_ieq(const char *a, const char *b);
 
+/* ------------------------------------------------------------------ sort */
+
+/* A comparator with its context (qsort's contract otherwise). */
+typedef int (*lm_cmp_fn)(const void *a, const void *b, void *ctx);
+
+/* lm_sort: qsort of n items of size bytes, the comparator given ctx.
+ * Keeps no state between calls: safe from several threads at once. */
+void lm_sort(void *base, size_t n, size_t size, lm_cmp_fn cmp, void *ctx);
+
 #endif

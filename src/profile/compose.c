@@ -186,10 +186,10 @@ static int composite_complete(const collected *c, const composite *cp) {
 
 /* An ordering of complete rows: by the run and dispatch id of each row's
  * earliest record. */
-static const collected *g_sort_c;
-static int cmp_rows(const void *x, const void *y) {
-  const composite *a = &g_sort_c->comps[*(const size_t *)x], *b = &g_sort_c->comps[*(const size_t *)y];
-  const crec *ra = &g_sort_c->recs[a->first], *rb = &g_sort_c->recs[b->first];
+static int cmp_rows(const void *x, const void *y, void *ctx) {
+  const collected *c = ctx;
+  const composite *a = &c->comps[*(const size_t *)x], *b = &c->comps[*(const size_t *)y];
+  const crec *ra = &c->recs[a->first], *rb = &c->recs[b->first];
   if (ra->run != rb->run) return ra->run < rb->run ? -1 : 1;
   if (ra->slot != rb->slot) return ra->slot < rb->slot ? -1 : 1;
   return (ra->did > rb->did) - (ra->did < rb->did);
@@ -438,8 +438,7 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
                                     missing, n_sets, first_missing);
     }
   }
-  g_sort_c = &c;
-  qsort(rows, n_rows, sizeof *rows, cmp_rows);
+  lm_sort(rows, n_rows, sizeof *rows, cmp_rows, &c);
   /* Columns: pmc_perf gets every value but the accumulate ones. */
   for (size_t i = 0; i < n_rows; i++) {
     const composite *cp = &c.comps[rows[i]];

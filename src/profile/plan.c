@@ -272,25 +272,24 @@ static int32_t find_block(block_load *b, int32_t n, const char *name) {
   return -1;
 }
 
-/* Sorting context: qsort has no user pointer in C11. */
+/* What the ordering of counters reads (lm_sort's context). */
 typedef struct sort_ctx {
   const entry *entries;
   const block_load *blocks;
   int32_t n_blocks;
 } sort_ctx;
 
-static sort_ctx g_sort;
-
-static double load_of(const entry *e) {
-  int32_t b = find_block((block_load *)g_sort.blocks, g_sort.n_blocks, e->block);
-  return b < 0 ? 0 : (double)g_sort.blocks[b].normal / (double)g_sort.blocks[b].limit;
+static double load_of(const sort_ctx *s, const entry *e) {
+  int32_t b = find_block((block_load *)s->blocks, s->n_blocks, e->block);
+  return b < 0 ? 0 : (double)s->blocks[b].normal / (double)s->blocks[b].limit;
 }
 
 /* Most loaded block first; within a block, counters with most ratio
  * partners first; then by name, for a stable plan. */
-static int cmp_order(const void *x, const void *y) {
-  const entry *a = &g_sort.entries[*(const int32_t *)x], *b = &g_sort.entries[*(const int32_t *)y];
-  double la = load_of(a), lb = load_of(b);
+static int cmp_order(const void *x, const void *y, void *ctx) {
+  const sort_ctx *s = ctx;
+  const entry *a = &s->entries[*(const int32_t *)x], *b = &s->entries[*(const int32_t *)y];
+  double la = load_of(s, a), lb = load_of(s, b);
   if (la != lb) return la > lb ? -1 : 1;
   int c = strcmp(a->block, b->block);
   if (c) return c;
@@ -416,10 +415,8 @@ lm_status lm_plan_build(const lm_catalog *cat, const char *const *items, size_t 
   int32_t n_order = 0;
   for (int32_t i = 0; i < p.n_entries; i++)
     if (p.entries[i].group < 0) order[n_order++] = i;
-  g_sort.entries = p.entries;
-  g_sort.blocks = blocks;
-  g_sort.n_blocks = n_blocks;
-  qsort(order, (size_t)n_order, sizeof *order, cmp_order);
+  sort_ctx by = {p.entries, blocks, n_blocks};
+  lm_sort(order, (size_t)n_order, sizeof *order, cmp_order, &by);
   /* Place each counter, then at once its unplaced ratio partners of the
    * same block, so a ratio lands in one set while it still has room. */
   int32_t *queue = lm_malloc(((size_t)p.n_entries + 1) * sizeof *queue);

@@ -240,9 +240,9 @@ static void mix_str(hasher *h, const char *s) { mix(h, s ? s : "", s ? strlen(s)
 /* A table's contents, independent of how it was stored: numeric columns
  * that hold any value, in case-insensitive name order, then the kernel
  * names. (A CSV keeps blank and text columns that a database drops.) */
-static const lm_table *g_sort_table;
-static int cmp_cols(const void *x, const void *y) {
-  return strcasecmp(g_sort_table->cols[*(const size_t *)x].name, g_sort_table->cols[*(const size_t *)y].name);
+static int cmp_cols(const void *x, const void *y, void *ctx) {
+  const lm_table *t = ctx;
+  return strcasecmp(t->cols[*(const size_t *)x].name, t->cols[*(const size_t *)y].name);
 }
 
 /* The columns mix_table mixes, in its order, into a new array (*n of
@@ -256,8 +256,7 @@ static size_t *mixed_columns(const lm_table *t, size_t *n) {
     if (col->text_ids || col->n_text || col->n_missing == t->n_rows) continue;
     order[k++] = c;
   }
-  g_sort_table = t;
-  qsort(order, k, sizeof *order, cmp_cols);
+  lm_sort(order, k, sizeof *order, cmp_cols, (void *)t);
   *n = k;
   return order;
 }

@@ -206,6 +206,25 @@ static void test_text(void) {
   lm_free(j);
 }
 
+/* lm_sort: the comparator gets the context it was given (indexes sorted
+ * by the values they point at, descending), short arrays are left as is. */
+static int by_value_desc(const void *a, const void *b, void *values) {
+  const double *v = values;
+  double x = v[*(const int *)a], y = v[*(const int *)b];
+  return (x < y) - (x > y);
+}
+
+static void test_sort(void) {
+  double values[] = {3, 9, 1, 7, 5};
+  int idx[] = {0, 1, 2, 3, 4};
+  lm_sort(idx, 5, sizeof *idx, by_value_desc, values);
+  CHECK(idx[0] == 1 && idx[1] == 3 && idx[2] == 4 && idx[3] == 0 && idx[4] == 2);
+  int one[] = {4};
+  lm_sort(one, 1, sizeof *one, by_value_desc, values);
+  lm_sort(NULL, 0, sizeof *one, by_value_desc, values);
+  CHECK(one[0] == 4);
+}
+
 int main(void) {
   test_format_double();
   test_format_fixed();
@@ -214,5 +233,6 @@ int main(void) {
   test_text();
   test_diag();
   test_alloc_failures();
+  test_sort();
   return check_report("test_base");
 }
