@@ -17,6 +17,7 @@
 
 #ifdef LUMEN_HAVE_CUPTI
 #include <cupti_result.h>
+#include <cupti_version.h>
 #define SAME(ours, theirs) _Static_assert((int)(ours) == (int)(theirs), #theirs)
 SAME(LM_CUPTI_INSUFFICIENT_PRIVILEGES, CUPTI_ERROR_INSUFFICIENT_PRIVILEGES);
 SAME(LM_CUPTI_OUT_OF_MEMORY, CUPTI_ERROR_OUT_OF_MEMORY);
@@ -24,13 +25,70 @@ SAME(LM_CUPTI_NOT_SUPPORTED, CUPTI_ERROR_NOT_SUPPORTED);
 SAME(LM_CUPTI_MULTIPLE_SUBSCRIBERS, CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
 SAME(LM_CUPTI_VIRTUALIZED_INSUFFICIENT_PRIVILEGES,
      CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES);
+#if CUPTI_API_VERSION >=                                                       \
+    LM_CUPTI_API_12_8 /* 12.6's list ends at CMP_DEVICE (42) */
 SAME(LM_CUPTI_MIG_DEVICE_NOT_SUPPORTED, CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED);
+#endif
 SAME(LM_CUPTI_CMP_DEVICE_NOT_SUPPORTED, CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED);
 SAME(LM_CUPTI_INVALID_DEVICE, CUPTI_ERROR_INVALID_DEVICE);
 SAME(LM_CUPTI_NOT_INITIALIZED, CUPTI_ERROR_NOT_INITIALIZED);
 #endif
 
 /* ------------------------------------------------------------- errors */
+
+/* The CUDA release of a CUPTI API version, for messages. */
+static void cuda_of(uint32_t version, char *out, size_t cap) {
+  if (version >= 100000)
+    snprintf(out, cap, "CUDA %u.%u", version / 10000, version / 100 % 100);
+  else if (version >= LM_CUPTI_API_12_6)
+    snprintf(out, cap, "CUDA 12.6 or later");
+  else if (version >= 19)
+    snprintf(out, cap, "CUDA 12.0 to 12.5");
+  else if (version > 0)
+    snprintf(out, cap, "CUDA 11 or older");
+  else
+    snprintf(out, cap, "version unknown: no cuptiGetVersion");
+}
+
+lm_status lm_cupti_library_check(const char *path, uint32_t version,
+                                 int has_host, int has_range, char *why,
+                                 size_t cap) {
+  char cuda[64];
+  cuda_of(version, cuda, sizeof cuda);
+  const char *lib = path && *path ? path : "libcupti";
+  if (has_host && has_range) {
+    snprintf(why, cap, "%s: CUPTI API %u (%s)", lib, (unsigned)version, cuda);
+    return LM_OK;
+  }
+  if (version < LM_CUPTI_API_12_6)
+    snprintf(why, cap,
+             "%s is too old: CUPTI API %u (%s); lumen needs CUPTI API %d or "
+             "later (CUDA 12.6 "
+             "Update 2 or later, for the Profiler Host and Range Profiler "
+             "APIs): install a newer "
+             "CUDA toolkit or set LUMEN_CUPTI_LIBRARY to its libcupti.so",
+             lib, (unsigned)version, cuda, LM_CUPTI_API_12_6);
+  else if (version == LM_CUPTI_API_12_6 && has_host)
+    snprintf(why, cap,
+             "%s is CUPTI API %u from CUDA 12.6 before Update 2: it has the "
+             "Profiler Host API but "
+             "not the Range Profiler API (cupti_range_profiler.h, added in "
+             "CUDA 12.6 Update 2), "
+             "which lumen collects with: install CUDA 12.6 Update 2 or later, "
+             "or set "
+             "LUMEN_CUPTI_LIBRARY to its libcupti.so",
+             lib, (unsigned)version);
+  else
+    snprintf(
+        why, cap,
+        "%s (CUPTI API %u, %s) lacks the %s%s%s API lumen needs, although its "
+        "version "
+        "should have it: set LUMEN_CUPTI_LIBRARY to a complete libcupti.so",
+        lib, (unsigned)version, cuda, has_host ? "" : "Profiler Host",
+        !has_host && !has_range ? " and the " : "",
+        has_range ? "" : "Range Profiler");
+  return LM_EINVAL;
+}
 
 /* The chips of lumen's NVIDIA definition folders (metrics/sm_*, chip: in
  * arch.yaml); unit/test_cupti_range checks this list against the built-in

@@ -40,6 +40,29 @@ enum {
   LM_CUPTI_UNKNOWN = 999
 };
 
+/* CUPTI API versions (cuptiGetVersion, CUPTI_API_VERSION in
+ * cupti_version.h; docs/nvidia.md, "CUPTI by version"): 24 is CUDA 12.6
+ * (its first release and Update 2 alike), 26 is 12.8, and from 13.0 on
+ * the value is xxyyzz (130000 for 13.0). Macros, for #if. */
+#define LM_CUPTI_API_12_6                                                      \
+  24 /* Profiler Host API; Range Profiler from Update 2 */
+#define LM_CUPTI_API_12_8 26 /* CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED */
+#define LM_CUPTI_API_13_0                                                      \
+  130000 /* cuptiSubscribe_v2, CUpti_SubscriberParams                          \
+          */
+
+/* lm_cupti_library_check: whether a loaded libcupti can collect for lumen,
+ * from what it says about itself: version (cuptiGetVersion's value; 0 when
+ * it has no cuptiGetVersion), has_host (the Profiler Host API's functions
+ * resolve) and has_range (the Range Profiler's functions resolve). lumen
+ * needs both APIs, which CUDA 12.6 Update 2 (API 24) was the first to
+ * ship. Returns LM_OK, or LM_EINVAL with the true reason in why (cap
+ * bytes): the version found and the version needed. path (may be NULL)
+ * names the library in the message. */
+lm_status lm_cupti_library_check(const char *path, uint32_t version,
+                                 int has_host, int has_range, char *why,
+                                 size_t cap);
+
 /* lm_cupti_explain: one line for a failed CUPTI call: what failed, CUPTI's
  * own text (cupti_text, may be NULL) and, for the usual failures, the fix
  * (the driver setting that allows counter access, the chip that is not

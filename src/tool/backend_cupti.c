@@ -17,11 +17,19 @@
  * the driver are the ones the process loaded; their functions are
  * resolved with dlsym. The first launch sets everything up (the driver is
  * initialized by then): profiler, chip, config images, system information.
+ *
+ * It builds with the headers of every CUDA from 12.6 on: what only newer
+ * headers declare is behind CUPTI_API_VERSION checks, and the calls that
+ * differ between versions are chosen at run time by what the loaded
+ * library exports (cuptiSubscribe_v2 from 13.0, else cuptiSubscribe). A
+ * library older than lumen needs is refused with its version and the one
+ * needed (lm_cupti_library_check).
  */
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +44,15 @@
 #include <cupti_range_profiler.h>
 #include <cupti_result.h>
 #include <cupti_target.h>
+#include <cupti_version.h>
+
+/* CUDA 12's generated_nvtx_meta.h uses the NVTX types without including
+ * them (13.0's includes these four itself): they come first. */
+#include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtCuda.h>
+#include <nvtx3/nvToolsExtCudaRt.h>
+#include <nvtx3/nvToolsExtSync.h>
+
 #include <generated_nvtx_meta.h>
 
 #include "backend/cupti_range.h"
@@ -64,6 +81,35 @@ typedef struct launch_ex_params {
   void **kernelParams;
   void **extra;
 } launch_ex_params;
+
+/* cuptiSubscribe_v2's parameters (CUpti_SubscriberParams, cupti_callbacks.h
+ * from CUDA 13.0; docs/nvidia.md, "CUPTI by version"), declared here so
+ * that lumen builds with older headers and passes them to a 13.x library
+ * it loads. */
+typedef struct subscriber_params {
+  size_t structSize;
+  const char *subscriberName;
+  char *
+      oldSubscriberName; /* where CUPTI names the subscriber already attached */
+  size_t oldSubscriberSize;
+} subscriber_params;
+#define SUBSCRIBER_PARAMS_SIZE                                                 \
+  (offsetof(subscriber_params, oldSubscriberSize) + sizeof(size_t))
+
+#if CUPTI_API_VERSION >= LM_CUPTI_API_13_0
+#define SAME_OFFSET(m)                                                         \
+  _Static_assert(offsetof(subscriber_params, m) ==                             \
+                     offsetof(CUpti_SubscriberParams, m),                      \
+                 #m)
+SAME_OFFSET(structSize);
+SAME_OFFSET(subscriberName);
+SAME_OFFSET(oldSubscriberName);
+SAME_OFFSET(oldSubscriberSize);
+_Static_assert(SUBSCRIBER_PARAMS_SIZE == CUpti_SubscriberParams_STRUCT_SIZE,
+               "struct size");
+#endif
+_Static_assert(SUBSCRIBER_PARAMS_SIZE == 32,
+               "docs/nvidia.md: CUpti_SubscriberParams_STRUCT_SIZE");
 
 /* A CUDA context and its range profiler. */
 typedef struct context {
@@ -103,8 +149,12 @@ static struct {
   char **kernel_names; /* mangled; the kernel id is the index + 1 */
   size_t n_kernels;
   /* CUPTI */
-  CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
-                           CUpti_SubscriberParams *);
+  CUptiResult (*get_version)(uint32_t *);
+  CUptiResult (*subscribe_v2)(CUpti_SubscriberHandle *, CUpti_CallbackFunc,
+                              void *, subscriber_params *); /* CUDA 13.0 on */
+  CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc,
+                           void *);
+  void *host_init; /* cuptiProfilerHostInitialize: only whether it is there */
   CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
                                  CUpti_CallbackId);
   CUptiResult (*enable_domain)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain);
@@ -608,17 +658,23 @@ static void at_exit(void) { lm_tool_finish(); }
 EXPORT int InitializeInjection(void);
 EXPORT int InitializeInjection(void) {
   if (!lm_tool_config_now()) return 1; /* not under lumen */
-  const char *names[] = {getenv("LUMEN_CUPTI_LIBRARY"), "libcupti.so.13", "libcupti.so", NULL};
-  for (int i = 0; !C.lib && i < 3; i++)
-    if (names[i] && *names[i]) C.lib = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);
-  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (!C.lib || !cuda) {
-    lm_tool_error(!C.lib ? "cannot load CUPTI (libcupti.so): install the CUDA toolkit's CUPTI or "
-                           "set LUMEN_CUPTI_LIBRARY"
-                         : "the CUDA driver (libcuda.so.1) is not loaded in this process");
+  const char *names[] = {getenv("LUMEN_CUPTI_LIBRARY"), "libcupti.so.13",
+                         "libcupti.so.12", "libcupti.so"};
+  const char *path = NULL;
+  for (int i = 0; !C.lib && i < 4; i++)
+    if (names[i] && *names[i] &&
+        (C.lib = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL)))
+      path = names[i];
+  if (!C.lib) {
+    lm_tool_error(
+        "cannot load CUPTI (libcupti.so): install the CUDA toolkit's CUPTI or "
+        "set LUMEN_CUPTI_LIBRARY");
     return 1;
   }
-  RESOLVE(C.lib, subscribe, "cuptiSubscribe_v2");
+  RESOLVE(C.lib, get_version, "cuptiGetVersion");
+  RESOLVE(C.lib, subscribe_v2, "cuptiSubscribe_v2");
+  RESOLVE(C.lib, subscribe, "cuptiSubscribe");
+  C.host_init = sym(C.lib, "cuptiProfilerHostInitialize");
   RESOLVE(C.lib, enable_callback, "cuptiEnableCallback");
   RESOLVE(C.lib, enable_domain, "cuptiEnableDomain");
   RESOLVE(C.lib, result_string, "cuptiGetResultString");
@@ -632,25 +688,60 @@ EXPORT int InitializeInjection(void) {
   RESOLVE(C.lib, rp_start, "cuptiRangeProfilerStart");
   RESOLVE(C.lib, rp_stop, "cuptiRangeProfilerStop");
   RESOLVE(C.lib, rp_decode, "cuptiRangeProfilerDecodeData");
+  /* What the library is before what it lacks: a CUPTI older than 12.6
+   * Update 2 is named with its version, not taken for a broken one. */
+  uint32_t version = 0;
+  if (C.get_version && C.get_version(&version) != CUPTI_SUCCESS)
+    version = 0;
+  int has_range = C.rp_enable && C.rp_disable && C.rp_data_size &&
+                  C.rp_data_init && C.rp_set_config && C.rp_start &&
+                  C.rp_stop && C.rp_decode;
+  char why[768];
+  if (lm_cupti_library_check(path, version, C.host_init != NULL, has_range, why,
+                             sizeof why) != LM_OK) {
+    lm_tool_error(why);
+    return 1;
+  }
+  if ((!C.subscribe && !C.subscribe_v2) || !C.enable_callback ||
+      !C.enable_domain || !C.profiler_init || !C.chip_name) {
+    snprintf(
+        why, sizeof why,
+        "%s (CUPTI API %u) lacks the Callback or Profiler API (cuptiSubscribe, "
+        "cuptiEnableCallback, cuptiProfilerInitialize): set "
+        "LUMEN_CUPTI_LIBRARY to a "
+        "complete libcupti.so",
+        path, (unsigned)version);
+    lm_tool_error(why);
+    return 1;
+  }
+  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   RESOLVE(cuda, ctx_get_device, "cuCtxGetDevice");
   RESOLVE(cuda, device_attribute, "cuDeviceGetAttribute");
   RESOLVE(cuda, device_name, "cuDeviceGetName");
   RESOLVE(cuda, device_memory, "cuDeviceTotalMem_v2");
   RESOLVE(cuda, driver_version, "cuDriverGetVersion");
   RESOLVE(cuda, func_attribute, "cuFuncGetAttribute");
-  if (!C.subscribe || !C.enable_callback || !C.enable_domain || !C.profiler_init || !C.chip_name ||
-      !C.rp_enable || !C.rp_disable || !C.rp_data_size || !C.rp_data_init || !C.rp_set_config ||
-      !C.rp_start || !C.rp_stop || !C.rp_decode || !C.ctx_get_device || !C.device_attribute) {
-    lm_tool_error("this CUPTI has no Range Profiler (CUDA 12.6 Update 2 or later is needed)");
+  if (!C.ctx_get_device || !C.device_attribute) {
+    lm_tool_error(
+        "the CUDA driver (libcuda.so.1) is not loaded in this process");
     return 1;
   }
-  CUpti_SubscriberParams params;
-  memset(&params, 0, sizeof params);
-  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-  params.subscriberName = "lumen";
-  CUptiResult r = C.subscribe(&C.subscriber, on_callback, NULL, &params);
+  /* The subscribe call the library has, whatever the headers lumen was
+   * built with: cuptiSubscribe_v2 (CUDA 13.0 on) names lumen to other
+   * tools; cuptiSubscribe is in every version. */
+  CUptiResult r;
+  const char *call = C.subscribe_v2 ? "cuptiSubscribe_v2" : "cuptiSubscribe";
+  if (C.subscribe_v2) {
+    subscriber_params params;
+    memset(&params, 0, sizeof params);
+    params.structSize = SUBSCRIBER_PARAMS_SIZE;
+    params.subscriberName = "lumen";
+    r = C.subscribe_v2(&C.subscriber, on_callback, NULL, &params);
+  } else {
+    r = C.subscribe(&C.subscriber, on_callback, NULL);
+  }
   if (r != CUPTI_SUCCESS) {
-    fail("cuptiSubscribe_v2", r);
+    fail(call, r);
     return 1;
   }
   static const CUpti_CallbackId launches[] = {

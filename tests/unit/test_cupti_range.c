@@ -264,7 +264,39 @@ static int image_tests(void) {
   return 1;
 }
 
+/* A libcupti too old for lumen is named with its version and the version
+ * needed, never taken for one without a Range Profiler by mistake. */
+static void library_tests(void) {
+  char why[768];
+  /* CUDA 12.5 (API 23): neither API. */
+  CHECK(lm_cupti_library_check("libcupti.so.12", 23, 0, 0, why, sizeof why) ==
+        LM_EINVAL);
+  CHECK(strstr(why, "too old: CUPTI API 23 (CUDA 12.0 to 12.5)") != NULL);
+  CHECK(strstr(why, "needs CUPTI API 24 or later (CUDA 12.6 Update 2") != NULL);
+  /* No cuptiGetVersion at all. */
+  CHECK(lm_cupti_library_check(NULL, 0, 0, 0, why, sizeof why) == LM_EINVAL);
+  CHECK(strstr(why, "libcupti is too old: CUPTI API 0 (version unknown") !=
+        NULL);
+  /* CUDA 12.6 before Update 2: the Host API without the Range Profiler. */
+  CHECK(lm_cupti_library_check("x.so", 24, 1, 0, why, sizeof why) == LM_EINVAL);
+  CHECK(strstr(why, "CUDA 12.6 before Update 2") != NULL);
+  CHECK(strstr(why, "Range Profiler API (cupti_range_profiler.h") != NULL);
+  /* A version that should have both but lacks one: said as such. */
+  CHECK(lm_cupti_library_check("x.so", 130001, 1, 0, why, sizeof why) ==
+        LM_EINVAL);
+  CHECK(strstr(why,
+               "(CUPTI API 130001, CUDA 13.0) lacks the Range Profiler API") !=
+        NULL);
+  CHECK(lm_cupti_library_check("x.so", 26, 0, 1, why, sizeof why) == LM_EINVAL);
+  CHECK(strstr(why, "lacks the Profiler Host API") != NULL);
+  /* Usable: 12.6 Update 2 and 13.x. */
+  CHECK(lm_cupti_library_check("x.so", 24, 1, 1, why, sizeof why) == LM_OK);
+  CHECK(lm_cupti_library_check("x.so", 130001, 1, 1, why, sizeof why) == LM_OK);
+  CHECK(strstr(why, "CUPTI API 130001 (CUDA 13.0)") != NULL);
+}
+
 int main(void) {
+  library_tests();
   decode_tests();
   error_tests();
   demangle_tests();
