@@ -111,6 +111,24 @@ _Static_assert(SUBSCRIBER_PARAMS_SIZE == CUpti_SubscriberParams_STRUCT_SIZE,
 _Static_assert(SUBSCRIBER_PARAMS_SIZE == 32,
                "docs/nvidia.md: CUpti_SubscriberParams_STRUCT_SIZE");
 
+/* The struct sizes docs/nvidia.md ("CUPTI by version") lists for CUDA
+ * 13.0's headers: a 13.0 build that disagrees with the table fails here.
+ * (Later headers may append members; 12.6's are not in the table.) */
+#if CUPTI_API_VERSION / 100 == LM_CUPTI_API_13_0 / 100
+#define TABLE_SIZE(type, bytes)                                                \
+  _Static_assert(type##_STRUCT_SIZE == (bytes), #type)
+TABLE_SIZE(CUpti_RangeProfiler_SetConfig_Params, 90);
+TABLE_SIZE(CUpti_RangeProfiler_Enable_Params, 32);
+TABLE_SIZE(CUpti_RangeProfiler_Disable_Params, 24);
+TABLE_SIZE(CUpti_RangeProfiler_Start_Params, 24);
+TABLE_SIZE(CUpti_RangeProfiler_Stop_Params, 41);
+TABLE_SIZE(CUpti_RangeProfiler_DecodeData_Params, 32);
+TABLE_SIZE(CUpti_RangeProfiler_GetCounterDataSize_Params, 64);
+TABLE_SIZE(CUpti_RangeProfiler_CounterDataImage_Initialize_Params, 40);
+TABLE_SIZE(CUpti_Profiler_Initialize_Params, 16);
+TABLE_SIZE(CUpti_Device_GetChipName_Params, 32);
+#endif
+
 /* A CUDA context and its range profiler. */
 typedef struct context {
   CUcontext ctx;
