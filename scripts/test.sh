@@ -32,8 +32,8 @@ cmake --build build-asan -j "$jobs"
 
 # ThreadSanitizer: analyses evaluated on several threads at once.
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLUMEN_TSAN=ON >/dev/null
-cmake --build build-tsan -j "$jobs" --target test_sort_race
-(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^unit/test_sort_race$')
+cmake --build build-tsan -j "$jobs" --target test_sort_race test_table_race
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^unit/test_(sort|table)_race$')
 
 CC=clang cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
    -DLUMEN_FUZZ=ON -DLUMEN_SANITIZE=ON

@@ -279,8 +279,30 @@ const lm_table *lm_workload_source(const lm_workload *workload,
   return NULL;
 }
 
-int lm_table_deferred(const lm_table *table, size_t col) {
+/* Filling a deferred column changes the table under a const pointer
+ * (lm_table_values, lm_table_load), and two threads may read one table
+ * (lumen serve shares loaded workloads): the fills of a table are
+ * serialized, and whether a column is still deferred is read under the
+ * same lock. The locks are striped by table address. */
+#define FILL_LOCKS 16
+#define L4 PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER
+static pthread_mutex_t fill_locks[FILL_LOCKS] = {L4, L4, L4, L4};
+#undef L4
+
+static pthread_mutex_t *fill_lock(const lm_table *t) {
+  return &fill_locks[((uintptr_t)t / sizeof(lm_table)) % FILL_LOCKS];
+}
+
+static int deferred_locked(const lm_table *table, size_t col) {
   return col < table->n_cols && table->cols[col].deferred && !table->cols[col].values;
+}
+
+int lm_table_deferred(const lm_table *table, size_t col) {
+  pthread_mutex_t *m = fill_lock(table);
+  pthread_mutex_lock(m);
+  int deferred = deferred_locked(table, col);
+  pthread_mutex_unlock(m);
+  return deferred;
 }
 
 lm_status lm_table_fetch(const lm_table *t, const long *cols, size_t n_cols, const size_t *rows,
@@ -302,7 +324,8 @@ lm_status lm_table_fetch(const lm_table *t, const long *cols, size_t n_cols, con
   return LM_OK;
 }
 
-lm_status lm_table_load(const lm_table *table, const long *cols, size_t n_cols, lm_diag *diag) {
+/* lm_table_load with the table's fill lock held. */
+static lm_status load_locked(const lm_table *table, const long *cols, size_t n_cols, lm_diag *diag) {
   lm_table *t = (lm_table *)table; /* a cache fill: see the contract */
   lm_status st = LM_OK;
   size_t n_def = 0, rows = t->n_rows ? t->n_rows : 1;
@@ -311,7 +334,7 @@ lm_status lm_table_load(const lm_table *table, const long *cols, size_t n_cols, 
   size_t *all = lm_malloc(rows * sizeof *all);
   if (!want || !out || !all) goto nomem;
   for (size_t k = 0; k < n_cols; k++) {
-    if (cols[k] < 0 || !lm_table_deferred(t, (size_t)cols[k])) continue;
+    if (cols[k] < 0 || !deferred_locked(t, (size_t)cols[k])) continue;
     int dup = 0;
     for (size_t j = 0; j < n_def; j++) dup |= want[j] == cols[k];
     if (dup) continue;
@@ -332,11 +355,23 @@ done:
   return st;
 }
 
+lm_status lm_table_load(const lm_table *table, const long *cols, size_t n_cols, lm_diag *diag) {
+  pthread_mutex_t *m = fill_lock(table);
+  pthread_mutex_lock(m);
+  lm_status st = load_locked(table, cols, n_cols, diag);
+  pthread_mutex_unlock(m);
+  return st;
+}
+
 const double *lm_table_values(const lm_table *table, size_t col, lm_diag *diag) {
   if (col >= table->n_cols) return NULL;
   long c = (long)col;
-  if (lm_table_deferred(table, col) && lm_table_load(table, &c, 1, diag) != LM_OK) return NULL;
-  return table->cols[col].values;
+  pthread_mutex_t *m = fill_lock(table);
+  pthread_mutex_lock(m);
+  const double *values = NULL;
+  if (!deferred_locked(table, col) || load_locked(table, &c, 1, diag) == LM_OK) values = table->cols[col].values;
+  pthread_mutex_unlock(m);
+  return values;
 }
 
 /* Rows a deferred group is read in at a time. */

@@ -98,9 +98,10 @@ lm_status lm_table_fetch(const lm_table *table, const long *cols, size_t n_cols,
 
 /* lm_table_values: the n_rows values of column col, reading a deferred
  * column from its file on first use and keeping it in the table (so the
- * table changes under a const pointer: not while another thread reads the
- * same table). NULL (and diag) when it cannot be read. lm_table_load does
- * the same for several columns in one pass over the file. */
+ * table changes under a const pointer; fills of one table are serialized,
+ * so several threads may call this and lm_table_load on one table). NULL
+ * (and diag) when it cannot be read. lm_table_load does the same for
+ * several columns in one pass over the file. */
 const double *lm_table_values(const lm_table *table, size_t col, lm_diag *diag);
 lm_status lm_table_load(const lm_table *table, const long *cols, size_t n_cols, lm_diag *diag);
 
