@@ -115,11 +115,14 @@ int cmd_serve(int argc, char **argv, int first) {
   }
   const char *threads = cli_get(&a, "threads");
   if (threads) {
-    o.threads = atoi(threads);
-    if (o.threads < 1 || o.threads > 64) {
-      cli_error(MODE, "--threads %s: expected 1 to 64", threads);
+    char *end = NULL;
+    long count = strtol(threads, &end, 10);
+    if (end == threads || *end || count < 1 || count > 64) {
+      cli_error(MODE, "--threads %s: expected a whole number, 1 to 64", threads);
+      status = 2;
       goto done;
     }
+    o.threads = (int)count;
   }
   const char *cache_mb = cli_get(&a, "cache-mb");
   if (cache_mb) {

@@ -274,6 +274,9 @@ lm_status lm_db_schema(lm_sql *sql, int create, lm_diag *diag) {
       }
     }
   lm_stmt_free(q);
+  char cut[200];
+  if (!version[0] && lm_sql_truncated(sql, cut, sizeof cut))
+    return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, NULL, "%s", cut);
   if (!version[0])
     return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, NULL, "not a lumen database");
   if (has_format && strcmp(format, "lumen") != 0)

@@ -11,6 +11,7 @@
  * one-line error.
  */
 #include <ctype.h>
+#include <fcntl.h>
 #include <endian.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -198,6 +199,39 @@ static lm_status files_regular(const char *url, lm_diag *diag) {
   return LM_OK;
 }
 
+/* Whether an SQLite file is shorter than its header says: a copy or a
+ * download cut short. The header (the first 100 bytes) gives the page
+ * size (offset 16, big-endian; 1 means 65536) and the page count (offset
+ * 28), valid when the number at 92 equals the change counter at 24. */
+static int sqlite_truncated(const char *path, char *why, size_t cap) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return 0;
+  unsigned char h[100];
+  struct stat sb;
+  ssize_t n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? read(fd, h, sizeof h) : -1;
+  close(fd);
+  if (n < 16 || memcmp(h, "SQLite format 3", 16) != 0) return 0;
+  if (n < (ssize_t)sizeof h) {
+    snprintf(why, cap, "truncated: the file holds %zd bytes, less than an SQLite header", n);
+    return 1;
+  }
+  uint32_t page = (uint32_t)h[16] << 8 | h[17];
+  if (page == 1) page = 65536;
+  uint32_t changes = (uint32_t)h[24] << 24 | (uint32_t)h[25] << 16 | (uint32_t)h[26] << 8 | h[27];
+  uint32_t pages = (uint32_t)h[28] << 24 | (uint32_t)h[29] << 16 | (uint32_t)h[30] << 8 | h[31];
+  uint32_t valid_for = (uint32_t)h[92] << 24 | (uint32_t)h[93] << 16 | (uint32_t)h[94] << 8 | h[95];
+  unsigned long long want = (unsigned long long)page * pages;
+  if (valid_for != changes || !pages || (unsigned long long)sb.st_size >= want) return 0;
+  snprintf(why, cap, "truncated: the file holds %lld bytes of the %llu its header declares (%u pages of %u); "
+           "restore it from a copy",
+           (long long)sb.st_size, want, pages, page);
+  return 1;
+}
+
+int lm_sql_truncated(const lm_sql *sql, char *why, size_t cap) {
+  return sql && sql->engine == ENGINE_SQLITE && sqlite_truncated(sql->where, why, cap);
+}
+
 /* A read-only connection cannot roll back a hot journal (a writer killed
  * mid-transaction leaves one; the data is intact): reading then fails with
  * SQLITE_READONLY_ROLLBACK. Where this process may write the file, one
@@ -211,6 +245,8 @@ static lm_status probe_readable(lm_sql *s, const char *url, lm_diag *diag) {
     int ext = sqlite3_extended_errcode(s->db);
     sqlite3_finalize(q);
     if (rc == SQLITE_ROW || rc == SQLITE_DONE) return LM_OK;
+    char cut[200];
+    if (sqlite_truncated(url, cut, sizeof cut)) return lm_diag_set(diag, LM_EDATA, url, 0, 0, NULL, "%s", cut);
     if (ext != SQLITE_READONLY_ROLLBACK || attempt > 0)
       return lm_diag_set(diag, LM_EIO, url, 0, 0, NULL, "cannot read the database: %s",
                          sqlite3_errstr(ext));

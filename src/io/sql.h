@@ -42,6 +42,9 @@ sqlite3 *lm_sql_detach(lm_sql *sql);
  * without its password). */
 const char *lm_sql_where(const lm_sql *sql);
 int lm_sql_is_postgres(const lm_sql *sql);
+/* lm_sql_truncated: 1 when sql is an SQLite file shorter than its header
+ * declares (a copy cut short), with the sizes in why; else 0. */
+int lm_sql_truncated(const lm_sql *sql, char *why, size_t cap);
 
 /* lm_sql_exec: statements without results (several, separated by ';').
  * With schema set, type words are mapped for the engine. */

@@ -314,6 +314,13 @@ slow_clients)
   run_t serve --listen 127.0.0.1:0 -w "$WL/vcopy/MI200" --header-timeout 0
   expect_status 2
   expect_err "--header-timeout"
+  # Numbers are read whole: 1e308 is not 1, 4x is not 4.
+  for v in 1e308 4x 0 65 -3 ""; do
+    run_t serve --listen 127.0.0.1:0 -w "$WL/vcopy/MI200" --threads "$v"
+    expect_status 2
+    one_line_err
+    expect_err "--threads $v: expected a whole number, 1 to 64"
+  done
   ;;
 tokens)
   # 12.5: blank tokens and tokens with control characters are refused; the
@@ -545,6 +552,24 @@ store_corrupt)
     codec) expect_err "column_data.codec"; expect_err "encoding 9" ;;
     esac
   done
+  # A store cut short (a copy or download that stopped) is named truncated,
+  # with the sizes, by every command that reads it; not "not a lumen
+  # database".
+  rm -f "$TMP/s.db"
+  "$LUMEN" db import --db "$TMP/s.db" -w "$WL/vcopy/MI200" -n v >/dev/null 2>&1 || fail "import"
+  size=$(stat -c %s "$TMP/s.db")
+  for n in 40 4096 $((size / 2)); do
+    head -c "$n" "$TMP/s.db" >"$TMP/cut.db"
+    for cmd in "db list" "analyze -w v" "db export v -w $TMP/x"; do
+      # shellcheck disable=SC2086
+      "$LUMEN" $cmd --db "$TMP/cut.db" >"$TMP/out" 2>"$TMP/err"
+      STATUS=$?
+      [ "$STATUS" -ge 1 ] && [ "$STATUS" -lt 128 ] || fail "cut at $n, $cmd: status $STATUS"
+      one_line_err
+      expect_err "cut.db: truncated: the file holds $n bytes"
+    done
+  done
+  grep -q "of the $size its header declares" "$TMP/err" || fail "declared size: $(cat "$TMP/err")"
   ;;
 hot_journal)
   # 12.14: after a writer is killed mid-transaction (a hot journal), read-
