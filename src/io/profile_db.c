@@ -328,8 +328,10 @@ lm_status lm_db_records_clock(lm_db_records *r, int gpu, double t_ns, double scl
   sqlite3_bind_int(s, 2, r->run);
   sqlite3_bind_int(s, 3, gpu);
   sqlite3_bind_double(s, 4, t_ns);
-  sqlite3_bind_double(s, 5, sclk_mhz);
-  sqlite3_bind_double(s, 6, mclk_mhz);
+  if (isnan(sclk_mhz)) sqlite3_bind_null(s, 5);
+  else sqlite3_bind_double(s, 5, sclk_mhz);
+  if (isnan(mclk_mhz)) sqlite3_bind_null(s, 6);
+  else sqlite3_bind_double(s, 6, mclk_mhz);
   return step(r, s, diag);
 }
 

@@ -182,6 +182,7 @@ typedef struct proc_info {
   int error;        /* it reported an error (E) */
   int attached;     /* it attached to a GPU runtime (A), so it had data to lose */
   int unfinalized;  /* the runtime never finalized the tool: it closed its records at unload */
+  long bad_clocks, bad_clock_line; /* clock samples without a time, the first's line */
   char why[512];    /* its first error */
 } proc_info;
 
@@ -239,7 +240,9 @@ static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
   char *line = NULL;
   size_t cap = 0;
   ssize_t len;
+  long line_no = 0;
   while ((len = getline(&line, &cap, f)) > 0) {
+    line_no++;
     if (line[len - 1] != '\n') break; /* a truncated last line */
     line[--len] = '\0';
     if (line[0] == 'V' && line[1] == '\t') {
@@ -331,12 +334,16 @@ static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
     } else if (strcmp(tag, "C") == 0 && nf >= 5) {
       /* C gpu t_ns sclk mclk [power_w temp_c]: "-" is a reading the
        * sampler does not give. */
-      st = lm_db_records_clock(out, atoi(fields[1]), strtod(fields[2], NULL), strtod(fields[3], NULL),
-                               strtod(fields[4], NULL), diag);
+      double t_ns = reading(fields[2]);
+      if (isnan(t_ns)) {
+        /* a sample without a time belongs to no dispatch: left out */
+        if (!proc->bad_clocks++) proc->bad_clock_line = line_no;
+        continue;
+      }
+      st = lm_db_records_clock(out, atoi(fields[1]), t_ns, reading(fields[3]), reading(fields[4]), diag);
       if (st == LM_OK && nf >= 7) {
         double power = reading(fields[5]), temp = reading(fields[6]);
-        if (!isnan(power) || !isnan(temp))
-          st = lm_db_records_power(out, atoi(fields[1]), strtod(fields[2], NULL), power, temp, diag);
+        if (!isnan(power) || !isnan(temp)) st = lm_db_records_power(out, atoi(fields[1]), t_ns, power, temp, diag);
       }
     } else if (strcmp(tag, "T") == 0 && nf >= 3) {
       /* T <sampler> <note>: the clock sampler of the run ("none": the
@@ -458,6 +465,11 @@ lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, c
                          p->local_rank, p->launcher, p->gpus, p->n_dispatches, p->finished,
                          p->why};
     st = lm_db_put_process(db, wid, spec->id, &row, diag);
+    if (st == LM_OK && p->bad_clocks)
+      lm_collect_note(db, wid, LM_LOG_WARN,
+                      "run %d: process %ld: %ld clock sample%s without a time left out (first at line %ld of its "
+                      "records)",
+                      spec->id, p->pid, p->bad_clocks, p->bad_clocks == 1 ? "" : "s", p->bad_clock_line);
     if (st == LM_OK && p->unfinalized)
       lm_collect_note(db, wid, LM_LOG_WARN,
                       "run %d: the GPU runtime never finalized lumen's tool in process %ld: the tool closed "

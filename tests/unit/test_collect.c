@@ -8,6 +8,7 @@
  * of a run under CUPTI; the backend names --backend accepts; a rank's
  * share of a --split ranks plan, as the part of each rank stores it; what
  * a profile that keeps nothing removes. */
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +293,27 @@ static void test_sysinfo_from_records(void) {
     CHECK(lm_sysinfo_find(&w->sysinfo, "command") >= 0 && lm_sysinfo_find(&w->sysinfo, "timestamp") >= 0);
   }
   lm_workload_free(w);
+  /* Clock samples that are not numbers: one without a time is left out
+   * (with a warning), a clock that is not a number is stored as not
+   * given; the run's other records are kept. */
+  spec.id = 3;
+  snprintf(prefix, sizeof prefix, "%s/run_3.records", dir);
+  CHECK(write_records(prefix, 400, "A\tsm_90\nC\t0\tnan\t1500\t1200\nC\t0\t1000\tnan\t-\n"
+                                   "C\t0\t2000\t1500\t1200\nC\t0\tinf\t1\t1\nEND\n") == 0);
+  CHECK(lm_collect_run_begin(db, wid, &spec, &d) == LM_OK);
+  tool_ok = 0;
+  CHECK(lm_collect_run_end(db, wid, &spec, prefix, "ok", &how, &n, &tool_ok, why, sizeof why, &d) == LM_OK);
+  CHECK(tool_ok == 1);
+  sqlite3_stmt *q = NULL;
+  CHECK(sqlite3_prepare_v2(db, "SELECT group_concat(t_ns || ':' || IFNULL(sclk_mhz, '-') || ':' || IFNULL(mclk_mhz, '-'), ' ') "
+                           "FROM (SELECT * FROM clock_sample WHERE run_id = 3 ORDER BY t_ns)", -1, &q, NULL) == SQLITE_OK);
+  CHECK(q && sqlite3_step(q) == SQLITE_ROW);
+  CHECK_STR(q ? (const char *)sqlite3_column_text(q, 0) : NULL, "1000.0:-:- 2000.0:1500.0:1200.0");
+  sqlite3_finalize(q);
+  CHECK(sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM log WHERE message LIKE '%2 clock samples without a time left out "
+                           "(first at line 4 %'", -1, &q, NULL) == SQLITE_OK);
+  CHECK(q && sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 1);
+  sqlite3_finalize(q);
   lm_db_close(db);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
