@@ -8,9 +8,7 @@
  * (the parent-death signal). Nothing here touches the database: a run's
  * outcome goes back to the caller.
  */
-#if defined(__SANITIZE_ADDRESS__)
-#define _GNU_SOURCE /* dl_iterate_phdr */
-#endif
+#define _GNU_SOURCE /* F_SETSIG; dl_iterate_phdr */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +122,7 @@ static int find_asan(struct dl_phdr_info *info, size_t size, void *data) {
 static volatile sig_atomic_t g_group;    /* the running application's group, 0: none */
 static volatile sig_atomic_t g_received; /* the first signal lumen received */
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
+static int g_lifeline = -1; /* the write end of the running application's lifeline */
 
 static void forward(int sig) {
   if (!g_received) g_received = sig;
@@ -155,6 +154,21 @@ lm_status lm_collect_run_app(char *const *argv, const char *tool, const char *co
     return lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "pipe: %s", strerror(errno));
   fcntl(pipe_fds[0], F_SETFD, FD_CLOEXEC);
   fcntl(pipe_fds[1], F_SETFD, FD_CLOEXEC);
+  /* The lifeline: lumen holds its write end, the application's group its
+   * read end, owned by the group with SIGKILL as the signal of a change.
+   * When lumen ends, however it ends (SIGKILL included: no handler runs),
+   * the kernel closes the write end, and every process left in the group
+   * (the application's children too, which the parent-death signal does
+   * not reach) is killed. */
+  int life[2];
+  if (pipe(life) != 0) {
+    int err = errno;
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    return lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "pipe: %s", strerror(err));
+  }
+  fcntl(life[0], F_SETFD, FD_CLOEXEC);
+  fcntl(life[1], F_SETFD, FD_CLOEXEC);
   /* Forward signals from now on; the group id is known after fork. */
   struct sigaction act, old_act[3];
   memset(&act, 0, sizeof act);
@@ -172,6 +186,8 @@ lm_status lm_collect_run_app(char *const *argv, const char *tool, const char *co
     for (int i = 0; i < 3; i++) sigaction(forwarded[i], &old_act[i], NULL);
     close(pipe_fds[0]);
     close(pipe_fds[1]);
+    close(life[0]);
+    close(life[1]);
     return lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "fork: %s", strerror(err));
   }
   if (pid == 0) {
@@ -179,6 +195,10 @@ lm_status lm_collect_run_app(char *const *argv, const char *tool, const char *co
     /* Its own process group, which dies with lumen. */
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    close(life[1]);
+    if (fcntl(life[0], F_SETOWN, -getpid()) == 0 && fcntl(life[0], F_SETSIG, SIGKILL) == 0)
+      fcntl(life[0], F_SETFL, fcntl(life[0], F_GETFL) | O_ASYNC);
+    fcntl(life[0], F_SETFD, 0); /* inherited through exec, by every process of the group */
     for (int i = 0; i < 3; i++) sigaction(forwarded[i], &old_act[i], NULL);
     char preload[8192], pass_text[32];
     const char *old = getenv("LD_PRELOAD");
@@ -210,6 +230,8 @@ lm_status lm_collect_run_app(char *const *argv, const char *tool, const char *co
   }
   setpgid(pid, pid); /* also here: no window in which a signal misses it */
   g_group = pid;
+  close(life[0]);
+  g_lifeline = life[1];
   if (g_received) kill(-pid, g_received);
   if (tty) {
     signal(SIGTTOU, SIG_IGN);
@@ -276,6 +298,8 @@ lm_status lm_collect_run_app(char *const *argv, const char *tool, const char *co
 restore:
   /* Whatever the application left in its group goes with it. */
   kill(-pid, SIGKILL);
+  close(g_lifeline);
+  g_lifeline = -1;
   if (tty) tcsetpgrp(STDIN_FILENO, getpgrp());
   g_group = 0;
   out->interrupted = g_received;

@@ -1485,6 +1485,24 @@ sdk_layouts)
     expect_err "version $v found; lumen knows the layouts of 0.5, 0.6 and 1.0"
   done
   ;;
+kill9)
+  # lumen profile killed with SIGKILL (no handler runs): the application
+  # and the helper process it started die with it, run after run, and
+  # --resume completes the profile.
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  for try in 1 2 3 4 5; do
+    rm -rf "$TMP/k" "$TMP/pids"
+    start_hanging k --spawn
+    [ "$(wc -l <"$TMP/pids")" -ge 4 ] || fail "try $try: expected 4 pids: $(cat "$TMP/pids")"
+    kill -KILL "$LP"
+    wait "$LP" 2>/dev/null
+    LP=
+    all_gone
+  done
+  run profile -w "$TMP/k" --resume
+  expect_status 0
+  golden_equal "$TMP/k" vcopy/MI200
+  ;;
 signals)
   export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
   # Run 2 hangs; each run's application leaves a helper process behind.
