@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -374,6 +375,45 @@ void lm_collect_discard(const char *dir, const char *made_from) {
   }
 }
 
+/* Signals while a new workload is created (its folder, database, plan
+ * and the device check, before the first run): recorded, and acted on
+ * once the creation has ended, by removing what was created. A signal's
+ * default action would leave a folder with a half-written database that
+ * neither --resume nor a new profile accepts. */
+static const int creation_signals[] = {SIGINT, SIGTERM, SIGHUP};
+static volatile sig_atomic_t g_creation_signal;
+static void note_creation_signal(int sig) {
+  if (!g_creation_signal) g_creation_signal = sig;
+}
+
+typedef struct creation_guard {
+  int on;
+  struct sigaction saved[3];
+} creation_guard;
+
+static void guard_creation(creation_guard *g) {
+  struct sigaction act;
+  memset(&act, 0, sizeof act);
+  act.sa_handler = note_creation_signal;
+  sigemptyset(&act.sa_mask);
+  g_creation_signal = 0;
+  for (int i = 0; i < 3; i++) {
+    sigaction(creation_signals[i], NULL, &g->saved[i]);
+    /* a signal the caller ignores (nohup, a background job) stays ignored */
+    if (g->saved[i].sa_handler != SIG_IGN) sigaction(creation_signals[i], &act, NULL);
+  }
+  g->on = 1;
+}
+
+/* The signal received while the guard was on (0: none); restores the
+ * earlier dispositions. */
+static int unguard_creation(creation_guard *g) {
+  if (!g->on) return 0;
+  for (int i = 0; i < 3; i++) sigaction(creation_signals[i], &g->saved[i], NULL);
+  g->on = 0;
+  return g_creation_signal;
+}
+
 lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, lm_diag *diag) {
   memset(summary, 0, sizeof *summary);
   profile_ctx x;
@@ -388,6 +428,7 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
   memset(&spec, 0, sizeof spec);
   lm_status st = LM_OK;
   int was_complete = 0, lock_fd = -1;
+  creation_guard guard = {0};
   lm_collector col;
   memset(&col, 0, sizeof col);
   char db_path[4096];
@@ -489,6 +530,7 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     /* What this lumen creates, to remove should it keep nothing. Inside
      * an MPI job dir is the rank's part, in a folder the other ranks
      * share: only the part is its own. */
+    guard_creation(&guard);
     lm_rank_info part;
     if (lm_rank_detect_env(&part) && part.size > 1)
       snprintf(x.made_from, sizeof x.made_from, "%s", access(o->dir, F_OK) == 0 ? "" : o->dir);
@@ -527,6 +569,15 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     if (col.check_sets &&
         (st = col.check_sets(&col, x.db, x.wid, &x.sets, &x.n_sets, o->n_items > 0, diag)) != LM_OK)
       goto done;
+    int sig = unguard_creation(&guard);
+    if (sig) {
+      char name[32];
+      st = lm_diag_set(diag, LM_EDATA, o->dir, 0, 0, NULL,
+                       "interrupted by signal %s before the first run: nothing was kept",
+                       lm_collect_signal_text(sig, name, sizeof name));
+      x.discard = x.fresh;
+      goto done;
+    }
   }
   if (x.n_sets == 0) {
     st = lm_diag_set(diag, LM_EDATA, db_path, 0, 0, "profile_set", "the plan has no counter sets");
@@ -635,6 +686,7 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
                      "for the missing sets", x.n_sets,
                      summary->dropped ? summary->dropped_detail : "no dispatch was selected", o->dir);
 done:
+  if (unguard_creation(&guard)) x.discard = x.fresh; /* interrupted while failing */
   if (st != LM_OK && x.db && x.wid) {
     char line[2048];
     lm_collect_note(x.db, x.wid, LM_LOG_DEBUG, "stopped: %s", lm_diag_format(diag, line, sizeof line));

@@ -1503,6 +1503,38 @@ kill9)
   expect_status 0
   golden_equal "$TMP/k" vcopy/MI200
   ;;
+early_signal)
+  # SIGINT or SIGTERM while lumen profile creates the workload (before the
+  # first run): it stops as interrupted and leaves nothing, so the same
+  # command works again. Signals at 0 to 60 ms after start (python3 starts
+  # lumen, so the early ones arrive before lumen's main).
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  for ms in 0 5 10 15 20 25 30 40 50 60; do
+    for sig in INT TERM; do
+      KIND="SIG$sig at $ms ms"
+      rm -rf "$TMP/e"
+      # (a background job ignores SIGINT unless it is given back its default)
+      python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' \
+        "$LUMEN" profile -n e -w "$TMP/e" -- "$APP" -g 2 "$VCOPY:3" >"$TMP/out" 2>"$TMP/err" &
+      LP=$!
+      sleep "$(printf '0.%03d' "$ms")"
+      kill -"$sig" "$LP" 2>/dev/null
+      wait "$LP"
+      STATUS=$?
+      LP=
+      if [ -e "$TMP/e" ]; then
+        # What is left is a profile lumen can continue or a finished one.
+        run profile -w "$TMP/e" --resume
+        expect_status 0
+        golden_equal "$TMP/e" vcopy/MI200
+      else
+        run profile -n e -w "$TMP/e" -- "$APP" -g 2 "$VCOPY:3"
+        expect_status 0
+      fi
+    done
+  done
+  KIND=
+  ;;
 signals)
   export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
   # Run 2 hangs; each run's application leaves a helper process behind.
