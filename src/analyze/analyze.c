@@ -175,7 +175,7 @@ static lm_status build_top(ctx *c, lm_rtable *t, const size_t *rows, size_t n,
   size_t n_names = pmc->n_strings;
   group *groups = lm_calloc(n_names ? n_names : 1, sizeof *groups);
   lm_status status = LM_OK;
-  if (!groups) return LM_ENOMEM;
+  if (!groups) return lm_diag_set(c->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   for (size_t i = 0; i < n; i++) {
     int32_t k = kernel_id(c, rows[i]);
     if (k < 0) continue;
@@ -851,10 +851,7 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
   }
   /* Top kernels first: --kernel-index needs its order. */
   if (top_table) {
-    if (build_top(&c, top_table, top_rows, n_top, chosen) != LM_OK) {
-      c.status = diag ? diag->status : LM_EINVAL;
-      goto fail;
-    }
+    if ((c.status = build_top(&c, top_table, top_rows, n_top, chosen)) != LM_OK) goto fail;
   } else if (o->n_kernel_index) {
     c.status = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
                            "--kernel-index needs a top-kernels table in the definitions");
@@ -969,8 +966,7 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
     lm_rtable *t = &c.an->tables[i];
     switch ((lm_table_kind)td->kind) {
     case LM_TABLE_TOP_KERNELS:
-      if (t != top_table && build_top(&c, t, top_rows, n_top, chosen) != LM_OK)
-        c.status = LM_EINVAL;
+      if (t != top_table) c.status = build_top(&c, t, top_rows, n_top, chosen);
       break;
     case LM_TABLE_DISPATCHES: build_dispatches(&c, t, top_rows, n_top); break;
     case LM_TABLE_SYSINFO:

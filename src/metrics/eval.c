@@ -1055,12 +1055,12 @@ fail:
   lm_eval_free(ev);
   ev = NULL;
 done:
-  if (r.cols)
-    for (int32_t node = 0; node < nn; node++) {
-      lm_free(r.cols[node]);
-      lm_free(r.col_rows[node]);
-      if (r.def_col) lm_free(r.def_col[node]);
-    }
+  /* Any of the three lists may be missing when its allocation failed. */
+  for (int32_t node = 0; node < nn; node++) {
+    if (r.cols) lm_free(r.cols[node]);
+    if (r.col_rows) lm_free(r.col_rows[node]);
+    if (r.def_col) lm_free(r.def_col[node]);
+  }
   lm_free(r.cols);
   lm_free(r.col_rows);
   lm_free(r.needed);
