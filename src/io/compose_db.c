@@ -149,7 +149,7 @@ struct lm_db_composer {
 
 lm_status lm_db_composer_open(sqlite3 *db, int64_t wid, lm_db_composer **out, lm_diag *diag) {
   *out = NULL;
-  lm_db_composer *c = calloc(1, sizeof *c);
+  lm_db_composer *c = lm_calloc(1, sizeof *c);
   if (!c) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   c->db = db;
   c->wid = wid;
@@ -202,7 +202,7 @@ void lm_db_composer_close(lm_db_composer *c) {
   sqlite3_finalize(c->csrc);
   sqlite3_finalize(c->pin);
   sqlite3_finalize(c->pnear);
-  free(c);
+  lm_free(c);
 }
 
 /* done: run a prepared write once and make it ready for the next. */

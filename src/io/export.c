@@ -103,9 +103,9 @@ static int column_empty(const lm_table *t, size_t c, const double *values) {
 static lm_status write_table(const lm_table *t, const char *path, int drop_empty, lm_diag *diag) {
   lm_status st = LM_OK;
   FILE *f = NULL;
-  size_t *order = malloc((t->n_cols + 1) * sizeof *order), n = 0;
-  uint8_t *placed = calloc(t->n_cols + 1, 1);
-  const double **values = calloc(t->n_cols + 1, sizeof *values);
+  size_t *order = lm_malloc((t->n_cols + 1) * sizeof *order), n = 0;
+  uint8_t *placed = lm_calloc(t->n_cols + 1, 1);
+  const double **values = lm_calloc(t->n_cols + 1, sizeof *values);
   if (!order || !placed || !values) {
     st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
     goto done;
@@ -144,9 +144,9 @@ static lm_status write_table(const lm_table *t, const char *path, int drop_empty
   if ((fclose(f) != 0) | failed)
     st = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "write failed: %s", strerror(errno));
 done:
-  free(order);
-  free(placed);
-  free(values);
+  lm_free(order);
+  lm_free(placed);
+  lm_free(values);
   return st;
 }
 

@@ -125,9 +125,8 @@ static int is_workload(const char *dir, const char *name) {
   return 0;
 }
 
-static int cmp_names(const void *a, const void *b) {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
+/* Two of the names kept in place (char arrays of one length). */
+static int cmp_names(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
 
 int lm_io_identify(const char *path, char *out, size_t cap) {
   if (!cap) return 0;
@@ -137,10 +136,11 @@ int lm_io_identify(const char *path, char *out, size_t cap) {
   if (!S_ISDIR(st.st_mode)) return S_ISREG(st.st_mode) ? identify_file(path, out, cap) : 0;
   DIR *d = opendir(path);
   if (!d) return 0;
-  char *subs[MAX_LOOKS];
+  struct dirent *e;
+  /* Names kept in place: no suggestion is lost to a failed copy. */
+  char subs[MAX_LOOKS][sizeof e->d_name];
   size_t n_subs = 0, n_more = 0, looks = 0;
   int found = 0;
-  struct dirent *e;
   char file[4096];
   while ((e = readdir(d)) != NULL) {
     if (e->d_name[0] == '.') continue;
@@ -150,8 +150,7 @@ int lm_io_identify(const char *path, char *out, size_t cap) {
     if (S_ISDIR(es.st_mode)) {
       if (is_workload(path, e->d_name)) {
         if (n_subs < MAX_LOOKS) {
-          subs[n_subs] = strdup(e->d_name);
-          if (subs[n_subs]) n_subs++;
+          snprintf(subs[n_subs++], sizeof subs[0], "%s", e->d_name);
         } else {
           n_more++;
         }
@@ -175,6 +174,5 @@ int lm_io_identify(const char *path, char *out, size_t cap) {
       snprintf(out + len, cap - len, " (and %zu more)", n_subs + n_more - MAX_SUGGESTIONS);
     found = 1;
   }
-  for (size_t i = 0; i < n_subs; i++) free(subs[i]);
   return found;
 }

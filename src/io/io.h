@@ -430,9 +430,11 @@ lm_status lm_db_read_provenance(lm_sql *sql, int64_t wid, lm_workload *w, lm_dia
 lm_status lm_db_put_columns(lm_sql *sql, int64_t wid, const lm_table *t, const char *source, int skip_fixed,
                             lm_diag *diag);
 
-/* lm_db_sysinfo_build: fields keys/values (n of them) as system
+/* lm_db_sysinfo_build: fields keys/values (n of them, none NULL) as system
  * information: *table (one row; set even on failure, the caller frees it)
- * holds the texts, info's arrays come from arena. (rank_store.c) */
+ * holds the texts, info's arrays come from arena. A NULL key or value (a
+ * copy the caller did not check) is refused with LM_EINVAL, never read as
+ * an empty field. (rank_store.c) */
 lm_status lm_db_sysinfo_build(const char *path, char **keys, char **values, size_t n, lm_arena *arena,
                               lm_table **table, lm_sysinfo *info, lm_diag *diag);
 

@@ -260,23 +260,30 @@ lm_status lm_db_schema(lm_sql *sql, int create, lm_diag *diag) {
   lm_stmt *q = NULL;
   char version[64] = "", format[64] = "";
   int has_format = 0;
-  lm_diag ignored;
-  if (lm_sql_prepare(sql, "SELECT key, value FROM lumen_meta WHERE key IN ('schema_version', 'format')", &q,
-                     &ignored) == LM_OK)
-    while (lm_stmt_step(q) == 1) {
-      const char *key = lm_stmt_text(q, 0), *value = lm_stmt_text(q, 1);
-      if (!key || !value) continue;
-      if (strcmp(key, "format") == 0) {
-        has_format = 1;
-        snprintf(format, sizeof format, "%s", value);
-      } else {
-        snprintf(version, sizeof version, "%s", value);
-      }
+  /* Out of memory is an error, not a foreign database; a database
+   * without lumen_meta is one. */
+  lm_diag meta_diag;
+  lm_status st_meta = lm_sql_prepare(sql, "SELECT key, value FROM lumen_meta WHERE key IN ('schema_version', "
+                                          "'format')", &q, &meta_diag);
+  if (st_meta == LM_ENOMEM) return lm_diag_set(diag, LM_ENOMEM, lm_sql_where(sql), 0, 0, NULL, "out of memory");
+  st_meta = LM_OK;
+  int rc_meta = 0;
+  while (q && (rc_meta = lm_stmt_step(q)) == 1) {
+    const char *key = lm_stmt_text(q, 0), *value = lm_stmt_text(q, 1);
+    if (!key || !value) continue;
+    if (strcmp(key, "format") == 0) {
+      has_format = 1;
+      snprintf(format, sizeof format, "%s", value);
+    } else {
+      snprintf(version, sizeof version, "%s", value);
     }
+  }
+  if (rc_meta < 0) st_meta = lm_stmt_error(q, "read lumen_meta", diag);
   lm_stmt_free(q);
   char cut[200];
   if (!version[0] && lm_sql_truncated(sql, cut, sizeof cut))
     return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, NULL, "%s", cut);
+  if (st_meta != LM_OK) return st_meta;
   if (!version[0])
     return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, NULL, "not a lumen database");
   if (has_format && strcmp(format, "lumen") != 0)
@@ -523,45 +530,58 @@ static lm_status read_sysinfo_rows(lm_sql *sql, int64_t wid, lm_workload *w, lm_
   while ((rc = lm_stmt_step(s)) == 1) {
     if (n == cap) {
       cap = cap ? cap * 2 : 64;
-      char **gk = realloc(keys, cap * sizeof *gk);
+      char **gk = lm_realloc(keys, cap * sizeof *gk);
       if (gk) keys = gk;
-      char **gv = realloc(values, cap * sizeof *gv);
+      char **gv = lm_realloc(values, cap * sizeof *gv);
       if (gv) values = gv;
       if (!gk || !gv) {
         st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
         break;
       }
     }
-    keys[n] = strdup(lm_stmt_text(s, 0));
-    values[n] = strdup(lm_stmt_text(s, 1));
+    /* A NULL in the database is an empty text; a copy that fails is an
+     * error, never an empty field. */
+    const char *key = lm_stmt_text(s, 0), *value = lm_stmt_text(s, 1);
+    keys[n] = lm_strdup(key ? key : "");
+    values[n] = lm_strdup(value ? value : "");
     n++;
+    if (!keys[n - 1] || !values[n - 1]) {
+      st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+      break;
+    }
   }
-  if (rc < 0) st = lm_stmt_error(s, "read system info", diag);
+  if (st == LM_OK && rc < 0) st = lm_stmt_error(s, "read system info", diag);
   lm_stmt_free(s);
   if (st == LM_OK)
     st = lm_db_sysinfo_build(path, keys, values, n, w->arena, &w->sysinfo_table, &w->sysinfo, diag);
   for (size_t k = 0; k < n; k++) {
-    free(keys[k]);
-    free(values[k]);
+    lm_free(keys[k]);
+    lm_free(values[k]);
   }
-  free(keys);
-  free(values);
+  lm_free(keys);
+  lm_free(values);
   w->arch = lm_sysinfo_text(&w->sysinfo, "gpu_arch");
   if (st == LM_OK && (!w->arch || !w->arch[0]))
     st = lm_diag_set(diag, LM_EDATA, path, 0, 0, "gpu_arch", "missing from the workload's system info");
   return st;
 }
 
-static int64_t count_of(lm_sql *sql, const char *text, int64_t wid, const char *arg) {
+/* The count that query `text` (parameters wid and arg, when not NULL)
+ * gives, in *n. A query that fails is an error, never a count of 0. */
+static lm_status count_of(lm_sql *sql, const char *text, int64_t wid, const char *arg, int64_t *n,
+                          lm_diag *diag) {
   lm_stmt *s = NULL;
-  lm_diag ignored;
-  int64_t n = 0;
-  if (lm_sql_prepare(sql, text, &s, &ignored) != LM_OK) return 0;
+  *n = 0;
+  lm_status st = lm_sql_prepare(sql, text, &s, diag);
+  if (st != LM_OK) return st;
   lm_stmt_bind_int64(s, 1, wid);
   if (arg) lm_stmt_bind_text(s, 2, arg);
-  if (lm_stmt_step(s) == 1) n = lm_stmt_int64(s, 0);
+  int rc = lm_stmt_step(s);
+  if (rc == 1) *n = lm_stmt_int64(s, 0);
+  else st = rc == 0 ? lm_diag_set(diag, LM_EIO, lm_sql_where(sql), 0, 0, NULL, "a count without its row")
+                    : lm_stmt_error(s, "count rows", diag);
   lm_stmt_free(s);
-  return n;
+  return st;
 }
 
 /* The columns that want accepts of one source, in a new table. With
@@ -743,10 +763,12 @@ lm_status lm_db_find_workload(lm_sql *sql, const char *name, int64_t *wid, size_
  * when any row has a rank. A version 1 database has neither column. */
 static lm_status read_ranks(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *diag) {
   const char *path = lm_sql_where(sql);
-  if (count_of(sql, "SELECT COUNT(*) FROM lumen_meta WHERE key = 'schema_version' AND value = '1' AND ? >= 0", 0, NULL) > 0)
-    return LM_OK;
+  int64_t version_1 = 0;
+  lm_status st = count_of(sql, "SELECT COUNT(*) FROM lumen_meta WHERE key = 'schema_version' AND value = '1' AND ? >= 0",
+                          0, NULL, &version_1, diag);
+  if (st != LM_OK || version_1 > 0) return st;
   lm_stmt *s = NULL;
-  lm_status st = lm_sql_prepare(sql, "SELECT row, rank, host FROM dispatch WHERE workload_id = ? AND rank IS NOT NULL",
+  st = lm_sql_prepare(sql, "SELECT row, rank, host FROM dispatch WHERE workload_id = ? AND rank IS NOT NULL",
                                 &s, diag);
   if (st != LM_OK) return st;
   lm_stmt_bind_int64(s, 1, wid);
@@ -855,7 +877,9 @@ static lm_status read_workload(lm_sql *sql, const char *name, lm_db_want_fn want
                        "with `lumen profile --resume -w DIR`)");
   {
     /* The count sizes every column: check it before anything is allocated. */
-    int64_t held = count_of(sql, "SELECT COUNT(*) FROM dispatch WHERE workload_id = ?", wid, NULL);
+    int64_t held = 0;
+    st = count_of(sql, "SELECT COUNT(*) FROM dispatch WHERE workload_id = ?", wid, NULL, &held, diag);
+    if (st != LM_OK) return st;
     if (held != (int64_t)n_rows)
       return lm_diag_set(diag, LM_EDATA, path, 0, 0, "workload.n_dispatches",
                          "the workload lists %zu dispatches but holds %lld (corrupt database?)", n_rows,

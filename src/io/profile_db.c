@@ -237,7 +237,7 @@ struct lm_db_records {
 
 lm_status lm_db_records_open(sqlite3 *db, int64_t wid, int run, lm_db_records **out, lm_diag *diag) {
   *out = NULL;
-  lm_db_records *r = calloc(1, sizeof *r);
+  lm_db_records *r = lm_calloc(1, sizeof *r);
   if (!r) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   r->db = db;
   r->wid = wid;
@@ -276,7 +276,7 @@ void lm_db_records_close(lm_db_records *r) {
   sqlite3_finalize(r->reg);
   sqlite3_finalize(r->tel);
   sqlite3_finalize(r->sys);
-  free(r);
+  lm_free(r);
 }
 
 /* step: run a prepared insert once and make it ready for the next. */

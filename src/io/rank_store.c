@@ -22,6 +22,12 @@
 lm_status lm_db_sysinfo_build(const char *path, char **keys, char **values, size_t n, lm_arena *arena,
                               lm_table **table, lm_sysinfo *info, lm_diag *diag) {
   memset(info, 0, sizeof *info);
+  *table = NULL;
+  /* A missing key or value is the caller's failed copy, not an empty field. */
+  for (size_t i = 0; i < n; i++)
+    if (!keys[i] || !values[i])
+      return lm_diag_set(diag, LM_EINVAL, path, 0, 0, NULL, "system information field %zu without its %s", i,
+                         keys[i] ? "value" : "key");
   lm_table *t = lm_table_create(path, "sysinfo", 1, n);
   *table = t;
   if (!t) return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
@@ -31,8 +37,8 @@ lm_status lm_db_sysinfo_build(const char *path, char **keys, char **values, size
   if (!info->names || !info->texts || !info->values)
     return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
   for (size_t i = 0; i < n; i++) {
-    lm_column *c = lm_table_add_column(t, keys[i] ? keys[i] : "", 1);
-    int32_t id = lm_table_intern(t, values[i] ? values[i] : "");
+    lm_column *c = lm_table_add_column(t, keys[i], 1);
+    int32_t id = lm_table_intern(t, values[i]);
     if (!c || id < 0) return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
     c->text_ids[0] = id;
     double v;
@@ -101,16 +107,18 @@ lm_status lm_db_write_ranks(lm_sql *sql, int64_t wid, const lm_workload *w, lm_d
   return st;
 }
 
-/* The schema version of the database (0 when it does not say). */
-static int schema_version(lm_sql *sql) {
+/* The schema version of the database in *version (0 when it does not
+ * say). A query that fails is an error, not version 0. */
+static lm_status schema_version(lm_sql *sql, int *version, lm_diag *diag) {
   lm_stmt *q = NULL;
-  lm_diag ignored;
-  int v = 0;
-  if (lm_sql_prepare(sql, "SELECT value FROM lumen_meta WHERE key = 'schema_version'", &q, &ignored) != LM_OK)
-    return 0;
-  if (lm_stmt_step(q) == 1 && lm_stmt_text(q, 0)) v = atoi(lm_stmt_text(q, 0));
+  *version = 0;
+  lm_status st = lm_sql_prepare(sql, "SELECT value FROM lumen_meta WHERE key = 'schema_version'", &q, diag);
+  if (st != LM_OK) return st;
+  int rc = lm_stmt_step(q);
+  if (rc == 1 && lm_stmt_text(q, 0)) *version = atoi(lm_stmt_text(q, 0));
+  if (rc < 0) st = lm_stmt_error(q, "read the schema version", diag);
   lm_stmt_free(q);
-  return v;
+  return st;
 }
 
 /* The rows of rank_sysinfo, part by part, into w's part arrays. */
@@ -129,13 +137,13 @@ static lm_status read_parts(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *d
   while ((rc = lm_stmt_step(s)) == 1) {
     if (n == cap) {
       cap = cap ? 2 * cap : 64;
-      int64_t *gp = realloc(parts, cap * sizeof *gp);
+      int64_t *gp = lm_realloc(parts, cap * sizeof *gp);
       if (gp) parts = gp;
-      int64_t *gr = realloc(ranks, cap * sizeof *gr);
+      int64_t *gr = lm_realloc(ranks, cap * sizeof *gr);
       if (gr) ranks = gr;
-      char **gk = realloc(keys, cap * sizeof *gk);
+      char **gk = lm_realloc(keys, cap * sizeof *gk);
       if (gk) keys = gk;
-      char **gv = realloc(values, cap * sizeof *gv);
+      char **gv = lm_realloc(values, cap * sizeof *gv);
       if (gv) values = gv;
       if (!gp || !gr || !gk || !gv) {
         st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
@@ -144,8 +152,8 @@ static lm_status read_parts(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *d
     }
     parts[n] = lm_stmt_int64(s, 0);
     ranks[n] = lm_stmt_int64(s, 1);
-    keys[n] = strdup(lm_stmt_text(s, 2) ? lm_stmt_text(s, 2) : "");
-    values[n] = strdup(lm_stmt_text(s, 3) ? lm_stmt_text(s, 3) : "");
+    keys[n] = lm_strdup(lm_stmt_text(s, 2) ? lm_stmt_text(s, 2) : "");
+    values[n] = lm_strdup(lm_stmt_text(s, 3) ? lm_stmt_text(s, 3) : "");
     n++;
     if (!keys[n - 1] || !values[n - 1]) {
       st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
@@ -190,13 +198,13 @@ static lm_status read_parts(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *d
     i = end;
   }
   for (size_t i = 0; i < n; i++) {
-    free(keys[i]);
-    free(values[i]);
+    lm_free(keys[i]);
+    lm_free(values[i]);
   }
-  free(parts);
-  free(ranks);
-  free(keys);
-  free(values);
+  lm_free(parts);
+  lm_free(ranks);
+  lm_free(keys);
+  lm_free(values);
   return st;
 }
 
@@ -335,7 +343,9 @@ static lm_status read_split(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *d
 lm_status lm_db_read_ranks(lm_sql *sql, int64_t wid, const char *workload, lm_workload *w, int full,
                            lm_diag *diag) {
   lm_status st = full ? read_split(sql, wid, w, diag) : LM_OK;
-  if (st != LM_OK || schema_version(sql) < 4) return st; /* before 4: the first rank's only, no combined split */
+  int version = 0;
+  if (st == LM_OK) st = schema_version(sql, &version, diag);
+  if (st != LM_OK || version < 4) return st; /* before 4: the first rank's only, no combined split */
   st = read_parts(sql, wid, w, diag);
   if (st == LM_OK && full && w->n_parts > 1) st = read_rooflines(sql, wid, workload, w, diag);
   if (st == LM_OK) st = read_set_rank(sql, wid, w, diag);

@@ -160,6 +160,9 @@ struct lm_stmt {
   int executed, row, n_rows;
   char error[512];
   int unique;
+  /* A parameter that could not be bound (out of memory): the next step
+   * fails with it instead of running with the parameter missing. */
+  lm_status bind_status;
 };
 
 static int is_pg_url(const char *url) {
@@ -296,7 +299,7 @@ static int fixed_uri(const char *path, char *out, size_t cap) {
 lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag) {
   lm_status st_probe;
   *out = NULL;
-  lm_sql *s = calloc(1, sizeof *s);
+  lm_sql *s = lm_calloc(1, sizeof *s);
   if (!s) return lm_diag_set(diag, LM_ENOMEM, url, 0, 0, NULL, "out of memory");
   if (is_pg_url(url)) {
     pg_where(url, s->where, sizeof s->where);
@@ -304,7 +307,7 @@ lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag) {
     if (!pq_ready()) {
       lm_status st = lm_diag_set(diag, LM_EIO, s->where, 0, 0, NULL,
                                  "a PostgreSQL store needs the PostgreSQL client library: %s", pq_error);
-      free(s);
+      lm_free(s);
       return st;
     }
     s->engine = ENGINE_PG;
@@ -324,7 +327,7 @@ lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag) {
     *out = s;
     return LM_OK;
 #else
-    free(s);
+    lm_free(s);
     return lm_diag_set(diag, LM_EINVAL, url, 0, 0, "--db",
                        "this lumen was built without PostgreSQL support (libpq)");
 #endif
@@ -334,13 +337,13 @@ lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag) {
   snprintf(s->where, sizeof s->where, "%s", url);
   lm_status kind = files_regular(url, diag);
   if (kind != LM_OK) {
-    free(s);
+    lm_free(s);
     return kind;
   }
   if (mode != LM_DB_CREATE) {
     struct stat sb;
     if (stat(url, &sb) != 0) {
-      free(s);
+      lm_free(s);
       return lm_diag_set(diag, LM_ENOTFOUND, url, 0, 0, NULL, "no such database");
     }
   }
@@ -374,7 +377,7 @@ lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag) {
 }
 
 lm_sql *lm_sql_wrap_sqlite(sqlite3 *db) {
-  lm_sql *s = calloc(1, sizeof *s);
+  lm_sql *s = lm_calloc(1, sizeof *s);
   if (!s) return NULL;
   s->engine = ENGINE_SQLITE;
   s->db = db;
@@ -389,7 +392,7 @@ void lm_sql_close(lm_sql *s) {
 #ifdef LUMEN_HAVE_PQ
   if (s->pg) PQfinish(s->pg);
 #endif
-  free(s);
+  lm_free(s);
 }
 
 sqlite3 *lm_sql_detach(lm_sql *s) {
@@ -408,7 +411,7 @@ int lm_sql_is_postgres(const lm_sql *s) { return s->engine == ENGINE_PG; }
  * upper-case words); PRAGMA statements dropped. */
 static char *pg_schema(const char *in) {
   size_t cap = strlen(in) * 2 + 64;
-  char *out = malloc(cap), *o = out;
+  char *out = lm_malloc(cap), *o = out;
   if (!out) return NULL;
   static const struct {
     const char *from, *to;
@@ -455,18 +458,18 @@ lm_status lm_sql_exec(lm_sql *s, const char *text, int schema, lm_diag *diag) {
      * first imports meet (duplicate key in pg_type): take a transaction-
      * level advisory lock first, so that one creates and the other sees. */
     static const char lock[] = "SELECT pg_advisory_xact_lock(" LM_SQL_SCHEMA_LOCK "); ";
-    char *locked = malloc(sizeof lock + strlen(mapped));
+    char *locked = lm_malloc(sizeof lock + strlen(mapped));
     if (!locked) {
-      free(mapped);
+      lm_free(mapped);
       return lm_diag_set(diag, LM_ENOMEM, s->where, 0, 0, NULL, "out of memory");
     }
     memcpy(locked, lock, sizeof lock - 1);
     strcpy(locked + sizeof lock - 1, mapped);
-    free(mapped);
+    lm_free(mapped);
     mapped = locked;
   }
   PGresult *r = PQexec(s->pg, mapped ? mapped : text);
-  free(mapped);
+  lm_free(mapped);
   ExecStatusType rs = PQresultStatus(r);
   lm_status st = LM_OK;
   if (rs != PGRES_COMMAND_OK && rs != PGRES_TUPLES_OK) {
@@ -500,13 +503,13 @@ void lm_sql_rollback(lm_sql *s) { lm_sql_exec(s, "ROLLBACK", 0, NULL); }
 
 lm_status lm_sql_prepare(lm_sql *sql, const char *text, lm_stmt **out, lm_diag *diag) {
   *out = NULL;
-  lm_stmt *s = calloc(1, sizeof *s);
+  lm_stmt *s = lm_calloc(1, sizeof *s);
   if (!s) return lm_diag_set(diag, LM_ENOMEM, sql->where, 0, 0, NULL, "out of memory");
   s->sql = sql;
   if (sql->engine == ENGINE_SQLITE) {
     if (sqlite3_prepare_v2(sql->db, text, -1, &s->st, NULL) != SQLITE_OK) {
       lm_status st = lm_diag_set(diag, LM_EIO, sql->where, 0, 0, NULL, "%s", sqlite3_errmsg(sql->db));
-      free(s);
+      lm_free(s);
       return st;
     }
     *out = s;
@@ -514,9 +517,9 @@ lm_status lm_sql_prepare(lm_sql *sql, const char *text, lm_stmt **out, lm_diag *
   }
   /* '?' -> $n outside quoted text. */
   size_t cap = strlen(text) * 4 + 16;
-  s->text = malloc(cap);
+  s->text = lm_malloc(cap);
   if (!s->text) {
-    free(s);
+    lm_free(s);
     return lm_diag_set(diag, LM_ENOMEM, sql->where, 0, 0, NULL, "out of memory");
   }
   char *o = s->text;
@@ -536,9 +539,9 @@ lm_status lm_sql_prepare(lm_sql *sql, const char *text, lm_stmt **out, lm_diag *
   }
   *o = '\0';
   int n = s->n_params ? s->n_params : 1;
-  s->values = calloc((size_t)n, sizeof *s->values);
-  s->lengths = calloc((size_t)n, sizeof *s->lengths);
-  s->formats = calloc((size_t)n, sizeof *s->formats);
+  s->values = lm_calloc((size_t)n, sizeof *s->values);
+  s->lengths = lm_calloc((size_t)n, sizeof *s->lengths);
+  s->formats = lm_calloc((size_t)n, sizeof *s->formats);
   if (!s->values || !s->lengths || !s->formats) {
     lm_stmt_free(s);
     return lm_diag_set(diag, LM_ENOMEM, sql->where, 0, 0, NULL, "out of memory");
@@ -547,15 +550,24 @@ lm_status lm_sql_prepare(lm_sql *sql, const char *text, lm_stmt **out, lm_diag *
   return LM_OK;
 }
 
+/* Keep the first failure of a SQLite bind (rc) for the next step. */
+static void sqlite_bound(lm_stmt *s, int rc) {
+  if (rc == SQLITE_OK || s->bind_status != LM_OK) return;
+  s->bind_status = rc == SQLITE_NOMEM ? LM_ENOMEM : rc == SQLITE_TOOBIG ? LM_ELIMIT : LM_EIO;
+}
+
 static void pg_param(lm_stmt *s, int i, const void *data, size_t n, int binary) {
   if (i < 1 || i > s->n_params) return;
-  free(s->values[i - 1]);
+  lm_free(s->values[i - 1]);
   s->values[i - 1] = NULL;
   s->lengths[i - 1] = 0;
   s->formats[i - 1] = binary;
   if (!data) return;
-  s->values[i - 1] = malloc(n + 1);
-  if (!s->values[i - 1]) return;
+  s->values[i - 1] = lm_malloc(n + 1);
+  if (!s->values[i - 1]) {
+    s->bind_status = LM_ENOMEM;
+    return;
+  }
   if (n) memcpy(s->values[i - 1], data, n);
   s->values[i - 1][n] = '\0';
   s->lengths[i - 1] = (int)n;
@@ -563,7 +575,7 @@ static void pg_param(lm_stmt *s, int i, const void *data, size_t n, int binary) 
 
 void lm_stmt_bind_int64(lm_stmt *s, int i, int64_t v) {
   if (s->st) {
-    sqlite3_bind_int64(s->st, i, (sqlite3_int64)v);
+    sqlite_bound(s, sqlite3_bind_int64(s->st, i, (sqlite3_int64)v));
     return;
   }
   char b[32];
@@ -577,7 +589,7 @@ void lm_stmt_bind_double(lm_stmt *s, int i, double v) {
     return;
   }
   if (s->st) {
-    sqlite3_bind_double(s->st, i, v);
+    sqlite_bound(s, sqlite3_bind_double(s->st, i, v));
     return;
   }
   char b[40];
@@ -592,7 +604,7 @@ void lm_stmt_bind_text(lm_stmt *s, int i, const char *v) {
     return;
   }
   if (s->st) {
-    sqlite3_bind_text(s->st, i, v, -1, SQLITE_TRANSIENT);
+    sqlite_bound(s, sqlite3_bind_text(s->st, i, v, -1, SQLITE_TRANSIENT));
     return;
   }
   pg_param(s, i, v, strlen(v), 0);
@@ -600,7 +612,7 @@ void lm_stmt_bind_text(lm_stmt *s, int i, const char *v) {
 
 void lm_stmt_bind_blob(lm_stmt *s, int i, const void *p, size_t n) {
   if (s->st) {
-    sqlite3_bind_blob64(s->st, i, n ? p : "", n, SQLITE_TRANSIENT);
+    sqlite_bound(s, sqlite3_bind_blob64(s->st, i, n ? p : "", n, SQLITE_TRANSIENT));
     return;
   }
   pg_param(s, i, n ? p : "", n, 1);
@@ -608,7 +620,7 @@ void lm_stmt_bind_blob(lm_stmt *s, int i, const void *p, size_t n) {
 
 void lm_stmt_bind_blob_borrowed(lm_stmt *s, int i, const void *p, size_t n) {
   if (s->st) {
-    sqlite3_bind_blob64(s->st, i, n ? p : "", n, SQLITE_STATIC);
+    sqlite_bound(s, sqlite3_bind_blob64(s->st, i, n ? p : "", n, SQLITE_STATIC));
     return;
   }
   pg_param(s, i, n ? p : "", n, 1);
@@ -616,13 +628,17 @@ void lm_stmt_bind_blob_borrowed(lm_stmt *s, int i, const void *p, size_t n) {
 
 void lm_stmt_bind_null(lm_stmt *s, int i) {
   if (s->st) {
-    sqlite3_bind_null(s->st, i);
+    sqlite_bound(s, sqlite3_bind_null(s->st, i));
     return;
   }
   pg_param(s, i, NULL, 0, 0);
 }
 
 int lm_stmt_step(lm_stmt *s) {
+  if (s->bind_status != LM_OK) {
+    snprintf(s->error, sizeof s->error, "a parameter could not be bound: %s", lm_strerror(s->bind_status));
+    return -1;
+  }
   if (s->st) {
     s->last_rc = sqlite3_step(s->st);
     if (s->last_rc == SQLITE_ROW) return 1;
@@ -679,16 +695,16 @@ void lm_stmt_free(lm_stmt *s) {
 #ifdef LUMEN_HAVE_PQ
   PQclear(s->res);
 #endif
-  for (int i = 0; s->values && i < s->n_params; i++) free(s->values[i]);
-  free(s->values);
-  free(s->lengths);
-  free(s->formats);
-  free(s->text);
-  free(s);
+  for (int i = 0; s->values && i < s->n_params; i++) lm_free(s->values[i]);
+  lm_free(s->values);
+  lm_free(s->lengths);
+  lm_free(s->formats);
+  lm_free(s->text);
+  lm_free(s);
 }
 
 lm_status lm_stmt_error(lm_stmt *s, const char *what, lm_diag *diag) {
-  return lm_diag_set(diag, LM_EIO, s->sql->where, 0, 0, NULL, "%s: %s", what,
+  return lm_diag_set(diag, s->bind_status != LM_OK ? s->bind_status : LM_EIO, s->sql->where, 0, 0, NULL, "%s: %s", what,
                      s->error[0] ? s->error : "database error");
 }
 

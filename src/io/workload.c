@@ -125,7 +125,7 @@ static lm_status read_table(const char *path, const lm_csv_options *options, int
   for (size_t c = 0; c < first->n_cols; c++) n_found += first->cols[c].n_text && !first->cols[c].text_ids;
   if (!n_found) return LM_OK;
   for (const char *const *tc = options ? options->text_columns : NULL; tc && *tc; tc++) n_named++;
-  const char **names = malloc((n_named + n_found + 1) * sizeof *names);
+  const char **names = lm_malloc((n_named + n_found + 1) * sizeof *names);
   if (!names) {
     status = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
     goto done;
@@ -141,7 +141,7 @@ static lm_status read_table(const char *path, const lm_csv_options *options, int
   *out = NULL;
   status = lm_csv_read(path, &again, out, diag);
 done:
-  free(names);
+  lm_free(names);
   if (*out != first) lm_table_free(first);
   return status;
 }
