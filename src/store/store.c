@@ -66,7 +66,7 @@ lm_status lm_store_open(const char *url, int writable, lm_store **out, lm_diag *
   lm_status st;
   if (!url || !*url) return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--db", "an empty store URL");
   if (writable && !is_pg(url) && (st = make_parent(url, diag)) != LM_OK) return st;
-  lm_store *s = calloc(1, sizeof *s);
+  lm_store *s = lm_calloc(1, sizeof *s);
   if (!s) return lm_diag_set(diag, LM_ENOMEM, url, 0, 0, NULL, "out of memory");
   s->writable = writable;
   st = lm_sql_open(url, writable ? LM_DB_CREATE : LM_DB_READ, &s->sql, diag);
@@ -85,7 +85,7 @@ lm_status lm_store_open(const char *url, int writable, lm_store **out, lm_diag *
 lm_status lm_store_open_existing(const char *url, lm_store **out, lm_diag *diag) {
   *out = NULL;
   if (!url || !*url) return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--db", "an empty store URL");
-  lm_store *s = calloc(1, sizeof *s);
+  lm_store *s = lm_calloc(1, sizeof *s);
   if (!s) return lm_diag_set(diag, LM_ENOMEM, url, 0, 0, NULL, "out of memory");
   lm_diag ignored;
   s->writable = 1;
@@ -114,7 +114,7 @@ lm_status lm_store_open_existing(const char *url, lm_store **out, lm_diag *diag)
 void lm_store_close(lm_store *s) {
   if (!s) return;
   lm_sql_close(s->sql);
-  free(s);
+  lm_free(s);
 }
 
 const char *lm_store_where(const lm_store *s) { return lm_sql_where(s->sql); }
@@ -177,7 +177,7 @@ lm_status lm_store_list(lm_store *s, lm_store_entry **out, size_t *n, lm_diag *d
   while ((rc = lm_stmt_step(q)) == 1) {
     if (*n == cap) {
       cap = cap ? cap * 2 : 16;
-      lm_store_entry *grown = realloc(*out, cap * sizeof *grown);
+      lm_store_entry *grown = lm_realloc(*out, cap * sizeof *grown);
       if (!grown) {
         lm_stmt_free(q);
         return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
@@ -397,30 +397,32 @@ static int has_table(lm_sql *sql, const char *table) {
 
 /* A raw column (codec NULL or 0, as databases before version 3 hold
  * them) of column_data row q, bound compact into ins instead: data at
- * parameter data_col + 1, the codec at codec_param. 0 when the row is not
- * raw (copied as it is). */
-static int bind_compact(lm_stmt *q, lm_stmt *ins, int data_col, int rows_col, int codec_col, int codec_param,
-                        lm_colcodec *codec) {
+ * parameter data_col + 1, the codec at codec_param. *bound is 0 when the
+ * row is not raw (copied as it is). An encoding that fails (out of
+ * memory) is an error, not a raw copy. */
+static lm_status bind_compact(lm_stmt *q, lm_stmt *ins, int data_col, int rows_col, int codec_col,
+                              int codec_param, lm_colcodec *codec, int *bound, lm_diag *diag) {
+  *bound = 0;
   if (data_col < 0 || rows_col < 0 || (codec_col >= 0 && !lm_stmt_is_null(q, codec_col) &&
                                        lm_stmt_int64(q, codec_col) != LM_CODEC_RAW))
-    return 0;
+    return LM_OK;
   size_t len = 0;
   const void *raw = lm_stmt_blob(q, data_col, &len);
   int64_t rows = lm_stmt_int64(q, rows_col);
-  if (rows < 0 || (uint64_t)rows != len / sizeof(double) || len % sizeof(double)) return 0;
-  double *values = malloc(len ? len : 1);
-  if (!values) return 0;
+  if (rows < 0 || (uint64_t)rows != len / sizeof(double) || len % sizeof(double)) return LM_OK;
+  double *values = lm_malloc(len ? len : 1);
+  if (!values) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   if (len) memcpy(values, raw, len);
   const void *blob = NULL;
   size_t n = 0;
-  lm_diag ignored;
-  int ok = lm_colcodec_encode(codec, values, (size_t)rows, &blob, &n, &ignored) == LM_OK;
-  if (ok) {
+  lm_status st = lm_colcodec_encode(codec, values, (size_t)rows, &blob, &n, diag);
+  if (st == LM_OK) {
     lm_stmt_bind_blob(ins, data_col + 1, blob, n);
     lm_stmt_bind_int64(ins, codec_param, LM_CODEC_COMPACT);
+    *bound = 1;
   }
-  free(values);
-  return ok;
+  lm_free(values);
+  return st;
 }
 
 /* Copy the rows of `table` of workload from_wid into to_wid. Raw counter
@@ -484,8 +486,11 @@ static lm_status copy_table(lm_sql *from, int64_t from_wid, lm_sql *to, int64_t 
       default: lm_stmt_bind_null(ins, c + 1); break;
       }
     }
-    if (columns && !bind_compact(q, ins, data_col, rows_col, codec_col, codec_param, codec) && codec_col < 0)
-      lm_stmt_bind_null(ins, codec_param);
+    int bound = 0;
+    if (columns &&
+        (st = bind_compact(q, ins, data_col, rows_col, codec_col, codec_param, codec, &bound, diag)) != LM_OK)
+      break;
+    if (columns && !bound && codec_col < 0) lm_stmt_bind_null(ins, codec_param);
     if (lm_stmt_step(ins) < 0) {
       st = lm_stmt_error(ins, table, diag);
       break;
@@ -996,7 +1001,7 @@ lm_status lm_store_cache_get(lm_store *s, const char *name, const char *key, voi
   if (rc == 1) {
     size_t n;
     const void *p = lm_stmt_blob(q, 0, &n);
-    *data = malloc(n ? n : 1);
+    *data = lm_malloc(n ? n : 1);
     if (!*data) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     else {
       memcpy(*data, p, n);
@@ -1113,7 +1118,7 @@ lm_status lm_store_kept(lm_store *s, const char *name, const lm_catalog *cat, co
   /* (checked against the workload's dispatches and system information) */
   int damaged = 0;
   if (st == LM_OK) damaged = (st = lm_analysis_deserialize(data, len, *info, cat, out, d)) == LM_EDATA;
-  free(data);
+  lm_free(data);
   if (st != LM_OK) {
     lm_workload_free(*info);
     *info = NULL;
