@@ -27,9 +27,12 @@
  * encoded (NULL or 0: raw doubles, as versions 1 and 2 wrote them; 1:
  * compact). 4: the merged rank.R parts of an MPI profile keep every
  * part's system information and roofline, and a combined --split ranks
- * profile the rank of each set (rank_store.c). Older databases are
- * upgraded when opened for writing. */
-#define SCHEMA_VERSION "4"
+ * profile the rank of each set (rank_store.c). 5: workload.fingerprint is
+ * XXH3-128 of the workload's contents (store.c); the fingerprints of
+ * earlier versions, made by another hash, are cleared on upgrade and the
+ * store computes them again. Older databases are upgraded when opened for
+ * writing. */
+#define SCHEMA_VERSION "5"
 
 /* Version 4's tables; upgrading a version 3 database creates them. */
 #define RANK_TABLES                                                                               \
@@ -239,7 +242,21 @@ static lm_status upgrade_v2(lm_sql *sql, lm_diag *diag) {
  * rank's system information only, and no split (read as before). */
 static lm_status upgrade_v3(lm_sql *sql, lm_diag *diag) {
   static const char *const steps =
-      "BEGIN;\n" RANK_TABLES "UPDATE lumen_meta SET value = '" SCHEMA_VERSION "' WHERE key = 'schema_version';\n"
+      "BEGIN;\n" RANK_TABLES "UPDATE lumen_meta SET value = '4' WHERE key = 'schema_version';\n"
+      "COMMIT;\n";
+  lm_status st = lm_sql_exec(sql, steps, 1, diag);
+  if (st != LM_OK) lm_sql_exec(sql, "ROLLBACK", 0, NULL); /* no lock first: the transaction may have failed */
+  return st;
+}
+
+/* upgrade_v4: version 4 to 5. The fingerprints, made by the hash before
+ * XXH3-128, are cleared: a store computes them again before its next
+ * import (lm_store_import), rather than comparing hashes of two kinds. */
+static lm_status upgrade_v4(lm_sql *sql, lm_diag *diag) {
+  static const char *const steps =
+      "BEGIN;\n"
+      "UPDATE workload SET fingerprint = '';\n"
+      "UPDATE lumen_meta SET value = '" SCHEMA_VERSION "' WHERE key = 'schema_version';\n"
       "COMMIT;\n";
   lm_status st = lm_sql_exec(sql, steps, 1, diag);
   if (st != LM_OK) lm_sql_exec(sql, "ROLLBACK", 0, NULL); /* no lock first: the transaction may have failed */
@@ -292,13 +309,16 @@ lm_status lm_db_schema(lm_sql *sql, int create, lm_diag *diag) {
   /* Older versions are upgraded where they may be written; read-only,
    * they are read as they are (version 1's analysis tables are version
    * 2's without ranks; both store raw columns, without a codec; up to
-   * version 3, one system information per workload and no split). */
-  if (strcmp(version, "1") == 0 || strcmp(version, "2") == 0 || strcmp(version, "3") == 0) {
+   * version 3, one system information per workload and no split; up to
+   * version 4, fingerprints of the earlier hash, which no import reads). */
+  if (strcmp(version, "1") == 0 || strcmp(version, "2") == 0 || strcmp(version, "3") == 0 ||
+      strcmp(version, "4") == 0) {
     lm_diag ignored_upgrade;
     int v = version[0] - '0';
     if ((v >= 2 || upgrade_v1(sql, &ignored_upgrade) == LM_OK) &&
-        (v >= 3 || upgrade_v2(sql, &ignored_upgrade) == LM_OK))
-      upgrade_v3(sql, &ignored_upgrade);
+        (v >= 3 || upgrade_v2(sql, &ignored_upgrade) == LM_OK) &&
+        (v >= 4 || upgrade_v3(sql, &ignored_upgrade) == LM_OK))
+      upgrade_v4(sql, &ignored_upgrade);
     return LM_OK;
   }
   if (strcmp(version, SCHEMA_VERSION) != 0)

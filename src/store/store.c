@@ -4,10 +4,12 @@
  * Everything a workload holds hangs off its `workload` row, so an import
  * is one transaction that inserts the row and its tables, a removal is one
  * DELETE that cascades, and copying a workload between a folder and a
- * store is the same row copy in either direction. Idempotency rests on a
- * unique (team, fingerprint) index: two imports of the same contents, even
- * at the same moment from two processes, leave one copy, and the loser is
- * told where the winner put it.
+ * store is the same row copy in either direction. Idempotency rests on
+ * the (team, fingerprint) look-up inside the import's write transaction
+ * (XXH3-128 of the contents): two imports of the same contents, even at
+ * the same moment from two processes, leave one copy, and the loser is
+ * told where the winner put it. A match whose row facts differ is a
+ * collision, never a reason to drop the import.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "store/store.h"
 
@@ -210,32 +213,42 @@ lm_status lm_store_get(lm_store *s, const char *name, lm_store_entry *out, lm_di
 
 /* ----------------------------------------------------------- fingerprint */
 
+/* The fingerprint is XXH3-128 (libxxhash) of a content stream made in one
+ * canonical order, fed to the hash as it is made (a column at a time):
+ *
+ *   system info   u64 count, then name\0 value\0 of each field in stored
+ *                 order, workload_name left out
+ *   tables        u64 count, then pmc_perf, the other tables in name
+ *                 order, the roofline last; each: name\0, u64 rows,
+ *                 u64 columns, each column (numeric, holding a value, in
+ *                 case-insensitive name order) as its lowercased name\0
+ *                 and its rows' doubles, then u64 kernel names and
+ *                 Kernel_Name\0 of each row (pmc_perf only; else 0)
+ *   regions       u64 count, name\0 of each; u64 1 and each row's u64
+ *                 region bits, or u64 0; u64 1 and each row's i32 rank,
+ *                 or u64 0
+ *
+ * Integers and doubles are little-endian; every part says how long it is,
+ * so two different workloads never make the same stream. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the fingerprint hashes the columns' doubles as little-endian bytes"
+#endif
+
 typedef struct hasher {
-  uint64_t a, b;
+  XXH3_state_t *state;
 } hasher;
 
 static void mix(hasher *h, const void *data, size_t n) {
-  const unsigned char *p = data;
-  uint64_t a = h->a, b = h->b;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t v;
-    memcpy(&v, p + i, 8);
-    a = (a ^ v) * 0x9E3779B97F4A7C15ULL;
-    a ^= a >> 29;
-    b = (b + v) * 0xBF58476D1CE4E5B9ULL;
-    b ^= b >> 31;
-  }
-  for (; i < n; i++) {
-    a = (a ^ p[i]) * 0x100000001B3ULL;
-    b = (b + p[i]) * 0xC2B2AE3D27D4EB4FULL;
-  }
-  a = (a ^ n) * 0x9E3779B97F4A7C15ULL;
-  h->a = a;
-  h->b = b ^ (b >> 33);
+  if (n) XXH3_128bits_update(h->state, data, n);
 }
 
 static void mix_str(hasher *h, const char *s) { mix(h, s ? s : "", s ? strlen(s) + 1 : 1); }
+
+static void mix_u64(hasher *h, uint64_t v) {
+  unsigned char le[8];
+  for (int i = 0; i < 8; i++) le[i] = (unsigned char)(v >> (8 * i));
+  mix(h, le, sizeof le);
+}
 
 /* A table's contents, independent of how it was stored: numeric columns
  * that hold any value, in case-insensitive name order, then the kernel
@@ -280,21 +293,23 @@ static lm_status mix_column(void *ctx, size_t c, const double *values, lm_diag *
   return LM_OK;
 }
 
-static void mix_table_head(hasher *h, const lm_table *t) {
+/* A table's name, rows and the number of its n_mixed columns that follow. */
+static void mix_table_head(hasher *h, const lm_table *t, size_t n_mixed) {
   mix_str(h, t->name);
-  uint64_t n = t->n_rows;
-  mix(h, &n, sizeof n);
+  mix_u64(h, t->n_rows);
+  mix_u64(h, n_mixed);
 }
 
 static void mix_table_tail(hasher *h, const lm_table *t) {
   long kc = strcmp(t->name, "pmc_perf") == 0 ? lm_table_find(t, "Kernel_Name") : -1;
+  mix_u64(h, kc >= 0 ? t->n_rows : 0);
   for (size_t r = 0; kc >= 0 && r < t->n_rows; r++) mix_str(h, lm_table_text(t, (size_t)kc, r));
 }
 
 static lm_status mix_table(hasher *h, const lm_table *t, lm_diag *diag) {
-  mix_table_head(h, t);
   size_t k = 0, *order = mixed_columns(t, &k);
   if (!order) return lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
+  mix_table_head(h, t, k);
   column_mix m = {h, t};
   lm_status st = lm_table_each_column(t, order, k, LM_DB_GROUP_BYTES, mix_column, &m, diag);
   free(order);
@@ -306,18 +321,34 @@ static int cmp_tables(const void *x, const void *y) {
   return strcmp((*(lm_table *const *)x)->name, (*(lm_table *const *)y)->name);
 }
 
-static void mix_head(hasher *h, const lm_workload *w) {
-  h->a = 0x6A09E667F3BCC908ULL;
-  h->b = 0xBB67AE8584CAA73BULL;
+static void hasher_fini(hasher *h) {
+  XXH3_freeState(h->state);
+  h->state = NULL;
+}
+
+/* A new hash of w (free with hasher_fini), its system info and the
+ * number of its tables mixed. */
+static lm_status mix_head(hasher *h, const lm_workload *w, lm_diag *diag) {
+  h->state = XXH3_createState();
+  if (!h->state || XXH3_128bits_reset(h->state) != XXH_OK) {
+    hasher_fini(h);
+    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  }
+  /* The name and time of a profile say nothing of its contents. */
+  uint64_t n_fields = 0;
+  for (size_t i = 0; i < w->sysinfo.n_fields; i++) n_fields += strcmp(w->sysinfo.names[i], "workload_name") != 0;
+  mix_u64(h, n_fields);
   for (size_t i = 0; i < w->sysinfo.n_fields; i++) {
-    /* The name and time of a profile say nothing of its contents. */
     if (strcmp(w->sysinfo.names[i], "workload_name") == 0) continue;
     mix_str(h, w->sysinfo.names[i]);
     mix_str(h, w->sysinfo.texts[i]);
   }
+  mix_u64(h, 1 + (uint64_t)w->n_levels + (w->roofline ? 1 : 0));
+  return LM_OK;
 }
 
-/* What follows the pmc table in a fingerprint, and the digits. */
+/* What follows the pmc table in a fingerprint, and the digits (32, of
+ * XXH3-128's canonical big-endian form). */
 static lm_status mix_rest(hasher *h, const lm_workload *w, char out[33], lm_diag *diag) {
   lm_status st = LM_OK;
   lm_table **levels = malloc((w->n_levels + 1) * sizeof *levels);
@@ -328,18 +359,25 @@ static lm_status mix_rest(hasher *h, const lm_workload *w, char out[33], lm_diag
   free(levels);
   if (st == LM_OK && w->roofline) st = mix_table(h, w->roofline, diag);
   if (st != LM_OK) return st;
+  mix_u64(h, w->n_regions);
   for (size_t i = 0; i < w->n_regions; i++) mix_str(h, w->region_names[i]);
-  if (w->row_regions) mix(h, w->row_regions, w->pmc->n_rows * sizeof *w->row_regions);
+  mix_u64(h, w->row_regions ? 1 : 0);
+  for (size_t r = 0; w->row_regions && r < w->pmc->n_rows; r++) mix_u64(h, w->row_regions[r]);
+  mix_u64(h, w->row_rank ? 1 : 0);
   if (w->row_rank) mix(h, w->row_rank, w->pmc->n_rows * sizeof *w->row_rank);
-  snprintf(out, 33, "%016llx%016llx", (unsigned long long)h->a, (unsigned long long)h->b);
+  XXH128_canonical_t digest;
+  XXH128_canonicalFromHash(&digest, XXH3_128bits_digest(h->state));
+  for (size_t i = 0; i < sizeof digest.digest; i++) snprintf(out + 2 * i, 3, "%02x", digest.digest[i]);
   return LM_OK;
 }
 
 lm_status lm_workload_fingerprint(const lm_workload *w, char out[33], lm_diag *diag) {
   hasher h;
-  mix_head(&h, w);
-  lm_status st = mix_table(&h, w->pmc, diag);
-  return st == LM_OK ? mix_rest(&h, w, out, diag) : st;
+  lm_status st = mix_head(&h, w, diag);
+  if (st == LM_OK) st = mix_table(&h, w->pmc, diag);
+  if (st == LM_OK) st = mix_rest(&h, w, out, diag);
+  hasher_fini(&h);
+  return st;
 }
 
 /* --------------------------------------------------------------- import */
@@ -550,21 +588,112 @@ static lm_status copy_workload(lm_sql *from, int64_t from_wid, lm_sql *to, const
   return st;
 }
 
-/* The name of the workload with this fingerprint (and team), if any. */
-static int find_fingerprint(lm_sql *sql, const char *fp, const char *team, char *name, size_t cap) {
+int lm_store_same_workload(const lm_store_facts *stored, const lm_store_facts *incoming) {
+  const char *arch_a = stored->arch ? stored->arch : "", *arch_b = incoming->arch ? incoming->arch : "";
+  const char *model_a = stored->gpu_model ? stored->gpu_model : "";
+  const char *model_b = incoming->gpu_model ? incoming->gpu_model : "";
+  return stored->n_dispatches == incoming->n_dispatches && strcmp(arch_a, arch_b) == 0 &&
+         strcmp(model_a, model_b) == 0;
+}
+
+/* The workload of this team with fingerprint fp that lm_store_same_workload
+ * takes for one with the facts `facts`: 1 with its name in name. 0 when
+ * there is none, with collided naming a workload of the same fingerprint
+ * and other facts ("" when none has the fingerprint). */
+static int find_fingerprint(lm_sql *sql, const char *fp, const char *team, const lm_store_facts *facts,
+                            char *name, size_t cap, char *collided, size_t collided_cap) {
   lm_stmt *q = NULL;
   lm_diag ignored;
   int found = 0;
-  if (lm_sql_prepare(sql, "SELECT name FROM workload WHERE fingerprint = ? AND team = ?", &q, &ignored) != LM_OK)
+  collided[0] = '\0';
+  if (lm_sql_prepare(sql, "SELECT name, n_dispatches, arch, gpu_model FROM workload "
+                          "WHERE fingerprint = ? AND team = ? ORDER BY id",
+                     &q, &ignored) != LM_OK)
     return 0;
   lm_stmt_bind_text(q, 1, fp);
   lm_stmt_bind_text(q, 2, team);
-  if (lm_stmt_step(q) == 1) {
-    snprintf(name, cap, "%s", lm_stmt_text(q, 0));
-    found = 1;
+  while (!found && lm_stmt_step(q) == 1) {
+    int64_t n = lm_stmt_int64(q, 1);
+    lm_store_facts stored = {n > 0 ? (size_t)n : 0, lm_stmt_text(q, 2), lm_stmt_text(q, 3)};
+    if (lm_store_same_workload(&stored, facts)) {
+      snprintf(name, cap, "%s", lm_stmt_text(q, 0));
+      found = 1;
+    } else if (!collided[0]) {
+      snprintf(collided, collided_cap, "%s", lm_stmt_text(q, 0));
+    }
   }
   lm_stmt_free(q);
   return found;
+}
+
+/* A fingerprint match that lm_store_same_workload takes for another
+ * workload: said once, and the import goes on beside it. */
+static void note_collision(lm_import_result *res, const char *dir, const char *fp, const char *other) {
+  if (!other[0] || res->collided[0]) return;
+  snprintf(res->collided, sizeof res->collided, "%s", other);
+  lm_log(LM_LOG_WARN,
+         "%s: its fingerprint %s is that of '%s' in the store, whose dispatch count, architecture or GPU "
+         "differ: imported beside it as '%s'",
+         dir, fp, other, res->name);
+}
+
+/* The fingerprints of the store's finished workloads that have none: those
+ * of a store upgraded from schema version 4 or earlier, whose fingerprints
+ * were made by another hash and cleared (lumen_db.c), computed from the
+ * stored columns, once. A workload that cannot be read keeps none (it is
+ * said, and the import goes on: at worst the same contents are stored
+ * twice). Errors: the store cannot be read or written, out of memory. */
+static lm_status refresh_fingerprints(lm_store *s, lm_diag *diag) {
+  lm_stmt *q = NULL;
+  char (*names)[256] = NULL;
+  size_t n = 0, cap = 0;
+  lm_status st = lm_sql_prepare(s->sql, "SELECT name FROM workload WHERE fingerprint = '' AND complete = 1 "
+                                        "ORDER BY id", &q, diag);
+  if (st != LM_OK) return st;
+  int rc;
+  while ((rc = lm_stmt_step(q)) == 1) {
+    if (n == cap) {
+      cap = cap ? 2 * cap : 8;
+      char(*grown)[256] = realloc(names, cap * sizeof *names);
+      if (!grown) {
+        st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto cleanup;
+      }
+      names = grown;
+    }
+    snprintf(names[n++], sizeof *names, "%s", lm_stmt_text(q, 0));
+  }
+  if (rc < 0) st = lm_stmt_error(q, "list the workloads without a fingerprint", diag);
+  lm_stmt_free(q);
+  q = NULL;
+  if (st != LM_OK || !n) goto cleanup;
+  lm_log(LM_LOG_INFO, "%s: computing the fingerprints of %zu workloads (XXH3-128 since schema version 5)",
+         lm_store_where(s), n);
+  for (size_t i = 0; i < n && st == LM_OK; i++) {
+    lm_workload *w = NULL;
+    lm_diag why;
+    memset(&why, 0, sizeof why);
+    char fp[33];
+    lm_status rs = lm_db_read_workload(s->sql, names[i], &w, &why);
+    if (rs == LM_OK) rs = lm_workload_fingerprint(w, fp, &why);
+    lm_workload_free(w);
+    if (rs == LM_ENOMEM) {
+      st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    } else if (rs != LM_OK) {
+      lm_log(LM_LOG_WARN, "%s: '%s' keeps no fingerprint: %s", lm_store_where(s), names[i], why.message);
+    } else if ((st = lm_sql_prepare(s->sql, "UPDATE workload SET fingerprint = ? WHERE name = ? AND fingerprint = ''",
+                                    &q, diag)) == LM_OK) {
+      lm_stmt_bind_text(q, 1, fp);
+      lm_stmt_bind_text(q, 2, names[i]);
+      if (lm_stmt_step(q) < 0) st = lm_stmt_error(q, "write the fingerprint", diag);
+      lm_stmt_free(q);
+      q = NULL;
+    }
+  }
+cleanup:
+  lm_stmt_free(q);
+  free(names);
+  return st;
 }
 
 static int name_taken(lm_sql *sql, const char *name) {
@@ -662,15 +791,17 @@ static int mix_aside(const lm_table *pmc) {
 static lm_status write_fingerprinted(lm_sql *sql, int64_t wid, const lm_workload *w, const lm_db_write_opts *o,
                                      char fp[33], lm_diag *diag) {
   hasher h;
-  mix_head(&h, w);
-  mix_table_head(&h, w->pmc);
+  lm_status st = mix_head(&h, w, diag);
+  if (st != LM_OK) return st;
   size_t k = 0, *order = mixed_columns(w->pmc, &k);
-  if (!order) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!order) {
+    hasher_fini(&h);
+    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  }
+  mix_table_head(&h, w->pmc, k);
   column_mix m = {&h, w->pmc};
-  lm_status st;
   if (mix_aside(w->pmc)) {
-    /* The mix (a chain of multiplications over every value, in the
-     * fingerprint's order) on one thread, the writing on another. */
+    /* The mix (XXH3 over every value, in the fingerprint's order) on one thread, the writing on another. */
     write_side sides[2];
     memset(sides, 0, sizeof sides);
     sides[0].mixes = 1;
@@ -694,9 +825,12 @@ static lm_status write_fingerprinted(lm_sql *sql, int64_t wid, const lm_workload
     st = lm_db_write_tables_with(sql, wid, w, &with, diag);
   }
   free(order);
-  if (st != LM_OK) return st;
-  mix_table_tail(&h, w->pmc);
-  return mix_rest(&h, w, fp, diag);
+  if (st == LM_OK) {
+    mix_table_tail(&h, w->pmc);
+    st = mix_rest(&h, w, fp, diag);
+  }
+  hasher_fini(&h);
+  return st;
 }
 
 lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const char *team,
@@ -753,14 +887,23 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
   if (!realpath(dir, origin)) snprintf(origin, sizeof origin, "%s", dir);
   if (lumen_folder && (st = lm_workload_fingerprint(w, fp, diag)) != LM_OK) goto done;
   int64_t folder_wid = 0;
+  /* The facts of the row the import writes (a lumen folder's is copied). */
+  lm_store_facts facts = {w->pmc->n_rows, w->arch, lm_sysinfo_text(&w->sysinfo, "gpu_model")};
+  char folder_arch[32], folder_model[64];
   if (lumen_folder) {
     if ((st = lm_sql_open(db_path, LM_DB_READ, &folder, diag)) != LM_OK) goto done;
     lm_store_entry e;
     lm_stmt *q = NULL;
-    if ((st = lm_sql_prepare(folder, "SELECT id, name FROM workload ORDER BY id", &q, diag)) != LM_OK) goto done;
+    if ((st = lm_sql_prepare(folder, "SELECT id, name, n_dispatches, arch, gpu_model FROM workload ORDER BY id", &q,
+                             diag)) != LM_OK)
+      goto done;
     if (lm_stmt_step(q) == 1) {
       folder_wid = lm_stmt_int64(q, 0);
       snprintf(e.name, sizeof e.name, "%s", lm_stmt_text(q, 1));
+      int64_t n = lm_stmt_int64(q, 2);
+      snprintf(folder_arch, sizeof folder_arch, "%s", lm_stmt_text(q, 3));
+      snprintf(folder_model, sizeof folder_model, "%s", lm_stmt_text(q, 4));
+      facts = (lm_store_facts){n > 0 ? (size_t)n : 0, folder_arch, folder_model};
     } else {
       e.name[0] = '\0';
     }
@@ -785,13 +928,14 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
   lm_db_write_opts write_opts;
   memset(&write_opts, 0, sizeof write_opts);
   write_opts.group_bytes = all_packed ? group_bytes_or(PACKED_GROUP_BYTES) : group_bytes();
+  if ((st = refresh_fingerprints(s, diag)) != LM_OK) goto done;
 
   for (int attempt = 0; attempt < 2; attempt++) {
     /* After a lost race the fingerprint decides before anything is written. */
     if (!fp[0] && attempt && (st = lm_workload_fingerprint(w, fp, diag)) != LM_OK) goto done;
     if ((st = lm_sql_begin(s->sql, diag)) != LM_OK) goto done;
-    char existing[256];
-    if (fp[0] && find_fingerprint(s->sql, fp, team, existing, sizeof existing)) {
+    char existing[256], collided[256] = "";
+    if (fp[0] && find_fingerprint(s->sql, fp, team, &facts, existing, sizeof existing, collided, sizeof collided)) {
       lm_sql_rollback(s->sql);
       snprintf(res->name, sizeof res->name, "%s", existing);
       res->existed = 1;
@@ -825,7 +969,8 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
       } else if (st == LM_OK) {
         /* The first attempt learns the fingerprint while it writes. */
         st = write_fingerprinted(s->sql, wid, w, &write_opts, fp, diag);
-        if (st == LM_OK && find_fingerprint(s->sql, fp, team, existing, sizeof existing)) {
+        if (st == LM_OK &&
+            find_fingerprint(s->sql, fp, team, &facts, existing, sizeof existing, collided, sizeof collided)) {
           lm_sql_rollback(s->sql);
           snprintf(res->name, sizeof res->name, "%s", existing);
           res->existed = 1;
@@ -839,6 +984,7 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
     if (st == LM_OK) st = lm_sql_commit(s->sql, diag);
     lm_phase_end("import: commit", t_commit);
     if (st == LM_OK) {
+      note_collision(res, dir, fp, collided);
       lm_sql_close(folder);
       folder = NULL;
       uint64_t t_view = lm_phase_begin();
@@ -977,10 +1123,9 @@ void lm_store_cache_key(const lm_catalog *cat, const lm_analyze_opts *o, char *o
   if (n < cap) {
     snprintf(out, cap, "%s", text);
   } else {
-    hasher h = {1, 2};
-    mix(&h, text, n);
-    snprintf(out, cap, "%.*s#%016llx%016llx", (int)(cap > 64 ? cap - 40 : 0), text, (unsigned long long)h.a,
-             (unsigned long long)h.b);
+    XXH128_hash_t h = XXH3_128bits(text, n);
+    snprintf(out, cap, "%.*s#%016llx%016llx", (int)(cap > 64 ? cap - 40 : 0), text,
+             (unsigned long long)h.high64, (unsigned long long)h.low64);
   }
   lm_buf_fini(&b);
 }

@@ -5,7 +5,9 @@
  *
  * Imports are atomic (one transaction) and idempotent: a workload is
  * identified by a fingerprint of its contents, and importing the same
- * contents again (even concurrently) finds the copy already there. A
+ * contents again (even concurrently) finds the copy already there; a
+ * match whose dispatch count, architecture or GPU differ is a collision,
+ * and the workload is imported beside it. A
  * store also keeps finished analyses, keyed by lumen's version, the
  * definitions and the options, so a repeated view costs no evaluation.
  */
@@ -61,6 +63,9 @@ lm_status lm_store_get(lm_store *store, const char *name, lm_store_entry *out, l
 typedef struct lm_import_result {
   char name[256];   /* the name it has in the store */
   int existed;      /* the same contents were already there */
+  char collided[256]; /* a stored workload with the same fingerprint but
+                         other facts (lm_store_same_workload), imported
+                         beside it; "" when none */
   size_t n_dispatches;
 } lm_import_result;
 
@@ -92,10 +97,25 @@ lm_status lm_store_load_for(lm_store *store, const char *name, const lm_catalog 
  * info and dispatch count), enough to report a cached analysis. */
 lm_status lm_store_load_info(lm_store *store, const char *name, lm_workload **out, lm_diag *diag);
 
-/* lm_workload_fingerprint: 32 hex digits over a workload's contents (its
- * deferred columns read back from their files). Errors: a column that
+/* lm_workload_fingerprint: 32 hex digits, XXH3-128 of a workload's
+ * contents in a canonical order (store.c; docs/workload-format.md), its
+ * deferred columns read back from their files. Errors: a column that
  * cannot be read, out of memory. */
 lm_status lm_workload_fingerprint(const lm_workload *w, char out[33], lm_diag *diag);
+
+/* What an import compares, besides the fingerprint, before it takes a
+ * stored workload for the one it imports: facts of the workload's row.
+ * NULL texts read as empty. */
+typedef struct lm_store_facts {
+  size_t n_dispatches;
+  const char *arch, *gpu_model;
+} lm_store_facts;
+
+/* lm_store_same_workload: whether a workload with the facts `incoming`,
+ * whose fingerprint equals that of a stored workload with the facts
+ * `stored`, is that workload (1: the import finds it there) or another
+ * one whose fingerprint collides (0: it is imported all the same). */
+int lm_store_same_workload(const lm_store_facts *stored, const lm_store_facts *incoming);
 
 /* Analysis cache. lm_store_cache_key: the key of an analysis of a workload
  * with these options and definitions (into out). */

@@ -243,10 +243,10 @@ static void old_layout(const char *dir, const char *url) {
   back = NULL;
   lm_sql_close(db);
 
-  /* Writable: upgraded to 3 and 4; the raw columns read on, a new workload is compact. */
+  /* Writable: upgraded to 3, 4 and 5; the raw columns read on, a new workload is compact. */
   db = NULL;
   CHECK(lm_sql_open(url, LM_DB_WRITE, &db, &d) == LM_OK && lm_db_schema(db, 0, &d) == LM_OK);
-  CHECK_STR(meta_version(db, version, sizeof version), "4");
+  CHECK_STR(meta_version(db, version, sizeof version), "5");
   CHECK(lm_db_write_workload(db, w, "new", NULL, dir, NULL, &d) == LM_OK);
   lm_stmt *q = NULL;
   CHECK(lm_sql_prepare(db, "SELECT COUNT(*), COUNT(codec) FROM column_data", &q, &d) == LM_OK && lm_stmt_step(q) == 1);
