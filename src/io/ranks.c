@@ -103,6 +103,27 @@ nomem:
   return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
 }
 
+/* Ranks 0 to the highest part's without a part: a part that was not
+ * copied, or a rank that died before it wrote one. Its dispatches are
+ * not in the workload, which is said (the first few missing ranks). */
+static void warn_gaps(const char *dir, const part *parts, size_t n) {
+  if (!n) return;
+  int top = parts[n - 1].rank;
+  size_t missing = (size_t)top + 1 - n;
+  if (!missing) return;
+  char list[160] = "";
+  size_t at = 0, shown = 0;
+  for (int r = 0, i = 0; r <= top && shown < 8; r++) {
+    while ((size_t)i < n && parts[i].rank < r) i++;
+    if ((size_t)i < n && parts[i].rank == r) continue;
+    at += (size_t)snprintf(list + at, sizeof list - at, "%s%d", shown ? ", " : "", r);
+    if (at >= sizeof list) at = sizeof list - 1;
+    shown++;
+  }
+  lm_log(LM_LOG_WARN, "%s: %zu of ranks 0 to %d have no rank.R part (rank%s %s%s): their dispatches are not in the "
+         "workload", dir, missing, top, missing == 1 ? "" : "s", list, missing > shown ? ", ..." : "");
+}
+
 /* The parts a rank selection reads (ranks NULL or empty: all): those whose
  * rank it holds, after the first part, which is kept for its system
  * information alone when it is not selected. Every part when the
@@ -507,6 +528,14 @@ static void append_exec(merge *m, lm_workload *w, const lm_workload *pw, size_t 
 static lm_status append_rows(merge *m, lm_workload *w, const lm_workload *pw, part *pt, size_t at, size_t total) {
   int rank = pt->rank;
   size_t n = pw->pmc->n_rows;
+  /* A part holds its own rank's dispatches: one recorded by another rank
+   * is a copied or renamed part, which would count that rank twice. */
+  for (size_t r = 0; pw->row_rank && r < n; r++)
+    if (pw->row_rank[r] >= 0 && pw->row_rank[r] != rank)
+      return lm_diag_set(m->diag, LM_EDATA, pt->dir, 0, 0, "dispatch.rank",
+                         "its dispatches were recorded by rank %d, not %d (a copied or renamed part?): give it "
+                         "its rank's name or remove it",
+                         (int)pw->row_rank[r], rank);
   for (size_t r = 0; r < n; r++) {
     w->row_rank[at + r] = pw->row_rank && pw->row_rank[r] >= 0 ? pw->row_rank[r] : rank;
     w->row_host[at + r] = pw->row_host ? lm_ranks_intern(m, pw->row_host[r]) : NULL;
@@ -849,6 +878,7 @@ lm_status lm_workload_read_ranks_opts(const char *dir, const lm_workload_options
     st = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL, "no rank.R parts in the folder");
     goto fail;
   }
+  warn_gaps(dir, parts, n_parts);
   select_parts(parts, &n_parts, opts ? opts->ranks : NULL, &selected);
   for (size_t i = 1; selected && i < n_parts; i++) {
     size_t rows = 0;

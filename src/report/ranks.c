@@ -31,9 +31,13 @@ static void count_text(lm_buf *out, double v) {
 }
 
 static void rank_line(lm_buf *out, const lm_rank_row *x, const lm_rank_table *t) {
-  char host[24];
-  snprintf(host, sizeof host, "%s", x->host ? x->host : "-");
-  lm_buf_printf(out, "  %6d  %-20s %10zu ", (int)x->rank, host, x->dispatches);
+  /* The host as recorded, escaped for the terminal (a name is the
+   * process's own text: control bytes are shown, not sent) and cut to
+   * the column's 20 characters. */
+  const char *host = x->host ? x->host : "-";
+  lm_buf_printf(out, "  %6d  ", (int)x->rank);
+  size_t width = lm_text_escape(out, host, strlen(host), 20);
+  lm_buf_printf(out, "%*s %10zu ", (int)(20 - (width < 20 ? width : 20)), "", x->dispatches);
   time_text(out, x->total_ns);
   lm_buf_puts(out, " ");
   time_text(out, x->mean_ns);

@@ -498,16 +498,38 @@ mpi_inside)
   one_line_err
   # A part that is not a workload: one line naming it, not a crash.
   cp -r "$TMP/m" "$TMP/m_bad"
-  mkdir "$TMP/m_bad/rank.9"
+  mkdir "$TMP/m_bad/rank.4"
   run analyze -w "$TMP/m_bad"
   expect_status 1
-  expect_err "m_bad/rank.9: cannot find pmc_perf.csv"
+  expect_err "m_bad/rank.4: cannot find pmc_perf.csv"
   one_line_err
-  printf 'not a database' >"$TMP/m_bad/rank.9/lumen.db"
+  printf 'not a database' >"$TMP/m_bad/rank.4/lumen.db"
   run analyze -w "$TMP/m_bad"
   expect_status 1
-  expect_err "m_bad/rank.9/lumen.db"
+  expect_err "m_bad/rank.4/lumen.db"
   one_line_err
+  # A copied part (rank.1 again as rank.4): its dispatches say rank 1, so
+  # it is refused, named, rather than counting rank 1 twice.
+  cp -r "$TMP/m" "$TMP/m_copy"
+  cp -r "$TMP/m_copy/rank.1" "$TMP/m_copy/rank.4"
+  run analyze -w "$TMP/m_copy"
+  expect_status 1
+  one_line_err
+  expect_err "m_copy/rank.4: field 'dispatch.rank': its dispatches were recorded by rank 1, not 4 (a copied or renamed part?)"
+  # Missing parts are named; the others are analysed.
+  cp -r "$TMP/m" "$TMP/m_gap"
+  rm -rf "$TMP/m_gap/rank.1" "$TMP/m_gap/rank.2"
+  run analyze -w "$TMP/m_gap"
+  expect_status 0
+  expect_err "m_gap: 2 of ranks 0 to 3 have no rank.R part (ranks 1, 2): their dispatches are not in the workload"
+  # A host name is the process's own text: shown escaped in the rank table.
+  cp -r "$TMP/m" "$TMP/m_host"
+  python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("UPDATE dispatch SET host = ?", ("\x1b[31mevil\x07",)); c.commit()' \
+    "$TMP/m_host/rank.0/lumen.db" || fail "update the host"
+  run analyze -w "$TMP/m_host"
+  expect_status 0
+  ! grep -q "$(printf '\033')" "$TMP/out" || fail "a raw escape byte in the rank table"
+  expect_out '\x1b[31mevil\x07'
   # A filter that matches nothing in every rank: each rank's part is
   # removed (the folder the ranks share stays).
   $MPIRUN -np 2 "$LUMEN" profile -q -n f -w "$TMP/f" -k nomatch -- "$APP" -g local "$VCOPY:3" >"$TMP/out" 2>"$TMP/err" &&
