@@ -28,7 +28,7 @@
  * compact). 4: the merged rank.R parts of an MPI profile keep every
  * part's system information and roofline, and a combined --split ranks
  * profile the rank of each set (rank_store.c). 5: workload.fingerprint is
- * XXH3-128 of the workload's contents (store.c); the fingerprints of
+ * XXH3-128 of the workload's contents (fingerprint.c); the fingerprints of
  * earlier versions, made by another hash, are cleared on upgrade and the
  * store computes them again. Older databases are upgraded when opened for
  * writing. */

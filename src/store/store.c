@@ -10,30 +10,20 @@
  * the same moment from two processes, leave one copy, and the loser is
  * told where the winner put it. A match whose row facts differ is a
  * collision, never a reason to drop the import.
+ *
+ * This file opens, lists, imports, removes, exports and loads; the
+ * fingerprint and the write that computes it are in fingerprint.c, the
+ * kept analyses in kept.c, and what they share in store_private.h.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-#include <xxhash.h>
 
-#include "store/store.h"
-
-#ifndef LUMEN_VERSION
-#define LUMEN_VERSION "0.0.0"
-#endif
-
-struct lm_store {
-  lm_sql *sql;
-  int writable;
-};
+#include "store/store_private.h"
 
 /* The tables of a workload other than `workload` itself, parents first. */
 static const char *const workload_tables[] = {
@@ -208,175 +198,6 @@ lm_status lm_store_get(lm_store *s, const char *name, lm_store_entry *out, lm_di
                      name);
   else st = lm_stmt_error(q, "read", diag);
   lm_stmt_free(q);
-  return st;
-}
-
-/* ----------------------------------------------------------- fingerprint */
-
-/* The fingerprint is XXH3-128 (libxxhash) of a content stream made in one
- * canonical order, fed to the hash as it is made (a column at a time):
- *
- *   system info   u64 count, then name\0 value\0 of each field in stored
- *                 order, workload_name left out
- *   tables        u64 count, then pmc_perf, the other tables in name
- *                 order, the roofline last; each: name\0, u64 rows,
- *                 u64 columns, each column (numeric, holding a value, in
- *                 case-insensitive name order) as its lowercased name\0
- *                 and its rows' doubles, then u64 kernel names and
- *                 Kernel_Name\0 of each row (pmc_perf only; else 0)
- *   regions       u64 count, name\0 of each; u64 1 and each row's u64
- *                 region bits, or u64 0; u64 1 and each row's i32 rank,
- *                 or u64 0
- *
- * Integers and doubles are little-endian; every part says how long it is,
- * so two different workloads never make the same stream. */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "the fingerprint hashes the columns' doubles as little-endian bytes"
-#endif
-
-typedef struct hasher {
-  XXH3_state_t *state;
-} hasher;
-
-static void mix(hasher *h, const void *data, size_t n) {
-  if (n) XXH3_128bits_update(h->state, data, n);
-}
-
-static void mix_str(hasher *h, const char *s) { mix(h, s ? s : "", s ? strlen(s) + 1 : 1); }
-
-static void mix_u64(hasher *h, uint64_t v) {
-  unsigned char le[8];
-  for (int i = 0; i < 8; i++) le[i] = (unsigned char)(v >> (8 * i));
-  mix(h, le, sizeof le);
-}
-
-/* A table's contents, independent of how it was stored: numeric columns
- * that hold any value, in case-insensitive name order, then the kernel
- * names. (A CSV keeps blank and text columns that a database drops.) */
-static int cmp_cols(const void *x, const void *y, void *ctx) {
-  const lm_table *t = ctx;
-  return strcasecmp(t->cols[*(const size_t *)x].name, t->cols[*(const size_t *)y].name);
-}
-
-/* The columns mix_table mixes, in its order, into a new array (*n of
- * them; NULL when out of memory). */
-static size_t *mixed_columns(const lm_table *t, size_t *n) {
-  size_t *order = malloc((t->n_cols + 1) * sizeof *order), k = 0;
-  *n = 0;
-  if (!order) return NULL;
-  for (size_t c = 0; c < t->n_cols; c++) {
-    const lm_column *col = &t->cols[c];
-    if (col->text_ids || col->n_text || col->n_missing == t->n_rows) continue;
-    order[k++] = c;
-  }
-  lm_sort(order, k, sizeof *order, cmp_cols, (void *)t);
-  *n = k;
-  return order;
-}
-
-/* One column's share of a table's mix, as lm_table_each_column gives it. */
-typedef struct column_mix {
-  hasher *h;
-  const lm_table *t;
-} column_mix;
-
-static lm_status mix_column(void *ctx, size_t c, const double *values, lm_diag *diag) {
-  (void)diag;
-  column_mix *m = ctx;
-  char lower[256];
-  size_t j = 0;
-  for (const char *p = m->t->cols[c].name; *p && j + 1 < sizeof lower; p++)
-    lower[j++] = (char)tolower((unsigned char)*p);
-  lower[j] = '\0';
-  mix_str(m->h, lower);
-  mix(m->h, values, m->t->n_rows * sizeof(double));
-  return LM_OK;
-}
-
-/* A table's name, rows and the number of its n_mixed columns that follow. */
-static void mix_table_head(hasher *h, const lm_table *t, size_t n_mixed) {
-  mix_str(h, t->name);
-  mix_u64(h, t->n_rows);
-  mix_u64(h, n_mixed);
-}
-
-static void mix_table_tail(hasher *h, const lm_table *t) {
-  long kc = strcmp(t->name, "pmc_perf") == 0 ? lm_table_find(t, "Kernel_Name") : -1;
-  mix_u64(h, kc >= 0 ? t->n_rows : 0);
-  for (size_t r = 0; kc >= 0 && r < t->n_rows; r++) mix_str(h, lm_table_text(t, (size_t)kc, r));
-}
-
-static lm_status mix_table(hasher *h, const lm_table *t, lm_diag *diag) {
-  size_t k = 0, *order = mixed_columns(t, &k);
-  if (!order) return lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
-  mix_table_head(h, t, k);
-  column_mix m = {h, t};
-  lm_status st = lm_table_each_column(t, order, k, LM_DB_GROUP_BYTES, mix_column, &m, diag);
-  free(order);
-  if (st == LM_OK) mix_table_tail(h, t);
-  return st;
-}
-
-static int cmp_tables(const void *x, const void *y) {
-  return strcmp((*(lm_table *const *)x)->name, (*(lm_table *const *)y)->name);
-}
-
-static void hasher_fini(hasher *h) {
-  XXH3_freeState(h->state);
-  h->state = NULL;
-}
-
-/* A new hash of w (free with hasher_fini), its system info and the
- * number of its tables mixed. */
-static lm_status mix_head(hasher *h, const lm_workload *w, lm_diag *diag) {
-  h->state = XXH3_createState();
-  if (!h->state || XXH3_128bits_reset(h->state) != XXH_OK) {
-    hasher_fini(h);
-    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-  }
-  /* The name and time of a profile say nothing of its contents. */
-  uint64_t n_fields = 0;
-  for (size_t i = 0; i < w->sysinfo.n_fields; i++) n_fields += strcmp(w->sysinfo.names[i], "workload_name") != 0;
-  mix_u64(h, n_fields);
-  for (size_t i = 0; i < w->sysinfo.n_fields; i++) {
-    if (strcmp(w->sysinfo.names[i], "workload_name") == 0) continue;
-    mix_str(h, w->sysinfo.names[i]);
-    mix_str(h, w->sysinfo.texts[i]);
-  }
-  mix_u64(h, 1 + (uint64_t)w->n_levels + (w->roofline ? 1 : 0));
-  return LM_OK;
-}
-
-/* What follows the pmc table in a fingerprint, and the digits (32, of
- * XXH3-128's canonical big-endian form). */
-static lm_status mix_rest(hasher *h, const lm_workload *w, char out[33], lm_diag *diag) {
-  lm_status st = LM_OK;
-  lm_table **levels = malloc((w->n_levels + 1) * sizeof *levels);
-  if (!levels) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-  memcpy(levels, w->levels, w->n_levels * sizeof *levels);
-  qsort(levels, w->n_levels, sizeof *levels, cmp_tables);
-  for (size_t i = 0; st == LM_OK && i < w->n_levels; i++) st = mix_table(h, levels[i], diag);
-  free(levels);
-  if (st == LM_OK && w->roofline) st = mix_table(h, w->roofline, diag);
-  if (st != LM_OK) return st;
-  mix_u64(h, w->n_regions);
-  for (size_t i = 0; i < w->n_regions; i++) mix_str(h, w->region_names[i]);
-  mix_u64(h, w->row_regions ? 1 : 0);
-  for (size_t r = 0; w->row_regions && r < w->pmc->n_rows; r++) mix_u64(h, w->row_regions[r]);
-  mix_u64(h, w->row_rank ? 1 : 0);
-  if (w->row_rank) mix(h, w->row_rank, w->pmc->n_rows * sizeof *w->row_rank);
-  XXH128_canonical_t digest;
-  XXH128_canonicalFromHash(&digest, XXH3_128bits_digest(h->state));
-  for (size_t i = 0; i < sizeof digest.digest; i++) snprintf(out + 2 * i, 3, "%02x", digest.digest[i]);
-  return LM_OK;
-}
-
-lm_status lm_workload_fingerprint(const lm_workload *w, char out[33], lm_diag *diag) {
-  hasher h;
-  lm_status st = mix_head(&h, w, diag);
-  if (st == LM_OK) st = mix_table(&h, w->pmc, diag);
-  if (st == LM_OK) st = mix_rest(&h, w, out, diag);
-  hasher_fini(&h);
   return st;
 }
 
@@ -702,38 +523,6 @@ static int name_taken(lm_sql *sql, const char *name) {
   return lm_db_find_workload(sql, name, &wid, NULL, NULL, &ignored) == LM_OK;
 }
 
-static int cache_on(void);
-
-static void keep(lm_store *s, const char *name, const lm_catalog *cat, const lm_analyze_opts *o,
-                 const lm_analysis *an);
-
-/* The default view (every panel, no filter) of a new workload, kept so
- * that the first look at it costs no evaluation. From the folder's own
- * tables when given (w, still open: the columns it reads come from the
- * CSV files in blocks, which is cheaper than loading and decoding them
- * from the store; the stored columns are the same numbers, so is the
- * view), else from the columns just stored (lm_store_analyze). */
-static void precompute(lm_store *s, const char *name, const lm_workload *w) {
-  if (!cache_on()) return;
-  lm_analyze_opts o;
-  memset(&o, 0, sizeof o);
-  lm_analysis *an = NULL;
-  lm_diag ignored;
-  const char *layout = w ? lm_sysinfo_compat(&w->sysinfo) : NULL;
-  const lm_catalog *cat = !w ? NULL : layout ? lm_metrics_builtin_compat(w->arch, layout) : lm_metrics_builtin(w->arch);
-  if (cat && lm_analyze_run(w, cat, &o, &an, &ignored) == LM_OK) {
-    keep(s, name, cat, &o, an);
-  } else {
-    lm_analysis_free(an);
-    an = NULL;
-    lm_workload *stored = NULL;
-    int cached = 0;
-    lm_store_analyze(s, name, NULL, &o, &stored, &an, &cached, &ignored);
-    lm_workload_free(stored);
-  }
-  lm_analysis_free(an);
-}
-
 /* The bytes of counter values an import holds at once: LM_DB_GROUP_BYTES,
  * or LUMEN_IMPORT_GROUP_BYTES (at least one column; for tests and
  * measurements). */
@@ -751,87 +540,6 @@ static size_t group_bytes(void) { return group_bytes_or(LM_DB_GROUP_BYTES); }
  * in cache while they are hashed and encoded). */
 #define PACKED_GROUP_BYTES ((size_t)8 << 20)
 static size_t pack_bytes(void) { return 4 * group_bytes(); }
-
-/* One side of a fingerprinted write whose columns are packed: the pmc
- * table's mix, or the writing of every table. */
-typedef struct write_side {
-  int mixes;
-  column_mix m;
-  const size_t *order;
-  size_t k, budget;
-  lm_sql *sql;
-  int64_t wid;
-  const lm_workload *w;
-  const lm_db_write_opts *o;
-  lm_status st;
-  lm_diag diag;
-} write_side;
-
-static void *write_side_run(void *arg) {
-  write_side *j = arg;
-  if (j->mixes) j->st = lm_table_each_column(j->m.t, j->order, j->k, j->budget, mix_column, &j->m, &j->diag);
-  else j->st = lm_db_write_tables_with(j->sql, j->wid, j->w, j->o, &j->diag);
-  return NULL;
-}
-
-/* Whether the pmc table's columns are all read from memory (loaded, or
- * packed: lm_table_pack), and the dispatch columns loaded, so that the
- * mix can read them while the writer writes. */
-static int mix_aside(const lm_table *pmc) {
-  if (!lm_table_packed_bytes(pmc))
-    for (size_t c = 0; c < pmc->n_cols; c++)
-      if (lm_table_deferred(pmc, c)) return 0;
-  for (size_t c = 0; c < pmc->n_cols; c++)
-    if (lm_table_deferred(pmc, c) && lm_db_dispatch_column(pmc->cols[c].name)) return 0;
-  return 1;
-}
-
-/* lm_db_write_tables_with o, computing w's fingerprint (into fp) from the
- * pmc columns as they are written, so they are read from the file once. */
-static lm_status write_fingerprinted(lm_sql *sql, int64_t wid, const lm_workload *w, const lm_db_write_opts *o,
-                                     char fp[33], lm_diag *diag) {
-  hasher h;
-  lm_status st = mix_head(&h, w, diag);
-  if (st != LM_OK) return st;
-  size_t k = 0, *order = mixed_columns(w->pmc, &k);
-  if (!order) {
-    hasher_fini(&h);
-    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-  }
-  mix_table_head(&h, w->pmc, k);
-  column_mix m = {&h, w->pmc};
-  if (mix_aside(w->pmc)) {
-    /* The mix (XXH3 over every value, in the fingerprint's order) on one thread, the writing on another. */
-    write_side sides[2];
-    memset(sides, 0, sizeof sides);
-    sides[0].mixes = 1;
-    sides[0].m = m;
-    sides[0].order = order;
-    sides[0].k = k;
-    sides[0].budget = o->group_bytes ? o->group_bytes : LM_DB_GROUP_BYTES;
-    sides[1].sql = sql;
-    sides[1].wid = wid;
-    sides[1].w = w;
-    sides[1].o = o;
-    lm_run_pair(write_side_run, &sides[1], &sides[0]);
-    st = sides[1].st != LM_OK ? sides[1].st : sides[0].st;
-    if (st != LM_OK && diag) *diag = sides[1].st != LM_OK ? sides[1].diag : sides[0].diag;
-  } else {
-    lm_db_write_opts with = *o;
-    with.first = order;
-    with.n_first = k;
-    with.seen = mix_column;
-    with.seen_ctx = &m;
-    st = lm_db_write_tables_with(sql, wid, w, &with, diag);
-  }
-  free(order);
-  if (st == LM_OK) {
-    mix_table_tail(&h, w->pmc);
-    st = mix_rest(&h, w, fp, diag);
-  }
-  hasher_fini(&h);
-  return st;
-}
 
 lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const char *team,
                           lm_import_result *res, lm_diag *diag) {
@@ -968,7 +676,7 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
         if (st == LM_OK) st = lm_db_write_tables_with(s->sql, wid, w, &write_opts, diag);
       } else if (st == LM_OK) {
         /* The first attempt learns the fingerprint while it writes. */
-        st = write_fingerprinted(s->sql, wid, w, &write_opts, fp, diag);
+        st = lm_store_write_fingerprinted(s->sql, wid, w, &write_opts, fp, diag);
         if (st == LM_OK &&
             find_fingerprint(s->sql, fp, team, &facts, existing, sizeof existing, collided, sizeof collided)) {
           lm_sql_rollback(s->sql);
@@ -988,7 +696,7 @@ lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const 
       lm_sql_close(folder);
       folder = NULL;
       uint64_t t_view = lm_phase_begin();
-      precompute(s, chosen, lumen_folder ? NULL : w);
+      lm_store_precompute(s, chosen, lumen_folder ? NULL : w);
       lm_phase_end("import: the default view", t_view);
       lm_workload_free(w);
       w = NULL;
@@ -1092,211 +800,4 @@ lm_status lm_store_load_for(lm_store *s, const char *name, const lm_catalog *cat
 
 lm_status lm_store_load_info(lm_store *s, const char *name, lm_workload **out, lm_diag *diag) {
   return lm_db_read_info(s->sql, name, out, diag);
-}
-
-/* ---------------------------------------------------------------- cache */
-
-static void put_idset(lm_buf *b, const char *tag, const lm_idset *set) {
-  if (!set || !set->n) return;
-  lm_buf_printf(b, "|%s=", tag);
-  for (size_t i = 0; i < set->n; i++)
-    lm_buf_printf(b, "%d:%lld:%lld:%lld,", set->items[i].kind, (long long)set->items[i].a,
-                  (long long)set->items[i].b, (long long)set->items[i].step);
-}
-
-void lm_store_cache_key(const lm_catalog *cat, const lm_analyze_opts *o, char *out, size_t cap) {
-  lm_buf b = {0};
-  lm_buf_printf(&b, "lumen " LUMEN_VERSION "|%s|%s", cat->arch, cat->digest ? cat->digest : "-");
-  for (size_t i = 0; i < o->n_kernels; i++) lm_buf_printf(&b, "|k=%s", o->kernels[i]);
-  for (size_t i = 0; i < o->n_kernel_index; i++) lm_buf_printf(&b, "|ki=%ld", o->kernel_index[i]);
-  put_idset(&b, "d", o->dispatch);
-  put_idset(&b, "g", o->gpu);
-  put_idset(&b, "i", o->instance);
-  put_idset(&b, "rank", o->rank);
-  for (size_t i = 0; i < o->n_blocks; i++) lm_buf_printf(&b, "|b=%s", o->blocks[i]);
-  for (size_t i = 0; i < o->n_regions; i++) lm_buf_printf(&b, "|r=%s", o->regions[i]);
-  lm_buf_printf(&b, "|norm=%s|t=%s|s=%d|c=%d|m=%d|w=%d", o->norm ? o->norm : "", o->time_unit ? o->time_unit : "",
-                o->stats_only, o->corrected, o->clock_measured, o->weight_time);
-  /* Long keys are hashed into a fixed length. */
-  const char *text = lm_buf_cstr(&b);
-  size_t n = strlen(text);
-  if (n < cap) {
-    snprintf(out, cap, "%s", text);
-  } else {
-    XXH128_hash_t h = XXH3_128bits(text, n);
-    snprintf(out, cap, "%.*s#%016llx%016llx", (int)(cap > 64 ? cap - 40 : 0), text,
-             (unsigned long long)h.high64, (unsigned long long)h.low64);
-  }
-  lm_buf_fini(&b);
-}
-
-lm_status lm_store_cache_get(lm_store *s, const char *name, const char *key, void **data, size_t *len,
-                             lm_diag *diag) {
-  *data = NULL;
-  *len = 0;
-  lm_stmt *q = NULL;
-  lm_status st = lm_sql_prepare(s->sql,
-                                "SELECT c.data FROM analysis_cache c JOIN workload w ON w.id = c.workload_id "
-                                "WHERE w.name = ? AND c.key = ?",
-                                &q, diag);
-  if (st != LM_OK) return st;
-  lm_stmt_bind_text(q, 1, name);
-  lm_stmt_bind_text(q, 2, key);
-  int rc = lm_stmt_step(q);
-  if (rc == 1) {
-    size_t n;
-    const void *p = lm_stmt_blob(q, 0, &n);
-    *data = lm_malloc(n ? n : 1);
-    if (!*data) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    else {
-      memcpy(*data, p, n);
-      *len = n;
-    }
-  } else {
-    st = rc == 0 ? LM_ENOTFOUND : lm_stmt_error(q, "read the cache", diag);
-  }
-  lm_stmt_free(q);
-  return st;
-}
-
-lm_status lm_store_cache_put(lm_store *s, const char *name, const char *key, const void *data, size_t len,
-                             lm_diag *diag) {
-  if (!s->writable) return LM_OK;
-  int64_t wid;
-  lm_status st = lm_db_find_workload(s->sql, name, &wid, NULL, NULL, diag);
-  if (st != LM_OK) return st;
-  char created[64];
-  time_t now = time(NULL);
-  strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-  lm_stmt *q = NULL;
-  if ((st = lm_sql_prepare(s->sql,
-                           "INSERT INTO analysis_cache(workload_id, key, created, data) VALUES (?,?,?,?) "
-                           "ON CONFLICT(workload_id, key) DO UPDATE SET data = excluded.data, "
-                           "created = excluded.created",
-                           &q, diag)) != LM_OK)
-    return st;
-  lm_stmt_bind_int64(q, 1, wid);
-  lm_stmt_bind_text(q, 2, key);
-  lm_stmt_bind_text(q, 3, created);
-  /* (data outlives the statement, freed below: an analysis of megabytes
-   * is not copied once more) */
-  lm_stmt_bind_blob_borrowed(q, 4, data, len);
-  if (lm_stmt_step(q) < 0) st = lm_stmt_error(q, "write the cache", diag);
-  lm_stmt_free(q);
-  return st;
-}
-
-/* LUMEN_STORE_CACHE=off: evaluate every time and keep nothing (for
- * measurements and for checking a suspect kept analysis). */
-static int cache_on(void) {
-  const char *mode = getenv("LUMEN_STORE_CACHE");
-  return !(mode && strcmp(mode, "off") == 0);
-}
-
-/* Keep an analysis of workload `name` under its key (writable stores). */
-static void keep(lm_store *s, const char *name, const lm_catalog *cat, const lm_analyze_opts *o,
-                 const lm_analysis *an) {
-  if (!s->writable || !cache_on()) return;
-  char key[1024];
-  lm_store_cache_key(cat, o, key, sizeof key);
-  lm_buf b = {0};
-  lm_diag ignored;
-  if (lm_analysis_serialize(an, &b) == LM_OK) lm_store_cache_put(s, name, key, b.data, b.len, &ignored);
-  lm_buf_fini(&b);
-}
-
-/* Kept analyses found damaged by this process, so that each is said once
- * (a read-only store, a server's, cannot remove them): "where\nname\nkey". */
-static pthread_mutex_t damaged_lock = PTHREAD_MUTEX_INITIALIZER;
-static lm_map *damaged_seen;
-#define DAMAGED_SEEN_MAX 4096
-
-/* 1 the first time this process meets the damaged entry. */
-static int first_damage(const lm_store *s, const char *name, const char *key) {
-  lm_buf b = {0};
-  lm_buf_printf(&b, "%s\n%s\n%s", lm_store_where(s), name, key);
-  int first = 1;
-  pthread_mutex_lock(&damaged_lock);
-  if (!b.failed && (damaged_seen || (damaged_seen = lm_map_new()) != NULL)) {
-    if (lm_map_get(damaged_seen, lm_buf_cstr(&b), NULL)) first = 0;
-    else if (lm_map_count(damaged_seen) < DAMAGED_SEEN_MAX) lm_map_put(damaged_seen, lm_buf_cstr(&b), 1);
-  }
-  pthread_mutex_unlock(&damaged_lock);
-  lm_buf_fini(&b);
-  return first;
-}
-
-/* A kept analysis that does not read back as a valid analysis of its
- * workload: removed where the store is writable (the recomputed one takes
- * its place), and said once, with what is wrong with it. */
-static void discard(lm_store *s, const char *name, const char *key, const char *why) {
-  int removed = 0;
-  int64_t wid;
-  lm_diag ignored;
-  lm_stmt *q = NULL;
-  if (s->writable && lm_db_find_workload(s->sql, name, &wid, NULL, NULL, &ignored) == LM_OK &&
-      lm_sql_prepare(s->sql, "DELETE FROM analysis_cache WHERE workload_id = ? AND key = ?", &q, &ignored) == LM_OK) {
-    lm_stmt_bind_int64(q, 1, wid);
-    lm_stmt_bind_text(q, 2, key);
-    removed = lm_stmt_step(q) >= 0;
-  }
-  lm_stmt_free(q);
-  if (first_damage(s, name, key))
-    lm_log(LM_LOG_WARN, "%s: %s the kept analysis of '%s' and recomputing it from the stored columns (%s)",
-           lm_store_where(s), removed ? "discarding" : "ignoring", name, why);
-}
-
-lm_status lm_store_kept(lm_store *s, const char *name, const lm_catalog *cat, const lm_analyze_opts *o,
-                        lm_workload **info, lm_analysis **out, lm_diag *diag) {
-  *info = NULL;
-  *out = NULL;
-  if (!cache_on()) return LM_ENOTFOUND;
-  lm_diag local;
-  lm_diag *d = diag ? diag : &local;
-  char key[1024];
-  lm_store_cache_key(cat, o, key, sizeof key);
-  void *data = NULL;
-  size_t len = 0;
-  lm_status st = lm_store_cache_get(s, name, key, &data, &len, d);
-  if (st != LM_OK) return st;
-  st = lm_store_load_info(s, name, info, d);
-  /* (checked against the workload's dispatches and system information) */
-  int damaged = 0;
-  if (st == LM_OK) damaged = (st = lm_analysis_deserialize(data, len, *info, cat, out, d)) == LM_EDATA;
-  lm_free(data);
-  if (st != LM_OK) {
-    lm_workload_free(*info);
-    *info = NULL;
-  }
-  if (damaged) {
-    discard(s, name, key, d->message);
-    return LM_ENOTFOUND;
-  }
-  return st;
-}
-
-lm_status lm_store_analyze(lm_store *s, const char *name, const lm_catalog *override, const lm_analyze_opts *o,
-                           lm_workload **workload, lm_analysis **out, int *cached, lm_diag *diag) {
-  *workload = NULL;
-  *out = NULL;
-  *cached = 0;
-  lm_store_entry e;
-  lm_status st = lm_store_get(s, name, &e, diag);
-  if (st != LM_OK) return st;
-  /* (a folder of rocprofiler-compute 3.3 in its own semantics) */
-  const lm_catalog *cat = override     ? override
-                          : e.compat[0] ? lm_metrics_builtin_compat(e.arch, e.compat)
-                                        : lm_metrics_builtin(e.arch);
-  if (!cat)
-    return lm_diag_set(diag, LM_EARCH, lm_store_where(s), 0, 0, "gpu_arch",
-                       "workload '%s' is %s, which lumen has no definitions for", name, e.arch);
-  lm_diag ignored;
-  if (e.complete && lm_store_kept(s, name, cat, o, workload, out, &ignored) == LM_OK) {
-    *cached = 1;
-    return LM_OK;
-  }
-  if ((st = lm_store_load_for(s, name, cat, workload, diag)) != LM_OK) return st;
-  if ((st = lm_analyze_run(*workload, cat, o, out, diag)) != LM_OK) return st;
-  keep(s, name, cat, o, *out);
-  return LM_OK;
 }

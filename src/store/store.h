@@ -98,7 +98,7 @@ lm_status lm_store_load_for(lm_store *store, const char *name, const lm_catalog 
 lm_status lm_store_load_info(lm_store *store, const char *name, lm_workload **out, lm_diag *diag);
 
 /* lm_workload_fingerprint: 32 hex digits, XXH3-128 of a workload's
- * contents in a canonical order (store.c; docs/workload-format.md), its
+ * contents in a canonical order (fingerprint.c; docs/workload-format.md), its
  * deferred columns read back from their files. Errors: a column that
  * cannot be read, out of memory. */
 lm_status lm_workload_fingerprint(const lm_workload *w, char out[33], lm_diag *diag);

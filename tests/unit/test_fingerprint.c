@@ -3,7 +3,7 @@
  * does when one matches.
  *
  * The fingerprint is pinned against XXH3-128 computed here, with libxxhash
- * directly, over the content stream that store.c and
+ * directly, over the content stream that fingerprint.c and
  * docs/workload-format.md describe, for a small workload built in memory:
  * a change of hash, of the order or of what is covered fails it. A
  * collision is forced through the stored data (a stored fingerprint
