@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "io/io.h"
 
 /* Arrays of one repeated value shared by the columns of a table. */
@@ -140,21 +142,45 @@ int lm_table_kept_planes(const lm_table *t, size_t c, const unsigned char **plan
   return 1;
 }
 
-/* Whether column_data has its codec (schema version 3), asked of the
- * catalog, so that the question fails no transaction on either engine. */
-static int has_codec_column(lm_sql *sql) {
+/* Whether column_data has a column (codec: schema version 3; checksum:
+ * 6), asked of the catalog, so that the question fails no transaction on
+ * either engine. */
+static int has_data_column(lm_sql *sql, const char *column) {
   lm_stmt *q = NULL;
   lm_diag ignored;
   int found = 0;
   if (lm_sql_prepare(sql,
                      lm_sql_is_postgres(sql)
                          ? "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND "
-                           "table_name = 'column_data' AND column_name = 'codec'"
-                         : "SELECT 1 FROM pragma_table_info('column_data') WHERE name = 'codec'",
-                     &q, &ignored) == LM_OK)
+                           "table_name = 'column_data' AND column_name = ?"
+                         : "SELECT 1 FROM pragma_table_info('column_data') WHERE name = ?",
+                     &q, &ignored) == LM_OK) {
+    lm_stmt_bind_text(q, 1, column);
     found = lm_stmt_step(q) == 1;
+  }
   lm_stmt_free(q);
   return found;
+}
+static int has_codec_column(lm_sql *sql) { return has_data_column(sql, "codec"); }
+
+int64_t lm_db_column_checksum(const void *data, size_t n) {
+  uint64_t h = XXH3_64bits(data, n);
+  int64_t v;
+  memcpy(&v, &h, sizeof v); /* stored as SQL's signed 64-bit integer */
+  return v;
+}
+
+/* A column's data against its stored checksum (NULL: written before
+ * checksums, not checked). */
+static lm_status check_sum(lm_stmt *q, int col, const void *data, size_t n, const char *path, const char *workload,
+                           const char *name, const char *source, lm_diag *diag) {
+  if (col < 0 || lm_stmt_is_null(q, col)) return LM_OK;
+  int64_t want = lm_stmt_int64(q, col), got = lm_db_column_checksum(data, n);
+  if (want == got) return LM_OK;
+  return lm_diag_set(diag, LM_EDATA, path, 0, 0, "column_data.checksum",
+                     "workload '%.200s', column '%.100s' of %.40s: its data does not match its checksum (%zu bytes; "
+                     "a damaged store: restore it from a copy, or import the workload again)",
+                     workload, name, source, n);
 }
 
 /* The array of n copies of v, made once per value. When the constant
@@ -236,14 +262,17 @@ lm_status lm_db_count_columns(lm_sql *sql, int64_t wid, const char *source, lm_d
 
 /* The listing of a source's columns with what the data query would
  * give, and the data itself when it is a constant's few bytes. */
-static lm_status list_with_constants(lm_sql *sql, int64_t wid, const char *source, int codec, lm_stmt **out,
-                                     lm_diag *diag) {
+static lm_status list_with_constants(lm_sql *sql, int64_t wid, const char *source, int codec, int sums,
+                                     lm_stmt **out, lm_diag *diag) {
   lm_status st = lm_sql_prepare(sql,
-                                codec ? "SELECT position, name, n_rows, first_text, first_text_line, codec, "
-                                        "CASE WHEN codec = 1 AND length(data) = 9 THEN data END FROM column_data "
-                                        "WHERE workload_id = ? AND source = ? ORDER BY position"
-                                      : "SELECT position, name, n_rows, first_text, first_text_line, NULL, NULL "
-                                        "FROM column_data WHERE workload_id = ? AND source = ? ORDER BY position",
+                                !codec ? "SELECT position, name, n_rows, first_text, first_text_line, NULL, NULL, NULL "
+                                         "FROM column_data WHERE workload_id = ? AND source = ? ORDER BY position"
+                                : sums ? "SELECT position, name, n_rows, first_text, first_text_line, codec, "
+                                         "CASE WHEN codec = 1 AND length(data) = 9 THEN data END, checksum "
+                                         "FROM column_data WHERE workload_id = ? AND source = ? ORDER BY position"
+                                       : "SELECT position, name, n_rows, first_text, first_text_line, codec, "
+                                         "CASE WHEN codec = 1 AND length(data) = 9 THEN data END, NULL "
+                                         "FROM column_data WHERE workload_id = ? AND source = ? ORDER BY position",
                                 out, diag);
   if (st != LM_OK) return st;
   lm_stmt_bind_int64(*out, 1, wid);
@@ -266,12 +295,14 @@ lm_status lm_db_load_columns_placed(lm_sql *sql, int64_t wid, const char *worklo
   sh.n = 0;
   sh.first_slot = SIZE_MAX;
   size_t n_rows = t->n_rows;
-  int rc = 0, has_codec = has_codec_column(sql);
+  int rc = 0, has_codec = has_codec_column(sql), sums = has_codec && has_data_column(sql, "checksum");
   lm_status st = lm_sql_prepare(sql,
-                                has_codec ? "SELECT data, codec FROM column_data "
-                                            "WHERE workload_id = ? AND source = ? AND position = ?"
-                                          : "SELECT data, NULL FROM column_data "
-                                            "WHERE workload_id = ? AND source = ? AND position = ?",
+                                sums        ? "SELECT data, codec, checksum FROM column_data "
+                                              "WHERE workload_id = ? AND source = ? AND position = ?"
+                                : has_codec ? "SELECT data, codec, NULL FROM column_data "
+                                              "WHERE workload_id = ? AND source = ? AND position = ?"
+                                            : "SELECT data, NULL, NULL FROM column_data "
+                                              "WHERE workload_id = ? AND source = ? AND position = ?",
                                 &data, diag);
   if (st != LM_OK) return st;
   if (!(codec = lm_colcodec_new())) goto nomem;
@@ -279,7 +310,7 @@ lm_status lm_db_load_columns_placed(lm_sql *sql, int64_t wid, const char *worklo
    * at the end of the table's value block are never touched. */
   for (int pass = 0; pass < (want ? 2 : 1); pass++) {
     if (want && pass == 1 && t->block) sh.first_slot = t->n_cols;
-    if ((st = list_with_constants(sql, wid, source, has_codec, &q, diag)) != LM_OK) goto done;
+    if ((st = list_with_constants(sql, wid, source, has_codec, sums, &q, diag)) != LM_OK) goto done;
     while ((rc = lm_stmt_step(q)) == 1) {
       const char *name = lm_stmt_text(q, 1);
       int wanted = want ? want(ctx, source, name) : 1;
@@ -287,6 +318,7 @@ lm_status lm_db_load_columns_placed(lm_sql *sql, int64_t wid, const char *worklo
       size_t small = 0;
       const void *constant = lm_stmt_is_null(q, 6) ? NULL : lm_stmt_blob(q, 6, &small);
       double k = 0;
+      if (constant && (st = check_sum(q, 7, constant, small, path, workload, name, source, diag)) != LM_OK) goto done;
       int is_constant = constant && lm_colcodec_constant(constant, small, &k);
       if (want && is_constant != pass) continue;
       lm_column *c = lm_table_add_column(t, name, 0);
@@ -306,6 +338,7 @@ lm_status lm_db_load_columns_placed(lm_sql *sql, int64_t wid, const char *worklo
           goto done;
         }
         blob = lm_stmt_blob(data, 0, &bytes);
+        if ((st = check_sum(data, 2, blob, bytes, path, workload, c->name, source, diag)) != LM_OK) goto done;
       }
       if (rows < 0 || (uint64_t)rows != n_rows || (kind == LM_CODEC_RAW && bytes != n_rows * sizeof(double))) {
         st = lm_diag_set(diag, LM_EDATA, path, 0, 0, "column_data.n_rows",
@@ -410,6 +443,7 @@ static lm_status put_one(void *ctx, size_t c, const double *values, lm_diag *dia
   size_t len = 0;
   if ((st = lm_colcodec_encode(p->codec, values, p->t->n_rows, &blob, &len, diag)) != LM_OK) return st;
   lm_stmt_bind_blob(s, 6, blob, len);
+  lm_stmt_bind_int64(s, 10, lm_db_column_checksum(blob, len));
   if (col->n_text) {
     lm_stmt_bind_text(s, 7, col->first_text ? col->first_text : "");
     lm_stmt_bind_int64(s, 8, col->first_text_line);
@@ -503,7 +537,7 @@ lm_status lm_db_put_columns_with(lm_sql *sql, int64_t wid, const lm_table *t, co
     if (p.position[c] >= 0 && !p.seen_first[c]) order[n_order++] = c;
   if ((st = lm_sql_prepare(sql,
                            "INSERT INTO column_data(workload_id, source, position, name, n_rows, "
-                           "data, first_text, first_text_line, codec) VALUES (?,?,?,?,?,?,?,?,?)",
+                           "data, first_text, first_text_line, codec, checksum) VALUES (?,?,?,?,?,?,?,?,?,?)",
                            &p.s, diag)) != LM_OK)
     goto done;
   st = lm_table_each_group(t, order, n_order, o && o->group_bytes ? o->group_bytes : LM_DB_GROUP_BYTES, put_group,

@@ -589,6 +589,10 @@ lm_status lm_db_records_dispatch(lm_db_records *r, const lm_db_record *d, lm_dia
 /* A counter value of a dispatch of process pid (NaN is stored as NULL). */
 lm_status lm_db_records_value(lm_db_records *r, int64_t dispatch_id, int64_t pid, const char *column,
                               double value, lm_diag *diag);
+/* lm_db_column_checksum: the checksum stored with a column's data
+ * (column_data.checksum, schema version 6): XXH3-64 of its bytes, as a
+ * signed 64-bit integer. */
+int64_t lm_db_column_checksum(const void *data, size_t n);
 /* lm_db_records_clock: a clock sample of GPU gpu at t_ns (a clock that is
  * NaN, not given, is stored as NULL). */
 lm_status lm_db_records_clock(lm_db_records *r, int gpu, double t_ns, double sclk_mhz, double mclk_mhz,

@@ -30,9 +30,11 @@
  * profile the rank of each set (rank_store.c). 5: workload.fingerprint is
  * XXH3-128 of the workload's contents (fingerprint.c); the fingerprints of
  * earlier versions, made by another hash, are cleared on upgrade and the
- * store computes them again. Older databases are upgraded when opened for
- * writing. */
-#define SCHEMA_VERSION "5"
+ * store computes them again. 6: column_data.checksum is XXH3-64 of each
+ * column's data (as a signed 64-bit integer), checked when it is read;
+ * columns written before hold none (NULL) and are read unchecked. Older
+ * databases are upgraded when opened for writing. */
+#define SCHEMA_VERSION "6"
 
 /* Version 4's tables; upgrading a version 3 database creates them. */
 #define RANK_TABLES                                                                               \
@@ -81,7 +83,7 @@ static const char *const schema_sql =
     "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
     "  source TEXT NOT NULL, position INTEGER NOT NULL, name TEXT NOT NULL,\n"
     "  n_rows INTEGER NOT NULL, data BLOB NOT NULL, first_text TEXT, first_text_line INTEGER,\n"
-    "  runs BLOB, sets BLOB, codec INTEGER, PRIMARY KEY(workload_id, source, position),\n"
+    "  runs BLOB, sets BLOB, codec INTEGER, checksum INTEGER, PRIMARY KEY(workload_id, source, position),\n"
     "  UNIQUE(workload_id, source, name));\n"
     "CREATE TABLE IF NOT EXISTS region(\n"
     "  workload_id INTEGER NOT NULL REFERENCES workload(id) ON DELETE CASCADE,\n"
@@ -256,8 +258,30 @@ static lm_status upgrade_v4(lm_sql *sql, lm_diag *diag) {
   static const char *const steps =
       "BEGIN;\n"
       "UPDATE workload SET fingerprint = '';\n"
+      "UPDATE lumen_meta SET value = '5' WHERE key = 'schema_version';\n"
+      "COMMIT;\n";
+  lm_status st = lm_sql_exec(sql, steps, 1, diag);
+  if (st != LM_OK) lm_sql_exec(sql, "ROLLBACK", 0, NULL); /* no lock first: the transaction may have failed */
+  return st;
+}
+
+/* upgrade_v5: version 5 to 6. The columns already stored keep no
+ * checksum (read unchecked); new ones get theirs. */
+static lm_status upgrade_v5(lm_sql *sql, lm_diag *diag) {
+  static const char *const steps =
+      "BEGIN;\n"
+      "ALTER TABLE column_data ADD COLUMN checksum INTEGER;\n"
       "UPDATE lumen_meta SET value = '" SCHEMA_VERSION "' WHERE key = 'schema_version';\n"
       "COMMIT;\n";
+  static const char *const mark =
+      "UPDATE lumen_meta SET value = '" SCHEMA_VERSION "' WHERE key = 'schema_version'";
+  /* A table that has the column already (its version number set back by
+   * hand) only gets the number. */
+  lm_stmt *probe = NULL;
+  lm_diag ignored;
+  int has = lm_sql_prepare(sql, "SELECT checksum FROM column_data LIMIT 0", &probe, &ignored) == LM_OK;
+  lm_stmt_free(probe);
+  if (has) return lm_sql_exec(sql, mark, 0, diag);
   lm_status st = lm_sql_exec(sql, steps, 1, diag);
   if (st != LM_OK) lm_sql_exec(sql, "ROLLBACK", 0, NULL); /* no lock first: the transaction may have failed */
   return st;
@@ -310,15 +334,17 @@ lm_status lm_db_schema(lm_sql *sql, int create, lm_diag *diag) {
    * they are read as they are (version 1's analysis tables are version
    * 2's without ranks; both store raw columns, without a codec; up to
    * version 3, one system information per workload and no split; up to
-   * version 4, fingerprints of the earlier hash, which no import reads). */
+   * version 4, fingerprints of the earlier hash, which no import reads; up
+   * to version 5, columns without checksums). */
   if (strcmp(version, "1") == 0 || strcmp(version, "2") == 0 || strcmp(version, "3") == 0 ||
-      strcmp(version, "4") == 0) {
+      strcmp(version, "4") == 0 || strcmp(version, "5") == 0) {
     lm_diag ignored_upgrade;
     int v = version[0] - '0';
     if ((v >= 2 || upgrade_v1(sql, &ignored_upgrade) == LM_OK) &&
         (v >= 3 || upgrade_v2(sql, &ignored_upgrade) == LM_OK) &&
-        (v >= 4 || upgrade_v3(sql, &ignored_upgrade) == LM_OK))
-      upgrade_v4(sql, &ignored_upgrade);
+        (v >= 4 || upgrade_v3(sql, &ignored_upgrade) == LM_OK) &&
+        (v >= 5 || upgrade_v4(sql, &ignored_upgrade) == LM_OK))
+      upgrade_v5(sql, &ignored_upgrade);
     return LM_OK;
   }
   if (strcmp(version, SCHEMA_VERSION) != 0)

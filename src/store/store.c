@@ -260,7 +260,7 @@ static int has_table(lm_sql *sql, const char *table) {
  * row is not raw (copied as it is). An encoding that fails (out of
  * memory) is an error, not a raw copy. */
 static lm_status bind_compact(lm_stmt *q, lm_stmt *ins, int data_col, int rows_col, int codec_col,
-                              int codec_param, lm_colcodec *codec, int *bound, lm_diag *diag) {
+                              int codec_param, lm_colcodec *codec, int *bound, int64_t *sum, lm_diag *diag) {
   *bound = 0;
   if (data_col < 0 || rows_col < 0 || (codec_col >= 0 && !lm_stmt_is_null(q, codec_col) &&
                                        lm_stmt_int64(q, codec_col) != LM_CODEC_RAW))
@@ -278,6 +278,7 @@ static lm_status bind_compact(lm_stmt *q, lm_stmt *ins, int data_col, int rows_c
   if (st == LM_OK) {
     lm_stmt_bind_blob(ins, data_col + 1, blob, n);
     lm_stmt_bind_int64(ins, codec_param, LM_CODEC_COMPACT);
+    *sum = lm_db_column_checksum(blob, n);
     *bound = 1;
   }
   lm_free(values);
@@ -286,7 +287,9 @@ static lm_status bind_compact(lm_stmt *q, lm_stmt *ins, int data_col, int rows_c
 
 /* Copy the rows of `table` of workload from_wid into to_wid. Raw counter
  * columns (from a folder written before the codec) are written compact,
- * one at a time. */
+ * one at a time. Each counter column is written with the checksum of its
+ * data (schema version 6); one that comes with a checksum is checked
+ * first, so that damage is not carried into the store. */
 static lm_status copy_table(lm_sql *from, int64_t from_wid, lm_sql *to, int64_t to_wid, const char *table,
                             lm_diag *diag) {
   char text[256];
@@ -297,6 +300,7 @@ static lm_status copy_table(lm_sql *from, int64_t from_wid, lm_sql *to, int64_t 
   if (st != LM_OK) return st;
   lm_stmt_bind_int64(q, 1, from_wid);
   int rc, n_cols = 0, wid_col = -1, data_col = -1, rows_col = -1, codec_col = -1, codec_param = 0;
+  int sum_col = -1, sum_param = 0, name_col = -1;
   int columns = strcmp(table, "column_data") == 0;
   if (columns && !(codec = lm_colcodec_new())) {
     lm_stmt_free(q);
@@ -313,14 +317,19 @@ static lm_status copy_table(lm_sql *from, int64_t from_wid, lm_sql *to, int64_t 
         if (columns && strcmp(name, "data") == 0) data_col = c;
         if (columns && strcmp(name, "n_rows") == 0) rows_col = c;
         if (columns && strcmp(name, "codec") == 0) codec_col = c;
+        if (columns && strcmp(name, "checksum") == 0) sum_col = c;
+        if (columns && strcmp(name, "name") == 0) name_col = c;
         lm_buf_printf(&b, "%s%s", c ? ", " : "", name);
       }
       /* A source without the codec column: its columns are all raw. */
       codec_param = codec_col >= 0 ? codec_col + 1 : n_cols + 1;
       if (columns && codec_col < 0) lm_buf_puts(&b, ", codec");
+      sum_param = sum_col >= 0 ? sum_col + 1 : n_cols + 1 + (codec_col < 0);
+      if (columns && sum_col < 0) lm_buf_puts(&b, ", checksum");
       lm_buf_puts(&b, ") VALUES (");
       for (int c = 0; c < n_cols; c++) lm_buf_puts(&b, c ? ", ?" : "?");
       if (columns && codec_col < 0) lm_buf_puts(&b, ", ?");
+      if (columns && sum_col < 0) lm_buf_puts(&b, ", ?");
       lm_buf_puts(&b, ")");
       st = b.failed ? lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory")
                     : lm_sql_prepare(to, lm_buf_cstr(&b), &ins, diag);
@@ -346,10 +355,24 @@ static lm_status copy_table(lm_sql *from, int64_t from_wid, lm_sql *to, int64_t 
       }
     }
     int bound = 0;
+    int64_t sum = 0;
     if (columns &&
-        (st = bind_compact(q, ins, data_col, rows_col, codec_col, codec_param, codec, &bound, diag)) != LM_OK)
+        (st = bind_compact(q, ins, data_col, rows_col, codec_col, codec_param, codec, &bound, &sum, diag)) != LM_OK)
       break;
     if (columns && !bound && codec_col < 0) lm_stmt_bind_null(ins, codec_param);
+    if (columns && !bound && data_col >= 0) {
+      size_t len = 0;
+      const void *data = lm_stmt_blob(q, data_col, &len);
+      sum = lm_db_column_checksum(data, len);
+      if (sum_col >= 0 && !lm_stmt_is_null(q, sum_col) && lm_stmt_int64(q, sum_col) != sum) {
+        st = lm_diag_set(diag, LM_EDATA, lm_sql_where(from), 0, 0, "column_data.checksum",
+                         "column '%.100s': its data does not match its checksum (%zu bytes; a damaged workload "
+                         "database: profile or import it again from its source)",
+                         name_col >= 0 ? lm_stmt_text(q, name_col) : "?", len);
+        break;
+      }
+    }
+    if (columns) lm_stmt_bind_int64(ins, sum_param, sum);
     if (lm_stmt_step(ins) < 0) {
       st = lm_stmt_error(ins, table, diag);
       break;

@@ -527,7 +527,7 @@ store_corrupt)
   # 12.13: a lumen database with impossible counts or another format is
   # named as such, not "out of memory" or a wrapped number.
   sq() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()" "$@"; }
-  for case in neg huge rows format blob codec; do
+  for case in neg huge rows format blob unchecked flip codec; do
     rm -f "$TMP/s.db"
     "$LUMEN" db import --db "$TMP/s.db" -w "$WL/vcopy/MI200" -n v >/dev/null 2>&1 || fail "import"
     case $case in
@@ -536,6 +536,17 @@ store_corrupt)
     rows) sq "$TMP/s.db" "UPDATE column_data SET n_rows = -1 WHERE name = 'SQ_WAVES'" ;;
     format) sq "$TMP/s.db" "UPDATE lumen_meta SET value = 'other' WHERE key = 'format'" ;;
     blob) sq "$TMP/s.db" "UPDATE column_data SET data = substr(data, 1, 5) WHERE name = 'SQ_WAVES'" ;;
+    unchecked) sq "$TMP/s.db" "UPDATE column_data SET data = substr(data, 1, 5), checksum = NULL WHERE name = 'SQ_WAVES'" ;;
+    flip)
+      # one bit of the compressed data, its length kept (a bit flip on
+      # disk or in a copy): before checksums, most such flips changed
+      # numbers and exited 0
+      python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+d = bytearray(c.execute("SELECT data FROM column_data WHERE name = ?", ("SQ_WAVES",)).fetchone()[0])
+d[len(d) // 2] ^= 4
+c.execute("UPDATE column_data SET data = ? WHERE name = ?", (bytes(d), "SQ_WAVES"))
+c.commit()' "$TMP/s.db" || fail "flip a bit" ;;
     codec) sq "$TMP/s.db" "UPDATE column_data SET codec = 9 WHERE name = 'SQ_WAVES'" ;;
     esac
     LUMEN_STORE_CACHE=off "$LUMEN" analyze --db "$TMP/s.db" -w v >"$TMP/out" 2>"$TMP/err"
@@ -548,7 +559,8 @@ store_corrupt)
     huge) expect_err "n_dispatches" ;;
     rows) expect_err "column_data.n_rows"; expect_err "-1 rows" ;;
     format) expect_err "format 'other': not a lumen database" ;;
-    blob) expect_err "column_data.data"; expect_err "workload 'v', column 'SQ_WAVES' of pmc_perf" ;;
+    blob | flip) expect_err "column_data.checksum"; expect_err "workload 'v', column 'SQ_WAVES' of pmc_perf: its data does not match its checksum" ;;
+    unchecked) expect_err "column_data.data"; expect_err "workload 'v', column 'SQ_WAVES' of pmc_perf" ;;
     codec) expect_err "column_data.codec"; expect_err "encoding 9" ;;
     esac
   done

@@ -177,8 +177,8 @@ static int make_version2(lm_sql *db, const lm_workload *w, lm_diag *d) {
   lm_stmt_free(up);
   ok = ok && lm_sql_commit(db, d) == LM_OK;
   return ok && n > 0 &&
-         lm_sql_exec(db, "ALTER TABLE column_data DROP COLUMN codec; UPDATE lumen_meta SET value = '2' "
-                         "WHERE key = 'schema_version'", 0, d) == LM_OK;
+         lm_sql_exec(db, "ALTER TABLE column_data DROP COLUMN codec; ALTER TABLE column_data DROP COLUMN checksum; "
+                         "UPDATE lumen_meta SET value = '2' WHERE key = 'schema_version'", 0, d) == LM_OK;
 }
 
 static int same_analysis(const lm_workload *a, const lm_workload *b) {
@@ -243,10 +243,10 @@ static void old_layout(const char *dir, const char *url) {
   back = NULL;
   lm_sql_close(db);
 
-  /* Writable: upgraded to 3, 4 and 5; the raw columns read on, a new workload is compact. */
+  /* Writable: upgraded to 3, 4, 5 and 6; the raw columns read on, a new workload is compact. */
   db = NULL;
   CHECK(lm_sql_open(url, LM_DB_WRITE, &db, &d) == LM_OK && lm_db_schema(db, 0, &d) == LM_OK);
-  CHECK_STR(meta_version(db, version, sizeof version), "5");
+  CHECK_STR(meta_version(db, version, sizeof version), "6");
   CHECK(lm_db_write_workload(db, w, "new", NULL, dir, NULL, &d) == LM_OK);
   lm_stmt *q = NULL;
   CHECK(lm_sql_prepare(db, "SELECT COUNT(*), COUNT(codec) FROM column_data", &q, &d) == LM_OK && lm_stmt_step(q) == 1);
@@ -292,8 +292,29 @@ static void damaged(const char *dir, const char *url) {
   }
   lm_stmt_free(q);
   CHECK(cut && len > 9);
+  /* One bit flipped, the length kept: the checksum names the column. */
   CHECK(lm_sql_prepare(db, "UPDATE column_data SET data = ? WHERE source = ? AND name = ? AND workload_id = "
                            "(SELECT id FROM workload WHERE name = 'cut')", &up, &d) == LM_OK);
+  if (up && cut) {
+    cut[len / 2] ^= 0x10;
+    lm_stmt_bind_blob(up, 1, cut, len);
+    lm_stmt_bind_text(up, 2, source);
+    lm_stmt_bind_text(up, 3, name);
+    CHECK(lm_stmt_step(up) >= 0);
+    cut[len / 2] ^= 0x10;
+  }
+  lm_stmt_free(up);
+  up = NULL;
+  CHECK(lm_db_read_workload(db, "cut", &back, &d) == LM_EDATA);
+  CHECK_STR(d.field, "column_data.checksum");
+  CHECK(strstr(d.message, "workload 'cut'") != NULL && strstr(d.message, name) != NULL);
+  CHECK(strstr(d.message, "does not match its checksum") != NULL);
+  lm_workload_free(back);
+  back = NULL;
+  /* Cut short, without a checksum (as written before checksums): the
+   * decoder finds it. */
+  CHECK(lm_sql_prepare(db, "UPDATE column_data SET data = ?, checksum = NULL WHERE source = ? AND name = ? AND "
+                           "workload_id = (SELECT id FROM workload WHERE name = 'cut')", &up, &d) == LM_OK);
   if (up && cut) {
     lm_stmt_bind_blob(up, 1, cut, len - 1);
     lm_stmt_bind_text(up, 2, source);

@@ -276,7 +276,7 @@ static void test_old_store(const char *tmp) {
   s = NULL;
   CHECK(lm_store_open(url, 1, &s, &d) == LM_OK);
   if (!s) return;
-  CHECK(count(s, "SELECT COUNT(*) FROM lumen_meta WHERE key = 'schema_version' AND value = '5'") == 1);
+  CHECK(count(s, "SELECT COUNT(*) FROM lumen_meta WHERE key = 'schema_version' AND value = '6'") == 1);
   memset(&r, 0, sizeof r);
   CHECK(lm_store_import(s, dir, "v", NULL, &r, &d) == LM_OK);
   CHECK(r.existed);

@@ -484,7 +484,7 @@ int main(void) {
       lm_stmt *q = NULL;
       CHECK(lm_sql_prepare(db, "SELECT value FROM lumen_meta WHERE key = 'schema_version'", &q, &d) == LM_OK &&
             lm_stmt_step(q) == 1);
-      CHECK_STR(q ? lm_stmt_text(q, 0) : "", mode ? "5" : "3");
+      CHECK_STR(q ? lm_stmt_text(q, 0) : "", mode ? "6" : "3");
       lm_stmt_free(q);
       CHECK(lm_db_read_workload(db, "m", &back, &d) == LM_OK);
       CHECK(back && back->n_parts == 0 && back->row_rank && back->pmc->n_rows == n);
