@@ -279,7 +279,8 @@ static lm_status upgrade_v5(lm_sql *sql, lm_diag *diag) {
    * hand) only gets the number. */
   lm_stmt *probe = NULL;
   lm_diag ignored;
-  int has = lm_sql_prepare(sql, "SELECT checksum FROM column_data LIMIT 0", &probe, &ignored) == LM_OK;
+  int has = lm_sql_prepare(sql, "SELECT checksum FROM column_data LIMIT 0", &probe, &ignored) == LM_OK &&
+            lm_stmt_step(probe) >= 0; /* (PostgreSQL checks the statement when it runs) */
   lm_stmt_free(probe);
   if (has) return lm_sql_exec(sql, mark, 0, diag);
   lm_status st = lm_sql_exec(sql, steps, 1, diag);
