@@ -227,6 +227,15 @@ static lm_status upgrade_v1(lm_sql *sql, lm_diag *diag) {
   return st;
 }
 
+/* One upgrade step's statements, a transaction of their own: rolled back
+ * when one fails (without taking a lock first: the transaction may have
+ * failed already). */
+static lm_status run_upgrade(lm_sql *sql, const char *steps, lm_diag *diag) {
+  lm_status st = lm_sql_exec(sql, steps, 1, diag);
+  if (st != LM_OK) lm_sql_exec(sql, "ROLLBACK", 0, NULL);
+  return st;
+}
+
 /* upgrade_v2: version 2 to 3. Columns already stored keep their raw
  * doubles (codec NULL); new ones are written compact. */
 static lm_status upgrade_v2(lm_sql *sql, lm_diag *diag) {
@@ -235,9 +244,7 @@ static lm_status upgrade_v2(lm_sql *sql, lm_diag *diag) {
       "ALTER TABLE column_data ADD COLUMN codec INTEGER;\n"
       "UPDATE lumen_meta SET value = '3' WHERE key = 'schema_version';\n"
       "COMMIT;\n";
-  lm_status st = lm_sql_exec(sql, steps, 1, diag);
-  if (st != LM_OK) lm_sql_exec(sql, "ROLLBACK", 0, NULL); /* no lock first: the transaction may have failed */
-  return st;
+  return run_upgrade(sql, steps, diag);
 }
 
 /* upgrade_v3: version 3 to 4. The workloads already stored keep the first
@@ -246,9 +253,7 @@ static lm_status upgrade_v3(lm_sql *sql, lm_diag *diag) {
   static const char *const steps =
       "BEGIN;\n" RANK_TABLES "UPDATE lumen_meta SET value = '4' WHERE key = 'schema_version';\n"
       "COMMIT;\n";
-  lm_status st = lm_sql_exec(sql, steps, 1, diag);
-  if (st != LM_OK) lm_sql_exec(sql, "ROLLBACK", 0, NULL); /* no lock first: the transaction may have failed */
-  return st;
+  return run_upgrade(sql, steps, diag);
 }
 
 /* upgrade_v4: version 4 to 5. The fingerprints, made by the hash before
@@ -260,9 +265,7 @@ static lm_status upgrade_v4(lm_sql *sql, lm_diag *diag) {
       "UPDATE workload SET fingerprint = '';\n"
       "UPDATE lumen_meta SET value = '5' WHERE key = 'schema_version';\n"
       "COMMIT;\n";
-  lm_status st = lm_sql_exec(sql, steps, 1, diag);
-  if (st != LM_OK) lm_sql_exec(sql, "ROLLBACK", 0, NULL); /* no lock first: the transaction may have failed */
-  return st;
+  return run_upgrade(sql, steps, diag);
 }
 
 /* upgrade_v5: version 5 to 6. The columns already stored keep no
@@ -283,9 +286,7 @@ static lm_status upgrade_v5(lm_sql *sql, lm_diag *diag) {
             lm_stmt_step(probe) >= 0; /* (PostgreSQL checks the statement when it runs) */
   lm_stmt_free(probe);
   if (has) return lm_sql_exec(sql, mark, 0, diag);
-  lm_status st = lm_sql_exec(sql, steps, 1, diag);
-  if (st != LM_OK) lm_sql_exec(sql, "ROLLBACK", 0, NULL); /* no lock first: the transaction may have failed */
-  return st;
+  return run_upgrade(sql, steps, diag);
 }
 
 lm_status lm_db_schema(lm_sql *sql, int create, lm_diag *diag) {
