@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "io/io.h"
+#include "csv/csv.h"
 
 #define BLOCK 8192
 

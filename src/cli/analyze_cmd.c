@@ -13,7 +13,7 @@
 
 #include "cli/cli.h"
 #include "store/store.h"
-#include "io/io.h"
+#include "load/load.h"
 #include "report/report.h"
 
 #define MODE "analyze"

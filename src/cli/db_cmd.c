@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "io/io.h"
 #include "store/store.h"
 
 #define MODE "db"

@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "io/io.h"
+#include "folder/folder.h"
+#include "load/load.h"
 
 #define MODE "export"
 

@@ -8,7 +8,7 @@
  * every command. The module's one export is the table at the end; the
  * lumen functions it calls are the binary's (exported for it, see
  * CMakeLists.txt). Process 0 runs the
- * ordinary analysis; its reader (src/io/ranks.c) takes the parts through an
+ * ordinary analysis; its reader (src/ranks/read.c) takes the parts through an
  * lm_part_source whose loads come from here. The parts go in rounds: each
  * process takes a block of B consecutive parts in turn (B = N / K rounded
  * up, at most 8), so a round covers K * B parts. A process other than 0
@@ -39,7 +39,8 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "io/io.h"
+#include "ranks/ranks.h"
+#include "load/load.h"
 
 struct cli_mpi {
   int me, size;

@@ -235,4 +235,98 @@ void lm_workload_free(lm_workload *workload);
 const lm_table *lm_workload_source(const lm_workload *workload,
                                    const char *name);
 
+/* ----------------------------------------------- how a workload is read */
+
+/* A workload's origin starts with this when a simulated device produced
+ * it; the recording it replayed follows. */
+#define LM_ORIGIN_SIMULATED "simulated device replaying "
+/* A folder in the reference's layout (lumen export --omniperf) of such a
+ * workload holds this file: LM_ORIGIN_SIMULATED, the recording and a
+ * newline. The folder reader marks the workload simulated when it finds it
+ * (the reference tool reads no such file). */
+#define LM_ORIGIN_FILE "lumen_origin.txt"
+
+/* Which counter columns a read loads: 1 for column `name` of `source`
+ * ("pmc_perf", an accumulate table such as "SQ_LEVEL_WAVES", "roofline").
+ * The dispatch columns (Kernel_Name, Dispatch_ID, GPU_ID, launch
+ * parameters, timestamps, measured clocks) are always loaded. */
+typedef int (*lm_db_want_fn)(void *ctx, const char *source, const char *name);
+/* What a want function may return besides 0 and 1: the column is wanted
+ * but only through lm_table_fetch or lm_table_values, so an integer column
+ * may stay in its compact form until read (lm_table_deferred). */
+#define LM_DB_WANT_LATER 2
+
+/* The want function of a read of workloads of architecture arch (the
+ * gpu_arch of their system information) whose system information has the
+ * layout of rocprofiler-compute version compat (lm_sysinfo_compat; NULL:
+ * the default), and its context (*want_ctx); NULL: every column. It must
+ * give the same answer for the same arch and compat. */
+typedef lm_db_want_fn (*lm_db_choose_fn)(void *ctx, const char *arch, const char *compat, void **want_ctx);
+
+/* Where a read decodes counter column `name` of `source` (n_rows values):
+ * memory of the caller's that outlives the table read (the column's
+ * values then point there), or NULL for the table's own. The rank.R
+ * merge decodes a part's columns straight into the merged tables. Called
+ * from the reading thread; it must not change what other reads see. */
+typedef double *(*lm_db_place_fn)(void *ctx, const char *source, const char *name, size_t n_rows);
+
+/* Where the rank.R parts of an MPI profile come from when not from this
+ * process's own reads (lumen analyze --mpi: other processes load them). */
+struct lm_workload_options;
+typedef struct lm_part_source {
+  /* Called once the parts are listed and their shapes read, before any
+   * part is loaded: n_parts parts, exchange 1 when they will come through
+   * load, 0 when this process reads them itself (the ranks of a --split
+   * ranks profile are combined here). An error stops the read. */
+  lm_status (*plan)(void *ctx, size_t n_parts, int exchange, lm_diag *diag);
+  /* Part i (folder dir), loaded as lm_workload_read would load it; called
+   * in part order from one thread. The error is the part's own. The part
+   * may use memory of the source's until the next call (the merge copies
+   * its values and frees it first; its system information and roofline
+   * tables, which the merged workload keeps, must be its own). A part
+   * loaded here is read with opts (its columns: the merge's choice); one
+   * loaded elsewhere must hold no counter column that opts leaves out. */
+  lm_status (*load)(void *ctx, size_t i, const char *dir, const struct lm_workload_options *opts,
+                    lm_workload **out, lm_diag *diag);
+  void *ctx;
+} lm_part_source;
+
+typedef struct lm_workload_options {
+  int defer;                        /* leave counter columns in their files
+                                       (lm_csv_options.defer): evaluation then
+                                       streams them in blocks of dispatches */
+  const char *const *eager_columns; /* NULL-terminated: columns loaded anyway */
+  int levels_lazy;                  /* with defer: the accumulate tables
+                                       (SQ_*.csv) load none of eager_columns
+                                       (a caller that reads them only
+                                       through the evaluator) */
+  const lm_part_source *parts;      /* a folder of rank.R parts: where they
+                                       come from (NULL: read here) */
+  lm_db_choose_fn choose;           /* the counter columns read from lumen
+                                       databases (the folder's own, its
+                                       parts'), chosen by architecture
+                                       (NULL: every column) */
+  void *choose_ctx;
+  const lm_idset *ranks;            /* rank.R parts: read only those of these
+                                       ranks (NULL or empty: all) */
+  lm_db_place_fn place;             /* a lumen database's counter columns:
+                                       where they are decoded (NULL: the
+                                       tables' own memory) */
+  void *place_ctx;
+  int fixed;                        /* the folder's lumen database does not
+                                       change while read (a finished rank's
+                                       part): LM_DB_READ_FIXED */
+  int load_wanted;                  /* with defer and choose: the CSV files'
+                                       columns that choose's want function
+                                       accepts are loaded after all when they
+                                       fit (lm_csv_options.load_want) */
+  size_t load_cap;                  /* lm_csv_options.load_cap (0: its default) */
+  int keep_text;                    /* a folder of CSV files: every column
+                                       of its tables that holds a cell other
+                                       than a number keeps its cells' text
+                                       (lm_column.text_ids), not only the
+                                       kernel names (an export writes them
+                                       back); such a file is read twice */
+} lm_workload_options;
+
 #endif

@@ -26,6 +26,9 @@
 
 #include "backend/backend.h"
 #include "profile/collect.h"
+#include "sql/sql.h"
+#include "db/db.h"
+#include "ranks/ranks.h"
 
 static void run_spec_fini(lm_run_spec *r) {
   for (size_t i = 0; i < r->n_assign; i++) free(r->assign_key[i]);

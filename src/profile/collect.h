@@ -13,7 +13,7 @@
 
 #include "backend/cupti_host.h"
 #include "backend/rocprofiler_abi.h"
-#include "io/io.h"
+#include "db/db.h"
 #include "profile/profile.h"
 
 /* Options read back for --resume: owned strings. */

@@ -17,6 +17,9 @@
 #include "backend/backend.h"
 #include "backend/rocprofiler.h"
 #include "profile/collect.h"
+#include "sql/sql.h"
+#include "db/db.h"
+#include "load/load.h"
 
 typedef struct rocp_impl {
   lm_rocp_api api;

@@ -14,6 +14,8 @@
 #include <time.h>
 
 #include "profile/collect.h"
+#include "sql/sql.h"
+#include "db/db.h"
 
 /* --------------------------------------------------------- composition */
 

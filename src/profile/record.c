@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "profile/collect.h"
+#include "sql/sql.h"
+#include "db/db.h"
 
 /* ----------------------------------------------------------- utilities */
 

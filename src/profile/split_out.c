@@ -36,6 +36,8 @@
 #include <unistd.h>
 
 #include "profile/collect.h"
+#include "sql/sql.h"
+#include "db/db.h"
 
 typedef struct part_db {
   sqlite3 *db;

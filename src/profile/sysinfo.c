@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "profile/collect.h"
+#include "sql/sql.h"
+#include "db/db.h"
 
 /* The leading fields of every workload's system information (the
  * reference tool's order); composition fills them. */

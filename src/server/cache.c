@@ -18,6 +18,7 @@
 
 #include "server/internal.h"
 #include "store/store.h"
+#include "load/load.h"
 
 #define MAX_LOADED 4
 #define MAX_ANSWERS 512

@@ -31,6 +31,7 @@
 #include "server/server.h"
 #include "server/internal.h"
 #include "store/store.h"
+#include "load/load.h"
 
 #define MAX_CLIENTS 1024
 /* Request headers lumen reads (name and value bytes together); larger

@@ -29,7 +29,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "io/io.h"
 #include "sim/simsdk.h"
 
 #define EXPORT __attribute__((visibility("default")))

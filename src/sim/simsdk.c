@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/io.h"
+#include "load/load.h"
 #include "sim/simsdk.h"
 
 #define EXPORT __attribute__((visibility("default")))

@@ -20,6 +20,9 @@
 #include <xxhash.h>
 
 #include "store/store_private.h"
+#include "sql/sql.h"
+#include "columns/columns.h"
+#include "db/db.h"
 
 /* The fingerprint is XXH3-128 (libxxhash) of a content stream made in one
  * canonical order, fed to the hash as it is made (a column at a time):

@@ -19,6 +19,8 @@
 #include <xxhash.h>
 
 #include "store/store_private.h"
+#include "sql/sql.h"
+#include "db/db.h"
 
 #ifndef LUMEN_VERSION
 #define LUMEN_VERSION "0.0.0"

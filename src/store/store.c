@@ -24,6 +24,10 @@
 #include <unistd.h>
 
 #include "store/store_private.h"
+#include "sql/sql.h"
+#include "columns/columns.h"
+#include "db/db.h"
+#include "load/load.h"
 
 /* The tables of a workload other than `workload` itself, parents first. */
 static const char *const workload_tables[] = {
@@ -483,7 +487,7 @@ static void note_collision(lm_import_result *res, const char *dir, const char *f
 
 /* The fingerprints of the store's finished workloads that have none: those
  * of a store upgraded from schema version 4 or earlier, whose fingerprints
- * were made by another hash and cleared (lumen_db.c), computed from the
+ * were made by another hash and cleared (db/db.c), computed from the
  * stored columns, once. A workload that cannot be read keeps none (it is
  * said, and the import goes on: at worst the same contents are stored
  * twice). Errors: the store cannot be read or written, out of memory. */

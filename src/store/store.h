@@ -18,7 +18,8 @@
 #include <stdint.h>
 
 #include "analyze/analyze.h"
-#include "io/io.h"
+#include "db/db.h"
+#include "sql/sql.h"
 
 typedef struct lm_store lm_store;
 

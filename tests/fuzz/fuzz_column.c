@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/io.h"
+#include "columns/columns.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

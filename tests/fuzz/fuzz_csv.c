@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/io.h"
+#include "csv/csv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

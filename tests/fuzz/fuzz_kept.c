@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/io.h"
+#include "load/load.h"
 #include "report/report.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

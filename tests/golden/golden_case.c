@@ -40,7 +40,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "io/io.h"
+#include "csv/csv.h"
 
 static char *slurp(const char *path) {
   char *text = NULL;

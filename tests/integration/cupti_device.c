@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "backend/cupti_host.h"
-#include "io/io.h"
+#include "load/load.h"
 #include "profile/profile.h"
 
 #define VCOPY_N 67108864.0 /* floats per buffer (the app's default) */

@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "io/sql.h"
+#include "sql/sql.h"
+#include "db/db.h"
 #include "profile/collect.h"
 
 static char *scratch_dir(void) {

@@ -13,7 +13,7 @@
 #include <zstd.h>
 
 #include "check.h"
-#include "io/io.h"
+#include "columns/columns.h"
 
 static uint64_t rng = 0x243F6A8885A308D3ULL;
 static uint64_t next(void) {

@@ -1,4 +1,4 @@
-/* test_csv.c - unit tests of the CSV column loader (src/io/csv.c): quoting,
+/* test_csv.c - unit tests of the CSV column loader (src/csv/csv.c): quoting,
  * numbers read exactly as strtod does, missing values, malformed input
  * with file/line/column in the diagnostic, and the two-thread parse giving
  * the same table as the serial one. */
@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "io/io.h"
+#include "csv/csv.h"
+#include "load/load.h"
 
 static lm_table *parse(const char *text, int threads, lm_diag *d) {
   static const char *const text_cols[] = {"Kernel_Name", NULL};

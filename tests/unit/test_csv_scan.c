@@ -1,4 +1,4 @@
-/* test_csv_scan.c - unit tests of the delimiter masks (src/io/csv_scan.h)
+/* test_csv_scan.c - unit tests of the delimiter masks (src/csv/csv_scan.h)
  * in their portable form (eight-byte words), which x86-64 builds do not
  * otherwise run: every mask against a byte-by-byte reading, on random
  * bytes, on every byte value in every position, and on CSV text. */
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "io/csv_scan.h"
+#include "csv/csv_scan.h"
 
 static size_t mismatches;
 

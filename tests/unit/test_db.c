@@ -17,7 +17,9 @@
 
 #include "analyze/analyze.h"
 #include "check.h"
-#include "io/io.h"
+#include "sql/sql.h"
+#include "db/db.h"
+#include "load/load.h"
 
 static int same_cells(const lm_analysis *a, const lm_analysis *b) {
   if (a->n_tables != b->n_tables) return 0;

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "io/io.h"
+#include "load/load.h"
 #include "metrics/metrics.h"
 
 #define ROWS 10000

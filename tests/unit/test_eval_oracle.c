@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "io/io.h"
+#include "load/load.h"
 #include "metrics/metrics.h"
 
 #define ROWS_MAX 64

@@ -20,6 +20,8 @@
 
 #include "check.h"
 #include "store/store.h"
+#include "sql/sql.h"
+#include "load/load.h"
 
 static char shared[4096];
 

@@ -22,8 +22,9 @@
 
 #include "backend/backend.h"
 #include "check.h"
-#include "io/io.h"
-#include "io/sql.h"
+#include "sql/sql.h"
+#include "db/db.h"
+#include "load/load.h"
 #include "profile/collect.h"
 #include "store/store.h"
 

@@ -16,6 +16,8 @@
 
 #include "check.h"
 #include "store/store.h"
+#include "db/db.h"
+#include "load/load.h"
 
 static char shared[2048];
 

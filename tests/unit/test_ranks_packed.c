@@ -1,5 +1,5 @@
 /* test_ranks_packed.c - the packed merged columns of an MPI profile's
- * rank.R parts (io, ranks_packed.c). Parts of 1, 1,000, 3,000, 129 and
+ * rank.R parts (io, src/ranks/packed.c). Parts of 1, 1,000, 3,000, 129 and
  * 1,024 rows whose counter columns only the evaluator reads hold negative
  * integers, integers near and past 2^53 up to the largest the integer
  * form holds, token widths of 1, 2, 3 and 8 bytes, blanks, one value in
@@ -21,7 +21,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "io/io.h"
+#include "sql/sql.h"
+#include "db/db.h"
+#include "ranks/ranks.h"
+#include "load/load.h"
 
 #define N_PARTS 5
 static const size_t part_rows[N_PARTS] = {1, 1000, 3000, 129, 1024};

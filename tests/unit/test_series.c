@@ -8,7 +8,7 @@
 
 #include "analyze/analyze.h"
 #include "check.h"
-#include "io/io.h"
+#include "load/load.h"
 
 /* The first value cell of row_id in the analysis, or NULL. */
 static const lm_cell *value_of(const lm_analysis *a, const char *row_id) {

@@ -15,7 +15,7 @@
 
 #include "analyze/analyze.h"
 #include "check.h"
-#include "io/io.h"
+#include "load/load.h"
 
 #define ROUNDS 2000
 

@@ -22,6 +22,9 @@
 
 #include "check.h"
 #include "store/store.h"
+#include "sql/sql.h"
+#include "db/db.h"
+#include "load/load.h"
 
 static char shared[2048];
 

@@ -1,5 +1,5 @@
 /* test_table_pack.c - unit tests of the packed columns of a CSV table
- * (src/io/table_pack.c): after lm_table_pack, every fetch (runs of rows
+ * (src/columns/pack.c): after lm_table_pack, every fetch (runs of rows
  * inside a block and across blocks, rows in any order, rows past the end,
  * whole columns through lm_table_values) gives the bits the loader gives
  * when it loads the file whole, for integers of every width, blanks,
@@ -12,7 +12,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "io/io.h"
+#include "csv/csv.h"
+#include "columns/columns.h"
 
 #define ROWS (3 * 1024 + 377)
 

@@ -17,7 +17,6 @@
 
 #include "analyze/analyze.h"
 #include "check.h"
-#include "io/io.h"
 #include "store/store.h"
 
 #define ROUNDS 8

@@ -7,7 +7,7 @@
 
 #include "analyze/analyze.h"
 #include "check.h"
-#include "io/io.h"
+#include "load/load.h"
 
 static const lm_cell *cell_of(const lm_analysis *a, const char *table, const char *row, int col) {
   const lm_rtable *t = lm_analysis_find(a, table);

@@ -14,7 +14,8 @@
 #include "analyze/analyze.h"
 #include "report/report.h"
 #include "check.h"
-#include "io/io.h"
+#include "ranks/ranks.h"
+#include "load/load.h"
 
 static int same_table(const lm_table *a, const lm_table *b) {
   if (!a || !b) return a == b;

@@ -1,0 +1,261 @@
+/*
+ * pack.c - a table's deferred columns read from their file once and
+ * kept packed in memory, for a caller that reads every column more than
+ * once (an import: the columns go to the store in groups that follow the
+ * fingerprint's name order, each group a pass over every record, then the
+ * default view reads its columns again).
+ *
+ * The rows go in blocks of PACK_ROWS (256: a block of every column of a
+ * counter file, as doubles, stays in the processor's cache between its
+ * conversion and its packing; 1,024 rows took a third longer). A block of
+ * a column is
+ * one of: a single bit pattern (an idle counter's zeros, a constant: no
+ * bytes), the column codec's integer token planes (a token a row, 0 for a
+ * blank, else 1 + the zigzag of the difference to the previous integer,
+ * as many bytes wide as the block's largest token, grouped by byte
+ * position; each block starts from 0, so its marks are known without a
+ * walk), or its doubles as they are (fractions, -0.0, NaN payloads), so
+ * every value keeps its bits. Counters are small integers that change
+ * slowly: one or two bytes a row where a double takes eight. The two
+ * halves of the blocks are read and packed on two threads, each into its
+ * own region (reserved address space, backed only as it is written). The
+ * table's fetch then decodes the rows asked for with lm_colcodec_int_rows
+ * and the file is let go. When the packs would exceed the caller's cap
+ * (counters that are not integers), the table is left as it was.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "columns/columns.h"
+
+#define PACK_ROWS 256
+_Static_assert(PACK_ROWS < LM_COLCODEC_MARK_ROWS, "a block's only mark is its first");
+
+enum { BLOCK_SAME, BLOCK_INT, BLOCK_RAW };
+
+typedef struct pblock {
+  uint64_t bits; /* BLOCK_SAME: the value's bits */
+  size_t at;     /* offset of the planes or doubles in the half's region */
+  uint8_t kind, width, half;
+} pblock;
+
+typedef struct pack_state {
+  size_t n_rows, n_blocks, n_packed;
+  long *slot;      /* per table column: its index among the packed, -1 */
+  pblock *blocks;  /* [block * n_packed + packed index] */
+  unsigned char *region[2];
+  size_t reserved[2], used[2];
+} pack_state;
+
+static void pack_release(void *arg) {
+  pack_state *ps = arg;
+  if (!ps) return;
+  for (int h = 0; h < 2; h++) lm_free_huge(ps->region[h], ps->reserved[h]);
+  lm_free(ps->slot);
+  lm_free(ps->blocks);
+  lm_free(ps);
+}
+
+/* One thread's share of the packing: blocks [b0, b1) into region half. */
+typedef struct pack_job {
+  const lm_table *t;
+  pack_state *ps;
+  const long *cols;
+  size_t b0, b1;
+  int half;
+  size_t cap;      /* bytes this half may pack */
+  double *buf;     /* n_packed * PACK_ROWS */
+  double **at;     /* n_packed */
+  uint64_t *tokens;/* PACK_ROWS */
+  size_t rows[PACK_ROWS];
+  int over;
+  lm_status status;
+  lm_diag diag;
+} pack_job;
+
+/* Room for bytes more in the job's region, or NULL when over its cap. */
+static unsigned char *room(pack_job *j, size_t bytes, size_t *at) {
+  pack_state *ps = j->ps;
+  size_t start = (ps->used[j->half] + 7) & ~(size_t)7;
+  if (start + bytes > j->cap) {
+    j->over = 1;
+    return NULL;
+  }
+  *at = start;
+  ps->used[j->half] = start + bytes;
+  return ps->region[j->half] + start;
+}
+
+static void pack_block(pack_job *j, pblock *pb, const double *v, size_t n) {
+  pb->half = (uint8_t)j->half;
+  size_t r = 1, width = 1;
+  while (r < n && memcmp(&v[r], &v[0], sizeof *v) == 0) r++;
+  if (r == n) {
+    pb->kind = BLOCK_SAME;
+    memcpy(&pb->bits, &v[0], sizeof pb->bits);
+    return;
+  }
+  unsigned char *p;
+  if (lm_colcodec_int_tokens(v, n, j->tokens, &width)) {
+    if (!(p = room(j, n * width, &pb->at))) return;
+    lm_colcodec_int_put_planes(j->tokens, n, width, p);
+    pb->kind = BLOCK_INT;
+    pb->width = (uint8_t)width;
+    return;
+  }
+  if (!(p = room(j, n * sizeof *v, &pb->at))) return;
+  memcpy(p, v, n * sizeof *v);
+  pb->kind = BLOCK_RAW;
+}
+
+static void *pack_run(void *arg) {
+  pack_job *j = arg;
+  pack_state *ps = j->ps;
+  const lm_table *t = j->t;
+  j->status = LM_OK;
+  for (size_t b = j->b0; b < j->b1 && j->status == LM_OK && !j->over; b++) {
+    size_t r0 = b * PACK_ROWS, n = ps->n_rows - r0 < PACK_ROWS ? ps->n_rows - r0 : PACK_ROWS;
+    for (size_t i = 0; i < n; i++) j->rows[i] = r0 + i;
+    for (size_t k = 0; k < ps->n_packed; k++) j->at[k] = j->buf + k * PACK_ROWS;
+    if ((j->status = t->fetch(t, j->cols, ps->n_packed, j->rows, n, j->at, &j->diag)) != LM_OK) break;
+    for (size_t k = 0; k < ps->n_packed && !j->over; k++)
+      pack_block(j, &ps->blocks[b * ps->n_packed + k], j->at[k], n);
+  }
+  return NULL;
+}
+
+/* The fetch of a packed table: each run of rows in one block decoded from
+ * that block. */
+static lm_status pack_fetch(const lm_table *t, const long *cols, size_t n_cols, const size_t *rows, size_t n_rows,
+                            double *const *out, lm_diag *diag) {
+  const pack_state *ps = t->fetch_state;
+  size_t rel[PACK_ROWS];
+  for (size_t k = 0; k < n_cols; k++) {
+    long c = cols[k];
+    if (c < 0 || (size_t)c >= t->n_cols)
+      return lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no such column");
+    if (t->cols[c].values) {
+      for (size_t i = 0; i < n_rows; i++) out[k][i] = rows[i] < t->n_rows ? t->cols[c].values[rows[i]] : LM_NAN;
+      continue;
+    }
+    long slot = ps->slot[c];
+    for (size_t i = 0; i < n_rows;) {
+      if (slot < 0 || rows[i] >= ps->n_rows) {
+        out[k][i++] = LM_NAN;
+        continue;
+      }
+      size_t b = rows[i] / PACK_ROWS, r0 = b * PACK_ROWS;
+      size_t n = ps->n_rows - r0 < PACK_ROWS ? ps->n_rows - r0 : PACK_ROWS, m = 0;
+      /* The rows asked for in this block; first of all a run of them, the
+       * common case, read without a row index. */
+      size_t first = rows[i] - r0, end = i + (n - first < n_rows - i ? n - first : n_rows - i);
+      while (i + m < end && rows[i + m] == rows[i] + m) m++;
+      int run = i + m == n_rows || rows[i + m] < r0 || rows[i + m] >= r0 + n;
+      if (!run) {
+        for (size_t q = 0; q < m; q++) rel[q] = first + q;
+        while (i + m < n_rows && rows[i + m] >= r0 && rows[i + m] < r0 + n && m < PACK_ROWS) {
+          rel[m] = rows[i + m] - r0;
+          m++;
+        }
+      }
+      const pblock *pb = &ps->blocks[b * ps->n_packed + (size_t)slot];
+      const unsigned char *p = ps->region[pb->half] + pb->at;
+      double *o = out[k] + i;
+      /* a block is shorter than the marks' stride: its one mark is 0 */
+      const int64_t marks[1] = {0};
+      if (pb->kind == BLOCK_SAME) {
+        double v;
+        memcpy(&v, &pb->bits, sizeof v);
+        for (size_t q = 0; q < m; q++) o[q] = v;
+      } else if (pb->kind == BLOCK_RAW) {
+        if (run) memcpy(o, p + first * sizeof(double), m * sizeof(double));
+        else
+          for (size_t q = 0; q < m; q++) memcpy(&o[q], p + rel[q] * sizeof(double), sizeof(double));
+      } else if (run) {
+        lm_colcodec_int_range(p, pb->width, n, marks, first, m, o);
+      } else {
+        lm_colcodec_int_rows(p, pb->width, n, marks, rel, m, o);
+      }
+      i += m;
+    }
+  }
+  return LM_OK;
+}
+
+lm_status lm_table_pack(lm_table *t, size_t cap, int *packed, lm_diag *diag) {
+  *packed = 0;
+  size_t n_def = 0;
+  for (size_t c = 0; c < t->n_cols; c++) n_def += lm_table_deferred(t, c);
+  if (!n_def || !t->n_rows || !t->fetch) return LM_OK;
+  lm_status st = LM_OK;
+  pack_job jobs[2];
+  memset(jobs, 0, sizeof jobs);
+  long *cols = lm_malloc(n_def * sizeof *cols);
+  pack_state *ps = lm_calloc(1, sizeof *ps);
+  if (!cols || !ps) goto nomem;
+  ps->n_rows = t->n_rows;
+  ps->n_blocks = (t->n_rows + PACK_ROWS - 1) / PACK_ROWS;
+  ps->n_packed = n_def;
+  ps->slot = lm_malloc(t->n_cols * sizeof *ps->slot);
+  ps->blocks = lm_calloc(ps->n_blocks * n_def, sizeof *ps->blocks);
+  if (!ps->slot || !ps->blocks) goto nomem;
+  for (size_t c = 0, k = 0; c < t->n_cols; c++) {
+    ps->slot[c] = lm_table_deferred(t, c) ? (long)k : -1;
+    if (ps->slot[c] >= 0) cols[k++] = (long)c;
+  }
+  size_t mid = ps->n_blocks >= 2 ? ps->n_blocks / 2 : ps->n_blocks;
+  int n_jobs = ps->n_blocks >= 2 ? 2 : 1;
+  for (int h = 0; h < n_jobs; h++) {
+    pack_job *j = &jobs[h];
+    j->t = t;
+    j->ps = ps;
+    j->cols = cols;
+    j->half = h;
+    j->b0 = h ? mid : 0;
+    j->b1 = h || n_jobs == 1 ? ps->n_blocks : mid;
+    /* the half's share of the cap, no more than its rows as doubles */
+    size_t rows = (j->b1 - j->b0) * PACK_ROWS, raw = rows * n_def * sizeof(double) + 8 * (j->b1 - j->b0) * n_def;
+    j->cap = n_jobs == 2 ? cap / 2 : cap;
+    if (j->cap > raw) j->cap = raw;
+    ps->reserved[h] = j->cap ? j->cap : 1;
+    ps->region[h] = lm_alloc_huge(ps->reserved[h]);
+    j->buf = lm_malloc(n_def * PACK_ROWS * sizeof *j->buf);
+    j->at = lm_malloc(n_def * sizeof *j->at);
+    j->tokens = lm_malloc(PACK_ROWS * sizeof *j->tokens);
+    if (!ps->region[h] || !j->buf || !j->at || !j->tokens) goto nomem;
+  }
+  if (n_jobs == 2) lm_run_pair(pack_run, &jobs[0], &jobs[1]);
+  else pack_run(&jobs[0]);
+  for (int h = 0; h < n_jobs; h++)
+    if (jobs[h].status != LM_OK) {
+      st = jobs[h].status;
+      if (diag) *diag = jobs[h].diag;
+      goto done;
+    }
+  if (jobs[0].over || jobs[1].over) goto done; /* left as it was */
+  /* The file is let go; the packs answer from now on. */
+  if (t->fetch_release) t->fetch_release(t->fetch_state);
+  t->fetch_state = ps;
+  t->fetch = pack_fetch;
+  t->fetch_release = pack_release;
+  ps = NULL;
+  *packed = 1;
+  goto done;
+nomem:
+  st = lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
+done:
+  for (int h = 0; h < 2; h++) {
+    lm_free(jobs[h].buf);
+    lm_free(jobs[h].at);
+    lm_free(jobs[h].tokens);
+  }
+  pack_release(ps);
+  lm_free(cols);
+  return st;
+}
+
+size_t lm_table_packed_bytes(const lm_table *t) {
+  if (t->fetch != pack_fetch) return 0;
+  const pack_state *ps = t->fetch_state;
+  return ps->used[0] + ps->used[1] + ps->n_blocks * ps->n_packed * sizeof(pblock);
+}
