@@ -9,12 +9,16 @@ if(CMAKE_C_COMPILER_ID STREQUAL "GNU")
   list(APPEND LUMEN_WARNINGS -Wlogical-op -Wno-aggressive-loop-optimizations)
 endif()
 
-# lumen_module(NAME SOURCES... DEPS ...): one static library per module, so
-# that an include pointing the wrong way fails to link.
+include(${CMAKE_CURRENT_LIST_DIR}/layers.cmake)
+
+# lumen_module(NAME SOURCES... DEPS ...): one static library per module;
+# an include pointing against the layer order its DEPS give is refused at
+# configure time (layers.cmake).
 function(lumen_module name)
   cmake_parse_arguments(M "" "" "SOURCES;DEPS" ${ARGN})
   add_library(lm_${name} STATIC ${M_SOURCES})
   target_compile_options(lm_${name} PRIVATE ${LUMEN_WARNINGS})
   target_include_directories(lm_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(lm_${name} PUBLIC ${M_DEPS})
+  lumen_layer_record(${name} ${M_DEPS})
 endfunction()
