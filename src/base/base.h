@@ -53,6 +53,24 @@ lm_status lm_diag_set(lm_diag *diag, lm_status status, const char *file,
 #endif
     ;
 
+/* The short forms of lm_diag_set, one per shape of error (each fills diag,
+ * which may be NULL, and returns status):
+ * lm_fail: about file as a whole (file may be NULL);
+ * lm_fail_at: at line of file (0: unknown) and field (NULL: none);
+ * lm_oom: out of memory while working on file (LM_ENOMEM). */
+lm_status lm_fail(lm_diag *diag, lm_status status, const char *file, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+lm_status lm_fail_at(lm_diag *diag, lm_status status, const char *file, long line, const char *field,
+                     const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 6, 7)))
+#endif
+    ;
+lm_status lm_oom(lm_diag *diag, const char *file);
+
 /* lm_diag_clear: reset diag to "no error". diag may be NULL. */
 void lm_diag_clear(lm_diag *diag);
 

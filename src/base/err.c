@@ -35,21 +35,49 @@ static void copy_field(char *dst, size_t cap, const char *src) {
   dst[n] = '\0';
 }
 
-lm_status lm_diag_set(lm_diag *diag, lm_status status, const char *file,
-                      long line, long column, const char *field,
-                      const char *fmt, ...) {
+/* Fill diag from a va_list: the one body behind every form. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 7, 0)))
+#endif
+static lm_status diag_vset(lm_diag *diag, lm_status status, const char *file, long line, long column,
+                           const char *field, const char *fmt, va_list ap) {
   if (!diag) return status;
   diag->status = status;
   copy_field(diag->file, sizeof diag->file, file);
   copy_field(diag->field, sizeof diag->field, field);
   diag->line = line;
   diag->column = column;
+  vsnprintf(diag->message, sizeof diag->message, fmt, ap);
+  return status;
+}
+
+lm_status lm_diag_set(lm_diag *diag, lm_status status, const char *file, long line, long column,
+                      const char *field, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(diag->message, sizeof diag->message, fmt, ap);
+  diag_vset(diag, status, file, line, column, field, fmt, ap);
   va_end(ap);
   return status;
 }
+
+lm_status lm_fail(lm_diag *diag, lm_status status, const char *file, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  diag_vset(diag, status, file, 0, 0, NULL, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+lm_status lm_fail_at(lm_diag *diag, lm_status status, const char *file, long line, const char *field,
+                     const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  diag_vset(diag, status, file, line, 0, field, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+lm_status lm_oom(lm_diag *diag, const char *file) { return lm_fail(diag, LM_ENOMEM, file, "out of memory"); }
 
 void lm_diag_clear(lm_diag *diag) {
   if (!diag) return;

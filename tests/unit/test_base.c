@@ -151,6 +151,17 @@ static void test_diag(void) {
   lm_diag_clear(&d);
   CHECK(d.status == LM_OK);
   CHECK_STR(lm_strerror(LM_ENOMEM), "out of memory");
+  /* The short forms fill what they name and clear the rest. */
+  lm_diag_set(&d, LM_EPARSE, "old.csv", 9, 9, "OLD", "old");
+  CHECK(lm_fail(&d, LM_EIO, "sysinfo.csv", "cannot read: %s", "gone") == LM_EIO);
+  CHECK(d.status == LM_EIO && d.line == 0 && d.column == 0 && d.field[0] == '\0');
+  CHECK_STR(lm_diag_format(&d, line, sizeof line), "sysinfo.csv: cannot read: gone");
+  CHECK(lm_fail_at(&d, LM_EDATA, "pmc_perf.csv", 12, "GPU_ID", "%d is not a GPU", -1) == LM_EDATA);
+  CHECK(d.line == 12 && d.column == 0);
+  CHECK_STR(lm_diag_format(&d, line, sizeof line), "pmc_perf.csv:12: field 'GPU_ID': -1 is not a GPU");
+  CHECK(lm_oom(&d, NULL) == LM_ENOMEM && d.status == LM_ENOMEM && d.file[0] == '\0');
+  CHECK_STR(d.message, "out of memory");
+  CHECK(lm_fail(NULL, LM_EINVAL, "x", "y") == LM_EINVAL && lm_oom(NULL, "x") == LM_ENOMEM);
 }
 
 /* Every allocation of a map build fails in turn: no crash, no leak. */
