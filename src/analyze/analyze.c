@@ -138,11 +138,13 @@ static int cmp_group(const void *a, const void *b, void *table) {
   return strcmp(pmc->strings[x->name_id], pmc->strings[y->name_id]);
 }
 
-static double time_divisor(const char *unit) {
-  if (!unit || strcmp(unit, "ns") == 0) return 1;
-  if (strcmp(unit, "us") == 0) return 1e3;
-  if (strcmp(unit, "ms") == 0) return 1e6;
-  return 1e9;
+static double time_divisor(lm_time_unit unit) {
+  switch (unit) {
+  case LM_TIME_UNIT_S: return 1e9;
+  case LM_TIME_UNIT_MS: return 1e6;
+  case LM_TIME_UNIT_US: return 1e3;
+  default: return 1;
+  }
 }
 
 static void set_cell(lm_rtable *t, int32_t row, int32_t col, lm_cell cell) {
@@ -221,7 +223,8 @@ static lm_status build_top(ctx *c, lm_rtable *t, const size_t *rows, size_t n,
 
   int with_s = c->o->n_kernel_index > 0;
   double div = time_divisor(c->o->time_unit);
-  const char *tu = c->o->time_unit ? c->o->time_unit : "ns";
+  const char *tu = lm_time_unit_name(c->o->time_unit);
+  if (!tu) tu = "ns";
   t->n_cols = with_s ? 8 : 7;
   t->titles = alloc(c, (size_t)t->n_cols * sizeof(char *));
   t->roles = alloc(c, (size_t)t->n_cols);
@@ -792,17 +795,14 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
   c.an->catalog = cat;
 
   /* Normalization. */
-  int32_t norm = 0;
-  if (o->norm) {
-    norm = -1;
-    for (int32_t i = 0; i < cat->n_norms; i++)
-      if (strcmp(cat->norms[i].name, o->norm) == 0) norm = i;
-    if (norm < 0) {
-      c.status = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
-                             "--norm %s: not a normalization of %s (per_wave, per_cycle, "
-                             "per_second, per_kernel)", o->norm, cat->arch);
-      goto fail;
-    }
+  int32_t norm = lm_analyze_norm_index(cat, o->norm);
+  if (norm < 0) {
+    lm_buf names = {0};
+    lm_keyword_list(lm_norm_names, ", ", ", ", 0, &names);
+    c.status = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "--norm %s: not a normalization of %s (%s)",
+                           lm_norm_kind_name(o->norm), cat->arch, lm_buf_cstr(&names));
+    lm_buf_fini(&names);
+    goto fail;
   }
   c.an->norm = cat->n_norms ? cat->norms[norm].name : "";
   const char *norm_word = cat->n_norms ? cat->norms[norm].unit : "";

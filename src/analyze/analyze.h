@@ -20,6 +20,63 @@
 
 /* ----------------------------------------------------------- options */
 
+/* The values of the options that take a name from a closed set. Each
+ * family has one table (lm_*_names, NULL-terminated, in the order
+ * messages list the names) that the command line and the server both
+ * parse with; 0 is "not given" and has no name. */
+
+/* --norm, norm=: the normalization the metric tables divide by. Not
+ * given: the catalog's first. */
+typedef enum lm_norm_kind {
+  LM_NORM_DEFAULT = 0,
+  LM_NORM_PER_WAVE,
+  LM_NORM_PER_CYCLE,
+  LM_NORM_PER_SECOND,
+  LM_NORM_PER_KERNEL
+} lm_norm_kind;
+extern const lm_keyword lm_norm_names[];
+
+/* --time-unit: the unit of the top-kernels table's times. Not given:
+ * nanoseconds (a distinct value: the store's cache keys tell them apart). */
+typedef enum lm_time_unit {
+  LM_TIME_UNIT_DEFAULT = 0,
+  LM_TIME_UNIT_S,
+  LM_TIME_UNIT_MS,
+  LM_TIME_UNIT_US,
+  LM_TIME_UNIT_NS
+} lm_time_unit;
+extern const lm_keyword lm_time_unit_names[];
+
+/* --weight, weight=: how averages over dispatches weigh each one. Not
+ * given: by count. */
+typedef enum lm_weight_kind { LM_WEIGHT_DEFAULT = 0, LM_WEIGHT_COUNT, LM_WEIGHT_TIME } lm_weight_kind;
+extern const lm_keyword lm_weight_names[];
+
+/* --clock, clock=: the clocks the peaks are computed at. Not given: the
+ * maximum. */
+typedef enum lm_clock_kind { LM_CLOCK_DEFAULT = 0, LM_CLOCK_MAX, LM_CLOCK_MEASURED } lm_clock_kind;
+extern const lm_keyword lm_clock_names[];
+
+/* lm_norm_kind_parse, lm_time_unit_parse, lm_weight_kind_parse,
+ * lm_clock_kind_parse: 1 with *out set when name (may be NULL) is one of
+ * the family's names; else 0 and *out untouched. */
+int lm_norm_kind_parse(const char *name, lm_norm_kind *out);
+int lm_time_unit_parse(const char *name, lm_time_unit *out);
+int lm_weight_kind_parse(const char *name, lm_weight_kind *out);
+int lm_clock_kind_parse(const char *name, lm_clock_kind *out);
+
+/* lm_norm_kind_name, lm_time_unit_name, lm_weight_kind_name,
+ * lm_clock_kind_name: the name of a value (static text); NULL for the
+ * "not given" value and for a value outside the family. */
+const char *lm_norm_kind_name(lm_norm_kind norm);
+const char *lm_time_unit_name(lm_time_unit unit);
+const char *lm_weight_kind_name(lm_weight_kind weight);
+const char *lm_clock_kind_name(lm_clock_kind clock);
+
+/* lm_analyze_norm_index: the index into catalog->norms of norm: 0 for
+ * LM_NORM_DEFAULT, -1 when the catalog has no normalization of its name. */
+int32_t lm_analyze_norm_index(const lm_catalog *catalog, lm_norm_kind norm);
+
 typedef struct lm_analyze_opts {
   const char *const *kernels;  /* -k patterns (PCRE2); "!re" excludes */
   size_t n_kernels;
@@ -31,8 +88,8 @@ typedef struct lm_analyze_opts {
   const lm_idset *rank;        /* --rank: MPI ranks (workloads with ranks), or NULL */
   const char *const *blocks;   /* -b items: ids, metric names, hardware blocks */
   size_t n_blocks;
-  const char *norm;            /* --norm name; NULL: the catalog's first */
-  const char *time_unit;       /* s, ms, us, ns (default ns) */
+  lm_norm_kind norm;           /* --norm; LM_NORM_DEFAULT: the catalog's first */
+  lm_time_unit time_unit;      /* --time-unit (default ns) */
   int threads;                 /* 0: automatic */
   size_t block_rows;           /* dispatches per block of streamed columns (0: default) */
   size_t stat_mem;             /* bytes for the operands of medians and quantiles

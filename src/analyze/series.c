@@ -58,15 +58,11 @@ lm_status lm_analyze_series(const lm_workload *w, const lm_catalog *cat, const l
   int32_t value_col = -1;
   for (int32_t ci = 0; ci < td->n_cols && value_col < 0; ci++)
     if (cat->cols[td->first_col + ci].role == LM_COL_VALUE) value_col = ci;
-  int32_t norm = 0;
-  if (o->norm) {
-    norm = -1;
-    for (int32_t i = 0; i < cat->n_norms; i++)
-      if (strcmp(cat->norms[i].name, o->norm) == 0) norm = i;
-    if (norm < 0) {
-      st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "norm", "%s: not a normalization of %s", o->norm, cat->arch);
-      goto done;
-    }
+  int32_t norm = lm_analyze_norm_index(cat, o->norm);
+  if (norm < 0) {
+    st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "norm", "%s: not a normalization of %s",
+                     lm_norm_kind_name(o->norm), cat->arch);
+    goto done;
   }
   st = lm_analyze_rows(w, o, &rows, &n_rows, diag);
   if (st != LM_OK) goto done;

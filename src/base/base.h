@@ -315,6 +315,30 @@ char *lm_json_utf8_fix(const char *json);
 /* lm_str_ieq: ASCII case-insensitive equality. */
 int lm_str_ieq(const char *a, const char *b);
 
+/* -------------------------------------------------------------- keywords */
+
+/* One allowed value of an option that takes a name from a closed set
+ * ("per_wave", "ms"). A table of them ends with a NULL name; it is the
+ * one place the names are spelled, for parsing, printing and the lists
+ * that error messages show. */
+typedef struct lm_keyword {
+  const char *name; /* as the user writes it */
+  int value;        /* the enum value it stands for */
+  const char *what; /* a few words on what it means, or NULL */
+} lm_keyword;
+
+/* lm_keyword_find: 1 with *value set when name is in table; else 0 and
+ * *value untouched. name may be NULL (not found). */
+int lm_keyword_find(const lm_keyword *table, const char *name, int *value);
+/* lm_keyword_name: the name of value in table (borrowed), NULL when no
+ * entry has it. */
+const char *lm_keyword_name(const lm_keyword *table, int value);
+/* lm_keyword_list: append the table's names to out, separated by sep and
+ * the last by last_sep ("a, b or c"); with_what, each one that has a
+ * description is followed by " (what)". */
+void lm_keyword_list(const lm_keyword *table, const char *sep, const char *last_sep, int with_what,
+                     lm_buf *out);
+
 /* ------------------------------------------------------------------ sort */
 
 /* A comparator with its context (qsort's contract otherwise). */

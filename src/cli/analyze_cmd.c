@@ -490,32 +490,27 @@ int cmd_analyze(int argc, char **argv, int first) {
     goto done;
   }
   lm_report_delta_variant(delta && strcmp(delta, "reference") == 0);
-  const char *time_unit = cli_get(&a, "time-unit");
-  if (time_unit && strcmp(time_unit, "s") && strcmp(time_unit, "ms") && strcmp(time_unit, "us") &&
-      strcmp(time_unit, "ns")) {
-    cli_error(MODE, "--time-unit %s: expected s, ms, us or ns", time_unit);
-    status = 2;
-    goto done;
-  }
-  const char *norm = cli_get(&a, "norm");
-  if (norm && strcmp(norm, "per_wave") && strcmp(norm, "per_cycle") &&
-      strcmp(norm, "per_second") && strcmp(norm, "per_kernel")) {
-    cli_error(MODE, "--norm %s: expected per_wave, per_cycle, per_second or per_kernel", norm);
+  int time_unit = cli_choice(&a, "time-unit", lm_time_unit_names, "expected", 0);
+  int norm = time_unit < 0 ? -1 : cli_choice(&a, "norm", lm_norm_names, "expected", 0);
+  if (norm < 0) {
     status = 2;
     goto done;
   }
   const char *compat = cli_get(&a, "compat");
-  const char *shared_norm = NULL; /* comparisons: the baseline's default unit */
+  lm_norm_kind shared_norm = LM_NORM_DEFAULT; /* comparisons: the baseline's default unit */
   if (compat && !lm_compat_known(compat)) {
-    cli_error(MODE, "--compat %s: expected 3.0 or 3.3, the rocprofiler-compute version whose analyze "
-                    "tables to reproduce (without it, each folder's own: its sysinfo.csv layout)", compat);
+    lm_buf versions = {0};
+    for (const char *const *v = lm_compat_versions; *v; v++)
+      lm_buf_printf(&versions, "%s%s", v == lm_compat_versions ? "" : v[1] ? ", " : " or ", *v);
+    cli_error(MODE, "--compat %s: expected %s, the rocprofiler-compute version whose analyze "
+                    "tables to reproduce (without it, each folder's own: its sysinfo.csv layout)", compat,
+              lm_buf_cstr(&versions));
+    lm_buf_fini(&versions);
     status = 2;
     goto done;
   }
-  const char *weight = cli_get(&a, "weight");
-  if (weight && strcmp(weight, "count") != 0 && strcmp(weight, "time") != 0) {
-    cli_error(MODE, "--weight %s: use count (each dispatch once, the reference tool's) or time "
-                    "(each dispatch by its duration)", weight);
+  int weight = cli_choice(&a, "weight", lm_weight_names, "use", 1);
+  if (weight < 0) {
     status = 2;
     goto done;
   }
@@ -546,10 +541,8 @@ int cmd_analyze(int argc, char **argv, int first) {
       }
     }
   }
-  const char *clock = cli_get(&a, "clock");
-  if (clock && strcmp(clock, "max") != 0 && strcmp(clock, "measured") != 0) {
-    cli_error(MODE, "--clock %s: use max (the reference tool's peaks) or measured (the clocks "
-                    "sampled while the kernels ran)", clock);
+  int clock = cli_choice(&a, "clock", lm_clock_names, "use", 1);
+  if (clock < 0) {
     status = 2;
     goto done;
   }
@@ -667,14 +660,14 @@ int cmd_analyze(int argc, char **argv, int first) {
     /* Workloads compared in different semantics (a 3.1 profile against a
      * 3.3 one) are normalized alike: the baseline's default unit, when the
      * other's definitions have it. */
-    if (k == 0 && !norm && n > 1 && cat->n_norms) shared_norm = cat->norms[0].name;
-    const char *wl_norm = norm;
-    if (!norm && shared_norm && k > 0 && cat->n_norms && strcmp(cat->norms[0].name, shared_norm) != 0) {
-      for (int32_t q = 0; q < cat->n_norms; q++)
-        if (strcmp(cat->norms[q].name, shared_norm) == 0) wl_norm = shared_norm;
+    if (k == 0 && !norm && n > 1 && cat->n_norms) lm_norm_kind_parse(cat->norms[0].name, &shared_norm);
+    lm_norm_kind wl_norm = (lm_norm_kind)norm;
+    const char *shared_name = lm_norm_kind_name(shared_norm);
+    if (!norm && shared_name && k > 0 && cat->n_norms && strcmp(cat->norms[0].name, shared_name) != 0) {
+      if (lm_analyze_norm_index(cat, shared_norm) >= 0) wl_norm = shared_norm;
       if (wl_norm)
         lm_log(LM_LOG_INFO, "%s: normalized %s like the baseline (its own default is %s; --norm chooses)", path,
-               shared_norm, cat->norms[0].name);
+               shared_name, cat->norms[0].name);
     }
     if (!build_filters(&a, k, n, &filters[k])) {
       status = 2;
@@ -693,15 +686,15 @@ int cmd_analyze(int argc, char **argv, int first) {
     o.blocks = blocks;
     o.n_blocks = n_blocks;
     o.norm = wl_norm;
-    o.time_unit = time_unit;
+    o.time_unit = (lm_time_unit)time_unit;
     o.threads = (int)threads;
     o.block_rows = (size_t)block_rows;
     /* 0 MB keeps no values at all (one byte: never 0, the default) */
     o.stat_mem = cli_has(&a, "stat-mem") ? (stat_mem ? (size_t)stat_mem * 1024 * 1024 : 1) : 0;
     o.stats_only = cli_has(&a, "list-stats");
     o.corrected = cli_has(&a, "corrected");
-    o.clock_measured = clock && strcmp(clock, "measured") == 0;
-    o.weight_time = weight && strcmp(weight, "time") == 0;
+    o.clock_measured = clock == LM_CLOCK_MEASURED;
+    o.weight_time = weight == LM_WEIGHT_TIME;
     if (n_region_flags && !region_names) {
       region_names = calloc(n_region_flags + 1, sizeof *region_names);
       if (!region_names) goto done;

@@ -78,6 +78,25 @@ static const flag flags[] = {
     {"stat-mem", 0, 1, MODE_ANALYZE, NULL},
 };
 
+const lm_keyword cli_format_names[] = {
+    {"text", CLI_FORMAT_TEXT, NULL},
+    {"csv", CLI_FORMAT_CSV, NULL},
+    {"json", CLI_FORMAT_JSON, NULL},
+    {NULL, 0, NULL},
+};
+
+int cli_choice(const cli_args *a, const char *flag_name, const lm_keyword *table, const char *verb,
+               int with_what) {
+  const char *name = cli_get(a, flag_name);
+  int value = 0;
+  if (!name || lm_keyword_find(table, name, &value)) return value;
+  lm_buf names = {0};
+  lm_keyword_list(table, ", ", " or ", with_what, &names);
+  cli_error(a->mode, "--%s %s: %s %s", flag_name, name, verb, lm_buf_cstr(&names));
+  lm_buf_fini(&names);
+  return -1;
+}
+
 void cli_error(const char *mode, const char *fmt, ...) {
   va_list ap;
   lm_buf text = {0}, shown = {0};

@@ -52,6 +52,16 @@ const char *cli_get(const cli_args *args, const char *name);
 const char *cli_nth(const cli_args *args, const char *name, size_t n);
 int cli_has(const cli_args *args, const char *name);
 
+/* --format of analyze and db list. */
+typedef enum cli_format { CLI_FORMAT_TEXT = 1, CLI_FORMAT_CSV, CLI_FORMAT_JSON } cli_format;
+extern const lm_keyword cli_format_names[];
+
+/* cli_choice: the value of the last `flag`, one of the names of table: 0
+ * when the flag is not given (table values are not 0); -1 for another
+ * name, after printing "lumen MODE: --FLAG NAME: VERB a, b or c" (each
+ * name followed by what it means when with_what). */
+int cli_choice(const cli_args *args, const char *flag, const lm_keyword *table, const char *verb, int with_what);
+
 /* cli_self_time: with --self-time, end the "total" phase begun at t_all
  * and print every phase's wall time and count to stderr. */
 void cli_self_time(const cli_args *a, uint64_t t_all);

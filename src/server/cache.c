@@ -295,8 +295,8 @@ void lm_server_opts_from_query(const lm_query *q, lm_analyze_opts *o) {
   o->regions = q->regions;
   o->n_regions = q->n_regions;
   o->corrected = q->corrected;
-  o->clock_measured = q->clock && strcmp(q->clock, "measured") == 0;
-  o->weight_time = q->weight && strcmp(q->weight, "time") == 0;
+  o->clock_measured = q->clock == LM_CLOCK_MEASURED;
+  o->weight_time = q->weight == LM_WEIGHT_TIME;
   o->threads = 1;
 }
 

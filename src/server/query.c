@@ -79,16 +79,40 @@ static lm_status one(const char **slot, const char *key, const char *value, lm_d
   return LM_OK;
 }
 
-static lm_status oneof(const char *key, const char *value, const char *const *allowed, lm_diag *diag) {
-  for (const char *const *a = allowed; *a; a++)
-    if (strcmp(*a, value) == 0) return LM_OK;
+static lm_status not_one_of(const char *key, const char *value, const char *allowed, lm_diag *diag) {
+  return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "%s=%.64s: expected one of %s", key, value, allowed);
+}
+
+/* value, one of the names of table, into *slot: once where once is set
+ * (0 in *slot is "not given"). */
+static lm_status choice(int *slot, int once, const char *key, const char *value, const lm_keyword *table,
+                        lm_diag *diag) {
+  int v;
+  if (!lm_keyword_find(table, value, &v)) {
+    lm_buf list = {0};
+    lm_keyword_list(table, ", ", ", ", 0, &list);
+    lm_status st = not_one_of(key, value, lm_buf_cstr(&list), diag);
+    lm_buf_fini(&list);
+    return st;
+  }
+  if (once && *slot) return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "parameter '%s' is given twice", key);
+  *slot = v;
+  return LM_OK;
+}
+
+/* compat: one of the reference versions lumen reproduces. */
+static lm_status compat_version(lm_query *q, const char *value, lm_diag *diag) {
+  if (lm_compat_known(value)) return one(&q->compat, "compat", value, diag);
   lm_buf list = {0};
-  for (const char *const *a = allowed; *a; a++) lm_buf_printf(&list, "%s%s", a == allowed ? "" : ", ", *a);
-  lm_status st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "%s=%.64s: expected one of %s", key, value,
-                             lm_buf_cstr(&list));
+  for (const char *const *v = lm_compat_versions; *v; v++)
+    lm_buf_printf(&list, "%s%s", v == lm_compat_versions ? "" : ", ", *v);
+  lm_status st = not_one_of("compat", value, lm_buf_cstr(&list), diag);
   lm_buf_fini(&list);
   return st;
 }
+
+static const lm_keyword corrected_names[] = {{"0", 0, NULL}, {"1", 1, NULL}, {NULL, 0, NULL}};
+static const lm_keyword order_names[] = {{"asc", 0, NULL}, {"desc", 1, NULL}, {NULL, 0, NULL}};
 
 /* A decimal number in [0, max] into *out (once). */
 static lm_status number(long *out, const char *key, const char *value, long max, lm_diag *diag) {
@@ -181,25 +205,21 @@ lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag
       if (vn > 1024 || set->n > 256) st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, key, "%s: too long", key);
       else if (vn) st = lm_idset_parse(set, value, flag, diag);
     } else if (strcmp(key, "norm") == 0) {
-      static const char *const norms[] = {"per_wave", "per_cycle", "per_second", "per_kernel", NULL};
-      st = oneof(key, value, norms, diag);
-      if (st == LM_OK) st = one(&q->norm, key, value, diag);
+      int v = (int)q->norm;
+      st = choice(&v, 1, key, value, lm_norm_names, diag);
+      q->norm = (lm_norm_kind)v;
     } else if (strcmp(key, "compat") == 0) {
-      static const char *const versions[] = {"3.0", "3.3", NULL};
-      st = oneof(key, value, versions, diag);
-      if (st == LM_OK) st = one(&q->compat, key, value, diag);
+      st = compat_version(q, value, diag);
     } else if (strcmp(key, "weight") == 0) {
-      static const char *const weights[] = {"count", "time", NULL};
-      st = oneof(key, value, weights, diag);
-      if (st == LM_OK) st = one(&q->weight, key, value, diag);
+      int v = (int)q->weight;
+      st = choice(&v, 1, key, value, lm_weight_names, diag);
+      q->weight = (lm_weight_kind)v;
     } else if (strcmp(key, "clock") == 0) {
-      static const char *const clocks[] = {"max", "measured", NULL};
-      st = oneof(key, value, clocks, diag);
-      if (st == LM_OK) st = one(&q->clock, key, value, diag);
+      int v = (int)q->clock;
+      st = choice(&v, 1, key, value, lm_clock_names, diag);
+      q->clock = (lm_clock_kind)v;
     } else if (strcmp(key, "corrected") == 0) {
-      static const char *const flags[] = {"0", "1", NULL};
-      st = oneof(key, value, flags, diag);
-      q->corrected = value[0] == '1';
+      st = choice(&q->corrected, 0, key, value, corrected_names, diag);
     } else if (strcmp(key, "t") == 0) {
       if (vn == 0 || vn > 32) st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "t: a table id such as 0.2");
       else st = one(&q->table, key, value, diag);
@@ -212,8 +232,8 @@ lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag
     } else if (strcmp(key, "sort") == 0) {
       st = number(&q->sort, key, value, 4096, diag);
     } else if (strcmp(key, "order") == 0) {
-      static const char *const orders[] = {"asc", "desc", NULL};
-      st = oneof(key, value, orders, diag);
+      int ignored = 0;
+      st = choice(&ignored, 0, key, value, order_names, diag);
       if (st == LM_OK) st = one(&q->order, key, value, diag);
     } else if (strcmp(key, "filter") == 0) {
       if (vn > 256) st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, key, "filter: at most 256 characters");
@@ -232,9 +252,11 @@ lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag
   if (st != LM_OK) return st;
   /* The canonical selection (token excluded). */
   lm_buf b = {0};
+  const char *norm = lm_norm_kind_name(q->norm), *weight = lm_weight_kind_name(q->weight),
+             *clock = lm_clock_kind_name(q->clock);
   lm_buf_printf(&b, "w=%s|base=%s|norm=%s|weight=%s|clock=%s|c=%d|compat=%s", q->w ? q->w : "",
-                q->base ? q->base : "", q->norm ? q->norm : "", q->weight ? q->weight : "",
-                q->clock ? q->clock : "", q->corrected, q->compat ? q->compat : "");
+                q->base ? q->base : "", norm ? norm : "", weight ? weight : "", clock ? clock : "", q->corrected,
+                q->compat ? q->compat : "");
   for (size_t i = 0; i < q->n_kernels; i++) lm_buf_printf(&b, "|k=%s", q->kernels[i]);
   for (size_t i = 0; i < q->n_regions; i++) lm_buf_printf(&b, "|r=%s", q->regions[i]);
   for (size_t i = 0; i < q->n_blocks; i++) lm_buf_printf(&b, "|b=%s", q->blocks[i]);

@@ -94,8 +94,8 @@ enum MHD_Result lm_server_api_series(struct MHD_Connection *c, const lm_query *q
   if (st == LM_OK) st = lm_analyze_series(l->w, cat, &o, q->metric, &s, &d);
   if (st == LM_OK) {
     const char *norm_word = "";
-    for (int32_t i = 0; i < cat->n_norms; i++)
-      if (i == 0 || (q->norm && strcmp(cat->norms[i].name, q->norm) == 0)) norm_word = cat->norms[i].unit;
+    int32_t norm = lm_analyze_norm_index(cat, q->norm);
+    if (cat->n_norms) norm_word = cat->norms[norm >= 0 ? norm : 0].unit;
     text = series_json(s, q, norm_word);
     if (!text) st = lm_diag_set(&d, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   }

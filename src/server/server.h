@@ -26,7 +26,10 @@
 typedef struct lm_query {
   char *buf;                      /* owned: decoded values */
   const char *w, *base;           /* workload ids */
-  const char *norm, *weight, *clock, *token, *path;
+  lm_norm_kind norm;              /* LM_NORM_DEFAULT where not given */
+  lm_weight_kind weight;          /* LM_WEIGHT_DEFAULT where not given */
+  lm_clock_kind clock;            /* LM_CLOCK_DEFAULT where not given */
+  const char *token, *path;
   const char *compat;             /* reference version: "3.0", "3.3", or NULL */
   const char *kernels[LM_QUERY_MAX_ITEMS]; /* k (regex) and kn (exact names, as anchored regexes) */
   size_t n_kernels;

@@ -45,8 +45,9 @@ void lm_store_cache_key(const lm_catalog *cat, const lm_analyze_opts *o, char *o
   put_idset(&b, "rank", o->rank);
   for (size_t i = 0; i < o->n_blocks; i++) lm_buf_printf(&b, "|b=%s", o->blocks[i]);
   for (size_t i = 0; i < o->n_regions; i++) lm_buf_printf(&b, "|r=%s", o->regions[i]);
-  lm_buf_printf(&b, "|norm=%s|t=%s|s=%d|c=%d|m=%d|w=%d", o->norm ? o->norm : "", o->time_unit ? o->time_unit : "",
-                o->stats_only, o->corrected, o->clock_measured, o->weight_time);
+  const char *norm = lm_norm_kind_name(o->norm), *unit = lm_time_unit_name(o->time_unit);
+  lm_buf_printf(&b, "|norm=%s|t=%s|s=%d|c=%d|m=%d|w=%d", norm ? norm : "", unit ? unit : "", o->stats_only,
+                o->corrected, o->clock_measured, o->weight_time);
   /* Long keys are hashed into a fixed length. */
   const char *text = lm_buf_cstr(&b);
   size_t n = strlen(text);

@@ -41,9 +41,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   lm_buf b = {0};
   if (q.w) put(&b, "w", q.w);
   if (q.base) put(&b, "base", q.base);
-  if (q.norm) put(&b, "norm", q.norm);
-  if (q.weight) put(&b, "weight", q.weight);
-  if (q.clock) put(&b, "clock", q.clock);
+  if (q.norm) put(&b, "norm", lm_norm_kind_name(q.norm));
+  if (q.weight) put(&b, "weight", lm_weight_kind_name(q.weight));
+  if (q.clock) put(&b, "clock", lm_clock_kind_name(q.clock));
   if (q.corrected) put(&b, "corrected", "1");
   if (q.compat) put(&b, "compat", q.compat);
   for (size_t i = 0; i < q.n_kernels; i++) put(&b, "k", q.kernels[i]);

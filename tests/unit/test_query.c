@@ -37,7 +37,7 @@ int main(void) {
   CHECK_STR(q.base, "db:my run");
   CHECK(q.n_kernels == 1);
   CHECK_STR(q.kernels[0], "gemm|conv");
-  CHECK_STR(q.norm, "per_kernel");
+  CHECK(q.norm == LM_NORM_PER_KERNEL);
   CHECK(q.dispatch.n == 2 && q.gpu.n == 1 && q.instance.n == 1);
   CHECK(lm_idset_has(&q.dispatch, 12) && lm_idset_has(&q.dispatch, 9) && !lm_idset_has(&q.dispatch, 10));
   CHECK(lm_idset_has(&q.instance, 8) && !lm_idset_has(&q.instance, 9));
@@ -45,7 +45,7 @@ int main(void) {
   CHECK(q.n_blocks == 2);
   CHECK_STR(q.blocks[1], "10.1");
   CHECK(q.corrected == 1);
-  CHECK_STR(q.clock, "measured");
+  CHECK(q.clock == LM_CLOCK_MEASURED && q.weight == LM_WEIGHT_COUNT);
   CHECK_STR(q.token, "t");
   CHECK(strstr(q.canonical, "token") == NULL); /* the token is not part of the selection */
   char first[sizeof q.canonical];
@@ -97,16 +97,22 @@ int main(void) {
       {"w=f0&k=%zz", "bad %-escape"},
       {"w=f0&k=%4", "bad %-escape"},
       {"w=f0&k=a%0Ab", "control character"},
-      {"w=f0&norm=per_year", "expected one of"},
-      {"w=f0&weight=heavy", "expected one of"},
+      {"w=f0&norm=per_year", "norm=per_year: expected one of per_wave, per_cycle, per_second, per_kernel"},
+      {"w=f0&weight=heavy", "weight=heavy: expected one of count, time"},
+      {"w=f0&clock=min", "clock=min: expected one of max, measured"},
+      {"w=f0&compat=3.1", "compat=3.1: expected one of 3.0, 3.3"},
+      {"w=f0&t=0.2&order=up", "order=up: expected one of asc, desc"},
+      {"w=f0&norm=per_wave&norm=per_wave", "parameter 'norm' is given twice"},
+      {"w=f0&clock=max&clock=measured", "parameter 'clock' is given twice"},
       {"w=f0&d=3:x", "d"},
       {"w=&norm=per_wave", "empty"},
-      {"w=f0&corrected=yes", "expected one of"},
+      {"w=f0&corrected=yes", "corrected=yes: expected one of 0, 1"},
       {"%3D=1", "unknown parameter"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     lm_status st = parse(bad[i].text, &q, &d);
     CHECK(st != LM_OK);
+    CHECK(st == LM_OK || strstr(d.message, bad[i].needle) != NULL);
     if (st == LM_OK || !strstr(d.message, bad[i].needle))
       fprintf(stderr, "'%s': %s (expected '%s')\n", bad[i].text, d.message, bad[i].needle);
     lm_query_fini(&q);

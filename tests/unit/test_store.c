@@ -89,7 +89,7 @@ static void check_same_as_folder(lm_store *s, const char *dir, const char *name)
   const char *k[] = {"vec"};
   o.kernels = k;
   o.n_kernels = 1;
-  o.norm = "per_kernel";
+  o.norm = LM_NORM_PER_KERNEL;
   lm_analysis_free(a);
   CHECK(lm_analyze_run(w, lm_metrics_builtin(w->arch), &o, &a, &d) == LM_OK);
   CHECK(lm_store_analyze(s, name, NULL, &o, &sw, &b, &cached, &d) == LM_OK && cached == 0);
@@ -144,7 +144,7 @@ static int selective_one(lm_store *s, const char *dir) {
       if (v == 1) {
         o.kernels = k;
         o.n_kernels = 1;
-        o.norm = "per_kernel";
+        o.norm = LM_NORM_PER_KERNEL;
       }
       o.stats_only = v == 2;
       lm_analysis *a = NULL, *b = NULL;
