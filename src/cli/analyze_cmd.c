@@ -1,5 +1,10 @@
 /*
  * analyze_cmd.c - `lumen analyze`: load workloads, evaluate, render.
+ *
+ * The command is a sequence of steps over one analyze_run (flags checked
+ * in a fixed order, so the first bad one is reported; the store; each
+ * workload read and analyzed; the summary; the rendering), each returning
+ * 0 or the exit status, and one run_fini that releases what they made.
  */
 #include <errno.h>
 #include <signal.h>
@@ -257,14 +262,18 @@ static const lm_catalog *catalog_for(const char *arch, const char *metrics_dir, 
 }
 
 
+enum { COLOR_AUTO = 1, COLOR_ALWAYS, COLOR_NEVER };
+static const lm_keyword color_names[] = {
+    {"auto", COLOR_AUTO, NULL}, {"always", COLOR_ALWAYS, NULL}, {"never", COLOR_NEVER, NULL}, {NULL, 0, NULL}};
+
 /* Whether text goes to a terminal with colours: --color always|never|auto
  * (auto: stdout is a terminal, NO_COLOR unset, TERM not "dumb"). Returns
- * -1 for a bad value. */
+ * -1, after saying so, for a bad value. */
 static int use_color(const cli_args *a, const char *output) {
-  const char *c = cli_get(a, "color");
-  if (c && strcmp(c, "always") == 0) return 1;
-  if (c && strcmp(c, "never") == 0) return 0;
-  if (c && strcmp(c, "auto") != 0) return -1;
+  int color = cli_choice(a, "color", color_names, "expected", 0);
+  if (color < 0) return -1;
+  if (color == COLOR_ALWAYS) return 1;
+  if (color == COLOR_NEVER) return 0;
   const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
   return !output && stdout_tty() && !(no && *no) && !(term && strcmp(term, "dumb") == 0);
 }
@@ -370,134 +379,159 @@ static int summary_for(const cli_args *a, const lm_workload *w, const lm_catalog
   return 1;
 }
 
-int cmd_analyze(int argc, char **argv, int first) {
+/* ------------------------------------------------------------ the command */
+
+/* The values of the choice flags only analyze has (0: not given). */
+enum { DELTA_LUMEN = 1, DELTA_REFERENCE };
+static const lm_keyword delta_names[] = {
+    {"lumen", DELTA_LUMEN, NULL}, {"reference", DELTA_REFERENCE, NULL}, {NULL, 0, NULL}};
+enum { LOAD_STREAM = 1, LOAD_WHOLE };
+static const lm_keyword load_names[] = {
+    {"stream", LOAD_STREAM, "counter columns read in blocks of dispatches"},
+    {"whole", LOAD_WHOLE, "every column in memory"},
+    {NULL, 0, NULL},
+};
+
+/* The flags of one `lumen analyze`, checked. */
+typedef struct analyze_flags {
+  int format;                 /* CLI_FORMAT_* */
+  lm_report_opts ropts;       /* --decimal, --max-stat-num; the rest is set
+                                 for the rendering */
+  lm_time_unit time_unit;
+  lm_norm_kind norm;
+  const char *compat;         /* --compat, or NULL */
+  lm_weight_kind weight;
+  lm_clock_kind clock;
+  long threads, block_rows, stat_mem; /* 0 where not given */
+  int load_whole;             /* --load whole */
+} analyze_flags;
+
+/* Everything one `lumen analyze` holds; run_fini releases it. Arrays are
+ * per workload, in -w order. */
+typedef struct analyze_run {
   cli_args a;
-  int status = 1;
-  lm_workload **workloads = NULL;
-  lm_analysis **runs = NULL;
-  lm_catalog **owned = NULL;
-  run_filters *filters = NULL;
-  size_t n = 0, nb = 0;
-  const char **blocks = NULL;
-  char **block_copies = NULL;
-  const char **region_names = NULL;
-  lm_store *store = NULL;
-  lm_summary *summary = NULL;
-  lm_workload *summary_workload = NULL;
-  int first_cached = 0; /* the first workload came as a kept analysis (no counters) */
-  lm_analyze_opts last_opts;
-  memset(&last_opts, 0, sizeof last_opts);
-  lm_analyze_opts *all_opts = NULL;  /* each workload's options (--summary of a comparison) */
-  lm_summary **summaries = NULL;     /* ... and each one's summary */
-  lm_workload **summary_loaded = NULL;
-  lm_buf out = {0};
-  lm_diag diag;
-  lm_diag_clear(&diag);
-  uint64_t t_all = lm_phase_begin();
-  if (cli_parse(argc, argv, first, MODE, MODE_ANALYZE, &a) != 0) return 2;
-  if (cli_has(&a, "help")) {
-    cli_help(stdout, MODE);
-    cli_args_fini(&a);
-    return 0;
-  }
-  cli_apply_verbosity(&a);
-  column_choice columns = {cli_get(&a, "compat"),
-                           cli_has(&a, "metrics-dir") ||
-                               (cli_has(&a, "load") && strcmp(cli_get(&a, "load"), "stream") != 0),
-                           {NULL}, {NULL}, 0};
+  analyze_flags f;
+  size_t n;                   /* workloads (-w) */
+  lm_store *store;            /* --db, or the default store naming -w */
+  column_choice columns;      /* the counter columns reads load */
   lm_workload_options read_opts;
-  memset(&read_opts, 0, sizeof read_opts);
-  read_opts.choose = choose_columns;
-  read_opts.choose_ctx = &columns;
-  lm_idset read_ranks;
-  read_ranks_of(&a, 0, cli_count(&a, "workload"), &read_ranks);
-  read_opts.ranks = columns.all && !cli_has(&a, "metrics-dir") ? NULL : &read_ranks; /* --load whole: every part */
-  cli_mpi *mpi = NULL;
-  const cli_mpi_api *mpi_api = NULL;
-  if (cli_has(&a, "mpi")) {
+  lm_idset read_ranks;        /* the --rank selection of the read under way */
+  cli_mpi *mpi;               /* --mpi */
+  const cli_mpi_api *mpi_api;
+  size_t nb;                  /* -b flags */
+  const char **blocks;        /* their items, comma lists split */
+  char **block_copies;
+  size_t n_blocks;
+  const char **region_names;  /* -r */
+  lm_workload **workloads;    /* NULL for a store's kept analysis */
+  lm_analysis **runs;
+  lm_catalog **owned;         /* compiled from --metrics-dir */
+  run_filters *filters;
+  lm_analyze_opts *all_opts;  /* each workload's options */
+  lm_norm_kind shared_norm;   /* comparisons: the baseline's default unit */
+  int first_cached;           /* the first workload came as a kept analysis
+                                 (no counters) */
+  lm_summary *summary;        /* the first workload's */
+  lm_workload *summary_workload;
+  lm_summary **summaries;     /* --summary of a comparison: each one's */
+  lm_workload **summary_loaded;
+  lm_buf out;
+  lm_diag diag;
+} analyze_run;
+
+/* How workloads are read: the columns and the --rank parts they load. */
+static void setup_reading(analyze_run *r) {
+  int load = 0;
+  lm_keyword_find(load_names, cli_get(&r->a, "load"), &load);
+  r->columns.compat = cli_get(&r->a, "compat");
+  r->columns.all = cli_has(&r->a, "metrics-dir") || (cli_has(&r->a, "load") && load != LOAD_STREAM);
+  r->read_opts.choose = choose_columns;
+  r->read_opts.choose_ctx = &r->columns;
+  read_ranks_of(&r->a, 0, cli_count(&r->a, "workload"), &r->read_ranks);
+  /* --load whole: every part */
+  r->read_opts.ranks = r->columns.all && !cli_has(&r->a, "metrics-dir") ? NULL : &r->read_ranks;
+}
+
+/* --mpi: start MPI; *me is this process's number (0 analyses and prints).
+ * Returns 0, or the exit status when MPI does not start. */
+static int start_mpi(analyze_run *r, int *me) {
 #ifdef LUMEN_HAVE_MPI
-    char why[512];
-    if (!(mpi_api = cli_mpi_load(why, sizeof why))) {
-      cli_error(MODE, "--mpi: %s", why);
-      status = 2;
-      goto done;
-    }
-    int me = mpi_api->begin(&mpi);
-    stdout_relayed = 1;
-    if (me < 0) {
-      cli_error(MODE, "--mpi: MPI did not start");
-      goto done;
-    }
-    if (me > 0) {
-      /* Another process's share: load and send parts, print nothing. */
-      status = mpi_api->end(mpi, mpi_api->worker(mpi, cli_nth(&a, "workload", 0), &read_opts));
-      lm_idset_fini(&read_ranks);
-      cli_args_fini(&a);
-      return status;
-    }
+  char why[512];
+  if (!(r->mpi_api = cli_mpi_load(why, sizeof why))) {
+    cli_error(MODE, "--mpi: %s", why);
+    return 2;
+  }
+  *me = r->mpi_api->begin(&r->mpi);
+  stdout_relayed = 1;
+  if (*me < 0) {
+    cli_error(MODE, "--mpi: MPI did not start");
+    return 1;
+  }
+  return 0;
 #else
-    cli_error(MODE, "--mpi: this lumen was built without MPI (install Open MPI, libopenmpi-dev, and rebuild)");
-    status = 2;
-    goto done;
+  (void)r;
+  (void)me;
+  cli_error(MODE, "--mpi: this lumen was built without MPI (install Open MPI, libopenmpi-dev, and rebuild)");
+  return 2;
 #endif
+}
+
+/* Workloads given, and no stray arguments. Returns 0 or 2. */
+static int check_usage(analyze_run *r) {
+  if (r->a.n_positional) {
+    cli_error(MODE, "unexpected argument '%s' (workloads are given with -w DIR)", r->a.positional[0]);
+    return 2;
   }
-  if (a.n_positional) {
-    cli_error(MODE, "unexpected argument '%s' (workloads are given with -w DIR)", a.positional[0]);
-    status = 2;
-    goto done;
-  }
-  n = cli_count(&a, "workload");
-  if (n == 0) {
+  r->n = cli_count(&r->a, "workload");
+  if (r->n == 0) {
     cli_error(MODE, "no workload: give one with -w DIR");
-    status = 2;
-    goto done;
+    return 2;
   }
-  if (mpi && (n != 1 || cli_has(&a, "db"))) {
+  if (r->mpi && (r->n != 1 || cli_has(&r->a, "db"))) {
     cli_error(MODE, "--mpi reads one folder of rank.R parts (one -w DIR, no --db)");
-    status = 2;
-    goto done;
+    return 2;
   }
-  const char *format = cli_get(&a, "format");
-  if (!format) format = "text";
-  if (strcmp(format, "text") && strcmp(format, "csv") && strcmp(format, "json")) {
-    cli_error(MODE, "--format %s: expected text, csv or json", format);
-    status = 2;
-    goto done;
-  }
-  lm_report_opts ropts = {2, 10, 0, a.verbosity, NULL, NULL, 0, 0, NULL, 0};
-  if (cli_has(&a, "decimal")) {
-    long v;
-    if (!parse_long(cli_get(&a, "decimal"), &v) || v < 0 || v > 17) {
-      cli_error(MODE, "--decimal %s: expected a number of digits from 0 to 17", cli_get(&a, "decimal"));
-      status = 2;
-      goto done;
+  return 0;
+}
+
+/* --format, --decimal, --max-stat-num, --delta. Returns 0 or 2. */
+static int parse_report_flags(analyze_run *r) {
+  const cli_args *a = &r->a;
+  r->f.format = cli_choice(a, "format", cli_format_names, "expected", 0);
+  if (r->f.format < 0) return 2;
+  if (!r->f.format) r->f.format = CLI_FORMAT_TEXT;
+  lm_report_opts ropts = {2, 10, 0, a->verbosity, NULL, NULL, 0, 0, NULL, 0};
+  r->f.ropts = ropts;
+  long v;
+  if (cli_has(a, "decimal")) {
+    if (!parse_long(cli_get(a, "decimal"), &v) || v < 0 || v > 17) {
+      cli_error(MODE, "--decimal %s: expected a number of digits from 0 to 17", cli_get(a, "decimal"));
+      return 2;
     }
-    ropts.decimal = (int)v;
+    r->f.ropts.decimal = (int)v;
   }
-  if (cli_has(&a, "max-stat-num")) {
-    long v;
-    if (!parse_long(cli_get(&a, "max-stat-num"), &v) || v < 0) {
-      cli_error(MODE, "--max-stat-num %s: expected a row count", cli_get(&a, "max-stat-num"));
-      status = 2;
-      goto done;
+  if (cli_has(a, "max-stat-num")) {
+    if (!parse_long(cli_get(a, "max-stat-num"), &v) || v < 0) {
+      cli_error(MODE, "--max-stat-num %s: expected a row count", cli_get(a, "max-stat-num"));
+      return 2;
     }
-    ropts.max_stat_num = (size_t)v;
+    r->f.ropts.max_stat_num = (size_t)v;
   }
-  const char *delta = cli_get(&a, "delta");
-  if (delta && strcmp(delta, "lumen") != 0 && strcmp(delta, "reference") != 0) {
-    cli_error(MODE, "--delta %s: expected lumen or reference", delta);
-    status = 2;
-    goto done;
-  }
-  lm_report_delta_variant(delta && strcmp(delta, "reference") == 0);
-  int time_unit = cli_choice(&a, "time-unit", lm_time_unit_names, "expected", 0);
-  int norm = time_unit < 0 ? -1 : cli_choice(&a, "norm", lm_norm_names, "expected", 0);
-  if (norm < 0) {
-    status = 2;
-    goto done;
-  }
-  const char *compat = cli_get(&a, "compat");
-  lm_norm_kind shared_norm = LM_NORM_DEFAULT; /* comparisons: the baseline's default unit */
+  int delta = cli_choice(a, "delta", delta_names, "expected", 0);
+  if (delta < 0) return 2;
+  lm_report_delta_variant(delta == DELTA_REFERENCE);
+  return 0;
+}
+
+/* --time-unit, --norm, --compat, --weight. Returns 0 or 2. */
+static int parse_analysis_flags(analyze_run *r) {
+  const cli_args *a = &r->a;
+  int time_unit = cli_choice(a, "time-unit", lm_time_unit_names, "expected", 0);
+  int norm = time_unit < 0 ? -1 : cli_choice(a, "norm", lm_norm_names, "expected", 0);
+  if (norm < 0) return 2;
+  r->f.time_unit = (lm_time_unit)time_unit;
+  r->f.norm = (lm_norm_kind)norm;
+  const char *compat = r->f.compat = cli_get(a, "compat");
   if (compat && !lm_compat_known(compat)) {
     lm_buf versions = {0};
     for (const char *const *v = lm_compat_versions; *v; v++)
@@ -506,247 +540,312 @@ int cmd_analyze(int argc, char **argv, int first) {
                     "tables to reproduce (without it, each folder's own: its sysinfo.csv layout)", compat,
               lm_buf_cstr(&versions));
     lm_buf_fini(&versions);
-    status = 2;
-    goto done;
+    return 2;
   }
-  int weight = cli_choice(&a, "weight", lm_weight_names, "use", 1);
-  if (weight < 0) {
-    status = 2;
-    goto done;
-  }
-  if (cli_has(&a, "db")) {
-    char url_buf[4096];
-    const char *url = cli_store_url(&a, url_buf, sizeof url_buf);
-    if (lm_store_open_existing(url, &store, &diag) != LM_OK) {
-      cli_diag(MODE, &diag);
-      goto done;
+  int weight = cli_choice(a, "weight", lm_weight_names, "use", 1);
+  if (weight < 0) return 2;
+  r->f.weight = (lm_weight_kind)weight;
+  return 0;
+}
+
+/* --db; else, for -w NAME with no such folder, the default store (or
+ * $LUMEN_DB) when it holds a workload of that name. Returns 0 or 1. */
+static int open_store(analyze_run *r) {
+  char url_buf[4096];
+  if (cli_has(&r->a, "db")) {
+    const char *url = cli_store_url(&r->a, url_buf, sizeof url_buf);
+    if (lm_store_open_existing(url, &r->store, &r->diag) != LM_OK) {
+      cli_diag(MODE, &r->diag);
+      return 1;
     }
   }
-  if (!store) {
-    /* -w NAME with no such folder: a workload of that name in the default
-     * store (or $LUMEN_DB). */
-    const char *first_w = cli_nth(&a, "workload", 0);
-    struct stat sb;
-    char url_buf[4096];
-    if (first_w && stat(first_w, &sb) != 0 && !strchr(first_w, '/')) {
-      const char *url = cli_store_url(&a, url_buf, sizeof url_buf);
-      lm_store *def = NULL;
-      lm_store_entry entry;
-      lm_diag ignored;
-      if (lm_store_open_existing(url, &def, &ignored) == LM_OK && lm_store_get(def, first_w, &entry, &ignored) == LM_OK) {
-        lm_log(LM_LOG_INFO, "-w %s: no such folder; the workload of that name in the store %s", first_w, url);
-        store = def;
-      } else {
-        lm_store_close(def);
-      }
+  const char *first_w = cli_nth(&r->a, "workload", 0);
+  struct stat sb;
+  if (!r->store && first_w && stat(first_w, &sb) != 0 && !strchr(first_w, '/')) {
+    const char *url = cli_store_url(&r->a, url_buf, sizeof url_buf);
+    lm_store *def = NULL;
+    lm_store_entry entry;
+    lm_diag ignored;
+    if (lm_store_open_existing(url, &def, &ignored) == LM_OK && lm_store_get(def, first_w, &entry, &ignored) == LM_OK) {
+      lm_log(LM_LOG_INFO, "-w %s: no such folder; the workload of that name in the store %s", first_w, url);
+      r->store = def;
+    } else {
+      lm_store_close(def);
     }
   }
-  int clock = cli_choice(&a, "clock", lm_clock_names, "use", 1);
-  if (clock < 0) {
-    status = 2;
-    goto done;
+  return 0;
+}
+
+/* --clock, --threads, --load, --block-rows, --stat-mem. Returns 0 or 2. */
+static int parse_evaluation_flags(analyze_run *r) {
+  const cli_args *a = &r->a;
+  analyze_flags *f = &r->f;
+  int clock = cli_choice(a, "clock", lm_clock_names, "use", 1);
+  if (clock < 0) return 2;
+  f->clock = (lm_clock_kind)clock;
+  if (cli_has(a, "threads") && (!parse_long(cli_get(a, "threads"), &f->threads) || f->threads < 1)) {
+    cli_error(MODE, "--threads %s: expected a positive number", cli_get(a, "threads"));
+    return 2;
   }
-  size_t n_region_flags = cli_count(&a, "region");
-  long threads = 0;
-  if (cli_has(&a, "threads") && (!parse_long(cli_get(&a, "threads"), &threads) || threads < 1)) {
-    cli_error(MODE, "--threads %s: expected a positive number", cli_get(&a, "threads"));
-    status = 2;
-    goto done;
+  int load = cli_choice(a, "load", load_names, "use", 1);
+  if (load < 0) return 2;
+  f->load_whole = load == LOAD_WHOLE;
+  if (cli_has(a, "block-rows") && (!parse_long(cli_get(a, "block-rows"), &f->block_rows) || f->block_rows < 1)) {
+    cli_error(MODE, "--block-rows %s: expected a positive number", cli_get(a, "block-rows"));
+    return 2;
   }
-  const char *load = cli_has(&a, "load") ? cli_get(&a, "load") : "stream";
-  if (strcmp(load, "stream") != 0 && strcmp(load, "whole") != 0) {
-    cli_error(MODE, "--load %s: use stream (counter columns read in blocks of dispatches) or "
-                    "whole (every column in memory)", load);
-    status = 2;
-    goto done;
+  if (cli_has(a, "stat-mem") && (!parse_long(cli_get(a, "stat-mem"), &f->stat_mem) || f->stat_mem < 0 ||
+                                 f->stat_mem > 1024L * 1024 * 1024)) {
+    cli_error(MODE, "--stat-mem %s: expected a number of megabytes (0 or more)", cli_get(a, "stat-mem"));
+    return 2;
   }
-  long block_rows = 0;
-  if (cli_has(&a, "block-rows") &&
-      (!parse_long(cli_get(&a, "block-rows"), &block_rows) || block_rows < 1)) {
-    cli_error(MODE, "--block-rows %s: expected a positive number", cli_get(&a, "block-rows"));
-    status = 2;
-    goto done;
-  }
-  long stat_mem = 0;
-  if (cli_has(&a, "stat-mem") &&
-      (!parse_long(cli_get(&a, "stat-mem"), &stat_mem) || stat_mem < 0 ||
-       stat_mem > 1024L * 1024 * 1024)) {
-    cli_error(MODE, "--stat-mem %s: expected a number of megabytes (0 or more)",
-              cli_get(&a, "stat-mem"));
-    status = 2;
-    goto done;
-  }
-  nb = cli_count(&a, "block");
-  blocks = calloc(nb * 8 + 1, sizeof *blocks);
-  block_copies = calloc(nb + 1, sizeof *block_copies);
-  size_t n_blocks = 0;
-  if (!blocks || !block_copies) goto done;
+  return 0;
+}
+
+/* The -b items. Returns 0, or 1 when out of memory. */
+static int split_blocks(analyze_run *r) {
+  size_t nb = r->nb = cli_count(&r->a, "block");
+  r->blocks = calloc(nb * 8 + 1, sizeof *r->blocks);
+  r->block_copies = calloc(nb + 1, sizeof *r->block_copies);
+  if (!r->blocks || !r->block_copies) return 1;
   for (size_t i = 0; i < nb; i++) {
     /* -b accepts comma lists, unless the item is a metric name with commas. */
-    const char *v = cli_nth(&a, "block", i);
-    block_copies[i] = strdup(v);
-    if (!block_copies[i]) goto done;
+    const char *v = cli_nth(&r->a, "block", i);
+    r->block_copies[i] = strdup(v);
+    if (!r->block_copies[i]) return 1;
     if (strchr(v, ' ')) {
-      blocks[n_blocks++] = block_copies[i];
+      r->blocks[r->n_blocks++] = r->block_copies[i];
       continue;
     }
-    for (char *tok = strtok(block_copies[i], ","); tok && n_blocks < nb * 8; tok = strtok(NULL, ","))
-      blocks[n_blocks++] = tok;
+    for (char *tok = strtok(r->block_copies[i], ","); tok && r->n_blocks < nb * 8; tok = strtok(NULL, ","))
+      r->blocks[r->n_blocks++] = tok;
   }
+  return 0;
+}
 
-  all_opts = calloc(n, sizeof *all_opts);
-  summaries = calloc(n, sizeof *summaries);
-  summary_loaded = calloc(n, sizeof *summary_loaded);
-  if (!all_opts || !summaries || !summary_loaded) goto done;
-  workloads = calloc(n, sizeof *workloads);
-  runs = calloc(n, sizeof *runs);
-  owned = calloc(n, sizeof *owned);
-  filters = calloc(n, sizeof *filters);
-  if (!workloads || !runs || !owned || !filters) goto done;
+/* Folder k (-w path) read with the flags' columns and ranks. Returns 0 or 1. */
+static int read_folder(analyze_run *r, size_t k, const char *path, uint64_t t0) {
+  lm_workload_options wo = r->read_opts;
+  wo.defer = !r->f.load_whole;
+  wo.eager_columns = lm_analyze_columns;
+  wo.levels_lazy = 1;
+  /* Every panel: the formulas' inputs are converted while the files
+   * are indexed when they fit (with -b only some are read). */
+  wo.load_wanted = r->n_blocks == 0;
+  /* (bytes: a smaller room, for the tests of the streamed path) */
+  const char *load_cap = getenv("LUMEN_LOAD_CAP");
+  if (load_cap) wo.load_cap = (size_t)strtoull(load_cap, NULL, 10);
+  lm_idset_fini(&r->read_ranks);
+  read_ranks_of(&r->a, k, r->n, &r->read_ranks);
+  if (!r->read_opts.ranks) wo.ranks = NULL;
+  if (r->mpi) wo.parts = r->mpi_api->source(r->mpi);
+  lm_status read = lm_workload_read_opts(path, &wo, &r->workloads[k], &r->diag);
+  if (r->mpi) r->mpi_api->settle(r->mpi);
+  if (read != LM_OK) {
+    cli_diag(MODE, &r->diag);
+    return 1;
+  }
+  lm_phase_end("load", t0);
+  const lm_workload *w = r->workloads[k];
+  size_t deferred = 0;
+  for (size_t c = 0; c < w->pmc->n_cols; c++) deferred += lm_table_deferred(w->pmc, c);
+  if (deferred)
+    lm_log(LM_LOG_DEBUG, "%s: %zu of %zu pmc_perf columns read in blocks of dispatches", path, deferred,
+           w->pmc->n_cols);
+  lm_log(LM_LOG_DEBUG, "%s: %s, %zu dispatches, %zu columns", path, w->arch, w->pmc->n_rows, w->pmc->n_cols);
+  return 0;
+}
+
+/* The normalization of workload k: --norm; in a comparison without it,
+ * the baseline's default unit, when this one's definitions have it
+ * (workloads compared in different semantics, a 3.1 profile against a
+ * 3.3 one, are normalized alike). */
+static lm_norm_kind workload_norm(analyze_run *r, size_t k, const lm_catalog *cat, const char *path) {
+  if (k == 0 && !r->f.norm && r->n > 1 && cat->n_norms) lm_norm_kind_parse(cat->norms[0].name, &r->shared_norm);
+  lm_norm_kind norm = r->f.norm;
+  const char *shared = lm_norm_kind_name(r->shared_norm);
+  if (!r->f.norm && shared && k > 0 && cat->n_norms && strcmp(cat->norms[0].name, shared) != 0) {
+    if (lm_analyze_norm_index(cat, r->shared_norm) >= 0) norm = r->shared_norm;
+    if (norm)
+      lm_log(LM_LOG_INFO, "%s: normalized %s like the baseline (its own default is %s; --norm chooses)", path,
+             shared, cat->norms[0].name);
+  }
+  return norm;
+}
+
+/* The analysis options of workload k. Returns 0, or 1 when out of memory. */
+static int fill_opts(analyze_run *r, size_t k, lm_norm_kind norm, lm_analyze_opts *o) {
+  const cli_args *a = &r->a;
+  memset(o, 0, sizeof *o);
+  o->kernels = r->filters[k].kernels;
+  o->n_kernels = r->filters[k].n_kernels;
+  o->kernel_index = r->filters[k].kernel_index;
+  o->n_kernel_index = r->filters[k].n_kernel_index;
+  o->dispatch = &r->filters[k].dispatch;
+  o->gpu = &r->filters[k].gpu;
+  o->instance = &r->filters[k].instance;
+  o->rank = &r->filters[k].rank;
+  o->blocks = r->blocks;
+  o->n_blocks = r->n_blocks;
+  o->norm = norm;
+  o->time_unit = r->f.time_unit;
+  o->threads = (int)r->f.threads;
+  o->block_rows = (size_t)r->f.block_rows;
+  /* 0 MB keeps no values at all (one byte: never 0, the default) */
+  o->stat_mem = cli_has(a, "stat-mem") ? (r->f.stat_mem ? (size_t)r->f.stat_mem * 1024 * 1024 : 1) : 0;
+  o->stats_only = cli_has(a, "list-stats");
+  o->corrected = cli_has(a, "corrected");
+  o->clock_measured = r->f.clock == LM_CLOCK_MEASURED;
+  o->weight_time = r->f.weight == LM_WEIGHT_TIME;
+  size_t n_regions = cli_count(a, "region");
+  if (n_regions && !r->region_names) {
+    r->region_names = calloc(n_regions + 1, sizeof *r->region_names);
+    if (!r->region_names) return 1;
+    for (size_t i = 0; i < n_regions; i++) r->region_names[i] = cli_nth(a, "region", i);
+  }
+  o->regions = r->region_names;
+  o->n_regions = n_regions;
+  return 0;
+}
+
+/* Workload k's analysis: the store's (kept, or evaluated and kept), else
+ * evaluated on the folder read. Returns 0 or 1. */
+static int evaluate(analyze_run *r, size_t k, const char *path, const lm_catalog *cat, const lm_analyze_opts *o,
+                    uint64_t t0) {
+  if (r->store) {
+    int cached = 0;
+    if (lm_store_analyze(r->store, path, cat, o, &r->workloads[k], &r->runs[k], &cached, &r->diag) != LM_OK) {
+      if (!r->diag.file[0]) snprintf(r->diag.file, sizeof r->diag.file, "%s", path);
+      cli_diag(MODE, &r->diag);
+      return 1;
+    }
+    lm_phase_end(cached ? "load cached analysis" : "load and evaluate", t0);
+    if (k == 0) r->first_cached = cached;
+    lm_log(LM_LOG_DEBUG, "%s: %s analysis from %s", path, cached ? "a stored" : "a new", lm_store_where(r->store));
+  } else if (lm_analyze_run(r->workloads[k], cat, o, &r->runs[k], &r->diag) != LM_OK) {
+    if (!r->diag.file[0]) snprintf(r->diag.file, sizeof r->diag.file, "%s", path);
+    cli_diag(MODE, &r->diag);
+    return 1;
+  }
+  return 0;
+}
+
+/* Warnings on workload k's data: a sysinfo.csv that cannot be right for
+ * the GPU (once per workload, with the value the architecture's facts
+ * give), and a comparison against dispatches that lasted no time. */
+static void warn_about_data(const analyze_run *r, size_t k, const char *path, const lm_catalog *cat,
+                            const lm_analyze_opts *o) {
+  const lm_workload *w = r->workloads[k];
+  lm_implausible bad[8];
+  size_t n_bad = w ? lm_analyze_check_sysinfo(w, cat, bad, 8) : 0;
+  for (size_t i = 0; i < n_bad && i < 8; i++) {
+    char expected[64] = "";
+    if (!isnan(bad[i].expected)) snprintf(expected, sizeof expected, " (the facts give %g)", bad[i].expected);
+    lm_log(LM_LOG_WARN, "%s: sysinfo.csv field '%s' is %s%s: %s; the panels show the reference's numbers from it, "
+           "the summary flags figures above their peak", path, bad[i].field, bad[i].value, expected, bad[i].why);
+  }
+  if (r->n > 1 && zero_durations(w, o))
+    lm_log(LM_LOG_WARN, "%s: every selected dispatch has End_Timestamp == Start_Timestamp; the "
+           "comparison's durations and rates against it are undefined (shown blank or inf)", path);
+}
+
+/* Workload k (-w): read or looked up in the store, analyzed. Returns 0, or
+ * the exit status. */
+static int analyze_workload(analyze_run *r, size_t k) {
+  const char *path = cli_nth(&r->a, "workload", k);
+  uint64_t t0 = lm_phase_begin();
+  lm_store_entry entry;
+  memset(&entry, 0, sizeof entry);
+  if (r->store) {
+    /* -w names a workload of the store. */
+    if (lm_store_get(r->store, path, &entry, &r->diag) != LM_OK) {
+      cli_diag(MODE, &r->diag);
+      return 1;
+    }
+  } else if (read_folder(r, k, path, t0) != 0) {
+    return 1;
+  }
+  /* Each folder in the semantics of the rocprofiler-compute that wrote
+   * it (its sysinfo.csv layout), unless --compat says otherwise. */
+  const char *compat = r->f.compat;
+  const char *wl_compat = compat                        ? compat
+                          : r->store && entry.compat[0] ? entry.compat
+                          : r->store                    ? NULL
+                                                        : lm_sysinfo_compat(&r->workloads[k]->sysinfo);
+  if (wl_compat && !compat)
+    lm_log(r->n > 1 ? LM_LOG_INFO : LM_LOG_DEBUG,
+           "%s: sysinfo.csv has the layout of rocprofiler-compute %s and later: analyzed in its semantics "
+           "(--compat %s reads it in another)", path, wl_compat, lm_compat_versions[0]);
+  const lm_catalog *cat =
+      catalog_for(r->store ? entry.arch : r->workloads[k]->arch, cli_get(&r->a, "metrics-dir"), wl_compat,
+                  r->store ? lm_store_where(r->store) : r->workloads[k]->sysinfo_table->path, &r->owned[k]);
+  if (!cat) return 1;
+  lm_norm_kind norm = workload_norm(r, k, cat, path);
+  if (!build_filters(&r->a, k, r->n, &r->filters[k])) return 2;
+  lm_analyze_opts *o = &r->all_opts[k];
+  if (fill_opts(r, k, norm, o) != 0 || evaluate(r, k, path, cat, o, t0) != 0) return 1;
+  warn_about_data(r, k, path, cat, o);
+  return 0;
+}
+
+/* Every workload, in -w order. Returns 0, or the exit status. */
+static int analyze_all(analyze_run *r) {
+  size_t n = r->n;
+  r->all_opts = calloc(n, sizeof *r->all_opts);
+  r->summaries = calloc(n, sizeof *r->summaries);
+  r->summary_loaded = calloc(n, sizeof *r->summary_loaded);
+  r->workloads = calloc(n, sizeof *r->workloads);
+  r->runs = calloc(n, sizeof *r->runs);
+  r->owned = calloc(n, sizeof *r->owned);
+  r->filters = calloc(n, sizeof *r->filters);
+  if (!r->all_opts || !r->summaries || !r->summary_loaded || !r->workloads || !r->runs || !r->owned || !r->filters)
+    return 1;
   for (size_t k = 0; k < n; k++) {
-    const char *path = cli_nth(&a, "workload", k);
-    uint64_t t0 = lm_phase_begin();
-    lm_store_entry entry;
-    if (store) {
-      /* -w names a workload of the store. */
-      if (lm_store_get(store, path, &entry, &diag) != LM_OK) {
-        cli_diag(MODE, &diag);
-        goto done;
-      }
-    } else {
-      lm_workload_options wo = read_opts;
-      wo.defer = strcmp(load, "stream") == 0;
-      wo.eager_columns = lm_analyze_columns;
-      wo.levels_lazy = 1;
-      /* Every panel: the formulas' inputs are converted while the files
-       * are indexed when they fit (with -b only some are read). */
-      wo.load_wanted = n_blocks == 0;
-      /* (bytes: a smaller room, for the tests of the streamed path) */
-      const char *load_cap = getenv("LUMEN_LOAD_CAP");
-      if (load_cap) wo.load_cap = (size_t)strtoull(load_cap, NULL, 10);
-      lm_idset_fini(&read_ranks);
-      read_ranks_of(&a, k, n, &read_ranks);
-      if (!read_opts.ranks) wo.ranks = NULL;
-      if (mpi) wo.parts = mpi_api->source(mpi);
-      lm_status read = lm_workload_read_opts(path, &wo, &workloads[k], &diag);
-      if (mpi) mpi_api->settle(mpi);
-      if (read != LM_OK) {
-        cli_diag(MODE, &diag);
-        goto done;
-      }
-      lm_phase_end("load", t0);
-      size_t deferred = 0;
-      for (size_t c = 0; c < workloads[k]->pmc->n_cols; c++) deferred += lm_table_deferred(workloads[k]->pmc, c);
-      if (deferred)
-        lm_log(LM_LOG_DEBUG, "%s: %zu of %zu pmc_perf columns read in blocks of dispatches", path, deferred,
-               workloads[k]->pmc->n_cols);
-      lm_log(LM_LOG_DEBUG, "%s: %s, %zu dispatches, %zu columns", path, workloads[k]->arch,
-             workloads[k]->pmc->n_rows, workloads[k]->pmc->n_cols);
-    }
-    /* Each folder in the semantics of the rocprofiler-compute that wrote
-     * it (its sysinfo.csv layout), unless --compat says otherwise. */
-    const char *wl_compat = compat                     ? compat
-                            : store && entry.compat[0] ? entry.compat
-                            : store                    ? NULL
-                                                       : lm_sysinfo_compat(&workloads[k]->sysinfo);
-    if (wl_compat && !compat)
-      lm_log(n > 1 ? LM_LOG_INFO : LM_LOG_DEBUG,
-             "%s: sysinfo.csv has the layout of rocprofiler-compute %s and later: analyzed in its semantics "
-             "(--compat %s reads it in another)", path, wl_compat, lm_compat_versions[0]);
-    const lm_catalog *cat = catalog_for(store ? entry.arch : workloads[k]->arch, cli_get(&a, "metrics-dir"), wl_compat,
-                                        store ? lm_store_where(store) : workloads[k]->sysinfo_table->path,
-                                        &owned[k]);
-    if (!cat) goto done;
-    /* Workloads compared in different semantics (a 3.1 profile against a
-     * 3.3 one) are normalized alike: the baseline's default unit, when the
-     * other's definitions have it. */
-    if (k == 0 && !norm && n > 1 && cat->n_norms) lm_norm_kind_parse(cat->norms[0].name, &shared_norm);
-    lm_norm_kind wl_norm = (lm_norm_kind)norm;
-    const char *shared_name = lm_norm_kind_name(shared_norm);
-    if (!norm && shared_name && k > 0 && cat->n_norms && strcmp(cat->norms[0].name, shared_name) != 0) {
-      if (lm_analyze_norm_index(cat, shared_norm) >= 0) wl_norm = shared_norm;
-      if (wl_norm)
-        lm_log(LM_LOG_INFO, "%s: normalized %s like the baseline (its own default is %s; --norm chooses)", path,
-               shared_name, cat->norms[0].name);
-    }
-    if (!build_filters(&a, k, n, &filters[k])) {
-      status = 2;
-      goto done;
-    }
-    lm_analyze_opts o;
-    memset(&o, 0, sizeof o);
-    o.kernels = filters[k].kernels;
-    o.n_kernels = filters[k].n_kernels;
-    o.kernel_index = filters[k].kernel_index;
-    o.n_kernel_index = filters[k].n_kernel_index;
-    o.dispatch = &filters[k].dispatch;
-    o.gpu = &filters[k].gpu;
-    o.instance = &filters[k].instance;
-    o.rank = &filters[k].rank;
-    o.blocks = blocks;
-    o.n_blocks = n_blocks;
-    o.norm = wl_norm;
-    o.time_unit = (lm_time_unit)time_unit;
-    o.threads = (int)threads;
-    o.block_rows = (size_t)block_rows;
-    /* 0 MB keeps no values at all (one byte: never 0, the default) */
-    o.stat_mem = cli_has(&a, "stat-mem") ? (stat_mem ? (size_t)stat_mem * 1024 * 1024 : 1) : 0;
-    o.stats_only = cli_has(&a, "list-stats");
-    o.corrected = cli_has(&a, "corrected");
-    o.clock_measured = clock == LM_CLOCK_MEASURED;
-    o.weight_time = weight == LM_WEIGHT_TIME;
-    if (n_region_flags && !region_names) {
-      region_names = calloc(n_region_flags + 1, sizeof *region_names);
-      if (!region_names) goto done;
-      for (size_t i = 0; i < n_region_flags; i++) region_names[i] = cli_nth(&a, "region", i);
-    }
-    o.regions = region_names;
-    o.n_regions = n_region_flags;
-    if (k == 0) last_opts = o;
-    if (all_opts) all_opts[k] = o;
-    if (store) {
-      int cached = 0;
-      if (lm_store_analyze(store, path, cat, &o, &workloads[k], &runs[k], &cached, &diag) != LM_OK) {
-        if (!diag.file[0]) snprintf(diag.file, sizeof diag.file, "%s", path);
-        cli_diag(MODE, &diag);
-        goto done;
-      }
-      lm_phase_end(cached ? "load cached analysis" : "load and evaluate", t0);
-      if (k == 0) first_cached = cached;
-      lm_log(LM_LOG_DEBUG, "%s: %s analysis from %s", path, cached ? "a stored" : "a new", lm_store_where(store));
-    } else if (lm_analyze_run(workloads[k], cat, &o, &runs[k], &diag) != LM_OK) {
-      if (!diag.file[0]) snprintf(diag.file, sizeof diag.file, "%s", path);
-      cli_diag(MODE, &diag);
-      goto done;
-    }
-    /* A sysinfo.csv that cannot be right for the GPU: said once per
-     * workload, with the value the architecture's facts give. */
-    lm_implausible bad[8];
-    size_t n_bad = workloads[k] ? lm_analyze_check_sysinfo(workloads[k], cat, bad, 8) : 0;
-    for (size_t i = 0; i < n_bad && i < 8; i++) {
-      char expected[64] = "";
-      if (!isnan(bad[i].expected)) snprintf(expected, sizeof expected, " (the facts give %g)", bad[i].expected);
-      lm_log(LM_LOG_WARN, "%s: sysinfo.csv field '%s' is %s%s: %s; the panels show the reference's numbers from it, "
-             "the summary flags figures above their peak", path, bad[i].field, bad[i].value, expected, bad[i].why);
-    }
-    if (n > 1 && zero_durations(workloads[k], &o))
-      lm_log(LM_LOG_WARN, "%s: every selected dispatch has End_Timestamp == Start_Timestamp; the "
-             "comparison's durations and rates against it are undefined (shown blank or inf)", path);
+    int status = analyze_workload(r, k);
+    if (status != 0) return status;
   }
-  if (n > 1 && strcmp(runs[0]->catalog->arch, runs[1]->catalog->arch) != 0)
-    lm_log(LM_LOG_WARN, "comparing %s with %s: metrics are matched by id", runs[0]->catalog->arch,
-           runs[1]->catalog->arch);
+  if (n > 1 && strcmp(r->runs[0]->catalog->arch, r->runs[1]->catalog->arch) != 0)
+    lm_log(LM_LOG_WARN, "comparing %s with %s: metrics are matched by id", r->runs[0]->catalog->arch,
+           r->runs[1]->catalog->arch);
+  return 0;
+}
 
-  /* The guided-analysis summary: the first screen of a single workload's
-   * text report (not with -b, --list-stats or --full), or on request. */
-  int want_summary = cli_has(&a, "summary") ||
-                     (n == 1 && strcmp(format, "text") == 0 && !nb && !cli_has(&a, "list-stats") &&
-                      !cli_has(&a, "full"));
+/* --summary of a comparison: every workload's, side by side. Returns 0 or 1. */
+static int compare_summaries(analyze_run *r) {
+  r->summaries[0] = r->summary;
+  for (size_t k = 1; k < r->n; k++) {
+    const lm_workload *wk = r->workloads[k];
+    if (r->store) {
+      if (lm_store_load_for(r->store, cli_nth(&r->a, "workload", k), r->runs[k]->catalog, &r->summary_loaded[k],
+                            &r->diag) != LM_OK) {
+        cli_diag(MODE, &r->diag);
+        return 1;
+      }
+      wk = r->summary_loaded[k];
+    }
+    const lm_analyze_opts *ok = &r->all_opts[k];
+    const lm_analysis *whole_k = !r->store && !r->nb && !ok->n_kernel_index && !ok->stats_only ? r->runs[k] : NULL;
+    if (!summary_for(&r->a, wk, r->runs[k]->catalog, ok, whole_k, &r->summaries[k])) return 1;
+  }
+  r->f.ropts.summaries = (const lm_summary *const *)r->summaries;
+  r->f.ropts.n_summaries = r->n;
+  return 0;
+}
+
+/* The guided-analysis summary: the first screen of a single workload's
+ * text report (not with -b, --list-stats or --full), or on request.
+ * Returns 0 or 1. */
+static int make_summaries(analyze_run *r) {
+  const cli_args *a = &r->a;
+  int want = cli_has(a, "summary") || (r->n == 1 && r->f.format == CLI_FORMAT_TEXT && !r->nb &&
+                                       !cli_has(a, "list-stats") && !cli_has(a, "full"));
+  if (!want) return 0;
   /* The first run's analysis serves the summary when it covers the same
    * selection with every table (a store's kept analysis too: it holds the
    * same tables and spreads). */
-  const lm_analysis *whole = !nb && !last_opts.n_kernel_index && !last_opts.stats_only ? runs[0] : NULL;
-  if (want_summary && store && first_cached) {
+  const lm_analyze_opts *o = &r->all_opts[0];
+  const lm_analysis *whole = !r->nb && !o->n_kernel_index && !o->stats_only ? r->runs[0] : NULL;
+  if (r->store && r->first_cached) {
     /* A kept analysis came with system information only: the summary
      * analyzes each kernel, so it needs the dispatches and the columns
      * the analysis reads; with one kernel, whose analysis is the kept one,
@@ -754,107 +853,143 @@ int cmd_analyze(int argc, char **argv, int first) {
     int one_kernel = 0;
     for (int32_t t = 0; whole && t < whole->n_tables; t++)
       if (whole->tables[t].kind == LM_TABLE_TOP_KERNELS) one_kernel = whole->tables[t].n_rows == 1;
-    if (lm_store_load_for(store, cli_nth(&a, "workload", 0), one_kernel ? NULL : runs[0]->catalog,
-                          &summary_workload, &diag) != LM_OK) {
-      cli_diag(MODE, &diag);
-      goto done;
+    if (lm_store_load_for(r->store, cli_nth(a, "workload", 0), one_kernel ? NULL : r->runs[0]->catalog,
+                          &r->summary_workload, &r->diag) != LM_OK) {
+      cli_diag(MODE, &r->diag);
+      return 1;
     }
   }
-  if (want_summary && !summary_for(&a, summary_workload ? summary_workload : workloads[0], runs[0]->catalog,
-                                   &last_opts, whole, &summary))
-    goto done;
-  ropts.summary = summary;
-  /* --summary of a comparison: every workload's, side by side. */
-  if (summary && n > 1 && cli_has(&a, "summary")) {
-    summaries[0] = summary;
-    for (size_t k = 1; k < n; k++) {
-      const lm_workload *wk = workloads[k];
-      if (store) {
-        if (lm_store_load_for(store, cli_nth(&a, "workload", k), runs[k]->catalog, &summary_loaded[k], &diag) !=
-            LM_OK) {
-          cli_diag(MODE, &diag);
-          goto done;
-        }
-        wk = summary_loaded[k];
-      }
-      const lm_analysis *whole_k =
-          !store && !nb && !all_opts[k].n_kernel_index && !all_opts[k].stats_only ? runs[k] : NULL;
-      if (!summary_for(&a, wk, runs[k]->catalog, &all_opts[k], whole_k, &summaries[k])) goto done;
-    }
-    ropts.summaries = (const lm_summary *const *)summaries;
-    ropts.n_summaries = n;
+  const lm_workload *w = r->summary_workload ? r->summary_workload : r->workloads[0];
+  if (!summary_for(a, w, r->runs[0]->catalog, o, whole, &r->summary)) return 1;
+  r->f.ropts.summary = r->summary;
+  if (r->summary && r->n > 1 && cli_has(a, "summary")) return compare_summaries(r);
+  return 0;
+}
+
+/* The report in r->out, for text, CSV or JSON on one stream. Returns 0 or
+ * 1 (out of memory). */
+static int render_stream(analyze_run *r) {
+  const lm_report_opts *ropts = &r->f.ropts;
+  const lm_analysis *const *cruns = (const lm_analysis *const *)r->runs;
+  int text = r->f.format == CLI_FORMAT_TEXT, summary_only = cli_has(&r->a, "summary");
+  lm_status st = LM_OK;
+  if (ropts->summaries && text) {
+    const lm_workload *shown[64];
+    size_t m = r->n < 64 ? r->n : 64;
+    for (size_t k = 0; k < m; k++) shown[k] = r->workloads[k];
+    st = lm_report_summary_compare_text(ropts->summaries, shown, m, (size_t)terminal_width(&r->a), &r->out);
+  } else if (r->summary && text) {
+    st = lm_report_summary_text(r->summary, r->workloads[0], (size_t)terminal_width(&r->a), ropts->color, &r->out);
+    if (st == LM_OK && !summary_only) lm_buf_puts(&r->out, "\n");
   }
+  if (st == LM_OK && !(summary_only && text))
+    st = r->f.format == CLI_FORMAT_JSON  ? lm_report_json(cruns, r->n, ropts, &r->out)
+         : r->f.format == CLI_FORMAT_CSV ? lm_report_csv_stream(cruns, r->n, &r->out)
+                                         : lm_report_text(cruns, r->n, ropts, &r->out);
+  if (st != LM_OK) {
+    cli_error(MODE, "out of memory while rendering");
+    return 1;
+  }
+  return 0;
+}
+
+/* Writes the report: CSV files into -o DIR, else one stream to -o FILE or
+ * stdout (text through a pager on a terminal). Returns 0, or the exit
+ * status. */
+static int render(analyze_run *r) {
+  const cli_args *a = &r->a;
+  int text = r->f.format == CLI_FORMAT_TEXT;
   /* Text tables wider than the terminal become blocks per row; --width 0
    * keeps every table a box, however wide. */
-  if (strcmp(format, "text") == 0) {
-    ropts.width = terminal_width(&a);
-    int color = use_color(&a, cli_get(&a, "output"));
-    if (color < 0) {
-      cli_error(MODE, "--color %s: expected auto, always or never", cli_get(&a, "color"));
-      status = 2;
-      goto done;
-    }
-    ropts.color = color;
+  if (text) {
+    r->f.ropts.width = terminal_width(a);
+    int color = use_color(a, cli_get(a, "output"));
+    if (color < 0) return 2;
+    r->f.ropts.color = color;
   }
   uint64_t t_render = lm_phase_begin();
-  const lm_analysis *const *cruns = (const lm_analysis *const *)runs;
-  const char *output = cli_get(&a, "output");
-  if (strcmp(format, "csv") == 0 && output) {
-    if (lm_report_csv_dir(cruns, n, output, &diag) != LM_OK) {
-      cli_diag(MODE, &diag);
-      goto done;
+  const char *output = cli_get(a, "output");
+  if (r->f.format == CLI_FORMAT_CSV && output) {
+    if (lm_report_csv_dir((const lm_analysis *const *)r->runs, r->n, output, &r->diag) != LM_OK) {
+      cli_diag(MODE, &r->diag);
+      return 1;
     }
   } else {
-    lm_status st = LM_OK;
-    if (ropts.summaries && strcmp(format, "text") == 0) {
-      const lm_workload *shown[64];
-      size_t m = n < 64 ? n : 64;
-      for (size_t k = 0; k < m; k++) shown[k] = workloads[k];
-      st = lm_report_summary_compare_text(ropts.summaries, shown, m, (size_t)terminal_width(&a), &out);
-    } else if (summary && strcmp(format, "text") == 0) {
-      st = lm_report_summary_text(summary, workloads[0], (size_t)terminal_width(&a), ropts.color, &out);
-      if (st == LM_OK && !cli_has(&a, "summary")) lm_buf_puts(&out, "\n");
-    }
-    if (st == LM_OK && !(cli_has(&a, "summary") && strcmp(format, "text") == 0))
-      st = strcmp(format, "json") == 0  ? lm_report_json(cruns, n, &ropts, &out)
-           : strcmp(format, "csv") == 0 ? lm_report_csv_stream(cruns, n, &out)
-                                        : lm_report_text(cruns, n, &ropts, &out);
-    if (st != LM_OK) {
-      cli_error(MODE, "out of memory while rendering");
-      goto done;
-    }
-    if (!(strcmp(format, "text") == 0 && !output && page_text(&a, &out)) && !write_text(output, &out)) goto done;
+    if (render_stream(r) != 0) return 1;
+    if (!(text && !output && page_text(a, &r->out)) && !write_text(output, &r->out)) return 1;
   }
   lm_phase_end("render", t_render);
-  status = 0;
-done:
-  lm_idset_fini(&read_ranks);
-  for (size_t i = 0; block_copies && i < nb; i++) free(block_copies[i]);
-  free(block_copies);
-  free(blocks);
-  for (size_t k = 0; k < n; k++) {
-    if (runs) lm_analysis_free(runs[k]);
-    if (workloads) lm_workload_free(workloads[k]);
-    if (owned) lm_catalog_free(owned[k]);
-    if (filters) filters_fini(&filters[k]);
+  return 0;
+}
+
+/* Releases everything r holds and ends MPI; returns the exit status. */
+static int run_fini(analyze_run *r, int status, uint64_t t_all) {
+  lm_idset_fini(&r->read_ranks);
+  for (size_t i = 0; r->block_copies && i < r->nb; i++) free(r->block_copies[i]);
+  free(r->block_copies);
+  free(r->blocks);
+  for (size_t k = 0; k < r->n; k++) {
+    if (r->runs) lm_analysis_free(r->runs[k]);
+    if (r->workloads) lm_workload_free(r->workloads[k]);
+    if (r->owned) lm_catalog_free(r->owned[k]);
+    if (r->filters) filters_fini(&r->filters[k]);
   }
-  free(runs);
-  free(workloads);
-  free(owned);
-  free(filters);
-  free(region_names);
-  lm_store_close(store);
-  lm_summary_free(summary);
-  lm_workload_free(summary_workload);
-  for (size_t k = 1; summaries && k < n; k++) lm_summary_free(summaries[k]);
-  for (size_t k = 0; summary_loaded && k < n; k++) lm_workload_free(summary_loaded[k]);
-  free(summaries);
-  free(summary_loaded);
-  free(all_opts);
-  lm_buf_fini(&out);
-  cli_self_time(&a, t_all);
-  cli_args_fini(&a);
-  if (mpi) status = mpi_api->end(mpi, status);
-  column_choice_fini(&columns);
+  free(r->runs);
+  free(r->workloads);
+  free(r->owned);
+  free(r->filters);
+  free(r->region_names);
+  lm_store_close(r->store);
+  lm_summary_free(r->summary);
+  lm_workload_free(r->summary_workload);
+  for (size_t k = 1; r->summaries && k < r->n; k++) lm_summary_free(r->summaries[k]);
+  for (size_t k = 0; r->summary_loaded && k < r->n; k++) lm_workload_free(r->summary_loaded[k]);
+  free(r->summaries);
+  free(r->summary_loaded);
+  free(r->all_opts);
+  lm_buf_fini(&r->out);
+  cli_self_time(&r->a, t_all);
+  cli_args_fini(&r->a);
+  if (r->mpi) status = r->mpi_api->end(r->mpi, status);
+  column_choice_fini(&r->columns);
   return status;
+}
+
+int cmd_analyze(int argc, char **argv, int first) {
+  analyze_run r;
+  memset(&r, 0, sizeof r);
+  lm_diag_clear(&r.diag);
+  uint64_t t_all = lm_phase_begin();
+  if (cli_parse(argc, argv, first, MODE, MODE_ANALYZE, &r.a) != 0) return 2;
+  if (cli_has(&r.a, "help")) {
+    cli_help(stdout, MODE);
+    cli_args_fini(&r.a);
+    return 0;
+  }
+  cli_apply_verbosity(&r.a);
+  setup_reading(&r);
+  int status = 0;
+  if (cli_has(&r.a, "mpi")) {
+    int me = 0;
+    status = start_mpi(&r, &me);
+    if (status == 0 && me > 0) {
+      /* Another process's share: load and send parts, print nothing. */
+      status = r.mpi_api->end(r.mpi, r.mpi_api->worker(r.mpi, cli_nth(&r.a, "workload", 0), &r.read_opts));
+      lm_idset_fini(&r.read_ranks);
+      cli_args_fini(&r.a);
+      return status;
+    }
+  }
+  /* Flags are checked in this order (the store opened between), so the
+   * first bad one is the one reported. */
+  if (status == 0) status = check_usage(&r);
+  if (status == 0) status = parse_report_flags(&r);
+  if (status == 0) status = parse_analysis_flags(&r);
+  if (status == 0) status = open_store(&r);
+  if (status == 0) status = parse_evaluation_flags(&r);
+  if (status == 0) status = split_blocks(&r);
+  if (status == 0) status = analyze_all(&r);
+  if (status == 0) status = make_summaries(&r);
+  if (status == 0) status = render(&r);
+  return run_fini(&r, status, t_all);
 }
