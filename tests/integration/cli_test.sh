@@ -257,7 +257,11 @@ flags)
   run analyze -w "$WL/vcopy/MI200" --bogus
   expect_status 2; expect_err "unknown flag --bogus"
   run analyze -w "$WL/vcopy/MI200" --norm per_moon
-  expect_status 2; expect_err "--norm per_moon"
+  expect_status 2; expect_err "--norm per_moon: expected per_wave, per_cycle, per_second or per_kernel"
+  run analyze -w "$WL/vcopy/MI200" --time-unit min
+  expect_status 2; one_line_err; expect_err "--time-unit min: expected s, ms, us or ns"
+  run analyze -w "$WL/vcopy/MI200" --weight heavy
+  expect_status 2; expect_err "--weight heavy: use count (each dispatch once, the reference tool's) or time"
   run analyze -w "$WL/vcopy/MI200" --format xml
   expect_status 2
   run analyze -w "$WL/vcopy/MI200" -b 2 --decimal 4
