@@ -138,15 +138,6 @@ static int cmp_group(const void *a, const void *b, void *table) {
   return strcmp(pmc->strings[x->name_id], pmc->strings[y->name_id]);
 }
 
-static double time_divisor(lm_time_unit unit) {
-  switch (unit) {
-  case LM_TIME_UNIT_S: return 1e9;
-  case LM_TIME_UNIT_MS: return 1e6;
-  case LM_TIME_UNIT_US: return 1e3;
-  default: return 1;
-  }
-}
-
 static void set_cell(lm_rtable *t, int32_t row, int32_t col, lm_cell cell) {
   t->cells[(size_t)row * (size_t)t->n_cols + (size_t)col] = cell;
 }
@@ -222,7 +213,7 @@ static lm_status build_top(ctx *c, lm_rtable *t, const size_t *rows, size_t n,
   lm_sort(groups, n_groups, sizeof *groups, cmp_group, (void *)pmc);
 
   int with_s = c->o->n_kernel_index > 0;
-  double div = time_divisor(c->o->time_unit);
+  double div = lm_time_unit_ns(c->o->time_unit);
   const char *tu = lm_time_unit_name(c->o->time_unit);
   if (!tu) tu = "ns";
   t->n_cols = with_s ? 8 : 7;

@@ -73,6 +73,9 @@ const char *lm_time_unit_name(lm_time_unit unit);
 const char *lm_weight_kind_name(lm_weight_kind weight);
 const char *lm_clock_kind_name(lm_clock_kind clock);
 
+/* lm_time_unit_ns: nanoseconds in one unit (1 where not given). */
+double lm_time_unit_ns(lm_time_unit unit);
+
 /* lm_analyze_norm_index: the index into catalog->norms of norm: 0 for
  * LM_NORM_DEFAULT, -1 when the catalog has no normalization of its name. */
 int32_t lm_analyze_norm_index(const lm_catalog *catalog, lm_norm_kind norm);

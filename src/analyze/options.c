@@ -73,6 +73,15 @@ const char *lm_weight_kind_name(lm_weight_kind weight) { return lm_keyword_name(
 
 const char *lm_clock_kind_name(lm_clock_kind clock) { return lm_keyword_name(lm_clock_names, (int)clock); }
 
+double lm_time_unit_ns(lm_time_unit unit) {
+  switch (unit) {
+  case LM_TIME_UNIT_S: return 1e9;
+  case LM_TIME_UNIT_MS: return 1e6;
+  case LM_TIME_UNIT_US: return 1e3;
+  default: return 1;
+  }
+}
+
 int32_t lm_analyze_norm_index(const lm_catalog *cat, lm_norm_kind norm) {
   if (norm == LM_NORM_DEFAULT) return 0;
   const char *name = lm_norm_kind_name(norm);

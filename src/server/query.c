@@ -8,6 +8,8 @@
  * refused. Exact kernel names (kn) become anchored, quoted PCRE2 patterns
  * so that the analysis treats both kinds of kernel filter alike. The
  * canonical form of the selection is the key of the server's caches.
+ * norm, weight and clock take their names from the analysis options'
+ * tables and compat from the reference versions', as the CLI does.
  */
 #include <ctype.h>
 #include <stdio.h>

@@ -64,6 +64,10 @@ int main(void) {
   CHECK(lm_time_unit_parse("us", &unit) && unit == LM_TIME_UNIT_US);
   CHECK(lm_time_unit_parse("ns", &unit) && unit == LM_TIME_UNIT_NS && unit != LM_TIME_UNIT_DEFAULT);
 
+  CHECK(lm_time_unit_ns(LM_TIME_UNIT_DEFAULT) == 1 && lm_time_unit_ns(LM_TIME_UNIT_NS) == 1);
+  CHECK(lm_time_unit_ns(LM_TIME_UNIT_US) == 1e3 && lm_time_unit_ns(LM_TIME_UNIT_MS) == 1e6);
+  CHECK(lm_time_unit_ns(LM_TIME_UNIT_S) == 1e9);
+
   /* The lists error messages show, in table order. */
   check_list(lm_norm_names, ", ", " or ", 0, "per_wave, per_cycle, per_second or per_kernel");
   check_list(lm_norm_names, ", ", ", ", 0, "per_wave, per_cycle, per_second, per_kernel");
