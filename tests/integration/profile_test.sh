@@ -1461,7 +1461,7 @@ sdk_layouts)
   # `lumen profile` against the simulated SDK in each version's layout
   # (LUMEN_SIMSDK_LAYOUT: 0.5 = ROCm 6.3, 0.6 = ROCm 6.4, the ROCm 7.0
   # branch, the development line), whose declarations are the SDK's own
-  # (src/sim/sdk_abi.h), not lumen's: the SDK is named with its version
+  # (tests/sim/sdk_abi.h), not lumen's: the SDK is named with its version
   # and layout, every counter is found (counter info and dimensions read
   # the same way in every version), kernel names and ROCTx ranges arrive
   # (callback tracing records of 56 or 64 bytes), the tool is finalized
