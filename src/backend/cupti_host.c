@@ -1,5 +1,6 @@
 /*
- * cupti_host.c - the CUPTI Profiler Host API through dlopen.
+ * cupti_host.c - the CUPTI Profiler Host API through dlopen, and the CUDA
+ * driver's GPU count and device descriptions (libcuda, opened per query).
  *
  * The types come from CUDA's own header (cupti_profiler_host.h, compiled
  * here as C with an empty <string> on a private include path: the header
@@ -18,70 +19,73 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <dlfcn.h>
+#include "base/dl.h"
 
-int lm_cuda_driver_probe(char *why, size_t cap) {
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
+/* The CUDA driver, started: its entry points (cuda.h's attribute values:
+ * CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16, COMPUTE_CAPABILITY_MAJOR
+ * and MINOR 75 and 76; CUresult 0 is success) and its GPU count. */
+typedef struct cuda_driver {
+  lm_dl_lib lib;
+  int (*init)(unsigned);
+  int (*count)(int *);
+  int (*get)(int *, int);
+  int (*attr)(int *, int, int);
+  int (*name)(char *, int, int);
+  int n_gpus;
+} cuda_driver;
+
+/* Opens libcuda.so.1 and starts it (cuInit, cuDeviceGetCount; with
+ * `devices`, the device queries must be there too): 0, or -1 with why
+ * (drv->lib, open or not, is closed with lm_dl_close). */
+static int driver_open(cuda_driver *drv, int devices, char *why, size_t cap) {
+  memset(drv, 0, sizeof *drv);
+  const char *names[] = {"libcuda.so.1"};
+  if (lm_dl_open(&drv->lib, names, 1, 0, NULL) != LM_OK) {
     snprintf(why, cap, "no NVIDIA driver (libcuda.so.1 not found)");
     return -1;
   }
-  int (*cu_init)(unsigned) = NULL;
-  int (*cu_count)(int *) = NULL;
-  void *sym = dlsym(lib, "cuInit");
-  memcpy(&cu_init, &sym, sizeof sym);
-  sym = dlsym(lib, "cuDeviceGetCount");
-  memcpy(&cu_count, &sym, sizeof sym);
-  int n = 0, r = cu_init && cu_count ? cu_init(0) : -1;
-  if (r == 0) r = cu_count(&n);
-  dlclose(lib);
+  const lm_dl_sym syms[] = {{"cuInit", &drv->init, 0, NULL},
+                            {"cuDeviceGetCount", &drv->count, 0, NULL},
+                            {"cuDeviceGet", &drv->get, 0, NULL},
+                            {"cuDeviceGetAttribute", &drv->attr, 0, NULL},
+                            {"cuDeviceGetName", &drv->name, 0, NULL}};
+  lm_dl_resolve(&drv->lib, syms, sizeof syms / sizeof *syms, NULL);
+  int found = drv->init && drv->count && (!devices || (drv->get && drv->attr && drv->name));
+  int r = found ? drv->init(0) : -1;
+  if (r == 0) r = drv->count(&drv->n_gpus);
   if (r != 0) {
     snprintf(why, cap, "the CUDA driver did not start (cuInit: error %d): no usable NVIDIA GPU", r);
     return -1;
   }
-  snprintf(why, cap, "%d NVIDIA GPU%s", n, n == 1 ? "" : "s");
+  return 0;
+}
+
+int lm_cuda_driver_probe(char *why, size_t cap) {
+  cuda_driver drv;
+  int n = driver_open(&drv, 0, why, cap) == 0 ? drv.n_gpus : -1;
+  lm_dl_close(&drv.lib);
+  if (n >= 0) snprintf(why, cap, "%d NVIDIA GPU%s", n, n == 1 ? "" : "s");
   return n;
 }
 
-/* The driver entry points lm_cuda_device_info calls, with the values of
- * cuda.h's CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT (16) and
- * COMPUTE_CAPABILITY_MAJOR/MINOR (75, 76); CUresult 0 is success. */
 int lm_cuda_device_info(int index, lm_cuda_device *out, char *why, size_t cap) {
   memset(out, 0, sizeof *out);
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    snprintf(why, cap, "no NVIDIA driver (libcuda.so.1 not found)");
-    return -1;
-  }
-  int (*cu_init)(unsigned) = NULL, (*cu_count)(int *) = NULL, (*cu_get)(int *, int) = NULL;
-  int (*cu_attr)(int *, int, int) = NULL, (*cu_name)(char *, int, int) = NULL;
-  void *sym = dlsym(lib, "cuInit");
-  memcpy(&cu_init, &sym, sizeof sym);
-  sym = dlsym(lib, "cuDeviceGetCount");
-  memcpy(&cu_count, &sym, sizeof sym);
-  sym = dlsym(lib, "cuDeviceGet");
-  memcpy(&cu_get, &sym, sizeof sym);
-  sym = dlsym(lib, "cuDeviceGetAttribute");
-  memcpy(&cu_attr, &sym, sizeof sym);
-  sym = dlsym(lib, "cuDeviceGetName");
-  memcpy(&cu_name, &sym, sizeof sym);
-  int rc = -1, n = 0, dev = 0;
-  int r = cu_init && cu_count && cu_get && cu_attr && cu_name ? cu_init(0) : -1;
-  if (r == 0) r = cu_count(&n);
-  if (r != 0) {
-    snprintf(why, cap, "the CUDA driver did not start (cuInit: error %d): no usable NVIDIA GPU", r);
-  } else if (index < 0 || index >= n) {
-    snprintf(why, cap, "the CUDA driver reports %d NVIDIA GPU%s, none with index %d", n,
-             n == 1 ? "" : "s", index);
-  } else if (cu_get(&dev, index) != 0 || cu_attr(&out->major, 75, dev) != 0 ||
-             cu_attr(&out->minor, 76, dev) != 0 || cu_attr(&out->sms, 16, dev) != 0) {
+  cuda_driver drv;
+  int rc = -1, dev = 0;
+  if (driver_open(&drv, 1, why, cap) != 0) goto done;
+  if (index < 0 || index >= drv.n_gpus) {
+    snprintf(why, cap, "the CUDA driver reports %d NVIDIA GPU%s, none with index %d", drv.n_gpus,
+             drv.n_gpus == 1 ? "" : "s", index);
+  } else if (drv.get(&dev, index) != 0 || drv.attr(&out->major, 75, dev) != 0 ||
+             drv.attr(&out->minor, 76, dev) != 0 || drv.attr(&out->sms, 16, dev) != 0) {
     snprintf(why, cap, "the CUDA driver does not describe GPU %d", index);
   } else {
-    if (cu_name(out->name, (int)sizeof out->name, dev) != 0) out->name[0] = '\0';
+    if (drv.name(out->name, (int)sizeof out->name, dev) != 0) out->name[0] = '\0';
     snprintf(why, cap, "%s, compute capability %d.%d", out->name, out->major, out->minor);
     rc = 0;
   }
-  dlclose(lib);
+done:
+  lm_dl_close(&drv.lib);
   return rc;
 }
 
@@ -126,7 +130,7 @@ typedef CUptiResult (*data_info_fn)(CUpti_RangeProfiler_GetCounterDataInfo_Param
 typedef CUptiResult (*range_info_fn)(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params *);
 
 struct lm_cupti_host {
-  void *lib;
+  lm_dl_lib lib;
   char path[1024];
   uint32_t version;
   size_t n_chips;
@@ -151,16 +155,6 @@ static const char *result_text(const lm_cupti_host *h, CUptiResult r) {
   return "unknown CUPTI error";
 }
 
-static void *try_open(const char *path, char *why, size_t cap) {
-  if (!path || !*path) return NULL;
-  void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char *e = dlerror();
-    snprintf(why, cap, "%s", e ? e : path);
-  }
-  return lib;
-}
-
 int lm_cupti_host_built(void) { return 1; }
 
 /* AddressSanitizer refuses libraries opened with RTLD_DEEPBIND, which
@@ -182,48 +176,40 @@ lm_status lm_cupti_host_open(lm_cupti_host **out, lm_diag *diag) {
 #endif
   lm_cupti_host *h = lm_calloc(1, sizeof *h);
   if (!h) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  /* A library named by LUMEN_CUPTI_LIBRARY is the only one tried. */
   const char *env = getenv("LUMEN_CUPTI_LIBRARY");
-  const char *candidates[] = {env, LUMEN_CUPTI_LIBRARY, "libcupti.so.13", "libcupti.so"};
-  char why[512] = "libcupti.so not found";
-  for (size_t i = 0; i < sizeof candidates / sizeof candidates[0] && !h->lib; i++) {
-    if (i > 0 && env && *env) break; /* a named library is the only one tried */
-    h->lib = try_open(candidates[i], why, sizeof why);
-    if (h->lib) snprintf(h->path, sizeof h->path, "%s", candidates[i]);
-  }
-  if (!h->lib) {
+  const char *named[] = {env};
+  const char *candidates[] = {LUMEN_CUPTI_LIBRARY, "libcupti.so.13", "libcupti.so"};
+  int from_env = env && *env;
+  if (lm_dl_open(&h->lib, from_env ? named : candidates, from_env ? 1 : sizeof candidates / sizeof *candidates, 0,
+                 NULL) != LM_OK) {
+    lm_status st = lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
+                               "cannot load CUPTI (%s): install the CUDA toolkit or set "
+                               "LUMEN_CUPTI_LIBRARY to libcupti.so",
+                               h->lib.error);
     lm_free(h);
-    return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
-                       "cannot load CUPTI (%s): install the CUDA toolkit or set "
-                       "LUMEN_CUPTI_LIBRARY to libcupti.so",
-                       why);
+    return st;
   }
-  /* dlsym returns void *; POSIX guarantees the conversion to a function
-   * pointer, which ISO C leaves undefined, hence the memcpy. */
-#define RESOLVE(field, symbol)                                                                   \
-  do {                                                                                           \
-    void *sym = dlsym(h->lib, symbol);                                                           \
-    memcpy(&h->field, &sym, sizeof sym);                                                         \
-  } while (0)
-  RESOLVE(init, "cuptiProfilerHostInitialize");
-  RESOLVE(deinit, "cuptiProfilerHostDeinitialize");
-  RESOLVE(get_chips, "cuptiProfilerHostGetSupportedChips");
-  RESOLVE(props, "cuptiProfilerHostGetMetricProperties");
-  RESOLVE(add, "cuptiProfilerHostConfigAddMetrics");
-  RESOLVE(image_size, "cuptiProfilerHostGetConfigImageSize");
-  RESOLVE(image, "cuptiProfilerHostGetConfigImage");
-  RESOLVE(passes, "cuptiProfilerHostGetNumOfPasses");
-  RESOLVE(errstr, "cuptiGetResultString");
-  RESOLVE(evaluate, "cuptiProfilerHostEvaluateToGpuValues");
-  RESOLVE(data_info, "cuptiRangeProfilerGetCounterDataInfo");
-  RESOLVE(range_info, "cuptiRangeProfilerCounterDataGetRangeInfo");
-#undef RESOLVE
+  snprintf(h->path, sizeof h->path, "%s", h->lib.name);
+  /* The Host API's planning calls are required; the rest (error strings,
+   * the version, decoding counter data) are used where present. */
   version_fn get_version = NULL;
-  {
-    void *sym = dlsym(h->lib, "cuptiGetVersion");
-    memcpy(&get_version, &sym, sizeof sym);
-  }
-  if (!h->init || !h->deinit || !h->get_chips || !h->props || !h->add || !h->image_size ||
-      !h->image || !h->passes) {
+  const lm_dl_sym syms[] = {
+      {"cuptiProfilerHostInitialize", &h->init, 1, NULL},
+      {"cuptiProfilerHostDeinitialize", &h->deinit, 1, NULL},
+      {"cuptiProfilerHostGetSupportedChips", &h->get_chips, 1, NULL},
+      {"cuptiProfilerHostGetMetricProperties", &h->props, 1, NULL},
+      {"cuptiProfilerHostConfigAddMetrics", &h->add, 1, NULL},
+      {"cuptiProfilerHostGetConfigImageSize", &h->image_size, 1, NULL},
+      {"cuptiProfilerHostGetConfigImage", &h->image, 1, NULL},
+      {"cuptiProfilerHostGetNumOfPasses", &h->passes, 1, NULL},
+      {"cuptiGetResultString", &h->errstr, 0, NULL},
+      {"cuptiProfilerHostEvaluateToGpuValues", &h->evaluate, 0, NULL},
+      {"cuptiRangeProfilerGetCounterDataInfo", &h->data_info, 0, NULL},
+      {"cuptiRangeProfilerCounterDataGetRangeInfo", &h->range_info, 0, NULL},
+      {"cuptiGetVersion", &get_version, 0, NULL},
+  };
+  if (lm_dl_resolve(&h->lib, syms, sizeof syms / sizeof *syms, NULL) != LM_OK) {
     lm_status st = lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
                                "%s has no Profiler Host API (CUPTI from CUDA 12.6 or later "
                                "is needed)",
@@ -250,7 +236,7 @@ lm_status lm_cupti_host_open(lm_cupti_host **out, lm_diag *diag) {
 
 void lm_cupti_host_close(lm_cupti_host *h) {
   if (!h) return;
-  if (h->lib) dlclose(h->lib);
+  lm_dl_close(&h->lib);
   lm_free(h);
 }
 

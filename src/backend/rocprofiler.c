@@ -13,32 +13,27 @@
 
 #include "backend/backend.h"
 #include "backend/rocprofiler.h"
+#include "base/dl.h"
 
 static const char *const fix =
     "install rocprofiler-sdk 0.5 or later (ROCm 6.3+) and put its lib folder on LD_LIBRARY_PATH, "
     "or set LUMEN_ROCPROFILER_SDK to the library's path";
 
-static void *sym(void *lib, const char *name, const char *old_name) {
-  void *f = dlsym(lib, name);
-  if (!f && old_name) f = dlsym(lib, old_name);
-  return f;
-}
-
 int lm_rocp_load(lm_rocp_api *api, int already_loaded, char *why, size_t cap) {
   memset(api, 0, sizeof *api);
   const char *env = getenv("LUMEN_ROCPROFILER_SDK");
-  const char *names[] = {env && *env ? env : NULL, "librocprofiler-sdk.so", "librocprofiler-sdk.so.1",
-                         "librocprofiler-sdk.so.0", "/opt/rocm/lib/librocprofiler-sdk.so"};
-  int flags = RTLD_NOW | RTLD_LOCAL | (already_loaded ? RTLD_NOLOAD : 0);
-  for (size_t i = 0; i < sizeof names / sizeof *names && !api->lib; i++) {
-    if (!names[i]) continue;
-    api->lib = dlopen(names[i], flags);
-    if (i == 0 && !api->lib) {
-      snprintf(why, cap, "LUMEN_ROCPROFILER_SDK=%s cannot be loaded: %s", names[0], dlerror());
+  const char *names[] = {"librocprofiler-sdk.so", "librocprofiler-sdk.so.1", "librocprofiler-sdk.so.0",
+                         "/opt/rocm/lib/librocprofiler-sdk.so"};
+  int flags = already_loaded ? RTLD_NOLOAD : 0;
+  lm_dl_lib lib;
+  lm_diag d;
+  lm_diag_clear(&d);
+  if (env && *env) {
+    if (lm_dl_open(&lib, &env, 1, flags, &d) != LM_OK) {
+      snprintf(why, cap, "LUMEN_ROCPROFILER_SDK=%s cannot be loaded: %s", env, lib.error);
       return -1;
     }
-  }
-  if (!api->lib) {
+  } else if (lm_dl_open(&lib, names, sizeof names / sizeof *names, flags, &d) != LM_OK) {
     /* The simulated SDK is never looked for: a recording named without it
      * is most likely a test setup missing its second variable. */
     const char *rec = getenv("LUMEN_SIM_RECORDING");
@@ -48,8 +43,9 @@ int lm_rocp_load(lm_rocp_api *api, int already_loaded, char *why, size_t cap) {
                          : "");
     return -1;
   }
-  api->get_version = (rocp_status(*)(uint32_t *, uint32_t *, uint32_t *))sym(
-      api->lib, "rocprofiler_get_version", NULL);
+  api->lib = lib.handle;
+  const lm_dl_sym version[] = {{"rocprofiler_get_version", &api->get_version, 0, NULL}};
+  lm_dl_resolve(&lib, version, 1, NULL);
   if (!api->get_version || api->get_version(&api->major, &api->minor, &api->patch) != 0) {
     snprintf(why, cap, "the library found does not report its version (is it rocprofiler-sdk?): %s",
              fix);
@@ -79,51 +75,30 @@ int lm_rocp_load(lm_rocp_api *api, int already_loaded, char *why, size_t cap) {
              api->major, api->minor, api->patch);
     goto fail;
   }
-  /* Casts through void * of dlsym results: POSIX guarantees them. */
-  *(void **)&api->create_context = sym(api->lib, "rocprofiler_create_context", NULL);
-  *(void **)&api->start_context = sym(api->lib, "rocprofiler_start_context", NULL);
-  *(void **)&api->stop_context = sym(api->lib, "rocprofiler_stop_context", NULL);
-  *(void **)&api->query_available_agents = sym(api->lib, "rocprofiler_query_available_agents", NULL);
-  *(void **)&api->iterate_agent_supported_counters =
-      sym(api->lib, "rocprofiler_iterate_agent_supported_counters", NULL);
-  *(void **)&api->query_counter_info = sym(api->lib, "rocprofiler_query_counter_info", NULL);
-  *(void **)&api->iterate_counter_dimensions = sym(api->lib, "rocprofiler_iterate_counter_dimensions", NULL);
-  *(void **)&api->create_counter_config =
-      sym(api->lib, "rocprofiler_create_counter_config", "rocprofiler_create_profile_config");
-  *(void **)&api->configure_callback_dispatch_counting_service =
-      sym(api->lib, "rocprofiler_configure_callback_dispatch_counting_service", NULL);
-  *(void **)&api->configure_callback_tracing_service =
-      sym(api->lib, "rocprofiler_configure_callback_tracing_service", NULL);
-  *(void **)&api->query_record_counter_id = sym(api->lib, "rocprofiler_query_record_counter_id", NULL);
-  *(void **)&api->query_record_dimension_position =
-      sym(api->lib, "rocprofiler_query_record_dimension_position", NULL);
-  struct {
-    const char *name;
-    void *f;
-  } need[] = {{"rocprofiler_create_context", *(void **)&api->create_context},
-              {"rocprofiler_start_context", *(void **)&api->start_context},
-              {"rocprofiler_query_available_agents", *(void **)&api->query_available_agents},
-              {"rocprofiler_iterate_agent_supported_counters",
-               *(void **)&api->iterate_agent_supported_counters},
-              {"rocprofiler_query_counter_info", *(void **)&api->query_counter_info},
-              {"rocprofiler_iterate_counter_dimensions", *(void **)&api->iterate_counter_dimensions},
-              {"rocprofiler_create_counter_config", *(void **)&api->create_counter_config},
-              {"rocprofiler_configure_callback_dispatch_counting_service",
-               *(void **)&api->configure_callback_dispatch_counting_service},
-              {"rocprofiler_configure_callback_tracing_service",
-               *(void **)&api->configure_callback_tracing_service},
-              {"rocprofiler_query_record_counter_id", *(void **)&api->query_record_counter_id},
-              {"rocprofiler_query_record_dimension_position",
-               *(void **)&api->query_record_dimension_position}};
-  for (size_t i = 0; i < sizeof need / sizeof *need; i++)
-    if (!need[i].f) {
-      snprintf(why, cap, "version %u.%u.%u lacks %s: %s", api->major, api->minor, api->patch,
-               need[i].name, fix);
-      goto fail;
-    }
+  /* Every entry point lumen calls but stopping a context, which lumen
+   * does only when it can. The counter config had another name in 0.5. */
+  const lm_dl_sym syms[] = {
+      {"rocprofiler_create_context", &api->create_context, 1, NULL},
+      {"rocprofiler_start_context", &api->start_context, 1, NULL},
+      {"rocprofiler_stop_context", &api->stop_context, 0, NULL},
+      {"rocprofiler_query_available_agents", &api->query_available_agents, 1, NULL},
+      {"rocprofiler_iterate_agent_supported_counters", &api->iterate_agent_supported_counters, 1, NULL},
+      {"rocprofiler_query_counter_info", &api->query_counter_info, 1, NULL},
+      {"rocprofiler_iterate_counter_dimensions", &api->iterate_counter_dimensions, 1, NULL},
+      {"rocprofiler_create_counter_config", &api->create_counter_config, 1, "rocprofiler_create_profile_config"},
+      {"rocprofiler_configure_callback_dispatch_counting_service",
+       &api->configure_callback_dispatch_counting_service, 1, NULL},
+      {"rocprofiler_configure_callback_tracing_service", &api->configure_callback_tracing_service, 1, NULL},
+      {"rocprofiler_query_record_counter_id", &api->query_record_counter_id, 1, NULL},
+      {"rocprofiler_query_record_dimension_position", &api->query_record_dimension_position, 1, NULL},
+  };
+  if (lm_dl_resolve(&lib, syms, sizeof syms / sizeof *syms, &d) != LM_OK) {
+    snprintf(why, cap, "version %u.%u.%u lacks %s: %s", api->major, api->minor, api->patch, d.field, fix);
+    goto fail;
+  }
   return 0;
 fail:
-  dlclose(api->lib);
+  lm_dl_close(&lib);
   api->lib = NULL;
   return -1;
 }

@@ -19,6 +19,7 @@
 
 #include "backend/backend.h"
 #include "backend/cupti_host.h"
+#include "base/dl.h"
 
 typedef enum { SAMPLER_SIM, SAMPLER_RSMI, SAMPLER_NVML } sampler_kind;
 
@@ -47,7 +48,7 @@ enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_TEMPERATURE_GPU = 0 };
 
 struct lm_telemetry {
   sampler_kind kind;
-  void *lib;
+  lm_dl_lib lib;
   uint32_t n_gpus;
   /* simulated device */
   size_t (*sim_samples)(size_t from, int *gpu, unsigned long long *t_ns, double *sclk, double *mclk,
@@ -92,36 +93,33 @@ lm_telemetry *lm_telemetry_open_sim(void) {
   return t;
 }
 
-static void *open_first(const char *const *names, char *why, size_t cap) {
-  for (const char *const *n = names; *n; n++) {
-    void *lib = dlopen(*n, RTLD_NOW | RTLD_LOCAL);
-    if (lib) return lib;
-  }
-  snprintf(why, cap, "%s not found (%s)", names[0], dlerror());
-  return NULL;
-}
-
 lm_telemetry *lm_telemetry_open_rocm_smi(char *why, size_t cap) {
   static const char *const names[] = {"librocm_smi64.so", "librocm_smi64.so.7", "librocm_smi64.so.6",
-                                      "librocm_smi64.so.5", "librocm_smi64.so.1", NULL};
-  void *lib = open_first(names, why, cap);
-  if (!lib) return NULL;
-  rsmi_status_t (*init)(uint64_t) = (rsmi_status_t (*)(uint64_t))dlsym(lib, "rsmi_init");
-  rsmi_status_t (*count)(uint32_t *) = (rsmi_status_t (*)(uint32_t *))dlsym(lib, "rsmi_num_monitor_devices");
+                                      "librocm_smi64.so.5", "librocm_smi64.so.1"};
+  lm_dl_lib lib;
+  if (lm_dl_open(&lib, names, sizeof names / sizeof *names, 0, NULL) != LM_OK) {
+    snprintf(why, cap, "%s not found (%s)", names[0], lib.error);
+    return NULL;
+  }
+  rsmi_status_t (*init)(uint64_t) = NULL, (*count)(uint32_t *) = NULL, (*version)(rsmi_version_buf *) = NULL;
   lm_telemetry *t = calloc(1, sizeof *t);
-  if (!t || !init || !count) {
+  if (!t) {
+    snprintf(why, cap, "librocm_smi64 lacks rsmi_init");
+    goto fail;
+  }
+  const lm_dl_sym syms[] = {{"rsmi_init", &init, 1, NULL},
+                            {"rsmi_num_monitor_devices", &count, 1, NULL},
+                            {"rsmi_shut_down", &t->rsmi_shut_down, 0, NULL},
+                            {"rsmi_dev_gpu_clk_freq_get", &t->rsmi_dev_gpu_clk_freq_get, 0, NULL},
+                            {"rsmi_dev_power_ave_get", &t->rsmi_dev_power_ave_get, 0, NULL},
+                            {"rsmi_dev_temp_metric_get", &t->rsmi_dev_temp_metric_get, 0, NULL},
+                            {"rsmi_version_get", &version, 0, NULL}};
+  if (lm_dl_resolve(&lib, syms, sizeof syms / sizeof *syms, NULL) != LM_OK) {
     snprintf(why, cap, "librocm_smi64 lacks rsmi_init");
     goto fail;
   }
   t->kind = SAMPLER_RSMI;
   t->lib = lib;
-  t->rsmi_shut_down = (rsmi_status_t (*)(void))dlsym(lib, "rsmi_shut_down");
-  t->rsmi_dev_gpu_clk_freq_get = (rsmi_status_t (*)(uint32_t, int, void *))dlsym(lib, "rsmi_dev_gpu_clk_freq_get");
-  t->rsmi_dev_power_ave_get =
-      (rsmi_status_t (*)(uint32_t, uint32_t, uint64_t *))dlsym(lib, "rsmi_dev_power_ave_get");
-  t->rsmi_dev_temp_metric_get =
-      (rsmi_status_t (*)(uint32_t, uint32_t, int, int64_t *))dlsym(lib, "rsmi_dev_temp_metric_get");
-  rsmi_status_t (*version)(rsmi_version_buf *) = (rsmi_status_t (*)(rsmi_version_buf *))dlsym(lib, "rsmi_version_get");
   rsmi_version_buf v = {0, 0, 0, NULL};
   if (version && version(&v) == 0) t->rsmi_deep_sleep_field = v.major >= 6;
   rsmi_status_t st = init(0);
@@ -137,22 +135,23 @@ lm_telemetry *lm_telemetry_open_rocm_smi(char *why, size_t cap) {
   return t;
 fail:
   free(t);
-  dlclose(lib);
+  lm_dl_close(&lib);
   return NULL;
 }
 
 lm_telemetry *lm_telemetry_open_nvml(char *why, size_t cap) {
   /* LUMEN_NVML_LIBRARY names the one library to try (another NVML build,
    * or a stand-in); otherwise the driver's names. */
-  static const char *const names[] = {"libnvidia-ml.so.1", "libnvidia-ml.so", NULL};
+  static const char *const names[] = {"libnvidia-ml.so.1", "libnvidia-ml.so"};
   const char *env = getenv("LUMEN_NVML_LIBRARY");
-  const char *named[] = {env, NULL};
-  void *lib = open_first(env && *env ? named : names, why, cap);
-  if (!lib) return NULL;
-  int (*init)(void) = (int (*)(void))dlsym(lib, "nvmlInit_v2");
-  int (*count)(unsigned int *) = (int (*)(unsigned int *))dlsym(lib, "nvmlDeviceGetCount_v2");
-  int (*handle)(unsigned int, nvmlDevice_t *) =
-      (int (*)(unsigned int, nvmlDevice_t *))dlsym(lib, "nvmlDeviceGetHandleByIndex_v2");
+  const char *named[] = {env};
+  int from_env = env && *env;
+  lm_dl_lib lib;
+  if (lm_dl_open(&lib, from_env ? named : names, from_env ? 1 : sizeof names / sizeof *names, 0, NULL) != LM_OK) {
+    snprintf(why, cap, "%s not found (%s)", from_env ? env : names[0], lib.error);
+    return NULL;
+  }
+  int (*init)(void) = NULL, (*count)(unsigned int *) = NULL, (*handle)(unsigned int, nvmlDevice_t *) = NULL;
   lm_telemetry *t = calloc(1, sizeof *t);
   if (!t) {
     snprintf(why, cap, "out of memory");
@@ -160,19 +159,18 @@ lm_telemetry *lm_telemetry_open_nvml(char *why, size_t cap) {
   }
   t->kind = SAMPLER_NVML;
   t->lib = lib;
-  t->nvml_shutdown = (int (*)(void))dlsym(lib, "nvmlShutdown");
-  t->nvml_clock = (int (*)(nvmlDevice_t, int, unsigned int *))dlsym(lib, "nvmlDeviceGetClockInfo");
-  t->nvml_power = (int (*)(nvmlDevice_t, unsigned int *))dlsym(lib, "nvmlDeviceGetPowerUsage");
-  t->nvml_temp = (int (*)(nvmlDevice_t, int, unsigned int *))dlsym(lib, "nvmlDeviceGetTemperature");
   /* Clocks are what a sample needs; power and temperature are optional. */
-  const char *missing = !init          ? "nvmlInit_v2"
-                        : !count         ? "nvmlDeviceGetCount_v2"
-                        : !handle        ? "nvmlDeviceGetHandleByIndex_v2"
-                        : !t->nvml_clock ? "nvmlDeviceGetClockInfo"
-                                         : NULL;
-  if (missing) {
-    snprintf(why, cap, "%s lacks %s (not an NVML library, or too old)", env && *env ? env : "libnvidia-ml",
-             missing);
+  const lm_dl_sym syms[] = {{"nvmlInit_v2", &init, 1, NULL},
+                            {"nvmlDeviceGetCount_v2", &count, 1, NULL},
+                            {"nvmlDeviceGetHandleByIndex_v2", &handle, 1, NULL},
+                            {"nvmlDeviceGetClockInfo", &t->nvml_clock, 1, NULL},
+                            {"nvmlShutdown", &t->nvml_shutdown, 0, NULL},
+                            {"nvmlDeviceGetPowerUsage", &t->nvml_power, 0, NULL},
+                            {"nvmlDeviceGetTemperature", &t->nvml_temp, 0, NULL}};
+  lm_diag d;
+  lm_diag_clear(&d);
+  if (lm_dl_resolve(&lib, syms, sizeof syms / sizeof *syms, &d) != LM_OK) {
+    snprintf(why, cap, "%s lacks %s (not an NVML library, or too old)", from_env ? env : "libnvidia-ml", d.field);
     goto fail;
   }
   int st = init();
@@ -192,7 +190,7 @@ lm_telemetry *lm_telemetry_open_nvml(char *why, size_t cap) {
   return t;
 fail:
   free(t);
-  dlclose(lib);
+  lm_dl_close(&lib);
   return NULL;
 }
 
@@ -314,7 +312,7 @@ void lm_telemetry_close(lm_telemetry *t) {
   if (!t) return;
   if (t->kind == SAMPLER_RSMI && t->rsmi_shut_down) t->rsmi_shut_down();
   if (t->kind == SAMPLER_NVML && t->nvml_shutdown) t->nvml_shutdown();
-  if (t->lib) dlclose(t->lib);
+  lm_dl_close(&t->lib);
   free(t);
 }
 

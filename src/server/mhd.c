@@ -10,9 +10,9 @@
  * lm_server_mhd_load from the library named at build time (its soname).
  * The types are the header's: only where the functions come from changes.
  */
-#include <dlfcn.h>
 #include <string.h>
 
+#include "base/dl.h"
 #include "server/internal.h"
 
 #ifndef LM_MHD_SONAME
@@ -21,39 +21,32 @@
 
 lm_mhd_api lm_mhd;
 
-/* Copies a symbol's address into a function pointer (ISO C has no cast
- * between the two; POSIX guarantees they have one representation). */
-static int take(void *lib, const char *name, void *fn, size_t size) {
-  void *p = dlsym(lib, name);
-  if (!p) return 0;
-  memcpy(fn, &p, size);
-  return 1;
-}
-
 lm_status lm_server_mhd_load(lm_diag *diag) {
   if (lm_mhd.start_daemon) return LM_OK;
-  void *lib = dlopen(LM_MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return lm_diag_set(diag, LM_EIO, NULL, 0, 0, "serve", "cannot load %s: %s", LM_MHD_SONAME, dlerror());
+  const char *names[] = {LM_MHD_SONAME};
+  lm_dl_lib lib;
+  lm_diag d;
+  lm_diag_clear(&d);
+  if (lm_dl_open(&lib, names, 1, 0, &d) != LM_OK)
+    return lm_diag_set(diag, LM_EIO, NULL, 0, 0, "serve", "cannot load %s: %s", LM_MHD_SONAME, lib.error);
   lm_mhd_api t;
   memset(&t, 0, sizeof t);
-  const char *missing = NULL;
-#define TAKE(field, name) \
-  if (!missing && !take(lib, name, &t.field, sizeof t.field)) missing = name
-  TAKE(start_daemon, "MHD_start_daemon");
-  TAKE(stop_daemon, "MHD_stop_daemon");
-  TAKE(get_daemon_info, "MHD_get_daemon_info");
-  TAKE(get_connection_info, "MHD_get_connection_info");
-  TAKE(get_connection_values, "MHD_get_connection_values");
-  TAKE(get_connection_values_n, "MHD_get_connection_values_n");
-  TAKE(lookup_connection_value, "MHD_lookup_connection_value");
-  TAKE(create_response_from_buffer, "MHD_create_response_from_buffer");
-  TAKE(add_response_header, "MHD_add_response_header");
-  TAKE(queue_response, "MHD_queue_response");
-  TAKE(destroy_response, "MHD_destroy_response");
-#undef TAKE
-  if (missing) {
-    dlclose(lib);
-    return lm_diag_set(diag, LM_EIO, NULL, 0, 0, "serve", "%s has no %s", LM_MHD_SONAME, missing);
+  const lm_dl_sym syms[] = {
+      {"MHD_start_daemon", &t.start_daemon, 1, NULL},
+      {"MHD_stop_daemon", &t.stop_daemon, 1, NULL},
+      {"MHD_get_daemon_info", &t.get_daemon_info, 1, NULL},
+      {"MHD_get_connection_info", &t.get_connection_info, 1, NULL},
+      {"MHD_get_connection_values", &t.get_connection_values, 1, NULL},
+      {"MHD_get_connection_values_n", &t.get_connection_values_n, 1, NULL},
+      {"MHD_lookup_connection_value", &t.lookup_connection_value, 1, NULL},
+      {"MHD_create_response_from_buffer", &t.create_response_from_buffer, 1, NULL},
+      {"MHD_add_response_header", &t.add_response_header, 1, NULL},
+      {"MHD_queue_response", &t.queue_response, 1, NULL},
+      {"MHD_destroy_response", &t.destroy_response, 1, NULL},
+  };
+  if (lm_dl_resolve(&lib, syms, LM_ARRAY_LEN(syms), &d) != LM_OK) {
+    lm_dl_close(&lib);
+    return lm_diag_set(diag, LM_EIO, NULL, 0, 0, "serve", "%s has no %s", LM_MHD_SONAME, d.field);
   }
   /* The library stays open for the life of the process. */
   lm_mhd = t;

@@ -1,5 +1,6 @@
 /* test_base.c - unit tests of src/base: number text, buffers, maps, arenas,
- * diagnostics, and allocation failures walked one by one. */
+ * diagnostics, allocation failures walked one by one, and optional
+ * libraries opened at run time. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "base/dl.h"
 #include "check.h"
 
 static void test_format_double(void) {
@@ -236,6 +238,42 @@ static void test_sort(void) {
   CHECK(one[0] == 4);
 }
 
+/* lm_dl_open and lm_dl_resolve on libm: the first name that loads, a real
+ * symbol that works, an absent optional one left NULL, an older name
+ * taken for an absent one, and a missing required symbol refused by name;
+ * a list where nothing loads names its first library. */
+static void test_dl(void) {
+  lm_dl_lib lib;
+  lm_diag d;
+  lm_diag_clear(&d);
+  const char *names[] = {NULL, "libnot-a-lumen-library.so.9", "libm.so.6", "libm.so"};
+  CHECK(lm_dl_open(&lib, names, LM_ARRAY_LEN(names), 0, &d) == LM_OK);
+  CHECK(lib.handle != NULL);
+  CHECK_STR(lib.name, "libm.so.6");
+  double (*cos_fn)(double) = NULL, (*hypot_fn)(double, double) = NULL;
+  void *absent = &d;
+  lm_dl_sym ok[] = {{"cos", &cos_fn, 1, NULL},
+                    {"lumen_no_such_symbol", &absent, 0, NULL},
+                    {"lumen_no_such_hypot", &hypot_fn, 1, "hypot"}};
+  CHECK(lm_dl_resolve(&lib, ok, LM_ARRAY_LEN(ok), &d) == LM_OK);
+  CHECK(cos_fn != NULL && cos_fn(0.0) == 1.0);
+  CHECK(hypot_fn != NULL && hypot_fn(3.0, 4.0) == 5.0);
+  CHECK(absent == NULL);
+  lm_dl_sym missing[] = {{"sin", &cos_fn, 1, NULL}, {"lumen_no_such_symbol", &absent, 1, NULL}};
+  CHECK(lm_dl_resolve(&lib, missing, LM_ARRAY_LEN(missing), &d) == LM_ENOTFOUND);
+  CHECK_STR(d.message, "libm.so.6 has no lumen_no_such_symbol");
+  CHECK_STR(d.field, "lumen_no_such_symbol");
+  CHECK_STR(d.file, "libm.so.6");
+  lm_dl_close(&lib);
+  CHECK(lib.handle == NULL);
+  lm_dl_close(&lib);
+  const char *none[] = {"libnot-a-lumen-library.so.9", "", "libnot-a-lumen-library.so.8"};
+  CHECK(lm_dl_open(&lib, none, LM_ARRAY_LEN(none), 0, &d) == LM_ENOTFOUND);
+  CHECK(lib.handle == NULL);
+  CHECK(strstr(lib.error, "libnot-a-lumen-library.so.8") != NULL);
+  CHECK(strncmp(d.message, "cannot load libnot-a-lumen-library.so.9: ", 41) == 0);
+}
+
 int main(void) {
   test_format_double();
   test_format_fixed();
@@ -245,5 +283,6 @@ int main(void) {
   test_diag();
   test_alloc_failures();
   test_sort();
+  test_dl();
   return check_report("test_base");
 }
