@@ -61,16 +61,34 @@ typedef struct lm_telemetry lm_telemetry;
  * library does not give). */
 typedef void (*lm_telemetry_emit)(const char *fmt, ...);
 
-/* Samplers. lm_telemetry_open_sim: the clock log of the simulated SDK's
- * device when it is in the process (NULL otherwise). The SMI ones return
+/* Device extensions: entry points a device library (an SDK, or a runtime
+ * in the profiled process) may export beside its vendor's API, for what
+ * that API has no call for. lumen looks them up by these names and never
+ * needs them:
+ *   const char *LM_DEVICE_REPLAY(void): the workload folder whose numbers
+ *     the device replays, NULL when it measures. Workloads collected on
+ *     it are marked as replays and take that folder's roofline table.
+ *   const char *LM_DEVICE_CLOCK_SOURCE(void): the name of the device's
+ *     own clock log as a sampler ("simulated device"), NULL without one.
+ *   size_t LM_DEVICE_CLOCK_LOG(size_t from, int *gpu, unsigned long long
+ *     *t_ns, double *sclk, double *mclk, size_t cap): up to cap entries of
+ *     that log from entry `from` (GPU, time in ns on the clock of dispatch
+ *     timestamps, clocks in MHz); the number written. */
+#define LM_DEVICE_REPLAY "lumen_device_replay"
+#define LM_DEVICE_CLOCK_SOURCE "lumen_device_clock_source"
+#define LM_DEVICE_CLOCK_LOG "lumen_device_clock_log"
+
+/* Samplers. lm_telemetry_open_device: the clock log a device library in
+ * the process keeps (LM_DEVICE_CLOCK_LOG), NULL without one. The SMI ones return
  * NULL with the reason in why (one line) when their library, one of the
  * calls a clock sample needs, or a GPU is missing. lm_telemetry_open_nvml
  * opens only the library LUMEN_NVML_LIBRARY names when it is set, else
  * libnvidia-ml.so.1. */
-lm_telemetry *lm_telemetry_open_sim(void);
+lm_telemetry *lm_telemetry_open_device(void);
 lm_telemetry *lm_telemetry_open_rocm_smi(char *why, size_t cap);
 lm_telemetry *lm_telemetry_open_nvml(char *why, size_t cap);
-/* lm_telemetry_name: "simulated device", "rocm-smi" or "nvml". */
+/* lm_telemetry_name: the device clock log's source name, "rocm-smi" or
+ * "nvml" (borrowed). */
 const char *lm_telemetry_name(const lm_telemetry *t);
 /* lm_telemetry_use: GPU gpu runs dispatches: the SMI samplers read only
  * the GPUs in use (a thread-safe mark; gpu 0..63). */

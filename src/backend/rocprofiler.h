@@ -97,10 +97,11 @@ void lm_rocp_agent_sysinfo(const rocp_agent *a, lm_rocp_field_fn put, void *user
  * layout, supported)"; writes into buf and returns it. */
 const char *lm_rocp_layout_text(const lm_rocp_api *api, char *buf, size_t cap);
 
-/* lm_rocp_simulated: whether the loaded library is lumen's simulated SDK,
- * which says so through a symbol only it exports (lumen_simsdk_recording);
- * when it is, the recording it replays is copied into recording. */
-int lm_rocp_simulated(const lm_rocp_api *api, char *recording, size_t cap);
+/* lm_rocp_replay: whether the loaded library replays a recorded workload
+ * instead of measuring, as it says through the device extension
+ * LM_DEVICE_REPLAY (backend.h); when it does, the workload's folder is
+ * copied into recording ("" otherwise). */
+int lm_rocp_replay(const lm_rocp_api *api, char *recording, size_t cap);
 
 /* lm_rocp_check_set: whether the counters of one set can be collected in
  * one config on agent: lacking[i] = 1 for a counter the agent lacks;

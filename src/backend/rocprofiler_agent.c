@@ -2,11 +2,11 @@
  * rocprofiler_agent.c - a GPU's system information from rocprofiler-sdk's
  * description of its agent (rocprofiler_agent_v0_t: the driver's topology
  * as the SDK reads it), under the field names of the reference tool's
- * sysinfo.csv, and whether the SDK found is lumen's simulated one.
+ * sysinfo.csv, and whether the SDK found replays a recorded workload.
  *
  * The mapping only reads the agent struct, so a hand-made agent tests it
- * and the same code serves the real SDK and the simulated one (which
- * derives its agents from a recording's sysinfo.csv). Fields the driver
+ * and the same code serves every SDK, including one that derives its
+ * agents from a recording's sysinfo.csv. Fields the driver
  * does not describe (L2 channels, scalar caches, host facts) are not its
  * business: `lumen profile` adds them from the architecture and the host.
  */
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "backend/rocprofiler.h"
 
 static void put_u(lm_rocp_field_fn put, void *user, const char *key, uint64_t v) {
@@ -58,13 +59,14 @@ void lm_rocp_agent_sysinfo(const rocp_agent *a, lm_rocp_field_fn put, void *user
   put_u(put, user, "num_xcd", a->num_xcc ? a->num_xcc : 1);
 }
 
-int lm_rocp_simulated(const lm_rocp_api *api, char *recording, size_t cap) {
+int lm_rocp_replay(const lm_rocp_api *api, char *recording, size_t cap) {
   if (cap) recording[0] = '\0';
   if (!api->lib) return 0;
-  const char *(*simulated)(void) = NULL;
-  *(void **)&simulated = dlsym(api->lib, "lumen_simsdk_recording");
-  if (!simulated) return 0;
-  const char *rec = simulated();
+  const char *(*replay)(void) = NULL;
+  void *f = dlsym(api->lib, LM_DEVICE_REPLAY);
+  if (!f) return 0;
+  memcpy(&replay, &f, sizeof f);
+  const char *rec = replay();
   snprintf(recording, cap, "%s", rec ? rec : "");
   return 1;
 }

@@ -1,6 +1,6 @@
 /*
- * telemetry.c - GPU clock and power samplers: the simulated SDK device's
- * clock log (found in the process with dlsym: simsdk_clock_samples),
+ * telemetry.c - GPU clock and power samplers: a device library's own
+ * clock log (its LM_DEVICE_CLOCK_LOG extension, found in the process),
  * rocm-smi and NVML. The SMI libraries are opened with dlopen and called
  * through prototypes declared here (NVML ships no header on this system;
  * rocm-smi's header gives the types), so lumen builds and runs without
@@ -21,7 +21,7 @@
 #include "backend/cupti_host.h"
 #include "base/dl.h"
 
-typedef enum { SAMPLER_SIM, SAMPLER_RSMI, SAMPLER_NVML } sampler_kind;
+typedef enum { SAMPLER_DEVICE, SAMPLER_RSMI, SAMPLER_NVML } sampler_kind;
 
 /* rocm-smi: the few calls used. rsmi_frequencies_t is read as bytes:
  * rocm-smi 5.x lays it out as {uint32 num_supported, uint32 current,
@@ -50,9 +50,10 @@ struct lm_telemetry {
   sampler_kind kind;
   lm_dl_lib lib;
   uint32_t n_gpus;
-  /* simulated device */
-  size_t (*sim_samples)(size_t from, int *gpu, unsigned long long *t_ns, double *sclk, double *mclk,
-                        size_t cap);
+  /* a device library's clock log */
+  size_t (*device_log)(size_t from, int *gpu, unsigned long long *t_ns, double *sclk, double *mclk,
+                       size_t cap);
+  const char *device_source; /* its name, borrowed from the library */
   size_t next_sample;
   /* rocm-smi */
   rsmi_status_t (*rsmi_shut_down)(void);
@@ -76,20 +77,18 @@ unsigned long long lm_clock_ns(void) {
   return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
 }
 
-lm_telemetry *lm_telemetry_open_sim(void) {
-  void *f = dlsym(RTLD_DEFAULT, "simsdk_clock_samples");
-  if (!f) return NULL;
-  /* A simulated device may model one without a clock log. */
-  void *has = dlsym(RTLD_DEFAULT, "simsdk_has_clock_log");
-  if (has) {
-    int (*has_log)(void) = NULL;
-    *(void **)&has_log = has;
-    if (!has_log()) return NULL;
-  }
+lm_telemetry *lm_telemetry_open_device(void) {
+  const char *(*source)(void) = NULL;
+  void *log = dlsym(RTLD_DEFAULT, LM_DEVICE_CLOCK_LOG), *named = dlsym(RTLD_DEFAULT, LM_DEVICE_CLOCK_SOURCE);
+  memcpy(&source, &named, sizeof named);
+  /* A device may keep no log, as a GPU whose clocks no sampler reads. */
+  const char *name = log && source ? source() : NULL;
+  if (!name) return NULL;
   lm_telemetry *t = calloc(1, sizeof *t);
   if (!t) return NULL;
-  t->kind = SAMPLER_SIM;
-  *(void **)&t->sim_samples = f;
+  t->kind = SAMPLER_DEVICE;
+  t->device_source = name;
+  memcpy(&t->device_log, &log, sizeof log);
   return t;
 }
 
@@ -239,7 +238,7 @@ int lm_telemetry_peak_clocks(lm_telemetry *t, int gpu, double *sclk_mhz, double 
 
 const char *lm_telemetry_name(const lm_telemetry *t) {
   if (!t) return "none";
-  return t->kind == SAMPLER_SIM ? "simulated device" : t->kind == SAMPLER_RSMI ? "rocm-smi" : "nvml";
+  return t->kind == SAMPLER_DEVICE ? t->device_source : t->kind == SAMPLER_RSMI ? "rocm-smi" : "nvml";
 }
 
 void lm_telemetry_use(lm_telemetry *t, int gpu) {
@@ -257,12 +256,12 @@ static int left_to_others(const lm_telemetry *t, int gpu) { return gpu >= 0 && g
 void lm_telemetry_sample(lm_telemetry *t, lm_telemetry_emit emit) {
   if (!t) return;
   switch (t->kind) {
-  case SAMPLER_SIM: {
+  case SAMPLER_DEVICE: {
     int gpu[256];
     unsigned long long t_ns[256];
     double sclk[256], mclk[256];
     size_t n;
-    while ((n = t->sim_samples(t->next_sample, gpu, t_ns, sclk, mclk, 256)) > 0) {
+    while ((n = t->device_log(t->next_sample, gpu, t_ns, sclk, mclk, 256)) > 0) {
       for (size_t i = 0; i < n; i++)
         if (!left_to_others(t, gpu[i])) emit("C\t%d\t%llu\t%.3f\t%.3f\n", gpu[i], t_ns[i], sclk[i], mclk[i]);
       t->next_sample += n;

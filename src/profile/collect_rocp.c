@@ -7,8 +7,8 @@
  * (collect.c). The system information is the device's: the SDK's
  * description of the agent, rocm-smi's top clocks where the agent has
  * none, and the architecture's facts (sysinfo_agent.c). Whether the
- * numbers are replays the SDK says itself: lumen's simulated SDK exports
- * a symbol no real SDK has, naming the recording it replays.
+ * numbers are replays the SDK says itself, through the device extension
+ * that names the recorded workload it replays (backend.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +26,7 @@ typedef struct rocp_impl {
   rocp_agent_id agent;
   lm_arena *arena;          /* the system information's strings */
   lm_sysinfo info;
-  lm_workload *recording;   /* the simulated device's recording (its roofline) */
+  lm_workload *recording;   /* the workload a replaying device replays (its roofline) */
 } rocp_impl;
 
 /* check_sets: every set against the device (the first GPU agent), before
@@ -165,11 +165,11 @@ lm_status lm_collect_rocp_open(lm_collector *c, lm_diag *diag) {
     return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL, "%s", why);
   }
   char recording[4096];
-  int simulated = lm_rocp_simulated(&impl->api, recording, sizeof recording);
-  /* rocm-smi's top clocks where the agent has none (the simulated device
-   * is not one rocm-smi sees). */
+  int replayed = lm_rocp_replay(&impl->api, recording, sizeof recording);
+  /* rocm-smi's top clocks where the agent has none (a device that
+   * replays is not one rocm-smi sees). */
   double smi_sclk = -1, smi_mclk = -1;
-  if (!simulated) {
+  if (!replayed) {
     lm_telemetry *smi = lm_telemetry_open_rocm_smi(why, sizeof why);
     lm_telemetry_peak_clocks(smi, agent_info->logical_node_type_id, &smi_sclk, &smi_mclk);
     lm_telemetry_close(smi);
@@ -184,17 +184,17 @@ lm_status lm_collect_rocp_open(lm_collector *c, lm_diag *diag) {
     goto fail;
   c->info = &impl->info;
   /* lumen does not run the roofline microbenchmarks: a device's workload
-   * has no roofline table, except on the simulated device, whose
-   * recording's table stands for their result. */
-  if (simulated) {
+   * has no roofline table, except on a device that replays a recording,
+   * whose table stands for their result. */
+  if (replayed) {
     if ((st = lm_workload_read(recording, &impl->recording, diag)) != LM_OK) goto fail;
     c->roofline = impl->recording->roofline;
   }
   const char *model = lm_sysinfo_text(&impl->info, "gpu_model");
   snprintf(c->model, sizeof c->model, "%s", model ? model : "");
-  /* Numbers from the simulated device are replays, never measurements:
+  /* Numbers from a device that replays are never measurements:
    * the workload says so wherever it is read (docs/workload-format.md). */
-  if (simulated) {
+  if (replayed) {
     snprintf(c->origin, sizeof c->origin, "%s%.4000s", LM_ORIGIN_SIMULATED, recording);
     snprintf(c->simulated, sizeof c->simulated, "%.1000s", recording);
   } else {

@@ -435,8 +435,8 @@ static int tool_initialize(rocp_client_finalize finalize, void *tool_data) {
     lm_tool_error("rocprofiler-sdk did not accept the context and its services");
     return -1;
   }
-  /* Clocks: the simulated device's log where there is one, else rocm-smi. */
-  lm_telemetry *t = lm_telemetry_open_sim();
+  /* Clocks: the device's own log where it keeps one, else rocm-smi. */
+  lm_telemetry *t = lm_telemetry_open_device();
   if (!t) t = lm_telemetry_open_rocm_smi(why, sizeof why);
   lm_tool_telemetry(t, why);
   return 0;

@@ -577,15 +577,15 @@ EXPORT void simsdk_device_marker(int op, const char *message, uint64_t range_id)
   }
 }
 
-EXPORT int simsdk_has_clock_log(void) {
+EXPORT const char *lumen_device_clock_source(void) {
   const char *clocks = getenv("LUMEN_SIMSDK_CLOCKS");
-  return !(clocks && strcmp(clocks, "none") == 0);
+  return clocks && strcmp(clocks, "none") == 0 ? NULL : "simulated device";
 }
 
-/* simsdk_clock_samples: the device's clock log from index `from` (for
- * lumen's simulated telemetry sampler, found with dlsym). */
-EXPORT size_t simsdk_clock_samples(size_t from, int *gpu, unsigned long long *t_ns, double *sclk,
-                                   double *mclk, size_t cap) {
+/* lumen_device_clock_log: the device's clock log from index `from` (for
+ * lumen's sampler of a device's own log, found with dlsym). */
+EXPORT size_t lumen_device_clock_log(size_t from, int *gpu, unsigned long long *t_ns, double *sclk,
+                                     double *mclk, size_t cap) {
   pthread_mutex_lock(&D.lock);
   size_t n = 0;
   for (size_t i = from; i < D.n_clocks && n < cap; i++, n++) {

@@ -11,8 +11,9 @@
  * (rocprofiler_agent_v0_t: compute units, SIMDs, shader arrays, wave
  * slots, clocks, caches, memory banks), with the values of the
  * recording's sysinfo.csv, so that lumen reads a device's system
- * information with the same code it uses on hardware. It says that it is
- * simulated through lumen_simsdk_recording, a symbol no real SDK exports.
+ * information with the same code it uses on hardware. It says that it
+ * replays a recording through lumen's device extension
+ * (lumen_device_replay, which no real SDK exports).
  * LUMEN_SIMSDK_LAYOUT (0.5, 0.6, 7.0 or dev, the default) selects the
  * SDK version whose layouts and behaviour it takes, where it models them
  * (the version reported and counter info here; the tracing record, the
@@ -129,10 +130,11 @@ int simsdk_load(void) {
 
 const lm_workload *simsdk_recording(void) { return simsdk_load() == 0 ? G.rec : NULL; }
 
-/* lumen_simsdk_recording: the recording this simulated SDK replays, or
- * NULL when it has none. No real SDK exports this symbol: it is how lumen
- * knows that what it collects is a replay (LM_ORIGIN_SIMULATED). */
-EXPORT const char *lumen_simsdk_recording(void) { return simsdk_load() == 0 ? G.recording : NULL; }
+/* lumen_device_replay: the recording this simulated SDK replays, or NULL
+ * when it has none. lumen's device extension for a device that replays
+ * (no real SDK exports it): how lumen knows that what it collects is a
+ * replay (LM_ORIGIN_SIMULATED). */
+EXPORT const char *lumen_device_replay(void) { return simsdk_load() == 0 ? G.recording : NULL; }
 
 /* -------------------------------------------------------- the ABI subset */
 

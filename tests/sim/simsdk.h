@@ -22,9 +22,9 @@
 int simsdk_load(void);
 /* simsdk_recording: the recording, or NULL when it cannot be read. */
 const lm_workload *simsdk_recording(void);
-/* lumen_simsdk_recording: the recording's folder, NULL without one (the
- * symbol through which lumen recognizes the simulated SDK). */
-const char *lumen_simsdk_recording(void);
+/* lumen_device_replay: the recording's folder, NULL without one (lumen's
+ * device extension through which a device says that it replays). */
+const char *lumen_device_replay(void);
 /* simsdk_layout: the SDK version the simulation takes the layouts of
  * (LUMEN_SIMSDK_LAYOUT: sdk_layout), or -1 for a value it does not know. */
 int simsdk_layout(void);
@@ -128,14 +128,15 @@ void simsdk_device_wait(void);
  * message for a mark, push or start; range_id the id a start returned or
  * a stop passes (0 otherwise). */
 void simsdk_device_marker(int op, const char *message, uint64_t range_id);
-/* simsdk_clock_samples: the device's clock log from index `from` (for
- * lumen's simulated telemetry sampler, which finds it with dlsym): GPU,
+/* lumen_device_clock_log: the device's clock log from index `from` (lumen's
+ * device extension for a device's own clock log, found with dlsym): GPU,
  * time (ns, the clock of dispatch timestamps) and clocks (MHz). */
-size_t simsdk_clock_samples(size_t from, int *gpu, unsigned long long *t_ns, double *sclk,
-                            double *mclk, size_t cap);
-/* simsdk_has_clock_log: 0 when the device is modelled without a clock
- * log (LUMEN_SIMSDK_CLOCKS=none), as a GPU whose clocks no sampler
- * reads; lumen then estimates them. */
-int simsdk_has_clock_log(void);
+size_t lumen_device_clock_log(size_t from, int *gpu, unsigned long long *t_ns, double *sclk,
+                              double *mclk, size_t cap);
+/* lumen_device_clock_source: "simulated device", the name lumen gives the
+ * log's samples, or NULL when the device is modelled without a clock log
+ * (LUMEN_SIMSDK_CLOCKS=none), as a GPU whose clocks no sampler reads;
+ * lumen then estimates them. */
+const char *lumen_device_clock_source(void);
 
 #endif

@@ -33,13 +33,16 @@ static struct {
 } log_[3] = {{2, 100, 1700, 1600}, {2, 200, 1530, 1600}, {3, 300, 1000, 800}};
 static size_t n_log = 2;
 
-/* The simulated SDK device's clock log, as the sampler finds it (dlsym). */
-size_t simsdk_clock_samples(size_t from, int *gpu, unsigned long long *t_ns, double *sclk,
-                            double *mclk, size_t cap);
-__attribute__((visibility("default"))) size_t simsdk_clock_samples(size_t from, int *gpu,
-                                                                   unsigned long long *t_ns,
-                                                                   double *sclk, double *mclk,
-                                                                   size_t cap) {
+/* A device library's own clock log, as the sampler finds it in the
+ * process (dlsym: the device extension of backend.h). */
+const char *lumen_device_clock_source(void);
+size_t lumen_device_clock_log(size_t from, int *gpu, unsigned long long *t_ns, double *sclk,
+                              double *mclk, size_t cap);
+__attribute__((visibility("default"))) const char *lumen_device_clock_source(void) { return "test device"; }
+__attribute__((visibility("default"))) size_t lumen_device_clock_log(size_t from, int *gpu,
+                                                                     unsigned long long *t_ns,
+                                                                     double *sclk, double *mclk,
+                                                                     size_t cap) {
   size_t n = 0;
   for (size_t i = from; i < n_log && n < cap; i++, n++) {
     gpu[n] = log_[i].gpu;
@@ -85,8 +88,9 @@ int main(void) {
   if (host_usable) CHECK(strstr(b[1].why, "/no/such/libcupti.so") != NULL);
   unsetenv("LUMEN_CUPTI_LIBRARY");
 
-  lm_telemetry *t = lm_telemetry_open_sim();
+  lm_telemetry *t = lm_telemetry_open_device();
   CHECK(t != NULL);
+  CHECK_STR(lm_telemetry_name(t), "test device");
   lm_telemetry_sample(t, sink);
   CHECK(n_lines == 2);
   CHECK(strcmp(lines, "C\t2\t100\t1700.000\t1600.000\nC\t2\t200\t1530.000\t1600.000\n") == 0);
