@@ -1,6 +1,6 @@
 /*
  * cupti_range.h - the host side of collection through CUPTI's Range
- * Profiler, kept apart from the injection adapter (src/tool/backend_cupti.c)
+ * Profiler, kept apart from the injection adapter (src/tool/cupti.c)
  * so that it can be tested without a GPU: the config image of each counter
  * set (Profiler Host API), the decoding of a counter-data image into
  * lumen's columns (one per CUPTI metric name, as the sm_* files name them),

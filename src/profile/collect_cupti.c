@@ -6,9 +6,9 @@
  * architecture's definitions), checks that the counters are readable by
  * this user, prices the counter sets with CUPTI's Host API for that chip,
  * and names what a run needs: the driver injects liblumen_tool.so
- * (CUDA_INJECTION64_PATH), whose CUPTI adapter (src/tool/backend_cupti.c)
+ * (CUDA_INJECTION64_PATH), whose CUPTI adapter (src/tool/cupti.c)
  * collects. What is collected is decided by the core (collect.c) and, in
- * the application, by the tool's core (src/tool/tool.c); the system
+ * the application, by the tool's core (src/tool/core.c); the system
  * information comes back from the tool as S lines of the records.
  */
 #include <stdio.h>

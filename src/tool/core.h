@@ -1,7 +1,7 @@
 /*
  * core.h - the vendor-neutral core of the tool library, as its backends
- * see it. A backend (backend_rocprofiler.c: rocprofiler-sdk, real or
- * simulated; backend_cupti.c: CUPTI's range profiler) translates its
+ * see it. A backend (rocprofiler.c: rocprofiler-sdk, real or
+ * simulated; cupti.c: CUPTI's range profiler) translates its
  * runtime's callbacks into these calls and hands
  * the chosen counter set to its runtime; everything else
  * (filters, set choice, regions, records, telemetry) is the core's.

@@ -1,5 +1,5 @@
 /*
- * backend_cupti.c - the CUPTI adapter of the tool library: liblumen_tool.so
+ * cupti.c - the CUPTI adapter of the tool library: liblumen_tool.so
  * exports InitializeInjection, which the CUDA driver calls during cuInit
  * when CUDA_INJECTION64_PATH names the library. Like the rocprofiler-sdk
  * adapter it only translates: the core (core.h) decides which counter set

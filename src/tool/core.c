@@ -1,12 +1,12 @@
 /*
- * tool.c - liblumen_tool: the library `lumen profile` loads into the
+ * core.c - liblumen_tool: the library `lumen profile` loads into the
  * application (LD_PRELOAD; ROCP_TOOL_LIBRARIES or CUDA_INJECTION64_PATH for
  * the vendor runtimes).
  *
  * This file is the vendor-neutral core (core.h). At load time it reads its
  * configuration (LUMEN_TOOL_CONFIG: the counter sets, the replay mode, the
- * filters) and builds the policy. A backend (backend_rocprofiler.c,
- * backend_cupti.c) attaches it to
+ * filters) and builds the policy. A backend (rocprofiler.c,
+ * cupti.c) attaches it to
  * the GPU runtime and forwards the runtime's callbacks. Dispatches are
  * decided by the policy; their timestamps, counters and regions are
  * appended to a records file that `lumen profile` reads after the run.

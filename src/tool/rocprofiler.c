@@ -1,5 +1,5 @@
 /*
- * backend_rocprofiler.c - the rocprofiler-sdk adapter of the tool library:
+ * rocprofiler.c - the rocprofiler-sdk adapter of the tool library:
  * liblumen_tool.so exports rocprofiler_configure, so the SDK's registration
  * finds it (LD_PRELOAD or ROCP_TOOL_LIBRARIES). The adapter only
  * translates: the core (core.h) decides which counter set each dispatch
