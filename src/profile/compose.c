@@ -197,7 +197,9 @@ static int cmp_rows(const void *x, const void *y, void *ctx) {
   return (ra->did > rb->did) - (ra->did < rb->did);
 }
 
-/* Names of the columns of set s that go to pmc_perf / to its level table. */
+/* is_level_only: column col of a record of set si goes to the set's level
+ * table only, not to pmc_perf: with an accumulate set, the accumulator's
+ * columns and the accumulated counter's (bare, per instance or _sum). */
 static int is_level_only(const char *col, const lm_set_info *si, const char *accumulator) {
   if (!si->accumulate) return 0;
   size_t n = strlen(accumulator);
@@ -394,42 +396,67 @@ done:
   return st;
 }
 
-lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, int n_sets,
-                         const char *accumulator, const lm_sysinfo *info, const lm_table *roofline,
-                         const char *name,
-                         char *const *argv, int argc, const char *ip_blocks,
-                         lm_profile_summary *summary, lm_diag *diag) {
+/* What lm_collect_compose builds, all freed by compose_fini: the loaded
+ * runs, the complete rows in order, the tables, where each value came
+ * from and the workload that carries them to the database. */
+typedef struct compose_ctx {
   collected c;
-  lm_status st = load_collected(db, wid, n_sets, &c, diag);
-  size_t *rows = NULL;
-  name_list pmc_cols = {0}, regions = {0};
-  lm_workload *w = NULL;
-  lm_table *pmc = NULL, **levels = NULL, **level_of = NULL;
-  provenance *prov = NULL;
-  size_t n_prov = 0;
-  lm_db_composer *out = NULL;
-  if (st != LM_OK) return st;
-  pmc_cols.index = lm_map_new();
-  regions.index = lm_map_new();
-  rows = malloc((c.n_comps + 1) * sizeof *rows);
-  levels = calloc((size_t)n_sets + 1, sizeof *levels);
-  level_of = calloc((size_t)n_sets + 1, sizeof *level_of);
-  if (!pmc_cols.index || !regions.index || !rows || !levels || !level_of) goto nomem;
-  size_t n_rows = 0;
+  const lm_set_info *sets;
+  int n_sets;
+  const char *accumulator;
+  const char *db_path;
+  size_t *rows; /* the complete composites, in launch order */
+  size_t n_rows;
+  name_list pmc_cols; /* pmc_perf's counter columns */
+  name_list regions;  /* region names, numbered as they are written */
+  lm_table *pmc;
+  lm_table **levels;   /* the level tables (n_levels) */
+  size_t n_levels;
+  lm_table **level_of; /* per set: its level table, NULL without one */
+  provenance *prov;    /* per pmc_perf counter column */
+  size_t n_prov;
+  lm_workload *w;      /* in its own arena; its tables are the ones above */
+} compose_ctx;
+
+static void compose_fini(compose_ctx *x) {
+  for (size_t k = 0; x->prov && k < x->n_prov; k++) {
+    free(x->prov[k].source);
+    free(x->prov[k].column);
+    free(x->prov[k].runs);
+    free(x->prov[k].sets);
+  }
+  free(x->prov);
+  if (x->w) lm_arena_free(x->w->arena);
+  lm_table_free(x->pmc);
+  for (int k = 0; x->levels && k < x->n_sets; k++) lm_table_free(x->levels[k]);
+  free(x->levels);
+  free(x->level_of);
+  free(x->rows);
+  name_list_fini(&x->pmc_cols);
+  name_list_fini(&x->regions);
+  collected_fini(&x->c);
+}
+
+/* pick_rows: the complete rows into x->rows, in launch order; each row
+ * that misses a set is counted in summary and described while there is
+ * room. */
+static void pick_rows(compose_ctx *x, lm_profile_summary *summary) {
+  const collected *c = &x->c;
+  int n_sets = x->n_sets;
   summary->dropped = 0;
   summary->dropped_detail[0] = '\0';
   size_t detail_at = 0;
-  for (size_t i = 0; i < c.n_comps; i++) {
-    if (composite_complete(&c, &c.comps[i])) {
-      rows[n_rows++] = i;
+  for (size_t i = 0; i < c->n_comps; i++) {
+    if (composite_complete(c, &c->comps[i])) {
+      x->rows[x->n_rows++] = i;
       continue;
     }
     summary->dropped++;
-    const crec *r = &c.recs[c.comps[i].first];
+    const crec *r = &c->recs[c->comps[i].first];
     if (detail_at < sizeof summary->dropped_detail - 200) {
       int missing = 0, first_missing = -1;
       for (int k = 0; k < n_sets; k++)
-        if (c.comps[i].members[k] < 0) {
+        if (c->comps[i].members[k] < 0) {
           missing++;
           if (first_missing < 0) first_missing = k;
         }
@@ -440,165 +467,199 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
                                     missing, n_sets, first_missing);
     }
   }
-  lm_sort(rows, n_rows, sizeof *rows, cmp_rows, &c);
-  /* Columns: pmc_perf gets every value but the accumulate ones. */
-  for (size_t i = 0; i < n_rows; i++) {
-    const composite *cp = &c.comps[rows[i]];
-    for (int k = 0; k < n_sets; k++) {
-      const crec *r = &c.recs[cp->members[k]];
-      for (int v = 0; v < r->n_vals; v++)
-        if (!is_level_only(r->cols[v], &sets[k], accumulator) && name_add(&pmc_cols, r->cols[v]) < 0)
-          goto nomem;
-    }
-  }
-  const char *db_path = lm_db_path(db);
-  pmc = lm_table_create(db_path, "pmc_perf", n_rows, LM_ARRAY_LEN(fixed_names) + 5 + pmc_cols.n);
-  if (!pmc) goto nomem;
+  lm_sort(x->rows, x->n_rows, sizeof *x->rows, cmp_rows, &x->c);
+}
+
+/* The columns of pmc_perf while it is filled; counters[k] holds
+ * x->pmc_cols.v[k]. starts and ends: per set, one row's timestamps. */
+typedef struct pmc_layout {
   lm_column *fixed[LM_ARRAY_LEN(fixed_names)];
+  lm_column *kernel, *start, *end;
+  lm_column **counters;
+  double wave;
+  double *starts, *ends;
+} pmc_layout;
+
+/* pmc_names: pmc_perf's counter columns, which get every value but the
+ * accumulate ones. */
+static lm_status pmc_names(compose_ctx *x, lm_diag *diag) {
+  const collected *c = &x->c;
+  for (size_t i = 0; i < x->n_rows; i++) {
+    const composite *cp = &c->comps[x->rows[i]];
+    for (int k = 0; k < x->n_sets; k++) {
+      const crec *r = &c->recs[cp->members[k]];
+      for (int v = 0; v < r->n_vals; v++)
+        if (!is_level_only(r->cols[v], &x->sets[k], x->accumulator) && name_add(&x->pmc_cols, r->cols[v]) < 0)
+          return oom(diag);
+    }
+  }
+  return LM_OK;
+}
+
+/* pmc_columns: pmc_perf with its columns (fixed ones, Kernel_Name, the
+ * counters, the timestamps), the counters' values NaN and each counter's
+ * provenance (x->prov) none until a row fills it. */
+static lm_status pmc_columns(compose_ctx *x, pmc_layout *lay, lm_diag *diag) {
+  size_t n_rows = x->n_rows, n_cols = x->pmc_cols.n;
+  x->pmc = lm_table_create(x->db_path, "pmc_perf", n_rows, LM_ARRAY_LEN(fixed_names) + 5 + n_cols);
+  if (!x->pmc) return oom(diag);
   for (size_t k = 0; k < LM_ARRAY_LEN(fixed_names); k++)
-    if (!(fixed[k] = lm_table_add_column(pmc, fixed_names[k], 0))) goto nomem;
-  lm_column *kcol = lm_table_add_column(pmc, "Kernel_Name", 1);
-  lm_column **ccols = calloc(pmc_cols.n + 1, sizeof *ccols);
-  if (!kcol || !ccols) {
-    free(ccols);
-    goto nomem;
-  }
-  prov = calloc(pmc_cols.n + (size_t)n_sets * 64 + 1, sizeof *prov);
-  if (!prov) {
-    free(ccols);
-    goto nomem;
-  }
-  for (size_t k = 0; k < pmc_cols.n; k++) {
-    ccols[k] = lm_table_add_column(pmc, pmc_cols.v[k], 0);
-    prov[n_prov].source = strdup("pmc_perf");
-    prov[n_prov].column = strdup(pmc_cols.v[k]);
-    prov[n_prov].runs = calloc(n_rows + 1, sizeof(int16_t));
-    prov[n_prov].sets = calloc(n_rows + 1, sizeof(int16_t));
-    if (!ccols[k] || !prov[n_prov].runs || !prov[n_prov].sets) {
-      free(ccols);
-      goto nomem;
-    }
-    n_prov++;
+    if (!(lay->fixed[k] = lm_table_add_column(x->pmc, fixed_names[k], 0))) return oom(diag);
+  lay->kernel = lm_table_add_column(x->pmc, "Kernel_Name", 1);
+  lay->counters = calloc(n_cols + 1, sizeof *lay->counters);
+  if (!lay->kernel || !lay->counters) return oom(diag);
+  x->prov = calloc(n_cols + (size_t)x->n_sets * 64 + 1, sizeof *x->prov);
+  if (!x->prov) return oom(diag);
+  for (size_t k = 0; k < n_cols; k++) {
+    provenance *p = &x->prov[x->n_prov];
+    lay->counters[k] = lm_table_add_column(x->pmc, x->pmc_cols.v[k], 0);
+    p->source = strdup("pmc_perf");
+    p->column = strdup(x->pmc_cols.v[k]);
+    p->runs = calloc(n_rows + 1, sizeof(int16_t));
+    p->sets = calloc(n_rows + 1, sizeof(int16_t));
+    if (!lay->counters[k] || !p->runs || !p->sets) return oom(diag);
+    x->n_prov++;
     for (size_t r = 0; r < n_rows; r++) {
-      ccols[k]->values[r] = LM_NAN;
-      prov[k].runs[r] = prov[k].sets[r] = -1;
+      lay->counters[k]->values[r] = LM_NAN;
+      p->runs[r] = p->sets[r] = -1;
     }
   }
-  lm_column *start_col = lm_table_add_column(pmc, "Start_Timestamp", 0);
-  lm_column *end_col = lm_table_add_column(pmc, "End_Timestamp", 0);
-  if (!start_col || !end_col) {
-    free(ccols);
-    goto nomem;
+  lay->start = lm_table_add_column(x->pmc, "Start_Timestamp", 0);
+  lay->end = lm_table_add_column(x->pmc, "End_Timestamp", 0);
+  if (!lay->start || !lay->end) return oom(diag);
+  return LM_OK;
+}
+
+/* pmc_row: row i of pmc_perf from its records: the first record's
+ * dispatch attributes, each counter from the first set that has it, the
+ * timestamps. */
+static void pmc_row(compose_ctx *x, const pmc_layout *lay, size_t i) {
+  const collected *c = &x->c;
+  const composite *cp = &c->comps[x->rows[i]];
+  const crec *f = &c->recs[cp->first];
+  /* Dispatch_ID numbers the composed rows in launch order (a row of
+   * instance cycling spans several of the application's dispatches,
+   * which profile_record keeps). */
+  double attrs[] = {(double)i, f->gpu, (double)f->grid, (double)f->wg, (double)f->lds,
+                    (double)f->scratch, (double)f->vgpr, (double)f->agpr, (double)f->sgpr, lay->wave};
+  for (size_t k = 0; k < LM_ARRAY_LEN(fixed_names); k++) lay->fixed[k]->values[i] = attrs[k];
+  lay->kernel->text_ids[i] = lm_table_intern(x->pmc, f->kernel);
+  for (int k = 0; k < x->n_sets; k++) {
+    const crec *r = &c->recs[cp->members[k]];
+    lay->starts[k] = r->start;
+    lay->ends[k] = r->end;
+    for (int v = 0; v < r->n_vals; v++) {
+      int64_t ci;
+      if (!lm_map_get(x->pmc_cols.index, r->cols[v], &ci)) continue;
+      if (x->prov[ci].sets[i] >= 0) continue; /* the first set that has it */
+      lay->counters[ci]->values[i] = r->vals[v];
+      x->prov[ci].runs[i] = (int16_t)r->run;
+      x->prov[ci].sets[i] = (int16_t)k;
+    }
   }
-  double wave = 64;
+  /* Timestamps: the mean over the runs, as the reference tool merges
+   * passes (exact when they agree). */
+  lay->start->values[i] = exact_mean(lay->starts, (size_t)x->n_sets);
+  lay->end->values[i] = exact_mean(lay->ends, (size_t)x->n_sets);
+}
+
+/* build_pmc: pmc_perf, one row per complete row (not finished: add_power
+ * may add columns). */
+static lm_status build_pmc(compose_ctx *x, const lm_sysinfo *info, lm_diag *diag) {
+  pmc_layout lay = {0};
+  lm_status st = pmc_columns(x, &lay, diag);
+  if (st != LM_OK) goto done;
+  lay.wave = 64;
   long wi = lm_sysinfo_find(info, "wave_size");
-  if (wi >= 0 && !isnan(info->values[wi])) wave = info->values[wi];
-  double *starts = malloc(((size_t)n_sets + 1) * sizeof *starts);
-  double *ends = malloc(((size_t)n_sets + 1) * sizeof *ends);
-  if (!starts || !ends) {
-    free(starts);
-    free(ends);
-    free(ccols);
-    goto nomem;
+  if (wi >= 0 && !isnan(info->values[wi])) lay.wave = info->values[wi];
+  lay.starts = malloc(((size_t)x->n_sets + 1) * sizeof *lay.starts);
+  lay.ends = malloc(((size_t)x->n_sets + 1) * sizeof *lay.ends);
+  if (!lay.starts || !lay.ends) {
+    st = oom(diag);
+    goto done;
   }
+  for (size_t i = 0; i < x->n_rows; i++) pmc_row(x, &lay, i);
+done:
+  free(lay.starts);
+  free(lay.ends);
+  free(lay.counters);
+  return st;
+}
+
+/* build_level: the level table of accumulate set k: every value of the
+ * set's records, by row. */
+static lm_status build_level(compose_ctx *x, int k, lm_diag *diag) {
+  const collected *c = &x->c;
+  size_t n_rows = x->n_rows;
+  lm_column **vc = NULL;
+  lm_status st = LM_OK;
+  name_list lc = {0};
+  lc.index = lm_map_new();
+  if (!lc.index) return oom(diag);
   for (size_t i = 0; i < n_rows; i++) {
-    const composite *cp = &c.comps[rows[i]];
-    const crec *f = &c.recs[cp->first];
-    /* Dispatch_ID numbers the composed rows in launch order (a row of
-     * instance cycling spans several of the application's dispatches,
-     * which profile_record keeps). */
-    double attrs[] = {(double)i, f->gpu, (double)f->grid, (double)f->wg, (double)f->lds,
-                      (double)f->scratch, (double)f->vgpr, (double)f->agpr, (double)f->sgpr, wave};
-    for (size_t k = 0; k < LM_ARRAY_LEN(fixed_names); k++) fixed[k]->values[i] = attrs[k];
-    kcol->text_ids[i] = lm_table_intern(pmc, f->kernel);
-    for (int k = 0; k < n_sets; k++) {
-      const crec *r = &c.recs[cp->members[k]];
-      starts[k] = r->start;
-      ends[k] = r->end;
-      for (int v = 0; v < r->n_vals; v++) {
-        int64_t ci;
-        if (!lm_map_get(pmc_cols.index, r->cols[v], &ci)) continue;
-        if (prov[ci].sets[i] >= 0) continue; /* the first set that has it */
-        ccols[ci]->values[i] = r->vals[v];
-        prov[ci].runs[i] = (int16_t)r->run;
-        prov[ci].sets[i] = (int16_t)k;
-      }
-    }
-    /* Timestamps: the mean over the runs, as the reference tool merges
-     * passes (exact when they agree). */
-    start_col->values[i] = exact_mean(starts, (size_t)n_sets);
-    end_col->values[i] = exact_mean(ends, (size_t)n_sets);
+    const crec *r = &c->recs[c->comps[x->rows[i]].members[k]];
+    for (int v = 0; v < r->n_vals; v++) name_add(&lc, r->cols[v]);
   }
-  free(starts);
-  free(ends);
-  free(ccols);
-  if ((st = add_power(db, wid, &c, rows, n_rows, pmc, diag)) != LM_OK) goto done;
-  lm_table_finish(pmc);
-  /* Level tables: every value of each accumulate set. */
-  size_t n_levels = 0;
-  for (int k = 0; k < n_sets; k++) {
-    if (!sets[k].accumulate) continue;
-    name_list lc = {0};
-    lc.index = lm_map_new();
-    if (!lc.index) goto nomem;
-    for (size_t i = 0; i < n_rows; i++) {
-      const crec *r = &c.recs[c.comps[rows[i]].members[k]];
-      for (int v = 0; v < r->n_vals; v++) name_add(&lc, r->cols[v]);
-    }
-    lm_table *t = lm_table_create(db_path, sets[k].accumulate, n_rows, 4 + lc.n);
-    if (!t) {
-      name_list_fini(&lc);
-      goto nomem;
-    }
-    levels[n_levels++] = t;
-    level_of[k] = t;
-    lm_column *d = lm_table_add_column(t, "Dispatch_ID", 0), *g = lm_table_add_column(t, "GPU_ID", 0);
-    lm_column **vc = calloc(lc.n + 1, sizeof *vc);
-    if (!d || !g || !vc) {
-      free(vc);
-      name_list_fini(&lc);
-      goto nomem;
-    }
-    for (size_t j = 0; j < lc.n; j++) {
-      vc[j] = lm_table_add_column(t, lc.v[j], 0);
-      for (size_t i = 0; vc[j] && i < n_rows; i++) vc[j]->values[i] = LM_NAN;
-    }
-    lm_column *ts = lm_table_add_column(t, "Start_Timestamp", 0), *te = lm_table_add_column(t, "End_Timestamp", 0);
-    for (size_t i = 0; ts && te && i < n_rows; i++) {
-      const crec *r = &c.recs[c.comps[rows[i]].members[k]];
-      d->values[i] = (double)c.recs[c.comps[rows[i]].first].did;
-      g->values[i] = r->gpu;
-      ts->values[i] = r->start;
-      te->values[i] = r->end;
-      for (int v = 0; v < r->n_vals; v++) {
-        int64_t j;
-        if (lm_map_get(lc.index, r->cols[v], &j) && vc[j]) vc[j]->values[i] = r->vals[v];
-      }
-    }
-    free(vc);
-    name_list_fini(&lc);
-    lm_table_finish(t);
+  lm_table *t = lm_table_create(x->db_path, x->sets[k].accumulate, n_rows, 4 + lc.n);
+  if (!t) {
+    st = oom(diag);
+    goto done;
   }
-  /* The workload in memory: the device's system info with this profile's
-   * name, command and time. */
+  x->levels[x->n_levels++] = t;
+  x->level_of[k] = t;
+  lm_column *d = lm_table_add_column(t, "Dispatch_ID", 0), *g = lm_table_add_column(t, "GPU_ID", 0);
+  vc = calloc(lc.n + 1, sizeof *vc);
+  if (!d || !g || !vc) {
+    st = oom(diag);
+    goto done;
+  }
+  for (size_t j = 0; j < lc.n; j++) {
+    vc[j] = lm_table_add_column(t, lc.v[j], 0);
+    for (size_t i = 0; vc[j] && i < n_rows; i++) vc[j]->values[i] = LM_NAN;
+  }
+  lm_column *ts = lm_table_add_column(t, "Start_Timestamp", 0), *te = lm_table_add_column(t, "End_Timestamp", 0);
+  for (size_t i = 0; ts && te && i < n_rows; i++) {
+    const crec *r = &c->recs[c->comps[x->rows[i]].members[k]];
+    d->values[i] = (double)c->recs[c->comps[x->rows[i]].first].did;
+    g->values[i] = r->gpu;
+    ts->values[i] = r->start;
+    te->values[i] = r->end;
+    for (int v = 0; v < r->n_vals; v++) {
+      int64_t j;
+      if (lm_map_get(lc.index, r->cols[v], &j) && vc[j]) vc[j]->values[i] = r->vals[v];
+    }
+  }
+  lm_table_finish(t);
+done:
+  free(vc);
+  name_list_fini(&lc);
+  return st;
+}
+
+/* build_workload: the workload in memory (x->w): the tables, the
+ * device's system information with this profile's name, command, time
+ * and blocks, and the executions of each row. */
+static lm_status build_workload(compose_ctx *x, const lm_sysinfo *info, const lm_table *roofline,
+                                const char *name, char *const *argv, int argc, const char *ip_blocks,
+                                lm_diag *diag) {
   lm_arena *arena = lm_arena_new(1 << 12);
-  if (!arena) goto nomem;
-  w = lm_arena_alloc(arena, sizeof *w);
+  if (!arena) return oom(diag);
+  lm_workload *w = x->w = lm_arena_alloc(arena, sizeof *w);
   if (!w) {
     lm_arena_free(arena);
-    goto nomem;
+    return oom(diag);
   }
   w->arena = arena;
-  w->pmc = pmc;
-  w->levels = levels;
-  w->n_levels = n_levels;
+  w->pmc = x->pmc;
+  w->levels = x->levels;
+  w->n_levels = x->n_levels;
   /* The roofline table is lent: the workload is written, never freed
    * with its tables. */
   w->roofline = (lm_table *)roofline;
   w->sysinfo = *info;
   size_t nf = info->n_fields;
   w->sysinfo.texts = lm_arena_alloc(arena, (nf + 1) * sizeof(char *));
-  if (!w->sysinfo.texts) goto nomem;
+  if (!w->sysinfo.texts) return oom(diag);
   char command[4096] = "", stamp[64];
   for (int i = 0, at = 0; i < argc && at < (int)sizeof command - 2; i++)
     at += snprintf(command + at, sizeof command - (size_t)at, "%s%s", i ? " " : "", argv[i]);
@@ -611,91 +672,117 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
     else if (strcmp(field, "timestamp") == 0) text = stamp;
     else if (strcmp(field, "ip_blocks") == 0 && ip_blocks) text = ip_blocks;
     w->sysinfo.texts[i] = lm_arena_strdup(arena, text);
-    if (!w->sysinfo.texts[i]) goto nomem;
+    if (!w->sysinfo.texts[i]) return oom(diag);
   }
   w->arch = lm_sysinfo_text(&w->sysinfo, "gpu_arch");
-  w->exec = build_executions(arena, &c, rows, n_rows, sets, n_sets, accumulator, prov, n_prov, level_of);
-  if (!w->exec) goto nomem;
-  double n_xcd = 1;
-  long xi = lm_sysinfo_find(info, "num_xcd");
-  if (xi >= 0 && info->values[xi] >= 1) n_xcd = info->values[xi];
-  if ((st = lm_db_begin(db, diag)) != LM_OK) goto done;
-  if ((st = lm_db_clear_composed(db, wid, diag)) != LM_OK) goto rollback;
-  lm_sql *sql = lm_sql_wrap_sqlite(db);
-  st = sql ? lm_db_write_tables(sql, wid, w, diag) : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-  lm_sql_close(sql);
-  if (st != LM_OK) goto rollback;
-  if ((st = lm_db_composer_open(db, wid, &out, diag)) != LM_OK) goto rollback;
-  /* Where each value came from: the run and the set, per row. */
-  for (size_t k = 0; st == LM_OK && k < n_prov; k++)
-    st = lm_db_composer_sources(out, prov[k].source, prov[k].column, prov[k].runs, prov[k].sets, n_rows, diag);
-  /* Per row: instance, process, thread, regions and measured clocks. */
-  for (size_t i = 0; st == LM_OK && i < n_rows; i++) {
-    const composite *cp = &c.comps[rows[i]];
-    const crec *f = &c.recs[cp->first];
-    double sclk, mclk;
-    if ((st = lm_db_composer_clock(out, f->run, f->gpu, f->start, f->end, &sclk, &mclk, diag)) != LM_OK) break;
-    /* Where the clock came from: the run's sampler, else the estimate. */
-    char source[64] = "";
-    if (!isnan(sclk)) {
-      if ((st = lm_db_composer_sampler(out, f->run, source, sizeof source, diag)) != LM_OK) break;
-      if (!source[0]) snprintf(source, sizeof source, "sampled");
-    } else if (!isnan(sclk = estimate_sclk(&c, cp, n_sets, n_xcd))) {
-      snprintf(source, sizeof source, "estimate");
-    }
-    if (source[0]) st = lm_db_composer_clock_source(out, i, source, diag);
-    if (st == LM_OK) st = lm_db_composer_row(out, i, f->run, f->instance, f->pid, f->tid, sclk, mclk, diag);
-    /* Regions of every record of the row, by name. */
-    for (int k = 0; st == LM_OK && k < n_sets; k++) {
-      const crec *r = &c.recs[cp->members[k]];
-      char buf[512];
-      snprintf(buf, sizeof buf, "%s", r->regions);
-      for (char *tok = strtok(buf, ","); tok && st == LM_OK; tok = strtok(NULL, ",")) {
-        const char *rname = NULL;
-        if ((st = lm_db_composer_region_name(out, r->run, atoi(tok), &rname, diag)) != LM_OK || !rname) continue;
-        int64_t gid = name_add(&regions, rname);
-        if (gid >= 0) st = lm_db_composer_region(out, i, gid, rname, diag);
-      }
+  w->exec = build_executions(arena, &x->c, x->rows, x->n_rows, x->sets, x->n_sets, x->accumulator, x->prov,
+                             x->n_prov, x->level_of);
+  return w->exec ? LM_OK : oom(diag);
+}
+
+/* write_row: row i's details: instance, process, thread, measured clocks
+ * and where they came from, and the regions of every record of the row. */
+static lm_status write_row(compose_ctx *x, lm_db_composer *out, size_t i, double n_xcd, lm_diag *diag) {
+  const composite *cp = &x->c.comps[x->rows[i]];
+  const crec *f = &x->c.recs[cp->first];
+  double sclk, mclk;
+  lm_status st = lm_db_composer_clock(out, f->run, f->gpu, f->start, f->end, &sclk, &mclk, diag);
+  if (st != LM_OK) return st;
+  /* Where the clock came from: the run's sampler, else the estimate. */
+  char source[64] = "";
+  if (!isnan(sclk)) {
+    if ((st = lm_db_composer_sampler(out, f->run, source, sizeof source, diag)) != LM_OK) return st;
+    if (!source[0]) snprintf(source, sizeof source, "sampled");
+  } else if (!isnan(sclk = estimate_sclk(&x->c, cp, x->n_sets, n_xcd))) {
+    snprintf(source, sizeof source, "estimate");
+  }
+  if (source[0]) st = lm_db_composer_clock_source(out, i, source, diag);
+  if (st == LM_OK) st = lm_db_composer_row(out, i, f->run, f->instance, f->pid, f->tid, sclk, mclk, diag);
+  /* Regions of every record of the row, by name. */
+  for (int k = 0; st == LM_OK && k < x->n_sets; k++) {
+    const crec *r = &x->c.recs[cp->members[k]];
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", r->regions);
+    for (char *tok = strtok(buf, ","); tok && st == LM_OK; tok = strtok(NULL, ",")) {
+      const char *rname = NULL;
+      if ((st = lm_db_composer_region_name(out, r->run, atoi(tok), &rname, diag)) != LM_OK || !rname) continue;
+      int64_t gid = name_add(&x->regions, rname);
+      if (gid >= 0) st = lm_db_composer_region(out, i, gid, rname, diag);
     }
   }
-  lm_db_composer_close(out);
-  out = NULL;
-  if (st != LM_OK) goto rollback;
-  if ((st = lm_db_complete_workload(db, wid, n_rows, diag)) != LM_OK) goto rollback;
-  if ((st = lm_db_commit(db, diag)) != LM_OK) goto rollback;
-  summary->dispatches = n_rows;
-  goto done;
-rollback:
-  lm_db_rollback(db);
-  goto done;
-nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-done:
-  lm_db_composer_close(out);
-  for (size_t k = 0; prov && k < n_prov; k++) {
-    free(prov[k].source);
-    free(prov[k].column);
-    free(prov[k].runs);
-    free(prov[k].sets);
-  }
-  free(prov);
-  if (w) lm_arena_free(w->arena);
-  lm_table_free(pmc);
-  for (int k = 0; levels && k < n_sets; k++) lm_table_free(levels[k]);
-  free(levels);
-  free(level_of);
-  free(rows);
-  name_list_fini(&pmc_cols);
-  name_list_fini(&regions);
-  collected_fini(&c);
   return st;
 }
 
-/* Gaps after the runs so far, and the next run that fills them. A row
- * that misses set k gets a selected instance of its kernel assigned to
- * set k: one of its own instances first, then any other instance of the
- * same kernel (instance cycling assumes they behave alike), each instance
- * at most once per run. */
+/* write_composed: in one transaction, replace the workload's composed
+ * tables with x->w's, where each value came from (the run and the set,
+ * per row) and each row's details, and mark the workload complete;
+ * rolled back when any of it fails. */
+static lm_status write_composed(compose_ctx *x, sqlite3 *db, int64_t wid, double n_xcd, lm_diag *diag) {
+  lm_db_composer *out = NULL;
+  lm_status st = lm_db_begin(db, diag);
+  if (st != LM_OK) return st;
+  if ((st = lm_db_clear_composed(db, wid, diag)) != LM_OK) goto done;
+  lm_sql *sql = lm_sql_wrap_sqlite(db);
+  st = sql ? lm_db_write_tables(sql, wid, x->w, diag) : oom(diag);
+  lm_sql_close(sql);
+  if (st != LM_OK) goto done;
+  if ((st = lm_db_composer_open(db, wid, &out, diag)) != LM_OK) goto done;
+  for (size_t k = 0; st == LM_OK && k < x->n_prov; k++)
+    st = lm_db_composer_sources(out, x->prov[k].source, x->prov[k].column, x->prov[k].runs, x->prov[k].sets,
+                                x->n_rows, diag);
+  for (size_t i = 0; st == LM_OK && i < x->n_rows; i++) st = write_row(x, out, i, n_xcd, diag);
+  lm_db_composer_close(out);
+  out = NULL;
+  if (st != LM_OK) goto done;
+  if ((st = lm_db_complete_workload(db, wid, x->n_rows, diag)) != LM_OK) goto done;
+  st = lm_db_commit(db, diag);
+done:
+  lm_db_composer_close(out);
+  if (st != LM_OK) lm_db_rollback(db);
+  return st;
+}
+
+lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, int n_sets,
+                             const char *accumulator, const lm_sysinfo *info, const lm_table *roofline,
+                             const char *name, char *const *argv, int argc, const char *ip_blocks,
+                             lm_profile_summary *summary, lm_diag *diag) {
+  compose_ctx x;
+  memset(&x, 0, sizeof x);
+  x.sets = sets;
+  x.n_sets = n_sets;
+  x.accumulator = accumulator;
+  lm_status st = load_collected(db, wid, n_sets, &x.c, diag);
+  if (st != LM_OK) return st;
+  x.pmc_cols.index = lm_map_new();
+  x.regions.index = lm_map_new();
+  x.rows = malloc((x.c.n_comps + 1) * sizeof *x.rows);
+  x.levels = calloc((size_t)n_sets + 1, sizeof *x.levels);
+  x.level_of = calloc((size_t)n_sets + 1, sizeof *x.level_of);
+  if (!x.pmc_cols.index || !x.regions.index || !x.rows || !x.levels || !x.level_of) {
+    st = oom(diag);
+    goto done;
+  }
+  pick_rows(&x, summary);
+  if ((st = pmc_names(&x, diag)) != LM_OK) goto done;
+  x.db_path = lm_db_path(db);
+  if ((st = build_pmc(&x, info, diag)) != LM_OK) goto done;
+  if ((st = add_power(db, wid, &x.c, x.rows, x.n_rows, x.pmc, diag)) != LM_OK) goto done;
+  lm_table_finish(x.pmc);
+  /* Level tables: every value of each accumulate set. */
+  for (int k = 0; k < n_sets; k++)
+    if (sets[k].accumulate && (st = build_level(&x, k, diag)) != LM_OK) goto done;
+  if ((st = build_workload(&x, info, roofline, name, argv, argc, ip_blocks, diag)) != LM_OK) goto done;
+  double n_xcd = 1;
+  long xi = lm_sysinfo_find(info, "num_xcd");
+  if (xi >= 0 && info->values[xi] >= 1) n_xcd = info->values[xi];
+  if ((st = write_composed(&x, db, wid, n_xcd, diag)) == LM_OK) summary->dispatches = x.n_rows;
+done:
+  compose_fini(&x);
+  return st;
+}
+
+/* add_assignment: append (key, selected) -> set for composed row group
+ * to run's assignments (*cap: their capacity). 0 when out of memory. */
 static int add_assignment(lm_run_spec *run, size_t *cap, const char *key, int64_t selected, int set,
                           int64_t group) {
   if (run->n_assign == *cap) {
@@ -720,6 +807,11 @@ static int add_assignment(lm_run_spec *run, size_t *cap, const char *key, int64_
   return 1;
 }
 
+/* Gaps after the runs so far, and the next run that fills them. A row
+ * that misses set k gets a selected instance of its kernel assigned to
+ * set k: one of its own instances first, then any other instance of the
+ * same kernel (instance cycling assumes they behave alike), each instance
+ * at most once per run. */
 lm_status lm_collect_plan_gaps(sqlite3 *db, int64_t wid, int n_sets, lm_run_spec *run, size_t *n_gaps,
                            lm_diag *diag) {
   collected c;
