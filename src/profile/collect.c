@@ -39,6 +39,48 @@ static void run_spec_fini(lm_run_spec *r) {
   memset(r, 0, sizeof *r);
 }
 
+/* Signals while a new workload is created (its folder, database, plan
+ * and the device check, before the first run): recorded, and acted on
+ * once the creation has ended, by removing what was created. A signal's
+ * default action would leave a folder with a half-written database that
+ * neither --resume nor a new profile accepts. */
+static const int creation_signals[] = {SIGINT, SIGTERM, SIGHUP};
+static volatile sig_atomic_t g_creation_signal;
+static void note_creation_signal(int sig) {
+  if (!g_creation_signal) g_creation_signal = sig;
+}
+
+typedef struct creation_guard {
+  int on;
+  struct sigaction saved[3];
+} creation_guard;
+
+/* guard_creation: hold the creation signals (noted, not acted on) until
+ * unguard_creation. */
+static void guard_creation(creation_guard *g) {
+  struct sigaction act;
+  memset(&act, 0, sizeof act);
+  act.sa_handler = note_creation_signal;
+  sigemptyset(&act.sa_mask);
+  g_creation_signal = 0;
+  for (int i = 0; i < 3; i++) {
+    sigaction(creation_signals[i], NULL, &g->saved[i]);
+    /* a signal the caller ignores (nohup, a background job) stays ignored */
+    if (g->saved[i].sa_handler != SIG_IGN) sigaction(creation_signals[i], &act, NULL);
+  }
+  g->on = 1;
+}
+
+/* The signal received while the guard was on (0: none); restores the
+ * earlier dispositions. */
+static int unguard_creation(creation_guard *g) {
+  if (!g->on) return 0;
+  for (int i = 0; i < 3; i++) sigaction(creation_signals[i], &g->saved[i], NULL);
+  g->on = 0;
+  return g_creation_signal;
+}
+
+/* One `lumen profile`: what lm_profile_run holds and frees at its end. */
 typedef struct profile_ctx {
   sqlite3 *db;
   int64_t wid;
@@ -57,6 +99,13 @@ typedef struct profile_ctx {
   int checked;           /* check_selected ran after a run of this lumen */
   int discard;           /* nothing is kept: remove what this lumen wrote */
   char made_from[4096];  /* the first folder of dir this lumen created, or "" */
+  char db_path[4096];    /* dir's workload database */
+  int lock_fd;           /* the folder's lock (lm_collect_lock_folder), -1: none */
+  int was_complete;      /* --resume of a workload that was complete */
+  creation_guard guard;  /* signals held while a new workload is created */
+  lm_plan *plan;         /* the plan of a new workload */
+  lm_run_spec spec;      /* the run being made */
+  lm_workload *rec;      /* the system information the tool library reported */
 } profile_ctx;
 
 /* remove_records: the records files of a run (one per process). */
@@ -378,43 +427,248 @@ void lm_collect_discard(const char *dir, const char *made_from) {
   }
 }
 
-/* Signals while a new workload is created (its folder, database, plan
- * and the device check, before the first run): recorded, and acted on
- * once the creation has ended, by removing what was created. A signal's
- * default action would leave a folder with a half-written database that
- * neither --resume nor a new profile accepts. */
-static const int creation_signals[] = {SIGINT, SIGTERM, SIGHUP};
-static volatile sig_atomic_t g_creation_signal;
-static void note_creation_signal(int sig) {
-  if (!g_creation_signal) g_creation_signal = sig;
-}
-
-typedef struct creation_guard {
-  int on;
-  struct sigaction saved[3];
-} creation_guard;
-
-static void guard_creation(creation_guard *g) {
-  struct sigaction act;
-  memset(&act, 0, sizeof act);
-  act.sa_handler = note_creation_signal;
-  sigemptyset(&act.sa_mask);
-  g_creation_signal = 0;
-  for (int i = 0; i < 3; i++) {
-    sigaction(creation_signals[i], NULL, &g->saved[i]);
-    /* a signal the caller ignores (nohup, a background job) stays ignored */
-    if (g->saved[i].sa_handler != SIG_IGN) sigaction(creation_signals[i], &act, NULL);
+/* resume_workload: --resume of the workload in o->dir: its folder locked,
+ * its database open, its stored options (a new --replay or --timeout
+ * stored over theirs), runs a lumen that died left 'running' recovered,
+ * and its plan loaded. Another command is refused, and so are filters
+ * that selected nothing in a whole run. */
+static lm_status resume_workload(profile_ctx *x, const lm_profile_opts *o, lm_diag *diag) {
+  lm_status st;
+  if ((st = lm_collect_lock_folder(o->dir, &x->lock_fd, diag)) != LM_OK) return st;
+  if ((st = lm_db_open(x->db_path, LM_DB_WRITE, &x->db, diag)) != LM_OK) return st;
+  int complete = 0;
+  if ((st = lm_collect_only_workload(x->db, x->db_path, &x->wid, &complete, diag)) != LM_OK) return st;
+  if ((st = lm_collect_read_options(x->db, x->wid, &x->opt, diag)) != LM_OK) return st;
+  x->was_complete = complete;
+  if (o->replay >= 0 && o->replay != x->opt.replay) {
+    /* e.g. an instance-cycling profile continued with --replay auto */
+    char num[16];
+    snprintf(num, sizeof num, "%d", o->replay);
+    if ((st = lm_collect_put_option(x->db, x->wid, "replay", 0, num, diag)) != LM_OK) return st;
+    x->opt.replay = o->replay;
   }
-  g->on = 1;
+  if (x->opt.argc == 0)
+    return lm_diag_set(diag, LM_EDATA, x->db_path, 0, 0, "profile_option", "no command to resume");
+  if (o->timeout > 0 && o->timeout != x->opt.timeout) {
+    char num[32];
+    snprintf(num, sizeof num, "%.17g", o->timeout);
+    if ((st = lm_collect_put_option(x->db, x->wid, "timeout", 0, num, diag)) != LM_OK) return st;
+    x->opt.timeout = o->timeout;
+  }
+  /* A run that a lumen which died left 'running', and its files. */
+  int recovered = 0;
+  if ((st = lm_collect_recover(x->db, x->wid, o->dir, &recovered, diag)) != LM_OK) return st;
+  if (recovered)
+    lm_collect_note(x->db, x->wid, LM_LOG_INFO, "%d run%s left unfinished by an earlier lumen marked interrupted",
+                    recovered, recovered == 1 ? "" : "s");
+  if (o->argc > 0) {
+    int same = o->argc == x->opt.argc;
+    for (int i = 0; same && i < o->argc; i++) same = strcmp(o->argv[i], x->opt.argv[i]) == 0;
+    if (!same)
+      return lm_diag_set(diag, LM_EINVAL, o->dir, 0, 0, NULL,
+                         "--resume continues the profile of `%s ...` with its own command and "
+                         "options; leave out the command, or profile into a new folder",
+                         x->opt.argv[0]);
+  }
+  if ((st = lm_collect_load_plan(x->db, x->wid, &x->sets, &x->n_sets, diag)) != LM_OK) return st;
+  /* A whole run that launched kernels and selected none: the stored
+   * filters select nothing in the next one either. */
+  int64_t full = lm_db_run_n_selected(x->db, x->wid, -1) == 0 ? lm_db_first_full_run(x->db, x->wid) : 0;
+  return full > 0 ? check_selected(x, full, diag) : LM_OK;
 }
 
-/* The signal received while the guard was on (0: none); restores the
- * earlier dispositions. */
-static int unguard_creation(creation_guard *g) {
-  if (!g->on) return 0;
-  for (int i = 0; i < 3; i++) sigaction(creation_signals[i], &g->saved[i], NULL);
-  g->on = 0;
-  return g_creation_signal;
+/* store_workload: in one transaction, the new workload's row, its
+ * options, the plan and, with --split ranks, this rank's share of it. */
+static lm_status store_workload(profile_ctx *x, const lm_profile_opts *o, lm_diag *diag) {
+  lm_status st = lm_db_begin(x->db, diag);
+  if (st != LM_OK) return st;
+  lm_sql *sql = lm_sql_wrap_sqlite(x->db);
+  snprintf(x->summary->simulated, sizeof x->summary->simulated, "%s", x->col->simulated);
+  st = sql ? lm_db_create_workload(sql, o->name, NULL, "lumen", x->col->origin, x->col->arch, x->col->model, 0, 0,
+                                   &x->wid, diag)
+           : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  lm_sql_close(sql);
+  if (st == LM_OK) st = lm_collect_store_options(x->db, x->wid, o, diag);
+  if (st == LM_OK) st = lm_collect_store_plan(x->db, x->wid, x->plan, diag);
+  lm_rank_info me;
+  if (st == LM_OK && o->split_ranks)
+    st = lm_rank_detect_env(&me) ? lm_collect_split_plan(x->db, x->wid, me.rank, me.size, diag)
+                                 : lm_collect_split_plan(x->db, x->wid, -1, 0, diag);
+  if (st == LM_OK) st = lm_db_commit(x->db, diag);
+  else lm_db_rollback(x->db);
+  return st;
+}
+
+/* create_workload: a new workload in o->dir (which must not hold one):
+ * the plan for cat's metrics, the folder, locked, and its database with
+ * the workload, its options and its plan, checked on the device. Signals
+ * are held from the folder's creation to the end (guard_creation); one
+ * that came stops the profile with nothing kept. exists: the database is
+ * there already. */
+static lm_status create_workload(profile_ctx *x, const lm_profile_opts *o, const lm_catalog *cat, int exists,
+                                 lm_diag *diag) {
+  lm_collector *col = x->col;
+  lm_status st;
+  if (o->argc < 1)
+    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
+                       "no application to profile (lumen profile -n NAME -- APP ARGS)");
+  if ((st = lm_collect_check_program(o->argv[0], diag)) != LM_OK) return st;
+  if (exists || !lm_collect_dir_is_empty(o->dir))
+    return lm_diag_set(diag, LM_EINVAL, o->dir, 0, 0, NULL,
+                       "already exists; lumen never overwrites a workload (choose another -w or -n, "
+                       "or add --resume to continue an unfinished profile)");
+  /* A bad -b fails before anything is created. */
+  uint64_t t_plan = lm_phase_begin();
+  int plan_replay = o->replay < 0 ? LM_REPLAY_APP : o->replay;
+  if ((st = col->plan(col, cat, o->items, o->n_items, plan_replay, &x->plan, diag)) != LM_OK) return st;
+  lm_phase_end("plan counter sets", t_plan);
+  /* What this lumen creates, to remove should it keep nothing. Inside
+   * an MPI job dir is the rank's part, in a folder the other ranks
+   * share: only the part is its own. */
+  guard_creation(&x->guard);
+  lm_rank_info part;
+  if (lm_rank_detect_env(&part) && part.size > 1)
+    snprintf(x->made_from, sizeof x->made_from, "%s", access(o->dir, F_OK) == 0 ? "" : o->dir);
+  else
+    lm_collect_first_missing(o->dir, x->made_from, sizeof x->made_from);
+  if ((st = lm_make_dirs(o->dir, "the workload folder", "choose a writable place with -w", diag)) != LM_OK)
+    return st;
+  if ((st = lm_collect_lock_folder(o->dir, &x->lock_fd, diag)) != LM_OK) return st;
+  x->fresh = 1;
+  if ((st = lm_db_open(x->db_path, LM_DB_CREATE, &x->db, diag)) != LM_OK) return st;
+  lm_collect_copy_opts(o, &x->opt);
+  if (x->opt.replay < 0) x->opt.replay = LM_REPLAY_APP;
+  if ((st = store_workload(x, o, diag)) != LM_OK) return st;
+  if ((st = lm_collect_load_plan(x->db, x->wid, &x->sets, &x->n_sets, diag)) != LM_OK) return st;
+  lm_rank_info rank;
+  if (lm_rank_detect_env(&rank) && rank.size > 1)
+    lm_collect_note(x->db, x->wid, LM_LOG_DEBUG, "MPI rank %d of %d (local rank %d, from %s): this "
+                    "folder is the rank's part of the workload", rank.rank, rank.size, rank.local_rank,
+                    rank.launcher);
+  /* The sets on the device, before the first run. */
+  if (col->check_sets &&
+      (st = col->check_sets(col, x->db, x->wid, &x->sets, &x->n_sets, o->n_items > 0, diag)) != LM_OK)
+    return st;
+  int sig = unguard_creation(&x->guard);
+  if (sig) {
+    char name[32];
+    x->discard = x->fresh;
+    return lm_diag_set(diag, LM_EDATA, o->dir, 0, 0, NULL,
+                       "interrupted by signal %s before the first run: nothing was kept",
+                       lm_collect_signal_text(sig, name, sizeof name));
+  }
+  return LM_OK;
+}
+
+/* run_per_set: application (or kernel) replay: one run per set, each
+ * set's run skipped when a finished one is recorded. Filters that select
+ * nothing stop after the first run. */
+static lm_status run_per_set(profile_ctx *x, lm_diag *diag) {
+  int replay = x->opt.replay;
+  lm_run_spec *spec = &x->spec;
+  lm_status st = LM_OK;
+  int *modes = calloc((size_t)x->n_sets + 1, sizeof *modes), *passes = calloc((size_t)x->n_sets + 1, sizeof *passes);
+  int n_runs = modes && passes ? lm_collect_run_plan(replay, x->n_sets, modes, passes, x->n_sets) : -2;
+  if (n_runs < 0) {
+    st = n_runs == -2 ? lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory")
+                      : lm_diag_set(diag, LM_EDATA, x->db_path, 0, 0, "profile_set",
+                                    "kernel replay needs one counter set; the plan has %d", x->n_sets);
+    goto done;
+  }
+  x->runs_planned = n_runs;
+  for (int r = 0; r < n_runs && st == LM_OK; r++) {
+    if (lm_collect_run_done(x->db, x->wid, "app", passes[r])) {
+      x->runs_done++;
+      continue;
+    }
+    spec->id = lm_collect_next_run_id(x->db, x->wid);
+    spec->n_sets = x->n_sets;
+    spec->mode = modes[r];
+    spec->pass = passes[r];
+    st = do_run(x, spec, diag);
+    /* Filters that select nothing stop after the first run, naming the
+     * kernels the application launched. */
+    if (st == LM_OK && !x->checked) {
+      x->checked = 1;
+      st = check_selected(x, spec->id, diag);
+    }
+  }
+done:
+  free(modes);
+  free(passes);
+  return st;
+}
+
+/* run_cycling: instance cycling: one run through every set, unless a
+ * finished one is recorded; with auto, then runs that fill the rows
+ * still missing sets, at most one per set. */
+static lm_status run_cycling(profile_ctx *x, lm_diag *diag) {
+  lm_run_spec *spec = &x->spec;
+  lm_status st;
+  x->runs_planned = 1;
+  if (!lm_collect_run_done(x->db, x->wid, "instance", -1)) {
+    spec->id = lm_collect_next_run_id(x->db, x->wid);
+    spec->n_sets = x->n_sets;
+    spec->mode = LM_REPLAY_INSTANCE;
+    if ((st = do_run(x, spec, diag)) != LM_OK) return st;
+    x->checked = 1;
+    if ((st = check_selected(x, spec->id, diag)) != LM_OK) return st;
+  } else {
+    x->runs_done++;
+  }
+  /* auto: extra runs only for what is still missing. */
+  for (int round = 0; x->opt.replay == LM_REPLAY_AUTO && round < x->n_sets; round++) {
+    run_spec_fini(spec);
+    size_t gaps = 0;
+    if ((st = lm_collect_plan_gaps(x->db, x->wid, x->n_sets, spec, &gaps, diag)) != LM_OK) return st;
+    if (gaps == 0 || spec->n_assign == 0) break;
+    x->runs_planned = x->runs_done + 1;
+    spec->id = lm_collect_next_run_id(x->db, x->wid);
+    spec->n_sets = x->n_sets;
+    spec->mode = LM_REPLAY_ASSIGNED;
+    lm_collect_note(x->db, x->wid, LM_LOG_INFO,
+                    "%zu dispatch rows miss counter sets: one more run collects %zu of them", gaps,
+                    spec->n_assign);
+    if ((st = do_run(x, spec, diag)) != LM_OK) return st;
+  }
+  return LM_OK;
+}
+
+/* compose_workload: the workload's rows from the recorded runs, with the
+ * device's system information; LM_EDATA when no row got every set (the
+ * runs are kept). */
+static lm_status compose_workload(profile_ctx *x, const lm_profile_opts *o, const lm_catalog *cat,
+                                  lm_diag *diag) {
+  lm_profile_summary *summary = x->summary;
+  lm_status st;
+  char ip_blocks[1024] = "";
+  for (size_t i = 0, at = 0; i < x->opt.n_items && at < sizeof ip_blocks - 1; i++)
+    at += (size_t)snprintf(ip_blocks + at, sizeof ip_blocks - at, "%s%s", i ? "|" : "", x->opt.items[i]);
+  /* The device's system information: the backend's, or what the tool
+   * library reported from inside the application. */
+  const lm_sysinfo *info = x->col->info;
+  const lm_table *roofline = x->col->roofline;
+  if (!info) {
+    if ((st = lm_collect_device_sysinfo(x->db, x->wid, &x->rec, diag)) != LM_OK) return st;
+    info = &x->rec->sysinfo;
+    roofline = NULL;
+  }
+  uint64_t t_compose = lm_phase_begin();
+  st = lm_collect_compose(x->db, x->wid, x->sets, x->n_sets, cat->accumulate ? cat->accumulate : "SQ_ACCUM_PREV_HIRES",
+                          info, roofline, x->opt.name, x->opt.argv, x->opt.argc, ip_blocks[0] ? ip_blocks : NULL,
+                          summary, diag);
+  lm_phase_end("compose dispatch rows", t_compose);
+  if (st != LM_OK) return st;
+  lm_collect_note(x->db, x->wid, LM_LOG_DEBUG, "composed %zu dispatch rows from %d counter sets%s%s",
+                  summary->dispatches, x->n_sets, summary->dropped ? "; left out: " : "",
+                  summary->dropped ? summary->dropped_detail : "");
+  if (summary->dispatches == 0)
+    return lm_diag_set(diag, LM_EDATA, o->dir, 0, 0, NULL,
+                       "no selected dispatch got all %d counter sets (%s); the runs are kept: "
+                       "`lumen profile --resume --replay auto -w %s` runs the application again "
+                       "for the missing sets", x->n_sets,
+                       summary->dropped ? summary->dropped_detail : "no dispatch was selected", o->dir);
+  return LM_OK;
 }
 
 lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, lm_diag *diag) {
@@ -425,17 +679,11 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
   x.dir = o->dir;
   x.tool = o->tool_library;
   x.telemetry = o->telemetry;
-  lm_workload *rec = NULL; /* the system information the tool library reported */
-  lm_plan *plan = NULL;
-  lm_run_spec spec;
-  memset(&spec, 0, sizeof spec);
+  x.lock_fd = -1;
   lm_status st = LM_OK;
-  int was_complete = 0, lock_fd = -1;
-  creation_guard guard = {0};
   lm_collector col;
   memset(&col, 0, sizeof col);
-  char db_path[4096];
-  snprintf(db_path, sizeof db_path, "%s/%s", o->dir, LM_WORKLOAD_DB);
+  snprintf(x.db_path, sizeof x.db_path, "%s/%s", o->dir, LM_WORKLOAD_DB);
 
   /* The counter backend and its device, before anything is created. */
   if ((st = lm_collect_open_backend(&col, o->backend, o->tool_library, diag)) != LM_OK) return st;
@@ -455,135 +703,21 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     goto done;
   }
   struct stat sb;
-  int exists = stat(db_path, &sb) == 0;
-  if (o->resume) {
-    if (!exists && lm_workload_has_ranks(o->dir)) {
-      /* The parts of --split ranks outside mpirun (split_out.c). */
-      st = lm_collect_split_resume(o, &col, cat, summary, diag);
-      goto done;
-    }
-    if (!exists) {
-      st = lm_diag_set(diag, LM_ENOTFOUND, o->dir, 0, 0, NULL,
-                       "nothing to resume: no %s in this folder", LM_WORKLOAD_DB);
-      goto done;
-    }
-    if ((st = lm_collect_lock_folder(o->dir, &lock_fd, diag)) != LM_OK) goto done;
-    if ((st = lm_db_open(db_path, LM_DB_WRITE, &x.db, diag)) != LM_OK) goto done;
-    int complete = 0;
-    if ((st = lm_collect_only_workload(x.db, db_path, &x.wid, &complete, diag)) != LM_OK) goto done;
-    if ((st = lm_collect_read_options(x.db, x.wid, &x.opt, diag)) != LM_OK) goto done;
-    was_complete = complete;
-    if (o->replay >= 0 && o->replay != x.opt.replay) {
-      /* e.g. an instance-cycling profile continued with --replay auto */
-      char num[16];
-      snprintf(num, sizeof num, "%d", o->replay);
-      if ((st = lm_collect_put_option(x.db, x.wid, "replay", 0, num, diag)) != LM_OK) goto done;
-      x.opt.replay = o->replay;
-    }
-    if (x.opt.argc == 0) {
-      st = lm_diag_set(diag, LM_EDATA, db_path, 0, 0, "profile_option", "no command to resume");
-      goto done;
-    }
-    if (o->timeout > 0 && o->timeout != x.opt.timeout) {
-      char num[32];
-      snprintf(num, sizeof num, "%.17g", o->timeout);
-      if ((st = lm_collect_put_option(x.db, x.wid, "timeout", 0, num, diag)) != LM_OK) goto done;
-      x.opt.timeout = o->timeout;
-    }
-    /* A run that a lumen which died left 'running', and its files. */
-    int recovered = 0;
-    if ((st = lm_collect_recover(x.db, x.wid, o->dir, &recovered, diag)) != LM_OK) goto done;
-    if (recovered)
-      lm_collect_note(x.db, x.wid, LM_LOG_INFO,
-                      "%d run%s left unfinished by an earlier lumen marked interrupted", recovered,
-                      recovered == 1 ? "" : "s");
-    if (o->argc > 0) {
-      int same = o->argc == x.opt.argc;
-      for (int i = 0; same && i < o->argc; i++) same = strcmp(o->argv[i], x.opt.argv[i]) == 0;
-      if (!same) {
-        st = lm_diag_set(diag, LM_EINVAL, o->dir, 0, 0, NULL,
-                         "--resume continues the profile of `%s ...` with its own command and "
-                         "options; leave out the command, or profile into a new folder",
-                         x.opt.argv[0]);
-        goto done;
-      }
-    }
-    if ((st = lm_collect_load_plan(x.db, x.wid, &x.sets, &x.n_sets, diag)) != LM_OK) goto done;
-    /* A whole run that launched kernels and selected none: the stored
-     * filters select nothing in the next one either. */
-    int64_t full = lm_db_run_n_selected(x.db, x.wid, -1) == 0 ? lm_db_first_full_run(x.db, x.wid) : 0;
-    if (full > 0 && (st = check_selected(&x, full, diag)) != LM_OK) goto done;
-  } else {
-    if (o->argc < 1) {
-      st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "no application to profile (lumen profile -n NAME -- APP ARGS)");
-      goto done;
-    }
-    if ((st = lm_collect_check_program(o->argv[0], diag)) != LM_OK) goto done;
-    if (exists || !lm_collect_dir_is_empty(o->dir)) {
-      st = lm_diag_set(diag, LM_EINVAL, o->dir, 0, 0, NULL,
-                       "already exists; lumen never overwrites a workload (choose another -w or -n, "
-                       "or add --resume to continue an unfinished profile)");
-      goto done;
-    }
-    /* A bad -b fails before anything is created. */
-    uint64_t t_plan = lm_phase_begin();
-    int plan_replay = o->replay < 0 ? LM_REPLAY_APP : o->replay;
-    if ((st = col.plan(&col, cat, o->items, o->n_items, plan_replay, &plan, diag)) != LM_OK) goto done;
-    lm_phase_end("plan counter sets", t_plan);
-    /* What this lumen creates, to remove should it keep nothing. Inside
-     * an MPI job dir is the rank's part, in a folder the other ranks
-     * share: only the part is its own. */
-    guard_creation(&guard);
-    lm_rank_info part;
-    if (lm_rank_detect_env(&part) && part.size > 1)
-      snprintf(x.made_from, sizeof x.made_from, "%s", access(o->dir, F_OK) == 0 ? "" : o->dir);
-    else
-      lm_collect_first_missing(o->dir, x.made_from, sizeof x.made_from);
-    if ((st = lm_make_dirs(o->dir, "the workload folder", "choose a writable place with -w", diag)) != LM_OK)
-      goto done;
-    if ((st = lm_collect_lock_folder(o->dir, &lock_fd, diag)) != LM_OK) goto done;
-    x.fresh = 1;
-    if ((st = lm_db_open(db_path, LM_DB_CREATE, &x.db, diag)) != LM_OK) goto done;
-    lm_collect_copy_opts(o, &x.opt);
-    if (x.opt.replay < 0) x.opt.replay = LM_REPLAY_APP;
-    if ((st = lm_db_begin(x.db, diag)) != LM_OK) goto done;
-    lm_sql *sql = lm_sql_wrap_sqlite(x.db);
-    snprintf(summary->simulated, sizeof summary->simulated, "%s", col.simulated);
-    st = sql ? lm_db_create_workload(sql, o->name, NULL, "lumen", col.origin, col.arch, col.model, 0, 0,
-                                     &x.wid, diag)
-             : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    lm_sql_close(sql);
-    if (st == LM_OK) st = lm_collect_store_options(x.db, x.wid, o, diag);
-    if (st == LM_OK) st = lm_collect_store_plan(x.db, x.wid, plan, diag);
-    lm_rank_info me;
-    if (st == LM_OK && o->split_ranks)
-      st = lm_rank_detect_env(&me) ? lm_collect_split_plan(x.db, x.wid, me.rank, me.size, diag)
-                                   : lm_collect_split_plan(x.db, x.wid, -1, 0, diag);
-    if (st == LM_OK) st = lm_db_commit(x.db, diag);
-    else lm_db_rollback(x.db);
-    if (st != LM_OK) goto done;
-    if ((st = lm_collect_load_plan(x.db, x.wid, &x.sets, &x.n_sets, diag)) != LM_OK) goto done;
-    lm_rank_info rank;
-    if (lm_rank_detect_env(&rank) && rank.size > 1)
-      lm_collect_note(x.db, x.wid, LM_LOG_DEBUG, "MPI rank %d of %d (local rank %d, from %s): this "
-                      "folder is the rank's part of the workload", rank.rank, rank.size, rank.local_rank,
-                      rank.launcher);
-    /* The sets on the device, before the first run. */
-    if (col.check_sets &&
-        (st = col.check_sets(&col, x.db, x.wid, &x.sets, &x.n_sets, o->n_items > 0, diag)) != LM_OK)
-      goto done;
-    int sig = unguard_creation(&guard);
-    if (sig) {
-      char name[32];
-      st = lm_diag_set(diag, LM_EDATA, o->dir, 0, 0, NULL,
-                       "interrupted by signal %s before the first run: nothing was kept",
-                       lm_collect_signal_text(sig, name, sizeof name));
-      x.discard = x.fresh;
-      goto done;
-    }
+  int exists = stat(x.db_path, &sb) == 0;
+  if (o->resume && !exists && lm_workload_has_ranks(o->dir)) {
+    /* The parts of --split ranks outside mpirun (split_out.c). */
+    st = lm_collect_split_resume(o, &col, cat, summary, diag);
+    goto done;
   }
+  if (o->resume && !exists) {
+    st = lm_diag_set(diag, LM_ENOTFOUND, o->dir, 0, 0, NULL, "nothing to resume: no %s in this folder",
+                     LM_WORKLOAD_DB);
+    goto done;
+  }
+  if ((st = o->resume ? resume_workload(&x, o, diag) : create_workload(&x, o, cat, exists, diag)) != LM_OK)
+    goto done;
   if (x.n_sets == 0) {
-    st = lm_diag_set(diag, LM_EDATA, db_path, 0, 0, "profile_set", "the plan has no counter sets");
+    st = lm_diag_set(diag, LM_EDATA, x.db_path, 0, 0, "profile_set", "the plan has no counter sets");
     goto done;
   }
   summary->sets = x.n_sets;
@@ -597,113 +731,30 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
 
   /* The runs. */
   int replay = x.opt.replay;
-  if (replay == LM_REPLAY_APP || replay == LM_REPLAY_KERNEL) {
-    int *modes = calloc((size_t)x.n_sets + 1, sizeof *modes), *passes = calloc((size_t)x.n_sets + 1, sizeof *passes);
-    int n_runs = modes && passes ? lm_collect_run_plan(replay, x.n_sets, modes, passes, x.n_sets) : -2;
-    if (n_runs < 0) {
-      free(modes);
-      free(passes);
-      st = n_runs == -2 ? lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory")
-                        : lm_diag_set(diag, LM_EDATA, db_path, 0, 0, "profile_set",
-                                      "kernel replay needs one counter set; the plan has %d", x.n_sets);
-      goto done;
-    }
-    x.runs_planned = n_runs;
-    for (int r = 0; r < n_runs && st == LM_OK; r++) {
-      if (lm_collect_run_done(x.db, x.wid, "app", passes[r])) {
-        x.runs_done++;
-        continue;
-      }
-      spec.id = lm_collect_next_run_id(x.db, x.wid);
-      spec.n_sets = x.n_sets;
-      spec.mode = modes[r];
-      spec.pass = passes[r];
-      st = do_run(&x, &spec, diag);
-      /* Filters that select nothing stop after the first run, naming the
-       * kernels the application launched. */
-      if (st == LM_OK && !x.checked) {
-        x.checked = 1;
-        st = check_selected(&x, spec.id, diag);
-      }
-    }
-    free(modes);
-    free(passes);
-    if (st != LM_OK) goto done;
-  } else {
-    x.runs_planned = 1;
-    if (!lm_collect_run_done(x.db, x.wid, "instance", -1)) {
-      spec.id = lm_collect_next_run_id(x.db, x.wid);
-      spec.n_sets = x.n_sets;
-      spec.mode = LM_REPLAY_INSTANCE;
-      if ((st = do_run(&x, &spec, diag)) != LM_OK) goto done;
-      x.checked = 1;
-      if ((st = check_selected(&x, spec.id, diag)) != LM_OK) goto done;
-    } else {
-      x.runs_done++;
-    }
-    /* auto: extra runs only for what is still missing. */
-    for (int round = 0; replay == LM_REPLAY_AUTO && round < x.n_sets; round++) {
-      run_spec_fini(&spec);
-      size_t gaps = 0;
-      if ((st = lm_collect_plan_gaps(x.db, x.wid, x.n_sets, &spec, &gaps, diag)) != LM_OK) goto done;
-      if (gaps == 0 || spec.n_assign == 0) break;
-      x.runs_planned = x.runs_done + 1;
-      spec.id = lm_collect_next_run_id(x.db, x.wid);
-      spec.n_sets = x.n_sets;
-      spec.mode = LM_REPLAY_ASSIGNED;
-      lm_collect_note(x.db, x.wid, LM_LOG_INFO, "%zu dispatch rows miss counter sets: one more run collects %zu of them",
-           gaps, spec.n_assign);
-      if ((st = do_run(&x, &spec, diag)) != LM_OK) goto done;
-    }
-  }
-
-  if (was_complete && summary->runs == 0) {
+  st = replay == LM_REPLAY_APP || replay == LM_REPLAY_KERNEL ? run_per_set(&x, diag) : run_cycling(&x, diag);
+  if (st != LM_OK) goto done;
+  if (x.was_complete && summary->runs == 0) {
     lm_log(LM_LOG_INFO, "%s: the profile is complete; nothing to resume", o->dir);
     summary->sets = 0;
     goto done;
   }
-  /* Compose the workload. */
-  char ip_blocks[1024] = "";
-  for (size_t i = 0, at = 0; i < x.opt.n_items && at < sizeof ip_blocks - 1; i++)
-    at += (size_t)snprintf(ip_blocks + at, sizeof ip_blocks - at, "%s%s", i ? "|" : "", x.opt.items[i]);
-  /* The device's system information: the backend's, or what the tool
-   * library reported from inside the application. */
-  const lm_sysinfo *info = col.info;
-  const lm_table *roofline = col.roofline;
-  if (!info) {
-    if ((st = lm_collect_device_sysinfo(x.db, x.wid, &rec, diag)) != LM_OK) goto done;
-    info = &rec->sysinfo;
-    roofline = NULL;
-  }
-  uint64_t t_compose = lm_phase_begin();
-  st = lm_collect_compose(x.db, x.wid, x.sets, x.n_sets, cat->accumulate ? cat->accumulate : "SQ_ACCUM_PREV_HIRES",
-               info, roofline, x.opt.name, x.opt.argv, x.opt.argc, ip_blocks[0] ? ip_blocks : NULL, summary, diag);
-  lm_phase_end("compose dispatch rows", t_compose);
-  if (st == LM_OK)
-    lm_collect_note(x.db, x.wid, LM_LOG_DEBUG, "composed %zu dispatch rows from %d counter sets%s%s", summary->dispatches,
-         x.n_sets, summary->dropped ? "; left out: " : "", summary->dropped ? summary->dropped_detail : "");
-  if (st == LM_OK && summary->dispatches == 0)
-    st = lm_diag_set(diag, LM_EDATA, o->dir, 0, 0, NULL,
-                     "no selected dispatch got all %d counter sets (%s); the runs are kept: "
-                     "`lumen profile --resume --replay auto -w %s` runs the application again "
-                     "for the missing sets", x.n_sets,
-                     summary->dropped ? summary->dropped_detail : "no dispatch was selected", o->dir);
+  st = compose_workload(&x, o, cat, diag);
 done:
-  if (unguard_creation(&guard)) x.discard = x.fresh; /* interrupted while failing */
+  if (unguard_creation(&x.guard)) x.discard = x.fresh; /* interrupted while failing */
   if (st != LM_OK && x.db && x.wid) {
     char line[2048];
     lm_collect_note(x.db, x.wid, LM_LOG_DEBUG, "stopped: %s", lm_diag_format(diag, line, sizeof line));
   }
-  run_spec_fini(&spec);
+  run_spec_fini(&x.spec);
   free(x.prog.seen_sets);
   free(x.prog.buf);
   lm_collect_sets_fini(x.sets, x.n_sets);
   lm_collect_stored_fini(&x.opt);
   lm_db_close(x.db);
-  lm_plan_free(plan);
-  lm_workload_free(rec);
+  lm_plan_free(x.plan);
+  lm_workload_free(x.rec);
   lm_collect_close_backend(&col);
-  if (lock_fd >= 0) close(lock_fd);
+  if (x.lock_fd >= 0) close(x.lock_fd);
   if (x.discard) lm_collect_discard(o->dir, x.made_from);
   return st;
 }
