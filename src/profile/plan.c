@@ -81,6 +81,22 @@ typedef struct entry {
   int32_t n_partners, cap_partners;
 } entry;
 
+static lm_status oom(lm_diag *diag) { return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory"); }
+
+/* Blocks and their loads. */
+typedef struct block_load {
+  char name[32];
+  int32_t limit;
+  int32_t normal;   /* counters outside accumulate groups */
+  int32_t *used;    /* per set */
+} block_load;
+
+static int32_t find_block(block_load *b, int32_t n, const char *name) {
+  for (int32_t i = 0; i < n; i++)
+    if (strcmp(b[i].name, name) == 0) return i;
+  return -1;
+}
+
 typedef struct planner {
   const lm_catalog *cat;
   lm_diag *diag;
@@ -93,6 +109,10 @@ typedef struct planner {
   int32_t n_missing;
   lm_map *missing_index;
   lm_status status;
+  block_load *blocks;     /* the blocks the counters use (n_blocks) */
+  int32_t n_blocks;
+  int32_t n_sets, lower;  /* the sets, and their lower bound */
+  int32_t first_group_set; /* the first accumulate set */
 } planner;
 
 static int32_t add_entry(planner *p, const char *name, int32_t group) {
@@ -256,20 +276,8 @@ static void planner_fini(planner *p) {
   lm_free(p->missing);
   lm_map_free(p->index);
   lm_map_free(p->missing_index);
-}
-
-/* Blocks and their loads. */
-typedef struct block_load {
-  char name[32];
-  int32_t limit;
-  int32_t normal;   /* counters outside accumulate groups */
-  int32_t *used;    /* per set */
-} block_load;
-
-static int32_t find_block(block_load *b, int32_t n, const char *name) {
-  for (int32_t i = 0; i < n; i++)
-    if (strcmp(b[i].name, name) == 0) return i;
-  return -1;
+  for (int32_t b = 0; p->blocks && b < p->n_blocks; b++) lm_free(p->blocks[b].used);
+  lm_free(p->blocks);
 }
 
 /* What the ordering of counters reads (lm_sort's context). */
@@ -337,6 +345,209 @@ static void walk_row(const lm_catalog *cat, const lm_tabledef *td, int32_t row, 
   }
 }
 
+/* count_blocks: step 2, the blocks the counters use and the lower bound
+ * on the sets: the accumulate groups, or the sets a block's counters need
+ * at its per-set limit, whichever is more (at least one set when any
+ * counter is outside the groups). Normal sets come first, accumulate sets
+ * last (as the reference's pmc_perf_<n> and SQ_*_LEVEL passes). */
+static lm_status count_blocks(planner *p) {
+  p->blocks = lm_calloc((size_t)p->n_entries + 1, sizeof *p->blocks);
+  if (!p->blocks) return oom(p->diag);
+  block_load *blocks = p->blocks;
+  for (int32_t i = 0; i < p->n_entries; i++) {
+    int32_t b = find_block(blocks, p->n_blocks, p->entries[i].block);
+    if (b < 0) {
+      b = p->n_blocks++;
+      snprintf(blocks[b].name, sizeof blocks[b].name, "%s", p->entries[i].block);
+      blocks[b].limit = block_limit(p->cat, blocks[b].name);
+    }
+    if (p->entries[i].group < 0) blocks[b].normal++;
+  }
+  int32_t lower = p->n_groups;
+  for (int32_t b = 0; b < p->n_blocks; b++) {
+    int32_t in_groups = 0;
+    for (int32_t i = 0; i < p->n_entries; i++)
+      if (p->entries[i].group >= 0 && strcmp(p->entries[i].block, blocks[b].name) == 0) in_groups++;
+    int32_t need = (blocks[b].normal + in_groups + blocks[b].limit - 1) / blocks[b].limit;
+    if (need > lower) lower = need;
+  }
+  int any_normal = 0;
+  for (int32_t i = 0; i < p->n_entries; i++) any_normal |= p->entries[i].group < 0;
+  p->lower = lower;
+  p->n_sets = lower;
+  if (p->n_sets == 0 && any_normal) p->n_sets = 1;
+  p->first_group_set = p->n_sets - p->n_groups;
+  for (int32_t b = 0; b < p->n_blocks; b++) {
+    blocks[b].used = lm_calloc((size_t)p->n_sets + 1, sizeof(int32_t));
+    if (!blocks[b].used) return oom(p->diag);
+  }
+  return LM_OK;
+}
+
+/* place_groups: step 3, each accumulate group in its own set; LM_EINVAL
+ * when a group needs more of a block's counters than one set holds. */
+static lm_status place_groups(planner *p) {
+  for (int32_t i = 0; i < p->n_entries; i++) {
+    entry *e = &p->entries[i];
+    if (e->group < 0) continue;
+    e->set = p->first_group_set + e->group;
+    int32_t b = find_block(p->blocks, p->n_blocks, e->block);
+    if (++p->blocks[b].used[e->set] > p->blocks[b].limit)
+      return lm_diag_set(p->diag, LM_EINVAL, NULL, 0, 0, NULL,
+                         "the accumulate set of %s needs more %s counters than one set holds (%d)",
+                         p->groups[e->group], e->block, (int)p->blocks[b].limit);
+  }
+  return LM_OK;
+}
+
+/* place_one: counter e into the set holding most of its ratio partners
+ * where its block has room, then its unplaced partners of the same block
+ * onto queue (n_queue; room for every entry). */
+static lm_status place_one(planner *p, entry *e, int32_t *queue, int32_t *n_queue) {
+  block_load *bl = &p->blocks[find_block(p->blocks, p->n_blocks, e->block)];
+  int32_t best = -1, best_score = -1;
+  for (int32_t s = 0; s < p->n_sets; s++) {
+    if (bl->used[s] >= bl->limit) continue;
+    int32_t score = 0;
+    for (int32_t j = 0; j < e->n_partners; j++) score += p->entries[e->partners[j]].set == s;
+    /* Ties go to the set with the most room left in this block, where
+     * the counter's partners still fit after it. */
+    if (score > best_score || (score == best_score && bl->used[s] < bl->used[best])) {
+      best = s;
+      best_score = score;
+    }
+  }
+  if (best < 0) return lm_diag_set(p->diag, LM_EINVAL, NULL, 0, 0, NULL, "internal: no room for %s", e->name);
+  e->set = best;
+  bl->used[best]++;
+  for (int32_t j = e->n_partners - 1; j >= 0; j--) {
+    entry *q = &p->entries[e->partners[j]];
+    if (q->set < 0 && q->group < 0 && strcmp(q->block, e->block) == 0 && *n_queue < p->n_entries)
+      queue[(*n_queue)++] = e->partners[j];
+  }
+  return LM_OK;
+}
+
+/* place_counters: step 4, the other counters, the most loaded blocks
+ * first, each into the set holding most of its ratio partners. */
+static lm_status place_counters(planner *p) {
+  lm_status st = LM_OK;
+  int32_t *order = lm_malloc(((size_t)p->n_entries + 1) * sizeof *order);
+  int32_t *queue = lm_malloc(((size_t)p->n_entries + 1) * sizeof *queue);
+  if (!order || !queue) {
+    st = oom(p->diag);
+    goto done;
+  }
+  int32_t n_order = 0;
+  for (int32_t i = 0; i < p->n_entries; i++)
+    if (p->entries[i].group < 0) order[n_order++] = i;
+  sort_ctx by = {p->entries, p->blocks, p->n_blocks};
+  lm_sort(order, (size_t)n_order, sizeof *order, cmp_order, &by);
+  /* Place each counter, then at once its unplaced ratio partners of the
+   * same block, so a ratio lands in one set while it still has room. */
+  int32_t n_queue = 0;
+  for (int32_t k = 0; k < n_order && st == LM_OK; k++) {
+    if (p->entries[order[k]].set >= 0) continue;
+    queue[n_queue++] = order[k];
+    while (n_queue > 0 && st == LM_OK) {
+      entry *e = &p->entries[queue[--n_queue]];
+      if (e->set < 0) st = place_one(p, e, queue, &n_queue);
+    }
+  }
+done:
+  lm_free(order);
+  lm_free(queue);
+  return st;
+}
+
+/* fill_set: set s of plan: its counters, in an accumulate set the level
+ * counter and the accumulator last, the accumulator right after the
+ * counter it accumulates; then a copy of GRBM_GUI_ACTIVE (entry
+ * replica_src, -1: none) where it is missing and block grbm has room. */
+static lm_status fill_set(planner *p, lm_plan *plan, int32_t s, int32_t replica_src, int32_t grbm) {
+  lm_arena *a = plan->arena;
+  lm_plan_set *ps = &plan->sets[s];
+  ps->first = plan->n_counters;
+  ps->passes = 1;
+  ps->accumulate = s >= p->first_group_set ? lm_arena_strdup(a, p->groups[s - p->first_group_set]) : NULL;
+  int has_replica = 0;
+  for (int pass = 0; pass < 3; pass++)
+    for (int32_t i = 0; i < p->n_entries; i++) {
+      entry *e = &p->entries[i];
+      if (e->set != s) continue;
+      int rank = !ps->accumulate ? 0
+                 : strcmp(e->name, ps->accumulate) == 0 ? 1
+                 : strcmp(e->name, p->cat->accumulate) == 0 ? 2 : 0;
+      if (rank != pass) continue;
+      lm_plan_counter *c = &plan->counters[plan->n_counters++];
+      c->name = lm_arena_strdup(a, e->name);
+      c->block = lm_arena_strdup(a, e->block);
+      c->set = s;
+      char why[512];
+      if (e->n_why > 3)
+        snprintf(why, sizeof why, "%s and %d more", lm_buf_cstr(&e->why), e->n_why - 3);
+      else
+        snprintf(why, sizeof why, "%s", lm_buf_cstr(&e->why));
+      c->why = lm_arena_strdup(a, why);
+      if (!c->name || !c->block || !c->why) return oom(p->diag);
+      if (i == replica_src || strcmp(e->name, "GRBM_GUI_ACTIVE") == 0) has_replica = 1;
+    }
+  block_load *g = grbm >= 0 ? &p->blocks[grbm] : NULL;
+  if (replica_src >= 0 && !has_replica && g && g->used[s] < g->limit) {
+    lm_plan_counter *c = &plan->counters[plan->n_counters++];
+    c->name = "GRBM_GUI_ACTIVE";
+    c->block = "GRBM";
+    c->set = s;
+    c->why = "every set: the busy cycles of the same dispatch";
+    c->replica = 1;
+    g->used[s]++;
+  }
+  ps->n = plan->n_counters - ps->first;
+  return LM_OK;
+}
+
+/* make_plan: step 5, the plan (*out) from the placed counters, and the
+ * metrics' inputs that cannot be collected. Cycle counters are copied
+ * into every set with room. */
+static lm_status make_plan(planner *p, lm_plan **out) {
+  lm_status st = LM_OK;
+  lm_plan *plan = lm_calloc(1, sizeof *plan);
+  if (!plan || !(plan->arena = lm_arena_new(1 << 14))) {
+    st = oom(p->diag);
+    goto done;
+  }
+  lm_arena *a = plan->arena;
+  int32_t n_sets = p->n_sets;
+  plan->arch = lm_arena_strdup(a, p->cat->arch);
+  plan->n_sets = n_sets;
+  plan->lower_bound = p->lower;
+  plan->sets = lm_arena_alloc(a, (size_t)(n_sets + 1) * sizeof *plan->sets);
+  int32_t replica_src = -1;
+  for (int32_t i = 0; i < p->n_entries; i++)
+    if (p->entries[i].group < 0 && strcmp(p->entries[i].name, "GRBM_GUI_ACTIVE") == 0) replica_src = i;
+  int32_t grbm = find_block(p->blocks, p->n_blocks, "GRBM");
+  size_t cap = (size_t)p->n_entries + (size_t)n_sets + 1;
+  plan->counters = lm_arena_alloc(a, cap * sizeof *plan->counters);
+  if (!plan->sets || !plan->counters || !plan->arch) {
+    st = oom(p->diag);
+    goto done;
+  }
+  for (int32_t s = 0; s < n_sets; s++)
+    if ((st = fill_set(p, plan, s, replica_src, grbm)) != LM_OK) goto done;
+  plan->n_missing = p->n_missing;
+  plan->missing = lm_arena_alloc(a, ((size_t)p->n_missing + 1) * sizeof(char *));
+  if (!plan->missing) {
+    st = oom(p->diag);
+    goto done;
+  }
+  for (int32_t i = 0; i < p->n_missing; i++) plan->missing[i] = lm_arena_strdup(a, p->missing[i]);
+  *out = plan;
+  plan = NULL;
+done:
+  lm_plan_free(plan);
+  return st;
+}
+
 lm_status lm_plan_build(const lm_catalog *cat, const char *const *items, size_t n_items,
                         lm_plan **out, lm_diag *diag) {
   planner p;
@@ -347,9 +558,6 @@ lm_status lm_plan_build(const lm_catalog *cat, const char *const *items, size_t 
   memset(&sel, 0, sizeof sel);
   lm_status st = LM_OK;
   uint8_t *seen = NULL;
-  block_load *blocks = NULL;
-  int32_t n_blocks = 0, *order = NULL;
-  lm_plan *plan = NULL;
   *out = NULL;
   p.index = lm_map_new();
   p.missing_index = lm_map_new();
@@ -362,171 +570,15 @@ lm_status lm_plan_build(const lm_catalog *cat, const char *const *items, size_t 
   row_walk rw = {&p, seen};
   lm_plan_each_row(cat, &sel, walk_row, &rw);
   if (p.status != LM_OK) goto nomem;
-
-  /* 2. Blocks and the lower bound. */
-  blocks = lm_calloc((size_t)p.n_entries + 1, sizeof *blocks);
-  if (!blocks) goto nomem;
-  for (int32_t i = 0; i < p.n_entries; i++) {
-    int32_t b = find_block(blocks, n_blocks, p.entries[i].block);
-    if (b < 0) {
-      b = n_blocks++;
-      snprintf(blocks[b].name, sizeof blocks[b].name, "%s", p.entries[i].block);
-      blocks[b].limit = block_limit(cat, blocks[b].name);
-    }
-    if (p.entries[i].group < 0) blocks[b].normal++;
-  }
-  int32_t n_groups = p.n_groups;
-  int32_t lower = n_groups;
-  for (int32_t b = 0; b < n_blocks; b++) {
-    int32_t in_groups = 0;
-    for (int32_t i = 0; i < p.n_entries; i++)
-      if (p.entries[i].group >= 0 && strcmp(p.entries[i].block, blocks[b].name) == 0) in_groups++;
-    int32_t need = (blocks[b].normal + in_groups + blocks[b].limit - 1) / blocks[b].limit;
-    if (need > lower) lower = need;
-  }
-  int any_normal = 0;
-  for (int32_t i = 0; i < p.n_entries; i++) any_normal |= p.entries[i].group < 0;
-  int32_t n_sets = lower;
-  if (n_sets == 0 && any_normal) n_sets = 1;
-  /* Normal sets come first, accumulate sets last (as the reference's
-   * pmc_perf_<n> and SQ_*_LEVEL passes). */
-  int32_t first_group_set = n_sets - n_groups;
-  for (int32_t b = 0; b < n_blocks; b++) {
-    blocks[b].used = lm_calloc((size_t)n_sets + 1, sizeof(int32_t));
-    if (!blocks[b].used) goto nomem;
-  }
-  /* 3. Accumulate groups in their own sets. */
-  for (int32_t i = 0; i < p.n_entries; i++) {
-    entry *e = &p.entries[i];
-    if (e->group < 0) continue;
-    e->set = first_group_set + e->group;
-    int32_t b = find_block(blocks, n_blocks, e->block);
-    if (++blocks[b].used[e->set] > blocks[b].limit) {
-      st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
-                       "the accumulate set of %s needs more %s counters than one set holds (%d)",
-                       p.groups[e->group], e->block, (int)blocks[b].limit);
-      goto done;
-    }
-  }
-  /* 4. Other counters, the most loaded blocks first, each into the set
-   * holding most of its ratio partners. */
-  order = lm_malloc(((size_t)p.n_entries + 1) * sizeof *order);
-  if (!order) goto nomem;
-  int32_t n_order = 0;
-  for (int32_t i = 0; i < p.n_entries; i++)
-    if (p.entries[i].group < 0) order[n_order++] = i;
-  sort_ctx by = {p.entries, blocks, n_blocks};
-  lm_sort(order, (size_t)n_order, sizeof *order, cmp_order, &by);
-  /* Place each counter, then at once its unplaced ratio partners of the
-   * same block, so a ratio lands in one set while it still has room. */
-  int32_t *queue = lm_malloc(((size_t)p.n_entries + 1) * sizeof *queue);
-  if (!queue) goto nomem;
-  int32_t n_queue = 0;
-  for (int32_t k = 0; k < n_order; k++) {
-    if (p.entries[order[k]].set >= 0) continue;
-    queue[n_queue++] = order[k];
-    while (n_queue > 0) {
-    entry *e = &p.entries[queue[--n_queue]];
-    if (e->set >= 0) continue;
-    int32_t b = find_block(blocks, n_blocks, e->block);
-    int32_t best = -1, best_score = -1;
-    for (int32_t s = 0; s < n_sets; s++) {
-      if (blocks[b].used[s] >= blocks[b].limit) continue;
-      int32_t score = 0;
-      for (int32_t j = 0; j < e->n_partners; j++)
-        score += p.entries[e->partners[j]].set == s;
-      /* Ties go to the set with the most room left in this block, where
-       * the counter's partners still fit after it. */
-      if (score > best_score ||
-          (score == best_score && blocks[b].used[s] < blocks[b].used[best])) {
-        best = s;
-        best_score = score;
-      }
-    }
-    if (best < 0) {
-      st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "internal: no room for %s", e->name);
-      goto done;
-    }
-    e->set = best;
-    blocks[b].used[best]++;
-    for (int32_t j = e->n_partners - 1; j >= 0; j--) {
-      entry *q = &p.entries[e->partners[j]];
-      if (q->set < 0 && q->group < 0 && strcmp(q->block, e->block) == 0 && n_queue < p.n_entries)
-        queue[n_queue++] = e->partners[j];
-    }
-    }
-  }
-  lm_free(queue);
-
-  /* 5. The plan. Cycle counters are copied into every set with room. */
-  plan = lm_calloc(1, sizeof *plan);
-  if (!plan || !(plan->arena = lm_arena_new(1 << 14))) goto nomem;
-  lm_arena *a = plan->arena;
-  plan->arch = lm_arena_strdup(a, cat->arch);
-  plan->n_sets = n_sets;
-  plan->lower_bound = lower;
-  plan->sets = lm_arena_alloc(a, (size_t)(n_sets + 1) * sizeof *plan->sets);
-  int32_t replica_src = -1;
-  for (int32_t i = 0; i < p.n_entries; i++)
-    if (p.entries[i].group < 0 && strcmp(p.entries[i].name, "GRBM_GUI_ACTIVE") == 0) replica_src = i;
-  int32_t grbm = find_block(blocks, n_blocks, "GRBM");
-  size_t cap = (size_t)p.n_entries + (size_t)n_sets + 1;
-  plan->counters = lm_arena_alloc(a, cap * sizeof *plan->counters);
-  if (!plan->sets || !plan->counters || !plan->arch) goto nomem;
-  for (int32_t s = 0; s < n_sets; s++) {
-    lm_plan_set *ps = &plan->sets[s];
-    ps->first = plan->n_counters;
-    ps->passes = 1;
-    ps->accumulate = s >= first_group_set ? lm_arena_strdup(a, p.groups[s - first_group_set]) : NULL;
-    int has_replica = 0;
-    /* In an accumulate set the level counter and the accumulator come
-     * last, the accumulator right after the counter it accumulates. */
-    for (int pass = 0; pass < 3; pass++)
-    for (int32_t i = 0; i < p.n_entries; i++) {
-      entry *e = &p.entries[i];
-      if (e->set != s) continue;
-      int rank = !ps->accumulate ? 0
-                 : strcmp(e->name, ps->accumulate) == 0 ? 1
-                 : strcmp(e->name, cat->accumulate) == 0 ? 2 : 0;
-      if (rank != pass) continue;
-      lm_plan_counter *c = &plan->counters[plan->n_counters++];
-      c->name = lm_arena_strdup(a, e->name);
-      c->block = lm_arena_strdup(a, e->block);
-      c->set = s;
-      char why[512];
-      if (e->n_why > 3)
-        snprintf(why, sizeof why, "%s and %d more", lm_buf_cstr(&e->why), e->n_why - 3);
-      else
-        snprintf(why, sizeof why, "%s", lm_buf_cstr(&e->why));
-      c->why = lm_arena_strdup(a, why);
-      if (!c->name || !c->block || !c->why) goto nomem;
-      if (i == replica_src || strcmp(e->name, "GRBM_GUI_ACTIVE") == 0) has_replica = 1;
-    }
-    if (replica_src >= 0 && !has_replica && grbm >= 0 && blocks[grbm].used[s] < blocks[grbm].limit) {
-      lm_plan_counter *c = &plan->counters[plan->n_counters++];
-      c->name = "GRBM_GUI_ACTIVE";
-      c->block = "GRBM";
-      c->set = s;
-      c->why = "every set: the busy cycles of the same dispatch";
-      c->replica = 1;
-      blocks[grbm].used[s]++;
-    }
-    ps->n = plan->n_counters - ps->first;
-  }
-  plan->n_missing = p.n_missing;
-  plan->missing = lm_arena_alloc(a, ((size_t)p.n_missing + 1) * sizeof(char *));
-  if (!plan->missing) goto nomem;
-  for (int32_t i = 0; i < p.n_missing; i++) plan->missing[i] = lm_arena_strdup(a, p.missing[i]);
-  *out = plan;
-  plan = NULL;
+  /* 2 to 5: blocks and the lower bound, the accumulate groups, the other
+   * counters, the plan. */
+  if ((st = count_blocks(&p)) == LM_OK && (st = place_groups(&p)) == LM_OK &&
+      (st = place_counters(&p)) == LM_OK)
+    st = make_plan(&p, out);
   goto done;
 nomem:
   st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
 done:
-  lm_plan_free(plan);
-  for (int32_t b = 0; blocks && b < n_blocks; b++) lm_free(blocks[b].used);
-  lm_free(blocks);
-  lm_free(order);
   lm_free(seen);
   lm_selection_fini(&sel);
   planner_fini(&p);
