@@ -133,185 +133,247 @@ static lm_status set_cost(const metric *m, int32_t n, int32_t s, int32_t extra,
   return count(ctx, names, k, passes, bytes, diag);
 }
 
-lm_status lm_plan_build_passes(const lm_catalog *cat, const char *const *items, size_t n_items,
-                               int replay, lm_pass_count count, void *ctx, lm_plan **out,
-                               lm_diag *diag) {
-  *out = NULL;
+static lm_status oom(lm_diag *diag) { return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory"); }
+
+/* One plan being packed (lm_plan_build_passes): the metrics, the sets'
+ * costs from the pass counter, and one config with everything. */
+typedef struct packer {
   gather g;
-  memset(&g, 0, sizeof g);
-  g.cat = cat;
-  lm_selection sel;
-  memset(&sel, 0, sizeof sel);
-  lm_plan *plan = NULL;
-  const char **names = NULL;
-  int32_t *set_passes = NULL;
-  size_t *set_bytes = NULL;
-  uint8_t *replica = NULL;
-  lm_status st = LM_OK;
-  g.index = lm_map_new();
-  g.seen = lm_malloc((size_t)cat->n_nodes + 1);
-  if (!g.index || !g.seen) goto nomem;
-  st = lm_catalog_select(cat, items, n_items, &sel, diag);
-  if (st != LM_OK) goto done;
+  lm_pass_count count; /* prices a config */
+  void *ctx;           /* count's */
+  lm_diag *diag;
+  const char **names;  /* scratch: the metrics of one config */
+  int32_t *set_passes; /* per set */
+  size_t *set_bytes;   /* per set: its config image */
+  uint8_t *replica;    /* per set: it holds a copy of DURATION */
+  int32_t n_sets;
+  int32_t one;         /* passes of one config with everything */
+  size_t one_bytes;
+  int32_t packed, packed_sets; /* passes and sets of the packing */
+} packer;
 
-  /* 1. The metrics of every selected cell. */
-  lm_plan_each_row(cat, &sel, walk_row, &g);
-  if (g.failed) goto nomem;
-  names = lm_calloc((size_t)g.n + 1, sizeof *names);
-  set_passes = lm_calloc((size_t)g.n + 1, sizeof *set_passes);
-  set_bytes = lm_calloc((size_t)g.n + 1, sizeof *set_bytes);
-  if (!names || !set_passes || !set_bytes) goto nomem;
-
-  /* 2. One config with everything. */
-  int32_t one = 0;
-  size_t one_bytes = 0;
-  if (g.n > 0) {
-    for (int32_t i = 0; i < g.n; i++) names[i] = g.m[i].name;
-    st = count(ctx, names, (size_t)g.n, &one, &one_bytes, diag);
-    if (st != LM_OK) goto done;
+/* pack_greedy: each metric, most passes alone first, into the set whose
+ * passes it raises least, or into a new set when that costs less. */
+static lm_status pack_greedy(packer *pk) {
+  gather *g = &pk->g;
+  lm_status st;
+  for (int32_t i = 0; i < g->n; i++) {
+    size_t bytes;
+    pk->names[0] = g->m[i].name;
+    if ((st = pk->count(pk->ctx, pk->names, 1, &g->m[i].solo, &bytes, pk->diag)) != LM_OK) return st;
   }
-  int32_t n_sets = 0, packed = 0, packed_sets = 0;
-  if (replay == LM_REPLAY_KERNEL || g.n == 0) {
-    for (int32_t i = 0; i < g.n; i++) g.m[i].set = 0;
-    n_sets = g.n > 0;
-    set_passes[0] = one;
-    set_bytes[0] = one_bytes;
-  } else {
-    /* 3. Greedy packing by pass cost. */
-    for (int32_t i = 0; i < g.n; i++) {
+  qsort(g->m, (size_t)g->n, sizeof *g->m, cmp_metric);
+  for (int32_t i = 0; i < g->n; i++) {
+    int32_t best = -1, best_rise = 0, best_passes = 0;
+    size_t best_bytes = 0;
+    for (int32_t s = 0; s < pk->n_sets; s++) {
+      int32_t p;
       size_t bytes;
-      names[0] = g.m[i].name;
-      st = count(ctx, names, 1, &g.m[i].solo, &bytes, diag);
-      if (st != LM_OK) goto done;
-    }
-    qsort(g.m, (size_t)g.n, sizeof *g.m, cmp_metric);
-    for (int32_t i = 0; i < g.n; i++) {
-      int32_t best = -1, best_rise = 0, best_passes = 0;
-      size_t best_bytes = 0;
-      for (int32_t s = 0; s < n_sets; s++) {
-        int32_t p;
-        size_t bytes;
-        st = set_cost(g.m, g.n, s, i, names, count, ctx, &p, &bytes, diag);
-        if (st != LM_OK) goto done;
-        int32_t rise = p - set_passes[s];
-        if (best < 0 || rise < best_rise) {
-          best = s;
-          best_rise = rise;
-          best_passes = p;
-          best_bytes = bytes;
-        }
-        if (rise == 0) break;
+      st = set_cost(g->m, g->n, s, i, pk->names, pk->count, pk->ctx, &p, &bytes, pk->diag);
+      if (st != LM_OK) return st;
+      int32_t rise = p - pk->set_passes[s];
+      if (best < 0 || rise < best_rise) {
+        best = s;
+        best_rise = rise;
+        best_passes = p;
+        best_bytes = bytes;
       }
-      if (best >= 0 && best_rise < g.m[i].solo) {
-        g.m[i].set = best;
-        set_passes[best] = best_passes;
-        set_bytes[best] = best_bytes;
-      } else {
-        g.m[i].set = n_sets;
-        names[0] = g.m[i].name;
-        st = count(ctx, names, 1, &set_passes[n_sets], &set_bytes[n_sets], diag);
-        if (st != LM_OK) goto done;
-        n_sets++;
-      }
+      if (rise == 0) break;
     }
-    /* With several sets, each holds the GPU duration, so that every
-     * launch of a row has its own measured duration (its end time) and the
-     * sets share a quantity whose spread says how far they differ
-     * (docs/spread.md). A set lacking it gets a replica, priced by CUPTI,
-     * before the packing is weighed against one config. */
-    int has_duration = 0;
-    for (int32_t c = 0; c < cat->n_counters; c++) has_duration |= strcmp(cat->counters[c], DURATION) == 0;
-    int32_t duration_set = -1;
-    for (int32_t i = 0; i < g.n; i++)
-      if (strcmp(g.m[i].name, DURATION) == 0) duration_set = g.m[i].set;
-    replica = lm_calloc((size_t)n_sets + 1, 1);
-    if (!replica) goto nomem;
-    for (int32_t s = 0; has_duration && n_sets > 1 && s < n_sets; s++) {
-      if (s == duration_set) continue;
-      size_t k = 0;
-      for (int32_t i = 0; i < g.n; i++)
-        if (g.m[i].set == s) names[k++] = g.m[i].name;
-      names[k++] = DURATION;
-      if ((st = count(ctx, names, k, &set_passes[s], &set_bytes[s], diag)) != LM_OK) goto done;
-      replica[s] = 1;
-    }
-    packed = 0;
-    for (int32_t s = 0; s < n_sets; s++) packed += set_passes[s];
-    packed_sets = n_sets;
-    if (one <= packed) {
-      for (int32_t i = 0; i < g.n; i++) g.m[i].set = 0;
-      replica[0] = 0;
-      n_sets = 1;
-      set_passes[0] = one;
-      set_bytes[0] = one_bytes;
+    if (best >= 0 && best_rise < g->m[i].solo) {
+      g->m[i].set = best;
+      pk->set_passes[best] = best_passes;
+      pk->set_bytes[best] = best_bytes;
+    } else {
+      int32_t s = pk->n_sets;
+      g->m[i].set = s;
+      pk->names[0] = g->m[i].name;
+      if ((st = pk->count(pk->ctx, pk->names, 1, &pk->set_passes[s], &pk->set_bytes[s], pk->diag)) != LM_OK)
+        return st;
+      pk->n_sets++;
     }
   }
+  return LM_OK;
+}
 
-  /* 4. The plan. */
-  plan = lm_calloc(1, sizeof *plan);
-  if (!plan || !(plan->arena = lm_arena_new(1 << 14))) goto nomem;
+/* add_durations: with several sets, each holds the GPU duration, so that
+ * every launch of a row has its own measured duration (its end time) and
+ * the sets share a quantity whose spread says how far they differ
+ * (docs/spread.md). A set lacking it gets a replica, priced by CUPTI,
+ * before the packing is weighed against one config. */
+static lm_status add_durations(packer *pk, const lm_catalog *cat) {
+  gather *g = &pk->g;
+  int has_duration = 0;
+  for (int32_t c = 0; c < cat->n_counters; c++) has_duration |= strcmp(cat->counters[c], DURATION) == 0;
+  int32_t duration_set = -1;
+  for (int32_t i = 0; i < g->n; i++)
+    if (strcmp(g->m[i].name, DURATION) == 0) duration_set = g->m[i].set;
+  pk->replica = lm_calloc((size_t)pk->n_sets + 1, 1);
+  if (!pk->replica) return oom(pk->diag);
+  for (int32_t s = 0; has_duration && pk->n_sets > 1 && s < pk->n_sets; s++) {
+    if (s == duration_set) continue;
+    size_t k = 0;
+    for (int32_t i = 0; i < g->n; i++)
+      if (g->m[i].set == s) pk->names[k++] = g->m[i].name;
+    pk->names[k++] = DURATION;
+    lm_status st = pk->count(pk->ctx, pk->names, k, &pk->set_passes[s], &pk->set_bytes[s], pk->diag);
+    if (st != LM_OK) return st;
+    pk->replica[s] = 1;
+  }
+  return LM_OK;
+}
+
+/* one_set: every metric in one set, the config with everything. */
+static void one_set(packer *pk) {
+  for (int32_t i = 0; i < pk->g.n; i++) pk->g.m[i].set = 0;
+  pk->n_sets = pk->g.n > 0;
+  pk->set_passes[0] = pk->one;
+  pk->set_bytes[0] = pk->one_bytes;
+}
+
+/* pack: the sets for replay: one config for kernel replay, else the
+ * greedy packing by pass cost (with a duration in every set), replaced by
+ * one config when that needs no more passes. */
+static lm_status pack(packer *pk, const lm_catalog *cat, int replay) {
+  lm_status st;
+  if (replay == LM_REPLAY_KERNEL || pk->g.n == 0) {
+    one_set(pk);
+    return LM_OK;
+  }
+  if ((st = pack_greedy(pk)) != LM_OK || (st = add_durations(pk, cat)) != LM_OK) return st;
+  pk->packed = 0;
+  for (int32_t s = 0; s < pk->n_sets; s++) pk->packed += pk->set_passes[s];
+  pk->packed_sets = pk->n_sets;
+  if (pk->one <= pk->packed) {
+    one_set(pk);
+    pk->replica[0] = 0;
+  }
+  return LM_OK;
+}
+
+/* fill_set: set s of plan: its metrics, each with its block (the name up
+ * to its first '_') and the metrics that read it, then its duration
+ * replica. */
+static lm_status fill_set(const packer *pk, lm_plan *plan, int32_t s) {
+  const gather *g = &pk->g;
+  lm_arena *a = plan->arena;
+  lm_plan_set *ps = &plan->sets[s];
+  ps->first = plan->n_counters;
+  ps->passes = pk->set_passes[s];
+  ps->image_bytes = pk->set_bytes[s];
+  plan->total_passes += pk->set_passes[s];
+  for (int32_t i = 0; i < g->n; i++) {
+    if (g->m[i].set != s) continue;
+    lm_plan_counter *c = &plan->counters[plan->n_counters++];
+    char block[64], why[256];
+    size_t len = strcspn(g->m[i].name, "_");
+    snprintf(block, sizeof block, "%.*s", (int)(len < 60 ? len : 60), g->m[i].name);
+    if (g->m[i].n_why > 3)
+      snprintf(why, sizeof why, "%s and %d more", g->m[i].why, g->m[i].n_why - 3);
+    else
+      snprintf(why, sizeof why, "%s", g->m[i].why);
+    c->name = lm_arena_strdup(a, g->m[i].name);
+    c->block = lm_arena_strdup(a, block);
+    c->why = lm_arena_strdup(a, why);
+    c->set = s;
+    if (!c->name || !c->block || !c->why) return oom(pk->diag);
+  }
+  if (pk->replica && pk->replica[s]) {
+    lm_plan_counter *c = &plan->counters[plan->n_counters++];
+    memset(c, 0, sizeof *c);
+    c->name = DURATION;
+    c->block = "gpu";
+    c->why = "every set: the GPU duration of the same launch";
+    c->set = s;
+    c->replica = 1;
+  }
+  ps->n = plan->n_counters - ps->first;
+  return LM_OK;
+}
+
+/* make_plan: the plan (*out) of the packed sets. */
+static lm_status make_plan(const packer *pk, const lm_catalog *cat, int replay, lm_plan **out) {
+  lm_status st = LM_OK;
+  int32_t n_sets = pk->n_sets;
+  lm_plan *plan = lm_calloc(1, sizeof *plan);
+  if (!plan || !(plan->arena = lm_arena_new(1 << 14))) {
+    st = oom(pk->diag);
+    goto done;
+  }
   lm_arena *a = plan->arena;
   plan->arch = lm_arena_strdup(a, cat->arch);
   plan->chip = lm_arena_strdup(a, cat->chip);
   plan->replay = replay;
   plan->n_sets = n_sets;
-  plan->one_config_passes = one;
-  plan->packed_sets = packed_sets;
-  plan->packed_passes = packed;
+  plan->one_config_passes = pk->one;
+  plan->packed_sets = pk->packed_sets;
+  plan->packed_passes = pk->packed;
   plan->sets = lm_arena_alloc(a, ((size_t)n_sets + 1) * sizeof *plan->sets);
-  plan->counters = lm_arena_alloc(a, ((size_t)g.n + (size_t)n_sets + 1) * sizeof *plan->counters);
+  plan->counters = lm_arena_alloc(a, ((size_t)pk->g.n + (size_t)n_sets + 1) * sizeof *plan->counters);
   plan->missing = lm_arena_alloc(a, sizeof(char *));
-  if (!plan->arch || !plan->chip || !plan->sets || !plan->counters || !plan->missing) goto nomem;
-  for (int32_t s = 0; s < n_sets; s++) {
-    lm_plan_set *ps = &plan->sets[s];
-    ps->first = plan->n_counters;
-    ps->passes = set_passes[s];
-    ps->image_bytes = set_bytes[s];
-    plan->total_passes += set_passes[s];
-    for (int32_t i = 0; i < g.n; i++) {
-      if (g.m[i].set != s) continue;
-      lm_plan_counter *c = &plan->counters[plan->n_counters++];
-      char block[64], why[256];
-      size_t len = strcspn(g.m[i].name, "_");
-      snprintf(block, sizeof block, "%.*s", (int)(len < 60 ? len : 60), g.m[i].name);
-      if (g.m[i].n_why > 3)
-        snprintf(why, sizeof why, "%s and %d more", g.m[i].why, g.m[i].n_why - 3);
-      else
-        snprintf(why, sizeof why, "%s", g.m[i].why);
-      c->name = lm_arena_strdup(a, g.m[i].name);
-      c->block = lm_arena_strdup(a, block);
-      c->why = lm_arena_strdup(a, why);
-      c->set = s;
-      if (!c->name || !c->block || !c->why) goto nomem;
-    }
-    if (replica && replica[s]) {
-      lm_plan_counter *c = &plan->counters[plan->n_counters++];
-      memset(c, 0, sizeof *c);
-      c->name = DURATION;
-      c->block = "gpu";
-      c->why = "every set: the GPU duration of the same launch";
-      c->set = s;
-      c->replica = 1;
-    }
-    ps->n = plan->n_counters - ps->first;
+  if (!plan->arch || !plan->chip || !plan->sets || !plan->counters || !plan->missing) {
+    st = oom(pk->diag);
+    goto done;
   }
+  for (int32_t s = 0; s < n_sets; s++)
+    if ((st = fill_set(pk, plan, s)) != LM_OK) goto done;
   /* The fewest sets: a set per metric that alone needs more than one
    * pass is not forced, so the bound is 1 whenever there are metrics. */
   plan->lower_bound = n_sets > 0;
   *out = plan;
   plan = NULL;
+done:
+  lm_plan_free(plan);
+  return st;
+}
+
+lm_status lm_plan_build_passes(const lm_catalog *cat, const char *const *items, size_t n_items,
+                               int replay, lm_pass_count count, void *ctx, lm_plan **out,
+                               lm_diag *diag) {
+  *out = NULL;
+  packer pk;
+  memset(&pk, 0, sizeof pk);
+  gather *g = &pk.g;
+  g->cat = cat;
+  pk.count = count;
+  pk.ctx = ctx;
+  pk.diag = diag;
+  lm_selection sel;
+  memset(&sel, 0, sizeof sel);
+  lm_status st = LM_OK;
+  g->index = lm_map_new();
+  g->seen = lm_malloc((size_t)cat->n_nodes + 1);
+  if (!g->index || !g->seen) goto nomem;
+  st = lm_catalog_select(cat, items, n_items, &sel, diag);
+  if (st != LM_OK) goto done;
+
+  /* 1. The metrics of every selected cell. */
+  lm_plan_each_row(cat, &sel, walk_row, g);
+  if (g->failed) goto nomem;
+  pk.names = lm_calloc((size_t)g->n + 1, sizeof *pk.names);
+  pk.set_passes = lm_calloc((size_t)g->n + 1, sizeof *pk.set_passes);
+  pk.set_bytes = lm_calloc((size_t)g->n + 1, sizeof *pk.set_bytes);
+  if (!pk.names || !pk.set_passes || !pk.set_bytes) goto nomem;
+
+  /* 2. One config with everything. */
+  if (g->n > 0) {
+    for (int32_t i = 0; i < g->n; i++) pk.names[i] = g->m[i].name;
+    st = count(ctx, pk.names, (size_t)g->n, &pk.one, &pk.one_bytes, diag);
+    if (st != LM_OK) goto done;
+  }
+  /* 3. The sets, 4. the plan. */
+  if ((st = pack(&pk, cat, replay)) == LM_OK) st = make_plan(&pk, cat, replay, out);
   goto done;
 nomem:
   st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
 done:
-  lm_free(replica);
-  lm_plan_free(plan);
-  lm_free(names);
-  lm_free(set_passes);
-  lm_free(set_bytes);
-  lm_free(g.m);
-  lm_free(g.seen);
-  lm_map_free(g.index);
+  lm_free(pk.replica);
+  lm_free(pk.names);
+  lm_free(pk.set_passes);
+  lm_free(pk.set_bytes);
+  lm_free(g->m);
+  lm_free(g->seen);
+  lm_map_free(g->index);
   lm_selection_fini(&sel);
   return st;
 }
