@@ -5,8 +5,8 @@
  * group: SIGINT, SIGTERM and SIGHUP sent to lumen are forwarded to the
  * group, the group is killed when the application ends (its leftovers),
  * at a run's deadline (after SIGTERM and a grace) and when lumen dies
- * (the parent-death signal). Nothing here touches the database: a run's
- * outcome goes back to the caller.
+ * (a lifeline pipe whose closing kills the group). Nothing here touches
+ * the database: a run's outcome goes back to the caller.
  */
 #define _GNU_SOURCE /* F_SETSIG; dl_iterate_phdr */
 #include <errno.h>
@@ -141,139 +141,118 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-lm_status lm_collect_run_app(char *const *argv, const char *tool, const char *config_path,
-                             const char *records, int pass, double timeout_s,
-                             char const (*env)[4200], int n_env, lm_progress *prog,
-                             lm_run_outcome *out, lm_diag *diag) {
-  static int at_exit_set;
-  int pipe_fds[2];
-  memset(out, 0, sizeof *out);
-  out->exit_code = -1;
-  if (!at_exit_set && atexit(kill_group_at_exit) == 0) at_exit_set = 1;
-  if (pipe(pipe_fds) != 0)
+/* One run of the application (lm_collect_run_app): its arguments, the
+ * pipes lumen shares with it and what is restored when it ends. */
+typedef struct app_run {
+  char *const *argv;
+  const char *tool, *config_path, *records;
+  int pass;
+  double timeout_s;
+  char const (*env)[4200];
+  int n_env;
+  lm_progress *prog;
+  int exec_pipe[2];             /* the child writes exec's errno when exec fails */
+  int life[2];                  /* the lifeline: lumen holds [1], the group [0] */
+  struct sigaction old_act[3];  /* the dispositions of the forwarded signals */
+  int tty;                      /* lumen has the terminal in the foreground */
+  pid_t pid;
+} app_run;
+
+/* open_pipes: the exec pipe and the lifeline, both close-on-exec. */
+static lm_status open_pipes(app_run *a, lm_diag *diag) {
+  if (pipe(a->exec_pipe) != 0)
     return lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "pipe: %s", strerror(errno));
-  fcntl(pipe_fds[0], F_SETFD, FD_CLOEXEC);
-  fcntl(pipe_fds[1], F_SETFD, FD_CLOEXEC);
+  fcntl(a->exec_pipe[0], F_SETFD, FD_CLOEXEC);
+  fcntl(a->exec_pipe[1], F_SETFD, FD_CLOEXEC);
   /* The lifeline: lumen holds its write end, the application's group its
    * read end, owned by the group with SIGKILL as the signal of a change.
    * When lumen ends, however it ends (SIGKILL included: no handler runs),
    * the kernel closes the write end, and every process left in the group
    * (the application's children too, which the parent-death signal does
    * not reach) is killed. */
-  int life[2];
-  if (pipe(life) != 0) {
+  if (pipe(a->life) != 0) {
     int err = errno;
-    close(pipe_fds[0]);
-    close(pipe_fds[1]);
+    close(a->exec_pipe[0]);
+    close(a->exec_pipe[1]);
     return lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "pipe: %s", strerror(err));
   }
-  fcntl(life[0], F_SETFD, FD_CLOEXEC);
-  fcntl(life[1], F_SETFD, FD_CLOEXEC);
-  /* Forward signals from now on; the group id is known after fork. */
-  struct sigaction act, old_act[3];
-  memset(&act, 0, sizeof act);
-  act.sa_handler = forward;
-  sigemptyset(&act.sa_mask);
-  g_received = 0;
-  g_group = 0;
-  for (int i = 0; i < 3; i++) sigaction(forwarded[i], &act, &old_act[i]);
-  /* A terminal in the foreground goes to the application's group, so
-   * that it can read it and Ctrl-C reaches it directly. */
-  int tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
-  pid_t pid = fork();
-  if (pid < 0) {
-    int err = errno;
-    for (int i = 0; i < 3; i++) sigaction(forwarded[i], &old_act[i], NULL);
-    close(pipe_fds[0]);
-    close(pipe_fds[1]);
-    close(life[0]);
-    close(life[1]);
-    return lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "fork: %s", strerror(err));
-  }
-  if (pid == 0) {
-    close(pipe_fds[0]);
-    /* Its own process group, which dies with lumen. */
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    close(life[1]);
-    if (fcntl(life[0], F_SETOWN, -getpid()) == 0 && fcntl(life[0], F_SETSIG, SIGKILL) == 0)
-      fcntl(life[0], F_SETFL, fcntl(life[0], F_GETFL) | O_ASYNC);
-    fcntl(life[0], F_SETFD, 0); /* inherited through exec, by every process of the group */
-    for (int i = 0; i < 3; i++) sigaction(forwarded[i], &old_act[i], NULL);
-    char preload[8192], pass_text[32];
-    const char *old = getenv("LD_PRELOAD");
-    char runtime[4096] = "";
+  fcntl(a->life[0], F_SETFD, FD_CLOEXEC);
+  fcntl(a->life[1], F_SETFD, FD_CLOEXEC);
+  return LM_OK;
+}
+
+/* run_child: in the forked child: its own process group, which dies with
+ * lumen, the tool library preloaded and the run's environment, then exec;
+ * when exec fails, its errno goes to lumen through the exec pipe. */
+static void run_child(const app_run *a) {
+  close(a->exec_pipe[0]);
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  int life_rd = a->life[0];
+  close(a->life[1]);
+  if (fcntl(life_rd, F_SETOWN, -getpid()) == 0 && fcntl(life_rd, F_SETSIG, SIGKILL) == 0)
+    fcntl(life_rd, F_SETFL, fcntl(life_rd, F_GETFL) | O_ASYNC);
+  fcntl(life_rd, F_SETFD, 0); /* inherited through exec, by every process of the group */
+  for (int i = 0; i < 3; i++) sigaction(forwarded[i], &a->old_act[i], NULL);
+  char preload[8192], pass_text[32];
+  const char *old = getenv("LD_PRELOAD");
+  char runtime[4096] = "";
 #if defined(__SANITIZE_ADDRESS__)
-    dl_iterate_phdr(find_asan, runtime);
-    if (runtime[0]) strcat(runtime, ":");
+  dl_iterate_phdr(find_asan, runtime);
+  if (runtime[0]) strcat(runtime, ":");
 #endif
-    snprintf(preload, sizeof preload, "%s%s%s%s", runtime, tool, old && *old ? ":" : "",
-             old && *old ? old : "");
-    snprintf(pass_text, sizeof pass_text, "%d", pass);
-    setenv("LD_PRELOAD", preload, 1);
-    setenv("LUMEN_TOOL_CONFIG", config_path, 1);
-    setenv("LUMEN_PASS", pass_text, 1);
-    /* What the backend's runtime needs (CUDA_INJECTION64_PATH, ...). */
-    for (int i = 0; i < n_env; i++) {
-      char item[4200];
-      snprintf(item, sizeof item, "%s", env[i]);
-      char *eq = strchr(item, '=');
-      if (!eq) continue;
-      *eq = '\0';
-      setenv(item, eq + 1, 1);
-    }
-    execvp(argv[0], argv);
-    int err = errno;
-    ssize_t w = write(pipe_fds[1], &err, sizeof err);
-    (void)w;
-    _exit(127);
+  snprintf(preload, sizeof preload, "%s%s%s%s", runtime, a->tool, old && *old ? ":" : "",
+           old && *old ? old : "");
+  snprintf(pass_text, sizeof pass_text, "%d", a->pass);
+  setenv("LD_PRELOAD", preload, 1);
+  setenv("LUMEN_TOOL_CONFIG", a->config_path, 1);
+  setenv("LUMEN_PASS", pass_text, 1);
+  /* What the backend's runtime needs (CUDA_INJECTION64_PATH, ...). */
+  for (int i = 0; i < a->n_env; i++) {
+    char item[4200];
+    snprintf(item, sizeof item, "%s", a->env[i]);
+    char *eq = strchr(item, '=');
+    if (!eq) continue;
+    *eq = '\0';
+    setenv(item, eq + 1, 1);
   }
-  setpgid(pid, pid); /* also here: no window in which a signal misses it */
-  g_group = pid;
-  close(life[0]);
-  g_lifeline = life[1];
-  if (g_received) kill(-pid, g_received);
-  if (tty) {
-    signal(SIGTTOU, SIG_IGN);
-    tcsetpgrp(STDIN_FILENO, pid);
-  }
-  close(pipe_fds[1]);
-  int exec_errno = 0;
-  ssize_t got;
-  while ((got = read(pipe_fds[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
-  }
-  close(pipe_fds[0]);
-  int status = 0;
-  lm_status st = LM_OK;
-  if (got == (ssize_t)sizeof exec_errno) {
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (exec_errno == ENOENT)
-      st = lm_diag_set(diag, LM_ENOTFOUND, argv[0], 0, 0, NULL,
-                       "no such program (give its path, or put it on PATH)");
-    else if (exec_errno == EACCES)
-      st = lm_diag_set(diag, LM_EINVAL, argv[0], 0, 0, NULL,
-                       "not executable (chmod +x %s, or run it through its interpreter)", argv[0]);
-    else
-      st = lm_diag_set(diag, LM_EIO, argv[0], 0, 0, NULL, "cannot run: %s", strerror(exec_errno));
-    goto restore;
-  }
-  /* Wait, drawing progress; stop the group at the deadline, and kill it
-   * when it outlives a forwarded signal or the deadline by the grace. */
+  execvp(a->argv[0], a->argv);
+  int err = errno;
+  ssize_t w = write(a->exec_pipe[1], &err, sizeof err);
+  (void)w;
+  _exit(127);
+}
+
+/* exec_failed: the error of a program exec could not start (errno err). */
+static lm_status exec_failed(const char *prog, int err, lm_diag *diag) {
+  if (err == ENOENT)
+    return lm_diag_set(diag, LM_ENOTFOUND, prog, 0, 0, NULL, "no such program (give its path, or put it on PATH)");
+  if (err == EACCES)
+    return lm_diag_set(diag, LM_EINVAL, prog, 0, 0, NULL,
+                       "not executable (chmod +x %s, or run it through its interpreter)", prog);
+  return lm_diag_set(diag, LM_EIO, prog, 0, 0, NULL, "cannot run: %s", strerror(err));
+}
+
+/* wait_app: wait for the application (*status), drawing progress; stop
+ * the group at the deadline (out->timed_out), and kill it when it
+ * outlives a forwarded signal or the deadline by the grace. LM_EIO when
+ * waiting fails (the application is killed). */
+static lm_status wait_app(const app_run *a, lm_run_outcome *out, int *status, lm_diag *diag) {
   const double grace_s = 3;
+  pid_t pid = a->pid;
   double started = now_s(), stop_at = 0, last_poll = 0;
   for (;;) {
-    pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
+    pid_t r = waitpid(pid, status, WNOHANG);
+    if (r == pid) return LM_OK;
     if (r < 0 && errno != EINTR) {
-      st = lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "wait: %s", strerror(errno));
+      lm_status st = lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "wait: %s", strerror(errno));
       kill(-pid, SIGKILL);
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
       }
-      goto restore;
+      return st;
     }
     double t = now_s();
-    if (timeout_s > 0 && !out->timed_out && t - started >= timeout_s) {
+    if (a->timeout_s > 0 && !out->timed_out && t - started >= a->timeout_s) {
       out->timed_out = 1;
       kill(-pid, SIGTERM);
       stop_at = t;
@@ -283,13 +262,81 @@ lm_status lm_collect_run_app(char *const *argv, const char *tool, const char *co
       kill(-pid, SIGKILL);
       stop_at = t + 1e9; /* once */
     }
-    if (prog && prog->enabled && t - last_poll >= 0.2) {
-      progress_poll(prog, records);
+    if (a->prog && a->prog->enabled && t - last_poll >= 0.2) {
+      progress_poll(a->prog, a->records);
       last_poll = t;
     }
     struct timespec ts = {0, 20000000};
     nanosleep(&ts, NULL);
   }
+}
+
+lm_status lm_collect_run_app(char *const *argv, const char *tool, const char *config_path,
+                             const char *records, int pass, double timeout_s,
+                             char const (*env)[4200], int n_env, lm_progress *prog,
+                             lm_run_outcome *out, lm_diag *diag) {
+  static int at_exit_set;
+  app_run a;
+  memset(&a, 0, sizeof a);
+  a.argv = argv;
+  a.tool = tool;
+  a.config_path = config_path;
+  a.records = records;
+  a.pass = pass;
+  a.timeout_s = timeout_s;
+  a.env = env;
+  a.n_env = n_env;
+  a.prog = prog;
+  memset(out, 0, sizeof *out);
+  out->exit_code = -1;
+  if (!at_exit_set && atexit(kill_group_at_exit) == 0) at_exit_set = 1;
+  lm_status st = open_pipes(&a, diag);
+  if (st != LM_OK) return st;
+  /* Forward signals from now on; the group id is known after fork. */
+  struct sigaction act;
+  memset(&act, 0, sizeof act);
+  act.sa_handler = forward;
+  sigemptyset(&act.sa_mask);
+  g_received = 0;
+  g_group = 0;
+  for (int i = 0; i < 3; i++) sigaction(forwarded[i], &act, &a.old_act[i]);
+  /* A terminal in the foreground goes to the application's group, so
+   * that it can read it and Ctrl-C reaches it directly. */
+  a.tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+  pid_t pid = a.pid = fork();
+  if (pid < 0) {
+    int err = errno;
+    for (int i = 0; i < 3; i++) sigaction(forwarded[i], &a.old_act[i], NULL);
+    close(a.exec_pipe[0]);
+    close(a.exec_pipe[1]);
+    close(a.life[0]);
+    close(a.life[1]);
+    return lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "fork: %s", strerror(err));
+  }
+  if (pid == 0) run_child(&a);
+  setpgid(pid, pid); /* also here: no window in which a signal misses it */
+  g_group = pid;
+  close(a.life[0]);
+  g_lifeline = a.life[1];
+  if (g_received) kill(-pid, g_received);
+  if (a.tty) {
+    signal(SIGTTOU, SIG_IGN);
+    tcsetpgrp(STDIN_FILENO, pid);
+  }
+  close(a.exec_pipe[1]);
+  int exec_errno = 0;
+  ssize_t got;
+  while ((got = read(a.exec_pipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  }
+  close(a.exec_pipe[0]);
+  int status = 0;
+  if (got == (ssize_t)sizeof exec_errno) {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    st = exec_failed(argv[0], exec_errno, diag);
+    goto restore;
+  }
+  if ((st = wait_app(&a, out, &status, diag)) != LM_OK) goto restore;
   if (prog) progress_poll(prog, records);
   if (WIFSIGNALED(status)) out->sig = WTERMSIG(status);
   else out->exit_code = WEXITSTATUS(status);
@@ -300,10 +347,10 @@ restore:
   kill(-pid, SIGKILL);
   close(g_lifeline);
   g_lifeline = -1;
-  if (tty) tcsetpgrp(STDIN_FILENO, getpgrp());
+  if (a.tty) tcsetpgrp(STDIN_FILENO, getpgrp());
   g_group = 0;
   out->interrupted = g_received;
-  for (int i = 0; i < 3; i++) sigaction(forwarded[i], &old_act[i], NULL);
+  for (int i = 0; i < 3; i++) sigaction(forwarded[i], &a.old_act[i], NULL);
   return st;
 }
 
