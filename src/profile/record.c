@@ -198,8 +198,6 @@ static void note_gpu(proc_info *p, int gpu) {
   if (len + n + 2 < sizeof p->gpus) snprintf(p->gpus + len, sizeof p->gpus - len, "%s%s", len ? "," : "", item);
 }
 
-/* ingest_file: one process's records file into the database under run
- * spec->id; its facts into *p. */
 /* reading: a sampler's number, NaN for "-" or anything that is not a
  * finite number (a blank reading is never taken as 0). */
 static double reading(const char *text) {
@@ -208,13 +206,153 @@ static double reading(const char *text) {
   return end != text && *end == '\0' && isfinite(v) ? v : LM_NAN;
 }
 
+/* One records file being read (ingest_file). */
+typedef struct ingest {
+  lm_db_records *out;
+  const lm_run_spec *spec;
+  proc_info *proc;
+  char **kernels;   /* kernel ids of this run -> names */
+  size_t n_kernels;
+  long pid;         /* the process (its P line), 0 before it */
+  int finished;     /* an END line was read */
+  long line_no;
+} ingest;
+
+/* ingest_values: V <dispatch> <column>=<value>...: any number of values
+ * (line is changed while it is read). */
+static lm_status ingest_values(ingest *in, char *line, lm_diag *diag) {
+  char *p = line + 2;
+  int64_t did = (int64_t)strtoull(p, &p, 10);
+  while (p && *p == '\t') {
+    char *item = p + 1;
+    char *next = strchr(item, '\t');
+    if (next) *next = '\0';
+    char *eq = strrchr(item, '=');
+    if (eq) {
+      *eq = '\0';
+      lm_status st = lm_db_records_value(in->out, did, in->pid, item, strtod(eq + 1, NULL), diag);
+      if (st != LM_OK) return st;
+    }
+    if (!next) break;
+    *next = '\t';
+    p = next;
+  }
+  return LM_OK;
+}
+
+/* ingest_kernel: K <id> <name>: the name of a kernel id. */
+static void ingest_kernel(ingest *in, char **fields) {
+  size_t id = (size_t)strtoull(fields[1], NULL, 10);
+  if (id >= 1000000) return;
+  if (id >= in->n_kernels) {
+    char **grown = realloc(in->kernels, (id + 1) * sizeof *grown);
+    if (!grown) return;
+    for (size_t k = in->n_kernels; k <= id; k++) grown[k] = NULL;
+    in->kernels = grown;
+    in->n_kernels = id + 1;
+  }
+  free(in->kernels[id]);
+  in->kernels[id] = strdup(fields[2]);
+}
+
+/* ingest_dispatch: D dispatch kernel instance selected set gpu tid grid
+ * workgroup lds scratch arch_vgpr accum_vgpr sgpr start end regions key
+ * (19 fields). */
+static lm_status ingest_dispatch(ingest *in, char **fields, lm_diag *diag) {
+  size_t kid = (size_t)strtoull(fields[2], NULL, 10);
+  const char *kname = kid < in->n_kernels && in->kernels[kid] ? in->kernels[kid] : "?";
+  lm_db_record d;
+  d.dispatch_id = (int64_t)strtoull(fields[1], NULL, 10);
+  d.kernel = kname;
+  d.instance = strtoll(fields[3], NULL, 10);
+  d.selected = strtoll(fields[4], NULL, 10);
+  d.set = atoi(fields[5]);
+  d.gpu = atoi(fields[6]);
+  d.pid = in->pid;
+  d.tid = strtoll(fields[7], NULL, 10);
+  int64_t *sizes[7] = {&d.grid, &d.workgroup, &d.lds, &d.scratch, &d.arch_vgpr, &d.accum_vgpr, &d.sgpr};
+  for (int k = 0; k < 7; k++) *sizes[k] = strtoll(fields[8 + k], NULL, 10);
+  d.start_ns = strtod(fields[15], NULL);
+  d.end_ns = strtod(fields[16], NULL);
+  d.regions = strcmp(fields[17], "-") ? fields[17] : "";
+  d.cycle_key = fields[18];
+  d.row_group = row_group(in->spec, fields[18], d.selected, d.set);
+  lm_status st = lm_db_records_dispatch(in->out, &d, diag);
+  if (st != LM_OK) return st;
+  in->proc->n_dispatches++;
+  note_gpu(in->proc, atoi(fields[6]));
+  return LM_OK;
+}
+
+/* ingest_clock: C gpu t_ns sclk mclk [power_w temp_c]: "-" is a reading
+ * the sampler does not give. */
+static lm_status ingest_clock(ingest *in, char **fields, int nf, lm_diag *diag) {
+  double t_ns = reading(fields[2]);
+  if (isnan(t_ns)) {
+    /* a sample without a time belongs to no dispatch: left out */
+    if (!in->proc->bad_clocks++) in->proc->bad_clock_line = in->line_no;
+    return LM_OK;
+  }
+  lm_status st = lm_db_records_clock(in->out, atoi(fields[1]), t_ns, reading(fields[3]), reading(fields[4]), diag);
+  if (st == LM_OK && nf >= 7) {
+    double power = reading(fields[5]), temp = reading(fields[6]);
+    if (!isnan(power) || !isnan(temp)) st = lm_db_records_power(in->out, atoi(fields[1]), t_ns, power, temp, diag);
+  }
+  return st;
+}
+
+/* ingest_line: one line of nf tab-separated fields other than V; lines
+ * with too few fields, or an unknown tag, are passed over. */
+static lm_status ingest_line(ingest *in, char **fields, int nf, lm_diag *diag) {
+  proc_info *proc = in->proc;
+  const char *tag = fields[0];
+  if (strcmp(tag, "END") == 0) {
+    in->finished = 1;
+    proc->unfinalized = nf >= 2 && strcmp(fields[1], "unfinalized") == 0;
+  } else if (strcmp(tag, "E") == 0 && nf >= 2) {
+    if (!proc->why[0]) snprintf(proc->why, sizeof proc->why, "%s", fields[1]);
+    proc->error = 1;
+  } else if (strcmp(tag, "A") == 0) {
+    proc->attached = 1;
+  } else if (strcmp(tag, "P") == 0 && nf >= 2) {
+    /* P pid host rank size local_rank launcher */
+    in->pid = atol(fields[1]);
+    proc->pid = in->pid;
+    if (nf >= 7) {
+      snprintf(proc->host, sizeof proc->host, "%s", strcmp(fields[2], "-") ? fields[2] : "");
+      proc->rank = atoi(fields[3]);
+      proc->size = atoi(fields[4]);
+      proc->local_rank = atoi(fields[5]);
+      snprintf(proc->launcher, sizeof proc->launcher, "%s", strcmp(fields[6], "-") ? fields[6] : "");
+    }
+  } else if (strcmp(tag, "K") == 0 && nf >= 3) {
+    ingest_kernel(in, fields);
+  } else if (strcmp(tag, "D") == 0 && nf >= 19) {
+    return ingest_dispatch(in, fields, diag);
+  } else if (strcmp(tag, "C") == 0 && nf >= 5) {
+    return ingest_clock(in, fields, nf, diag);
+  } else if (strcmp(tag, "T") == 0 && nf >= 3) {
+    /* T <sampler> <note>: the clock sampler of the run ("none": the
+     * clocks will be estimated from GRBM_GUI_ACTIVE). */
+    return lm_db_records_telemetry(in->out, fields[1], fields[2], diag);
+  } else if (strcmp(tag, "S") == 0 && nf >= 3) {
+    /* S <key> <value>: the device's system information, as the tool
+     * library read it (the CUPTI adapter). */
+    return lm_db_records_sysinfo(in->out, in->pid, fields[1], fields[2], diag);
+  } else if (strcmp(tag, "G") == 0 && nf >= 3) {
+    return lm_db_records_region(in->out, atoi(fields[1]), fields[2], diag);
+  }
+  return LM_OK;
+}
+
+/* ingest_file: one process's records file into the database under run
+ * spec->id; its facts into *proc. A file that cannot be read is not an
+ * error: proc->why says why. */
 static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *path,
                              proc_info *proc, lm_diag *diag) {
-  int run = spec->id;
   memset(proc, 0, sizeof *proc);
   proc->rank = proc->size = proc->local_rank = -1;
   proc->min_gpu = INT_MAX;
-  long *n_dispatches = &proc->n_dispatches;
   char *why = proc->why;
   size_t why_cap = sizeof proc->why;
   /* (opened without blocking and checked to be a regular file: a FIFO or
@@ -231,40 +369,21 @@ static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
     snprintf(why, why_cap, "cannot read its records: %.400s", open_why.message[0] ? open_why.message : strerror(errno));
     return LM_OK;
   }
-  lm_db_records *out = NULL;
-  lm_status st = lm_db_records_open(db, wid, run, &out, diag);
+  ingest in;
+  memset(&in, 0, sizeof in);
+  in.spec = spec;
+  in.proc = proc;
+  lm_status st = lm_db_records_open(db, wid, spec->id, &in.out, diag);
   if (st != LM_OK) goto done;
-  /* Kernel ids of this run -> names. */
-  char **kernels = NULL;
-  size_t n_kernels = 0;
-  long pid = 0;
-  int finished = 0;
   char *line = NULL;
   size_t cap = 0;
   ssize_t len;
-  long line_no = 0;
-  while ((len = getline(&line, &cap, f)) > 0) {
-    line_no++;
+  while (st == LM_OK && (len = getline(&line, &cap, f)) > 0) {
+    in.line_no++;
     if (line[len - 1] != '\n') break; /* a truncated last line */
     line[--len] = '\0';
     if (line[0] == 'V' && line[1] == '\t') {
-      /* V <dispatch> <column>=<value>...: any number of values. */
-      char *p = line + 2;
-      int64_t did = (int64_t)strtoull(p, &p, 10);
-      while (p && *p == '\t') {
-        char *item = p + 1;
-        char *next = strchr(item, '\t');
-        if (next) *next = '\0';
-        char *eq = strrchr(item, '=');
-        if (eq) {
-          *eq = '\0';
-          if ((st = lm_db_records_value(out, did, pid, item, strtod(eq + 1, NULL), diag)) != LM_OK) break;
-        }
-        if (!next) break;
-        *next = '\t';
-        p = next;
-      }
-      if (st != LM_OK) break;
+      st = ingest_values(&in, line, diag);
       continue;
     }
     char *fields[32];
@@ -276,99 +395,17 @@ static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
       *tab = '\0';
       p = tab + 1;
     }
-    const char *tag = fields[0];
-    if (strcmp(tag, "END") == 0) {
-      finished = 1;
-      proc->unfinalized = nf >= 2 && strcmp(fields[1], "unfinalized") == 0;
-    } else if (strcmp(tag, "E") == 0 && nf >= 2) {
-      if (!why[0]) snprintf(why, why_cap, "%s", fields[1]);
-      proc->error = 1;
-    } else if (strcmp(tag, "A") == 0) {
-      proc->attached = 1;
-    } else if (strcmp(tag, "P") == 0 && nf >= 2) {
-      /* P pid host rank size local_rank launcher */
-      pid = atol(fields[1]);
-      proc->pid = pid;
-      if (nf >= 7) {
-        snprintf(proc->host, sizeof proc->host, "%s", strcmp(fields[2], "-") ? fields[2] : "");
-        proc->rank = atoi(fields[3]);
-        proc->size = atoi(fields[4]);
-        proc->local_rank = atoi(fields[5]);
-        snprintf(proc->launcher, sizeof proc->launcher, "%s", strcmp(fields[6], "-") ? fields[6] : "");
-      }
-    } else if (strcmp(tag, "K") == 0 && nf >= 3) {
-      size_t id = (size_t)strtoull(fields[1], NULL, 10);
-      if (id < 1000000) {
-        if (id >= n_kernels) {
-          char **grown = realloc(kernels, (id + 1) * sizeof *grown);
-          if (!grown) continue;
-          for (size_t k = n_kernels; k <= id; k++) grown[k] = NULL;
-          kernels = grown;
-          n_kernels = id + 1;
-        }
-        free(kernels[id]);
-        kernels[id] = strdup(fields[2]);
-      }
-    } else if (strcmp(tag, "D") == 0 && nf >= 19) {
-      size_t kid = (size_t)strtoull(fields[2], NULL, 10);
-      const char *kname = kid < n_kernels && kernels[kid] ? kernels[kid] : "?";
-      /* D dispatch kernel instance selected set gpu tid grid workgroup lds
-       * scratch arch_vgpr accum_vgpr sgpr start end regions key */
-      lm_db_record d;
-      d.dispatch_id = (int64_t)strtoull(fields[1], NULL, 10);
-      d.kernel = kname;
-      d.instance = strtoll(fields[3], NULL, 10);
-      d.selected = strtoll(fields[4], NULL, 10);
-      d.set = atoi(fields[5]);
-      d.gpu = atoi(fields[6]);
-      d.pid = pid;
-      d.tid = strtoll(fields[7], NULL, 10);
-      int64_t *sizes[7] = {&d.grid, &d.workgroup, &d.lds, &d.scratch, &d.arch_vgpr, &d.accum_vgpr, &d.sgpr};
-      for (int k = 0; k < 7; k++) *sizes[k] = strtoll(fields[8 + k], NULL, 10);
-      d.start_ns = strtod(fields[15], NULL);
-      d.end_ns = strtod(fields[16], NULL);
-      d.regions = strcmp(fields[17], "-") ? fields[17] : "";
-      d.cycle_key = fields[18];
-      d.row_group = row_group(spec, fields[18], d.selected, d.set);
-      if ((st = lm_db_records_dispatch(out, &d, diag)) != LM_OK) break;
-      (*n_dispatches)++;
-      note_gpu(proc, atoi(fields[6]));
-    } else if (strcmp(tag, "C") == 0 && nf >= 5) {
-      /* C gpu t_ns sclk mclk [power_w temp_c]: "-" is a reading the
-       * sampler does not give. */
-      double t_ns = reading(fields[2]);
-      if (isnan(t_ns)) {
-        /* a sample without a time belongs to no dispatch: left out */
-        if (!proc->bad_clocks++) proc->bad_clock_line = line_no;
-        continue;
-      }
-      st = lm_db_records_clock(out, atoi(fields[1]), t_ns, reading(fields[3]), reading(fields[4]), diag);
-      if (st == LM_OK && nf >= 7) {
-        double power = reading(fields[5]), temp = reading(fields[6]);
-        if (!isnan(power) || !isnan(temp)) st = lm_db_records_power(out, atoi(fields[1]), t_ns, power, temp, diag);
-      }
-    } else if (strcmp(tag, "T") == 0 && nf >= 3) {
-      /* T <sampler> <note>: the clock sampler of the run ("none": the
-       * clocks will be estimated from GRBM_GUI_ACTIVE). */
-      st = lm_db_records_telemetry(out, fields[1], fields[2], diag);
-    } else if (strcmp(tag, "S") == 0 && nf >= 3) {
-      /* S <key> <value>: the device's system information, as the tool
-       * library read it (the CUPTI adapter). */
-      st = lm_db_records_sysinfo(out, pid, fields[1], fields[2], diag);
-    } else if (strcmp(tag, "G") == 0 && nf >= 3) {
-      st = lm_db_records_region(out, atoi(fields[1]), fields[2], diag);
-    }
-    if (st != LM_OK) break;
+    st = ingest_line(&in, fields, nf, diag);
   }
   free(line);
-  for (size_t k = 0; k < n_kernels; k++) free(kernels[k]);
-  free(kernels);
-  proc->finished = finished && !why[0];
-  if (!finished && !why[0])
+  proc->finished = in.finished && !why[0];
+  if (!in.finished && !why[0])
     snprintf(why, why_cap, "its records end before the tool library finished them (the process "
                            "crashed or was killed)");
 done:
-  lm_db_records_close(out);
+  for (size_t k = 0; k < in.n_kernels; k++) free(in.kernels[k]);
+  free(in.kernels);
+  lm_db_records_close(in.out);
   fclose(f);
   return st;
 }
