@@ -41,7 +41,7 @@ static void progress_file(lm_progress *p, const char *records) {
     for (ssize_t i = 0; i < n; i++) {
       if (p->len + 1 >= p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 4096;
-        char *grown = realloc(p->buf, cap);
+        char *grown = lm_realloc(p->buf, cap);
         if (!grown) break;
         p->buf = grown;
         p->cap = cap;

@@ -31,11 +31,11 @@
 #include "ranks/ranks.h"
 
 static void run_spec_fini(lm_run_spec *r) {
-  for (size_t i = 0; i < r->n_assign; i++) free(r->assign_key[i]);
-  free(r->assign_key);
-  free(r->assign_instance);
-  free(r->assign_set);
-  free(r->assign_group);
+  for (size_t i = 0; i < r->n_assign; i++) lm_free(r->assign_key[i]);
+  lm_free(r->assign_key);
+  lm_free(r->assign_instance);
+  lm_free(r->assign_set);
+  lm_free(r->assign_group);
   memset(r, 0, sizeof *r);
 }
 
@@ -126,7 +126,7 @@ lm_status lm_collect_split_plan(sqlite3 *db, int64_t wid, int of_rank, int n_ran
   int n_sets = 0;
   lm_status st = lm_db_plan_n_sets(db, wid, &n_sets, diag);
   if (st != LM_OK) return st;
-  int *mine = calloc((size_t)(n_sets > 0 ? n_sets : 1), sizeof *mine);
+  int *mine = lm_calloc((size_t)(n_sets > 0 ? n_sets : 1), sizeof *mine);
   if (!mine) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   int n = lm_split_sets(rank.rank, rank.size, n_sets, mine);
   char num[32];
@@ -147,7 +147,7 @@ lm_status lm_collect_split_plan(sqlite3 *db, int64_t wid, int of_rank, int n_ran
     lm_collect_note(db, wid, LM_LOG_INFO, "--split ranks: rank %d of %d collects %d of the %d counter sets (%s)",
                     rank.rank, rank.size, n, n_sets, lm_buf_cstr(&list));
   lm_buf_fini(&list);
-  free(mine);
+  lm_free(mine);
   return st;
 }
 
@@ -286,23 +286,38 @@ int lm_collect_dir_is_empty(const char *dir) {
   return empty;
 }
 
-void lm_collect_copy_opts(const lm_profile_opts *o, lm_stored_opts *s) {
+/* copy_list: n strings into a new array *out (room for n + 1), *n_out of
+ * them copied; 0 when out of memory (what was copied stays for the
+ * caller to free). */
+static int copy_list(const char *const *v, size_t n, char ***out, size_t *n_out) {
+  *out = lm_calloc(n + 1, sizeof **out);
+  for (size_t i = 0; *out && i < n; i++) {
+    if (!((*out)[i] = lm_strdup(v[i]))) return 0;
+    (*n_out)++;
+  }
+  return *out != NULL;
+}
+
+/* copy_text: a copy of v into *out (NULL stays NULL); 0 when out of memory. */
+static int copy_text(const char *v, char **out) {
+  *out = v ? lm_strdup(v) : NULL;
+  return !v || *out;
+}
+
+lm_status lm_collect_copy_opts(const lm_profile_opts *o, lm_stored_opts *s, lm_diag *diag) {
   memset(s, 0, sizeof *s);
-  s->argv = calloc((size_t)o->argc + 1, sizeof *s->argv);
-  for (int i = 0; s->argv && i < o->argc; i++) s->argv[s->argc++] = strdup(o->argv[i]);
-  s->items = calloc(o->n_items + 1, sizeof *s->items);
-  for (size_t i = 0; s->items && i < o->n_items; i++) s->items[s->n_items++] = strdup(o->items[i]);
-  s->kernels = calloc(o->n_kernels + 1, sizeof *s->kernels);
-  for (size_t i = 0; s->kernels && i < o->n_kernels; i++) s->kernels[s->n_kernels++] = strdup(o->kernels[i]);
-  s->regions = calloc(o->n_regions + 1, sizeof *s->regions);
-  for (size_t i = 0; s->regions && i < o->n_regions; i++) s->regions[s->n_regions++] = strdup(o->regions[i]);
-  s->instance = o->instance ? strdup(o->instance) : NULL;
-  s->dispatch = o->dispatch ? strdup(o->dispatch) : NULL;
-  s->gpu = o->gpu ? strdup(o->gpu) : NULL;
-  s->name = strdup(o->name ? o->name : "");
+  size_t argc = 0;
+  int ok = copy_list((const char *const *)o->argv, (size_t)o->argc, &s->argv, &argc);
+  s->argc = (int)argc;
+  ok = ok && copy_list(o->items, o->n_items, &s->items, &s->n_items);
+  ok = ok && copy_list(o->kernels, o->n_kernels, &s->kernels, &s->n_kernels);
+  ok = ok && copy_list(o->regions, o->n_regions, &s->regions, &s->n_regions);
+  ok = ok && copy_text(o->instance, &s->instance) && copy_text(o->dispatch, &s->dispatch) &&
+       copy_text(o->gpu, &s->gpu) && copy_text(o->name ? o->name : "", &s->name);
   s->replay = o->replay;
   s->key_grid = o->key_grid;
   s->timeout = o->timeout;
+  return ok ? LM_OK : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
 }
 
 /* The kernels a run launched, for the message when none was selected. */
@@ -536,7 +551,7 @@ static lm_status create_workload(profile_ctx *x, const lm_profile_opts *o, const
   if ((st = lm_collect_lock_folder(o->dir, &x->lock_fd, diag)) != LM_OK) return st;
   x->fresh = 1;
   if ((st = lm_db_open(x->db_path, LM_DB_CREATE, &x->db, diag)) != LM_OK) return st;
-  lm_collect_copy_opts(o, &x->opt);
+  if ((st = lm_collect_copy_opts(o, &x->opt, diag)) != LM_OK) return st;
   if (x->opt.replay < 0) x->opt.replay = LM_REPLAY_APP;
   if ((st = store_workload(x, o, diag)) != LM_OK) return st;
   if ((st = lm_collect_load_plan(x->db, x->wid, &x->sets, &x->n_sets, diag)) != LM_OK) return st;
@@ -567,7 +582,7 @@ static lm_status run_per_set(profile_ctx *x, lm_diag *diag) {
   int replay = x->opt.replay;
   lm_run_spec *spec = &x->spec;
   lm_status st = LM_OK;
-  int *modes = calloc((size_t)x->n_sets + 1, sizeof *modes), *passes = calloc((size_t)x->n_sets + 1, sizeof *passes);
+  int *modes = lm_calloc((size_t)x->n_sets + 1, sizeof *modes), *passes = lm_calloc((size_t)x->n_sets + 1, sizeof *passes);
   int n_runs = modes && passes ? lm_collect_run_plan(replay, x->n_sets, modes, passes, x->n_sets) : -2;
   if (n_runs < 0) {
     st = n_runs == -2 ? lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory")
@@ -594,8 +609,8 @@ static lm_status run_per_set(profile_ctx *x, lm_diag *diag) {
     }
   }
 done:
-  free(modes);
-  free(passes);
+  lm_free(modes);
+  lm_free(passes);
   return st;
 }
 
@@ -723,7 +738,7 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
   summary->sets = x.n_sets;
   x.prog.enabled = o->progress;
   x.prog.n_sets = x.n_sets;
-  x.prog.seen_sets = calloc((size_t)x.n_sets, 1);
+  x.prog.seen_sets = lm_calloc((size_t)x.n_sets, 1);
   if (!x.prog.seen_sets) {
     st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     goto done;
@@ -746,8 +761,8 @@ done:
     lm_collect_note(x.db, x.wid, LM_LOG_DEBUG, "stopped: %s", lm_diag_format(diag, line, sizeof line));
   }
   run_spec_fini(&x.spec);
-  free(x.prog.seen_sets);
-  free(x.prog.buf);
+  lm_free(x.prog.seen_sets);
+  lm_free(x.prog.buf);
   lm_collect_sets_fini(x.sets, x.n_sets);
   lm_collect_stored_fini(&x.opt);
   lm_db_close(x.db);

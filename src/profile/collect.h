@@ -201,7 +201,8 @@ lm_status lm_collect_load_plan(sqlite3 *db, int64_t wid, lm_set_info **out, int 
 void lm_collect_sets_fini(lm_set_info *sets, int n);
 /* lm_collect_records_files: the records files of a run (PREFIX.PID, one
  * per process that loaded the tool library), NULL-terminated, owned
- * (lm_collect_records_files_free); returns their number. */
+ * (lm_collect_records_files_free); returns their number, or -1 when out
+ * of memory (*out NULL). */
 int lm_collect_records_files(const char *prefix, char ***out);
 void lm_collect_records_files_free(char **list);
 /* lm_collect_ingest: read a run's records files (every process's) into
@@ -255,8 +256,9 @@ lm_status lm_collect_lock_folder(const char *dir, int *fd_out, lm_diag *diag);
 /* lm_collect_dir_is_empty: dir is missing or an empty folder. */
 int lm_collect_dir_is_empty(const char *dir);
 /* lm_collect_copy_opts: the profile's options as --resume reads them back
- * (owned: lm_collect_stored_fini). */
-void lm_collect_copy_opts(const lm_profile_opts *o, lm_stored_opts *s);
+ * (owned: lm_collect_stored_fini, also after a failure). LM_ENOMEM when a
+ * copy cannot be made. */
+lm_status lm_collect_copy_opts(const lm_profile_opts *o, lm_stored_opts *s, lm_diag *diag);
 /* lm_collect_unselected: the error of filters that selected no dispatch
  * of any run (the caller has checked): it names opt's filters as a
  * command line gives them and the kernels run `run` of db's workload wid

@@ -47,7 +47,7 @@ static lm_status plan(lm_collector *c, const lm_catalog *cat, const char *const 
 static void close_cupti(lm_collector *c) {
   cupti_impl *impl = c->impl;
   if (impl) lm_cupti_host_close(impl->host);
-  free(impl);
+  lm_free(impl);
   c->impl = NULL;
 }
 
@@ -121,7 +121,7 @@ lm_status lm_collect_cupti_open(lm_collector *c, const char *tool, lm_diag *diag
     return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
                        "no NVIDIA GPU to profile: %s; install the NVIDIA driver on a machine with "
                        "an NVIDIA GPU (`nvidia-smi` lists the GPUs it sees)", why);
-  cupti_impl *impl = calloc(1, sizeof *impl);
+  cupti_impl *impl = lm_calloc(1, sizeof *impl);
   if (!impl) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   c->impl = impl;
   lm_diag host_diag;

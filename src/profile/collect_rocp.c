@@ -53,8 +53,8 @@ static lm_status check_sets(lm_collector *col, sqlite3 *db, int64_t wid, lm_set_
   for (int s = 0; st == LM_OK && s < n_sets; s++) {
     int n = 0;
     while (sets[s].counters && sets[s].counters[n]) n++;
-    int *stay = calloc((size_t)n + 1, sizeof *stay), *copy = calloc((size_t)n + 1, sizeof *copy);
-    int *lacking = calloc((size_t)n + 1, sizeof *lacking), *part = calloc((size_t)n + 1, sizeof *part);
+    int *stay = lm_calloc((size_t)n + 1, sizeof *stay), *copy = lm_calloc((size_t)n + 1, sizeof *copy);
+    int *lacking = lm_calloc((size_t)n + 1, sizeof *lacking), *part = lm_calloc((size_t)n + 1, sizeof *part);
     if (!stay || !copy || !lacking || !part) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     for (int i = 0; st == LM_OK && i < n; i++) {
       const char *c = sets[s].counters[i];
@@ -105,10 +105,10 @@ static lm_status check_sets(lm_collector *col, sqlite3 *db, int64_t wid, lm_set_
     }
     int any_lacking = 0;
     for (int i = 0; lacking && i < n; i++) any_lacking |= lacking[i];
-    free(stay);
-    free(copy);
-    free(lacking);
-    free(part);
+    lm_free(stay);
+    lm_free(copy);
+    lm_free(lacking);
+    lm_free(part);
     if (st == LM_OK && (moved > 0 || any_lacking)) {
       /* Reload: the loop goes on over the sets as they are now. */
       lm_collect_sets_fini(sets, n_sets);
@@ -142,7 +142,7 @@ static void close_rocp(lm_collector *c) {
     lm_workload_free(impl->recording);
     lm_arena_free(impl->arena);
   }
-  free(impl);
+  lm_free(impl);
   c->impl = NULL;
   c->info = NULL;
   c->roofline = NULL;
@@ -154,7 +154,7 @@ lm_status lm_collect_rocp_open(lm_collector *c, lm_diag *diag) {
   c->plan = plan;
   c->check_sets = check_sets;
   c->close = close_rocp;
-  rocp_impl *impl = calloc(1, sizeof *impl);
+  rocp_impl *impl = lm_calloc(1, sizeof *impl);
   if (!impl) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   c->impl = impl;
   char why[512];

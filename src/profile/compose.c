@@ -48,16 +48,16 @@ typedef struct collected {
 static void collected_fini(collected *c) {
   for (size_t i = 0; i < c->n_recs; i++) {
     crec *r = &c->recs[i];
-    free(r->kernel);
-    free(r->regions);
-    free(r->key);
-    for (int k = 0; k < r->n_vals; k++) free(r->cols[k]);
-    free(r->cols);
-    free(r->vals);
+    lm_free(r->kernel);
+    lm_free(r->regions);
+    lm_free(r->key);
+    for (int k = 0; k < r->n_vals; k++) lm_free(r->cols[k]);
+    lm_free(r->cols);
+    lm_free(r->vals);
   }
-  free(c->recs);
-  for (size_t i = 0; i < c->n_comps; i++) free(c->comps[i].members);
-  free(c->comps);
+  lm_free(c->recs);
+  for (size_t i = 0; i < c->n_comps; i++) lm_free(c->comps[i].members);
+  lm_free(c->comps);
   memset(c, 0, sizeof *c);
 }
 
@@ -78,7 +78,7 @@ static lm_status add_record(const lm_db_stored_record *sr, void *user, lm_diag *
   int n_sets = c->n_sets;
   if (c->n_recs == l->cap) {
     l->cap = l->cap ? l->cap * 2 : 256;
-    crec *grown = realloc(c->recs, l->cap * sizeof *grown);
+    crec *grown = lm_realloc(c->recs, l->cap * sizeof *grown);
     if (!grown) return oom(diag);
     c->recs = grown;
   }
@@ -86,7 +86,7 @@ static lm_status add_record(const lm_db_stored_record *sr, void *user, lm_diag *
   memset(r, 0, sizeof *r);
   r->run = sr->run;
   r->did = d->dispatch_id;
-  r->kernel = strdup(d->kernel);
+  r->kernel = lm_strdup(d->kernel);
   r->instance = d->instance;
   r->selected = d->selected;
   r->set = d->set;
@@ -102,20 +102,20 @@ static lm_status add_record(const lm_db_stored_record *sr, void *user, lm_diag *
   r->sgpr = d->sgpr;
   r->start = d->start_ns;
   r->end = d->end_ns;
-  r->regions = strdup(d->regions);
-  r->key = strdup(d->cycle_key);
+  r->regions = lm_strdup(d->regions);
+  r->key = lm_strdup(d->cycle_key);
   r->mode = strcmp(sr->mode, "app") == 0 ? LM_REPLAY_APP : LM_REPLAY_INSTANCE;
   r->slot = sr->slot;
   if (!r->kernel || !r->regions || !r->key) {
-    free(r->kernel);
-    free(r->regions);
-    free(r->key);
+    lm_free(r->kernel);
+    lm_free(r->regions);
+    lm_free(r->key);
     return oom(diag);
   }
+  c->n_recs++; /* c owns its strings from here */
   char k[96];
   snprintf(k, sizeof k, "%d:%lld:%lld", r->run, (long long)r->pid, (long long)r->did);
-  if (lm_map_put(l->by_dispatch, k, (int64_t)c->n_recs) != LM_OK) return oom(diag);
-  c->n_recs++;
+  if (lm_map_put(l->by_dispatch, k, (int64_t)c->n_recs - 1) != LM_OK) return oom(diag);
   if (r->set >= n_sets) return LM_OK;
   /* The composite row it belongs to. */
   r->group = d->row_group;
@@ -125,11 +125,11 @@ static lm_status add_record(const lm_db_stored_record *sr, void *user, lm_diag *
            (long long)r->group);
   int64_t ci;
   if (!lm_map_get(l->groups, gk, &ci)) {
-    composite *grown = realloc(c->comps, (c->n_comps + 1) * sizeof *grown);
+    composite *grown = lm_realloc(c->comps, (c->n_comps + 1) * sizeof *grown);
     if (!grown) return oom(diag);
     c->comps = grown;
     composite *cp = &c->comps[c->n_comps];
-    cp->members = malloc((size_t)(n_sets ? n_sets : 1) * sizeof *cp->members);
+    cp->members = lm_malloc((size_t)(n_sets ? n_sets : 1) * sizeof *cp->members);
     if (!cp->members) return oom(diag);
     for (int k2 = 0; k2 < n_sets; k2++) cp->members[k2] = -1;
     cp->first = (int)(c->n_recs - 1);
@@ -151,14 +151,14 @@ static lm_status add_value(int run, int64_t pid, int64_t did, const char *column
   crec *r = &l->c->recs[ri];
   if (r->n_vals == r->cap_vals) {
     int ncap = r->cap_vals ? r->cap_vals * 2 : 32;
-    char **gc = realloc(r->cols, (size_t)ncap * sizeof *gc);
+    char **gc = lm_realloc(r->cols, (size_t)ncap * sizeof *gc);
     if (gc) r->cols = gc;
-    double *gv = realloc(r->vals, (size_t)ncap * sizeof *gv);
+    double *gv = lm_realloc(r->vals, (size_t)ncap * sizeof *gv);
     if (gv) r->vals = gv;
     if (!gc || !gv) return oom(diag);
     r->cap_vals = ncap;
   }
-  r->cols[r->n_vals] = strdup(column);
+  r->cols[r->n_vals] = lm_strdup(column);
   r->vals[r->n_vals] = value;
   if (!r->cols[r->n_vals]) return oom(diag);
   r->n_vals++;
@@ -219,19 +219,23 @@ static int64_t name_add(name_list *l, const char *name) {
   if (lm_map_get(l->index, name, &i)) return i;
   if (l->n == l->cap) {
     size_t cap = l->cap ? l->cap * 2 : 64;
-    char **grown = realloc(l->v, cap * sizeof *grown);
+    char **grown = lm_realloc(l->v, cap * sizeof *grown);
     if (!grown) return -1;
     l->v = grown;
     l->cap = cap;
   }
-  l->v[l->n] = strdup(name);
-  if (!l->v[l->n] || lm_map_put(l->index, name, (int64_t)l->n) != LM_OK) return -1;
+  l->v[l->n] = lm_strdup(name);
+  if (!l->v[l->n]) return -1;
+  if (lm_map_put(l->index, name, (int64_t)l->n) != LM_OK) {
+    lm_free(l->v[l->n]);
+    return -1;
+  }
   return (int64_t)l->n++;
 }
 
 static void name_list_fini(name_list *l) {
-  for (size_t i = 0; i < l->n; i++) free(l->v[i]);
-  free(l->v);
+  for (size_t i = 0; i < l->n; i++) lm_free(l->v[i]);
+  lm_free(l->v);
   lm_map_free(l->index);
 }
 
@@ -366,7 +370,7 @@ static lm_status add_power(sqlite3 *db, int64_t wid, const collected *c, const s
                            lm_table *pmc, lm_diag *diag) {
   static const char *const names[2] = {"Measured_Power_W", "Measured_Temp_C"};
   lm_db_composer *q = NULL;
-  double *vals[2] = {malloc((n_rows + 1) * sizeof(double)), malloc((n_rows + 1) * sizeof(double))};
+  double *vals[2] = {lm_malloc((n_rows + 1) * sizeof(double)), lm_malloc((n_rows + 1) * sizeof(double))};
   int any[2] = {0, 0};
   lm_status st = LM_OK;
   if (!vals[0] || !vals[1]) {
@@ -391,8 +395,8 @@ static lm_status add_power(sqlite3 *db, int64_t wid, const collected *c, const s
   }
 done:
   lm_db_composer_close(q);
-  free(vals[0]);
-  free(vals[1]);
+  lm_free(vals[0]);
+  lm_free(vals[1]);
   return st;
 }
 
@@ -420,18 +424,18 @@ typedef struct compose_ctx {
 
 static void compose_fini(compose_ctx *x) {
   for (size_t k = 0; x->prov && k < x->n_prov; k++) {
-    free(x->prov[k].source);
-    free(x->prov[k].column);
-    free(x->prov[k].runs);
-    free(x->prov[k].sets);
+    lm_free(x->prov[k].source);
+    lm_free(x->prov[k].column);
+    lm_free(x->prov[k].runs);
+    lm_free(x->prov[k].sets);
   }
-  free(x->prov);
+  lm_free(x->prov);
   if (x->w) lm_arena_free(x->w->arena);
   lm_table_free(x->pmc);
   for (int k = 0; x->levels && k < x->n_sets; k++) lm_table_free(x->levels[k]);
-  free(x->levels);
-  free(x->level_of);
-  free(x->rows);
+  lm_free(x->levels);
+  lm_free(x->level_of);
+  lm_free(x->rows);
   name_list_fini(&x->pmc_cols);
   name_list_fini(&x->regions);
   collected_fini(&x->c);
@@ -506,19 +510,19 @@ static lm_status pmc_columns(compose_ctx *x, pmc_layout *lay, lm_diag *diag) {
   for (size_t k = 0; k < LM_ARRAY_LEN(fixed_names); k++)
     if (!(lay->fixed[k] = lm_table_add_column(x->pmc, fixed_names[k], 0))) return oom(diag);
   lay->kernel = lm_table_add_column(x->pmc, "Kernel_Name", 1);
-  lay->counters = calloc(n_cols + 1, sizeof *lay->counters);
+  lay->counters = lm_calloc(n_cols + 1, sizeof *lay->counters);
   if (!lay->kernel || !lay->counters) return oom(diag);
-  x->prov = calloc(n_cols + (size_t)x->n_sets * 64 + 1, sizeof *x->prov);
+  x->prov = lm_calloc(n_cols + (size_t)x->n_sets * 64 + 1, sizeof *x->prov);
   if (!x->prov) return oom(diag);
   for (size_t k = 0; k < n_cols; k++) {
     provenance *p = &x->prov[x->n_prov];
     lay->counters[k] = lm_table_add_column(x->pmc, x->pmc_cols.v[k], 0);
-    p->source = strdup("pmc_perf");
-    p->column = strdup(x->pmc_cols.v[k]);
-    p->runs = calloc(n_rows + 1, sizeof(int16_t));
-    p->sets = calloc(n_rows + 1, sizeof(int16_t));
-    if (!lay->counters[k] || !p->runs || !p->sets) return oom(diag);
-    x->n_prov++;
+    p->source = lm_strdup("pmc_perf");
+    p->column = lm_strdup(x->pmc_cols.v[k]);
+    p->runs = lm_calloc(n_rows + 1, sizeof(int16_t));
+    p->sets = lm_calloc(n_rows + 1, sizeof(int16_t));
+    x->n_prov++; /* compose_fini frees what was allocated */
+    if (!lay->counters[k] || !p->source || !p->column || !p->runs || !p->sets) return oom(diag);
     for (size_t r = 0; r < n_rows; r++) {
       lay->counters[k]->values[r] = LM_NAN;
       p->runs[r] = p->sets[r] = -1;
@@ -532,8 +536,8 @@ static lm_status pmc_columns(compose_ctx *x, pmc_layout *lay, lm_diag *diag) {
 
 /* pmc_row: row i of pmc_perf from its records: the first record's
  * dispatch attributes, each counter from the first set that has it, the
- * timestamps. */
-static void pmc_row(compose_ctx *x, const pmc_layout *lay, size_t i) {
+ * timestamps. LM_ENOMEM when the kernel's name cannot be kept. */
+static lm_status pmc_row(compose_ctx *x, const pmc_layout *lay, size_t i, lm_diag *diag) {
   const collected *c = &x->c;
   const composite *cp = &c->comps[x->rows[i]];
   const crec *f = &c->recs[cp->first];
@@ -543,7 +547,7 @@ static void pmc_row(compose_ctx *x, const pmc_layout *lay, size_t i) {
   double attrs[] = {(double)i, f->gpu, (double)f->grid, (double)f->wg, (double)f->lds,
                     (double)f->scratch, (double)f->vgpr, (double)f->agpr, (double)f->sgpr, lay->wave};
   for (size_t k = 0; k < LM_ARRAY_LEN(fixed_names); k++) lay->fixed[k]->values[i] = attrs[k];
-  lay->kernel->text_ids[i] = lm_table_intern(x->pmc, f->kernel);
+  if ((lay->kernel->text_ids[i] = lm_table_intern(x->pmc, f->kernel)) < 0) return oom(diag);
   for (int k = 0; k < x->n_sets; k++) {
     const crec *r = &c->recs[cp->members[k]];
     lay->starts[k] = r->start;
@@ -561,6 +565,7 @@ static void pmc_row(compose_ctx *x, const pmc_layout *lay, size_t i) {
    * passes (exact when they agree). */
   lay->start->values[i] = exact_mean(lay->starts, (size_t)x->n_sets);
   lay->end->values[i] = exact_mean(lay->ends, (size_t)x->n_sets);
+  return LM_OK;
 }
 
 /* build_pmc: pmc_perf, one row per complete row (not finished: add_power
@@ -572,17 +577,17 @@ static lm_status build_pmc(compose_ctx *x, const lm_sysinfo *info, lm_diag *diag
   lay.wave = 64;
   long wi = lm_sysinfo_find(info, "wave_size");
   if (wi >= 0 && !isnan(info->values[wi])) lay.wave = info->values[wi];
-  lay.starts = malloc(((size_t)x->n_sets + 1) * sizeof *lay.starts);
-  lay.ends = malloc(((size_t)x->n_sets + 1) * sizeof *lay.ends);
+  lay.starts = lm_malloc(((size_t)x->n_sets + 1) * sizeof *lay.starts);
+  lay.ends = lm_malloc(((size_t)x->n_sets + 1) * sizeof *lay.ends);
   if (!lay.starts || !lay.ends) {
     st = oom(diag);
     goto done;
   }
-  for (size_t i = 0; i < x->n_rows; i++) pmc_row(x, &lay, i);
+  for (size_t i = 0; st == LM_OK && i < x->n_rows; i++) st = pmc_row(x, &lay, i, diag);
 done:
-  free(lay.starts);
-  free(lay.ends);
-  free(lay.counters);
+  lm_free(lay.starts);
+  lm_free(lay.ends);
+  lm_free(lay.counters);
   return st;
 }
 
@@ -598,7 +603,11 @@ static lm_status build_level(compose_ctx *x, int k, lm_diag *diag) {
   if (!lc.index) return oom(diag);
   for (size_t i = 0; i < n_rows; i++) {
     const crec *r = &c->recs[c->comps[x->rows[i]].members[k]];
-    for (int v = 0; v < r->n_vals; v++) name_add(&lc, r->cols[v]);
+    for (int v = 0; v < r->n_vals; v++)
+      if (name_add(&lc, r->cols[v]) < 0) {
+        st = oom(diag);
+        goto done;
+      }
   }
   lm_table *t = lm_table_create(x->db_path, x->sets[k].accumulate, n_rows, 4 + lc.n);
   if (!t) {
@@ -608,17 +617,24 @@ static lm_status build_level(compose_ctx *x, int k, lm_diag *diag) {
   x->levels[x->n_levels++] = t;
   x->level_of[k] = t;
   lm_column *d = lm_table_add_column(t, "Dispatch_ID", 0), *g = lm_table_add_column(t, "GPU_ID", 0);
-  vc = calloc(lc.n + 1, sizeof *vc);
+  vc = lm_calloc(lc.n + 1, sizeof *vc);
   if (!d || !g || !vc) {
     st = oom(diag);
     goto done;
   }
   for (size_t j = 0; j < lc.n; j++) {
-    vc[j] = lm_table_add_column(t, lc.v[j], 0);
-    for (size_t i = 0; vc[j] && i < n_rows; i++) vc[j]->values[i] = LM_NAN;
+    if (!(vc[j] = lm_table_add_column(t, lc.v[j], 0))) {
+      st = oom(diag);
+      goto done;
+    }
+    for (size_t i = 0; i < n_rows; i++) vc[j]->values[i] = LM_NAN;
   }
   lm_column *ts = lm_table_add_column(t, "Start_Timestamp", 0), *te = lm_table_add_column(t, "End_Timestamp", 0);
-  for (size_t i = 0; ts && te && i < n_rows; i++) {
+  if (!ts || !te) {
+    st = oom(diag);
+    goto done;
+  }
+  for (size_t i = 0; i < n_rows; i++) {
     const crec *r = &c->recs[c->comps[x->rows[i]].members[k]];
     d->values[i] = (double)c->recs[c->comps[x->rows[i]].first].did;
     g->values[i] = r->gpu;
@@ -626,12 +642,12 @@ static lm_status build_level(compose_ctx *x, int k, lm_diag *diag) {
     te->values[i] = r->end;
     for (int v = 0; v < r->n_vals; v++) {
       int64_t j;
-      if (lm_map_get(lc.index, r->cols[v], &j) && vc[j]) vc[j]->values[i] = r->vals[v];
+      if (lm_map_get(lc.index, r->cols[v], &j)) vc[j]->values[i] = r->vals[v];
     }
   }
   lm_table_finish(t);
 done:
-  free(vc);
+  lm_free(vc);
   name_list_fini(&lc);
   return st;
 }
@@ -707,7 +723,7 @@ static lm_status write_row(compose_ctx *x, lm_db_composer *out, size_t i, double
       const char *rname = NULL;
       if ((st = lm_db_composer_region_name(out, r->run, atoi(tok), &rname, diag)) != LM_OK || !rname) continue;
       int64_t gid = name_add(&x->regions, rname);
-      if (gid >= 0) st = lm_db_composer_region(out, i, gid, rname, diag);
+      st = gid >= 0 ? lm_db_composer_region(out, i, gid, rname, diag) : oom(diag);
     }
   }
   return st;
@@ -755,9 +771,9 @@ lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, 
   if (st != LM_OK) return st;
   x.pmc_cols.index = lm_map_new();
   x.regions.index = lm_map_new();
-  x.rows = malloc((x.c.n_comps + 1) * sizeof *x.rows);
-  x.levels = calloc((size_t)n_sets + 1, sizeof *x.levels);
-  x.level_of = calloc((size_t)n_sets + 1, sizeof *x.level_of);
+  x.rows = lm_malloc((x.c.n_comps + 1) * sizeof *x.rows);
+  x.levels = lm_calloc((size_t)n_sets + 1, sizeof *x.levels);
+  x.level_of = lm_calloc((size_t)n_sets + 1, sizeof *x.level_of);
   if (!x.pmc_cols.index || !x.regions.index || !x.rows || !x.levels || !x.level_of) {
     st = oom(diag);
     goto done;
@@ -787,18 +803,18 @@ static int add_assignment(lm_run_spec *run, size_t *cap, const char *key, int64_
                           int64_t group) {
   if (run->n_assign == *cap) {
     size_t ncap = *cap ? *cap * 2 : 64;
-    char **gk = realloc(run->assign_key, ncap * sizeof *gk);
+    char **gk = lm_realloc(run->assign_key, ncap * sizeof *gk);
     if (gk) run->assign_key = gk;
-    int64_t *gi = realloc(run->assign_instance, ncap * sizeof *gi);
+    int64_t *gi = lm_realloc(run->assign_instance, ncap * sizeof *gi);
     if (gi) run->assign_instance = gi;
-    int *gs = realloc(run->assign_set, ncap * sizeof *gs);
+    int *gs = lm_realloc(run->assign_set, ncap * sizeof *gs);
     if (gs) run->assign_set = gs;
-    int64_t *gg = realloc(run->assign_group, ncap * sizeof *gg);
+    int64_t *gg = lm_realloc(run->assign_group, ncap * sizeof *gg);
     if (gg) run->assign_group = gg;
     if (!gk || !gi || !gs || !gg) return 0;
     *cap = ncap;
   }
-  run->assign_key[run->n_assign] = strdup(key);
+  run->assign_key[run->n_assign] = lm_strdup(key);
   if (!run->assign_key[run->n_assign]) return 0;
   run->assign_instance[run->n_assign] = selected;
   run->assign_set[run->n_assign] = set;
@@ -822,8 +838,8 @@ lm_status lm_collect_plan_gaps(sqlite3 *db, int64_t wid, int n_sets, lm_run_spec
   char k[1100];
   lm_map *used = lm_map_new(), *pool_seen = lm_map_new();
   /* Every selected instance per key, in order: the pool. */
-  int64_t *pool_sel = malloc((c.n_recs + 1) * sizeof *pool_sel);
-  const char **pool_key = malloc((c.n_recs + 1) * sizeof *pool_key);
+  int64_t *pool_sel = lm_malloc((c.n_recs + 1) * sizeof *pool_sel);
+  const char **pool_key = lm_malloc((c.n_recs + 1) * sizeof *pool_key);
   size_t n_pool = 0;
   if (!used || !pool_seen || !pool_sel || !pool_key) goto nomem;
   for (size_t i = 0; i < c.n_recs; i++) {
@@ -868,8 +884,8 @@ lm_status lm_collect_plan_gaps(sqlite3 *db, int64_t wid, int n_sets, lm_run_spec
 nomem:
   st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
 done:
-  free(pool_sel);
-  free(pool_key);
+  lm_free(pool_sel);
+  lm_free(pool_key);
   lm_map_free(used);
   lm_map_free(pool_seen);
   collected_fini(&c);

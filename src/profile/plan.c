@@ -108,7 +108,7 @@ typedef struct planner {
   char **missing;
   int32_t n_missing;
   lm_map *missing_index;
-  lm_status status;
+  lm_status status;       /* LM_ENOMEM once an allocation failed */
   block_load *blocks;     /* the blocks the counters use (n_blocks) */
   int32_t n_blocks;
   int32_t n_sets, lower;  /* the sets, and their lower bound */
@@ -123,7 +123,10 @@ static int32_t add_entry(planner *p, const char *name, int32_t group) {
   if (p->n_entries == p->cap_entries) {
     int32_t cap = p->cap_entries ? p->cap_entries * 2 : 64;
     entry *grown = lm_realloc(p->entries, (size_t)cap * sizeof *grown);
-    if (!grown) return -1;
+    if (!grown) {
+      p->status = LM_ENOMEM;
+      return -1;
+    }
     p->entries = grown;
     p->cap_entries = cap;
   }
@@ -132,7 +135,11 @@ static int32_t add_entry(planner *p, const char *name, int32_t group) {
   e->name = lm_strdup(name);
   e->group = group;
   e->set = -1;
-  if (!e->name || lm_map_put(p->index, key, p->n_entries) != LM_OK) return -1;
+  if (!e->name || lm_map_put(p->index, key, p->n_entries) != LM_OK) {
+    lm_free(e->name);
+    p->status = LM_ENOMEM;
+    return -1;
+  }
   lm_plan_block(p->cat, name, e->block, sizeof e->block);
   return p->n_entries++;
 }
@@ -141,23 +148,24 @@ static int32_t group_of(planner *p, const char *level) {
   for (int32_t i = 0; i < p->n_groups; i++)
     if (strcmp(p->groups[i], level) == 0) return i;
   char **grown = lm_realloc(p->groups, (size_t)(p->n_groups + 1) * sizeof *grown);
-  if (!grown) return -1;
-  p->groups = grown;
-  p->groups[p->n_groups] = lm_strdup(level);
-  if (!p->groups[p->n_groups]) return -1;
+  if (grown) p->groups = grown;
+  if (!grown || !(p->groups[p->n_groups] = lm_strdup(level))) {
+    p->status = LM_ENOMEM;
+    return -1;
+  }
   return p->n_groups++;
 }
 
 static void note_missing(planner *p, const char *what) {
   if (lm_map_get(p->missing_index, what, NULL)) return;
   char **grown = lm_realloc(p->missing, (size_t)(p->n_missing + 1) * sizeof *grown);
-  if (!grown) return;
-  p->missing = grown;
-  p->missing[p->n_missing] = lm_strdup(what);
-  if (p->missing[p->n_missing]) {
-    lm_map_put(p->missing_index, what, p->n_missing);
-    p->n_missing++;
+  if (grown) p->missing = grown;
+  if (!grown || !(p->missing[p->n_missing] = lm_strdup(what))) {
+    p->status = LM_ENOMEM;
+    return;
   }
+  p->n_missing++;
+  if (lm_map_put(p->missing_index, what, p->n_missing - 1) != LM_OK) p->status = LM_ENOMEM;
 }
 
 static void add_why(entry *e, const char *metric_id) {
@@ -166,17 +174,19 @@ static void add_why(entry *e, const char *metric_id) {
   e->n_why++;
 }
 
-static void add_partner(entry *e, int32_t other) {
+/* add_partner: other shares a ratio with e; 0 when out of memory. */
+static int add_partner(entry *e, int32_t other) {
   for (int32_t i = 0; i < e->n_partners; i++)
-    if (e->partners[i] == other) return;
+    if (e->partners[i] == other) return 1;
   if (e->n_partners == e->cap_partners) {
     int32_t cap = e->cap_partners ? e->cap_partners * 2 : 8;
     int32_t *grown = lm_realloc(e->partners, (size_t)cap * sizeof *grown);
-    if (!grown) return;
+    if (!grown) return 0;
     e->partners = grown;
     e->cap_partners = cap;
   }
   e->partners[e->n_partners++] = other;
+  return 1;
 }
 
 /* The counter entry an input node reads, or -1 (not a counter, or not
@@ -248,10 +258,9 @@ static void walk(planner *p, int32_t node, const char *metric_id, uint8_t *seen,
     walk(p, n->b, metric_id, seen, den, &nd, 256);
     for (int32_t i = 0; i < nn; i++)
       for (int32_t j = 0; j < nd; j++)
-        if (num[i] != den[j]) {
-          add_partner(&p->entries[num[i]], den[j]);
-          add_partner(&p->entries[den[j]], num[i]);
-        }
+        if (num[i] != den[j] &&
+            (!add_partner(&p->entries[num[i]], den[j]) || !add_partner(&p->entries[den[j]], num[i])))
+          p->status = LM_ENOMEM;
     for (int32_t i = 0; i < nn && *n_under < cap; i++) under[(*n_under)++] = num[i];
     for (int32_t i = 0; i < nd && *n_under < cap; i++) under[(*n_under)++] = den[i];
     return;

@@ -75,7 +75,7 @@ lm_status lm_tool_config_write(const lm_tool_config *c, const char *path, lm_dia
 }
 
 static char *unescape(const char *s) {
-  char *out = malloc(strlen(s) + 1), *o = out;
+  char *out = lm_malloc(strlen(s) + 1), *o = out;
   if (!out) return NULL;
   for (; *s; s++) {
     if (*s == '\\' && s[1] == 'n') *o++ = '\n', s++;
@@ -87,7 +87,7 @@ static char *unescape(const char *s) {
 }
 
 static int push_str(char ***list, size_t *n, const char *s) {
-  char **grown = realloc(*list, (*n + 2) * sizeof *grown);
+  char **grown = lm_realloc(*list, (*n + 2) * sizeof *grown);
   if (!grown) return 0;
   *list = grown;
   grown[*n] = unescape(s);
@@ -98,23 +98,23 @@ static int push_str(char ***list, size_t *n, const char *s) {
 
 void lm_tool_config_fini(lm_tool_config *c) {
   for (int s = 0; c->set_counters && s < c->n_sets; s++) {
-    for (char **n = c->set_counters[s]; n && *n; n++) free(*n);
-    free(c->set_counters[s]);
-    free(c->set_accumulate[s]);
+    for (char **n = c->set_counters[s]; n && *n; n++) lm_free(*n);
+    lm_free(c->set_counters[s]);
+    lm_free(c->set_accumulate[s]);
   }
-  free(c->set_counters);
-  free(c->set_accumulate);
-  for (size_t i = 0; i < c->n_kernels; i++) free(c->kernels[i]);
-  free(c->kernels);
-  for (size_t i = 0; i < c->n_regions; i++) free(c->regions[i]);
-  free(c->regions);
-  for (size_t i = 0; i < c->n_assign; i++) free(c->assign_key[i]);
-  free(c->assign_key);
-  free(c->assign_instance);
-  free(c->assign_set);
-  free(c->instance);
-  free(c->dispatch);
-  free(c->gpu);
+  lm_free(c->set_counters);
+  lm_free(c->set_accumulate);
+  for (size_t i = 0; i < c->n_kernels; i++) lm_free(c->kernels[i]);
+  lm_free(c->kernels);
+  for (size_t i = 0; i < c->n_regions; i++) lm_free(c->regions[i]);
+  lm_free(c->regions);
+  for (size_t i = 0; i < c->n_assign; i++) lm_free(c->assign_key[i]);
+  lm_free(c->assign_key);
+  lm_free(c->assign_instance);
+  lm_free(c->assign_set);
+  lm_free(c->instance);
+  lm_free(c->dispatch);
+  lm_free(c->gpu);
   memset(c, 0, sizeof *c);
 }
 
@@ -142,47 +142,54 @@ lm_status lm_tool_config_read(const char *path, lm_tool_config *c, lm_diag *diag
     else if (strcmp(key, "sets") == 0) {
       c->n_sets = atoi(arg);
       if (c->n_sets < 0 || c->n_sets > 4096) goto bad;
-      c->set_counters = calloc((size_t)c->n_sets + 1, sizeof *c->set_counters);
-      c->set_accumulate = calloc((size_t)c->n_sets + 1, sizeof *c->set_accumulate);
+      c->set_counters = lm_calloc((size_t)c->n_sets + 1, sizeof *c->set_counters);
+      c->set_accumulate = lm_calloc((size_t)c->n_sets + 1, sizeof *c->set_accumulate);
       if (!c->set_counters || !c->set_accumulate) goto nomem;
     } else if (strcmp(key, "set") == 0) {
-      char *copy = strdup(arg), *save = NULL;
+      char *copy = lm_strdup(arg), *save = NULL;
       if (!copy) goto nomem;
       char *tok = strtok_r(copy, " ", &save);
       int s = tok ? atoi(tok) : -1;
       if (s < 0 || s >= c->n_sets || !c->set_counters) {
-        free(copy);
+        lm_free(copy);
         goto bad;
       }
       tok = strtok_r(NULL, " ", &save);
-      if (tok && strcmp(tok, "-") != 0) c->set_accumulate[s] = strdup(tok);
+      if (tok && strcmp(tok, "-") != 0) {
+        lm_free(c->set_accumulate[s]);
+        if (!(c->set_accumulate[s] = lm_strdup(tok))) {
+          lm_free(copy);
+          goto nomem;
+        }
+      }
       size_t n = 0;
       while ((tok = strtok_r(NULL, " ", &save)) != NULL)
         if (!push_str(&c->set_counters[s], &n, tok)) {
-          free(copy);
+          lm_free(copy);
           goto nomem;
         }
-      free(copy);
+      lm_free(copy);
     } else if (strcmp(key, "kernel") == 0) {
       if (!push_str(&c->kernels, &c->n_kernels, arg)) goto nomem;
     } else if (strcmp(key, "region") == 0) {
       if (!push_str(&c->regions, &c->n_regions, arg)) goto nomem;
-    } else if (strcmp(key, "instance") == 0) c->instance = strdup(arg);
-    else if (strcmp(key, "dispatch") == 0) c->dispatch = strdup(arg);
-    else if (strcmp(key, "gpu") == 0) c->gpu = strdup(arg);
-    else if (strcmp(key, "assign") == 0) {
+    } else if (strcmp(key, "instance") == 0 || strcmp(key, "dispatch") == 0 || strcmp(key, "gpu") == 0) {
+      char **field = key[0] == 'i' ? &c->instance : key[0] == 'd' ? &c->dispatch : &c->gpu;
+      lm_free(*field);
+      if (!(*field = lm_strdup(arg))) goto nomem;
+    } else if (strcmp(key, "assign") == 0) {
       long long inst;
       int set, off = 0;
       if (sscanf(arg, "%lld %d %n", &inst, &set, &off) < 2) goto bad;
       size_t n = c->n_assign;
-      char **keys = realloc(c->assign_key, (n + 1) * sizeof *keys);
+      char **keys = lm_realloc(c->assign_key, (n + 1) * sizeof *keys);
       if (keys) c->assign_key = keys;
-      int64_t *insts = realloc(c->assign_instance, (n + 1) * sizeof *insts);
+      int64_t *insts = lm_realloc(c->assign_instance, (n + 1) * sizeof *insts);
       if (insts) c->assign_instance = insts;
-      int *sets = realloc(c->assign_set, (n + 1) * sizeof *sets);
+      int *sets = lm_realloc(c->assign_set, (n + 1) * sizeof *sets);
       if (sets) c->assign_set = sets;
       if (!keys || !insts || !sets) goto nomem;
-      c->assign_key[n] = unescape(arg + off);
+      if (!(c->assign_key[n] = unescape(arg + off))) goto nomem;
       c->assign_instance[n] = inst;
       c->assign_set[n] = set;
       c->n_assign++;
@@ -192,7 +199,7 @@ lm_status lm_tool_config_read(const char *path, lm_tool_config *c, lm_diag *diag
       char *o = unescape(arg);
       if (!o) goto nomem;
       snprintf(c->output, sizeof c->output, "%s", o);
-      free(o);
+      lm_free(o);
     } else {
       goto bad;
     }
@@ -212,7 +219,7 @@ done:
 
 int lm_tool_config_take_share(lm_tool_config *c, const lm_rank_info *r) {
   if (!c->split_ranks || r->rank < 0 || r->size < 2 || c->n_sets < 1) return 0;
-  int *mine = malloc((size_t)c->n_sets * sizeof *mine);
+  int *mine = lm_malloc((size_t)c->n_sets * sizeof *mine);
   if (!mine) return -1;
   int n = lm_split_sets(r->rank, r->size, c->n_sets, mine);
   /* The share's sets move to the front, in order; the others are freed. */
@@ -227,13 +234,13 @@ int lm_tool_config_take_share(lm_tool_config *c, const lm_rank_info *r) {
       k++;
       continue;
     }
-    for (char **name = c->set_counters[s]; name && *name; name++) free(*name);
-    free(c->set_counters[s]);
-    free(c->set_accumulate[s]);
+    for (char **name = c->set_counters[s]; name && *name; name++) lm_free(*name);
+    lm_free(c->set_counters[s]);
+    lm_free(c->set_accumulate[s]);
     c->set_counters[s] = NULL;
     c->set_accumulate[s] = NULL;
   }
-  free(mine);
+  lm_free(mine);
   c->n_sets = n;
   /* A pass past the share collects nothing: its run is for other ranks. */
   if (c->mode == LM_REPLAY_APP && c->pass >= n) c->pass = n;
@@ -335,7 +342,7 @@ static _Thread_local struct {
 } last_stack;
 
 static ktable *ktable_new(size_t cap) {
-  ktable *t = calloc(1, sizeof *t + cap * sizeof t->slot[0]);
+  ktable *t = lm_calloc(1, sizeof *t + cap * sizeof t->slot[0]);
   if (t) t->mask = cap - 1;
   return t;
 }
@@ -348,14 +355,14 @@ static size_t hash_id(uint64_t id) {
 }
 
 lm_status lm_policy_new(const lm_tool_config *cfg, lm_policy **out, lm_diag *diag) {
-  lm_policy *p = calloc(1, sizeof *p);
+  lm_policy *p = lm_calloc(1, sizeof *p);
   *out = NULL;
   if (!p) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   p->cfg = cfg;
   p->serial = atomic_fetch_add(&next_serial, 1);
   pthread_mutex_init(&p->lock, NULL);
-  p->include = calloc(cfg->n_kernels + 1, sizeof *p->include);
-  p->exclude = calloc(cfg->n_kernels + 1, sizeof *p->exclude);
+  p->include = lm_calloc(cfg->n_kernels + 1, sizeof *p->include);
+  p->exclude = lm_calloc(cfg->n_kernels + 1, sizeof *p->exclude);
   if (!p->include || !p->exclude) goto nomem;
   for (size_t i = 0; i < cfg->n_kernels; i++) {
     const char *pat = cfg->kernels[i];
@@ -381,7 +388,7 @@ lm_status lm_policy_new(const lm_tool_config *cfg, lm_policy **out, lm_diag *dia
     lm_policy_free(p);
     return st;
   }
-  p->wanted_regions = calloc(cfg->n_regions + 1, sizeof *p->wanted_regions);
+  p->wanted_regions = lm_calloc(cfg->n_regions + 1, sizeof *p->wanted_regions);
   p->key_index = lm_map_new();
   ktable *t = ktable_new(64);
   atomic_init(&p->kernels, t);
@@ -397,8 +404,8 @@ void lm_policy_free(lm_policy *p) {
   if (!p) return;
   for (size_t i = 0; i < p->n_include; i++) pcre2_code_free(p->include[i]);
   for (size_t i = 0; i < p->n_exclude; i++) pcre2_code_free(p->exclude[i]);
-  free(p->include);
-  free(p->exclude);
+  lm_free(p->include);
+  lm_free(p->exclude);
   lm_idset_fini(&p->instance);
   lm_idset_fini(&p->dispatch);
   lm_idset_fini(&p->gpu);
@@ -407,32 +414,32 @@ void lm_policy_free(lm_policy *p) {
     kstate *k = atomic_load(&t->slot[i]);
     for (gridkey *g = k ? atomic_load(&k->grids) : NULL, *next; g; g = next) {
       next = atomic_load(&g->next);
-      free(g);
+      lm_free(g);
     }
-    free(k);
+    lm_free(k);
   }
   while (t) {
     ktable *older = t->older;
-    free(t);
+    lm_free(t);
     t = older;
   }
   for (size_t i = 0; i < p->n_keys; i++) {
-    free(p->keys[i]->key);
-    free(p->keys[i]);
+    lm_free(p->keys[i]->key);
+    lm_free(p->keys[i]);
   }
-  free(p->keys);
+  lm_free(p->keys);
   lm_map_free(p->key_index);
-  for (int i = 0; i < p->n_regions; i++) free(p->region_names[i]);
-  free(p->region_names);
-  free(p->wanted_regions);
+  for (int i = 0; i < p->n_regions; i++) lm_free(p->region_names[i]);
+  lm_free(p->region_names);
+  lm_free(p->wanted_regions);
   for (tstack *s = atomic_load(&p->stacks), *next; s; s = next) {
     next = atomic_load(&s->next);
-    free(s);
+    lm_free(s);
   }
-  free(p->range_ids);
-  free(p->range_regions);
+  lm_free(p->range_ids);
+  lm_free(p->range_regions);
   pthread_mutex_destroy(&p->lock);
-  free(p);
+  lm_free(p);
 }
 
 static int name_selected(lm_policy *p, const char *name) {
@@ -457,7 +464,7 @@ static keystate *key_state(lm_policy *p, const char *key) {
   if (lm_map_get(p->key_index, key, &at)) return p->keys[at];
   if (p->n_keys == p->cap_keys) {
     size_t cap = p->cap_keys ? p->cap_keys * 2 : 64;
-    keystate **grown = realloc(p->keys, cap * sizeof *grown);
+    keystate **grown = lm_realloc(p->keys, cap * sizeof *grown);
     if (!grown) return NULL;
     p->keys = grown;
     p->cap_keys = cap;
@@ -465,10 +472,10 @@ static keystate *key_state(lm_policy *p, const char *key) {
   keystate *ks = aligned_alloc(LINE, sizeof *ks);
   if (!ks) return NULL;
   atomic_init(&ks->selected, 0);
-  ks->key = strdup(key);
+  ks->key = lm_strdup(key);
   if (!ks->key || lm_map_put(p->key_index, key, (int64_t)p->n_keys) != LM_OK) {
-    free(ks->key);
-    free(ks);
+    lm_free(ks->key);
+    lm_free(ks);
     return NULL;
   }
   p->keys[p->n_keys++] = ks;
@@ -523,7 +530,7 @@ static kstate *kernel_state(lm_policy *p, uint64_t id, const char *name) {
   snprintf(key, sizeof key, "%s", name ? name : "(null)"); /* cut as make_key cuts it */
   fresh->by_name = p->cfg->key_grid ? NULL : key_state(p, key);
   if (!p->cfg->key_grid && !fresh->by_name) {
-    free(fresh);
+    lm_free(fresh);
     goto done;
   }
   slot_put(t, fresh);
@@ -540,10 +547,10 @@ void lm_policy_kernel(lm_policy *p, uint64_t kernel_id, const char *name) {
 static int intern_region(lm_policy *p, const char *name) {
   for (int i = 0; i < p->n_regions; i++)
     if (strcmp(p->region_names[i], name) == 0) return i + 1;
-  char **grown = realloc(p->region_names, (size_t)(p->n_regions + 1) * sizeof *grown);
+  char **grown = lm_realloc(p->region_names, (size_t)(p->n_regions + 1) * sizeof *grown);
   if (!grown) return 0;
   p->region_names = grown;
-  grown[p->n_regions] = strdup(name ? name : "");
+  grown[p->n_regions] = lm_strdup(name ? name : "");
   if (!grown[p->n_regions]) return 0;
   p->n_regions++;
   for (size_t w = 0; w < p->cfg->n_regions; w++)
@@ -578,7 +585,7 @@ static tstack *stack_of(lm_policy *p, unsigned long tid) {
 static tstack *stack_make(lm_policy *p, unsigned long tid) {
   tstack *s = stack_find(p, tid);
   if (s) return s;
-  s = calloc(1, sizeof *s);
+  s = lm_calloc(1, sizeof *s);
   if (!s) return NULL;
   s->tid = tid;
   atomic_init(&s->depth, 0);
@@ -612,9 +619,9 @@ int lm_policy_range_start(lm_policy *p, uint64_t range_id, const char *name) {
   int id = intern_region(p, name);
   if (p->n_ranges == p->cap_ranges) {
     size_t cap = p->cap_ranges ? p->cap_ranges * 2 : 16;
-    uint64_t *ids = realloc(p->range_ids, cap * sizeof *ids);
+    uint64_t *ids = lm_realloc(p->range_ids, cap * sizeof *ids);
     if (ids) p->range_ids = ids;
-    int *regs = realloc(p->range_regions, cap * sizeof *regs);
+    int *regs = lm_realloc(p->range_regions, cap * sizeof *regs);
     if (regs) p->range_regions = regs;
     if (ids && regs) p->cap_ranges = cap;
   }
@@ -691,7 +698,7 @@ static keystate *grid_key(lm_policy *p, kstate *k, const lm_dispatch_facts *d, c
   for (; g; g = atomic_load_explicit(&g->next, memory_order_relaxed))
     if (g->grid == d->grid && g->workgroup == d->workgroup && g->lds == d->lds) break;
   if (g) ks = g->ks;
-  else if ((g = malloc(sizeof *g)) != NULL) {
+  else if ((g = lm_malloc(sizeof *g)) != NULL) {
     g->grid = d->grid;
     g->workgroup = d->workgroup;
     g->lds = d->lds;
@@ -700,7 +707,7 @@ static keystate *grid_key(lm_policy *p, kstate *k, const lm_dispatch_facts *d, c
       atomic_init(&g->next, atomic_load_explicit(&k->grids, memory_order_relaxed));
       atomic_store_explicit(&k->grids, g, memory_order_release);
     } else {
-      free(g);
+      lm_free(g);
     }
   }
   pthread_mutex_unlock(&p->lock);

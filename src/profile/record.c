@@ -36,60 +36,84 @@ lm_status lm_collect_put_option(sqlite3 *db, int64_t wid, const char *key, int p
 }
 
 void lm_collect_stored_fini(lm_stored_opts *s) {
-  for (int i = 0; i < s->argc; i++) free(s->argv[i]);
-  free(s->argv);
-  for (size_t i = 0; i < s->n_items; i++) free(s->items[i]);
-  for (size_t i = 0; i < s->n_kernels; i++) free(s->kernels[i]);
-  for (size_t i = 0; i < s->n_regions; i++) free(s->regions[i]);
-  free(s->items);
-  free(s->kernels);
-  free(s->regions);
-  free(s->instance);
-  free(s->dispatch);
-  free(s->gpu);
-  free(s->name);
+  for (int i = 0; i < s->argc; i++) lm_free(s->argv[i]);
+  lm_free(s->argv);
+  for (size_t i = 0; i < s->n_items; i++) lm_free(s->items[i]);
+  for (size_t i = 0; i < s->n_kernels; i++) lm_free(s->kernels[i]);
+  for (size_t i = 0; i < s->n_regions; i++) lm_free(s->regions[i]);
+  lm_free(s->items);
+  lm_free(s->kernels);
+  lm_free(s->regions);
+  lm_free(s->instance);
+  lm_free(s->dispatch);
+  lm_free(s->gpu);
+  lm_free(s->name);
 }
 
-/* One stored option into out; stops (non-zero) when memory runs out. */
+/* The options being read back; failed when memory ran out. */
+typedef struct option_reader {
+  lm_stored_opts *out;
+  int failed;
+} option_reader;
+
+/* add_text: a copy of v at the end of *list (*n of them); 0 when out of
+ * memory. The list stays NULL-terminated. */
+static int add_text(char ***list, size_t *n, const char *v) {
+  char **grown = lm_realloc(*list, (*n + 2) * sizeof *grown);
+  if (!grown) return 0;
+  *list = grown;
+  grown[*n] = lm_strdup(v);
+  if (!grown[*n]) return 0;
+  grown[++(*n)] = NULL;
+  return 1;
+}
+
+/* set_text: *field becomes a copy of v; 0 when out of memory. */
+static int set_text(char **field, const char *v) {
+  char *copy = lm_strdup(v);
+  if (!copy) return 0;
+  lm_free(*field);
+  *field = copy;
+  return 1;
+}
+
+/* One stored option into the options read; stops (non-zero) when memory
+ * runs out. */
 static int take_option(const char *k, const char *v, void *user) {
-  lm_stored_opts *out = user;
+  option_reader *r = user;
+  lm_stored_opts *out = r->out;
   char ***list = NULL;
   size_t *n = NULL;
+  int ok = 1;
   if (strcmp(k, "argv") == 0) {
-    char **grown = realloc(out->argv, (size_t)(out->argc + 2) * sizeof *grown);
-    if (!grown) return 1;
-    out->argv = grown;
-    out->argv[out->argc++] = strdup(v);
-    out->argv[out->argc] = NULL;
-    return 0;
-  }
-  if (strcmp(k, "block") == 0) list = &out->items, n = &out->n_items;
+    size_t argc = (size_t)out->argc;
+    ok = add_text(&out->argv, &argc, v);
+    out->argc = (int)argc;
+  } else if (strcmp(k, "block") == 0) list = &out->items, n = &out->n_items;
   else if (strcmp(k, "kernel") == 0) list = &out->kernels, n = &out->n_kernels;
   else if (strcmp(k, "region") == 0) list = &out->regions, n = &out->n_regions;
-  if (list) {
-    char **grown = realloc(*list, (*n + 1) * sizeof *grown);
-    if (!grown) return 1;
-    *list = grown;
-    grown[(*n)++] = strdup(v);
-    return 0;
-  }
-  if (strcmp(k, "instance") == 0) out->instance = strdup(v);
-  else if (strcmp(k, "dispatch") == 0) out->dispatch = strdup(v);
-  else if (strcmp(k, "gpu") == 0) out->gpu = strdup(v);
-  else if (strcmp(k, "name") == 0) out->name = strdup(v);
+  else if (strcmp(k, "instance") == 0) ok = set_text(&out->instance, v);
+  else if (strcmp(k, "dispatch") == 0) ok = set_text(&out->dispatch, v);
+  else if (strcmp(k, "gpu") == 0) ok = set_text(&out->gpu, v);
+  else if (strcmp(k, "name") == 0) ok = set_text(&out->name, v);
   else if (strcmp(k, "replay") == 0) out->replay = atoi(v);
   else if (strcmp(k, "key_grid") == 0) out->key_grid = atoi(v);
   else if (strcmp(k, "timeout") == 0) out->timeout = strtod(v, NULL);
-  return 0;
+  if (list) ok = add_text(list, n, v);
+  r->failed = !ok;
+  return !ok;
 }
 
 lm_status lm_collect_read_options(sqlite3 *db, int64_t wid, lm_stored_opts *out, lm_diag *diag) {
   memset(out, 0, sizeof *out);
-  return lm_db_each_option(db, wid, take_option, out, diag);
+  option_reader r = {out, 0};
+  lm_status st = lm_db_each_option(db, wid, take_option, &r, diag);
+  if (st == LM_OK && r.failed) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  return st;
 }
 
 lm_status lm_collect_store_plan(sqlite3 *db, int64_t wid, const lm_plan *plan, lm_diag *diag) {
-  lm_db_plan_row *rows = calloc((size_t)plan->n_counters + 1, sizeof *rows);
+  lm_db_plan_row *rows = lm_calloc((size_t)plan->n_counters + 1, sizeof *rows);
   if (!rows) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   for (int32_t i = 0; i < plan->n_counters; i++) {
     const lm_plan_counter *c = &plan->counters[i];
@@ -97,17 +121,17 @@ lm_status lm_collect_store_plan(sqlite3 *db, int64_t wid, const lm_plan *plan, l
     rows[i] = (lm_db_plan_row){c->set, i - ps->first, c->name, c->block, ps->accumulate, c->why};
   }
   lm_status st = lm_db_put_plan(db, wid, rows, (size_t)plan->n_counters, diag);
-  free(rows);
+  lm_free(rows);
   return st;
 }
 
 void lm_collect_sets_fini(lm_set_info *sets, int n) {
   for (int i = 0; sets && i < n; i++) {
-    for (char **c = sets[i].counters; c && *c; c++) free(*c);
-    free(sets[i].counters);
-    free(sets[i].accumulate);
+    for (char **c = sets[i].counters; c && *c; c++) lm_free(*c);
+    lm_free(sets[i].counters);
+    lm_free(sets[i].accumulate);
   }
-  free(sets);
+  lm_free(sets);
 }
 
 /* The plan being read back: sets grow as their ids appear. */
@@ -121,9 +145,9 @@ static lm_status take_counter(int id, const char *counter, const char *accumulat
   plan_reader *p = user;
   if (id < 0 || id > 4096) return LM_OK;
   if (id >= p->n) {
-    lm_set_info *grown = realloc(p->sets, (size_t)(id + 1) * sizeof *grown);
+    lm_set_info *grown = lm_realloc(p->sets, (size_t)(id + 1) * sizeof *grown);
     if (grown) p->sets = grown;
-    size_t *gc = realloc(p->counts, (size_t)(id + 1) * sizeof *gc);
+    size_t *gc = lm_realloc(p->counts, (size_t)(id + 1) * sizeof *gc);
     if (gc) p->counts = gc;
     if (!grown || !gc) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     for (int k = p->n; k <= id; k++) {
@@ -133,12 +157,9 @@ static lm_status take_counter(int id, const char *counter, const char *accumulat
     p->n = id + 1;
   }
   lm_set_info *set = &p->sets[id];
-  char **grown = realloc(set->counters, (p->counts[id] + 2) * sizeof *grown);
-  if (!grown) return LM_OK;
-  set->counters = grown;
-  grown[p->counts[id]++] = strdup(counter);
-  grown[p->counts[id]] = NULL;
-  if (accumulate && !set->accumulate) set->accumulate = strdup(accumulate);
+  if (!add_text(&set->counters, &p->counts[id], counter) ||
+      (accumulate && !set->accumulate && !(set->accumulate = lm_strdup(accumulate))))
+    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   return LM_OK;
 }
 
@@ -147,7 +168,7 @@ lm_status lm_collect_load_plan(sqlite3 *db, int64_t wid, lm_set_info **out, int 
   *n_out = 0;
   plan_reader p = {NULL, NULL, 0};
   lm_status st = lm_db_each_plan_counter(db, wid, take_counter, &p, diag);
-  free(p.counts);
+  lm_free(p.counts);
   if (st != LM_OK) {
     lm_collect_sets_fini(p.sets, p.n);
     return st;
@@ -240,19 +261,23 @@ static lm_status ingest_values(ingest *in, char *line, lm_diag *diag) {
   return LM_OK;
 }
 
-/* ingest_kernel: K <id> <name>: the name of a kernel id. */
-static void ingest_kernel(ingest *in, char **fields) {
+/* ingest_kernel: K <id> <name>: the name of a kernel id (ids from a
+ * million on are passed over). */
+static lm_status ingest_kernel(ingest *in, char **fields, lm_diag *diag) {
   size_t id = (size_t)strtoull(fields[1], NULL, 10);
-  if (id >= 1000000) return;
+  if (id >= 1000000) return LM_OK;
   if (id >= in->n_kernels) {
-    char **grown = realloc(in->kernels, (id + 1) * sizeof *grown);
-    if (!grown) return;
+    char **grown = lm_realloc(in->kernels, (id + 1) * sizeof *grown);
+    if (!grown) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     for (size_t k = in->n_kernels; k <= id; k++) grown[k] = NULL;
     in->kernels = grown;
     in->n_kernels = id + 1;
   }
-  free(in->kernels[id]);
-  in->kernels[id] = strdup(fields[2]);
+  char *name = lm_strdup(fields[2]);
+  if (!name) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  lm_free(in->kernels[id]);
+  in->kernels[id] = name;
+  return LM_OK;
 }
 
 /* ingest_dispatch: D dispatch kernel instance selected set gpu tid grid
@@ -326,7 +351,7 @@ static lm_status ingest_line(ingest *in, char **fields, int nf, lm_diag *diag) {
       snprintf(proc->launcher, sizeof proc->launcher, "%s", strcmp(fields[6], "-") ? fields[6] : "");
     }
   } else if (strcmp(tag, "K") == 0 && nf >= 3) {
-    ingest_kernel(in, fields);
+    return ingest_kernel(in, fields, diag);
   } else if (strcmp(tag, "D") == 0 && nf >= 19) {
     return ingest_dispatch(in, fields, diag);
   } else if (strcmp(tag, "C") == 0 && nf >= 5) {
@@ -403,8 +428,8 @@ static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
     snprintf(why, why_cap, "its records end before the tool library finished them (the process "
                            "crashed or was killed)");
 done:
-  for (size_t k = 0; k < in.n_kernels; k++) free(in.kernels[k]);
-  free(in.kernels);
+  for (size_t k = 0; k < in.n_kernels; k++) lm_free(in.kernels[k]);
+  lm_free(in.kernels);
   lm_db_records_close(in.out);
   fclose(f);
   return st;
@@ -445,22 +470,28 @@ int lm_collect_records_files(const char *prefix, char ***out) {
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     if (!is_records_of(e->d_name, base)) continue;
-    char **grown = realloc(list, (size_t)(n + 2) * sizeof *grown);
-    if (!grown) break;
-    list = grown;
+    char **grown = lm_realloc(list, (size_t)(n + 2) * sizeof *grown);
+    if (grown) list = grown;
     size_t len = strlen(prefix) + strlen(e->d_name) + 2;
-    if (!(list[n] = malloc(len))) break;
+    if (!grown || !(list[n] = lm_malloc(len))) {
+      n = -1;
+      break;
+    }
     snprintf(list[n], len, "%s%s%s", slash ? dir : "", slash ? "/" : "", e->d_name);
     list[++n] = NULL;
   }
   closedir(d);
+  if (n < 0) {
+    lm_collect_records_files_free(list);
+    return -1;
+  }
   *out = list;
   return n;
 }
 
 void lm_collect_records_files_free(char **list) {
-  for (char **p = list; p && *p; p++) free(*p);
-  free(list);
+  for (char **p = list; p && *p; p++) lm_free(*p);
+  lm_free(list);
 }
 
 lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *prefix,
@@ -470,13 +501,14 @@ lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, c
   why[0] = '\0';
   char **files = NULL;
   int n_files = lm_collect_records_files(prefix, &files);
+  if (n_files < 0) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   if (n_files == 0) {
     lm_collect_records_files_free(files);
     snprintf(why, why_cap, "the tool library wrote no records (was it loaded? a setuid "
                            "program ignores LD_PRELOAD)");
     return LM_OK;
   }
-  proc_info *procs = calloc((size_t)n_files, sizeof *procs);
+  proc_info *procs = lm_calloc((size_t)n_files, sizeof *procs);
   if (!procs) {
     lm_collect_records_files_free(files);
     return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
@@ -533,7 +565,7 @@ lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, c
   }
   (void)n_dispatching;
   *tool_ok = st == LM_OK && n_failed == 0;
-  free(procs);
+  lm_free(procs);
   return st;
 }
 

@@ -31,8 +31,8 @@ int lm_collect_run_plan(int replay, int n_sets, int *modes, int *passes, int cap
 }
 
 void lm_collect_tool_config_fini(lm_tool_config *cfg) {
-  free(cfg->set_counters);
-  free(cfg->set_accumulate);
+  lm_free(cfg->set_counters);
+  lm_free(cfg->set_accumulate);
   cfg->set_counters = NULL;
   cfg->set_accumulate = NULL;
 }
@@ -45,8 +45,8 @@ lm_status lm_collect_tool_config(const lm_collect_job *job, const lm_run_spec *s
   cfg->pass = spec->pass;
   cfg->key_grid = job->opt->key_grid;
   cfg->n_sets = job->n_sets;
-  cfg->set_counters = calloc((size_t)job->n_sets + 1, sizeof *cfg->set_counters);
-  cfg->set_accumulate = calloc((size_t)job->n_sets + 1, sizeof *cfg->set_accumulate);
+  cfg->set_counters = lm_calloc((size_t)job->n_sets + 1, sizeof *cfg->set_counters);
+  cfg->set_accumulate = lm_calloc((size_t)job->n_sets + 1, sizeof *cfg->set_accumulate);
   if (!cfg->set_counters || !cfg->set_accumulate) {
     lm_collect_tool_config_fini(cfg);
     return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");

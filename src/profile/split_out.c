@@ -272,7 +272,7 @@ static lm_status split_run(split_ctx *x, int k, lm_diag *diag) {
                      x->n_ranks);
   if (st == LM_OK && !had_parts) {
     x->n_ranks = size;
-    x->parts = calloc((size_t)size, sizeof *x->parts);
+    x->parts = lm_calloc((size_t)size, sizeof *x->parts);
     if (!x->parts) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     for (int q = 0; st == LM_OK && q < size; q++) st = make_part(x, q, diag);
     x->n_runs = 1;
@@ -437,7 +437,7 @@ static void ctx_fini(split_ctx *x, lm_status st, lm_diag *diag) {
     lm_collect_sets_fini(p->sets, p->n_sets);
     lm_db_close(p->db);
   }
-  free(x->parts);
+  lm_free(x->parts);
   lm_collect_sets_fini(x->sets, x->n_sets);
   lm_collect_stored_fini(&x->opt);
 }
@@ -491,7 +491,7 @@ lm_status lm_collect_split_outside(const lm_profile_opts *o, lm_collector *col, 
     st = lm_diag_set(diag, LM_EDATA, o->dir, 0, 0, "profile_set", "the plan has no counter sets");
     goto done;
   }
-  lm_collect_copy_opts(o, &x.opt);
+  if ((st = lm_collect_copy_opts(o, &x.opt, diag)) != LM_OK) goto done;
   if (x.opt.replay < 0) x.opt.replay = LM_REPLAY_APP;
   snprintf(summary->simulated, sizeof summary->simulated, "%s", col->simulated);
   x.n_runs = 1; /* until the first run says how many ranks share the sets */
@@ -553,12 +553,12 @@ static lm_status open_part(split_ctx *x, int q, split_opts *so, lm_diag *diag) {
     if (x->sets[g].counters) continue;
     size_t n = 0;
     while (p->sets[k].counters && p->sets[k].counters[n]) n++;
-    x->sets[g].counters = calloc(n + 1, sizeof *x->sets[g].counters);
+    x->sets[g].counters = lm_calloc(n + 1, sizeof *x->sets[g].counters);
     if (!x->sets[g].counters) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     for (size_t i = 0; i < n; i++)
-      if (!(x->sets[g].counters[i] = strdup(p->sets[k].counters[i])))
+      if (!(x->sets[g].counters[i] = lm_strdup(p->sets[k].counters[i])))
         return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    if (p->sets[k].accumulate && !(x->sets[g].accumulate = strdup(p->sets[k].accumulate)))
+    if (p->sets[k].accumulate && !(x->sets[g].accumulate = lm_strdup(p->sets[k].accumulate)))
       return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   }
   int recovered = 0;
@@ -575,7 +575,7 @@ lm_status lm_collect_split_resume(const lm_profile_opts *o, lm_collector *col, c
                                   lm_profile_summary *summary, lm_diag *diag) {
   split_ctx x = ctx_start(o, col);
   int lock_fd = -1;
-  split_opts *so = calloc(1, sizeof *so);
+  split_opts *so = lm_calloc(1, sizeof *so);
   lm_status st = so ? lm_collect_lock_folder(o->dir, &lock_fd, diag)
                     : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   if (st != LM_OK) goto done;
@@ -601,8 +601,8 @@ lm_status lm_collect_split_resume(const lm_profile_opts *o, lm_collector *col, c
   }
   x.n_ranks = so->ranks;
   x.n_sets = so->total;
-  x.parts = calloc((size_t)x.n_ranks, sizeof *x.parts);
-  x.sets = calloc((size_t)x.n_sets, sizeof *x.sets);
+  x.parts = lm_calloc((size_t)x.n_ranks, sizeof *x.parts);
+  x.sets = lm_calloc((size_t)x.n_sets, sizeof *x.sets);
   if (!x.parts || !x.sets) {
     st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     goto done;
@@ -643,7 +643,7 @@ lm_status lm_collect_split_resume(const lm_profile_opts *o, lm_collector *col, c
   st = run_and_compose(&x, cat, summary, diag);
 done:
   ctx_fini(&x, st, diag);
-  free(so);
+  lm_free(so);
   if (lock_fd >= 0) close(lock_fd);
   return st;
 }

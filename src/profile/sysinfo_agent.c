@@ -97,7 +97,7 @@ lm_status lm_collect_sysinfo(const rocp_agent *agent, const lm_catalog *cat, dou
                              double smi_mclk, int with_host, lm_arena *arena, lm_sysinfo *out,
                              lm_diag *diag) {
   memset(out, 0, sizeof *out);
-  builder *b = calloc(1, sizeof *b);
+  builder *b = lm_calloc(1, sizeof *b);
   if (!b) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   lm_rocp_agent_sysinfo(agent, put, b);
   if (!get(b, "max_sclk")[0]) put_number(b, "max_sclk", smi_sclk);
@@ -128,7 +128,7 @@ lm_status lm_collect_sysinfo(const rocp_agent *agent, const lm_catalog *cat, dou
     out->values[i] = number(b->text[i]);
     if (!out->texts[i]) st = LM_ENOMEM;
   }
-  free(b);
+  lm_free(b);
   if (st != LM_OK) {
     memset(out, 0, sizeof *out);
     return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
