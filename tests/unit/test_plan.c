@@ -2,7 +2,9 @@
  * full plan respects each block's per-set limit, gives every accumulate
  * counter a set of its own, reaches the lower bound, and holds every
  * collectable counter that any metric reads; smaller selections plan
- * smaller; ratio partners share a set where they can. */
+ * smaller; ratio partners share a set where they can. Each allocation
+ * of planning gfx90a fails in turn: LM_ENOMEM with its diagnostic, or the
+ * same plan, never a plan that lacks a counter or a missing input. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,11 +82,49 @@ static void check_arch(const char *arch) {
   CHECK(lm_plan_build(cat, bad, 1, &p, &d) == LM_EINVAL);
 }
 
+static int same_plan(const lm_plan *a, const lm_plan *b) {
+  if (a->n_sets != b->n_sets || a->n_counters != b->n_counters || a->n_missing != b->n_missing) return 0;
+  for (int32_t i = 0; i < a->n_counters; i++)
+    if (a->counters[i].set != b->counters[i].set || strcmp(a->counters[i].name, b->counters[i].name) != 0 ||
+        strcmp(a->counters[i].why, b->counters[i].why) != 0)
+      return 0;
+  for (int32_t i = 0; i < a->n_missing; i++)
+    if (strcmp(a->missing[i], b->missing[i]) != 0) return 0;
+  return 1;
+}
+
+/* Fail allocation n of planning, for every n up to 3000, then every
+ * n + n/12, until planning succeeds. */
+static void check_oom(const char *arch) {
+  const lm_catalog *cat = lm_metrics_builtin(arch);
+  lm_plan *ref = NULL, *p = NULL;
+  lm_diag d;
+  CHECK(lm_plan_build(cat, NULL, 0, &ref, &d) == LM_OK);
+  if (!ref) return;
+  long failed = 0;
+  for (long n = 0; n < 100000000; n = n < 3000 ? n + 1 : n + n / 12) {
+    lm_diag_clear(&d);
+    lm_alloc_fail_after(n);
+    lm_status st = lm_plan_build(cat, NULL, 0, &p, &d);
+    lm_alloc_fail_after(-1);
+    if (st == LM_OK) {
+      CHECK(p && same_plan(p, ref));
+      lm_plan_free(p);
+      break;
+    }
+    CHECK(st == LM_ENOMEM && d.status == LM_ENOMEM && !p);
+    failed++;
+  }
+  CHECK(failed > 0);
+  lm_plan_free(ref);
+}
+
 int main(void) {
   /* The block-limit planner is AMD's; NVIDIA sets are planned with CUPTI
    * (test_cupti_plan). */
   for (const char *const *a = lm_metrics_builtin_list(); *a; a++)
     if (strcmp(lm_metrics_builtin(*a)->vendor, "amd") == 0) check_arch(*a);
+  check_oom("gfx90a");
   char b[64];
   CHECK(strcmp(lm_plan_counter_base("TCC_HIT[12]", b, sizeof b), "TCC_HIT") == 0);
   CHECK(strcmp(lm_plan_counter_base("TCP_TCC_READ_REQ_sum", b, sizeof b), "TCP_TCC_READ_REQ") == 0);
