@@ -195,10 +195,130 @@ static lm_status begin_parts(split_ctx *x, int k, int mode, lm_diag *diag) {
   return LM_OK;
 }
 
+/* write_config: the tool's configuration of run spec (records into
+ * records) at config_path, with each rank keeping its share. */
+static lm_status write_config(split_ctx *x, const lm_run_spec *spec, const char *records, const char *config_path,
+                              lm_diag *diag) {
+  lm_collect_job job = {x->col->arch, x->sets, x->n_sets, &x->opt, x->o->telemetry};
+  lm_tool_config cfg;
+  lm_status st = lm_collect_tool_config(&job, spec, records, &cfg, diag);
+  if (st != LM_OK) return st;
+  cfg.split_ranks = 1;
+  st = lm_tool_config_write(&cfg, config_path, diag);
+  lm_collect_tool_config_fini(&cfg);
+  return st;
+}
+
+/* check_ranks: the job's size after run id (size ranks; 0: none wrote
+ * records): the first run needs an MPI job of 2 or more ranks (its error
+ * says how the application failed when no rank wrote records), a later
+ * one the first run's number of ranks. */
+static lm_status check_ranks(split_ctx *x, int id, int had_parts, int size, lm_status run_st,
+                             const lm_run_outcome *how, lm_diag *diag) {
+  const char *app = x->opt.argv[0];
+  lm_status st = LM_OK;
+  if (!had_parts && size == 0 && run_st != LM_OK) {
+    char sigbuf[64];
+    if (how->sig)
+      st = lm_diag_set(diag, LM_EDATA, app, 0, 0, NULL, "run 1 (--split ranks): the application was killed by "
+                       "signal %s before any MPI rank wrote records",
+                       lm_collect_signal_text(how->sig, sigbuf, sizeof sigbuf));
+    else
+      st = lm_diag_set(diag, LM_EDATA, app, 0, 0, NULL, "run 1 (--split ranks): the application %s before any "
+                       "MPI rank wrote records", how->timed_out ? "timed out" : how->interrupted ? "was interrupted"
+                                                                                               : "failed");
+    if (how->exit_code > 0)
+      st = lm_diag_set(diag, LM_EDATA, app, 0, 0, NULL, "run 1 (--split ranks): the application exited with "
+                       "status %d before any MPI rank wrote records", how->exit_code);
+  }
+  if (st == LM_OK && !had_parts && size == 0)
+    st = lm_diag_set(diag, LM_EINVAL, app, 0, 0, "--split",
+                     "ranks: no process of the application had an MPI rank of a job of 2 or more ranks; with "
+                     "lumen outside, start the ranks under mpirun (lumen profile --split ranks -- mpirun -np N "
+                     "APP), or run lumen inside it (mpirun -np N lumen profile --split ranks -- APP)");
+  if (st == LM_OK && had_parts && size && size != x->n_ranks)
+    st = lm_diag_set(diag, LM_EDATA, app, 0, 0, "--split",
+                     "ranks: run %d had %d ranks, the first run %d: every run of a --split ranks profile needs "
+                     "the same number of ranks (-np); the runs so far are kept in the parts", id, size,
+                     x->n_ranks);
+  return st;
+}
+
+/* make_parts: after the first run, a part per rank of the job's size
+ * ranks, the runs the largest share needs, and the parts' first runs. */
+static lm_status make_parts(split_ctx *x, int size, int mode, lm_diag *diag) {
+  x->parts = lm_calloc((size_t)size, sizeof *x->parts);
+  if (!x->parts) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  x->n_ranks = size;
+  lm_status st = LM_OK;
+  for (int q = 0; st == LM_OK && q < size; q++) st = make_part(x, q, diag);
+  x->n_runs = 1;
+  for (int q = 0; st == LM_OK && mode == LM_REPLAY_APP && q < size; q++)
+    if (x->parts[q].n_sets > x->n_runs) x->n_runs = x->parts[q].n_sets;
+  if (st == LM_OK) st = begin_parts(x, 0, mode, diag);
+  return st;
+}
+
+/* end_parts: every running part's run ends with status; its rank's
+ * records (records.rankR) go into it while st is LM_OK (which the first
+ * failure replaces). The ranks whose tool did not finish are named in
+ * failed, the dispatches added to *n_dispatches. */
+static lm_status end_parts(split_ctx *x, lm_status st, const char *records, const char *status,
+                           const lm_run_outcome *how, lm_buf *failed, long *n_dispatches, lm_diag *diag) {
+  char rank_records[4200];
+  for (int q = 0; q < x->n_ranks; q++) {
+    part_db *p = &x->parts[q];
+    if (!p->running) continue;
+    p->running = 0;
+    snprintf(rank_records, sizeof rank_records, "%s.rank%d", records, q);
+    if (st != LM_OK) continue;
+    long n = 0;
+    int tool_ok = 0;
+    char why[1024];
+    st = lm_collect_run_end(p->db, p->wid, &p->spec, rank_records, status, how, &n, &tool_ok, why, sizeof why,
+                            diag);
+    *n_dispatches += n;
+    p->new_runs++;
+    if (st == LM_OK && !tool_ok)
+      lm_buf_printf(failed, "%srank %d: %s", failed->len ? "; " : "", q, why[0] ? why : "did not finish");
+  }
+  return st;
+}
+
+/* run_failed: the error of application run id (the k-th of its mode) that
+ * failed, or whose ranks named in failed did not finish. */
+static lm_status run_failed(split_ctx *x, int id, int mode, int k, const lm_run_outcome *how,
+                            const lm_buf *failed, long n_dispatches, lm_diag *diag) {
+  const char *app = x->opt.argv[0], *dir = x->o->dir;
+  char what[128], sigbuf[64];
+  snprintf(what, sizeof what, "run %d (--split ranks, %s, each rank's set %d)", id, lm_collect_mode_name(mode), k);
+  const char *sep = failed->len ? "; " : "", *procs = lm_buf_cstr(failed);
+  if (how->timed_out)
+    return lm_diag_set(diag, LM_EDATA, app, 0, 0, NULL,
+                       "%s: the application did not finish within --timeout %g s and was stopped after %ld "
+                       "dispatches%s%s; the earlier runs are kept (`lumen profile --resume -w %s` runs it again)",
+                       what, x->opt.timeout, n_dispatches, sep, procs, dir);
+  if (how->interrupted)
+    return lm_diag_set(diag, LM_EDATA, app, 0, 0, NULL,
+                       "%s: interrupted by signal %s (passed on to the application); the earlier runs are kept "
+                       "(`lumen profile --resume -w %s` continues)", what,
+                       lm_collect_signal_text(how->interrupted, sigbuf, sizeof sigbuf), dir);
+  if (how->sig)
+    return lm_diag_set(diag, LM_EDATA, app, 0, 0, NULL,
+                       "%s: the application was killed by signal %s%s%s; what the ranks recorded is kept "
+                       "(`lumen profile --resume -w %s` continues)", what,
+                       lm_collect_signal_text(how->sig, sigbuf, sizeof sigbuf), sep, procs, dir);
+  if (how->exit_code != 0)
+    return lm_diag_set(diag, LM_EDATA, app, 0, 0, NULL,
+                       "%s: the application exited with status %d%s%s; what the ranks recorded is kept "
+                       "(`lumen profile --resume -w %s` continues)", what, how->exit_code, sep, procs, dir);
+  return lm_diag_set(diag, LM_EDATA, app, 0, 0, NULL, "%s: %s", what, procs);
+}
+
 /* Application run k (from 0) of every rank. */
 static lm_status split_run(split_ctx *x, int k, lm_diag *diag) {
   const lm_profile_opts *o = x->o;
-  char config_path[4096], records[4096], rank_records[4200];
+  char config_path[4096], records[4096];
   int id = x->next_id++;
   snprintf(config_path, sizeof config_path, "%s/run_%d.config", o->dir, id);
   snprintf(records, sizeof records, "%s/run_%d.records", o->dir, id);
@@ -210,13 +330,7 @@ static lm_status split_run(split_ctx *x, int k, lm_diag *diag) {
   spec.mode = mode;
   spec.pass = mode == LM_REPLAY_APP ? k : 0;
   spec.n_sets = x->n_sets;
-  lm_collect_job job = {x->col->arch, x->sets, x->n_sets, &x->opt, o->telemetry};
-  lm_tool_config cfg;
-  lm_status st = lm_collect_tool_config(&job, &spec, records, &cfg, diag);
-  if (st != LM_OK) return st;
-  cfg.split_ranks = 1;
-  st = lm_tool_config_write(&cfg, config_path, diag);
-  lm_collect_tool_config_fini(&cfg);
+  lm_status st = write_config(x, &spec, records, config_path, diag);
   if (st != LM_OK) return st;
   int size = 0;
   scan_ranks(records, id, &size, 1, diag);
@@ -246,60 +360,13 @@ static lm_status split_run(split_ctx *x, int k, lm_diag *diag) {
   }
   /* The job's ranks: known from the first run's records, the same after. */
   st = scan_ranks(records, id, &size, 0, diag);
-  if (st == LM_OK && !had_parts && size == 0 && run_st != LM_OK) {
-    char sigbuf[64];
-    if (how.sig)
-      st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL, "run 1 (--split ranks): the application was killed by "
-                       "signal %s before any MPI rank wrote records",
-                       lm_collect_signal_text(how.sig, sigbuf, sizeof sigbuf));
-    else
-      st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL, "run 1 (--split ranks): the application %s before any "
-                       "MPI rank wrote records", how.timed_out ? "timed out" : how.interrupted ? "was interrupted"
-                                                                                             : "failed");
-    if (how.exit_code > 0)
-      st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL, "run 1 (--split ranks): the application exited with "
-                       "status %d before any MPI rank wrote records", how.exit_code);
-  }
-  if (st == LM_OK && !had_parts && size == 0)
-    st = lm_diag_set(diag, LM_EINVAL, x->opt.argv[0], 0, 0, "--split",
-                     "ranks: no process of the application had an MPI rank of a job of 2 or more ranks; with "
-                     "lumen outside, start the ranks under mpirun (lumen profile --split ranks -- mpirun -np N "
-                     "APP), or run lumen inside it (mpirun -np N lumen profile --split ranks -- APP)");
-  if (st == LM_OK && had_parts && size && size != x->n_ranks)
-    st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, "--split",
-                     "ranks: run %d had %d ranks, the first run %d: every run of a --split ranks profile needs "
-                     "the same number of ranks (-np); the runs so far are kept in the parts", id, size,
-                     x->n_ranks);
-  if (st == LM_OK && !had_parts) {
-    x->n_ranks = size;
-    x->parts = lm_calloc((size_t)size, sizeof *x->parts);
-    if (!x->parts) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    for (int q = 0; st == LM_OK && q < size; q++) st = make_part(x, q, diag);
-    x->n_runs = 1;
-    for (int q = 0; st == LM_OK && mode == LM_REPLAY_APP && q < size; q++)
-      if (x->parts[q].n_sets > x->n_runs) x->n_runs = x->parts[q].n_sets;
-    if (st == LM_OK) st = begin_parts(x, 0, mode, diag);
-  }
+  if (st == LM_OK) st = check_ranks(x, id, had_parts, size, run_st, &how, diag);
+  if (st == LM_OK && !had_parts) st = make_parts(x, size, mode, diag);
   /* Every rank's records into its part. */
   const char *status = how.timed_out ? "timeout" : how.interrupted ? "interrupted" : run_st == LM_OK ? "ok" : "failed";
   lm_buf failed = {0};
   long n_dispatches = 0;
-  for (int q = 0; q < x->n_ranks; q++) {
-    part_db *p = &x->parts[q];
-    if (!p->running) continue;
-    p->running = 0;
-    snprintf(rank_records, sizeof rank_records, "%s.rank%d", records, q);
-    if (st != LM_OK) continue;
-    long n = 0;
-    int tool_ok = 0;
-    char why[1024];
-    st = lm_collect_run_end(p->db, p->wid, &p->spec, rank_records, status, &how, &n, &tool_ok, why, sizeof why,
-                            diag);
-    n_dispatches += n;
-    p->new_runs++;
-    if (st == LM_OK && !tool_ok)
-      lm_buf_printf(&failed, "%srank %d: %s", failed.len ? "; " : "", q, why[0] ? why : "did not finish");
-  }
+  st = end_parts(x, st, records, status, &how, &failed, &n_dispatches, diag);
   /* The records are in the parts (those of ranks whose share was done,
    * and of the launcher's own processes, hold nothing to keep). */
   scan_ranks(records, id, &size, 1, diag);
@@ -308,32 +375,8 @@ static lm_status split_run(split_ctx *x, int k, lm_diag *diag) {
   for (char **f = files; f && *f; f++) unlink(*f);
   lm_collect_records_files_free(files);
   unlink(config_path);
-  if (st == LM_OK && (run_st != LM_OK || failed.len)) {
-    char what[128], sigbuf[64];
-    snprintf(what, sizeof what, "run %d (--split ranks, %s, each rank's set %d)", id, lm_collect_mode_name(mode), k);
-    const char *sep = failed.len ? "; " : "", *procs = lm_buf_cstr(&failed);
-    if (how.timed_out)
-      st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
-                       "%s: the application did not finish within --timeout %g s and was stopped after %ld "
-                       "dispatches%s%s; the earlier runs are kept (`lumen profile --resume -w %s` runs it again)",
-                       what, x->opt.timeout, n_dispatches, sep, procs, o->dir);
-    else if (how.interrupted)
-      st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
-                       "%s: interrupted by signal %s (passed on to the application); the earlier runs are kept "
-                       "(`lumen profile --resume -w %s` continues)", what,
-                       lm_collect_signal_text(how.interrupted, sigbuf, sizeof sigbuf), o->dir);
-    else if (how.sig)
-      st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
-                       "%s: the application was killed by signal %s%s%s; what the ranks recorded is kept "
-                       "(`lumen profile --resume -w %s` continues)", what,
-                       lm_collect_signal_text(how.sig, sigbuf, sizeof sigbuf), sep, procs, o->dir);
-    else if (how.exit_code != 0)
-      st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
-                       "%s: the application exited with status %d%s%s; what the ranks recorded is kept "
-                       "(`lumen profile --resume -w %s` continues)", what, how.exit_code, sep, procs, o->dir);
-    else
-      st = lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL, "%s: %s", what, procs);
-  }
+  if (st == LM_OK && (run_st != LM_OK || failed.len))
+    st = run_failed(x, id, mode, k, &how, &failed, n_dispatches, diag);
   lm_buf_fini(&failed);
   return st;
 }
