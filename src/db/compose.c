@@ -5,7 +5,7 @@
  * run and set of each value, regions, measured clocks and their source)
  * over the rows of an earlier composition, then marking it complete.
  *
- * src/profile/compose.c decides how records line up into rows; this file
+ * src/collect/compose.c decides how records line up into rows; this file
  * only moves rows in and out. Reads hand each row to a callback, so a
  * profile of many runs is never held twice; the per-row writes of one
  * composition share statements prepared once (lm_db_composer), inside the

@@ -4,7 +4,7 @@
  * started with, its runs, the dispatch records, values, regions and clock
  * samples its tool library wrote, the processes of each run, and the log.
  *
- * `lumen profile` decides what to write (src/profile/record.c); the SQL is
+ * `lumen profile` decides what to write (src/collect/record.c); the SQL is
  * here, one function per statement it needs, over the SQLite handle of
  * the workload's own file (profiles are always SQLite: the store copies
  * them elsewhere). Writers of many rows (a run's records) keep their

@@ -17,7 +17,7 @@
 #include "check.h"
 #include "sql/sql.h"
 #include "db/db.h"
-#include "profile/collect.h"
+#include "collect/collect.h"
 
 static char *scratch_dir(void) {
   static char dir[64];

@@ -25,7 +25,7 @@
 #include "sql/sql.h"
 #include "db/db.h"
 #include "load/load.h"
-#include "profile/collect.h"
+#include "collect/collect.h"
 #include "store/store.h"
 
 #ifndef FAKE_NVML_DIR

@@ -11,7 +11,7 @@
 #include "backend/rocprofiler.h"
 #include "check.h"
 #include "metrics/metrics.h"
-#include "profile/collect.h"
+#include "collect/collect.h"
 
 typedef struct fields {
   char keys[32][64], values[32][256];

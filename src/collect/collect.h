@@ -65,7 +65,7 @@ typedef struct lm_progress {
  * functions per vendor). The core (collect.c) decides what is collected
  * and when; a backend only finds its device, prices and checks the counter
  * sets for it, and names what a run of the application needs in its
- * environment. collect_rocp.c: rocprofiler-sdk; collect_cupti.c: CUPTI. */
+ * environment. rocprofiler.c: rocprofiler-sdk; cupti.c: CUPTI. */
 typedef struct lm_collector lm_collector;
 struct lm_collector {
   const char *name;        /* "rocprofiler-sdk", "cupti" */

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "profile/collect.h"
+#include "collect/collect.h"
 #include "sql/sql.h"
 #include "db/db.h"
 

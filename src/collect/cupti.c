@@ -1,5 +1,5 @@
 /*
- * collect_cupti.c - the CUPTI backend of `lumen profile` (NVIDIA GPUs):
+ * cupti.c - the CUPTI backend of `lumen profile` (NVIDIA GPUs):
  * asks the CUDA driver about GPU 0 (loaded at run time: a lumen without a
  * driver still runs and says so), maps its compute capability to lumen's
  * architecture (sm_90) and that to CUPTI's chip (GH100, from the
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "backend/cupti_range.h"
-#include "profile/collect.h"
+#include "collect/collect.h"
 
 typedef struct cupti_impl {
   lm_cupti_host *host;

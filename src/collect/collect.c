@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
-#include "profile/collect.h"
+#include "collect/collect.h"
 #include "sql/sql.h"
 #include "db/db.h"
 #include "ranks/ranks.h"

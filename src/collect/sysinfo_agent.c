@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "backend/rocprofiler.h"
-#include "profile/collect.h"
+#include "collect/collect.h"
 
 /* The fields of the reference tool's sysinfo.csv, in its order. */
 static const char *const fields[] = {

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "profile/collect.h"
+#include "collect/collect.h"
 
 static void progress_draw(lm_progress *p);
 

@@ -35,7 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "profile/collect.h"
+#include "collect/collect.h"
 #include "sql/sql.h"
 #include "db/db.h"
 

@@ -1,5 +1,5 @@
 /*
- * collect_rocp.c - the rocprofiler-sdk backend of `lumen profile`: finds
+ * rocprofiler.c - the rocprofiler-sdk backend of `lumen profile`: finds
  * the SDK and its first GPU agent, plans the counter sets under the
  * architecture's per-block limits and checks them against the agent's own
  * counter catalog before the first run (splitting a set the SDK refuses).
@@ -16,7 +16,7 @@
 
 #include "backend/backend.h"
 #include "backend/rocprofiler.h"
-#include "profile/collect.h"
+#include "collect/collect.h"
 #include "sql/sql.h"
 #include "db/db.h"
 #include "load/load.h"

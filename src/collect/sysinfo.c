@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/collect.h"
+#include "collect/collect.h"
 #include "sql/sql.h"
 #include "db/db.h"
 

@@ -13,7 +13,7 @@
 #include <math.h>
 #include <time.h>
 
-#include "profile/collect.h"
+#include "collect/collect.h"
 #include "sql/sql.h"
 #include "db/db.h"
 

@@ -3,8 +3,8 @@
  * independent of the vendor: which backend collects (the one asked for, or
  * the first with a device), which runs a replay mode needs, and the
  * configuration the tool library reads for one run (counter sets, replay
- * mode, filters, assignments). Backends only translate these (collect_rocp.c,
- * collect_cupti.c); keeping the decisions here makes them testable
+ * mode, filters, assignments). Backends only translate these (rocprofiler.c,
+ * cupti.c); keeping the decisions here makes them testable
  * without a GPU.
  */
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "profile/collect.h"
+#include "collect/collect.h"
 
 int lm_collect_run_plan(int replay, int n_sets, int *modes, int *passes, int cap) {
   if (replay == LM_REPLAY_KERNEL && n_sets != 1) return -1;
