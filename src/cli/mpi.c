@@ -12,7 +12,7 @@
  * lm_part_source whose loads come from here. The parts go in rounds: each
  * process takes a block of B consecutive parts in turn (B = N / K rounded
  * up, at most 8), so a round covers K * B parts. A process other than 0
- * loads its block and packs each part (lm_workload_pack); an
+ * loads its block and packs each part (lm_ranks_wire_pack); an
  * MPI_Allreduce then gives every process the lowest part that failed,
  * before anything is exchanged. Parts below it go to process 0, one
  * message each, sent without waiting while the next block loads; process 0
@@ -146,7 +146,7 @@ static lm_status receive_part(cli_mpi *m, int from, lm_workload **out, lm_diag *
     m->cap = need + need / 4;
   }
   MPI_Recv(m->message, count, MPI_BYTE, from, PART_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  return lm_workload_unpack(m->message, (size_t)count, 1, out, diag);
+  return lm_ranks_wire_unpack(m->message, (size_t)count, 1, out, diag);
 }
 
 /* A part's diagnostic from process `from` (its load failed). */
@@ -242,7 +242,7 @@ static lm_status worker_load(const char *dir, size_t i, const lm_workload_option
                              lm_diag *diag) {
   lm_workload *pw = NULL;
   lm_status st = lm_workload_read_opts(dir, opts, &pw, diag);
-  if (st == LM_OK) st = lm_workload_pack(pw, packed, diag);
+  if (st == LM_OK) st = lm_ranks_wire_pack(pw, packed, diag);
   lm_workload_free(pw);
   if (st == LM_OK && packed->len > INT_MAX)
     st = lm_diag_set(diag, LM_EDATA, dir, 0, 0, NULL, "part %zu is %zu bytes, more than one MPI message holds", i,
@@ -279,7 +279,7 @@ static int cli_mpi_worker(cli_mpi *m, const char *dir, const lm_workload_options
     size_t n_dirs = 0;
     lm_diag list_diag;
     lm_diag_clear(&list_diag);
-    lm_status listed = arena && dir ? lm_workload_part_dirs_opts(dir, opts, arena, &dirs, &n_dirs, &list_diag) : LM_ENOMEM;
+    lm_status listed = arena && dir ? lm_ranks_part_dirs(dir, opts, arena, &dirs, &n_dirs, &list_diag) : LM_ENOMEM;
     if (listed == LM_OK && n_dirs != n)
       listed = lm_diag_set(&list_diag, LM_EDATA, dir, 0, 0, NULL,
                            "process %d sees %zu rank.R parts, process 0 %zu (not the same folder on every node?)",

@@ -719,7 +719,7 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
   }
   struct stat sb;
   int exists = stat(x.db_path, &sb) == 0;
-  if (o->resume && !exists && lm_workload_has_ranks(o->dir)) {
+  if (o->resume && !exists && lm_ranks_present(o->dir)) {
     /* The parts of --split ranks outside mpirun (split_out.c). */
     st = lm_collect_split_resume(o, &col, cat, summary, diag);
     goto done;

@@ -33,7 +33,7 @@ lm_status lm_workload_read(const char *dir, lm_workload **out, lm_diag *diag) {
 lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts, lm_workload **out,
                                 lm_diag *diag) {
   *out = NULL;
-  if (absent(dir, LM_WORKLOAD_DB) && absent(dir, "pmc_perf.csv") && lm_workload_has_ranks(dir))
-    return lm_workload_read_ranks_opts(dir, opts, out, diag);
+  if (absent(dir, LM_WORKLOAD_DB) && absent(dir, "pmc_perf.csv") && lm_ranks_present(dir))
+    return lm_ranks_read(dir, opts, out, diag);
   return lm_folder_read(dir, opts, out, diag);
 }

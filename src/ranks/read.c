@@ -48,7 +48,7 @@ static int part_rank(const char *name) {
   return atoi(name + 5);
 }
 
-int lm_workload_has_ranks(const char *dir) {
+int lm_ranks_present(const char *dir) {
   DIR *d = opendir(dir);
   if (!d) return 0;
   int found = 0;
@@ -177,11 +177,7 @@ static lm_status count_rows(const char *dir, size_t *n, lm_diag *diag) {
   return st;
 }
 
-lm_status lm_workload_part_dirs(const char *dir, lm_arena *arena, const char ***dirs, size_t *n, lm_diag *diag) {
-  return lm_workload_part_dirs_opts(dir, NULL, arena, dirs, n, diag);
-}
-
-lm_status lm_workload_part_dirs_opts(const char *dir, const lm_workload_options *opts, lm_arena *arena,
+lm_status lm_ranks_part_dirs(const char *dir, const lm_workload_options *opts, lm_arena *arena,
                                      const char ***dirs, size_t *n, lm_diag *diag) {
   part *parts = NULL;
   *dirs = NULL;
@@ -842,19 +838,7 @@ static lm_status read_parts(merge *m, lm_workload *w, part *parts, size_t n_part
   return x.st;
 }
 
-lm_status lm_workload_read_ranks(const char *dir, lm_workload **out, lm_diag *diag) {
-  return lm_workload_read_ranks_from(dir, NULL, out, diag);
-}
-
-lm_status lm_workload_read_ranks_from(const char *dir, const lm_part_source *src, lm_workload **out,
-                                      lm_diag *diag) {
-  lm_workload_options opts;
-  memset(&opts, 0, sizeof opts);
-  opts.parts = src;
-  return lm_workload_read_ranks_opts(dir, &opts, out, diag);
-}
-
-lm_status lm_workload_read_ranks_opts(const char *dir, const lm_workload_options *opts, lm_workload **out,
+lm_status lm_ranks_read(const char *dir, const lm_workload_options *opts, lm_workload **out,
                                       lm_diag *diag) {
   const lm_part_source *src = opts ? opts->parts : NULL;
   *out = NULL;
@@ -994,7 +978,7 @@ fail:
   if (restart) {
     lm_workload_options every = *opts;
     every.ranks = NULL;
-    return lm_workload_read_ranks_opts(dir, &every, out, diag);
+    return lm_ranks_read(dir, &every, out, diag);
   }
   return st;
 }

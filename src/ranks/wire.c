@@ -79,7 +79,7 @@ static lm_status put_table(lm_buf *b, const lm_table *t, lm_diag *diag) {
   return LM_OK;
 }
 
-lm_status lm_workload_pack(const lm_workload *w, lm_buf *out, lm_diag *diag) {
+lm_status lm_ranks_wire_pack(const lm_workload *w, lm_buf *out, lm_diag *diag) {
   lm_status st;
   size_t n = w->pmc ? w->pmc->n_rows : 0;
   put_str(out, w->path);
@@ -258,7 +258,7 @@ static lm_table *get_table(reader *r, int borrow) {
   return t;
 }
 
-lm_status lm_workload_unpack(const void *data, size_t len, int borrow, lm_workload **out, lm_diag *diag) {
+lm_status lm_ranks_wire_unpack(const void *data, size_t len, int borrow, lm_workload **out, lm_diag *diag) {
   *out = NULL;
   lm_arena *arena = lm_arena_new(1 << 12);
   lm_workload *w = arena ? lm_arena_alloc(arena, sizeof *w) : NULL;

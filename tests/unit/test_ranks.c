@@ -169,7 +169,7 @@ int main(void) {
   /* Ranks 0, 1 and 3 (no rank 2: ranks need not be consecutive). */
   const int rank_of[3] = {0, 1, 3};
   for (int i = 0; i < 3; i++) CHECK(write_part(dir, rank_of[i], src[i]));
-  CHECK(lm_workload_has_ranks(dir));
+  CHECK(lm_ranks_present(dir));
 
   lm_workload *parts[3] = {NULL, NULL, NULL}, *w = NULL;
   lm_diag d;

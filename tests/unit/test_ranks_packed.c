@@ -282,7 +282,7 @@ int main(void) {
     snprintf(cmd, sizeof cmd, "rm -rf '%s/src.%zu'", dir, p);
     CHECK(system(cmd) == 0);
   }
-  CHECK(lm_workload_has_ranks(dir));
+  CHECK(lm_ranks_present(dir));
 
   lm_workload_options opts;
   memset(&opts, 0, sizeof opts);

@@ -77,7 +77,7 @@ static lm_workload *round_trip(const lm_workload *w, size_t *bytes) {
   lm_buf b = {0};
   lm_workload *back = NULL;
   lm_diag d;
-  if (lm_workload_pack(w, &b, &d) == LM_OK && lm_workload_unpack(b.data, b.len, 0, &back, &d) != LM_OK) back = NULL;
+  if (lm_ranks_wire_pack(w, &b, &d) == LM_OK && lm_ranks_wire_unpack(b.data, b.len, 0, &back, &d) != LM_OK) back = NULL;
   if (bytes) *bytes = b.len;
   lm_buf_fini(&b);
   return back;
@@ -110,9 +110,9 @@ static lm_status log_load(void *ctx, size_t i, const char *dir, const lm_workloa
   if (st != LM_OK) return st;
   /* The message lives until the next load, as the contract allows. */
   lm_buf_fini(&s->last);
-  st = lm_workload_pack(w, &s->last, diag);
+  st = lm_ranks_wire_pack(w, &s->last, diag);
   lm_workload_free(w);
-  if (st == LM_OK) st = lm_workload_unpack(s->last.data, s->last.len, 1, out, diag);
+  if (st == LM_OK) st = lm_ranks_wire_unpack(s->last.data, s->last.len, 1, out, diag);
   if (st == LM_OK && (*out)->pmc->n_rows && (const char *)(*out)->pmc->cols[0].values < s->last.data)
     st = lm_diag_set(diag, LM_EDATA, dir, 0, 0, NULL, "values not left in the message");
   return st;
@@ -147,11 +147,11 @@ int main(void) {
     /* A message cut short anywhere is refused (and read within bounds). */
     if (i == 0) {
       lm_buf b = {0};
-      CHECK(lm_workload_pack(w, &b, &d) == LM_OK);
+      CHECK(lm_ranks_wire_pack(w, &b, &d) == LM_OK);
       size_t step = b.len / 997 + 1, refused = 0, tried = 0;
       for (size_t len = 0; len < b.len; len += step, tried++) {
         lm_workload *cut = NULL;
-        lm_status st = lm_workload_unpack(b.data, len, (int)(len & 1), &cut, &d);
+        lm_status st = lm_ranks_wire_unpack(b.data, len, (int)(len & 1), &cut, &d);
         refused += st == LM_EDATA && cut == NULL;
         lm_workload_free(cut);
       }
@@ -171,10 +171,12 @@ int main(void) {
     CHECK(copy_tree(src[i], part));
   }
   lm_workload *here = NULL, *through = NULL;
-  CHECK(lm_workload_read_ranks(dir, &here, &d) == LM_OK);
+  CHECK(lm_ranks_read(dir, NULL, &here, &d) == LM_OK);
   source_log log = {0, 0, 0, 0, (size_t)-1, 0, {0}};
   lm_part_source ps = {log_plan, log_load, &log};
-  CHECK(lm_workload_read_ranks_from(dir, &ps, &through, &d) == LM_OK);
+  lm_workload_options via = {0};
+  via.parts = &ps;
+  CHECK(lm_ranks_read(dir, &via, &through, &d) == LM_OK);
   CHECK(log.plans == 1 && log.exchange == 1 && log.n_parts == 3 && log.next == 3 && !log.out_of_order);
   if (here && through) {
     CHECK(same_table(here->pmc, through->pmc));
@@ -205,7 +207,8 @@ int main(void) {
   source_log fail = {0, 0, 0, 0, 1, 0, {0}};
   lm_part_source pf = {log_plan, log_load, &fail};
   through = NULL;
-  CHECK(lm_workload_read_ranks_from(dir, &pf, &through, &d) == LM_EDATA && through == NULL);
+  via.parts = &pf;
+  CHECK(lm_ranks_read(dir, &via, &through, &d) == LM_EDATA && through == NULL);
   CHECK(d.line == 7 && strcmp(d.field, "Wave_Size") == 0 && strstr(d.file, "rank.1") != NULL);
   CHECK(fail.next == 2 && fail.plans == 1);
   /* A merge error (another architecture) behind the source is the reader's. */
@@ -213,7 +216,8 @@ int main(void) {
   CHECK(copy_tree(src[3], part));
   source_log arch = {0, 0, 0, 0, (size_t)-1, 0, {0}};
   lm_part_source pa = {log_plan, log_load, &arch};
-  CHECK(lm_workload_read_ranks_from(dir, &pa, &through, &d) == LM_EDATA);
+  via.parts = &pa;
+  CHECK(lm_ranks_read(dir, &via, &through, &d) == LM_EDATA);
   CHECK(strcmp(d.field, "gpu_arch") == 0 && strstr(d.message, "rank 9 ran on gfx908") != NULL);
   lm_buf_fini(&log.last);
   lm_buf_fini(&fail.last);
