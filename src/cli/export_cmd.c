@@ -43,7 +43,7 @@ int cmd_export(int argc, char **argv, int first) {
    * columns hold addresses), not only the kernel names. */
   lm_workload_options opts = {0};
   opts.keep_text = 1;
-  if (lm_workload_read_opts(in, &opts, &w, &diag) != LM_OK || lm_workload_export_omniperf(w, out, &diag) != LM_OK) {
+  if (lm_workload_read_opts(in, &opts, &w, &diag) != LM_OK || lm_folder_export(w, out, &diag) != LM_OK) {
     cli_diag(MODE, &diag);
     goto done;
   }

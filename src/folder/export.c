@@ -180,7 +180,7 @@ static lm_status write_origin(const char *recording, const char *path, lm_diag *
   return LM_OK;
 }
 
-lm_status lm_workload_export_omniperf(const lm_workload *w, const char *dir, lm_diag *diag) {
+lm_status lm_folder_export(const lm_workload *w, const char *dir, lm_diag *diag) {
   struct stat sb;
   if (stat(dir, &sb) == 0)
     return lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL,

@@ -43,13 +43,13 @@ size_t lm_rocpd_n_levels(const lm_table *wide);
 lm_status lm_rocpd_levels(const lm_table *wide, lm_table **out, size_t *n_out,
                           lm_diag *diag);
 
-/* lm_workload_export_omniperf: write w as a new folder `dir` in the
+/* lm_folder_export: write w as a new folder `dir` in the
  * reference tool's layout (pmc_perf.csv, SQ_*.csv, sysinfo.csv,
  * roofline.csv, and LM_ORIGIN_FILE for a replay of the simulated device),
  * every column under the name it has in w; lm_workload_read gives back
  * w's tables. Text cells are written where w holds them (read w with
  * lm_workload_options.keep_text). Refuses a folder that exists. */
-lm_status lm_workload_export_omniperf(const lm_workload *w, const char *dir, lm_diag *diag);
+lm_status lm_folder_export(const lm_workload *w, const char *dir, lm_diag *diag);
 
 /* lm_folder_identify: what path holds when it is not a workload, as a
  * sentence for an error message written to out (cap bytes): another
