@@ -1,13 +1,17 @@
 /*
- * eval_internal.h - what the two halves of the bulk evaluator share:
- * eval.c runs the passes over the dispatches, eval_order.c finishes the
- * aggregates and drives the order statistics' extra passes. Private to
- * the metrics module.
+ * eval_internal.h - what the parts of the bulk evaluator share: eval.c
+ * plans and drives the passes over the dispatches, eval_vm.c runs one
+ * worker's share of a pass, eval_order.c finishes the aggregates and
+ * drives the order statistics' extra passes. Private to the metrics
+ * module.
  */
 #ifndef LUMEN_METRICS_EVAL_INTERNAL_H
 #define LUMEN_METRICS_EVAL_INTERNAL_H
 
 #include "metrics/internal.h"
+
+/* Rows of a chunk: the per-dispatch values a pass computes at a time. */
+#define LM_EVAL_CHUNK 256
 
 struct lm_eval {
   const lm_catalog *cat;
@@ -121,13 +125,13 @@ static inline int32_t slot_of(const lm_eval *ev, int32_t node, int32_t ch) {
 }
 
 /* lm_eval_operands: the nodes whose values `node` reads, in ops[0..3) (-1
- * where none); for $denom, the chosen normalization only. */
+ * where none); for $denom, the chosen normalization only. (eval_vm.c) */
 void lm_eval_operands(const lm_catalog *cat, int32_t node, int32_t norm, int32_t ops[3]);
 /* lm_eval_work: one worker's pass over its rows (a thread function: arg
- * is the worker; its status and diag tell how it went). */
+ * is the worker; its status and diag tell how it went). (eval_vm.c) */
 void *lm_eval_work(void *arg);
 /* lm_eval_kept_values: kept operand k's n_rows values, in row order, into
- * out (from every worker's part). */
+ * out (from every worker's part). (eval_vm.c) */
 void lm_eval_kept_values(const worker *workers, int n_workers, size_t k, double *out);
 /* lm_eval_finalize: the values of the pass's aggregates from the workers'
  * folds, the kept operands and the bounded order statistics. */
