@@ -1,24 +1,22 @@
 /*
- * analyze.c - dispatch selection and assembly of the result tables.
+ * analyze.c - assembly of the result tables.
  *
- * Selection follows the reference tool where scripts depend on it: the
- * top-kernels and dispatch-list tables cover the dispatches left after the
- * GPU and dispatch filters, not the kernel filter; --kernel-index N picks
- * row N of that table; metrics then cover the dispatches of the chosen
- * kernels. Dispatch filters (-d) match the Dispatch_ID column everywhere
- * (the reference tool uses row positions for metrics; see
+ * Selection (rows.c) follows the reference tool where scripts depend on
+ * it: the top-kernels and dispatch-list tables cover the dispatches left
+ * after the GPU and dispatch filters, not the kernel filter; --kernel-index
+ * N picks row N of that table; metrics then cover the dispatches of the
+ * chosen kernels. Dispatch filters (-d) match the Dispatch_ID column
+ * everywhere (the reference tool uses row positions for metrics; see
  * docs/compatibility.md). Metric tables are evaluated in one bulk pass over
  * the selected rows for all shown tables together.
  */
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <ctype.h>
 #include <math.h>
-#include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analyze.h"
+#include "analyze/analyze_private.h"
 
 /* ---------------------------------------------------------- helpers */
 
@@ -54,20 +52,7 @@ const lm_rtable *lm_analysis_find(const lm_analysis *a, const char *id) {
   return NULL;
 }
 
-typedef struct ctx {
-  const lm_workload *w;
-  const lm_catalog *cat;
-  const lm_analyze_opts *o;
-  lm_analysis *an;
-  lm_arena *arena;
-  lm_diag *diag;
-  lm_status status;
-  const lm_table *pmc;
-  const lm_sysinfo *info; /* table 1.1: the selected rank's (merged MPI parts), or NULL */
-  long col_kernel, col_dispatch, col_gpu, col_start, col_end, col_grbm;
-} ctx;
-
-static void *alloc(ctx *c, size_t bytes) {
+static void *alloc(lm_analyze_ctx *c, size_t bytes) {
   void *p = lm_arena_alloc(c->arena, bytes ? bytes : 1);
   if (!p && c->status == LM_OK)
     c->status = lm_diag_set(c->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
@@ -92,22 +77,9 @@ const char *const lm_analyze_columns[] = {
     "TCC_EA0_RDREQ_sum", "TCC_EA0_RDREQ_32B_sum", "TCC_EA0_WRREQ_sum", "TCC_EA0_WRREQ_64B_sum",
     "TCC_BUBBLE_sum", "SQ_LDS_IDX_ACTIVE", "SQ_LDS_BANK_CONFLICT", NULL};
 
-static double cell_value(const lm_table *t, long col, size_t row) {
-  const double *v = col < 0 ? NULL : lm_table_values(t, (size_t)col, NULL);
-  return v ? v[row] : LM_NAN;
-}
-
-static int32_t kernel_id(const ctx *c, size_t row) {
-  return c->pmc->cols[c->col_kernel].text_ids ? c->pmc->cols[c->col_kernel].text_ids[row] : -1;
-}
-
-static const char *kernel_name(const ctx *c, size_t row) {
+static const char *kernel_name(const lm_analyze_ctx *c, size_t row) {
   const char *name = lm_table_text(c->pmc, (size_t)c->col_kernel, row);
   return name ? name : "";
-}
-
-static double dispatch_id(const ctx *c, size_t row) {
-  return c->col_dispatch >= 0 ? cell_value(c->pmc, c->col_dispatch, row) : (double)row;
 }
 
 /* --------------------------------------------------------- top stats */
@@ -126,7 +98,8 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* By total duration, then name (the strings of the pmc table, ctx). */
+/* By total duration, then name (table: the pmc table, whose strings the
+ * names are; lm_sort passes it). */
 static int cmp_group(const void *a, const void *b, void *table) {
   const lm_table *pmc = table;
   const group *x = a, *y = b;
@@ -153,17 +126,16 @@ static lm_cell text_cell(const char *s) {
   return cell;
 }
 
-static const char *fmt_index(ctx *c, long i) {
+static const char *fmt_index(lm_analyze_ctx *c, long i) {
   /* (lm_format_fixed: "%ld" without printf, one per dispatch) */
   char buf[48];
   int n = lm_format_fixed(buf, sizeof buf, (double)i, 0);
   return lm_arena_strndup(c->arena, buf, n > 0 ? (size_t)n : 0);
 }
 
-/* Build 0.1 (top kernels) over `rows`; marks rows whose kernels are chosen
- * by --kernel-index in chosen_names (by string id). */
-static lm_status build_top(ctx *c, lm_rtable *t, const size_t *rows, size_t n,
-                           uint8_t *chosen_names) {
+/* Table 0.1 over `rows` (analyze_private.h). */
+lm_status lm_analyze_top(lm_analyze_ctx *c, lm_rtable *t, const size_t *rows, size_t n,
+                         uint8_t *chosen_names) {
   const lm_table *pmc = c->pmc;
   size_t n_names = pmc->n_strings;
   group *groups = lm_calloc(n_names ? n_names : 1, sizeof *groups);
@@ -274,7 +246,7 @@ done:
   return status;
 }
 
-static void build_dispatches(ctx *c, lm_rtable *t, const size_t *rows, size_t n) {
+static void build_dispatches(lm_analyze_ctx *c, lm_rtable *t, const size_t *rows, size_t n) {
   t->n_cols = 4;
   t->titles = alloc(c, 4 * sizeof(char *));
   t->roles = alloc(c, 4);
@@ -296,7 +268,7 @@ static void build_dispatches(ctx *c, lm_rtable *t, const size_t *rows, size_t n)
   }
 }
 
-static void build_sysinfo(ctx *c, lm_rtable *t) {
+static void build_sysinfo(lm_analyze_ctx *c, lm_rtable *t) {
   const lm_sysinfo *info = c->info ? c->info : &c->w->sysinfo;
   t->n_cols = 2;
   t->titles = alloc(c, 2 * sizeof(char *));
@@ -316,7 +288,7 @@ static void build_sysinfo(ctx *c, lm_rtable *t) {
   }
 }
 
-static void build_raw_csv(ctx *c, lm_rtable *t, const lm_table *src) {
+static void build_raw_csv(lm_analyze_ctx *c, lm_rtable *t, const lm_table *src) {
   t->n_cols = (int32_t)src->n_cols + 1;
   t->titles = alloc(c, (size_t)t->n_cols * sizeof(char *));
   t->roles = alloc(c, (size_t)t->n_cols);
@@ -343,7 +315,7 @@ static void build_raw_csv(ctx *c, lm_rtable *t, const lm_table *src) {
 
 /* Without roofline.csv the reference tool leaves the table's source name
  * in place of the numbers; CSV output keeps that shape, text says why. */
-static void build_placeholder(ctx *c, lm_rtable *t) {
+static void build_placeholder(lm_analyze_ctx *c, lm_rtable *t) {
   t->n_cols = 2;
   t->n_rows = 1;
   t->titles = alloc(c, 2 * sizeof(char *));
@@ -364,7 +336,7 @@ static void build_placeholder(ctx *c, lm_rtable *t) {
 
 /* ------------------------------------------------------- metric tables */
 
-static const char *expand_ch(ctx *c, const char *text, int32_t ch) {
+static const char *expand_ch(lm_analyze_ctx *c, const char *text, int32_t ch) {
   const char *at = strstr(text, "{ch}");
   if (!at) return text;
   lm_buf b = {0};
@@ -382,7 +354,7 @@ static const char *expand_ch(ctx *c, const char *text, int32_t ch) {
   return out ? out : "";
 }
 
-static const char *concat_text(ctx *c, const lm_eval *ev, const lm_node *n, int32_t ch) {
+static const char *concat_text(lm_analyze_ctx *c, const lm_eval *ev, const lm_node *n, int32_t ch) {
   char a[40] = "", b[40] = "", buf[96];
   double v;
   strcpy(a, "None");
@@ -393,7 +365,7 @@ static const char *concat_text(ctx *c, const lm_eval *ev, const lm_node *n, int3
   return lm_arena_strdup(c->arena, buf);
 }
 
-static void build_metric_table(ctx *c, lm_rtable *t, const lm_tabledef *td, const lm_eval *ev,
+static void build_metric_table(lm_analyze_ctx *c, lm_rtable *t, const lm_tabledef *td, const lm_eval *ev,
                                const lm_selection *sel, const char *norm_word) {
   const lm_catalog *cat = c->cat;
   int32_t n_ch = td->channels >= 0 ? lm_eval_channels(ev, (int32_t)(td - cat->tables)) : 1;
@@ -468,354 +440,57 @@ static void build_metric_table(ctx *c, lm_rtable *t, const lm_tabledef *td, cons
 
 /* ------------------------------------------------------------- run */
 
-static lm_status select_rows(ctx *c, size_t **top_rows, size_t *n_top, size_t **metric_rows,
-                             size_t *n_metric, uint8_t **chosen) {
-  const lm_table *pmc = c->pmc;
-  size_t n = pmc->n_rows;
-  size_t *top = lm_malloc((n ? n : 1) * sizeof *top);
-  size_t *met = lm_malloc((n ? n : 1) * sizeof *met);
-  uint8_t *kernel_ok = lm_malloc(pmc->n_strings ? pmc->n_strings : 1);
-  *chosen = lm_calloc(pmc->n_strings ? pmc->n_strings : 1, 1);
-  int32_t *instance = lm_malloc((n ? n : 1) * sizeof *instance);
-  size_t *seen_count = lm_calloc(pmc->n_strings ? pmc->n_strings : 1, sizeof *seen_count);
-  lm_status status = LM_OK;
-  if (!top || !met || !kernel_ok || !*chosen || !instance || !seen_count) goto nomem;
+/* What lm_analyze_run holds while it works; freed at its end. */
+typedef struct run {
+  lm_analyze_ctx c;
+  lm_selection sel;              /* the tables and rows -b shows */
+  lm_eval *ev;
+  size_t *top_rows, n_top;       /* the rows of the top-kernels and dispatch tables */
+  size_t *metric_rows, n_metric; /* the rows whose metrics are evaluated */
+  uint8_t *chosen;               /* per kernel-name string: picked by --kernel-index */
+  uint8_t *eval_tables;          /* per table: its metrics are evaluated */
+  int32_t norm;                  /* the normalization's index in the catalog */
+  const char *norm_word;         /* its unit, for $normUnit */
+  lm_rtable *top_table;          /* the first top-kernels table, or NULL */
+  lm_workload one_rank;          /* what sw points to when one rank is selected */
+  lm_workload measured;          /* what ew points to with --clock measured */
+  const lm_workload *sw;         /* whose system information and roofline are shown */
+  const lm_workload *ew;         /* what the metrics are evaluated over */
+  double *weights;               /* --weight time: per metric row, or NULL */
+} run;
 
-  if (n == 0) {
-    status = lm_diag_set(c->diag, LM_EDATA, c->w->path, 0, 0, NULL, "the workload holds no dispatch");
-    goto fail;
-  }
-  /* Regions: a bit mask over the workload's region names. */
-  uint64_t region_mask = 0;
-  if (c->o->n_regions) {
-    if (!c->w->n_regions || !c->w->row_regions) {
-      status = lm_diag_set(c->diag, LM_EINVAL, c->w->path, 0, 0, NULL,
-                           "-r: this workload carries no region markers (only lumen profiles "
-                           "of programs with region markers have them)");
-      goto fail;
-    }
-    for (size_t i = 0; i < c->o->n_regions; i++) {
-      size_t k = 0;
-      while (k < c->w->n_regions && strcmp(c->w->region_names[k], c->o->regions[i]) != 0) k++;
-      if (k == c->w->n_regions || k >= 64) {
-        lm_buf names = {0};
-        for (size_t q = 0; q < c->w->n_regions; q++)
-          lm_buf_printf(&names, "%s%s", q ? ", " : "", c->w->region_names[q]);
-        status = lm_diag_set(c->diag, LM_EINVAL, c->w->path, 0, 0, NULL,
-                             "-r %s: no such region in this workload (regions: %s)",
-                             c->o->regions[i], lm_buf_cstr(&names));
-        lm_buf_fini(&names);
-        goto fail;
-      }
-      region_mask |= 1ULL << k;
-    }
-  }
-
-  /* --rank: the MPI ranks of a workload that records them. */
-  const lm_idset *ranks = c->o->rank && c->o->rank->n ? c->o->rank : NULL;
-  if (ranks && !c->w->row_rank) {
-    status = lm_diag_set(c->diag, LM_EINVAL, c->w->path, 0, 0, NULL,
-                         c->w->set_rank ? "--rank: the ranks of this --split ranks profile collected shares of the "
-                                          "counter sets of the same dispatches, combined into one view (one rank's "
-                                          "share alone: -w DIR/rank.R)"
-                                        : "--rank: this workload records no MPI ranks (profiles of MPI programs do)");
-    goto fail;
-  }
-  if (ranks) {
-    size_t hit = 0;
-    for (size_t r = 0; r < n && !hit; r++) hit = c->w->row_rank[r] >= 0 && lm_idset_has(ranks, c->w->row_rank[r]);
-    if (!hit) {
-      lm_buf list = {0};
-      lm_analyze_rank_list(c->w, &list);
-      status = lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
-                           "--rank: no dispatch of the rank(s) asked for (ranks in the data: %s)", lm_buf_cstr(&list));
-      lm_buf_fini(&list);
-      goto fail;
-    }
-  }
-
-  /* GPU, dispatch and region filters: the rows of the top-stats tables. */
-  size_t nt = 0, on_gpu = 0;
-  for (size_t r = 0; r < n; r++) {
-    if (region_mask && !(c->w->row_regions[r] & region_mask)) continue;
-    if (ranks && (c->w->row_rank[r] < 0 || !lm_idset_has(ranks, c->w->row_rank[r]))) continue;
-    if (c->o->gpu && c->o->gpu->n) {
-      double g = cell_value(pmc, c->col_gpu, r);
-      if (isnan(g) || !lm_idset_has(c->o->gpu, (int64_t)g)) continue;
-    }
-    on_gpu++;
-    if (c->o->dispatch && c->o->dispatch->n) {
-      double d = dispatch_id(c, r);
-      if (isnan(d) || !lm_idset_has(c->o->dispatch, (int64_t)d)) continue;
-    }
-    top[nt++] = r;
-  }
-  if (c->o->gpu && c->o->gpu->n && on_gpu == 0) {
-    lm_buf gpus = {0};
-    double last = LM_NAN;
-    for (size_t r = 0; r < n; r++) {
-      double g = cell_value(pmc, c->col_gpu, r);
-      int dup = 0;
-      for (size_t q = 0; q < r && !dup; q++) dup = cell_value(pmc, c->col_gpu, q) == g;
-      if (!dup && !isnan(g)) lm_buf_printf(&gpus, "%s%.0f", isnan(last) ? "" : ", ", g), last = g;
-    }
-    status = lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
-                         "-g: no dispatch ran on the GPU(s) asked for (GPU ids in the data: %s)",
-                         lm_buf_cstr(&gpus));
-    lm_buf_fini(&gpus);
-    goto fail;
-  }
-  if (nt == 0) {
-    /* Say which ids there are (on the selected GPUs): ranges of
-     * consecutive ids, the first few of them. */
-    lm_buf ids = {0};
-    double lo = LM_NAN, hi = LM_NAN;
-    size_t shown = 0, n_ids = 0;
-    for (size_t r = 0; r <= n; r++) {
-      double d = LM_NAN;
-      if (r < n) {
-        if (c->o->gpu && c->o->gpu->n) {
-          double g = cell_value(pmc, c->col_gpu, r);
-          if (isnan(g) || !lm_idset_has(c->o->gpu, (int64_t)g)) continue;
-        }
-        d = dispatch_id(c, r);
-        if (isnan(d)) continue;
-        n_ids++;
-        if (!isnan(hi) && d == hi + 1) {
-          hi = d;
-          continue;
-        }
-      }
-      if (!isnan(lo) && shown < 8) {
-        if (lo == hi) lm_buf_printf(&ids, "%s%.0f", shown ? ", " : "", lo);
-        else lm_buf_printf(&ids, "%s%.0f:%.0f", shown ? ", " : "", lo, hi + 1);
-        shown++;
-      } else if (!isnan(lo) && shown == 8) {
-        lm_buf_puts(&ids, ", ...");
-        shown++;
-      }
-      lo = hi = d;
-    }
-    status = lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
-                         region_mask ? "-r/-d: no dispatch in the region(s) with the ids asked for%s"
-                                     : "-d: no dispatch with the ids asked for%s (Dispatch_ID values%s: %s)",
-                         c->o->gpu && c->o->gpu->n ? " on the selected GPU(s)" : "",
-                         c->o->gpu && c->o->gpu->n ? " there" : "", n_ids ? lm_buf_cstr(&ids) : "none");
-    lm_buf_fini(&ids);
-    goto fail;
-  }
-  *top_rows = top;
-  *n_top = nt;
-  top = NULL;
-
-  /* Kernel name filters, evaluated once per distinct name. */
-  int any_include = 0;
-  for (size_t s = 0; s < pmc->n_strings; s++) kernel_ok[s] = 1;
-  pcre2_match_data *md = NULL;
-  for (size_t k = 0; k < c->o->n_kernels; k++) {
-    const char *pattern = c->o->kernels[k];
-    int exclude = pattern[0] == '!';
-    if (exclude) pattern++;
-    else any_include = 1;
-    int err;
-    PCRE2_SIZE erroff;
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF,
-                                   &err, &erroff, NULL);
-    if (!re) {
-      PCRE2_UCHAR msg[256];
-      pcre2_get_error_message(err, msg, sizeof msg);
-      status = lm_diag_set(c->diag, LM_EINVAL, NULL, 0, (long)erroff + 1, NULL,
-                           "-k '%s': %s at offset %zu", c->o->kernels[k], (char *)msg,
-                           (size_t)erroff);
-      goto fail;
-    }
-    md = pcre2_match_data_create_from_pattern(re, NULL);
-    /* Bounded work per name: a pattern that backtracks without end (say
-     * (a+)+$) stops at the limit, and that is an error, not a non-match
-     * that would silently change the selection. */
-    pcre2_match_context *mc = pcre2_match_context_create(NULL);
-    if (mc) {
-      pcre2_set_match_limit(mc, LM_REGEX_MATCH_LIMIT);
-      pcre2_set_depth_limit(mc, LM_REGEX_DEPTH_LIMIT);
-    }
-    int failed = 0;
-    for (size_t s = 0; s < pmc->n_strings && md && !failed; s++) {
-      int rc = pcre2_match(re, (PCRE2_SPTR)pmc->strings[s], PCRE2_ZERO_TERMINATED, 0, 0, md, mc);
-      if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) {
-        PCRE2_UCHAR msg[256];
-        pcre2_get_error_message(rc, msg, sizeof msg);
-        status = lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
-                             "-k '%s': matching it against a kernel name failed (%s): simplify the pattern",
-                             c->o->kernels[k], (char *)msg);
-        failed = 1;
-        break;
-      }
-      int hit = rc >= 0;
-      if (exclude && hit) kernel_ok[s] = 0;
-      if (!exclude) kernel_ok[s] = (uint8_t)(kernel_ok[s] | (hit ? 2 : 0));
-    }
-    pcre2_match_context_free(mc);
-    pcre2_match_data_free(md);
-    md = NULL;
-    pcre2_code_free(re);
-    if (failed) goto fail;
-  }
-  if (any_include)
-    for (size_t s = 0; s < pmc->n_strings; s++) kernel_ok[s] = kernel_ok[s] == 3;
-  /* Instance numbers: per kernel, in dispatch order over the whole run;
-   * in a workload of MPI ranks, per rank and kernel (each rank's process
-   * counts its own), as in each rank's part alone. */
-  int32_t max_rank = -1;
-  for (size_t r = 0; c->w->row_rank && r < n; r++)
-    if (c->w->row_rank[r] > max_rank) max_rank = c->w->row_rank[r];
-  size_t *per_rank = NULL;
-  if (max_rank >= 0 && max_rank < 65536) {
-    per_rank = lm_calloc(((size_t)max_rank + 1) * (pmc->n_strings ? pmc->n_strings : 1), sizeof *per_rank);
-    if (!per_rank) goto nomem;
-  }
-  for (size_t r = 0; r < n; r++) {
-    int32_t k = kernel_id(c, r);
-    int32_t rank = per_rank ? c->w->row_rank[r] : -1;
-    size_t *count = k < 0 ? NULL : rank >= 0 ? &per_rank[(size_t)rank * pmc->n_strings + (size_t)k] : &seen_count[k];
-    instance[r] = count ? (int32_t)(*count)++ : -1;
-  }
-  lm_free(per_rank);
-  /* --kernel-index picks rows of the top-kernels table: built by caller
-   * into *chosen beforehand. Apply every filter. */
-  size_t nm = 0;
-  for (size_t i = 0; i < *n_top; i++) {
-    size_t r = (*top_rows)[i];
-    int32_t k = kernel_id(c, r);
-    if (k >= 0 && !kernel_ok[k]) continue;
-    if (c->o->instance && c->o->instance->n && !lm_idset_has(c->o->instance, instance[r]))
-      continue;
-    met[nm++] = r;
-  }
-  *metric_rows = met;
-  *n_metric = nm;
-  met = NULL;
-  goto done;
-nomem:
-  status = lm_diag_set(c->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-fail:
-  lm_free(*top_rows);
-  *top_rows = NULL;
-done:
-  lm_free(top);
-  lm_free(met);
-  lm_free(kernel_ok);
-  lm_free(instance);
-  lm_free(seen_count);
-  return status;
-}
-
-/* The pmc columns selection and the top tables read. */
-static void find_columns(ctx *c, const lm_table *pmc) {
-  c->pmc = pmc;
-  c->col_kernel = lm_table_find(pmc, "Kernel_Name");
-  c->col_dispatch = lm_table_find(pmc, "Dispatch_ID");
-  c->col_gpu = lm_table_find(pmc, "GPU_ID");
-  c->col_start = lm_table_find(pmc, "Start_Timestamp");
-  c->col_end = lm_table_find(pmc, "End_Timestamp");
-  c->col_grbm = lm_table_find(pmc, "GRBM_GUI_ACTIVE");
-}
-
-lm_status lm_analyze_rows(const lm_workload *w, const lm_analyze_opts *o, size_t **rows, size_t *n,
-                          lm_diag *diag) {
-  ctx c;
-  memset(&c, 0, sizeof c);
-  c.w = w;
-  c.o = o;
-  c.diag = diag;
-  find_columns(&c, w->pmc);
-  *rows = NULL;
-  *n = 0;
-  if (c.col_kernel < 0)
-    return lm_diag_set(diag, LM_EDATA, c.pmc->path, 0, 0, "Kernel_Name", "no kernel names in the workload");
-  size_t *top = NULL, n_top = 0;
-  uint8_t *chosen = NULL;
-  lm_status st = select_rows(&c, &top, &n_top, rows, n, &chosen);
-  if (st == LM_OK && o->n_kernel_index) {
-    /* --kernel-index: the rows of the top-kernels table asked for, the
-     * table built as lm_analyze_run builds it (same order, same refusal
-     * of an index past its end). */
-    lm_rtable scratch;
-    memset(&scratch, 0, sizeof scratch);
-    c.arena = lm_arena_new(1 << 12);
-    if (!c.arena) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    if (st == LM_OK) st = build_top(&c, &scratch, top, n_top, chosen);
-    size_t kept = 0;
-    for (size_t i = 0; st == LM_OK && i < *n; i++) {
-      int32_t k = kernel_id(&c, (*rows)[i]);
-      if (k >= 0 && chosen[k]) (*rows)[kept++] = (*rows)[i];
-    }
-    if (st == LM_OK) *n = kept;
-    lm_arena_free(c.arena);
-    if (st != LM_OK) {
-      lm_free(*rows);
-      *rows = NULL;
-      *n = 0;
-    }
-  }
-  lm_free(top);
-  lm_free(chosen);
-  return st;
-}
-
-lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_analyze_opts *o,
-                         lm_analysis **out, lm_diag *diag) {
-  ctx c;
-  memset(&c, 0, sizeof c);
-  lm_eval *ev = NULL;
-  size_t *top_rows = NULL, *metric_rows = NULL, n_top = 0, n_metric = 0;
-  uint8_t *chosen = NULL, *eval_tables = NULL;
-  lm_selection sel;
-  memset(&sel, 0, sizeof sel);
-  *out = NULL;
-  c.w = w;
-  c.cat = cat;
-  c.o = o;
-  c.diag = diag;
-  find_columns(&c, w->pmc);
-  c.arena = lm_arena_new(1 << 16);
-  if (!c.arena) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-  c.an = lm_arena_alloc(c.arena, sizeof *c.an);
-  if (!c.an) goto nomem;
-  c.an->arena = c.arena;
-  c.an->workload = w;
-  c.an->catalog = cat;
-
-  /* Normalization. */
-  int32_t norm = lm_analyze_norm_index(cat, o->norm);
-  if (norm < 0) {
+/* --norm: its index in the catalog (the first without --norm). Errors: a
+ * name the catalog does not have. */
+static lm_status find_norm(run *r) {
+  const lm_catalog *cat = r->c.cat;
+  r->norm = lm_analyze_norm_index(cat, r->c.o->norm);
+  if (r->norm < 0) {
     lm_buf names = {0};
     lm_keyword_list(lm_norm_names, ", ", ", ", 0, &names);
-    c.status = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "--norm %s: not a normalization of %s (%s)",
-                           lm_norm_kind_name(o->norm), cat->arch, lm_buf_cstr(&names));
+    lm_status st = lm_diag_set(r->c.diag, LM_EINVAL, NULL, 0, 0, NULL, "--norm %s: not a normalization of %s (%s)",
+                               lm_norm_kind_name(r->c.o->norm), cat->arch, lm_buf_cstr(&names));
     lm_buf_fini(&names);
-    goto fail;
+    return st;
   }
-  c.an->norm = cat->n_norms ? cat->norms[norm].name : "";
-  const char *norm_word = cat->n_norms ? cat->norms[norm].unit : "";
+  r->c.an->norm = cat->n_norms ? cat->norms[r->norm].name : "";
+  r->norm_word = cat->n_norms ? cat->norms[r->norm].unit : "";
+  return LM_OK;
+}
 
-  if (lm_catalog_select(cat, o->blocks, o->n_blocks, &sel, diag) != LM_OK) {
-    c.status = diag ? diag->status : LM_EINVAL;
-    goto fail;
-  }
-  if (select_rows(&c, &top_rows, &n_top, &metric_rows, &n_metric, &chosen) != LM_OK) {
-    c.status = diag ? diag->status : LM_EINVAL;
-    goto fail;
-  }
-
-  /* Result tables in catalog order. */
-  c.an->n_tables = cat->n_tables;
-  c.an->tables = alloc(&c, (size_t)cat->n_tables * sizeof *c.an->tables);
-  eval_tables = lm_calloc((size_t)(cat->n_tables ? cat->n_tables : 1), 1);
-  if (c.status != LM_OK || !eval_tables) goto nomem;
-  lm_rtable *top_table = NULL;
+/* The result tables in catalog order, described (not built), each shown
+ * or not; r->eval_tables: the metric tables to evaluate. Errors: out of
+ * memory. */
+static lm_status init_tables(run *r) {
+  lm_analyze_ctx *c = &r->c;
+  const lm_catalog *cat = c->cat;
+  c->an->n_tables = cat->n_tables;
+  c->an->tables = alloc(c, (size_t)cat->n_tables * sizeof *c->an->tables);
+  r->eval_tables = lm_calloc((size_t)(cat->n_tables ? cat->n_tables : 1), 1);
+  if (c->status != LM_OK || !r->eval_tables)
+    return lm_diag_set(c->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
   for (int32_t i = 0; i < cat->n_tables; i++) {
     const lm_tabledef *td = &cat->tables[i];
-    lm_rtable *t = &c.an->tables[i];
+    lm_rtable *t = &c->an->tables[i];
     t->def = i;
     t->id = td->id;
     t->title = td->title;
@@ -830,171 +505,227 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
       }
     if (td->kind == LM_TABLE_TOP_KERNELS || td->kind == LM_TABLE_DISPATCHES) {
       t->shown = 1;
-    } else if (o->stats_only) {
+    } else if (c->o->stats_only) {
       t->shown = 0;
     } else if (td->kind != LM_TABLE_METRIC) {
-      t->shown = !sel.any || sel.tables[i];
+      t->shown = !r->sel.any || r->sel.tables[i];
     } else {
-      t->shown = lm_selection_table(cat, &sel, i);
-      eval_tables[i] = (uint8_t)t->shown;
+      t->shown = lm_selection_table(cat, &r->sel, i);
+      r->eval_tables[i] = (uint8_t)t->shown;
     }
-    if (td->kind == LM_TABLE_TOP_KERNELS && !top_table) top_table = t;
+    if (td->kind == LM_TABLE_TOP_KERNELS && !r->top_table) r->top_table = t;
   }
-  /* Top kernels first: --kernel-index needs its order. */
-  if (top_table) {
-    if ((c.status = build_top(&c, top_table, top_rows, n_top, chosen)) != LM_OK) goto fail;
-  } else if (o->n_kernel_index) {
-    c.status = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
-                           "--kernel-index needs a top-kernels table in the definitions");
-    goto fail;
+  return LM_OK;
+}
+
+/* The top-kernels table first (--kernel-index needs its order), then the
+ * metric rows narrowed to the kernels --kernel-index picks. Errors: those
+ * of lm_analyze_top, --kernel-index without a top-kernels table. */
+static lm_status first_top(run *r) {
+  lm_analyze_ctx *c = &r->c;
+  if (r->top_table) {
+    lm_status st = lm_analyze_top(c, r->top_table, r->top_rows, r->n_top, r->chosen);
+    if (st != LM_OK) return st;
+  } else if (c->o->n_kernel_index) {
+    return lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
+                       "--kernel-index needs a top-kernels table in the definitions");
   }
-  if (o->n_kernel_index) {
-    size_t kept = 0;
-    for (size_t i = 0; i < n_metric; i++) {
-      int32_t k = kernel_id(&c, metric_rows[i]);
-      if (k >= 0 && chosen[k]) metric_rows[kept++] = metric_rows[i];
-    }
-    n_metric = kept;
-  }
-  if (n_metric == 0) {
-    c.status = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
-                           "no dispatch matches the filters (-k, --kernel-index, --instance)");
-    goto fail;
-  }
-  c.an->n_selected = n_metric;
-  /* The reference tool refuses dispatches whose GPU was never busy. */
-  const char *ip_blocks = lm_sysinfo_text(&w->sysinfo, "ip_blocks");
-  if (c.col_grbm >= 0 && !(ip_blocks && strcmp(ip_blocks, "roofline") == 0)) {
-    for (size_t i = 0; i < n_metric; i++) {
-      if (cell_value(c.pmc, c.col_grbm, metric_rows[i]) == 0) {
-        c.status = lm_diag_set(
-            diag, LM_EDATA, c.pmc->path, (long)metric_rows[i] + 2, c.col_grbm + 1,
+  if (c->o->n_kernel_index) r->n_metric = lm_analyze_keep_chosen(c, r->metric_rows, r->n_metric, r->chosen);
+  return LM_OK;
+}
+
+/* Errors: no metric row left, or one whose GPU was never busy (the
+ * reference tool refuses those). */
+static lm_status check_selection(run *r) {
+  lm_analyze_ctx *c = &r->c;
+  if (r->n_metric == 0)
+    return lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
+                       "no dispatch matches the filters (-k, --kernel-index, --instance)");
+  c->an->n_selected = r->n_metric;
+  const char *ip_blocks = lm_sysinfo_text(&c->w->sysinfo, "ip_blocks");
+  if (c->col_grbm >= 0 && !(ip_blocks && strcmp(ip_blocks, "roofline") == 0)) {
+    for (size_t i = 0; i < r->n_metric; i++) {
+      if (cell_value(c->pmc, c->col_grbm, r->metric_rows[i]) == 0)
+        return lm_diag_set(
+            c->diag, LM_EDATA, c->pmc->path, (long)r->metric_rows[i] + 2, c->col_grbm + 1,
             "GRBM_GUI_ACTIVE",
             "0 for dispatch %.0f: the GPU never counted as busy, so its counters cannot "
-            "be trusted (leave it out with -d)", dispatch_id(&c, metric_rows[i]));
-        goto fail;
-      }
+            "be trusted (leave it out with -d)", dispatch_id(c, r->metric_rows[i]));
     }
   }
-  /* One rank of the merged parts of an MPI profile: its own system
-   * information (host, clocks), as its part alone would show. */
-  lm_workload one_rank;
-  const lm_workload *sw = w;
-  if (w->n_parts > 1 && w->part_sysinfo && w->row_rank && n_top) {
-    int32_t rank = w->row_rank[top_rows[0]];
+  return LM_OK;
+}
+
+/* One rank of the merged parts of an MPI profile: its own system
+ * information (host, clocks), as its part alone would show (r->sw). */
+static void rank_view(run *r) {
+  const lm_workload *w = r->c.w;
+  r->sw = w;
+  if (w->n_parts > 1 && w->part_sysinfo && w->row_rank && r->n_top) {
+    int32_t rank = w->row_rank[r->top_rows[0]];
     size_t i = 1;
-    while (i < n_top && w->row_rank[top_rows[i]] == rank) i++;
-    for (size_t p = 0; i == n_top && p < w->n_parts; p++)
+    while (i < r->n_top && w->row_rank[r->top_rows[i]] == rank) i++;
+    for (size_t p = 0; i == r->n_top && p < w->n_parts; p++)
       if (w->part_rank[p] == rank) {
-        one_rank = *w;
-        one_rank.sysinfo = w->part_sysinfo[p];
-        if (p > 0) one_rank.roofline = w->part_roofline[p];
-        sw = &one_rank;
-        c.info = &w->part_sysinfo[p];
+        r->one_rank = *w;
+        r->one_rank.sysinfo = w->part_sysinfo[p];
+        if (p > 0) r->one_rank.roofline = w->part_roofline[p];
+        r->sw = &r->one_rank;
+        r->c.info = &w->part_sysinfo[p];
       }
   }
-  /* --clock measured: the peaks ($max_sclk, $max_mclk) at the clocks the
-   * selected dispatches ran at, weighted by their durations. */
-  lm_workload measured;
-  const lm_workload *ew = sw;
-  if (o->clock_measured) {
-    static const char *const cols[2] = {"Measured_SCLK_MHz", "Measured_MCLK_MHz"};
-    static const char *const fields[2] = {"max_sclk", "max_mclk"};
-    measured = *sw;
-    measured.sysinfo.values = alloc(&c, (sw->sysinfo.n_fields + 1) * sizeof(double));
-    if (c.status != LM_OK) goto nomem;
-    memcpy(measured.sysinfo.values, sw->sysinfo.values, sw->sysinfo.n_fields * sizeof(double));
-    for (int k = 0; k < 2; k++) {
-      long col = lm_table_find(c.pmc, cols[k]);
-      long field = lm_sysinfo_find(&sw->sysinfo, fields[k]);
-      double sum = 0, weight = 0;
-      for (size_t i = 0; col >= 0 && i < n_metric; i++) {
-        double v = cell_value(c.pmc, col, metric_rows[i]);
-        double d = cell_value(c.pmc, c.col_end, metric_rows[i]) - cell_value(c.pmc, c.col_start, metric_rows[i]);
-        if (isnan(v) || !(d > 0)) continue;
-        sum += v * d;
-        weight += d;
-      }
-      if (k == 1 && !(weight > 0) && field >= 0 && w->row_clock_source) {
-        /* Estimated clocks have no memory clock: the peak stays. */
-        lm_log(LM_LOG_INFO, "--clock measured: no memory clock was sampled; max_mclk stays %.0f MHz",
-               sw->sysinfo.values[field]);
-        continue;
-      }
-      if (!(weight > 0) || field < 0) {
-        c.status = lm_diag_set(diag, LM_EDATA, w->path, 0, 0, cols[k],
-                               "--clock measured: no clock samples for the selected dispatches "
-                               "(profile with lumen and telemetry, or use --clock max)");
-        goto fail;
-      }
-      measured.sysinfo.values[field] = sum / weight;
-      lm_log(LM_LOG_INFO, "--clock measured: %s = %.1f MHz over %zu dispatches", fields[k],
-             sum / weight, n_metric);
+}
+
+/* --clock measured: the peaks ($max_sclk, $max_mclk) at the clocks the
+ * selected dispatches ran at, weighted by their durations (r->ew).
+ * Errors: no clock samples, out of memory. */
+static lm_status measure_clocks(run *r) {
+  lm_analyze_ctx *c = &r->c;
+  const lm_workload *w = c->w, *sw = r->sw;
+  r->ew = sw;
+  if (!c->o->clock_measured) return LM_OK;
+  static const char *const cols[2] = {"Measured_SCLK_MHz", "Measured_MCLK_MHz"};
+  static const char *const fields[2] = {"max_sclk", "max_mclk"};
+  r->measured = *sw;
+  r->measured.sysinfo.values = alloc(c, (sw->sysinfo.n_fields + 1) * sizeof(double));
+  if (c->status != LM_OK) return lm_diag_set(c->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  memcpy(r->measured.sysinfo.values, sw->sysinfo.values, sw->sysinfo.n_fields * sizeof(double));
+  for (int k = 0; k < 2; k++) {
+    long col = lm_table_find(c->pmc, cols[k]);
+    long field = lm_sysinfo_find(&sw->sysinfo, fields[k]);
+    double sum = 0, weight = 0;
+    for (size_t i = 0; col >= 0 && i < r->n_metric; i++) {
+      double v = cell_value(c->pmc, col, r->metric_rows[i]);
+      double d = cell_value(c->pmc, c->col_end, r->metric_rows[i]) - cell_value(c->pmc, c->col_start, r->metric_rows[i]);
+      if (isnan(v) || !(d > 0)) continue;
+      sum += v * d;
+      weight += d;
     }
-    lm_analyze_clock_sources(w, metric_rows, n_metric);
-    ew = &measured;
+    if (k == 1 && !(weight > 0) && field >= 0 && w->row_clock_source) {
+      /* Estimated clocks have no memory clock: the peak stays. */
+      lm_log(LM_LOG_INFO, "--clock measured: no memory clock was sampled; max_mclk stays %.0f MHz",
+             sw->sysinfo.values[field]);
+      continue;
+    }
+    if (!(weight > 0) || field < 0)
+      return lm_diag_set(c->diag, LM_EDATA, w->path, 0, 0, cols[k],
+                         "--clock measured: no clock samples for the selected dispatches "
+                         "(profile with lumen and telemetry, or use --clock max)");
+    r->measured.sysinfo.values[field] = sum / weight;
+    lm_log(LM_LOG_INFO, "--clock measured: %s = %.1f MHz over %zu dispatches", fields[k],
+           sum / weight, r->n_metric);
   }
-  /* --weight time: each dispatch's duration weighs its values. */
-  double *weights = NULL;
-  if (o->weight_time) {
-    weights = alloc(&c, (n_metric ? n_metric : 1) * sizeof *weights);
-    if (c.status != LM_OK) goto nomem;
-    for (size_t i = 0; i < n_metric; i++) {
-      double d = cell_value(c.pmc, c.col_end, metric_rows[i]) - cell_value(c.pmc, c.col_start, metric_rows[i]);
-      weights[i] = d > 0 ? d : 0;
+  lm_analyze_clock_sources(w, r->metric_rows, r->n_metric);
+  r->ew = &r->measured;
+  return LM_OK;
+}
+
+/* --weight time: each dispatch's duration weighs its values (r->weights).
+ * Errors: out of memory. */
+static lm_status time_weights(run *r) {
+  lm_analyze_ctx *c = &r->c;
+  if (!c->o->weight_time) return LM_OK;
+  r->weights = alloc(c, (r->n_metric ? r->n_metric : 1) * sizeof *r->weights);
+  if (c->status != LM_OK) return lm_diag_set(c->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  for (size_t i = 0; i < r->n_metric; i++) {
+    double d = cell_value(c->pmc, c->col_end, r->metric_rows[i]) - cell_value(c->pmc, c->col_start, r->metric_rows[i]);
+    r->weights[i] = d > 0 ? d : 0;
+  }
+  return LM_OK;
+}
+
+/* Every result table but the first top-kernels one (built already), from
+ * the evaluated metrics; a failure is left in c.status. */
+static void build_tables(run *r) {
+  lm_analyze_ctx *c = &r->c;
+  const lm_catalog *cat = c->cat;
+  for (int32_t i = 0; i < cat->n_tables && c->status == LM_OK; i++) {
+    const lm_tabledef *td = &cat->tables[i];
+    lm_rtable *t = &c->an->tables[i];
+    switch ((lm_table_kind)td->kind) {
+    case LM_TABLE_TOP_KERNELS:
+      if (t != r->top_table) c->status = lm_analyze_top(c, t, r->top_rows, r->n_top, r->chosen);
+      break;
+    case LM_TABLE_DISPATCHES: build_dispatches(c, t, r->top_rows, r->n_top); break;
+    case LM_TABLE_SYSINFO:
+      if (t->shown) build_sysinfo(c, t);
+      break;
+    case LM_TABLE_ROOFLINE:
+      if (t->shown && r->sw->roofline) build_raw_csv(c, t, r->sw->roofline);
+      else if (t->shown) build_placeholder(c, t);
+      break;
+    case LM_TABLE_METRIC:
+      if (t->shown) build_metric_table(c, t, td, r->ev, &r->sel, r->norm_word);
+      break;
     }
   }
-  lm_eval_request req = {ew,         metric_rows, n_metric, norm, eval_tables, o->threads,
-                         o->corrected, weights, o->block_rows, o->stat_mem};
+}
+
+lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_analyze_opts *o,
+                         lm_analysis **out, lm_diag *diag) {
+  run r;
+  memset(&r, 0, sizeof r);
+  lm_analyze_ctx *c = &r.c;
+  *out = NULL;
+  c->w = w;
+  c->cat = cat;
+  c->o = o;
+  c->diag = diag;
+  lm_analyze_find_columns(c, w->pmc);
+  c->arena = lm_arena_new(1 << 16);
+  if (!c->arena) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  c->an = lm_arena_alloc(c->arena, sizeof *c->an);
+  if (!c->an) goto nomem;
+  c->an->arena = c->arena;
+  c->an->workload = w;
+  c->an->catalog = cat;
+  if ((c->status = find_norm(&r)) != LM_OK) goto fail;
+  if (lm_catalog_select(cat, o->blocks, o->n_blocks, &r.sel, diag) != LM_OK) {
+    c->status = diag ? diag->status : LM_EINVAL;
+    goto fail;
+  }
+  if (lm_analyze_select(c, &r.top_rows, &r.n_top, &r.metric_rows, &r.n_metric, &r.chosen) != LM_OK) {
+    c->status = diag ? diag->status : LM_EINVAL;
+    goto fail;
+  }
+  if ((c->status = init_tables(&r)) != LM_OK) goto fail;
+  if ((c->status = first_top(&r)) != LM_OK) goto fail;
+  if ((c->status = check_selection(&r)) != LM_OK) goto fail;
+  rank_view(&r);
+  if ((c->status = measure_clocks(&r)) != LM_OK) goto fail;
+  if ((c->status = time_weights(&r)) != LM_OK) goto fail;
+  lm_eval_request req = {r.ew,          r.metric_rows, r.n_metric,    r.norm,      r.eval_tables, o->threads,
+                         o->corrected, r.weights,     o->block_rows, o->stat_mem};
   uint64_t t0 = lm_phase_begin();
-  if (lm_eval_run(cat, &req, &ev, diag) != LM_OK) {
-    c.status = diag ? diag->status : LM_EDATA;
+  if (lm_eval_run(cat, &req, &r.ev, diag) != LM_OK) {
+    c->status = diag ? diag->status : LM_EDATA;
     goto fail;
   }
   lm_phase_end("evaluate", t0);
-  for (int32_t i = 0; i < cat->n_tables && c.status == LM_OK; i++) {
-    const lm_tabledef *td = &cat->tables[i];
-    lm_rtable *t = &c.an->tables[i];
-    switch ((lm_table_kind)td->kind) {
-    case LM_TABLE_TOP_KERNELS:
-      if (t != top_table) c.status = build_top(&c, t, top_rows, n_top, chosen);
-      break;
-    case LM_TABLE_DISPATCHES: build_dispatches(&c, t, top_rows, n_top); break;
-    case LM_TABLE_SYSINFO:
-      if (t->shown) build_sysinfo(&c, t);
-      break;
-    case LM_TABLE_ROOFLINE:
-      if (t->shown && sw->roofline) build_raw_csv(&c, t, sw->roofline);
-      else if (t->shown) build_placeholder(&c, t);
-      break;
-    case LM_TABLE_METRIC:
-      if (t->shown) build_metric_table(&c, t, td, ev, &sel, norm_word);
-      break;
-    }
-  }
-  if (c.status != LM_OK) goto fail;
-  if (lm_analyze_ranks(c.an, metric_rows, n_metric, diag) != LM_OK) {
-    c.status = diag ? diag->status : LM_ENOMEM;
+  build_tables(&r);
+  if (c->status != LM_OK) goto fail;
+  if (lm_analyze_ranks(c->an, r.metric_rows, r.n_metric, diag) != LM_OK) {
+    c->status = diag ? diag->status : LM_ENOMEM;
     goto fail;
   }
-  if (lm_analyze_spread(c.an, metric_rows, n_metric, norm, diag) != LM_OK) {
-    c.status = diag ? diag->status : LM_ENOMEM;
+  if (lm_analyze_spread(c->an, r.metric_rows, r.n_metric, r.norm, diag) != LM_OK) {
+    c->status = diag ? diag->status : LM_ENOMEM;
     goto fail;
   }
-  *out = c.an;
-  c.arena = NULL;
+  *out = c->an;
+  c->arena = NULL;
   goto done;
 nomem:
-  c.status = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  c->status = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
 fail:
-  if (c.status == LM_OK) c.status = LM_EINVAL;
+  if (c->status == LM_OK) c->status = LM_EINVAL;
 done:
-  lm_selection_fini(&sel);
-  lm_eval_free(ev);
-  lm_free(top_rows);
-  lm_free(metric_rows);
-  lm_free(chosen);
-  lm_free(eval_tables);
-  lm_arena_free(c.arena);
-  return c.status;
+  lm_selection_fini(&r.sel);
+  lm_eval_free(r.ev);
+  lm_free(r.top_rows);
+  lm_free(r.metric_rows);
+  lm_free(r.chosen);
+  lm_free(r.eval_tables);
+  lm_arena_free(c->arena);
+  return c->status;
 }

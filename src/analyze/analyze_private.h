@@ -1,0 +1,71 @@
+/*
+ * analyze_private.h - the analyze module's internals shared by analyze.c
+ * (the result tables, lm_analyze_run) and rows.c (which dispatches the
+ * filters select, lm_analyze_rows) and by nothing else: other modules use
+ * analyze.h, and nothing here is an interface they may rely on.
+ */
+#ifndef LUMEN_ANALYZE_PRIVATE_H
+#define LUMEN_ANALYZE_PRIVATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze/analyze.h"
+
+/* One analysis, or one selection of rows, under way. */
+typedef struct lm_analyze_ctx {
+  const lm_workload *w;
+  const lm_catalog *cat;     /* NULL for a selection alone */
+  const lm_analyze_opts *o;
+  lm_analysis *an;           /* the result being built (lm_analyze_run) */
+  lm_arena *arena;           /* the result's: tables, titles, cells */
+  lm_diag *diag;
+  lm_status status;          /* the first failure of an allocation */
+  const lm_table *pmc;
+  const lm_sysinfo *info;    /* table 1.1: the selected rank's (merged MPI parts), or NULL */
+  long col_kernel, col_dispatch, col_gpu, col_start, col_end, col_grbm; /* in pmc, -1 when absent */
+} lm_analyze_ctx;
+
+/* The number in column col of row `row` of t, NaN where the column is
+ * absent or the cell holds none. */
+static inline double cell_value(const lm_table *t, long col, size_t row) {
+  const double *v = col < 0 ? NULL : lm_table_values(t, (size_t)col, NULL);
+  return v ? v[row] : LM_NAN;
+}
+
+/* The string id of row's kernel name in c->pmc, -1 where it has none. */
+static inline int32_t kernel_id(const lm_analyze_ctx *c, size_t row) {
+  return c->pmc->cols[c->col_kernel].text_ids ? c->pmc->cols[c->col_kernel].text_ids[row] : -1;
+}
+
+/* Row's Dispatch_ID, or its position where the workload has none. */
+static inline double dispatch_id(const lm_analyze_ctx *c, size_t row) {
+  return c->col_dispatch >= 0 ? cell_value(c->pmc, c->col_dispatch, row) : (double)row;
+}
+
+/* lm_analyze_find_columns: c->pmc = pmc and the columns of it that
+ * selection and the top tables read (c->col_*). (rows.c) */
+void lm_analyze_find_columns(lm_analyze_ctx *c, const lm_table *pmc);
+
+/* lm_analyze_select: the rows of the GPU, rank, region and dispatch
+ * filters (*top_rows, the rows of the top-kernels and dispatch tables)
+ * and, of those, the rows the kernel and instance filters keep
+ * (*metric_rows); *chosen: a flag per kernel-name string, zeroed, for
+ * lm_analyze_top to mark the kernels --kernel-index picks. Free the three
+ * arrays with lm_free (on failure none is left). Errors (in c->diag): no
+ * dispatch, a filter that matches none (naming what the data holds), a
+ * pattern that does not compile or match, out of memory. (rows.c) */
+lm_status lm_analyze_select(lm_analyze_ctx *c, size_t **top_rows, size_t *n_top, size_t **metric_rows,
+                            size_t *n_metric, uint8_t **chosen);
+
+/* lm_analyze_keep_chosen: keep, in order, the rows among rows[0, n) whose
+ * kernels are marked in chosen; returns how many. (rows.c) */
+size_t lm_analyze_keep_chosen(const lm_analyze_ctx *c, size_t *rows, size_t n, const uint8_t *chosen);
+
+/* lm_analyze_top: build table 0.1 (top kernels) over rows[0, n) in c's
+ * arena, and mark in chosen_names (by string id) the kernels
+ * --kernel-index picks. Errors: an index past the table's end, out of
+ * memory. (analyze.c) */
+lm_status lm_analyze_top(lm_analyze_ctx *c, lm_rtable *t, const size_t *rows, size_t n, uint8_t *chosen_names);
+
+#endif
