@@ -414,7 +414,7 @@ static const char *base_name(const char *path) {
 #define COPY_OUT(field, vec)                                                   \
   do {                                                                         \
     size_t bytes = (size_t)(vec).n * sizeof *(vec).v;                          \
-    void *copy = lm_arena_alloc(b.arena, bytes ? bytes : 1);                    \
+    void *copy = lm_arena_alloc(b->arena, bytes ? bytes : 1);                  \
     if (!copy) goto nomem;                                                     \
     if (bytes) memcpy(copy, (vec).v, bytes);                                   \
     cat->field = copy;                                                         \
@@ -426,6 +426,9 @@ lm_status lm_metrics_compile_texts(const char *const *names, const char *const *
 }
 
 static int is_overlay(const ynode *root) { return lm_yaml_get(root, "overlay") != NULL; }
+
+/* A step that failed: its status, or LM_EPARSE where it left none. */
+static lm_status failed(const builder *b) { return b->status != LM_OK ? b->status : LM_EPARSE; }
 
 /* Apply the overlays among files (those of versions up to target that name
  * the architecture or its base) to the other files, in version order. */
@@ -470,6 +473,174 @@ static lm_status apply_overlays(builder *b, file_ctx *files, size_t n, const cha
   return b->status;
 }
 
+/* Parse every file (names[i], texts[i]) into files[i]. Errors: a file
+ * that does not parse or is not a mapping, out of memory. */
+static lm_status parse_files(builder *b, file_ctx *files, const char *const *names,
+                             const char *const *texts, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    files[i].name = lm_arena_strdup(b->arena, names[i]);
+    if (!files[i].name)
+      return b->status = lm_diag_set(b->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    ynode *root;
+    lm_status st = lm_yaml_load(files[i].name, texts[i], strlen(texts[i]), b->tmp, &root, b->diag);
+    if (st != LM_OK) return b->status = st;
+    if (root->type != Y_MAP) {
+      lm_metrics_error_at(b, files[i].name, root->line, root->column, NULL,
+               "a definition file must be a mapping");
+      return failed(b);
+    }
+    files[i].root = root;
+  }
+  return LM_OK;
+}
+
+/* The reference version, in *target: the one asked for (compat), or the
+ * oldest the definitions support (arch.yaml's `since`, else 3.0); then
+ * the overlays up to it are applied. Errors: an unknown version, one older
+ * than the definitions, those of apply_overlays. */
+static lm_status choose_version(builder *b, file_ctx *files, size_t n, const char *compat,
+                                const char **target) {
+  *target = compat;
+  const ynode *arch_root = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(base_name(files[i].name), "arch.yaml") == 0) arch_root = files[i].root;
+  const ynode *since = lm_yaml_get(arch_root, "since");
+  const ynode *an = lm_yaml_get(arch_root, "arch"), *bn = lm_yaml_get(arch_root, "base");
+  const char *oldest = since && since->type == Y_SCALAR ? since->text : lm_compat_versions[0];
+  if (!lm_compat_known(oldest)) {
+    lm_metrics_error_at(b, "arch.yaml", since->line, since->column, "since",
+             "unknown reference version '%s'", oldest);
+    return failed(b);
+  }
+  if (*target && !lm_compat_known(*target))
+    return b->status = lm_diag_set(b->diag, LM_EINVAL, NULL, 0, 0, "compat",
+                                   "unknown reference version '%s'", *target);
+  if (*target && lm_compat_cmp(*target, oldest) < 0)
+    return b->status = lm_diag_set(b->diag, LM_EINVAL, NULL, 0, 0, "compat",
+                                   "%s has metric definitions only in rocprofiler-compute %s "
+                                   "semantics and later; version %s does not support it",
+                                   an && an->type == Y_SCALAR ? an->text : "this architecture",
+                                   oldest, *target);
+  if (!*target) *target = oldest;
+  if (apply_overlays(b, files, n, *target, an && an->type == Y_SCALAR ? an->text : "",
+                     bn && bn->type == Y_SCALAR ? bn->text : NULL) != LM_OK)
+    return failed(b);
+  return LM_OK;
+}
+
+/* Read arch.yaml, then quantities.yaml, then every panel file (overlays
+ * left out). Errors: no arch.yaml (first_name names the folder's first
+ * file), those of the loaders. */
+static lm_status load_files(builder *b, file_ctx *files, size_t n, const char *first_name) {
+  int have_arch = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (is_overlay(files[i].root)) continue;
+    if (strcmp(base_name(files[i].name), "arch.yaml") == 0) {
+      if (lm_metrics_load_arch(b, &files[i]) != LM_OK) return failed(b);
+      have_arch = 1;
+    }
+  }
+  if (!have_arch)
+    return b->status = lm_diag_set(b->diag, LM_EPARSE, first_name, 0, 0, NULL,
+                                   "no arch.yaml: a definition folder names its architecture there");
+  for (size_t i = 0; i < n; i++)
+    if (!is_overlay(files[i].root) && strcmp(base_name(files[i].name), "quantities.yaml") == 0 &&
+        lm_metrics_load_quantities(b, &files[i]) != LM_OK)
+      return failed(b);
+  for (size_t i = 0; i < n; i++) {
+    if (is_overlay(files[i].root)) continue;
+    const char *base = base_name(files[i].name);
+    if (strcmp(base, "arch.yaml") == 0 || strcmp(base, "quantities.yaml") == 0) continue;
+    if (lm_metrics_load_panel(b, &files[i]) != LM_OK) return failed(b);
+  }
+  return LM_OK;
+}
+
+/* Panels in id order, tables following their panel. Errors: out of
+ * memory. */
+static lm_status order_tables(builder *b) {
+  qsort(b->panels.v, (size_t)b->panels.n, sizeof *b->panels.v, cmp_panel);
+  lm_tabledef *ordered = lm_malloc((size_t)(b->tables.n ? b->tables.n : 1) * sizeof *ordered);
+  if (!ordered) return b->status = lm_diag_set(b->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  int32_t at = 0;
+  for (int32_t p = 0; p < b->panels.n; p++) {
+    memcpy(ordered + at, b->tables.v + b->panels.v[p].first_table,
+           (size_t)b->panels.v[p].n_tables * sizeof *ordered);
+    b->panels.v[p].first_table = at;
+    at += b->panels.v[p].n_tables;
+  }
+  if (b->tables.n) memcpy(b->tables.v, ordered, (size_t)b->tables.n * sizeof *ordered);
+  lm_free(ordered);
+  return LM_OK;
+}
+
+/* The definitions' identity: FNV-1a over the names and texts of the files
+ * used (overlays of other versions or architectures left out), as 16 hex
+ * digits in b's arena; NULL when out of memory. */
+static const char *digest(builder *b, const file_ctx *files, const char *const *names,
+                          const char *const *texts, size_t n) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; i++) {
+    if (is_overlay(files[i].root) && !files[i].applied) continue;
+    const char *base = strrchr(names[i], '/');
+    for (const char *p = base ? base + 1 : names[i]; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    for (const char *p = texts[i]; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;
+  }
+  char hex[17];
+  snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+  return lm_arena_strdup(b->arena, hex);
+}
+
+/* Copy what b built into cat (in b's arena), for reference version
+ * target. Errors: out of memory. */
+static lm_status fill_catalog(builder *b, lm_catalog *cat, const char *target) {
+  cat->arch = b->arch;
+  cat->compat = lm_arena_strdup(b->arena, target);
+  if (!cat->compat) goto nomem;
+  cat->products = b->products;
+  cat->vendor = b->vendor ? b->vendor : "amd";
+  cat->chip = b->chip ? b->chip : "";
+  cat->l2_channels_per_xcd = b->l2_channels;
+  cat->lds_banks_per_cu = b->lds_banks_per_cu;
+  cat->pipes_per_gpu = b->pipes_per_gpu;
+  cat->sqc_per_xcd = b->sqc_per_xcd;
+  COPY_OUT(nodes, b->nodes);
+  cat->n_nodes = b->nodes.n;
+  COPY_OUT(inputs, b->inputs);
+  cat->n_inputs = b->inputs.n;
+  COPY_OUT(sysvars, b->sysvars);
+  cat->n_sysvars = b->sysvars.n;
+  lm_norm *norms = lm_arena_alloc(b->arena, (size_t)(b->norms.n + 1) * sizeof *norms);
+  if (!norms) goto nomem;
+  for (int32_t i = 0; i < b->norms.n; i++) norms[i] = b->norms.v[i].norm;
+  cat->norms = norms;
+  cat->n_norms = b->norms.n;
+  COPY_OUT(norm_nodes, b->norm_nodes);
+  cat->n_norm_slots = b->norm_slot_source.n;
+  COPY_OUT(panels, b->panels);
+  cat->n_panels = b->panels.n;
+  COPY_OUT(tables, b->tables);
+  cat->n_tables = b->tables.n;
+  COPY_OUT(cols, b->cols);
+  cat->n_cols = b->cols.n;
+  COPY_OUT(rows, b->rows);
+  cat->n_rows = b->rows.n;
+  COPY_OUT(cells, b->cells);
+  cat->n_cells = b->cells.n;
+  COPY_OUT(counters, b->counters);
+  cat->n_counters = b->counters.n;
+  COPY_OUT(limits, b->limits);
+  cat->n_limits = b->limits.n;
+  COPY_OUT(aliases, b->aliases);
+  cat->n_aliases = b->aliases.n;
+  cat->accumulate = b->accumulate ? b->accumulate : "";
+  cat->arena = b->arena;
+  return LM_OK;
+nomem:
+  return b->status = lm_diag_set(b->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+}
+
 lm_status lm_metrics_compile_texts_compat(const char *const *names, const char *const *texts,
                                           size_t n, const char *compat, lm_catalog **out,
                                           lm_diag *diag) {
@@ -477,6 +648,7 @@ lm_status lm_metrics_compile_texts_compat(const char *const *names, const char *
   memset(&b, 0, sizeof b);
   lm_catalog *cat = NULL;
   file_ctx *files = NULL;
+  const char *target = NULL;
   *out = NULL;
   b.diag = diag;
   b.arena = lm_arena_new(1 << 16);
@@ -490,157 +662,15 @@ lm_status lm_metrics_compile_texts_compat(const char *const *names, const char *
   if (!b.arena || !b.tmp || !b.node_index || !b.input_index || !b.sysvar_index ||
       !b.quant_index || !b.quant_memo || !files)
     goto nomem;
-
   /* Parse every file, then read arch.yaml and quantities.yaml first. */
-  int have_arch = 0;
-  for (size_t i = 0; i < n; i++) {
-    files[i].name = lm_arena_strdup(b.arena, names[i]);
-    if (!files[i].name) goto nomem;
-    ynode *root;
-    lm_status st = lm_yaml_load(files[i].name, texts[i], strlen(texts[i]), b.tmp, &root, diag);
-    if (st != LM_OK) {
-      b.status = st;
-      goto fail;
-    }
-    if (root->type != Y_MAP) {
-      lm_metrics_error_at(&b, files[i].name, root->line, root->column, NULL,
-               "a definition file must be a mapping");
-      goto fail;
-    }
-    files[i].root = root;
-  }
-  /* The reference version: the one asked for, or the oldest the
-   * definitions support (arch.yaml's `since`, else 3.0). */
-  const char *target = compat;
-  {
-    const ynode *arch_root = NULL;
-    for (size_t i = 0; i < n; i++)
-      if (strcmp(base_name(files[i].name), "arch.yaml") == 0) arch_root = files[i].root;
-    const ynode *since = lm_yaml_get(arch_root, "since");
-    const ynode *an = lm_yaml_get(arch_root, "arch"), *bn = lm_yaml_get(arch_root, "base");
-    const char *oldest = since && since->type == Y_SCALAR ? since->text : lm_compat_versions[0];
-    if (!lm_compat_known(oldest)) {
-      lm_metrics_error_at(&b, "arch.yaml", since->line, since->column, "since",
-               "unknown reference version '%s'", oldest);
-      goto fail;
-    }
-    if (target && !lm_compat_known(target)) {
-      b.status = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "compat",
-                             "unknown reference version '%s'", target);
-      goto fail;
-    }
-    if (target && lm_compat_cmp(target, oldest) < 0) {
-      b.status = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "compat",
-                             "%s has metric definitions only in rocprofiler-compute %s "
-                             "semantics and later; version %s does not support it",
-                             an && an->type == Y_SCALAR ? an->text : "this architecture",
-                             oldest, target);
-      goto fail;
-    }
-    if (!target) target = oldest;
-    if (apply_overlays(&b, files, n, target, an && an->type == Y_SCALAR ? an->text : "",
-                       bn && bn->type == Y_SCALAR ? bn->text : NULL) != LM_OK)
-      goto fail;
-  }
-  for (size_t i = 0; i < n; i++) {
-    if (is_overlay(files[i].root)) continue;
-    if (strcmp(base_name(files[i].name), "arch.yaml") == 0) {
-      if (lm_metrics_load_arch(&b, &files[i]) != LM_OK) goto fail;
-      have_arch = 1;
-    }
-  }
-  if (!have_arch) {
-    b.status = lm_diag_set(diag, LM_EPARSE, n ? names[0] : "", 0, 0, NULL,
-                           "no arch.yaml: a definition folder names its architecture there");
-    goto fail;
-  }
-  for (size_t i = 0; i < n; i++)
-    if (!is_overlay(files[i].root) && strcmp(base_name(files[i].name), "quantities.yaml") == 0 &&
-        lm_metrics_load_quantities(&b, &files[i]) != LM_OK)
-      goto fail;
-  for (size_t i = 0; i < n; i++) {
-    if (is_overlay(files[i].root)) continue;
-    const char *base = base_name(files[i].name);
-    if (strcmp(base, "arch.yaml") == 0 || strcmp(base, "quantities.yaml") == 0) continue;
-    if (lm_metrics_load_panel(&b, &files[i]) != LM_OK) goto fail;
-  }
-  /* Panels in id order, tables following their panel. */
-  {
-    qsort(b.panels.v, (size_t)b.panels.n, sizeof *b.panels.v, cmp_panel);
-    lm_tabledef *ordered = lm_malloc((size_t)(b.tables.n ? b.tables.n : 1) * sizeof *ordered);
-    if (!ordered) goto nomem;
-    int32_t at = 0;
-    for (int32_t p = 0; p < b.panels.n; p++) {
-      memcpy(ordered + at, b.tables.v + b.panels.v[p].first_table,
-             (size_t)b.panels.v[p].n_tables * sizeof *ordered);
-      b.panels.v[p].first_table = at;
-      at += b.panels.v[p].n_tables;
-    }
-    if (b.tables.n) memcpy(b.tables.v, ordered, (size_t)b.tables.n * sizeof *ordered);
-    lm_free(ordered);
-  }
-
+  if (parse_files(&b, files, names, texts, n) != LM_OK) goto fail;
+  if (choose_version(&b, files, n, compat, &target) != LM_OK) goto fail;
+  if (load_files(&b, files, n, n ? names[0] : "") != LM_OK) goto fail;
+  if (order_tables(&b) != LM_OK) goto fail;
   cat = lm_arena_alloc(b.arena, sizeof *cat);
   if (!cat) goto nomem;
-  {
-    /* The definitions' identity: FNV-1a over the names and texts of the
-     * files used (overlays of other versions or architectures left out). */
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-      if (is_overlay(files[i].root) && !files[i].applied) continue;
-      const char *base = strrchr(names[i], '/');
-      for (const char *p = base ? base + 1 : names[i]; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-      for (const char *p = texts[i]; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-      h = (h ^ 0xff) * 1099511628211ULL;
-    }
-    char hex[17];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
-    cat->digest = lm_arena_strdup(b.arena, hex);
-    if (!cat->digest) goto nomem;
-  }
-  cat->arch = b.arch;
-  cat->compat = lm_arena_strdup(b.arena, target);
-  if (!cat->compat) goto nomem;
-  cat->products = b.products;
-  cat->vendor = b.vendor ? b.vendor : "amd";
-  cat->chip = b.chip ? b.chip : "";
-  cat->l2_channels_per_xcd = b.l2_channels;
-  cat->lds_banks_per_cu = b.lds_banks_per_cu;
-  cat->pipes_per_gpu = b.pipes_per_gpu;
-  cat->sqc_per_xcd = b.sqc_per_xcd;
-  COPY_OUT(nodes, b.nodes);
-  cat->n_nodes = b.nodes.n;
-  COPY_OUT(inputs, b.inputs);
-  cat->n_inputs = b.inputs.n;
-  COPY_OUT(sysvars, b.sysvars);
-  cat->n_sysvars = b.sysvars.n;
-  {
-    lm_norm *norms = lm_arena_alloc(b.arena, (size_t)(b.norms.n + 1) * sizeof *norms);
-    if (!norms) goto nomem;
-    for (int32_t i = 0; i < b.norms.n; i++) norms[i] = b.norms.v[i].norm;
-    cat->norms = norms;
-    cat->n_norms = b.norms.n;
-  }
-  COPY_OUT(norm_nodes, b.norm_nodes);
-  cat->n_norm_slots = b.norm_slot_source.n;
-  COPY_OUT(panels, b.panels);
-  cat->n_panels = b.panels.n;
-  COPY_OUT(tables, b.tables);
-  cat->n_tables = b.tables.n;
-  COPY_OUT(cols, b.cols);
-  cat->n_cols = b.cols.n;
-  COPY_OUT(rows, b.rows);
-  cat->n_rows = b.rows.n;
-  COPY_OUT(cells, b.cells);
-  cat->n_cells = b.cells.n;
-  COPY_OUT(counters, b.counters);
-  cat->n_counters = b.counters.n;
-  COPY_OUT(limits, b.limits);
-  cat->n_limits = b.limits.n;
-  COPY_OUT(aliases, b.aliases);
-  cat->n_aliases = b.aliases.n;
-  cat->accumulate = b.accumulate ? b.accumulate : "";
-  cat->arena = b.arena;
+  if (!(cat->digest = digest(&b, files, names, texts, n))) goto nomem;
+  if (fill_catalog(&b, cat, target) != LM_OK) goto fail;
   *out = cat;
   b.arena = NULL;
   goto cleanup;

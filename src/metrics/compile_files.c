@@ -254,183 +254,257 @@ static const char *table_id_text(builder *b, const char *file, const ynode *y,
   return lm_arena_strdup(b->arena, id);
 }
 
-/* Compile one metric table's columns, rows and cells. */
-static lm_status compile_metric_table(builder *b, const char *file, const ynode *t,
-                                      lm_tabledef *td) {
-  const ynode *cols = lm_yaml_get(t, "columns");
-  const ynode *rows = lm_yaml_get(t, "rows");
-  if (!cols || cols->type != Y_MAP || cols->n_items == 0)
-    return lm_metrics_error_at(b, file, t->line, t->column, "columns",
-                    "a metric table needs `columns:` (title: role)"), b->status;
-  if (!rows || rows->type != Y_SEQ)
-    return lm_metrics_error_at(b, file, t->line, t->column, "rows",
-                    "a metric table needs `rows:` (a list)"), b->status;
-  const char *table_source = "pmc_perf";
-  const ynode *ts = lm_yaml_get(t, "source");
-  if (ts && !(table_source = scalar(b, file, ts, "source"))) return b->status;
-  int templated = td->channels >= 0;
+/* One metric table being compiled (compile_metric_table). The steps below
+ * return -1 where the table's compilation stops, b->status saying why
+ * (as lm_metrics_error_at does), else 0. */
+typedef struct table_ctx {
+  builder *b;
+  const char *file;
+  const ynode *cols;       /* `columns:`, title: role */
+  lm_tabledef *td;
+  const char *source;      /* the table's source (pmc_perf unless it names one) */
+  int templated;           /* the table has `channels:` */
+  int32_t n_cols;
+  int32_t value_col;       /* the first mean or value column, -1 */
+  int32_t peak_col;        /* the last peak column, -1 */
+} table_ctx;
 
-  td->first_col = b->cols.n;
-  int32_t n_cols = (int32_t)(cols->n_items / 2);
-  int32_t value_col = -1, peak_col = -1;
-  for (int32_t i = 0; i < n_cols; i++) {
+/* One row of it. */
+typedef struct row_ctx {
+  const ynode *row;
+  const char *source;      /* the row's source */
+  const char *name;        /* its metric name (b's arena) */
+  const ynode *expr_y;     /* `expr:`, or NULL */
+  int32_t expr_node;       /* its node, -1 */
+  const ynode *corr;       /* `corrected:`, or NULL */
+  int32_t corr_expr;       /* the node of its expr, -1 */
+  int32_t first_cell;      /* the row's first cell in b->cells */
+} row_ctx;
+
+/* The table's columns, from their roles (b->cols); value_col, peak_col. */
+static int compile_columns(table_ctx *t) {
+  builder *b = t->b;
+  const ynode *cols = t->cols;
+  t->td->first_col = b->cols.n;
+  t->n_cols = (int32_t)(cols->n_items / 2);
+  t->value_col = t->peak_col = -1;
+  for (int32_t i = 0; i < t->n_cols; i++) {
     const ynode *title = cols->items[2 * i], *role = cols->items[2 * i + 1];
-    const char *role_name = scalar(b, file, role, title->text);
-    if (!role_name) return b->status;
+    const char *role_name = scalar(b, t->file, role, title->text);
+    if (!role_name) return -1;
     size_t r = LM_ARRAY_LEN(roles);
     for (size_t k = 0; k < LM_ARRAY_LEN(roles); k++)
       if (strcmp(roles[k].name, role_name) == 0) r = k;
     if (r == LM_ARRAY_LEN(roles))
-      return lm_metrics_error_at(b, file, role->line, role->column, title->text,
+      return lm_metrics_error_at(b, t->file, role->line, role->column, title->text,
                       "unknown column role '%s' (known: name, value, mean, min, max, "
                       "median, std, q1, q3, sum, count, peak, pct, unit, text, tips)",
-                      role_name), b->status;
+                      role_name);
     lm_coldef cd = {lm_arena_strdup(b->arena, title->text), roles[r].role, roles[r].agg};
-    if (!cd.title || !VEC_PUSH(b, b->cols, cd)) return b->status = LM_ENOMEM;
-    if (value_col < 0 && (strcmp(role_name, "mean") == 0 || strcmp(role_name, "value") == 0))
-      value_col = i;
-    if (strcmp(role_name, "peak") == 0) peak_col = i;
+    if (!cd.title || !VEC_PUSH(b, b->cols, cd)) return b->status = LM_ENOMEM, -1;
+    if (t->value_col < 0 && (strcmp(role_name, "mean") == 0 || strcmp(role_name, "value") == 0))
+      t->value_col = i;
+    if (strcmp(role_name, "peak") == 0) t->peak_col = i;
   }
-  td->n_cols = n_cols;
+  t->td->n_cols = t->n_cols;
+  return 0;
+}
+
+/* Whether key is the title of one of the table's columns. */
+static int is_column(const table_ctx *t, const char *key) {
+  int ok = 0;
+  for (int32_t ci = 0; ci < t->n_cols && !ok; ci++)
+    ok = strcmp(t->b->cols.v[t->td->first_col + ci].title, key) == 0;
+  return ok;
+}
+
+/* Validate a row's keys: fixed ones plus the column titles. */
+static int check_row_keys(table_ctx *t, const ynode *row) {
+  for (size_t k = 0; k < row->n_items; k += 2) {
+    const char *key = row->items[k]->text;
+    static const char *const fixed[] = {"metric", "expr", "unit", "peak", "pct",
+                                        "desc", "source", "corrected", NULL};
+    int ok = 0;
+    for (const char *const *f = fixed; *f && !ok; f++) ok = strcmp(*f, key) == 0;
+    if (!ok) ok = is_column(t, key);
+    if (!ok)
+      return lm_metrics_error_at(t->b, t->file, row->items[k]->line, row->items[k]->column, key,
+                      "unknown key in a row: neither metric, expr, unit, peak, pct, "
+                      "desc, source, corrected nor a column title");
+  }
+  return 0;
+}
+
+/* corrected: {expr: ..., <column>: ...} replaces cells where the
+ * reference tool's formula is demonstrably wrong (--corrected): its keys
+ * checked, its expr compiled (rc->corr_expr). */
+static int compile_corrected(table_ctx *t, row_ctx *rc) {
+  builder *b = t->b;
+  const ynode *corr = rc->corr;
+  if (!corr) return 0;
+  if (corr->type != Y_MAP)
+    return lm_metrics_error_at(b, t->file, corr->line, corr->column, "corrected",
+                    "expected a mapping of expr or column title to formula");
+  for (size_t k = 0; k < corr->n_items; k += 2) {
+    const char *key = corr->items[k]->text;
+    int ok = strcmp(key, "expr") == 0;
+    if (!ok) ok = is_column(t, key);
+    if (!ok)
+      return lm_metrics_error_at(b, t->file, corr->items[k]->line, corr->items[k]->column, key,
+                      "unknown key in corrected: neither expr nor a column title");
+  }
+  const ynode *ce = lm_yaml_get(corr, "expr");
+  if (ce && !ce->is_null && (rc->corr_expr = formula_node(b, t->file, ce, rc->source, t->templated)) < 0)
+    return -1;
+  return 0;
+}
+
+/* The node of value cell ci (and its corrected node): its own formula
+ * (`explicit`), else the row's expr under the column's aggregate, else
+ * for a pct column the value over the peak. */
+static int value_cell(table_ctx *t, row_ctx *rc, int32_t ci, const ynode *explicit,
+                      lm_celldef *cell) {
+  builder *b = t->b;
+  const lm_coldef *cd = &b->cols.v[t->td->first_col + ci];
+  const char *role_name = t->cols->items[2 * ci + 1]->text;
+  if (explicit) {
+    if (explicit->type != Y_SCALAR)
+      return lm_metrics_error_at(b, t->file, explicit->line, explicit->column, cd->title,
+                      "expected a formula");
+    if (!explicit->is_null) {
+      cell->node = formula_node(b, t->file, explicit, rc->source, t->templated);
+      if (cell->node < 0) return -1;
+      cell->formula = lm_arena_strdup(b->arena, explicit->text);
+      if (b->nodes.v[cell->node].vector)
+        return lm_metrics_error_at(b, t->file, explicit->line, explicit->column, cd->title,
+                        "this cell gives one value per dispatch: wrap it in an "
+                        "aggregate such as AVG(...)");
+    }
+  } else if (cd->agg && rc->expr_node >= 0) {
+    double k = strcmp(role_name, "q1") == 0 ? 0.25 : strcmp(role_name, "q3") == 0 ? 0.75 : 0;
+    cell->node = lm_metrics_make_node(b, cd->agg, rc->expr_node, -1, -1, k);
+    cell->formula = lm_arena_strdup(b->arena, rc->expr_y->text);
+  } else if (strcmp(role_name, "pct") == 0 && t->value_col >= 0 && t->peak_col >= 0 &&
+             t->value_col < ci && t->peak_col < ci) {
+    const lm_celldef *vc = &b->cells.v[rc->first_cell + t->value_col];
+    const lm_celldef *pc = &b->cells.v[rc->first_cell + t->peak_col];
+    int32_t v = vc->node, p = pc->node;
+    if (v >= 0 && p >= 0)
+      cell->node = lm_metrics_make_node(b, LM_OP_DIV, lm_metrics_make_node(b, LM_OP_MUL, lm_metrics_make_const(b, 100), v, -1, 0),
+                            p, -1, 0);
+    /* With a corrected value or peak, the percentage follows it. */
+    int32_t cv = vc->corrected >= 0 ? vc->corrected : v;
+    int32_t cp = pc->corrected >= 0 ? pc->corrected : p;
+    if ((vc->corrected >= 0 || pc->corrected >= 0) && cv >= 0 && cp >= 0)
+      cell->corrected = lm_metrics_make_node(
+          b, LM_OP_DIV, lm_metrics_make_node(b, LM_OP_MUL, lm_metrics_make_const(b, 100), cv, -1, 0), cp, -1, 0);
+  }
+  if (cell->node >= 0 && b->nodes.v[cell->node].chan && !t->templated)
+    return lm_metrics_error_at(b, t->file, rc->row->line, rc->row->column, cd->title,
+                    "a per-channel value outside a table with `channels:`");
+  return 0;
+}
+
+/* Cell ci of the row, appended to b->cells. */
+static int compile_cell(table_ctx *t, row_ctx *rc, int32_t ci) {
+  builder *b = t->b;
+  const ynode *row = rc->row;
+  const lm_coldef *cd = &b->cols.v[t->td->first_col + ci];
+  const char *role_name = t->cols->items[2 * ci + 1]->text;
+  lm_celldef cell = {-1, -1, NULL, NULL};
+  if (rc->corr && cd->role == LM_COL_VALUE) {
+    const ynode *cc = lm_yaml_get(rc->corr, cd->title);
+    if (cc && !cc->is_null) {
+      if ((cell.corrected = formula_node(b, t->file, cc, rc->source, t->templated)) < 0) return -1;
+      if (b->nodes.v[cell.corrected].vector)
+        return lm_metrics_error_at(b, t->file, cc->line, cc->column, cd->title,
+                        "this cell gives one value per dispatch: wrap it in an "
+                        "aggregate such as AVG(...)");
+    } else if (rc->corr_expr >= 0 && cd->agg) {
+      double k = strcmp(role_name, "q1") == 0 ? 0.25 : strcmp(role_name, "q3") == 0 ? 0.75 : 0;
+      cell.corrected = lm_metrics_make_node(b, cd->agg, rc->corr_expr, -1, -1, k);
+    }
+  }
+  const ynode *explicit = lm_yaml_get(row, cd->title);
+  if (!explicit && strcmp(role_name, "peak") == 0) explicit = lm_yaml_get(row, "peak");
+  if (!explicit && strcmp(role_name, "pct") == 0) explicit = lm_yaml_get(row, "pct");
+  switch ((lm_col_role)cd->role) {
+  case LM_COL_NAME: cell.text = rc->name; break;
+  case LM_COL_TIPS: cell.text = ""; break;
+  case LM_COL_UNIT: {
+    const char *u = scalar(b, t->file, explicit ? explicit : lm_yaml_get(row, "unit"), "unit");
+    cell.text = lm_arena_strdup(b->arena, u ? u : "");
+    break;
+  }
+  case LM_COL_TEXT: {
+    const char *tx = scalar(b, t->file, explicit, cd->title);
+    cell.text = lm_arena_strdup(b->arena, tx && !(explicit && explicit->is_null) ? tx : "");
+    break;
+  }
+  case LM_COL_VALUE:
+    if (value_cell(t, rc, ci, explicit, &cell) < 0) return -1;
+    break;
+  }
+  if (b->status != LM_OK) return -1;
+  if (!VEC_PUSH(b, b->cells, cell)) return b->status = LM_ENOMEM, -1;
+  return 0;
+}
+
+/* One row: its definition (b->rows) and its cells. */
+static int compile_row(table_ctx *t, const ynode *row) {
+  builder *b = t->b;
+  const char *file = t->file;
+  if (row->type != Y_MAP)
+    return lm_metrics_error_at(b, file, row->line, row->column, NULL,
+                    "a row must be a mapping (metric: name, ...)");
+  if (check_row_keys(t, row) < 0) return -1;
+  const char *name = scalar(b, file, lm_yaml_get(row, "metric"), "metric");
+  if (!name) {
+    if (b->status == LM_OK)
+      lm_metrics_error_at(b, file, row->line, row->column, "metric", "a row needs `metric:` (its name)");
+    return -1;
+  }
+  row_ctx rc = {row, t->source, NULL, NULL, -1, NULL, -1, 0};
+  const ynode *rs = lm_yaml_get(row, "source");
+  if (rs && !(rc.source = scalar(b, file, rs, "source"))) return -1;
+  const char *desc = scalar(b, file, lm_yaml_get(row, "desc"), "desc");
+  rc.expr_y = lm_yaml_get(row, "expr");
+  if (rc.expr_y && !rc.expr_y->is_null) {
+    rc.expr_node = formula_node(b, file, rc.expr_y, rc.source, t->templated);
+    if (rc.expr_node < 0) return -1;
+  }
+  lm_rowdef rd = {lm_arena_strdup(b->arena, name),
+                  lm_arena_strdup(b->arena, desc ? desc : ""),
+                  lm_arena_strdup(b->arena, rc.source), b->cells.n};
+  if (!rd.name || !rd.desc || !rd.source || !VEC_PUSH(b, b->rows, rd))
+    return b->status = LM_ENOMEM, -1;
+  rc.name = rd.name;
+  rc.first_cell = b->cells.n;
+  rc.corr = lm_yaml_get(row, "corrected");
+  if (compile_corrected(t, &rc) < 0) return -1;
+  for (int32_t ci = 0; ci < t->n_cols; ci++)
+    if (compile_cell(t, &rc, ci) < 0) return -1;
+  return 0;
+}
+
+/* Compile one metric table's columns, rows and cells. */
+static lm_status compile_metric_table(builder *b, const char *file, const ynode *tn,
+                                      lm_tabledef *td) {
+  const ynode *cols = lm_yaml_get(tn, "columns");
+  const ynode *rows = lm_yaml_get(tn, "rows");
+  if (!cols || cols->type != Y_MAP || cols->n_items == 0)
+    return lm_metrics_error_at(b, file, tn->line, tn->column, "columns",
+                    "a metric table needs `columns:` (title: role)"), b->status;
+  if (!rows || rows->type != Y_SEQ)
+    return lm_metrics_error_at(b, file, tn->line, tn->column, "rows",
+                    "a metric table needs `rows:` (a list)"), b->status;
+  table_ctx t = {b, file, cols, td, "pmc_perf", td->channels >= 0, 0, -1, -1};
+  const ynode *ts = lm_yaml_get(tn, "source");
+  if (ts && !(t.source = scalar(b, file, ts, "source"))) return b->status;
+  if (compile_columns(&t) < 0) return b->status;
   td->first_row = b->rows.n;
-  for (size_t ri = 0; ri < rows->n_items; ri++) {
-    const ynode *row = rows->items[ri];
-    if (row->type != Y_MAP)
-      return lm_metrics_error_at(b, file, row->line, row->column, NULL,
-                      "a row must be a mapping (metric: name, ...)"), b->status;
-    /* Validate keys: fixed ones plus the column titles. */
-    for (size_t k = 0; k < row->n_items; k += 2) {
-      const char *key = row->items[k]->text;
-      static const char *const fixed[] = {"metric", "expr", "unit", "peak", "pct",
-                                          "desc", "source", "corrected", NULL};
-      int ok = 0;
-      for (const char *const *f = fixed; *f && !ok; f++) ok = strcmp(*f, key) == 0;
-      for (int32_t ci = 0; ci < n_cols && !ok; ci++)
-        ok = strcmp(b->cols.v[td->first_col + ci].title, key) == 0;
-      if (!ok)
-        return lm_metrics_error_at(b, file, row->items[k]->line, row->items[k]->column, key,
-                        "unknown key in a row: neither metric, expr, unit, peak, pct, "
-                        "desc, source, corrected nor a column title"), b->status;
-    }
-    const char *name = scalar(b, file, lm_yaml_get(row, "metric"), "metric");
-    if (!name) {
-      if (b->status == LM_OK)
-        lm_metrics_error_at(b, file, row->line, row->column, "metric", "a row needs `metric:` (its name)");
-      return b->status;
-    }
-    const char *source = table_source;
-    const ynode *rs = lm_yaml_get(row, "source");
-    if (rs && !(source = scalar(b, file, rs, "source"))) return b->status;
-    const char *desc = scalar(b, file, lm_yaml_get(row, "desc"), "desc");
-    const ynode *expr_y = lm_yaml_get(row, "expr");
-    int32_t expr_node = -1;
-    if (expr_y && !expr_y->is_null) {
-      expr_node = formula_node(b, file, expr_y, source, templated);
-      if (expr_node < 0) return b->status;
-    }
-    lm_rowdef rd = {lm_arena_strdup(b->arena, name),
-                    lm_arena_strdup(b->arena, desc ? desc : ""),
-                    lm_arena_strdup(b->arena, source), b->cells.n};
-    if (!rd.name || !rd.desc || !rd.source || !VEC_PUSH(b, b->rows, rd))
-      return b->status = LM_ENOMEM;
-    int32_t first_cell = b->cells.n;
-    /* corrected: {expr: ..., <column>: ...} replaces cells where the
-     * reference tool's formula is demonstrably wrong (--corrected). */
-    const ynode *corr = lm_yaml_get(row, "corrected");
-    int32_t corr_expr = -1;
-    if (corr) {
-      if (corr->type != Y_MAP)
-        return lm_metrics_error_at(b, file, corr->line, corr->column, "corrected",
-                        "expected a mapping of expr or column title to formula"), b->status;
-      for (size_t k = 0; k < corr->n_items; k += 2) {
-        const char *key = corr->items[k]->text;
-        int ok = strcmp(key, "expr") == 0;
-        for (int32_t ci = 0; ci < n_cols && !ok; ci++)
-          ok = strcmp(b->cols.v[td->first_col + ci].title, key) == 0;
-        if (!ok)
-          return lm_metrics_error_at(b, file, corr->items[k]->line, corr->items[k]->column, key,
-                          "unknown key in corrected: neither expr nor a column title"),
-                 b->status;
-      }
-      const ynode *ce = lm_yaml_get(corr, "expr");
-      if (ce && !ce->is_null && (corr_expr = formula_node(b, file, ce, source, templated)) < 0)
-        return b->status;
-    }
-    for (int32_t ci = 0; ci < n_cols; ci++) {
-      const lm_coldef *cd = &b->cols.v[td->first_col + ci];
-      const char *role_name = cols->items[2 * ci + 1]->text;
-      lm_celldef cell = {-1, -1, NULL, NULL};
-      if (corr && cd->role == LM_COL_VALUE) {
-        const ynode *cc = lm_yaml_get(corr, cd->title);
-        if (cc && !cc->is_null) {
-          if ((cell.corrected = formula_node(b, file, cc, source, templated)) < 0) return b->status;
-          if (b->nodes.v[cell.corrected].vector)
-            return lm_metrics_error_at(b, file, cc->line, cc->column, cd->title,
-                            "this cell gives one value per dispatch: wrap it in an "
-                            "aggregate such as AVG(...)"), b->status;
-        } else if (corr_expr >= 0 && cd->agg) {
-          double k = strcmp(role_name, "q1") == 0 ? 0.25 : strcmp(role_name, "q3") == 0 ? 0.75 : 0;
-          cell.corrected = lm_metrics_make_node(b, cd->agg, corr_expr, -1, -1, k);
-        }
-      }
-      const ynode *explicit = lm_yaml_get(row, cd->title);
-      if (!explicit && strcmp(role_name, "peak") == 0) explicit = lm_yaml_get(row, "peak");
-      if (!explicit && strcmp(role_name, "pct") == 0) explicit = lm_yaml_get(row, "pct");
-      switch ((lm_col_role)cd->role) {
-      case LM_COL_NAME: cell.text = rd.name; break;
-      case LM_COL_TIPS: cell.text = ""; break;
-      case LM_COL_UNIT: {
-        const char *u = scalar(b, file, explicit ? explicit : lm_yaml_get(row, "unit"), "unit");
-        cell.text = lm_arena_strdup(b->arena, u ? u : "");
-        break;
-      }
-      case LM_COL_TEXT: {
-        const char *tx = scalar(b, file, explicit, cd->title);
-        cell.text = lm_arena_strdup(b->arena, tx && !(explicit && explicit->is_null) ? tx : "");
-        break;
-      }
-      case LM_COL_VALUE:
-        if (explicit) {
-          if (explicit->type != Y_SCALAR)
-            return lm_metrics_error_at(b, file, explicit->line, explicit->column, cd->title,
-                            "expected a formula"), b->status;
-          if (!explicit->is_null) {
-            cell.node = formula_node(b, file, explicit, source, templated);
-            if (cell.node < 0) return b->status;
-            cell.formula = lm_arena_strdup(b->arena, explicit->text);
-            if (b->nodes.v[cell.node].vector)
-              return lm_metrics_error_at(b, file, explicit->line, explicit->column, cd->title,
-                              "this cell gives one value per dispatch: wrap it in an "
-                              "aggregate such as AVG(...)"), b->status;
-          }
-        } else if (cd->agg && expr_node >= 0) {
-          double k = strcmp(role_name, "q1") == 0 ? 0.25 : strcmp(role_name, "q3") == 0 ? 0.75 : 0;
-          cell.node = lm_metrics_make_node(b, cd->agg, expr_node, -1, -1, k);
-          cell.formula = lm_arena_strdup(b->arena, expr_y->text);
-        } else if (strcmp(role_name, "pct") == 0 && value_col >= 0 && peak_col >= 0 &&
-                   value_col < ci && peak_col < ci) {
-          const lm_celldef *vc = &b->cells.v[first_cell + value_col];
-          const lm_celldef *pc = &b->cells.v[first_cell + peak_col];
-          int32_t v = vc->node, p = pc->node;
-          if (v >= 0 && p >= 0)
-            cell.node = lm_metrics_make_node(b, LM_OP_DIV, lm_metrics_make_node(b, LM_OP_MUL, lm_metrics_make_const(b, 100), v, -1, 0),
-                                  p, -1, 0);
-          /* With a corrected value or peak, the percentage follows it. */
-          int32_t cv = vc->corrected >= 0 ? vc->corrected : v;
-          int32_t cp = pc->corrected >= 0 ? pc->corrected : p;
-          if ((vc->corrected >= 0 || pc->corrected >= 0) && cv >= 0 && cp >= 0)
-            cell.corrected = lm_metrics_make_node(
-                b, LM_OP_DIV, lm_metrics_make_node(b, LM_OP_MUL, lm_metrics_make_const(b, 100), cv, -1, 0), cp, -1, 0);
-        }
-        if (cell.node >= 0 && b->nodes.v[cell.node].chan && !templated)
-          return lm_metrics_error_at(b, file, row->line, row->column, cd->title,
-                          "a per-channel value outside a table with `channels:`"), b->status;
-        break;
-      }
-      if (b->status != LM_OK) return b->status;
-      if (!VEC_PUSH(b, b->cells, cell)) return b->status = LM_ENOMEM;
-    }
-  }
+  for (size_t ri = 0; ri < rows->n_items; ri++)
+    if (compile_row(&t, rows->items[ri]) < 0) return b->status;
   td->n_rows = b->rows.n - td->first_row;
   return b->status;
 }
