@@ -568,174 +568,247 @@ static size_t group_bytes(void) { return group_bytes_or(LM_DB_GROUP_BYTES); }
 #define PACKED_GROUP_BYTES ((size_t)8 << 20)
 static size_t pack_bytes(void) { return 4 * group_bytes(); }
 
-lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const char *team,
-                          lm_import_result *res, lm_diag *diag) {
-  memset(res, 0, sizeof *res);
-  if (!s->writable) return lm_diag_set(diag, LM_EINVAL, lm_store_where(s), 0, 0, NULL, "opened read-only");
-  if (!team) team = "";
-  lm_workload *w = NULL;
-  lm_sql *folder = NULL;
-  /* The counter columns stay in their files until written (a lumen
-   * folder's database is read whole). */
-  lm_workload_options wo = {.defer = 1, .eager_columns = lm_analyze_columns};
-  uint64_t t_read = lm_phase_begin();
-  lm_status st = lm_workload_read_opts(dir, &wo, &w, diag);
-  if (st != LM_OK) return st;
-  lm_phase_end("import: read the folder", t_read);
-  /* A folder's CSV columns are read once, into packs, rather than once
-   * per group of the fingerprint's order and again for the default view
-   * (the rank parts of an MPI profile are packed already). */
-  int all_packed = !w->n_parts;
-  if (!w->n_parts) {
-    uint64_t t_pack = lm_phase_begin();
-    size_t left = pack_bytes();
-    for (size_t i = 0; i <= w->n_levels && st == LM_OK; i++) {
-      lm_table *t = i ? w->levels[i - 1] : w->pmc;
-      int packed = 0;
-      st = lm_table_pack(t, left, &packed, diag);
-      if (st == LM_ENOMEM) {
-        /* (the packs' address space, say, where memory is not overcommitted) */
-        lm_log(LM_LOG_DEBUG, "%s: %s: read in groups instead", t->path, diag ? diag->message : "out of memory");
-        st = LM_OK;
+/* One import under way (lm_store_import): the workload read from the
+ * folder and a lumen folder's database are its to free. */
+typedef struct import {
+  lm_store *s;
+  const char *dir;
+  const char *team;
+  lm_import_result *res;
+  lm_diag *diag;
+  lm_workload *w;              /* the folder's workload, counter columns deferred */
+  lm_sql *folder;              /* a lumen folder's database (read), or NULL */
+  int lumen_folder;            /* dir holds a lumen database: its row is copied */
+  int64_t folder_wid;          /* that database's workload row */
+  char fp[33];                 /* the contents' fingerprint, "" until known */
+  char chosen[256];            /* the name in the store */
+  char origin[PATH_MAX];       /* where the workload came from */
+  lm_store_facts facts;        /* the facts of the row the import writes */
+  char folder_arch[32], folder_model[64]; /* a lumen folder's facts */
+  lm_db_write_opts write_opts;
+  char existing[256];          /* the stored workload with these contents */
+  char collided[256];          /* one whose fingerprint matched but not its facts */
+} import;
+
+/* A folder's CSV columns are read once, into packs, rather than once per
+ * group of the fingerprint's order and again for the default view (the
+ * rank parts of an MPI profile are packed already). *all_packed is
+ * cleared when some columns would not fit. Errors: a column that cannot
+ * be read. */
+static lm_status pack_columns(import *im, int *all_packed) {
+  lm_workload *w = im->w;
+  lm_diag *diag = im->diag;
+  lm_status st = LM_OK;
+  uint64_t t_pack = lm_phase_begin();
+  size_t left = pack_bytes();
+  for (size_t i = 0; i <= w->n_levels && st == LM_OK; i++) {
+    lm_table *t = i ? w->levels[i - 1] : w->pmc;
+    int packed = 0;
+    st = lm_table_pack(t, left, &packed, diag);
+    if (st == LM_ENOMEM) {
+      /* (the packs' address space, say, where memory is not overcommitted) */
+      lm_log(LM_LOG_DEBUG, "%s: %s: read in groups instead", t->path, diag ? diag->message : "out of memory");
+      st = LM_OK;
+    }
+    if (st != LM_OK) break;
+    size_t used = lm_table_packed_bytes(t);
+    left = used < left ? left - used : 0;
+    for (size_t c = 0; c < t->n_cols && !packed; c++)
+      if (lm_table_deferred(t, c)) {
+        lm_log(LM_LOG_DEBUG, "%s: its packed columns would exceed %zu MiB: read in groups", t->path,
+               pack_bytes() >> 20);
+        *all_packed = 0;
+        break;
       }
-      if (st != LM_OK) break;
-      size_t used = lm_table_packed_bytes(t);
-      left = used < left ? left - used : 0;
-      for (size_t c = 0; c < t->n_cols && !packed; c++)
-        if (lm_table_deferred(t, c)) {
-          lm_log(LM_LOG_DEBUG, "%s: its packed columns would exceed %zu MiB: read in groups", t->path,
-                 pack_bytes() >> 20);
-          all_packed = 0;
-          break;
-        }
-    }
-    lm_phase_end("import: pack the columns", t_pack);
-    if (st != LM_OK) {
-      lm_workload_free(w);
-      return st;
-    }
   }
-  char db_path[PATH_MAX], fp[33] = "", chosen[256], origin[PATH_MAX];
-  snprintf(db_path, sizeof db_path, "%s/%s", dir, LM_WORKLOAD_DB);
-  struct stat sb;
-  int lumen_folder = stat(db_path, &sb) == 0;
-  if (!realpath(dir, origin)) snprintf(origin, sizeof origin, "%s", dir);
-  if (lumen_folder && (st = lm_workload_fingerprint(w, fp, diag)) != LM_OK) goto done;
-  int64_t folder_wid = 0;
-  /* The facts of the row the import writes (a lumen folder's is copied). */
-  lm_store_facts facts = {w->pmc->n_rows, w->arch, lm_sysinfo_text(&w->sysinfo, "gpu_model")};
-  char folder_arch[32], folder_model[64];
-  if (lumen_folder) {
-    if ((st = lm_sql_open(db_path, LM_DB_READ, &folder, diag)) != LM_OK) goto done;
+  lm_phase_end("import: pack the columns", t_pack);
+  return st;
+}
+
+/* The name in the store (im->chosen): `name` when given, else a lumen
+ * folder's own, the name the rank parts of an MPI profile were profiled
+ * under, or one made from the folder's path. A lumen folder's database
+ * is opened (im->folder) and its row's facts read. Errors: the database
+ * cannot be opened or read. */
+static lm_status choose_name(import *im, const char *name, const char *db_path) {
+  lm_workload *w = im->w;
+  if (im->lumen_folder) {
+    lm_status st = lm_sql_open(db_path, LM_DB_READ, &im->folder, im->diag);
+    if (st != LM_OK) return st;
     lm_store_entry e;
     lm_stmt *q = NULL;
-    if ((st = lm_sql_prepare(folder, "SELECT id, name, n_dispatches, arch, gpu_model FROM workload ORDER BY id", &q,
-                             diag)) != LM_OK)
-      goto done;
+    if ((st = lm_sql_prepare(im->folder, "SELECT id, name, n_dispatches, arch, gpu_model FROM workload ORDER BY id",
+                             &q, im->diag)) != LM_OK)
+      return st;
     if (lm_stmt_step(q) == 1) {
-      folder_wid = lm_stmt_int64(q, 0);
+      im->folder_wid = lm_stmt_int64(q, 0);
       snprintf(e.name, sizeof e.name, "%s", lm_stmt_text(q, 1));
       int64_t n = lm_stmt_int64(q, 2);
-      snprintf(folder_arch, sizeof folder_arch, "%s", lm_stmt_text(q, 3));
-      snprintf(folder_model, sizeof folder_model, "%s", lm_stmt_text(q, 4));
-      facts = (lm_store_facts){n > 0 ? (size_t)n : 0, folder_arch, folder_model};
+      snprintf(im->folder_arch, sizeof im->folder_arch, "%s", lm_stmt_text(q, 3));
+      snprintf(im->folder_model, sizeof im->folder_model, "%s", lm_stmt_text(q, 4));
+      im->facts = (lm_store_facts){n > 0 ? (size_t)n : 0, im->folder_arch, im->folder_model};
     } else {
       e.name[0] = '\0';
     }
     lm_stmt_free(q);
-    snprintf(chosen, sizeof chosen, "%s", name ? name : e.name);
+    snprintf(im->chosen, sizeof im->chosen, "%s", name ? name : e.name);
   } else if (name) {
-    snprintf(chosen, sizeof chosen, "%s", name);
+    snprintf(im->chosen, sizeof im->chosen, "%s", name);
   } else if (w->n_parts && lm_sysinfo_text(&w->sysinfo, "workload_name") &&
              lm_sysinfo_text(&w->sysinfo, "workload_name")[0]) {
     /* The rank.R parts of an MPI profile: the name they were profiled under. */
-    snprintf(chosen, sizeof chosen, "%s", lm_sysinfo_text(&w->sysinfo, "workload_name"));
+    snprintf(im->chosen, sizeof im->chosen, "%s", lm_sysinfo_text(&w->sysinfo, "workload_name"));
   } else {
-    name_from_dir(dir, w, chosen, sizeof chosen);
+    name_from_dir(im->dir, w, im->chosen, sizeof im->chosen);
   }
-  /* A replay of the simulated device stays marked as one in the store. */
-  if (!lumen_folder && w->simulated) {
-    snprintf(origin, sizeof origin, "%s%s", LM_ORIGIN_SIMULATED, w->simulated);
-  }
-  if ((st = check_name(chosen, diag)) != LM_OK) goto done;
-  snprintf(res->name, sizeof res->name, "%s", chosen);
-  res->n_dispatches = w->pmc->n_rows;
-  lm_db_write_opts write_opts;
-  memset(&write_opts, 0, sizeof write_opts);
-  write_opts.group_bytes = all_packed ? group_bytes_or(PACKED_GROUP_BYTES) : group_bytes();
-  if ((st = refresh_fingerprints(s, diag)) != LM_OK) goto done;
+  return LM_OK;
+}
 
+/* The contents are in the store already (im->existing): the transaction
+ * is rolled back and the result names that workload. */
+static lm_status found_stored(import *im) {
+  lm_sql_rollback(im->s->sql);
+  snprintf(im->res->name, sizeof im->res->name, "%s", im->existing);
+  im->res->existed = 1;
+  return LM_OK;
+}
+
+/* Write a folder that is not a lumen folder as workload *wid, inside the
+ * transaction; the first attempt learns the fingerprint while it writes,
+ * and *found is set (found_stored done) when those contents turn out to be
+ * stored already. Errors: those of the writes. */
+static lm_status write_folder(import *im, int64_t *wid, int *found) {
+  lm_store *s = im->s;
+  lm_workload *w = im->w;
+  const char *model = lm_sysinfo_text(&w->sysinfo, "gpu_model");
+  lm_status st = lm_db_create_workload(s->sql, im->chosen, im->team, w->n_parts ? "lumen" : "omniperf",
+                                       im->origin, w->arch, model, w->pmc->n_rows, 1, wid, im->diag);
+  if (st == LM_OK && im->fp[0]) {
+    st = set_fingerprint(s->sql, *wid, im->fp, im->diag);
+    if (st == LM_OK) st = lm_db_write_tables_with(s->sql, *wid, w, &im->write_opts, im->diag);
+  } else if (st == LM_OK) {
+    st = lm_store_write_fingerprinted(s->sql, *wid, w, &im->write_opts, im->fp, im->diag);
+    if (st == LM_OK && find_fingerprint(s->sql, im->fp, im->team, &im->facts, im->existing, sizeof im->existing,
+                                        im->collided, sizeof im->collided)) {
+      *found = 1;
+      return found_stored(im);
+    }
+    if (st == LM_OK) st = set_fingerprint(s->sql, *wid, im->fp, im->diag);
+  }
+  return st;
+}
+
+/* After the commit: the collision said, the folder closed, the default
+ * view kept. */
+static void finish(import *im) {
+  note_collision(im->res, im->dir, im->fp, im->collided);
+  lm_sql_close(im->folder);
+  im->folder = NULL;
+  uint64_t t_view = lm_phase_begin();
+  lm_store_precompute(im->s, im->chosen, im->lumen_folder ? NULL : im->w);
+  lm_phase_end("import: the default view", t_view);
+  lm_workload_free(im->w);
+  im->w = NULL;
+}
+
+/* One transaction that stores the workload, or finds its contents stored.
+ * *again: 0 when the import is over (done or failed), 1 when it lost a
+ * race with an import of the same contents or name and should look again,
+ * 2 when the name is taken and the fingerprint, now known, decides. */
+static lm_status try_write(import *im, int *again) {
+  lm_store *s = im->s;
+  lm_diag *diag = im->diag;
+  *again = 0;
+  lm_status st = lm_sql_begin(s->sql, diag);
+  if (st != LM_OK) return st;
+  im->collided[0] = '\0';
+  if (im->fp[0] && find_fingerprint(s->sql, im->fp, im->team, &im->facts, im->existing, sizeof im->existing,
+                                    im->collided, sizeof im->collided))
+    return found_stored(im);
+  if (name_taken(s->sql, im->chosen)) {
+    lm_sql_rollback(s->sql);
+    if (!im->fp[0]) {
+      /* That workload may be these contents: look again knowing them. */
+      if ((st = lm_workload_fingerprint(im->w, im->fp, diag)) != LM_OK) return st;
+      *again = 2;
+      return LM_OK;
+    }
+    return lm_diag_set(diag, LM_EINVAL, lm_store_where(s), 0, 0, "-n",
+                       "a different workload named '%s' is already in the store (`lumen db rm %s` "
+                       "first, or import under another -n)", im->chosen, im->chosen);
+  }
+  int64_t wid = 0;
+  int found = 0;
+  uint64_t t_write = lm_phase_begin();
+  if (im->lumen_folder)
+    st = copy_workload(im->folder, im->folder_wid, s->sql, im->chosen, im->team, im->origin, im->fp, &wid, diag);
+  else
+    st = write_folder(im, &wid, &found);
+  if (found) return st;
+  lm_phase_end("import: write the tables", t_write);
+  uint64_t t_commit = lm_phase_begin();
+  if (st == LM_OK) st = lm_sql_commit(s->sql, diag);
+  lm_phase_end("import: commit", t_commit);
+  if (st == LM_OK) {
+    finish(im);
+    return LM_OK;
+  }
+  lm_sql_rollback(s->sql);
+  /* Lost a race with an import of the same contents or name: look again. */
+  *again = st == LM_EDATA || (st == LM_EINVAL && strstr(diag->message, "already in the database"));
+  return st;
+}
+
+lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const char *team,
+                          lm_import_result *res, lm_diag *diag) {
+  memset(res, 0, sizeof *res);
+  if (!s->writable) return lm_diag_set(diag, LM_EINVAL, lm_store_where(s), 0, 0, NULL, "opened read-only");
+  import im;
+  memset(&im, 0, sizeof im);
+  im.s = s;
+  im.dir = dir;
+  im.team = team ? team : "";
+  im.res = res;
+  im.diag = diag;
+  /* The counter columns stay in their files until written (a lumen
+   * folder's database is read whole). */
+  lm_workload_options wo = {.defer = 1, .eager_columns = lm_analyze_columns};
+  uint64_t t_read = lm_phase_begin();
+  lm_status st = lm_workload_read_opts(dir, &wo, &im.w, diag);
+  if (st != LM_OK) return st;
+  lm_phase_end("import: read the folder", t_read);
+  lm_workload *w = im.w;
+  int all_packed = !w->n_parts;
+  if (!w->n_parts && (st = pack_columns(&im, &all_packed)) != LM_OK) goto done;
+  char db_path[PATH_MAX];
+  snprintf(db_path, sizeof db_path, "%s/%s", dir, LM_WORKLOAD_DB);
+  struct stat sb;
+  im.lumen_folder = stat(db_path, &sb) == 0;
+  if (!realpath(dir, im.origin)) snprintf(im.origin, sizeof im.origin, "%s", dir);
+  if (im.lumen_folder && (st = lm_workload_fingerprint(w, im.fp, diag)) != LM_OK) goto done;
+  /* The facts of the row the import writes (a lumen folder's is copied). */
+  im.facts = (lm_store_facts){w->pmc->n_rows, w->arch, lm_sysinfo_text(&w->sysinfo, "gpu_model")};
+  if ((st = choose_name(&im, name, db_path)) != LM_OK) goto done;
+  /* A replay of the simulated device stays marked as one in the store. */
+  if (!im.lumen_folder && w->simulated) {
+    snprintf(im.origin, sizeof im.origin, "%s%s", LM_ORIGIN_SIMULATED, w->simulated);
+  }
+  if ((st = check_name(im.chosen, diag)) != LM_OK) goto done;
+  snprintf(res->name, sizeof res->name, "%s", im.chosen);
+  res->n_dispatches = w->pmc->n_rows;
+  im.write_opts.group_bytes = all_packed ? group_bytes_or(PACKED_GROUP_BYTES) : group_bytes();
+  if ((st = refresh_fingerprints(s, diag)) != LM_OK) goto done;
   for (int attempt = 0; attempt < 2; attempt++) {
     /* After a lost race the fingerprint decides before anything is written. */
-    if (!fp[0] && attempt && (st = lm_workload_fingerprint(w, fp, diag)) != LM_OK) goto done;
-    if ((st = lm_sql_begin(s->sql, diag)) != LM_OK) goto done;
-    char existing[256], collided[256] = "";
-    if (fp[0] && find_fingerprint(s->sql, fp, team, &facts, existing, sizeof existing, collided, sizeof collided)) {
-      lm_sql_rollback(s->sql);
-      snprintf(res->name, sizeof res->name, "%s", existing);
-      res->existed = 1;
-      st = LM_OK;
-      goto done;
-    }
-    if (name_taken(s->sql, chosen)) {
-      lm_sql_rollback(s->sql);
-      if (!fp[0]) {
-        /* That workload may be these contents: look again knowing them. */
-        if ((st = lm_workload_fingerprint(w, fp, diag)) != LM_OK) goto done;
-        attempt--;
-        continue;
-      }
-      st = lm_diag_set(diag, LM_EINVAL, lm_store_where(s), 0, 0, "-n",
-                       "a different workload named '%s' is already in the store (`lumen db rm %s` "
-                       "first, or import under another -n)", chosen, chosen);
-      goto done;
-    }
-    int64_t wid = 0;
-    uint64_t t_write = lm_phase_begin();
-    if (lumen_folder) {
-      st = copy_workload(folder, folder_wid, s->sql, chosen, team, origin, fp, &wid, diag);
-    } else {
-      const char *model = lm_sysinfo_text(&w->sysinfo, "gpu_model");
-      st = lm_db_create_workload(s->sql, chosen, team, w->n_parts ? "lumen" : "omniperf", origin, w->arch, model,
-                                 w->pmc->n_rows, 1, &wid, diag);
-      if (st == LM_OK && fp[0]) {
-        st = set_fingerprint(s->sql, wid, fp, diag);
-        if (st == LM_OK) st = lm_db_write_tables_with(s->sql, wid, w, &write_opts, diag);
-      } else if (st == LM_OK) {
-        /* The first attempt learns the fingerprint while it writes. */
-        st = lm_store_write_fingerprinted(s->sql, wid, w, &write_opts, fp, diag);
-        if (st == LM_OK &&
-            find_fingerprint(s->sql, fp, team, &facts, existing, sizeof existing, collided, sizeof collided)) {
-          lm_sql_rollback(s->sql);
-          snprintf(res->name, sizeof res->name, "%s", existing);
-          res->existed = 1;
-          goto done;
-        }
-        if (st == LM_OK) st = set_fingerprint(s->sql, wid, fp, diag);
-      }
-    }
-    lm_phase_end("import: write the tables", t_write);
-    uint64_t t_commit = lm_phase_begin();
-    if (st == LM_OK) st = lm_sql_commit(s->sql, diag);
-    lm_phase_end("import: commit", t_commit);
-    if (st == LM_OK) {
-      note_collision(res, dir, fp, collided);
-      lm_sql_close(folder);
-      folder = NULL;
-      uint64_t t_view = lm_phase_begin();
-      lm_store_precompute(s, chosen, lumen_folder ? NULL : w);
-      lm_phase_end("import: the default view", t_view);
-      lm_workload_free(w);
-      w = NULL;
-      goto done;
-    }
-    lm_sql_rollback(s->sql);
-    /* Lost a race with an import of the same contents or name: look again. */
-    if (st != LM_EDATA && !(st == LM_EINVAL && strstr(diag->message, "already in the database"))) goto done;
+    if (!im.fp[0] && attempt && (st = lm_workload_fingerprint(im.w, im.fp, diag)) != LM_OK) goto done;
+    int again;
+    st = try_write(&im, &again);
+    if (again == 2) attempt--;
+    else if (!again) break;
   }
 done:
-  lm_sql_close(folder);
-  lm_workload_free(w);
+  lm_sql_close(im.folder);
+  lm_workload_free(im.w);
   return st;
 }
 
