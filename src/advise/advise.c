@@ -427,42 +427,50 @@ static void place_on_roofline(const lm_roofline *roof, const lm_analysis *a, lm_
   k->roof_pct = bound_ns / p->duration_ns * 100;
 }
 
-lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const lm_ruleset *rules,
-                            const lm_analyze_opts *o, const lm_analysis *whole, size_t top, lm_summary **out,
-                            lm_diag *diag) {
-  lm_status st = LM_OK;
-  lm_analysis *stats = NULL, *ka = NULL;
-  lm_roofline *roof = NULL;
-  size_t *rows = NULL, n_rows = 0, *mine = NULL, *calls = NULL, *order = NULL;
-  lm_map *names = NULL;
-  *out = NULL;
-  lm_summary *s = calloc(1, sizeof *s);
-  if (!s || !(s->arena = lm_arena_new(1 << 14))) {
-    free(s);
-    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-  }
-  lm_analyze_opts base = *o;
-  base.kernel_index = NULL;
-  base.n_kernel_index = 0;
-  base.blocks = NULL;
-  base.n_blocks = 0;
-  /* The kernels, in the top-kernels table's order: the caller's analysis
-   * of this selection has it; else a statistics-only run makes it. */
-  const lm_analysis *ranked = whole;
+/* A summary under way (lm_advise_summary): what it holds until it ends. */
+typedef struct summ {
+  const lm_workload *w;
+  const lm_catalog *cat;
+  const lm_ruleset *rules;   /* or NULL */
+  const lm_analysis *whole;  /* the caller's analysis of the selection, or NULL */
+  lm_diag *diag;
+  lm_summary *s;             /* the result */
+  lm_analyze_opts base;      /* the caller's options without --kernel-index and -b */
+  lm_analysis *stats;        /* a statistics-only analysis that ranks the kernels (no whole) */
+  lm_analysis *ka;           /* the analysis of the kernel being summarized */
+  lm_roofline *roof;         /* or NULL */
+  const lm_rtable *tk;       /* the top-kernels table, or NULL */
+  long kcol;                 /* Kernel_Name in the pmc table, -1 */
+  size_t *rows, n_rows;      /* the rows of the selection */
+  size_t *mine;              /* room for one kernel's rows */
+  size_t *calls;             /* per row of tk: its selected dispatches */
+  size_t *order;             /* the rows of tk that have some, in its order */
+  size_t n_sel;
+  lm_map *names;             /* kernel name -> its row of tk */
+} summ;
+
+/* The kernels, in the top-kernels table's order (m->tk), and those the
+ * selection keeps (m->order, m->n_sel); m->tk is NULL when the catalog has
+ * no such table. Errors: those of the analyses, out of memory. */
+static lm_status rank_kernels(summ *m, const lm_analyze_opts *o) {
+  lm_status st;
+  /* The caller's analysis of this selection has the table; else a
+   * statistics-only run makes it. */
+  const lm_analysis *ranked = m->whole;
   if (!ranked) {
-    lm_analyze_opts so = base;
+    lm_analyze_opts so = m->base;
     so.stats_only = 1;
-    if ((st = lm_analyze_run(w, cat, &so, &stats, diag)) != LM_OK) goto fail;
-    ranked = stats;
+    if ((st = lm_analyze_run(m->w, m->cat, &so, &m->stats, m->diag)) != LM_OK) return st;
+    ranked = m->stats;
   }
-  const lm_rtable *tk = NULL;
-  for (int32_t i = 0; i < ranked->n_tables && !tk; i++)
-    if (ranked->tables[i].kind == LM_TABLE_TOP_KERNELS) tk = &ranked->tables[i];
-  if (!tk) goto done;
+  for (int32_t i = 0; i < ranked->n_tables && !m->tk; i++)
+    if (ranked->tables[i].kind == LM_TABLE_TOP_KERNELS) m->tk = &ranked->tables[i];
+  if (!m->tk) return LM_OK;
+  const lm_rtable *tk = m->tk;
   /* The rows the user's selection keeps (--kernel-index included). */
-  if ((st = lm_analyze_rows(w, o, &rows, &n_rows, diag)) != LM_OK) goto fail;
-  long kcol = lm_table_find(w->pmc, "Kernel_Name");
-  mine = lm_malloc((n_rows ? n_rows : 1) * sizeof *mine);
+  if ((st = lm_analyze_rows(m->w, o, &m->rows, &m->n_rows, m->diag)) != LM_OK) return st;
+  m->kcol = lm_table_find(m->w->pmc, "Kernel_Name");
+  m->mine = lm_malloc((m->n_rows ? m->n_rows : 1) * sizeof *m->mine);
   /* The top-kernels table covers the dispatches left after the GPU,
    * dispatch and region filters, not the kernel filters (as the
    * reference's does): a kernel that -k, --instance or --kernel-index
@@ -470,126 +478,169 @@ lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const l
    * to summarize. Each selected row is counted against its kernel's row
    * of the table (names looked up once each). */
   size_t n_tk = (size_t)tk->n_rows;
-  calls = lm_calloc(n_tk ? n_tk : 1, sizeof *calls);
-  order = lm_malloc((n_tk ? n_tk : 1) * sizeof *order);
-  names = lm_map_new();
-  if (!mine || !calls || !order || !names) goto nomem;
+  m->calls = lm_calloc(n_tk ? n_tk : 1, sizeof *m->calls);
+  m->order = lm_malloc((n_tk ? n_tk : 1) * sizeof *m->order);
+  m->names = lm_map_new();
+  if (!m->mine || !m->calls || !m->order || !m->names) goto nomem;
   for (size_t i = 0; i < n_tk; i++) {
     const lm_cell *nc = &tk->cells[i * (size_t)tk->n_cols + 1];
-    if (nc->kind == LM_CELL_TEXT && nc->text && !lm_map_get(names, nc->text, NULL) &&
-        lm_map_put(names, nc->text, (int64_t)i) != LM_OK)
+    if (nc->kind == LM_CELL_TEXT && nc->text && !lm_map_get(m->names, nc->text, NULL) &&
+        lm_map_put(m->names, nc->text, (int64_t)i) != LM_OK)
       goto nomem;
   }
-  for (size_t r = 0; kcol >= 0 && r < n_rows; r++) {
-    const char *name = lm_table_text(w->pmc, (size_t)kcol, rows[r]);
+  for (size_t r = 0; m->kcol >= 0 && r < m->n_rows; r++) {
+    const char *name = lm_table_text(m->w->pmc, (size_t)m->kcol, m->rows[r]);
     int64_t at;
-    if (name && lm_map_get(names, name, &at)) calls[at]++;
+    if (name && lm_map_get(m->names, name, &at)) m->calls[at]++;
   }
-  size_t n_sel = 0;
   for (size_t i = 0; i < n_tk; i++)
-    if (calls[i] > 0) order[n_sel++] = i;
-  /* The selection's total time, for shares. */
-  double all_facts[V__COUNT];
-  kernel_facts(w, cat->arch, rows, n_rows, 0, all_facts);
-  s->total_ns = all_facts[V_TOTAL];
-  s->n_total_kernels = n_sel;
-  {
-    lm_implausible bad[8];
-    size_t n_bad = lm_analyze_check_sysinfo(w, cat, bad, 8);
-    if (n_bad > 8) n_bad = 8;
-    s->implausible = lm_arena_alloc(s->arena, (n_bad ? n_bad : 1) * sizeof *s->implausible);
-    if (!s->implausible) goto nomem;
-    memcpy(s->implausible, bad, n_bad * sizeof *bad);
-    s->n_implausible = n_bad;
-  }
-  size_t n = n_sel < top ? n_sel : top;
-  s->kernels = lm_arena_alloc(s->arena, (n ? n : 1) * sizeof *s->kernels);
-  if (!s->kernels) goto nomem;
-  lm_status rs = lm_roofline_compute(w, &base, (size_t)tk->n_rows, &roof, NULL);
-  if (rs != LM_OK) roof = NULL;
-  for (size_t j = 0; j < n; j++) {
-    size_t i = order[j];
-    lm_kernel_summary *k = &s->kernels[s->n_kernels];
-    memset(k, 0, sizeof *k);
-    k->intensity = k->gflops = k->attainable = k->roof_pct = k->roof_bw = k->roof_peak = LM_NAN;
-    const lm_cell *nc = &tk->cells[i * (size_t)tk->n_cols + 1];
-    k->name = lm_arena_strdup(s->arena, nc->text ? nc->text : "");
-    if (!k->name) goto nomem;
-    size_t n_mine = 0;
-    for (size_t r = 0; kcol >= 0 && r < n_rows; r++) {
-      const char *name = lm_table_text(w->pmc, (size_t)kcol, rows[r]);
-      if (name && strcmp(name, k->name) == 0) mine[n_mine++] = rows[r];
-    }
-    double vars[V__COUNT];
-    kernel_facts(w, cat->arch, mine, n_mine, s->total_ns, vars);
-    k->calls = n_mine;
-    k->total_ns = vars[V_TOTAL];
-    k->mean_ns = vars[V_MEAN];
-    k->share = vars[V_SHARE];
-    lm_analyze_opts ko = base;
-    long index = (long)i;
-    ko.kernel_index = &index;
-    ko.n_kernel_index = 1;
-    lm_diag kd;
-    lm_diag_clear(&kd);
-    /* One kernel in the selection: the caller's analysis is its own. */
-    const lm_analysis *ka_used = whole && n_sel == 1 ? whole : NULL;
-    if (!ka_used && lm_analyze_run(w, cat, &ko, &ka, &kd) == LM_OK) ka_used = ka;
-    if (!ka_used) {
-      /* A kernel that cannot be evaluated alone (every dispatch of it idle,
-       * say) is still listed with its times. */
-      k->roof_reason = lm_arena_strdup(s->arena, kd.message);
-      s->n_kernels++;
-      continue;
-    }
-    /* How far the executions of its rows differed (lumen profiles). */
-    if (ka_used->spread && ka_used->spread->n_kernels) {
-      vars[V_SET_SPREAD] = ka_used->spread->kernels[0].max_spread;
-      vars[V_SET_ROWS] = (double)ka_used->spread->kernels[0].rows;
-    }
-    if (highlights(ka_used, s->arena, k) != LM_OK) goto nomem;
-    place_on_roofline(roof, ka_used, k);
-    size_t n_rules = rules ? rules->n_rules : 0;
-    k->findings = lm_arena_alloc(s->arena, (n_rules ? n_rules : 1) * sizeof *k->findings);
-    if (!k->findings) goto nomem;
-    for (size_t r = 0; r < n_rules; r++) {
-      const lm_rule *rule = &rules->rules[r];
-      if (!truthy(lm_advise_eval(rule->when, ka_used, vars))) continue;
-      lm_finding *f = &k->findings[k->n_findings++];
-      f->rule = rule;
-      f->verdict = fill(&rule->verdict, ka_used, vars, s->arena);
-      if (!f->verdict) goto nomem;
-      f->gain = rule->gain ? lm_advise_eval(rule->gain, ka_used, vars) : LM_NAN;
-      if (finding_evidence(ka_used, s->arena, f) != LM_OK) goto nomem;
-      if (!isnan(f->gain)) f->gain = f->gain < 0 ? 0 : f->gain > 1 ? 1 : f->gain;
-    }
-    qsort(k->findings, k->n_findings, sizeof *k->findings, cmp_findings);
-    lm_analysis_free(ka);
-    ka = NULL;
-    s->n_kernels++;
-  }
-done:
-  lm_analysis_free(stats);
-  lm_roofline_free(roof);
-  lm_free(rows);
-  lm_free(mine);
-  lm_free(calls);
-  lm_free(order);
-  lm_map_free(names);
-  *out = s;
+    if (m->calls[i] > 0) m->order[m->n_sel++] = i;
   return LM_OK;
 nomem:
+  return lm_diag_set(m->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+}
+
+/* The system-information fields that cannot be right (at most 8), into
+ * the summary. Errors: out of memory. */
+static lm_status copy_implausible(summ *m) {
+  lm_summary *s = m->s;
+  lm_implausible bad[8];
+  size_t n_bad = lm_analyze_check_sysinfo(m->w, m->cat, bad, 8);
+  if (n_bad > 8) n_bad = 8;
+  s->implausible = lm_arena_alloc(s->arena, (n_bad ? n_bad : 1) * sizeof *s->implausible);
+  if (!s->implausible) return lm_diag_set(m->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  memcpy(s->implausible, bad, n_bad * sizeof *bad);
+  s->n_implausible = n_bad;
+  return LM_OK;
+}
+
+/* The findings of the rules that fire for kernel k (analysis ka, facts
+ * vars), most severe and largest gain first. Errors: out of memory. */
+static lm_status apply_rules(summ *m, const lm_analysis *ka, const double *vars, lm_kernel_summary *k) {
+  lm_arena *arena = m->s->arena;
+  size_t n_rules = m->rules ? m->rules->n_rules : 0;
+  k->findings = lm_arena_alloc(arena, (n_rules ? n_rules : 1) * sizeof *k->findings);
+  if (!k->findings) return LM_ENOMEM;
+  for (size_t r = 0; r < n_rules; r++) {
+    const lm_rule *rule = &m->rules->rules[r];
+    if (!truthy(lm_advise_eval(rule->when, ka, vars))) continue;
+    lm_finding *f = &k->findings[k->n_findings++];
+    f->rule = rule;
+    f->verdict = fill(&rule->verdict, ka, vars, arena);
+    if (!f->verdict) return LM_ENOMEM;
+    f->gain = rule->gain ? lm_advise_eval(rule->gain, ka, vars) : LM_NAN;
+    if (finding_evidence(ka, arena, f) != LM_OK) return LM_ENOMEM;
+    if (!isnan(f->gain)) f->gain = f->gain < 0 ? 0 : f->gain > 1 ? 1 : f->gain;
+  }
+  qsort(k->findings, k->n_findings, sizeof *k->findings, cmp_findings);
+  return LM_OK;
+}
+
+/* The summary of the kernel in row i of the top-kernels table, appended
+ * to the summary's kernels: its times, then, from its analysis alone, its
+ * limiters, roofline place and findings. Errors: out of memory. */
+static lm_status summarize_kernel(summ *m, size_t i) {
+  lm_summary *s = m->s;
+  const lm_rtable *tk = m->tk;
+  lm_kernel_summary *k = &s->kernels[s->n_kernels];
+  memset(k, 0, sizeof *k);
+  k->intensity = k->gflops = k->attainable = k->roof_pct = k->roof_bw = k->roof_peak = LM_NAN;
+  const lm_cell *nc = &tk->cells[i * (size_t)tk->n_cols + 1];
+  k->name = lm_arena_strdup(s->arena, nc->text ? nc->text : "");
+  if (!k->name) return LM_ENOMEM;
+  size_t n_mine = 0;
+  for (size_t r = 0; m->kcol >= 0 && r < m->n_rows; r++) {
+    const char *name = lm_table_text(m->w->pmc, (size_t)m->kcol, m->rows[r]);
+    if (name && strcmp(name, k->name) == 0) m->mine[n_mine++] = m->rows[r];
+  }
+  double vars[V__COUNT];
+  kernel_facts(m->w, m->cat->arch, m->mine, n_mine, s->total_ns, vars);
+  k->calls = n_mine;
+  k->total_ns = vars[V_TOTAL];
+  k->mean_ns = vars[V_MEAN];
+  k->share = vars[V_SHARE];
+  lm_analyze_opts ko = m->base;
+  long index = (long)i;
+  ko.kernel_index = &index;
+  ko.n_kernel_index = 1;
+  lm_diag kd;
+  lm_diag_clear(&kd);
+  /* One kernel in the selection: the caller's analysis is its own. */
+  const lm_analysis *ka_used = m->whole && m->n_sel == 1 ? m->whole : NULL;
+  if (!ka_used && lm_analyze_run(m->w, m->cat, &ko, &m->ka, &kd) == LM_OK) ka_used = m->ka;
+  if (!ka_used) {
+    /* A kernel that cannot be evaluated alone (every dispatch of it idle,
+     * say) is still listed with its times. */
+    k->roof_reason = lm_arena_strdup(s->arena, kd.message);
+    s->n_kernels++;
+    return LM_OK;
+  }
+  /* How far the executions of its rows differed (lumen profiles). */
+  if (ka_used->spread && ka_used->spread->n_kernels) {
+    vars[V_SET_SPREAD] = ka_used->spread->kernels[0].max_spread;
+    vars[V_SET_ROWS] = (double)ka_used->spread->kernels[0].rows;
+  }
+  if (highlights(ka_used, s->arena, k) != LM_OK) return LM_ENOMEM;
+  place_on_roofline(m->roof, ka_used, k);
+  if (apply_rules(m, ka_used, vars, k) != LM_OK) return LM_ENOMEM;
+  lm_analysis_free(m->ka);
+  m->ka = NULL;
+  s->n_kernels++;
+  return LM_OK;
+}
+
+lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const lm_ruleset *rules,
+                            const lm_analyze_opts *o, const lm_analysis *whole, size_t top, lm_summary **out,
+                            lm_diag *diag) {
+  lm_status st = LM_OK;
+  summ m;
+  memset(&m, 0, sizeof m);
+  *out = NULL;
+  lm_summary *s = calloc(1, sizeof *s);
+  if (!s || !(s->arena = lm_arena_new(1 << 14))) {
+    free(s);
+    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  }
+  m.w = w;
+  m.cat = cat;
+  m.rules = rules;
+  m.whole = whole;
+  m.diag = diag;
+  m.s = s;
+  m.kcol = -1;
+  m.base = *o;
+  m.base.kernel_index = NULL;
+  m.base.n_kernel_index = 0;
+  m.base.blocks = NULL;
+  m.base.n_blocks = 0;
+  if ((st = rank_kernels(&m, o)) != LM_OK || !m.tk) goto done;
+  /* The selection's total time, for shares. */
+  double all_facts[V__COUNT];
+  kernel_facts(w, cat->arch, m.rows, m.n_rows, 0, all_facts);
+  s->total_ns = all_facts[V_TOTAL];
+  s->n_total_kernels = m.n_sel;
+  if ((st = copy_implausible(&m)) != LM_OK) goto done;
+  size_t n = m.n_sel < top ? m.n_sel : top;
+  s->kernels = lm_arena_alloc(s->arena, (n ? n : 1) * sizeof *s->kernels);
+  if (!s->kernels) goto nomem;
+  lm_status rs = lm_roofline_compute(w, &m.base, (size_t)m.tk->n_rows, &m.roof, NULL);
+  if (rs != LM_OK) m.roof = NULL;
+  for (size_t j = 0; j < n; j++)
+    if (summarize_kernel(&m, m.order[j]) != LM_OK) goto nomem;
+  goto done;
+nomem:
   st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-fail:
-  lm_analysis_free(stats);
-  lm_analysis_free(ka);
-  lm_roofline_free(roof);
-  lm_free(rows);
-  lm_free(mine);
-  lm_free(calls);
-  lm_free(order);
-  lm_map_free(names);
-  lm_summary_free(s);
+done:
+  lm_analysis_free(m.stats);
+  lm_analysis_free(m.ka);
+  lm_roofline_free(m.roof);
+  lm_free(m.rows);
+  lm_free(m.mine);
+  lm_free(m.calls);
+  lm_free(m.order);
+  lm_map_free(m.names);
+  if (st != LM_OK) lm_summary_free(s);
+  else *out = s;
   return st;
 }
 
