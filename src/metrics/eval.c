@@ -65,8 +65,12 @@ int lm_eval_node(const lm_eval *ev, int32_t node, int32_t ch, double *value) {
   return 1;
 }
 
-/* ----------------------------------------------------------------- run */
+/* -------------------------------------------------------------- leaves */
 
+/* The columns of the needed input nodes, per channel (r->cols,
+ * r->col_rows; deferred ones also in r->def_table, r->def_col), missing
+ * where the workload lacks them. Errors: a counter column that holds
+ * text, out of memory. */
 static lm_status resolve_inputs(run *r, lm_diag *diag) {
   const lm_catalog *cat = r->cat;
   lm_eval *ev = r->ev;
