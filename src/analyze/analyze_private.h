@@ -52,9 +52,11 @@ void lm_analyze_find_columns(lm_analyze_ctx *c, const lm_table *pmc);
  * and, of those, the rows the kernel and instance filters keep
  * (*metric_rows); *chosen: a flag per kernel-name string, zeroed, for
  * lm_analyze_top to mark the kernels --kernel-index picks. Free the three
- * arrays with lm_free (on failure none is left). Errors (in c->diag): no
- * dispatch, a filter that matches none (naming what the data holds), a
- * pattern that does not compile or match, out of memory. (rows.c) */
+ * arrays with lm_free: on failure the row arrays are left NULL, *chosen
+ * (when allocated) is the caller's to free all the same. Errors (in
+ * c->diag): no dispatch, a filter that matches none (naming what the
+ * data holds), a pattern that does not compile or match, out of memory.
+ * The row arrays must be NULL on entry. (rows.c) */
 lm_status lm_analyze_select(lm_analyze_ctx *c, size_t **top_rows, size_t *n_top, size_t **metric_rows,
                             size_t *n_metric, uint8_t **chosen);
 
