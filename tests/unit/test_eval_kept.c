@@ -2,7 +2,7 @@
  * hold one value for a while.
  *
  * The bulk evaluator does not write out a kept operand's values while
- * every row so far held the same one (eval.c, keep_values): a run of one
+ * every row so far held the same one (eval_vm.c, keep_values): a run of one
  * value is written only when a row differs, and an operand that held one
  * value throughout is read off that value. Columns here are built to hit
  * each case on one and on two threads (the second thread starts at row

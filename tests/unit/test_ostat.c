@@ -68,7 +68,7 @@ static void feed(lm_ostat *s, const double *v, size_t n, size_t split) {
   }
 }
 
-/* The passes of the evaluator (eval.c, bounded_passes) for one operand. */
+/* The passes of the evaluator (eval_order.c, lm_eval_bounded_passes) for one operand. */
 static int passes(lm_ostat *s, const double *v, size_t n, size_t budget) {
   size_t split = n > 1 ? next() % n : n;
   int n_passes = 1;
