@@ -739,7 +739,7 @@ static lm_status write_composed(compose_ctx *x, sqlite3 *db, int64_t wid, double
   if (st != LM_OK) return st;
   if ((st = lm_db_clear_composed(db, wid, diag)) != LM_OK) goto done;
   lm_sql *sql = lm_sql_wrap_sqlite(db);
-  st = sql ? lm_db_write_tables(sql, wid, x->w, diag) : oom(diag);
+  st = sql ? lm_db_write_tables(sql, wid, x->w, NULL, diag) : oom(diag);
   lm_sql_close(sql);
   if (st != LM_OK) goto done;
   if ((st = lm_db_composer_open(db, wid, &out, diag)) != LM_OK) goto done;

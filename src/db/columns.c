@@ -283,13 +283,8 @@ static lm_status list_with_constants(lm_sql *sql, int64_t wid, const char *sourc
 }
 
 lm_status lm_db_load_columns(lm_sql *sql, int64_t wid, const char *workload, const char *source,
-                             lm_db_want_fn want, void *ctx, lm_table *t, lm_diag *diag) {
-  return lm_db_load_columns_placed(sql, wid, workload, source, want, ctx, NULL, NULL, t, diag);
-}
-
-lm_status lm_db_load_columns_placed(lm_sql *sql, int64_t wid, const char *workload, const char *source,
-                                    lm_db_want_fn want, void *ctx, lm_db_place_fn place, void *place_ctx,
-                                    lm_table *t, lm_diag *diag) {
+                             lm_db_want_fn want, void *ctx, lm_db_place_fn place, void *place_ctx, lm_table *t,
+                             lm_diag *diag) {
   const char *path = lm_sql_where(sql);
   lm_stmt *q = NULL, *data = NULL;
   lm_colcodec *codec = NULL;
@@ -502,8 +497,8 @@ static lm_status put_group(void *ctx, const size_t *cols, const double *const *v
   return LM_OK;
 }
 
-lm_status lm_db_put_columns_with(lm_sql *sql, int64_t wid, const lm_table *t, const char *source, int skip_fixed,
-                                 const lm_db_write_opts *o, lm_diag *diag) {
+lm_status lm_db_put_columns(lm_sql *sql, int64_t wid, const lm_table *t, const char *source, int skip_fixed,
+                            const lm_db_write_opts *o, lm_diag *diag) {
   put_state p;
   memset(&p, 0, sizeof p);
   p.t = t;
@@ -551,9 +546,4 @@ done:
   lm_free(p.position);
   lm_free(p.seen_first);
   return st;
-}
-
-lm_status lm_db_put_columns(lm_sql *sql, int64_t wid, const lm_table *t, const char *source, int skip_fixed,
-                            lm_diag *diag) {
-  return lm_db_put_columns_with(sql, wid, t, source, skip_fixed, NULL, diag);
 }

@@ -44,16 +44,10 @@ lm_status lm_db_create_workload(lm_sql *sql, const char *name, const char *team,
                                 const char *origin, const char *arch, const char *gpu_model,
                                 size_t n_dispatches, int complete, int64_t *id_out, lm_diag *diag);
 
-/* lm_db_write_tables: system info, kernels, dispatches, regions and
- * counter columns of w under workload id wid, with its provenance and,
- * for merged rank.R parts, every part's system information
- * (lm_db_write_ranks), inside the caller's transaction. */
-lm_status lm_db_write_tables(lm_sql *sql, int64_t wid, const lm_workload *w, lm_diag *diag);
-
-/* How lm_db_write_tables_with writes the counter columns. Deferred columns
- * (lm_workload_options.defer) are read back from their files in groups of
- * at most group_bytes of values (0: LM_DB_GROUP_BYTES), so no more than
- * one group is held at once. */
+/* How lm_db_write_tables and lm_db_put_columns write the counter columns.
+ * Deferred columns (lm_workload_options.defer) are read back from their
+ * files in groups of at most group_bytes of values (0: LM_DB_GROUP_BYTES),
+ * so no more than one group is held at once. */
 #define LM_DB_GROUP_BYTES ((size_t)256 << 20)
 typedef struct lm_db_write_opts {
   size_t group_bytes;
@@ -67,20 +61,27 @@ typedef struct lm_db_write_opts {
   void *seen_ctx;
 } lm_db_write_opts;
 
-/* lm_db_put_columns_with: lm_db_put_columns with these options (NULL:
- * the defaults): t may hold deferred columns, and with skip_fixed (the
- * pmc table) o's first columns are visited first, each given to o->seen. */
-lm_status lm_db_put_columns_with(lm_sql *sql, int64_t wid, const lm_table *t, const char *source, int skip_fixed,
-                                 const lm_db_write_opts *o, lm_diag *diag);
+/* lm_db_write_tables: system info, kernels, dispatches, regions and
+ * counter columns of w under workload id wid, with its provenance and,
+ * for merged rank.R parts, every part's system information
+ * (lm_db_write_ranks), inside the caller's transaction, with options o
+ * (NULL: the defaults). w may hold deferred columns; the dispatch columns
+ * are loaded (lm_table_load) when they are deferred. */
+lm_status lm_db_write_tables(lm_sql *sql, int64_t wid, const lm_workload *w, const lm_db_write_opts *o,
+                             lm_diag *diag);
+
+/* lm_db_put_columns: the counter columns of t as column_data rows of
+ * `source` (compact), leaving out with skip_fixed (the pmc table) the
+ * dispatch columns the dispatch table holds, inside the caller's
+ * transaction, with options o (NULL: the defaults): t may hold deferred
+ * columns, and with skip_fixed o's first columns are visited first, each
+ * given to o->seen. */
+lm_status lm_db_put_columns(lm_sql *sql, int64_t wid, const lm_table *t, const char *source, int skip_fixed,
+                            const lm_db_write_opts *o, lm_diag *diag);
+
 /* lm_db_dispatch_column: 1 when pmc_perf column `name` is stored in the
  * dispatch table rather than as a counter column. */
 int lm_db_dispatch_column(const char *name);
-
-/* lm_db_write_tables_with: lm_db_write_tables with these options (NULL:
- * the defaults). w may hold deferred columns; the dispatch columns are
- * loaded (lm_table_load) when they are deferred. */
-lm_status lm_db_write_tables_with(lm_sql *sql, int64_t wid, const lm_workload *w, const lm_db_write_opts *o,
-                                  lm_diag *diag);
 
 /* lm_db_write_provenance: a lumen profile's executions (w->exec: the
  * executions of each row, their shared counters, the set of each value)
@@ -89,12 +90,6 @@ lm_status lm_db_write_provenance(lm_sql *sql, int64_t wid, const lm_workload *w,
 /* lm_db_read_provenance: the same, read back into w (from w's arena);
  * w->exec and w->row_clock_source stay NULL for a workload without them. */
 lm_status lm_db_read_provenance(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *diag);
-
-/* lm_db_put_columns: the counter columns of t as column_data rows of
- * `source` (compact), leaving out with skip_fixed the dispatch columns the
- * dispatch table holds; inside the caller's transaction. */
-lm_status lm_db_put_columns(lm_sql *sql, int64_t wid, const lm_table *t, const char *source, int skip_fixed,
-                            lm_diag *diag);
 
 /* lm_db_sysinfo_build: fields keys/values (n of them, none NULL) as system
  * information: *table (one row; set even on failure, the caller frees it)
@@ -128,23 +123,19 @@ lm_status lm_db_find_workload(lm_sql *sql, const char *name, int64_t *wid, size_
 lm_status lm_db_read_info(lm_sql *sql, const char *name, lm_workload **out, lm_diag *diag);
 
 /* lm_db_read_workload: load the workload `name` (NULL: the first one) as
- * the same tables an Omniperf folder gives. */
-lm_status lm_db_read_workload(lm_sql *sql, const char *name, lm_workload **out, lm_diag *diag);
+ * the same tables an Omniperf folder gives, with the counter columns of
+ * the want function opts->choose gives for its architecture (read first,
+ * from its system information), decoded where opts->place says (opts
+ * NULL: every column, in the tables' memory). */
+lm_status lm_db_read_workload(lm_sql *sql, const char *name, const struct lm_workload_options *opts,
+                              lm_workload **out, lm_diag *diag);
 
-
-/* lm_db_read_workload_columns: lm_db_read_workload with only the counter
- * columns want (NULL: all) accepts; the others are absent from the
- * tables, as in a folder without them. Columns that hold one value in
- * every row may share one array: the tables are read-only. */
+/* lm_db_read_workload_columns: the same with only the counter columns
+ * want (NULL: all) accepts; the others are absent from the tables, as in
+ * a folder without them. Columns that hold one value in every row may
+ * share one array: the tables are read-only. */
 lm_status lm_db_read_workload_columns(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx,
                                       lm_workload **out, lm_diag *diag);
-
-/* lm_db_read_workload_for: the same with the want function opts->choose
- * gives for the workload's architecture (read first, from its system
- * info), the counter columns decoded where opts->place says (opts NULL:
- * every column, in the tables' memory). */
-lm_status lm_db_read_workload_for(lm_sql *sql, const char *name, const struct lm_workload_options *opts,
-                                  lm_workload **out, lm_diag *diag);
 
 /* lm_db_count_columns: how many of the counter columns of `source` of
  * workload wid want (NULL: all) accepts (no column data is read). */
@@ -161,9 +152,12 @@ lm_status lm_db_count_columns(lm_sql *sql, int64_t wid, const char *source, lm_d
  * are decoded by the table's fetch, block by block.
  * A column whose data does not match its rows or encoding gives LM_EDATA
  * naming the workload (`workload`, for messages), the column and the
- * field (column_data.n_rows, column_data.data, column_data.codec). */
+ * field (column_data.n_rows, column_data.data, column_data.codec). Each
+ * column is decoded where place (NULL: nowhere else) puts it; a column
+ * that holds one value in every row keeps sharing the table's array. */
 lm_status lm_db_load_columns(lm_sql *sql, int64_t wid, const char *workload, const char *source,
-                             lm_db_want_fn want, void *ctx, lm_table *t, lm_diag *diag);
+                             lm_db_want_fn want, void *ctx, lm_db_place_fn place, void *place_ctx, lm_table *t,
+                             lm_diag *diag);
 /* lm_table_kept_planes: 1 when column c of t, read by lm_db_load_columns,
  * stayed as its token planes (LM_DB_WANT_LATER, integers): then *planes
  * (*width planes of t->n_rows bytes, grouped by byte position: per row 0
@@ -171,14 +165,8 @@ lm_status lm_db_load_columns(lm_sql *sql, int64_t wid, const char *workload, con
  * integer, the first from 0) and *width, owned by t. 0 for any other
  * column. */
 int lm_table_kept_planes(const lm_table *t, size_t c, const unsigned char **planes, size_t *width);
-/* lm_db_load_columns_placed: the same, each column decoded where place
- * (NULL: nowhere else) puts it; a column that holds one value in every
- * row keeps sharing the table's array. */
-lm_status lm_db_load_columns_placed(lm_sql *sql, int64_t wid, const char *workload, const char *source,
-                                    lm_db_want_fn want, void *ctx, lm_db_place_fn place, void *place_ctx,
-                                    lm_table *t, lm_diag *diag);
 
-/* ------------------------------------ a profile's bookkeeping (profile_db.c) */
+/* ------------------------------------ a profile's bookkeeping (runs.c) */
 
 /* The tables `lumen profile` keeps while it collects, in the workload's
  * own SQLite file (docs/workload-format.md: profile_option, profile_set,
@@ -351,7 +339,7 @@ typedef lm_status (*lm_db_sysinfo_fn)(const char *key, const char *value, void *
 lm_status lm_db_each_sysinfo(sqlite3 *db, int64_t wid, int run, int64_t pid, lm_db_sysinfo_fn fn, void *user,
                              lm_diag *diag);
 
-/* ----------------------------------------- composing a profile (compose_db.c) */
+/* ----------------------------------------- composing a profile (compose.c) */
 
 /* A record of a successful run, as composition reads it back: the run,
  * its mode ("app", "instance", "assigned"), the slot of its process

@@ -85,7 +85,7 @@ lm_status lm_db_write_ranks(lm_sql *sql, int64_t wid, const lm_workload *w, lm_d
       if (!w->part_roofline[p]) continue;
       char source[32];
       snprintf(source, sizeof source, "roofline@%zu", p);
-      st = lm_db_put_columns(sql, wid, w->part_roofline[p], source, 0, diag);
+      st = lm_db_put_columns(sql, wid, w->part_roofline[p], source, 0, NULL, diag);
     }
   }
   if (st != LM_OK || !w->set_rank) return st;
@@ -245,7 +245,7 @@ static lm_status read_rooflines(lm_sql *sql, int64_t wid, const char *workload, 
     lm_table_finish(t);
     lm_table_free(w->part_roofline[part[i]]);
     w->part_roofline[part[i]] = t;
-    if ((st = lm_db_load_columns(sql, wid, workload, source, NULL, NULL, t, diag)) != LM_OK) break;
+    if ((st = lm_db_load_columns(sql, wid, workload, source, NULL, NULL, NULL, NULL, t, diag)) != LM_OK) break;
     for (size_t c = 0; c < t->n_cols; c++)
       if (t->cols[c].first_text) t->cols[c].n_text = 1;
   }

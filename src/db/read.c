@@ -176,7 +176,7 @@ static lm_status read_source(lm_sql *sql, int64_t wid, const char *workload, con
    * as they are decoded. */
   lm_table_finish(t);
   uint64_t t_cols = lm_phase_begin();
-  st = lm_db_load_columns_placed(sql, wid, workload, source, want, ctx, opts ? opts->place : NULL,
+  st = lm_db_load_columns(sql, wid, workload, source, want, ctx, opts ? opts->place : NULL,
                                  opts ? opts->place_ctx : NULL, t, diag);
   lm_phase_end("load: counter columns", t_cols);
   if (st != LM_OK) goto fail;
@@ -340,10 +340,6 @@ static void workload_name(lm_sql *sql, int64_t wid, char *out, size_t cap) {
   lm_stmt_free(q);
 }
 
-lm_status lm_db_read_workload(lm_sql *sql, const char *name, lm_workload **out, lm_diag *diag) {
-  return lm_db_read_workload_columns(sql, name, NULL, NULL, out, diag);
-}
-
 /* The columns of want, or those opts->choose picks once the architecture
  * is read, decoded where opts->place says. */
 static lm_status read_workload(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx,
@@ -354,8 +350,8 @@ lm_status lm_db_read_workload_columns(lm_sql *sql, const char *name, lm_db_want_
   return read_workload(sql, name, want, ctx, NULL, out, diag);
 }
 
-lm_status lm_db_read_workload_for(lm_sql *sql, const char *name, const lm_workload_options *opts,
-                                  lm_workload **out, lm_diag *diag) {
+lm_status lm_db_read_workload(lm_sql *sql, const char *name, const lm_workload_options *opts, lm_workload **out,
+                              lm_diag *diag) {
   return read_workload(sql, name, NULL, NULL, opts, out, diag);
 }
 

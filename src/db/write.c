@@ -87,12 +87,8 @@ lm_status lm_db_create_workload(lm_sql *sql, const char *name, const char *team,
   return LM_OK;
 }
 
-lm_status lm_db_write_tables(lm_sql *sql, int64_t wid, const lm_workload *w, lm_diag *diag) {
-  return lm_db_write_tables_with(sql, wid, w, NULL, diag);
-}
-
-lm_status lm_db_write_tables_with(lm_sql *sql, int64_t wid, const lm_workload *w, const lm_db_write_opts *o,
-                                  lm_diag *diag) {
+lm_status lm_db_write_tables(lm_sql *sql, int64_t wid, const lm_workload *w, const lm_db_write_opts *o,
+                             lm_diag *diag) {
   lm_stmt *s = NULL;
   lm_status st;
   /* The dispatch columns are written row by row: loaded first. */
@@ -176,10 +172,10 @@ lm_status lm_db_write_tables_with(lm_sql *sql, int64_t wid, const lm_workload *w
   }
 
   /* Counter columns: pmc_perf, the SQ_* accumulate tables, roofline. */
-  st = lm_db_put_columns_with(sql, wid, pmc, "pmc_perf", 1, o, diag);
+  st = lm_db_put_columns(sql, wid, pmc, "pmc_perf", 1, o, diag);
   for (size_t i = 0; st == LM_OK && i < w->n_levels; i++)
-    st = lm_db_put_columns_with(sql, wid, w->levels[i], w->levels[i]->name, 0, o, diag);
-  if (st == LM_OK && w->roofline) st = lm_db_put_columns_with(sql, wid, w->roofline, "roofline", 0, o, diag);
+    st = lm_db_put_columns(sql, wid, w->levels[i], w->levels[i]->name, 0, o, diag);
+  if (st == LM_OK && w->roofline) st = lm_db_put_columns(sql, wid, w->roofline, "roofline", 0, o, diag);
   if (st == LM_OK) st = lm_db_write_provenance(sql, wid, w, diag);
   if (st == LM_OK) st = lm_db_write_ranks(sql, wid, w, diag);
   return st;
@@ -193,7 +189,7 @@ lm_status lm_db_write_workload(lm_sql *sql, const lm_workload *w, const char *na
   int64_t wid = 0;
   st = lm_db_create_workload(sql, name, team, "omniperf", origin, w->arch, model, w->pmc->n_rows, 1, &wid,
                              diag);
-  if (st == LM_OK) st = lm_db_write_tables(sql, wid, w, diag);
+  if (st == LM_OK) st = lm_db_write_tables(sql, wid, w, NULL, diag);
   if (st == LM_OK) st = lm_sql_commit(sql, diag);
   if (st != LM_OK) {
     lm_sql_rollback(sql);

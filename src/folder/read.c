@@ -258,7 +258,7 @@ lm_status lm_folder_read(const char *dir, const lm_workload_options *opts, lm_wo
     status = lm_sql_open(db_path, opts && opts->fixed ? LM_DB_READ_FIXED : LM_DB_READ, &db, diag);
     if (status == LM_OK) status = lm_db_schema(db, 0, diag);
     if (status == LM_OK)
-      status = lm_db_read_workload_for(db, NULL, opts, &loaded, diag);
+      status = lm_db_read_workload(db, NULL, opts, &loaded, diag);
     lm_sql_close(db);
     lm_workload_free(w);
     if (status == LM_OK) *out = loaded;

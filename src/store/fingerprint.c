@@ -211,7 +211,7 @@ typedef struct write_side {
 static void *write_side_run(void *arg) {
   write_side *j = arg;
   if (j->mixes) j->st = lm_table_each_column(j->m.t, j->order, j->k, j->budget, mix_column, &j->m, &j->diag);
-  else j->st = lm_db_write_tables_with(j->sql, j->wid, j->w, j->o, &j->diag);
+  else j->st = lm_db_write_tables(j->sql, j->wid, j->w, j->o, &j->diag);
   return NULL;
 }
 
@@ -227,7 +227,7 @@ static int mix_aside(const lm_table *pmc) {
   return 1;
 }
 
-/* lm_db_write_tables_with o, computing w's fingerprint (into fp) from the
+/* lm_db_write_tables with o, computing w's fingerprint (into fp) from the
  * pmc columns as they are written, so they are read from the file once. */
 lm_status lm_store_write_fingerprinted(lm_sql *sql, int64_t wid, const lm_workload *w, const lm_db_write_opts *o,
                                        char fp[33], lm_diag *diag) {
@@ -263,7 +263,7 @@ lm_status lm_store_write_fingerprinted(lm_sql *sql, int64_t wid, const lm_worklo
     with.n_first = k;
     with.seen = mix_column;
     with.seen_ctx = &m;
-    st = lm_db_write_tables_with(sql, wid, w, &with, diag);
+    st = lm_db_write_tables(sql, wid, w, &with, diag);
   }
   free(order);
   if (st == LM_OK) {

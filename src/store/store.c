@@ -522,7 +522,7 @@ static lm_status refresh_fingerprints(lm_store *s, lm_diag *diag) {
     lm_diag why;
     memset(&why, 0, sizeof why);
     char fp[33];
-    lm_status rs = lm_db_read_workload(s->sql, names[i], &w, &why);
+    lm_status rs = lm_db_read_workload(s->sql, names[i], NULL, &w, &why);
     if (rs == LM_OK) rs = lm_workload_fingerprint(w, fp, &why);
     lm_workload_free(w);
     if (rs == LM_ENOMEM) {
@@ -685,7 +685,7 @@ static lm_status write_folder(import *im, int64_t *wid, int *found) {
                                        im->origin, w->arch, model, w->pmc->n_rows, 1, wid, im->diag);
   if (st == LM_OK && im->fp[0]) {
     st = set_fingerprint(s->sql, *wid, im->fp, im->diag);
-    if (st == LM_OK) st = lm_db_write_tables_with(s->sql, *wid, w, &im->write_opts, im->diag);
+    if (st == LM_OK) st = lm_db_write_tables(s->sql, *wid, w, &im->write_opts, im->diag);
   } else if (st == LM_OK) {
     st = lm_store_write_fingerprinted(s->sql, *wid, w, &im->write_opts, im->fp, im->diag);
     if (st == LM_OK && find_fingerprint(s->sql, im->fp, im->team, &im->facts, im->existing, sizeof im->existing,
@@ -876,7 +876,7 @@ lm_status lm_store_export(lm_store *s, const char *name, const char *dir, lm_dia
 }
 
 lm_status lm_store_load(lm_store *s, const char *name, lm_workload **out, lm_diag *diag) {
-  return lm_db_read_workload(s->sql, name, out, diag);
+  return lm_db_read_workload(s->sql, name, NULL, out, diag);
 }
 
 /* What a view from the store reads: lm_analyze_wants' columns; of those,

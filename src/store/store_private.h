@@ -16,7 +16,7 @@ struct lm_store {
   int writable; /* imports, removals and kept analyses may write */
 };
 
-/* lm_store_write_fingerprinted: lm_db_write_tables_with(sql, wid, w, o),
+/* lm_store_write_fingerprinted: lm_db_write_tables(sql, wid, w, o),
  * computing w's fingerprint (lm_workload_fingerprint, into fp) from the
  * pmc columns as they are written, so they are read from their files
  * once; where they are all in memory the hash runs on a second thread

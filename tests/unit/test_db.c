@@ -106,7 +106,7 @@ static int roundtrip(const char *dir, const char *url) {
   if (lm_sql_open(url, LM_DB_CREATE, &db, &d) == LM_OK && lm_db_schema(db, 1, &d) == LM_OK &&
       lm_sql_exec(db, "DELETE FROM workload WHERE name = 'w'", 0, &d) == LM_OK &&
       lm_db_write_workload(db, w, "w", NULL, dir, NULL, &d) == LM_OK &&
-      lm_db_read_workload(db, "w", &back, &d) == LM_OK) {
+      lm_db_read_workload(db, "w", NULL, &back, &d) == LM_OK) {
     const lm_catalog *cat = lm_metrics_builtin(w->arch);
     lm_analyze_opts o;
     memset(&o, 0, sizeof o);
@@ -122,7 +122,7 @@ static int roundtrip(const char *dir, const char *url) {
     CHECK(lm_db_write_workload(db, w, "w", NULL, dir, NULL, &d) == LM_EINVAL);
     lm_workload_free(back);
     back = NULL;
-    CHECK(lm_db_read_workload(db, "w", &back, &d) == LM_OK);
+    CHECK(lm_db_read_workload(db, "w", NULL, &back, &d) == LM_OK);
   } else {
     char line[1024];
     fprintf(stderr, "%s: %s\n", dir, lm_diag_format(&d, line, sizeof line));
@@ -237,7 +237,7 @@ static void old_layout(const char *dir, const char *url) {
   db = NULL;
   CHECK(lm_sql_open(url, LM_DB_READ, &db, &d) == LM_OK && lm_db_schema(db, 0, &d) == LM_OK);
   CHECK_STR(meta_version(db, version, sizeof version), "2");
-  lm_status rs = lm_db_read_workload(db, "old", &back, &d);
+  lm_status rs = lm_db_read_workload(db, "old", NULL, &back, &d);
   CHECK(rs == LM_OK);
   if (rs != LM_OK) fprintf(stderr, "%s (%s): %s\n", dir, url, d.message);
   CHECK(back && same_analysis(w, back));
@@ -257,7 +257,7 @@ static void old_layout(const char *dir, const char *url) {
   lm_stmt_free(q);
   const char *names[2] = {"old", "new"};
   for (int i = 0; i < 2; i++) {
-    CHECK(lm_db_read_workload(db, names[i], &back, &d) == LM_OK);
+    CHECK(lm_db_read_workload(db, names[i], NULL, &back, &d) == LM_OK);
     CHECK(back && same_analysis(w, back));
     lm_workload_free(back);
     back = NULL;
@@ -307,7 +307,7 @@ static void damaged(const char *dir, const char *url) {
   }
   lm_stmt_free(up);
   up = NULL;
-  CHECK(lm_db_read_workload(db, "cut", &back, &d) == LM_EDATA);
+  CHECK(lm_db_read_workload(db, "cut", NULL, &back, &d) == LM_EDATA);
   CHECK_STR(d.field, "column_data.checksum");
   CHECK(strstr(d.message, "workload 'cut'") != NULL && strstr(d.message, name) != NULL);
   CHECK(strstr(d.message, "does not match its checksum") != NULL);
@@ -325,7 +325,7 @@ static void damaged(const char *dir, const char *url) {
   }
   lm_stmt_free(up);
   free(cut);
-  CHECK(lm_db_read_workload(db, "cut", &back, &d) == LM_EDATA);
+  CHECK(lm_db_read_workload(db, "cut", NULL, &back, &d) == LM_EDATA);
   CHECK_STR(d.field, "column_data.data");
   CHECK(strstr(d.message, "workload 'cut'") != NULL);
   CHECK(strstr(d.message, name) != NULL);
@@ -334,7 +334,7 @@ static void damaged(const char *dir, const char *url) {
   back = NULL;
   CHECK(lm_sql_exec(db, "UPDATE column_data SET codec = 7 WHERE workload_id = "
                         "(SELECT id FROM workload WHERE name = 'cut')", 0, &d) == LM_OK);
-  CHECK(lm_db_read_workload(db, "cut", &back, &d) == LM_EDATA);
+  CHECK(lm_db_read_workload(db, "cut", NULL, &back, &d) == LM_EDATA);
   CHECK_STR(d.field, "column_data.codec");
   CHECK(strstr(d.message, "encoding 7") != NULL);
   lm_workload_free(back);

@@ -426,7 +426,7 @@ int main(void) {
     lm_workload *back = NULL;
     CHECK(lm_sql_open(path, LM_DB_CREATE, &db, &d) == LM_OK && lm_db_schema(db, 1, &d) == LM_OK &&
           lm_db_write_workload(db, w, "m", NULL, dir, NULL, &d) == LM_OK &&
-          lm_db_read_workload(db, "m", &back, &d) == LM_OK);
+          lm_db_read_workload(db, "m", NULL, &back, &d) == LM_OK);
     CHECK(back && back->row_rank && back->pmc->n_rows == n);
     for (size_t r = 0; back && back->row_rank && r < n; r++)
       if (back->row_rank[r] != w->row_rank[r]) {
@@ -469,7 +469,7 @@ int main(void) {
     back = NULL;
     /* A part numbered out of order is named, not trusted. */
     CHECK(lm_sql_exec(db, "UPDATE rank_sysinfo SET part = 7 WHERE part = 2", 0, &d) == LM_OK);
-    CHECK(lm_db_read_workload(db, "m", &back, &d) == LM_EDATA);
+    CHECK(lm_db_read_workload(db, "m", NULL, &back, &d) == LM_EDATA);
     CHECK_STR(d.field, "rank_sysinfo.part");
     CHECK(strstr(d.message, "corrupt database") != NULL);
     lm_workload_free(back);
@@ -489,7 +489,7 @@ int main(void) {
             lm_stmt_step(q) == 1);
       CHECK_STR(q ? lm_stmt_text(q, 0) : "", mode ? "6" : "3");
       lm_stmt_free(q);
-      CHECK(lm_db_read_workload(db, "m", &back, &d) == LM_OK);
+      CHECK(lm_db_read_workload(db, "m", NULL, &back, &d) == LM_OK);
       CHECK(back && back->n_parts == 0 && back->row_rank && back->pmc->n_rows == n);
       CHECK(back && strcmp(lm_sysinfo_text(&back->sysinfo, "workload_name"),
                            lm_sysinfo_text(&parts[0]->sysinfo, "workload_name")) == 0);
