@@ -206,6 +206,181 @@ static lm_status read_origin(lm_workload *w, const char *path, lm_diag *diag) {
   return status;
 }
 
+/* Whether dir is a folder; else the error, naming what it is when known. */
+static lm_status check_folder(const char *dir, lm_diag *diag) {
+  struct stat st;
+  if (stat(dir, &st) != 0)
+    return lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL,
+                       "no such workload folder");
+  if (!S_ISDIR(st.st_mode)) {
+    char what[1024];
+    if (lm_folder_identify(dir, what, sizeof what))
+      return lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL, "not a workload folder: %s", what);
+    return lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL,
+                       "not a folder: a workload is a folder holding "
+                       "pmc_perf.csv and sysinfo.csv");
+  }
+  return LM_OK;
+}
+
+/* The workload of the lumen database at db_path; w (the folder's, not
+ * needed then) is freed either way. */
+static lm_status read_database(lm_workload *w, const char *db_path, const lm_workload_options *opts,
+                               lm_workload **out, lm_diag *diag) {
+  lm_sql *db = NULL;
+  lm_workload *loaded = NULL;
+  lm_status status = lm_sql_open(db_path, opts && opts->fixed ? LM_DB_READ_FIXED : LM_DB_READ, &db, diag);
+  if (status == LM_OK) status = lm_db_schema(db, 0, diag);
+  if (status == LM_OK)
+    status = lm_db_read_workload(db, NULL, opts, &loaded, diag);
+  lm_sql_close(db);
+  lm_workload_free(w);
+  if (status == LM_OK) *out = loaded;
+  return status;
+}
+
+/* The error of a folder without pmc_perf.csv: unmerged pass files, or
+ * what the folder is when it is known. */
+static lm_status missing_pmc(const char *dir, size_t n_unmerged, lm_diag *diag) {
+  if (n_unmerged)
+    return lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL,
+                       "cannot find pmc_perf.csv (the folder holds %zu "
+                       "unmerged pmc_perf_<n>.csv pass files: the "
+                       "profiling run did not finish its merge step)",
+                       n_unmerged);
+  char what[1024];
+  int known = lm_folder_identify(dir, what, sizeof what);
+  return lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL, "cannot find pmc_perf.csv: not a workload folder%s%s",
+                     known ? "; " : "", known ? what : "");
+}
+
+/* The CSV options of pmc_perf.csv and of the level tables, as opts asks
+ * (deferred columns, those loaded on the way). */
+static void csv_options(const lm_workload *w, const lm_workload_options *opts, lm_csv_options *pmc_options,
+                        lm_csv_options *level_options) {
+  pmc_options->text_columns = pmc_text_columns;
+  if (opts && opts->defer) {
+    pmc_options->defer = level_options->defer = 1;
+    pmc_options->eager_columns = opts->eager_columns;
+    /* An accumulate table holds the dispatch facts again (two thirds of
+     * its columns); a caller that evaluates only its counters leaves
+     * them in the file too. */
+    level_options->eager_columns = opts->levels_lazy ? NULL : opts->eager_columns;
+    if (opts->load_wanted && opts->choose) {
+      void *want_ctx = NULL;
+      lm_db_want_fn want = opts->choose(opts->choose_ctx, w->arch, lm_sysinfo_compat(&w->sysinfo), &want_ctx);
+      pmc_options->load_want = level_options->load_want = want;
+      pmc_options->load_ctx = level_options->load_ctx = want_ctx;
+      pmc_options->load_cap = level_options->load_cap = opts->load_cap;
+    }
+  }
+}
+
+/* pmc_perf.csv into w->pmc; a rocpd long layout (*rocpd set) read again
+ * and pivoted to the wide one. */
+static lm_status read_pmc(lm_workload *w, const char *pmc_path, lm_csv_options *pmc_options, int keep_text,
+                          int *rocpd, lm_diag *diag) {
+  lm_status status = read_table(pmc_path, pmc_options, keep_text, &w->pmc, diag);
+  if (status != LM_OK) return status;
+  *rocpd = lm_rocpd_is_long(w->pmc);
+  if (!*rocpd) return LM_OK;
+  /* Read again keeping the timestamps' text: they exceed 2^53 ns, so only
+   * the integers give the exact durations the reference computes. The
+   * long layout is pivoted as a whole: nothing is deferred. */
+  lm_table_free(w->pmc);
+  w->pmc = NULL;
+  pmc_options->text_columns = rocpd_text_columns;
+  pmc_options->defer = 0;
+  status = read_table(pmc_path, pmc_options, keep_text, &w->pmc, diag);
+  if (status != LM_OK) return status;
+  lm_table *wide = NULL;
+  status = lm_rocpd_pivot(w->pmc, &wide, diag);
+  if (status != LM_OK) return status;
+  lm_table_free(w->pmc);
+  w->pmc = wide;
+  return LM_OK;
+}
+
+/* The dispatch table's checks: a kernel name column, a warning for each
+ * fact column named in another case, and at least one complete row. */
+static lm_status check_pmc(const lm_table *pmc, const char *pmc_path, lm_diag *diag) {
+  if (lm_table_find(pmc, "Kernel_Name") < 0) {
+    const char *twin = case_twin(pmc, "Kernel_Name");
+    return lm_diag_set(diag, LM_EDATA, pmc_path, 1, 0, "Kernel_Name",
+                       "missing column: every dispatch row needs a kernel name%s%s%s", twin ? " (the file has '" : "",
+                       twin ? twin : "", twin ? "': column names are case-sensitive)" : "");
+  }
+  for (const char *const *name = fact_columns; *name; name++) {
+    const char *twin = lm_table_find(pmc, *name) < 0 ? case_twin(pmc, *name) : NULL;
+    if (twin)
+      lm_log(LM_LOG_WARN, "%s:1: field '%s': not the column '%s' the analysis reads (column names are "
+             "case-sensitive): rename it, or it is left out", pmc_path, twin, *name);
+  }
+  size_t complete = 0;
+  for (size_t r = 0; r < pmc->n_rows; r++) complete += !pmc->row_missing[r];
+  if (complete) return LM_OK;
+  long line = 0;
+  const char *field = NULL;
+  for (size_t c = 0; c < pmc->n_cols && !field; c++) {
+    if (!pmc->cols[c].n_missing) continue;
+    field = pmc->cols[c].name;
+    const double *values = lm_table_values(pmc, c, NULL);
+    for (size_t r = 0; values && r < pmc->n_rows; r++)
+      if (isnan(values[r]) && !lm_table_text(pmc, c, r)) {
+        line = (long)r + 2;
+        break;
+      }
+  }
+  return lm_diag_set(
+      diag, LM_EDATA, pmc_path, line, 0, field,
+      pmc->n_rows ? "every dispatch row has an empty cell (profiling "
+                    "data may be corrupt); the first one is here"
+                  : "no dispatch rows");
+}
+
+/* The level tables: those of a rocpd layout, then the SQ files of the
+ * folder (sq_names). */
+static lm_status read_levels(lm_workload *w, const char *dir, const char **sq_names, size_t n_sq, int rocpd,
+                             const lm_csv_options *level_options, int keep_text, lm_diag *diag) {
+  size_t n_rocpd = rocpd ? lm_rocpd_n_levels(w->pmc) : 0;
+  w->levels = lm_arena_alloc(w->arena, (n_sq + n_rocpd ? n_sq + n_rocpd : 1) * sizeof *w->levels);
+  if (!w->levels) goto nomem;
+  if (n_rocpd) {
+    lm_status status = lm_rocpd_levels(w->pmc, w->levels, &w->n_levels, diag);
+    if (status != LM_OK) return status;
+  }
+  for (size_t i = 0; i < n_sq; i++) {
+    char *path = join_path(w->arena, dir, sq_names[i]);
+    if (!path) goto nomem;
+    lm_status status = read_table(path, level_options, keep_text, &w->levels[w->n_levels], diag);
+    if (status != LM_OK) return status;
+    w->n_levels++;
+  }
+  return LM_OK;
+nomem:
+  return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+}
+
+/* roofline.csv when present, and the origin file when the folder has one. */
+static lm_status read_extras(lm_workload *w, const char *dir, int keep_text, int has_origin, lm_diag *diag) {
+  char *roof_path = join_path(w->arena, dir, "roofline.csv");
+  if (!roof_path) goto nomem;
+  int roof_present = file_present(roof_path, diag);
+  if (roof_present < 0) return diag ? diag->status : LM_EIO;
+  if (roof_present) {
+    lm_status status = read_table(roof_path, NULL, keep_text, &w->roofline, diag);
+    if (status != LM_OK) return status;
+  }
+  if (has_origin) {
+    char *origin_path = join_path(w->arena, dir, LM_ORIGIN_FILE);
+    if (!origin_path) goto nomem;
+    return read_origin(w, origin_path, diag);
+  }
+  return LM_OK;
+nomem:
+  return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+}
+
 lm_status lm_folder_read(const char *dir, const lm_workload_options *opts, lm_workload **out, lm_diag *diag) {
   lm_status status = LM_OK;
   lm_arena *arena = lm_arena_new(1 << 14);
@@ -220,23 +395,8 @@ lm_status lm_folder_read(const char *dir, const lm_workload_options *opts, lm_wo
   w->arena = arena;
   w->path = lm_arena_strdup(arena, dir);
   if (!w->path) goto nomem;
-
-  struct stat st;
-  if (stat(dir, &st) != 0) {
-    status = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL,
-                         "no such workload folder");
-    goto fail;
-  }
-  if (!S_ISDIR(st.st_mode)) {
-    char what[1024];
-    if (lm_folder_identify(dir, what, sizeof what))
-      status = lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL, "not a workload folder: %s", what);
-    else
-      status = lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL,
-                           "not a folder: a workload is a folder holding "
-                           "pmc_perf.csv and sysinfo.csv");
-    goto fail;
-  }
+  status = check_folder(dir, diag);
+  if (status != LM_OK) goto fail;
 
   const char **sq_names = NULL;
   size_t n_sq = 0, n_unmerged = 0;
@@ -252,18 +412,7 @@ lm_status lm_folder_read(const char *dir, const lm_workload_options *opts, lm_wo
     status = diag ? diag->status : LM_EIO;
     goto fail;
   }
-  if (db_present) {
-    lm_sql *db = NULL;
-    lm_workload *loaded = NULL;
-    status = lm_sql_open(db_path, opts && opts->fixed ? LM_DB_READ_FIXED : LM_DB_READ, &db, diag);
-    if (status == LM_OK) status = lm_db_schema(db, 0, diag);
-    if (status == LM_OK)
-      status = lm_db_read_workload(db, NULL, opts, &loaded, diag);
-    lm_sql_close(db);
-    lm_workload_free(w);
-    if (status == LM_OK) *out = loaded;
-    return status;
-  }
+  if (db_present) return read_database(w, db_path, opts, out, diag);
 
   char *pmc_path = join_path(arena, dir, "pmc_perf.csv");
   if (!pmc_path) goto nomem;
@@ -273,18 +422,7 @@ lm_status lm_folder_read(const char *dir, const lm_workload_options *opts, lm_wo
     goto fail;
   }
   if (!pmc_present) {
-    if (n_unmerged)
-      status = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL,
-                           "cannot find pmc_perf.csv (the folder holds %zu "
-                           "unmerged pmc_perf_<n>.csv pass files: the "
-                           "profiling run did not finish its merge step)",
-                           n_unmerged);
-    else {
-      char what[1024];
-      int known = lm_folder_identify(dir, what, sizeof what);
-      status = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL, "cannot find pmc_perf.csv: not a workload folder%s%s",
-                           known ? "; " : "", known ? what : "");
-    }
+    status = missing_pmc(dir, n_unmerged, diag);
     goto fail;
   }
 
@@ -294,112 +432,13 @@ lm_status lm_folder_read(const char *dir, const lm_workload_options *opts, lm_wo
   if (status != LM_OK) goto fail;
 
   lm_csv_options pmc_options = {0}, level_options = {0};
-  pmc_options.text_columns = pmc_text_columns;
-  if (opts && opts->defer) {
-    pmc_options.defer = level_options.defer = 1;
-    pmc_options.eager_columns = opts->eager_columns;
-    /* An accumulate table holds the dispatch facts again (two thirds of
-     * its columns); a caller that evaluates only its counters leaves
-     * them in the file too. */
-    level_options.eager_columns = opts->levels_lazy ? NULL : opts->eager_columns;
-    if (opts->load_wanted && opts->choose) {
-      void *want_ctx = NULL;
-      lm_db_want_fn want = opts->choose(opts->choose_ctx, w->arch, lm_sysinfo_compat(&w->sysinfo), &want_ctx);
-      pmc_options.load_want = level_options.load_want = want;
-      pmc_options.load_ctx = level_options.load_ctx = want_ctx;
-      pmc_options.load_cap = level_options.load_cap = opts->load_cap;
-    }
-  }
-  int keep_text = opts && opts->keep_text;
-  status = read_table(pmc_path, &pmc_options, keep_text, &w->pmc, diag);
+  csv_options(w, opts, &pmc_options, &level_options);
+  int keep_text = opts && opts->keep_text, rocpd = 0;
+  status = read_pmc(w, pmc_path, &pmc_options, keep_text, &rocpd, diag);
+  if (status == LM_OK) status = check_pmc(w->pmc, pmc_path, diag);
+  if (status == LM_OK) status = read_levels(w, dir, sq_names, n_sq, rocpd, &level_options, keep_text, diag);
+  if (status == LM_OK) status = read_extras(w, dir, keep_text, has_origin, diag);
   if (status != LM_OK) goto fail;
-  int rocpd = lm_rocpd_is_long(w->pmc);
-  if (rocpd) {
-    /* Read again keeping the timestamps' text: they exceed 2^53 ns, so only
-     * the integers give the exact durations the reference computes. The
-     * long layout is pivoted as a whole: nothing is deferred. */
-    lm_table_free(w->pmc);
-    w->pmc = NULL;
-    pmc_options.text_columns = rocpd_text_columns;
-    pmc_options.defer = 0;
-    status = read_table(pmc_path, &pmc_options, keep_text, &w->pmc, diag);
-    if (status != LM_OK) goto fail;
-    lm_table *wide = NULL;
-    status = lm_rocpd_pivot(w->pmc, &wide, diag);
-    if (status != LM_OK) goto fail;
-    lm_table_free(w->pmc);
-    w->pmc = wide;
-  }
-  if (lm_table_find(w->pmc, "Kernel_Name") < 0) {
-    const char *twin = case_twin(w->pmc, "Kernel_Name");
-    status = lm_diag_set(diag, LM_EDATA, pmc_path, 1, 0, "Kernel_Name",
-                         "missing column: every dispatch row needs a kernel name%s%s%s", twin ? " (the file has '" : "",
-                         twin ? twin : "", twin ? "': column names are case-sensitive)" : "");
-    goto fail;
-  }
-  for (const char *const *name = fact_columns; *name; name++) {
-    const char *twin = lm_table_find(w->pmc, *name) < 0 ? case_twin(w->pmc, *name) : NULL;
-    if (twin)
-      lm_log(LM_LOG_WARN, "%s:1: field '%s': not the column '%s' the analysis reads (column names are "
-             "case-sensitive): rename it, or it is left out", pmc_path, twin, *name);
-  }
-  {
-    size_t complete = 0;
-    for (size_t r = 0; r < w->pmc->n_rows; r++) complete += !w->pmc->row_missing[r];
-    if (complete == 0) {
-      long line = 0;
-      const char *field = NULL;
-      for (size_t c = 0; c < w->pmc->n_cols && !field; c++) {
-        if (!w->pmc->cols[c].n_missing) continue;
-        field = w->pmc->cols[c].name;
-        const double *values = lm_table_values(w->pmc, c, NULL);
-        for (size_t r = 0; values && r < w->pmc->n_rows; r++)
-          if (isnan(values[r]) && !lm_table_text(w->pmc, c, r)) {
-            line = (long)r + 2;
-            break;
-          }
-      }
-      status = lm_diag_set(
-          diag, LM_EDATA, pmc_path, line, 0, field,
-          w->pmc->n_rows ? "every dispatch row has an empty cell (profiling "
-                           "data may be corrupt); the first one is here"
-                         : "no dispatch rows");
-      goto fail;
-    }
-  }
-
-  size_t n_rocpd = rocpd ? lm_rocpd_n_levels(w->pmc) : 0;
-  w->levels = lm_arena_alloc(arena, (n_sq + n_rocpd ? n_sq + n_rocpd : 1) * sizeof *w->levels);
-  if (!w->levels) goto nomem;
-  if (n_rocpd) {
-    status = lm_rocpd_levels(w->pmc, w->levels, &w->n_levels, diag);
-    if (status != LM_OK) goto fail;
-  }
-  for (size_t i = 0; i < n_sq; i++) {
-    char *path = join_path(arena, dir, sq_names[i]);
-    if (!path) goto nomem;
-    status = read_table(path, &level_options, keep_text, &w->levels[w->n_levels], diag);
-    if (status != LM_OK) goto fail;
-    w->n_levels++;
-  }
-
-  char *roof_path = join_path(arena, dir, "roofline.csv");
-  if (!roof_path) goto nomem;
-  int roof_present = file_present(roof_path, diag);
-  if (roof_present < 0) {
-    status = diag ? diag->status : LM_EIO;
-    goto fail;
-  }
-  if (roof_present) {
-    status = read_table(roof_path, NULL, keep_text, &w->roofline, diag);
-    if (status != LM_OK) goto fail;
-  }
-  if (has_origin) {
-    char *origin_path = join_path(arena, dir, LM_ORIGIN_FILE);
-    if (!origin_path) goto nomem;
-    status = read_origin(w, origin_path, diag);
-    if (status != LM_OK) goto fail;
-  }
   *out = w;
   return LM_OK;
 

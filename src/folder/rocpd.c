@@ -96,16 +96,12 @@ int lm_rocpd_is_long(const lm_table *pmc) {
          lm_table_find(pmc, "Counter_Value") >= 0;
 }
 
-lm_status lm_rocpd_pivot(const lm_table *in, lm_table **out, lm_diag *diag) {
-  lm_status st = LM_OK;
-  size_t n = in->n_rows;
-  size_t *order = NULL, *group_of = NULL, *first = NULL;
-  double *scratch = NULL;
-  lm_map *names = NULL;
-  lm_table *t = NULL;
-  *out = NULL;
-  long need[5 + 9 + 4];
-  const char *need_names[5 + 9 + 4];
+/* The columns the pivot reads, by index into need (the group columns,
+ * the first-row columns, the timestamps, the counter name and value);
+ * else the error naming the first one missing. */
+#define N_NEED (5 + 9 + 4)
+static lm_status find_needed(const lm_table *in, long need[N_NEED], lm_diag *diag) {
+  const char *need_names[N_NEED];
   size_t n_need = 0;
   for (size_t k = 0; k < 5; k++)
     need_names[n_need++] = group_cols[k];
@@ -121,23 +117,21 @@ lm_status lm_rocpd_pivot(const lm_table *in, lm_table **out, lm_diag *diag) {
           diag, LM_EDATA, in->path, 1, 0, need_names[k],
           "missing column: a pmc_perf.csv with one row per counter "
           "(Counter_Name, Counter_Value) needs it");
-  long c_start = need[14], c_end = need[15], c_name = need[16],
-       c_value = need[17];
-  order = lm_malloc((n ? n : 1) * sizeof *order);
-  group_of = lm_malloc((n ? n : 1) * sizeof *group_of);
-  first = lm_malloc((n ? n : 1) * sizeof *first);
-  scratch = lm_malloc((n ? n : 1) * sizeof *scratch);
-  names = lm_map_new();
-  if (!order || !group_of || !first || !scratch || !names)
-    goto nomem;
+  return LM_OK;
+}
+
+/* Sort the n rows (order) by the group columns and number the groups in
+ * sorted order: group_of[r] is row r's, first[g] the group's first row in
+ * file order (the reference takes .iloc[0] of a group, which keeps file
+ * order). Returns the number of groups. */
+static size_t group_rows(const lm_table *in, const long *need, size_t n, size_t *order, size_t *group_of,
+                         size_t *first) {
   for (size_t r = 0; r < n; r++)
     order[r] = r;
   S.t = in;
   for (int k = 0; k < 5; k++)
     S.cols[k] = need[k];
   qsort(order, n, sizeof *order, cmp_rows);
-  /* Groups in sorted order; first[g] is the group's first row in file
-   * order (the reference takes .iloc[0] of a group, which keeps file order). */
   size_t n_groups = 0;
   for (size_t i = 0; i < n; i++) {
     size_t r = order[i];
@@ -164,26 +158,34 @@ lm_status lm_rocpd_pivot(const lm_table *in, lm_table **out, lm_diag *diag) {
     if (r < first[n_groups - 1])
       first[n_groups - 1] = r;
   }
-  /* Counter columns in order of first appearance. */
-  size_t n_counters = 0;
-  for (size_t r = 0; r < n; r++) {
+  return n_groups;
+}
+
+/* The counter names of column c_name, numbered in order of first
+ * appearance into names; *n_counters their number. */
+static lm_status name_counters(const lm_table *in, long c_name, lm_map *names, size_t *n_counters) {
+  *n_counters = 0;
+  for (size_t r = 0; r < in->n_rows; r++) {
     const char *name = lm_table_text(in, (size_t)c_name, r);
     if (!name)
       continue;
     if (!lm_map_get(names, name, NULL)) {
-      if (lm_map_put(names, name, (int64_t)n_counters) != LM_OK)
-        goto nomem;
-      n_counters++;
+      if (lm_map_put(names, name, (int64_t)*n_counters) != LM_OK)
+        return LM_ENOMEM;
+      (*n_counters)++;
     }
   }
-  t = lm_table_create(in->path, in->name, n_groups, 9 + 1 + n_counters + 3);
-  if (!t)
-    goto nomem;
-  lm_column *kernel = NULL;
+  return LM_OK;
+}
+
+/* The columns taken from each group's first row (the GPU ids ranked
+ * densely from 0) and the kernel name. */
+static lm_status add_first_cols(lm_table *t, const lm_table *in, const long *need, const size_t *first,
+                                size_t n_groups, double *scratch) {
   for (size_t k = 0; k < 9; k++) {
     lm_column *c = lm_table_add_column(t, first_cols[k], 0);
     if (!c)
-      goto nomem;
+      return LM_ENOMEM;
     for (size_t g = 0; g < n_groups; g++)
       c->values[g] = in->cols[need[5 + k]].values[first[g]];
     if (k == 0) {
@@ -199,26 +201,34 @@ lm_status lm_rocpd_pivot(const lm_table *in, lm_table **out, lm_diag *diag) {
       }
     }
   }
-  kernel = lm_table_add_column(t, "Kernel_Name", 1);
+  lm_column *kernel = lm_table_add_column(t, "Kernel_Name", 1);
   if (!kernel)
-    goto nomem;
+    return LM_ENOMEM;
   for (size_t g = 0; g < n_groups; g++) {
     const char *name = lm_table_text(in, (size_t)need[1], first[g]);
     kernel->text_ids[g] = lm_table_intern(t, name ? name : "");
     if (kernel->text_ids[g] < 0)
-      goto nomem;
+      return LM_ENOMEM;
   }
+  return LM_OK;
+}
+
+/* One column per counter (names), in order of first appearance: each
+ * group's value from its row of that counter, NaN where it has none. */
+static lm_status add_counters(lm_table *t, const lm_table *in, long c_name, long c_value, lm_map *names,
+                              size_t n_counters, const size_t *group_of, size_t n_groups) {
+  size_t n = in->n_rows;
   lm_column **counters = lm_arena_alloc(
       t->arena, (n_counters ? n_counters : 1) * sizeof *counters);
   if (!counters)
-    goto nomem;
+    return LM_ENOMEM;
   for (size_t r = 0, k = 0; r < n && k < n_counters; r++) {
     const char *name = lm_table_text(in, (size_t)c_name, r);
     int64_t idx;
     if (!name || !lm_map_get(names, name, &idx) || (size_t)idx != k)
       continue;
     if (!(counters[k] = lm_table_add_column(t, name, 0)))
-      goto nomem;
+      return LM_ENOMEM;
     for (size_t g = 0; g < n_groups; g++)
       counters[k]->values[g] = (double)NAN;
     k++;
@@ -229,11 +239,19 @@ lm_status lm_rocpd_pivot(const lm_table *in, lm_table **out, lm_diag *diag) {
     if (name && lm_map_get(names, name, &idx))
       counters[idx]->values[group_of[r]] = in->cols[c_value].values[r];
   }
+  return LM_OK;
+}
+
+/* The timestamps of each group: it starts at 0 and ends at the median
+ * duration of its rows; the dispatch ids number the groups. */
+static lm_status add_durations(lm_table *t, const lm_table *in, long c_start, long c_end, const size_t *order,
+                               const size_t *group_of, size_t n_groups, double *scratch) {
+  size_t n = in->n_rows;
   lm_column *end = lm_table_add_column(t, "End_Timestamp", 0);
   lm_column *start = lm_table_add_column(t, "Start_Timestamp", 0);
   lm_column *dispatch = lm_table_add_column(t, "Dispatch_ID", 0);
   if (!end || !start || !dispatch)
-    goto nomem;
+    return LM_ENOMEM;
   for (size_t g = 0, i = 0; g < n_groups; g++) {
     size_t m = 0;
     for (; i < n && group_of[order[i]] == g; i++) {
@@ -247,6 +265,38 @@ lm_status lm_rocpd_pivot(const lm_table *in, lm_table **out, lm_diag *diag) {
     start->values[g] = 0;
     dispatch->values[g] = (double)g;
   }
+  return LM_OK;
+}
+
+lm_status lm_rocpd_pivot(const lm_table *in, lm_table **out, lm_diag *diag) {
+  lm_status st = LM_OK;
+  size_t n = in->n_rows;
+  size_t *order = NULL, *group_of = NULL, *first = NULL;
+  double *scratch = NULL;
+  lm_map *names = NULL;
+  lm_table *t = NULL;
+  *out = NULL;
+  long need[N_NEED];
+  if ((st = find_needed(in, need, diag)) != LM_OK)
+    return st;
+  long c_start = need[14], c_end = need[15], c_name = need[16],
+       c_value = need[17];
+  order = lm_malloc((n ? n : 1) * sizeof *order);
+  group_of = lm_malloc((n ? n : 1) * sizeof *group_of);
+  first = lm_malloc((n ? n : 1) * sizeof *first);
+  scratch = lm_malloc((n ? n : 1) * sizeof *scratch);
+  names = lm_map_new();
+  if (!order || !group_of || !first || !scratch || !names)
+    goto nomem;
+  size_t n_groups = group_rows(in, need, n, order, group_of, first);
+  size_t n_counters = 0;
+  if (name_counters(in, c_name, names, &n_counters) != LM_OK)
+    goto nomem;
+  t = lm_table_create(in->path, in->name, n_groups, 9 + 1 + n_counters + 3);
+  if (!t || add_first_cols(t, in, need, first, n_groups, scratch) != LM_OK ||
+      add_counters(t, in, c_name, c_value, names, n_counters, group_of, n_groups) != LM_OK ||
+      add_durations(t, in, c_start, c_end, order, group_of, n_groups, scratch) != LM_OK)
+    goto nomem;
   if ((st = lm_table_finish(t)) != LM_OK)
     goto nomem;
   *out = t;
