@@ -161,6 +161,139 @@ static lm_status exec_finish(merge *m, lm_workload *w, split_exec *e) {
   return LM_OK;
 }
 
+/* Whether part p's workload pw belongs with the first one read (base,
+ * NULL for the first): the same split and architecture (else the error),
+ * the same dispatches (else *differ is set and the difference logged). */
+static lm_status check_part(const merge *m, const lm_workload *pw, const lm_workload *base, const part *p,
+                            int first_rank, lm_buf *why, int *differ) {
+  if (!pw->split_ranks || (base && (pw->split_ranks != base->split_ranks ||
+                                    pw->split_sets_total != base->split_sets_total)))
+    return lm_diag_set(m->diag, LM_EDATA, p->dir, 0, 0, "profile_option.split_ranks",
+                       "rank %d's share of the counter sets is of another split (%d ranks, %d sets) than rank %d's",
+                       p->rank, pw->split_ranks, pw->split_sets_total, first_rank);
+  if (base && strcmp(pw->arch, base->arch) != 0)
+    return lm_diag_set(m->diag, LM_EDATA, p->dir, 0, 0, "gpu_arch", "rank %d ran on %s, rank %d on %s", p->rank,
+                       pw->arch, first_rank, base->arch);
+  if (base && rows_differ(base->pmc, first_rank, pw->pmc, p->rank, why)) {
+    lm_log(LM_LOG_WARN, "%s: the ranks of this --split ranks profile ran different dispatches, so their counter "
+                        "sets are not combined (each rank's rows are shown, with its own sets): %s",
+           m->dir, lm_buf_cstr(why));
+    *differ = 1;
+  }
+  return LM_OK;
+}
+
+/* What the first part read (pw) sizes: the split of w, its sets' ranks
+ * (none yet), and the execution facts e gathers over n_rows rows. */
+static lm_status first_part(merge *m, lm_workload *w, split_exec *e, const lm_workload *pw, size_t n_rows) {
+  w->split_ranks = pw->split_ranks;
+  w->split_sets_total = pw->split_sets_total;
+  w->set_rank = lm_arena_alloc(m->arena, (size_t)pw->split_sets_total * sizeof *w->set_rank);
+  if (!w->set_rank) return LM_ENOMEM;
+  for (int g = 0; g < pw->split_sets_total; g++) w->set_rank[g] = -1;
+  if (!pw->exec) return LM_OK;
+  e->n_sets = pw->split_sets_total;
+  e->n_shared = pw->exec->n_shared;
+  e->shared = lm_arena_alloc(m->arena, ((size_t)e->n_shared + 1) * sizeof *e->shared);
+  e->everywhere = lm_arena_alloc(m->arena, (size_t)e->n_shared + 1);
+  size_t cells = n_rows * (size_t)e->n_sets;
+  e->values = lm_arena_alloc(m->arena, (cells * (size_t)e->n_shared + 1) * sizeof *e->values);
+  e->runs = lm_arena_alloc(m->arena, (cells + 1) * sizeof *e->runs);
+  if (!e->shared || !e->everywhere || !e->values || !e->runs) return LM_ENOMEM;
+  for (int32_t k = 0; k < e->n_shared; k++) {
+    e->shared[k] = lm_ranks_intern(m, pw->exec->shared[k]);
+    e->everywhere[k] = 1;
+  }
+  for (size_t c = 0; c < cells * (size_t)e->n_shared; c++) e->values[c] = LM_NAN;
+  for (size_t c = 0; c < cells; c++) e->runs[c] = -1;
+  return LM_OK;
+}
+
+/* The tables of part i (pw, read from p->dir) appended to the sources:
+ * counter columns by their sets, the rest from the lowest rank. */
+static lm_status append_part(merge *m, const lm_workload *pw, const part *p, size_t i, size_t n_rows) {
+  lm_status st = LM_OK;
+  int32_t *col_set = column_sets(pw, pw->pmc, "pmc_perf", -1);
+  if (!col_set) goto nomem;
+  if ((st = lm_ranks_append(m, lm_ranks_source(m, "pmc_perf", 1), pw->pmc, 0, n_rows, p->dir, col_set, i,
+                            NULL)) != LM_OK)
+    goto done;
+  lm_free(col_set);
+  col_set = NULL;
+  for (size_t k = 0; k < pw->n_levels; k++) {
+    const lm_table *t = pw->levels[k];
+    source *s = lm_ranks_source(m, t->name, 1);
+    if (!s) goto nomem;
+    if (t->n_rows != n_rows) {
+      st = lm_diag_set(m->diag, LM_EDATA, t->path, 0, 0, NULL, "%zu rows for %zu dispatches", t->n_rows, n_rows);
+      goto done;
+    }
+    if (!(col_set = column_sets(pw, t, t->name, pw->split_set[0]))) goto nomem;
+    if ((st = lm_ranks_append(m, s, t, 0, n_rows, p->dir, col_set, i, NULL)) != LM_OK) goto done;
+    lm_free(col_set);
+    col_set = NULL;
+  }
+  goto done;
+nomem:
+  st = lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+done:
+  lm_free(col_set);
+  return st;
+}
+
+/* Timestamps: each part's are the mean over its sets; weigh them, as
+ * differences to the first part's (base; pw itself when it is that). */
+static void add_timestamps(double *start_sum, double *end_sum, const lm_workload *pw, const lm_workload *base,
+                           size_t n_rows) {
+  long cs = lm_table_find(pw->pmc, "Start_Timestamp"), ce = lm_table_find(pw->pmc, "End_Timestamp");
+  long bs = base ? lm_table_find(base->pmc, "Start_Timestamp") : cs, be = base ? lm_table_find(base->pmc, "End_Timestamp") : ce;
+  const lm_workload *b = base ? base : pw;
+  for (size_t r = 0; cs >= 0 && ce >= 0 && bs >= 0 && be >= 0 && r < n_rows; r++) {
+    start_sum[r] += pw->n_split_set * (pw->pmc->cols[cs].values[r] - b->pmc->cols[bs].values[r]);
+    end_sum[r] += pw->n_split_set * (pw->pmc->cols[ce].values[r] - b->pmc->cols[be].values[r]);
+  }
+}
+
+/* The tables take their final shape: blanks filled, the timestamps the
+ * first part's plus the weighed mean of the differences, then w->pmc and
+ * w->levels (still owned by the sources). */
+static lm_status finish_tables(merge *m, lm_workload *w, const double *start_sum, const double *end_sum,
+                               size_t n_rows) {
+  w->levels = lm_arena_alloc(m->arena, (m->n_sources + 1) * sizeof *w->levels);
+  if (!w->levels) return LM_ENOMEM;
+  for (size_t i = 0; i < m->n_sources; i++) {
+    source *s = &m->sources[i];
+    if (!s->table) continue;
+    for (size_t c = 0; c < s->table->n_cols; c++) lm_ranks_blank(&s->table->cols[c], s->filled[c], n_rows);
+    if (strcmp(s->name, "pmc_perf") == 0) {
+      long cs = lm_table_find(s->table, "Start_Timestamp"), ce = lm_table_find(s->table, "End_Timestamp");
+      int total = w->split_sets_total;
+      for (size_t r = 0; cs >= 0 && ce >= 0 && r < n_rows; r++) {
+        s->table->cols[cs].values[r] += start_sum[r] / total;
+        s->table->cols[ce].values[r] += end_sum[r] / total;
+      }
+    }
+    lm_table_finish(s->table);
+    for (size_t c = 0; c < s->table->n_cols; c++)
+      if (s->table->cols[c].first_text && !s->table->cols[c].text_ids) s->table->cols[c].n_text = 1;
+    if (strcmp(s->name, "pmc_perf") == 0) w->pmc = s->table;
+    else w->levels[w->n_levels++] = s->table;
+  }
+  return LM_OK;
+}
+
+/* Sets no rank collected (fewer ranks ran than the job had): a warning. */
+static void warn_missing_sets(const lm_workload *w, const char *dir) {
+  lm_buf missing = {0};
+  for (int g = 0; g < w->split_sets_total; g++)
+    if (w->set_rank[g] < 0) lm_buf_printf(&missing, "%s%d", missing.len ? ", " : "", g);
+  if (missing.len)
+    lm_log(LM_LOG_WARN, "%s: no rank's part holds counter set%s %s of the %d (a rank's part is missing?): "
+                        "metrics that need them are n/a", dir, strchr(lm_buf_cstr(&missing), ',') ? "s" : "",
+           lm_buf_cstr(&missing), w->split_sets_total);
+  lm_buf_fini(&missing);
+}
+
 /* The parts of a --split ranks profile as one workload: row r combines
  * row r of every rank, each counter from the first set of the plan that
  * has it, the timestamps the mean over every set's execution (as one
@@ -181,7 +314,6 @@ lm_status lm_ranks_split_combine(const merge *counts, part *parts, size_t n_part
   lm_workload *w = m.arena ? lm_arena_alloc(m.arena, sizeof *w) : NULL;
   lm_workload *base = NULL, *pw = NULL;
   double *start_sum = NULL, *end_sum = NULL;
-  int32_t *col_set = NULL;
   split_exec e;
   memset(&e, 0, sizeof e);
   lm_buf why = {0};
@@ -206,81 +338,15 @@ lm_status lm_ranks_split_combine(const merge *counts, part *parts, size_t n_part
   for (size_t i = 0; i < n_parts; i++) {
     part *p = &parts[i];
     if ((st = lm_folder_read(p->dir, NULL, &pw, diag)) != LM_OK) goto fail;
-    if (!pw->split_ranks || (base && (pw->split_ranks != base->split_ranks ||
-                                      pw->split_sets_total != base->split_sets_total))) {
-      st = lm_diag_set(diag, LM_EDATA, p->dir, 0, 0, "profile_option.split_ranks",
-                       "rank %d's share of the counter sets is of another split (%d ranks, %d sets) than rank %d's",
-                       p->rank, pw->split_ranks, pw->split_sets_total, parts[0].rank);
-      goto fail;
-    }
-    if (base && strcmp(pw->arch, base->arch) != 0) {
-      st = lm_diag_set(diag, LM_EDATA, p->dir, 0, 0, "gpu_arch", "rank %d ran on %s, rank %d on %s", p->rank,
-                       pw->arch, parts[0].rank, base->arch);
-      goto fail;
-    }
-    if (base && rows_differ(base->pmc, parts[0].rank, pw->pmc, p->rank, &why)) {
-      lm_log(LM_LOG_WARN, "%s: the ranks of this --split ranks profile ran different dispatches, so their counter "
-                          "sets are not combined (each rank's rows are shown, with its own sets): %s",
-             dir, lm_buf_cstr(&why));
-      *differ = 1;
-      goto fail;
-    }
+    if ((st = check_part(&m, pw, base, p, parts[0].rank, &why, differ)) != LM_OK || *differ) goto fail;
     w->part_rank[i] = p->rank;
     if ((st = lm_ranks_adopt_info(&m, w, pw, i)) != LM_OK) goto fail;
     w->n_parts = i + 1;
-    if (!base) {
-      w->split_ranks = pw->split_ranks;
-      w->split_sets_total = pw->split_sets_total;
-      w->set_rank = lm_arena_alloc(m.arena, (size_t)pw->split_sets_total * sizeof *w->set_rank);
-      if (!w->set_rank) goto nomem;
-      for (int g = 0; g < pw->split_sets_total; g++) w->set_rank[g] = -1;
-      if (pw->exec) {
-        e.n_sets = pw->split_sets_total;
-        e.n_shared = pw->exec->n_shared;
-        e.shared = lm_arena_alloc(m.arena, ((size_t)e.n_shared + 1) * sizeof *e.shared);
-        e.everywhere = lm_arena_alloc(m.arena, (size_t)e.n_shared + 1);
-        size_t cells = n_rows * (size_t)e.n_sets;
-        e.values = lm_arena_alloc(m.arena, (cells * (size_t)e.n_shared + 1) * sizeof *e.values);
-        e.runs = lm_arena_alloc(m.arena, (cells + 1) * sizeof *e.runs);
-        if (!e.shared || !e.everywhere || !e.values || !e.runs) goto nomem;
-        for (int32_t k = 0; k < e.n_shared; k++) {
-          e.shared[k] = lm_ranks_intern(&m, pw->exec->shared[k]);
-          e.everywhere[k] = 1;
-        }
-        for (size_t c = 0; c < cells * (size_t)e.n_shared; c++) e.values[c] = LM_NAN;
-        for (size_t c = 0; c < cells; c++) e.runs[c] = -1;
-      }
-    }
+    if (!base && first_part(&m, w, &e, pw, n_rows) != LM_OK) goto nomem;
     for (int k = 0; k < pw->n_split_set; k++)
       if (w->set_rank[pw->split_set[k]] < 0) w->set_rank[pw->split_set[k]] = p->rank;
-    /* Counter columns by their sets; the rest from the lowest rank. */
-    if (!(col_set = column_sets(pw, pw->pmc, "pmc_perf", -1))) goto nomem;
-    if ((st = lm_ranks_append(&m, lm_ranks_source(&m, "pmc_perf", 1), pw->pmc, 0, n_rows, p->dir, col_set, i,
-                              NULL)) != LM_OK)
-      goto fail;
-    lm_free(col_set);
-    col_set = NULL;
-    for (size_t k = 0; k < pw->n_levels; k++) {
-      const lm_table *t = pw->levels[k];
-      source *s = lm_ranks_source(&m, t->name, 1);
-      if (!s) goto nomem;
-      if (t->n_rows != n_rows) {
-        st = lm_diag_set(diag, LM_EDATA, t->path, 0, 0, NULL, "%zu rows for %zu dispatches", t->n_rows, n_rows);
-        goto fail;
-      }
-      if (!(col_set = column_sets(pw, t, t->name, pw->split_set[0]))) goto nomem;
-      if ((st = lm_ranks_append(&m, s, t, 0, n_rows, p->dir, col_set, i, NULL)) != LM_OK) goto fail;
-      lm_free(col_set);
-      col_set = NULL;
-    }
-    /* Timestamps: each part's are the mean over its sets; weigh them. */
-    long cs = lm_table_find(pw->pmc, "Start_Timestamp"), ce = lm_table_find(pw->pmc, "End_Timestamp");
-    long bs = base ? lm_table_find(base->pmc, "Start_Timestamp") : cs, be = base ? lm_table_find(base->pmc, "End_Timestamp") : ce;
-    const lm_workload *b = base ? base : pw;
-    for (size_t r = 0; cs >= 0 && ce >= 0 && bs >= 0 && be >= 0 && r < n_rows; r++) {
-      start_sum[r] += pw->n_split_set * (pw->pmc->cols[cs].values[r] - b->pmc->cols[bs].values[r]);
-      end_sum[r] += pw->n_split_set * (pw->pmc->cols[ce].values[r] - b->pmc->cols[be].values[r]);
-    }
+    if ((st = append_part(&m, pw, p, i, n_rows)) != LM_OK) goto fail;
+    add_timestamps(start_sum, end_sum, pw, base, n_rows);
     exec_add(&m, &e, pw, n_rows);
     if (!base) {
       base = pw; /* kept: the other ranks' rows are checked against it */
@@ -289,42 +355,14 @@ lm_status lm_ranks_split_combine(const merge *counts, part *parts, size_t n_part
     }
     pw = NULL;
   }
-  /* The tables take their final shape. */
-  w->levels = lm_arena_alloc(m.arena, (m.n_sources + 1) * sizeof *w->levels);
-  if (!w->levels) goto nomem;
-  for (size_t i = 0; i < m.n_sources; i++) {
-    source *s = &m.sources[i];
-    if (!s->table) continue;
-    for (size_t c = 0; c < s->table->n_cols; c++) lm_ranks_blank(&s->table->cols[c], s->filled[c], n_rows);
-    if (strcmp(s->name, "pmc_perf") == 0) {
-      long cs = lm_table_find(s->table, "Start_Timestamp"), ce = lm_table_find(s->table, "End_Timestamp");
-      int total = w->split_sets_total;
-      for (size_t r = 0; cs >= 0 && ce >= 0 && r < n_rows; r++) {
-        s->table->cols[cs].values[r] += start_sum[r] / total;
-        s->table->cols[ce].values[r] += end_sum[r] / total;
-      }
-    }
-    lm_table_finish(s->table);
-    for (size_t c = 0; c < s->table->n_cols; c++)
-      if (s->table->cols[c].first_text && !s->table->cols[c].text_ids) s->table->cols[c].n_text = 1;
-    if (strcmp(s->name, "pmc_perf") == 0) w->pmc = s->table;
-    else w->levels[w->n_levels++] = s->table;
-  }
+  if (finish_tables(&m, w, start_sum, end_sum, n_rows) != LM_OK) goto nomem;
   if (exec_finish(&m, w, &e) != LM_OK) {
     w->pmc = NULL; /* the tables are freed with the sources */
     w->n_levels = 0;
     goto nomem;
   }
   for (size_t i = 0; i < m.n_sources; i++) m.sources[i].table = NULL;
-  /* Sets no rank collected (fewer ranks ran than the job had). */
-  lm_buf missing = {0};
-  for (int g = 0; g < w->split_sets_total; g++)
-    if (w->set_rank[g] < 0) lm_buf_printf(&missing, "%s%d", missing.len ? ", " : "", g);
-  if (missing.len)
-    lm_log(LM_LOG_WARN, "%s: no rank's part holds counter set%s %s of the %d (a rank's part is missing?): "
-                        "metrics that need them are n/a", dir, strchr(lm_buf_cstr(&missing), ',') ? "s" : "",
-           lm_buf_cstr(&missing), w->split_sets_total);
-  lm_buf_fini(&missing);
+  warn_missing_sets(w, dir);
   lm_workload_free(base);
   lm_free(start_sum);
   lm_free(end_sum);
@@ -335,7 +373,6 @@ lm_status lm_ranks_split_combine(const merge *counts, part *parts, size_t n_part
 nomem:
   st = lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
 fail:
-  lm_free(col_set);
   lm_workload_free(pw);
   lm_workload_free(base);
   lm_free(start_sum);
