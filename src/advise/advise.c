@@ -497,7 +497,7 @@ static lm_status rank_kernels(summ *m, const lm_analyze_opts *o) {
     if (m->calls[i] > 0) m->order[m->n_sel++] = i;
   return LM_OK;
 nomem:
-  return lm_diag_set(m->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  return lm_oom(m->diag, NULL);
 }
 
 /* The system-information fields that cannot be right (at most 8), into
@@ -508,7 +508,7 @@ static lm_status copy_implausible(summ *m) {
   size_t n_bad = lm_analyze_check_sysinfo(m->w, m->cat, bad, 8);
   if (n_bad > 8) n_bad = 8;
   s->implausible = lm_arena_alloc(s->arena, (n_bad ? n_bad : 1) * sizeof *s->implausible);
-  if (!s->implausible) return lm_diag_set(m->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!s->implausible) return lm_oom(m->diag, NULL);
   memcpy(s->implausible, bad, n_bad * sizeof *bad);
   s->n_implausible = n_bad;
   return LM_OK;
@@ -599,7 +599,7 @@ lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const l
   lm_summary *s = calloc(1, sizeof *s);
   if (!s || !(s->arena = lm_arena_new(1 << 14))) {
     free(s);
-    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return lm_oom(diag, NULL);
   }
   m.w = w;
   m.cat = cat;
@@ -629,7 +629,7 @@ lm_status lm_advise_summary(const lm_workload *w, const lm_catalog *cat, const l
     if (summarize_kernel(&m, m.order[j]) != LM_OK) goto nomem;
   goto done;
 nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  st = lm_oom(diag, NULL);
 done:
   lm_analysis_free(m.stats);
   lm_analysis_free(m.ka);

@@ -54,8 +54,7 @@ const lm_rtable *lm_analysis_find(const lm_analysis *a, const char *id) {
 
 static void *alloc(lm_analyze_ctx *c, size_t bytes) {
   void *p = lm_arena_alloc(c->arena, bytes ? bytes : 1);
-  if (!p && c->status == LM_OK)
-    c->status = lm_diag_set(c->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!p && c->status == LM_OK) c->status = lm_oom(c->diag, NULL);
   return p;
 }
 
@@ -140,7 +139,7 @@ lm_status lm_analyze_top(lm_analyze_ctx *c, lm_rtable *t, const size_t *rows, si
   size_t n_names = pmc->n_strings;
   group *groups = lm_calloc(n_names ? n_names : 1, sizeof *groups);
   lm_status status = LM_OK;
-  if (!groups) return lm_diag_set(c->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!groups) return lm_oom(c->diag, NULL);
   for (size_t i = 0; i < n; i++) {
     int32_t k = kernel_id(c, rows[i]);
     if (k < 0) continue;
@@ -229,10 +228,8 @@ lm_status lm_analyze_top(lm_analyze_ctx *c, lm_rtable *t, const size_t *rows, si
   for (size_t k = 0; k < c->o->n_kernel_index; k++) {
     long idx = c->o->kernel_index[k];
     if (idx < 0 || (size_t)idx >= n_groups) {
-      status = lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
-                           "--kernel-index %ld: the top-kernels table has %zu row%s%s", idx,
-                           n_groups, n_groups == 1 ? "" : "s",
-                           n_groups ? " (counted from 0)" : "");
+      status = lm_fail(c->diag, LM_EINVAL, NULL, "--kernel-index %ld: the top-kernels table has %zu row%s%s", idx,
+                       n_groups, n_groups == 1 ? "" : "s", n_groups ? " (counted from 0)" : "");
       goto done;
     }
     chosen_names[groups[idx].name_id] = 1;
@@ -241,8 +238,7 @@ lm_status lm_analyze_top(lm_analyze_ctx *c, lm_rtable *t, const size_t *rows, si
 done:
   for (size_t k = 0; k < n_names; k++) lm_free(groups[k].durations);
   lm_free(groups);
-  if (status == LM_ENOMEM)
-    status = lm_diag_set(c->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (status == LM_ENOMEM) status = lm_oom(c->diag, NULL);
   return status;
 }
 
@@ -349,8 +345,7 @@ static const char *expand_ch(lm_analyze_ctx *c, const char *text, int32_t ch) {
   lm_buf_puts(&b, p);
   const char *out = b.failed ? NULL : lm_arena_strdup(c->arena, lm_buf_cstr(&b));
   lm_buf_fini(&b);
-  if (!out && c->status == LM_OK)
-    c->status = lm_diag_set(c->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!out && c->status == LM_OK) c->status = lm_oom(c->diag, NULL);
   return out ? out : "";
 }
 
@@ -467,8 +462,8 @@ static lm_status find_norm(run *r) {
   if (r->norm < 0) {
     lm_buf names = {0};
     lm_keyword_list(lm_norm_names, ", ", ", ", 0, &names);
-    lm_status st = lm_diag_set(r->c.diag, LM_EINVAL, NULL, 0, 0, NULL, "--norm %s: not a normalization of %s (%s)",
-                               lm_norm_kind_name(r->c.o->norm), cat->arch, lm_buf_cstr(&names));
+    lm_status st = lm_fail(r->c.diag, LM_EINVAL, NULL, "--norm %s: not a normalization of %s (%s)",
+                           lm_norm_kind_name(r->c.o->norm), cat->arch, lm_buf_cstr(&names));
     lm_buf_fini(&names);
     return st;
   }
@@ -486,8 +481,7 @@ static lm_status init_tables(run *r) {
   c->an->n_tables = cat->n_tables;
   c->an->tables = alloc(c, (size_t)cat->n_tables * sizeof *c->an->tables);
   r->eval_tables = lm_calloc((size_t)(cat->n_tables ? cat->n_tables : 1), 1);
-  if (c->status != LM_OK || !r->eval_tables)
-    return lm_diag_set(c->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (c->status != LM_OK || !r->eval_tables) return lm_oom(c->diag, NULL);
   for (int32_t i = 0; i < cat->n_tables; i++) {
     const lm_tabledef *td = &cat->tables[i];
     lm_rtable *t = &c->an->tables[i];
@@ -527,8 +521,7 @@ static lm_status first_top(run *r) {
     lm_status st = lm_analyze_top(c, r->top_table, r->top_rows, r->n_top, r->chosen);
     if (st != LM_OK) return st;
   } else if (c->o->n_kernel_index) {
-    return lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
-                       "--kernel-index needs a top-kernels table in the definitions");
+    return lm_fail(c->diag, LM_EINVAL, NULL, "--kernel-index needs a top-kernels table in the definitions");
   }
   if (c->o->n_kernel_index) r->n_metric = lm_analyze_keep_chosen(c, r->metric_rows, r->n_metric, r->chosen);
   return LM_OK;
@@ -539,8 +532,7 @@ static lm_status first_top(run *r) {
 static lm_status check_selection(run *r) {
   lm_analyze_ctx *c = &r->c;
   if (r->n_metric == 0)
-    return lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
-                       "no dispatch matches the filters (-k, --kernel-index, --instance)");
+    return lm_fail(c->diag, LM_EINVAL, NULL, "no dispatch matches the filters (-k, --kernel-index, --instance)");
   c->an->n_selected = r->n_metric;
   const char *ip_blocks = lm_sysinfo_text(&c->w->sysinfo, "ip_blocks");
   if (c->col_grbm >= 0 && !(ip_blocks && strcmp(ip_blocks, "roofline") == 0)) {
@@ -588,7 +580,7 @@ static lm_status measure_clocks(run *r) {
   static const char *const fields[2] = {"max_sclk", "max_mclk"};
   r->measured = *sw;
   r->measured.sysinfo.values = alloc(c, (sw->sysinfo.n_fields + 1) * sizeof(double));
-  if (c->status != LM_OK) return lm_diag_set(c->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (c->status != LM_OK) return lm_oom(c->diag, NULL);
   memcpy(r->measured.sysinfo.values, sw->sysinfo.values, sw->sysinfo.n_fields * sizeof(double));
   for (int k = 0; k < 2; k++) {
     long col = lm_table_find(c->pmc, cols[k]);
@@ -608,9 +600,9 @@ static lm_status measure_clocks(run *r) {
       continue;
     }
     if (!(weight > 0) || field < 0)
-      return lm_diag_set(c->diag, LM_EDATA, w->path, 0, 0, cols[k],
-                         "--clock measured: no clock samples for the selected dispatches "
-                         "(profile with lumen and telemetry, or use --clock max)");
+      return lm_fail_at(c->diag, LM_EDATA, w->path, 0, cols[k],
+                        "--clock measured: no clock samples for the selected dispatches "
+                        "(profile with lumen and telemetry, or use --clock max)");
     r->measured.sysinfo.values[field] = sum / weight;
     lm_log(LM_LOG_INFO, "--clock measured: %s = %.1f MHz over %zu dispatches", fields[k],
            sum / weight, r->n_metric);
@@ -626,7 +618,7 @@ static lm_status time_weights(run *r) {
   lm_analyze_ctx *c = &r->c;
   if (!c->o->weight_time) return LM_OK;
   r->weights = alloc(c, (r->n_metric ? r->n_metric : 1) * sizeof *r->weights);
-  if (c->status != LM_OK) return lm_diag_set(c->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (c->status != LM_OK) return lm_oom(c->diag, NULL);
   for (size_t i = 0; i < r->n_metric; i++) {
     double d = cell_value(c->pmc, c->col_end, r->metric_rows[i]) - cell_value(c->pmc, c->col_start, r->metric_rows[i]);
     r->weights[i] = d > 0 ? d : 0;
@@ -673,7 +665,7 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
   c->diag = diag;
   lm_analyze_find_columns(c, w->pmc);
   c->arena = lm_arena_new(1 << 16);
-  if (!c->arena) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!c->arena) return lm_oom(diag, NULL);
   c->an = lm_arena_alloc(c->arena, sizeof *c->an);
   if (!c->an) goto nomem;
   c->an->arena = c->arena;
@@ -716,7 +708,7 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
   c->arena = NULL;
   goto done;
 nomem:
-  c->status = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  c->status = lm_oom(diag, NULL);
 fail:
   if (c->status == LM_OK) c->status = LM_EINVAL;
 done:

@@ -164,7 +164,7 @@ lm_status lm_analyze_ranks(lm_analysis *a, const size_t *rows, size_t n_rows, lm
   a->ranks = t;
   goto done;
 nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  st = lm_oom(diag, NULL);
 done:
   lm_free(ranks);
   lm_free(grid);

@@ -205,5 +205,5 @@ nomem:
   free(groups);
   lm_free(rows);
   lm_arena_free(arena);
-  return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  return lm_oom(diag, NULL);
 }

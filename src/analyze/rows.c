@@ -31,9 +31,9 @@ static lm_status region_mask(lm_analyze_ctx *c, uint64_t *mask) {
   *mask = 0;
   if (!c->o->n_regions) return LM_OK;
   if (!c->w->n_regions || !c->w->row_regions)
-    return lm_diag_set(c->diag, LM_EINVAL, c->w->path, 0, 0, NULL,
-                       "-r: this workload carries no region markers (only lumen profiles "
-                       "of programs with region markers have them)");
+    return lm_fail(c->diag, LM_EINVAL, c->w->path,
+                   "-r: this workload carries no region markers (only lumen profiles "
+                   "of programs with region markers have them)");
   for (size_t i = 0; i < c->o->n_regions; i++) {
     size_t k = 0;
     while (k < c->w->n_regions && strcmp(c->w->region_names[k], c->o->regions[i]) != 0) k++;
@@ -41,9 +41,8 @@ static lm_status region_mask(lm_analyze_ctx *c, uint64_t *mask) {
       lm_buf names = {0};
       for (size_t q = 0; q < c->w->n_regions; q++)
         lm_buf_printf(&names, "%s%s", q ? ", " : "", c->w->region_names[q]);
-      lm_status st = lm_diag_set(c->diag, LM_EINVAL, c->w->path, 0, 0, NULL,
-                                 "-r %s: no such region in this workload (regions: %s)",
-                                 c->o->regions[i], lm_buf_cstr(&names));
+      lm_status st = lm_fail(c->diag, LM_EINVAL, c->w->path, "-r %s: no such region in this workload (regions: %s)",
+                             c->o->regions[i], lm_buf_cstr(&names));
       lm_buf_fini(&names);
       return st;
     }
@@ -58,11 +57,11 @@ static lm_status region_mask(lm_analyze_ctx *c, uint64_t *mask) {
 static lm_status rank_filter(lm_analyze_ctx *c, const lm_idset **ranks) {
   *ranks = c->o->rank && c->o->rank->n ? c->o->rank : NULL;
   if (*ranks && !c->w->row_rank)
-    return lm_diag_set(c->diag, LM_EINVAL, c->w->path, 0, 0, NULL,
-                       c->w->set_rank ? "--rank: the ranks of this --split ranks profile collected shares of the "
-                                        "counter sets of the same dispatches, combined into one view (one rank's "
-                                        "share alone: -w DIR/rank.R)"
-                                      : "--rank: this workload records no MPI ranks (profiles of MPI programs do)");
+    return lm_fail(c->diag, LM_EINVAL, c->w->path,
+                   c->w->set_rank ? "--rank: the ranks of this --split ranks profile collected shares of the "
+                                    "counter sets of the same dispatches, combined into one view (one rank's "
+                                    "share alone: -w DIR/rank.R)"
+                                  : "--rank: this workload records no MPI ranks (profiles of MPI programs do)");
   if (*ranks) {
     size_t hit = 0;
     for (size_t r = 0; r < c->pmc->n_rows && !hit; r++)
@@ -70,9 +69,9 @@ static lm_status rank_filter(lm_analyze_ctx *c, const lm_idset **ranks) {
     if (!hit) {
       lm_buf list = {0};
       lm_analyze_rank_list(c->w, &list);
-      lm_status st = lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
-                                 "--rank: no dispatch of the rank(s) asked for (ranks in the data: %s)",
-                                 lm_buf_cstr(&list));
+      lm_status st =
+          lm_fail(c->diag, LM_EINVAL, NULL, "--rank: no dispatch of the rank(s) asked for (ranks in the data: %s)",
+                  lm_buf_cstr(&list));
       lm_buf_fini(&list);
       return st;
     }
@@ -91,9 +90,8 @@ static lm_status no_gpu(lm_analyze_ctx *c) {
     for (size_t q = 0; q < r && !dup; q++) dup = cell_value(pmc, c->col_gpu, q) == g;
     if (!dup && !isnan(g)) lm_buf_printf(&gpus, "%s%.0f", isnan(last) ? "" : ", ", g), last = g;
   }
-  lm_status st = lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
-                             "-g: no dispatch ran on the GPU(s) asked for (GPU ids in the data: %s)",
-                             lm_buf_cstr(&gpus));
+  lm_status st = lm_fail(c->diag, LM_EINVAL, NULL,
+                         "-g: no dispatch ran on the GPU(s) asked for (GPU ids in the data: %s)", lm_buf_cstr(&gpus));
   lm_buf_fini(&gpus);
   return st;
 }
@@ -132,11 +130,11 @@ static lm_status no_dispatch(lm_analyze_ctx *c, uint64_t regions) {
     }
     lo = hi = d;
   }
-  lm_status st = lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
-                             regions ? "-r/-d: no dispatch in the region(s) with the ids asked for%s"
-                                     : "-d: no dispatch with the ids asked for%s (Dispatch_ID values%s: %s)",
-                             c->o->gpu && c->o->gpu->n ? " on the selected GPU(s)" : "",
-                             c->o->gpu && c->o->gpu->n ? " there" : "", n_ids ? lm_buf_cstr(&ids) : "none");
+  lm_status st = lm_fail(c->diag, LM_EINVAL, NULL,
+                         regions ? "-r/-d: no dispatch in the region(s) with the ids asked for%s"
+                                 : "-d: no dispatch with the ids asked for%s (Dispatch_ID values%s: %s)",
+                         c->o->gpu && c->o->gpu->n ? " on the selected GPU(s)" : "",
+                         c->o->gpu && c->o->gpu->n ? " there" : "", n_ids ? lm_buf_cstr(&ids) : "none");
   lm_buf_fini(&ids);
   return st;
 }
@@ -206,9 +204,9 @@ static lm_status match_pattern(lm_analyze_ctx *c, size_t k, uint8_t *kernel_ok) 
     if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) {
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(rc, msg, sizeof msg);
-      status = lm_diag_set(c->diag, LM_EINVAL, NULL, 0, 0, NULL,
-                           "-k '%s': matching it against a kernel name failed (%s): simplify the pattern",
-                           c->o->kernels[k], (char *)msg);
+      status = lm_fail(c->diag, LM_EINVAL, NULL,
+                       "-k '%s': matching it against a kernel name failed (%s): simplify the pattern", c->o->kernels[k],
+                       (char *)msg);
       break;
     }
     int hit = rc >= 0;
@@ -251,7 +249,7 @@ static lm_status number_instances(lm_analyze_ctx *c, size_t *seen_count, int32_t
   size_t *per_rank = NULL;
   if (max_rank >= 0 && max_rank < 65536) {
     per_rank = lm_calloc(((size_t)max_rank + 1) * (pmc->n_strings ? pmc->n_strings : 1), sizeof *per_rank);
-    if (!per_rank) return lm_diag_set(c->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!per_rank) return lm_oom(c->diag, NULL);
   }
   for (size_t r = 0; r < n; r++) {
     int32_t k = kernel_id(c, r);
@@ -275,11 +273,11 @@ lm_status lm_analyze_select(lm_analyze_ctx *c, size_t **top_rows, size_t *n_top,
   size_t *seen_count = lm_calloc(pmc->n_strings ? pmc->n_strings : 1, sizeof *seen_count);
   lm_status status = LM_OK;
   if (!top || !met || !kernel_ok || !*chosen || !instance || !seen_count) {
-    status = lm_diag_set(c->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    status = lm_oom(c->diag, NULL);
     goto done;
   }
   if (n == 0) {
-    status = lm_diag_set(c->diag, LM_EDATA, c->w->path, 0, 0, NULL, "the workload holds no dispatch");
+    status = lm_fail(c->diag, LM_EDATA, c->w->path, "the workload holds no dispatch");
     goto done;
   }
   size_t nt = 0;
@@ -336,7 +334,7 @@ lm_status lm_analyze_rows(const lm_workload *w, const lm_analyze_opts *o, size_t
   *rows = NULL;
   *n = 0;
   if (c.col_kernel < 0)
-    return lm_diag_set(diag, LM_EDATA, c.pmc->path, 0, 0, "Kernel_Name", "no kernel names in the workload");
+    return lm_fail_at(diag, LM_EDATA, c.pmc->path, 0, "Kernel_Name", "no kernel names in the workload");
   size_t *top = NULL, n_top = 0;
   uint8_t *chosen = NULL;
   lm_status st = lm_analyze_select(&c, &top, &n_top, rows, n, &chosen);
@@ -347,7 +345,7 @@ lm_status lm_analyze_rows(const lm_workload *w, const lm_analyze_opts *o, size_t
     lm_rtable scratch;
     memset(&scratch, 0, sizeof scratch);
     c.arena = lm_arena_new(1 << 12);
-    if (!c.arena) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!c.arena) st = lm_oom(diag, NULL);
     if (st == LM_OK) st = lm_analyze_top(&c, &scratch, top, n_top, chosen);
     if (st == LM_OK) *n = lm_analyze_keep_chosen(&c, *rows, *n, chosen);
     lm_arena_free(c.arena);

@@ -702,9 +702,9 @@ lm_status lm_analysis_deserialize(const void *data, size_t len, const lm_workloa
                                   lm_analysis **out, lm_diag *diag) {
   *out = NULL;
   if (len < 8 || memcmp(data, MAGIC, 8) != 0)
-    return lm_diag_set(diag, LM_EDATA, NULL, 0, 0, NULL, "not a stored analysis of this lumen");
+    return lm_fail(diag, LM_EDATA, NULL, "not a stored analysis of this lumen");
   lm_arena *arena = lm_arena_new(1 << 16);
-  if (!arena) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!arena) return lm_oom(diag, NULL);
   size_t n_dispatches = w->pmc ? w->pmc->n_rows : 0;
   reader r = {(const unsigned char *)data + 8, (const unsigned char *)data + len, arena, 0, 0, ""};
   lm_analysis *a = get_mem(&r, 1, sizeof *a);
@@ -731,6 +731,6 @@ lm_status lm_analysis_deserialize(const void *data, size_t len, const lm_workloa
   return LM_OK;
 bad:
   lm_arena_free(arena);
-  if (r.nomem) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-  return lm_diag_set(diag, LM_EDATA, NULL, 0, 0, NULL, "a stored analysis is damaged: %s", r.why);
+  if (r.nomem) return lm_oom(diag, NULL);
+  return lm_fail(diag, LM_EDATA, NULL, "a stored analysis is damaged: %s", r.why);
 }

@@ -50,7 +50,7 @@ lm_status lm_analyze_series(const lm_workload *w, const lm_catalog *cat, const l
   int32_t ti = -1;
   if (split_row_id(row_id, table_id, sizeof table_id, &index)) ti = lm_catalog_find_table(cat, table_id);
   if (ti < 0 || cat->tables[ti].kind != LM_TABLE_METRIC) {
-    st = lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, "m", "%.64s: no such metric row (such as 2.1.0)", row_id);
+    st = lm_fail_at(diag, LM_ENOTFOUND, NULL, 0, "m", "%.64s: no such metric row (such as 2.1.0)", row_id);
     goto done;
   }
   const lm_tabledef *td = &cat->tables[ti];
@@ -60,14 +60,14 @@ lm_status lm_analyze_series(const lm_workload *w, const lm_catalog *cat, const l
     if (cat->cols[td->first_col + ci].role == LM_COL_VALUE) value_col = ci;
   int32_t norm = lm_analyze_norm_index(cat, o->norm);
   if (norm < 0) {
-    st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "norm", "%s: not a normalization of %s",
-                     lm_norm_kind_name(o->norm), cat->arch);
+    st = lm_fail_at(diag, LM_EINVAL, NULL, 0, "norm", "%s: not a normalization of %s", lm_norm_kind_name(o->norm),
+                    cat->arch);
     goto done;
   }
   st = lm_analyze_rows(w, o, &rows, &n_rows, diag);
   if (st != LM_OK) goto done;
   if (n_rows == 0) {
-    st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "no dispatch matches the filters");
+    st = lm_fail(diag, LM_EINVAL, NULL, "no dispatch matches the filters");
     goto done;
   }
   mask = lm_calloc((size_t)cat->n_tables, 1);
@@ -107,8 +107,8 @@ lm_status lm_analyze_series(const lm_workload *w, const lm_catalog *cat, const l
       long ri = td->channels >= 0 ? index / (n_ch > 0 ? n_ch : 1) : index;
       ch = td->channels >= 0 ? (int32_t)(index % (n_ch > 0 ? n_ch : 1)) : 0;
       if (ri >= td->n_rows || value_col < 0) {
-        st = lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, "m", "%.64s: no such metric row (table %s has %d)",
-                         row_id, td->id, (int)(td->n_rows * (td->channels >= 0 ? n_ch : 1)));
+        st = lm_fail_at(diag, LM_ENOTFOUND, NULL, 0, "m", "%.64s: no such metric row (table %s has %d)", row_id, td->id,
+                        (int)(td->n_rows * (td->channels >= 0 ? n_ch : 1)));
         goto done;
       }
       rd = &cat->rows[td->first_row + ri];
@@ -130,7 +130,7 @@ lm_status lm_analyze_series(const lm_workload *w, const lm_catalog *cat, const l
   s = NULL;
   goto done;
 nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  st = lm_oom(diag, NULL);
 done:
   lm_eval_free(ev);
   lm_series_free(s);

@@ -209,7 +209,7 @@ lm_status lm_analyze_spread(lm_analysis *a, const size_t *rows, size_t n_rows, i
   a->spread = sp;
   return LM_OK;
 nomem:
-  return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  return lm_oom(diag, NULL);
 }
 
 void lm_analyze_clock_sources(const lm_workload *w, const size_t *rows, size_t n_rows) {

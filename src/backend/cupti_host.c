@@ -170,12 +170,12 @@ int lm_cupti_host_built(void) { return 1; }
 lm_status lm_cupti_host_open(lm_cupti_host **out, lm_diag *diag) {
   *out = NULL;
 #ifdef UNDER_ASAN
-  return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
-                     "CUPTI cannot be loaded into an AddressSanitizer build (libcupti opens "
-                     "libnvperf_host with RTLD_DEEPBIND): use a build without LUMEN_SANITIZE");
+  return lm_fail(diag, LM_ENOTFOUND, NULL,
+                 "CUPTI cannot be loaded into an AddressSanitizer build (libcupti opens "
+                 "libnvperf_host with RTLD_DEEPBIND): use a build without LUMEN_SANITIZE");
 #endif
   lm_cupti_host *h = lm_calloc(1, sizeof *h);
-  if (!h) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!h) return lm_oom(diag, NULL);
   /* A library named by LUMEN_CUPTI_LIBRARY is the only one tried. */
   const char *env = getenv("LUMEN_CUPTI_LIBRARY");
   const char *named[] = {env};
@@ -183,10 +183,10 @@ lm_status lm_cupti_host_open(lm_cupti_host **out, lm_diag *diag) {
   int from_env = env && *env;
   if (lm_dl_open(&h->lib, from_env ? named : candidates, from_env ? 1 : sizeof candidates / sizeof *candidates, 0,
                  NULL) != LM_OK) {
-    lm_status st = lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
-                               "cannot load CUPTI (%s): install the CUDA toolkit or set "
-                               "LUMEN_CUPTI_LIBRARY to libcupti.so",
-                               h->lib.error);
+    lm_status st = lm_fail(diag, LM_ENOTFOUND, NULL,
+                           "cannot load CUPTI (%s): install the CUDA toolkit or set "
+                           "LUMEN_CUPTI_LIBRARY to libcupti.so",
+                           h->lib.error);
     lm_free(h);
     return st;
   }
@@ -210,10 +210,10 @@ lm_status lm_cupti_host_open(lm_cupti_host **out, lm_diag *diag) {
       {"cuptiGetVersion", &get_version, 0, NULL},
   };
   if (lm_dl_resolve(&h->lib, syms, sizeof syms / sizeof *syms, NULL) != LM_OK) {
-    lm_status st = lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
-                               "%s has no Profiler Host API (CUPTI from CUDA 12.6 or later "
-                               "is needed)",
-                               h->path);
+    lm_status st = lm_fail(diag, LM_ENOTFOUND, NULL,
+                           "%s has no Profiler Host API (CUPTI from CUDA 12.6 or later "
+                           "is needed)",
+                           h->path);
     lm_cupti_host_close(h);
     return st;
   }
@@ -223,8 +223,7 @@ lm_status lm_cupti_host_open(lm_cupti_host **out, lm_diag *diag) {
   cp.structSize = CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE;
   CUptiResult r = h->get_chips(&cp);
   if (r != CUPTI_SUCCESS) {
-    lm_status st = lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "CUPTI: listing chips: %s",
-                               result_text(h, r));
+    lm_status st = lm_fail(diag, LM_EIO, NULL, "CUPTI: listing chips: %s", result_text(h, r));
     lm_cupti_host_close(h);
     return st;
   }
@@ -255,8 +254,7 @@ int lm_cupti_host_has_chip(lm_cupti_host *h, const char *chip) {
 /* A fresh host object for chip, or NULL with diag set. */
 static CUpti_Profiler_Host_Object *host_object(lm_cupti_host *h, const char *chip, lm_diag *diag) {
   if (!lm_cupti_host_has_chip(h, chip)) {
-    lm_diag_set(diag, LM_EARCH, NULL, 0, 0, NULL,
-                "CUPTI (API %u) does not know the chip '%s'", (unsigned)h->version, chip);
+    lm_fail(diag, LM_EARCH, NULL, "CUPTI (API %u) does not know the chip '%s'", (unsigned)h->version, chip);
     return NULL;
   }
   CUpti_Profiler_Host_Initialize_Params ip;
@@ -266,8 +264,7 @@ static CUpti_Profiler_Host_Object *host_object(lm_cupti_host *h, const char *chi
   ip.pChipName = chip;
   CUptiResult r = h->init(&ip);
   if (r != CUPTI_SUCCESS || !ip.pHostObject) {
-    lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "CUPTI: host object for %s: %s", chip,
-                result_text(h, r));
+    lm_fail(diag, LM_EIO, NULL, "CUPTI: host object for %s: %s", chip, result_text(h, r));
     return NULL;
   }
   return ip.pHostObject;
@@ -335,10 +332,8 @@ lm_status lm_cupti_host_passes(lm_cupti_host *h, const char *chip, const char *c
   if (!o) return diag ? diag->status : LM_EIO;
   CUptiResult r = add_metrics(h, o, names, n);
   if (r != CUPTI_SUCCESS) {
-    st = lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
-                     "CUPTI: %s does not accept the metrics %s%s%s: %s", chip, names[0],
-                     n > 1 ? " ..." : "", n > 1 ? " (one of them is unknown)" : "",
-                     result_text(h, r));
+    st = lm_fail(diag, LM_ENOTFOUND, NULL, "CUPTI: %s does not accept the metrics %s%s%s: %s", chip, names[0],
+                 n > 1 ? " ..." : "", n > 1 ? " (one of them is unknown)" : "", result_text(h, r));
     goto done;
   }
   CUpti_Profiler_Host_GetConfigImageSize_Params sp;
@@ -347,7 +342,7 @@ lm_status lm_cupti_host_passes(lm_cupti_host *h, const char *chip, const char *c
   sp.pHostObject = o;
   r = h->image_size(&sp);
   if (r == CUPTI_SUCCESS && !(img = lm_malloc(sp.configImageSize ? sp.configImageSize : 1))) {
-    st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    st = lm_oom(diag, NULL);
     goto done;
   }
   if (r == CUPTI_SUCCESS) {
@@ -369,8 +364,7 @@ lm_status lm_cupti_host_passes(lm_cupti_host *h, const char *chip, const char *c
     *passes = (int32_t)np.numOfPasses;
   }
   if (r != CUPTI_SUCCESS) {
-    st = lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "CUPTI: config image for %s: %s", chip,
-                     result_text(h, r));
+    st = lm_fail(diag, LM_EIO, NULL, "CUPTI: config image for %s: %s", chip, result_text(h, r));
     goto done;
   }
   if (image_bytes) *image_bytes = sp.configImageSize;
@@ -406,7 +400,7 @@ static lm_status image_ranges(void *ctx, size_t *n, lm_diag *diag) {
   char line[1024];
   lm_status st = lm_cupti_explain((int)r, "cuptiRangeProfilerGetCounterDataInfo",
                                   result_text(s->h, r), line, sizeof line);
-  return lm_diag_set(diag, st, NULL, 0, 0, NULL, "%s", line);
+  return lm_fail(diag, st, NULL, "%s", line);
 }
 
 static lm_status image_range_name(void *ctx, size_t range, const char **name, lm_diag *diag) {
@@ -424,7 +418,7 @@ static lm_status image_range_name(void *ctx, size_t range, const char **name, lm
   char line[1024];
   lm_status st = lm_cupti_explain((int)r, "cuptiRangeProfilerCounterDataGetRangeInfo",
                                   result_text(s->h, r), line, sizeof line);
-  return lm_diag_set(diag, st, NULL, 0, 0, NULL, "%s", line);
+  return lm_fail(diag, st, NULL, "%s", line);
 }
 
 static lm_status image_evaluate(void *ctx, size_t range, const char *const *metrics, size_t n,
@@ -445,7 +439,7 @@ static lm_status image_evaluate(void *ctx, size_t range, const char *const *metr
   char line[1024];
   lm_status st = lm_cupti_explain((int)r, "cuptiProfilerHostEvaluateToGpuValues",
                                   result_text(s->h, r), line, sizeof line);
-  return lm_diag_set(diag, st, NULL, 0, 0, NULL, "%s", line);
+  return lm_fail(diag, st, NULL, "%s", line);
 }
 
 lm_status lm_cupti_source_image_new(lm_cupti_host *h, const char *chip, const char *const *metrics,
@@ -453,20 +447,20 @@ lm_status lm_cupti_source_image_new(lm_cupti_host *h, const char *chip, const ch
                                     lm_cupti_source *out, lm_diag *diag) {
   memset(out, 0, sizeof *out);
   if (!h->evaluate || !h->data_info || !h->range_info)
-    return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
-                       "%s cannot decode counter data (no Range Profiler: CUDA 12.6 or later "
-                       "is needed)", h->path);
+    return lm_fail(diag, LM_ENOTFOUND, NULL,
+                   "%s cannot decode counter data (no Range Profiler: CUDA 12.6 or later "
+                   "is needed)",
+                   h->path);
   image_source *s = lm_calloc(1, sizeof *s);
-  if (!s) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!s) return lm_oom(diag, NULL);
   s->h = h;
   s->image = image;
   s->bytes = bytes;
   s->object = host_object(h, chip, diag);
   CUptiResult r = s->object ? add_metrics(h, s->object, metrics, n_metrics) : CUPTI_SUCCESS;
   if (!s->object || r != CUPTI_SUCCESS) {
-    lm_status st = s->object ? lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
-                                           "CUPTI: %s does not accept the metrics to decode: %s",
-                                           chip, result_text(h, r))
+    lm_status st = s->object ? lm_fail(diag, LM_ENOTFOUND, NULL, "CUPTI: %s does not accept the metrics to decode: %s",
+                                       chip, result_text(h, r))
                              : (diag ? diag->status : LM_EIO);
     host_free(h, s->object);
     lm_free(s);
@@ -493,9 +487,9 @@ int lm_cupti_host_built(void) { return 0; }
 
 lm_status lm_cupti_host_open(lm_cupti_host **out, lm_diag *diag) {
   *out = NULL;
-  return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
-                     "lumen was built without the CUDA toolkit (CUPTI headers not found): "
-                     "rebuild with CUDAToolkit_ROOT pointing at a CUDA 12.6+ installation");
+  return lm_fail(diag, LM_ENOTFOUND, NULL,
+                 "lumen was built without the CUDA toolkit (CUPTI headers not found): "
+                 "rebuild with CUDAToolkit_ROOT pointing at a CUDA 12.6+ installation");
 }
 void lm_cupti_host_close(lm_cupti_host *h) { (void)h; }
 void lm_cupti_host_describe(const lm_cupti_host *h, char *out, size_t cap) {

@@ -171,25 +171,24 @@ const char *lm_cupti_demangle(const char *name, char *out, size_t cap) {
 lm_status lm_cupti_images_build(lm_cupti_host *h, const char *chip, char *const *const *sets,
                                 int n_sets, lm_cupti_images *out, lm_diag *diag) {
   memset(out, 0, sizeof *out);
-  if (n_sets <= 0) return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "no counter sets");
+  if (n_sets <= 0) return lm_fail(diag, LM_EINVAL, NULL, "no counter sets");
   out->image = lm_calloc((size_t)n_sets, sizeof *out->image);
   out->bytes = lm_calloc((size_t)n_sets, sizeof *out->bytes);
   out->passes = lm_calloc((size_t)n_sets, sizeof *out->passes);
   if (!out->image || !out->bytes || !out->passes)
-    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory for config images");
+    return lm_fail(diag, LM_ENOMEM, NULL, "out of memory for config images");
   out->n_sets = n_sets;
   for (int s = 0; s < n_sets; s++) {
     size_t n = 0;
     while (sets[s] && sets[s][n]) n++;
-    if (n == 0)
-      return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "counter set %d has no metrics", s);
+    if (n == 0) return lm_fail(diag, LM_EINVAL, NULL, "counter set %d has no metrics", s);
     lm_status st = lm_cupti_host_passes(h, chip, (const char *const *)sets[s], n, &out->passes[s],
                                         &out->bytes[s], &out->image[s], diag);
     if (st != LM_OK) {
       if (diag) {
         char inner[sizeof diag->message];
         snprintf(inner, sizeof inner, "%s", diag->message);
-        lm_diag_set(diag, st, NULL, 0, 0, NULL, "counter set %d: %s", s, inner);
+        lm_fail(diag, st, NULL, "counter set %d: %s", s, inner);
       }
       return st;
     }
@@ -233,8 +232,7 @@ lm_status lm_cupti_decode(const lm_cupti_source *src, size_t n_launches,
   long *range_of = lm_calloc(n_launches + 1, sizeof *range_of);
   double *values = lm_calloc((n_launches + 1) * (n_metrics + 1), sizeof *values);
   if (!number || !range_of || !values) {
-    st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL,
-                     "out of memory while decoding counter data");
+    st = lm_fail(diag, LM_ENOMEM, NULL, "out of memory while decoding counter data");
     goto done;
   }
   /* Names first: the lowest numbered name says whether numbers start at 0. */
@@ -250,15 +248,15 @@ lm_status lm_cupti_decode(const lm_cupti_source *src, size_t n_launches,
   for (size_t r = 0; r < n_ranges; r++) {
     long long launch = number[r] >= 0 ? number[r] - base : (long long)r;
     if (launch < 0 || (size_t)launch >= n_launches) {
-      st = lm_diag_set(diag, LM_EDATA, NULL, 0, 0, NULL,
-                       "counter data has range %zu (launch %lld) but the session made %zu "
-                       "launch%s", r, launch, n_launches, n_launches == 1 ? "" : "es");
+      st = lm_fail(diag, LM_EDATA, NULL,
+                   "counter data has range %zu (launch %lld) but the session made %zu "
+                   "launch%s",
+                   r, launch, n_launches, n_launches == 1 ? "" : "es");
       goto done;
     }
     if (range_of[launch] >= 0) {
-      st = lm_diag_set(diag, LM_EDATA, NULL, 0, 0, NULL,
-                       "counter data has two ranges (%ld and %zu) for launch %lld",
-                       range_of[launch], r, launch);
+      st = lm_fail(diag, LM_EDATA, NULL, "counter data has two ranges (%ld and %zu) for launch %lld", range_of[launch],
+                   r, launch);
       goto done;
     }
     range_of[launch] = (long)r;

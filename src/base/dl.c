@@ -28,8 +28,7 @@ lm_status lm_dl_open(lm_dl_lib *lib, const char *const *names, size_t n, int ext
     snprintf(lib->error, sizeof lib->error, "%s", e ? e : names[i]);
   }
   if (!first) snprintf(lib->error, sizeof lib->error, "no library named");
-  return lm_diag_set(diag, LM_ENOTFOUND, first, 0, 0, NULL, "cannot load %s: %s", first ? first : "a library",
-                     lib->error);
+  return lm_fail(diag, LM_ENOTFOUND, first, "cannot load %s: %s", first ? first : "a library", lib->error);
 }
 
 lm_status lm_dl_resolve(const lm_dl_lib *lib, const lm_dl_sym *syms, size_t n, lm_diag *diag) {
@@ -39,8 +38,8 @@ lm_status lm_dl_resolve(const lm_dl_lib *lib, const lm_dl_sym *syms, size_t n, l
     if (!p && syms[i].alt && lib->handle) p = dlsym(lib->handle, syms[i].alt);
     memcpy(syms[i].slot, &p, sizeof p);
     if (!p && syms[i].required && st == LM_OK)
-      st = lm_diag_set(diag, LM_ENOTFOUND, lib->name, 0, 0, syms[i].name, "%s has no %s",
-                       lib->name ? lib->name : "the library", syms[i].name);
+      st = lm_fail_at(diag, LM_ENOTFOUND, lib->name, 0, syms[i].name, "%s has no %s",
+                      lib->name ? lib->name : "the library", syms[i].name);
   }
   return st;
 }

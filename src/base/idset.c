@@ -57,7 +57,7 @@ lm_status lm_idset_parse(lm_idset *set, const char *text, const char *flag, lm_d
     }
     while (*p == ' ') p++;
     lm_idset_item *grown = lm_realloc(set->items, (set->n + 1) * sizeof *grown);
-    if (!grown) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!grown) return lm_oom(diag, NULL);
     set->items = grown;
     set->items[set->n++] = item;
     if (*p == ',') {
@@ -68,9 +68,10 @@ lm_status lm_idset_parse(lm_idset *set, const char *text, const char *flag, lm_d
     goto bad;
   }
 bad:
-  return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
-                     "%s '%s': expected numbers, ranges START:STOP[:STEP] or >N, "
-                     "separated by commas", flag, text);
+  return lm_fail(diag, LM_EINVAL, NULL,
+                 "%s '%s': expected numbers, ranges START:STOP[:STEP] or >N, "
+                 "separated by commas",
+                 flag, text);
 }
 
 void lm_idset_fini(lm_idset *set) {

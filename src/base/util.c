@@ -35,7 +35,7 @@ int lm_str_ieq(const char *a, const char *b) {
 lm_status lm_make_dirs(const char *dir, const char *what, const char *hint, lm_diag *diag) {
   char path[4096];
   if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-    return lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, NULL, "a folder path over %zu bytes", sizeof path);
+    return lm_fail(diag, LM_ELIMIT, NULL, "a folder path over %zu bytes", sizeof path);
   for (char *p = path + 1; *p; p++) {
     if (*p != '/') continue;
     *p = '\0';
@@ -46,8 +46,8 @@ lm_status lm_make_dirs(const char *dir, const char *what, const char *hint, lm_d
   return LM_OK;
 fail:
   if (hint && (errno == EACCES || errno == EROFS))
-    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot create %s: %s (%s)", what, strerror(errno), hint);
-  return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot create %s: %s", what, strerror(errno));
+    return lm_fail(diag, LM_EIO, path, "cannot create %s: %s (%s)", what, strerror(errno), hint);
+  return lm_fail(diag, LM_EIO, path, "cannot create %s: %s", what, strerror(errno));
 }
 
 static const char *kind_of(mode_t mode) {
@@ -65,12 +65,12 @@ static lm_status resolve_inside(const char *path, char **real, lm_diag *diag) {
   char *dir = NULL, *real_dir = NULL;
   *real = realpath(path, NULL);
   if (!*real)
-    return lm_diag_set(diag, errno == ENOENT ? LM_ENOTFOUND : LM_EIO, path, 0, 0, NULL,
-                       "a symbolic link whose target cannot be opened: %s", strerror(errno));
+    return lm_fail(diag, errno == ENOENT ? LM_ENOTFOUND : LM_EIO, path,
+                   "a symbolic link whose target cannot be opened: %s", strerror(errno));
   const char *slash = strrchr(path, '/');
   dir = slash ? lm_strndup(path, slash == path ? 1 : (size_t)(slash - path)) : lm_strdup(".");
   if (!dir) {
-    status = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+    status = lm_oom(diag, path);
     goto done;
   }
   real_dir = realpath(dir, NULL);
@@ -78,9 +78,9 @@ static lm_status resolve_inside(const char *path, char **real, lm_diag *diag) {
   int inside = real_dir && strncmp(*real, real_dir, n) == 0 &&
                ((*real)[n] == '/' || (n == 1 && real_dir[0] == '/'));
   if (!inside)
-    status = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL,
-                         "a symbolic link to a file outside its folder: refused (copy the file "
-                         "into the folder instead)");
+    status = lm_fail(diag, LM_EIO, path,
+                     "a symbolic link to a file outside its folder: refused (copy the file "
+                     "into the folder instead)");
 done:
   if (status != LM_OK) {
     free(*real);
@@ -103,18 +103,16 @@ lm_status lm_open_read(const char *path, int flags, int *fd_out, size_t *size_ou
     fd = open(real, base | O_NOFOLLOW);
   }
   if (fd < 0) {
-    status = lm_diag_set(diag, errno == ENOENT ? LM_ENOTFOUND : LM_EIO, path, 0, 0, NULL,
-                         "cannot open: %s", strerror(errno));
+    status = lm_fail(diag, errno == ENOENT ? LM_ENOTFOUND : LM_EIO, path, "cannot open: %s", strerror(errno));
     goto done;
   }
   struct stat st;
   if (fstat(fd, &st) != 0) {
-    status = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot read: %s", strerror(errno));
+    status = lm_fail(diag, LM_EIO, path, "cannot read: %s", strerror(errno));
     goto done;
   }
   if (!S_ISREG(st.st_mode)) {
-    status = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "%s, not a regular file: refused",
-                         kind_of(st.st_mode));
+    status = lm_fail(diag, LM_EIO, path, "%s, not a regular file: refused", kind_of(st.st_mode));
     goto done;
   }
   /* A regular file never blocks; reads go back to the ordinary mode. */
@@ -132,8 +130,8 @@ done:
 lm_status lm_path_kind(const char *path, int flags, lm_diag *diag) {
   struct stat st;
   if (lstat(path, &st) != 0)
-    return lm_diag_set(diag, errno == ENOENT || errno == ENOTDIR ? LM_ENOTFOUND : LM_EIO, path, 0,
-                       0, NULL, "cannot open: %s", strerror(errno));
+    return lm_fail(diag, errno == ENOENT || errno == ENOTDIR ? LM_ENOTFOUND : LM_EIO, path, "cannot open: %s",
+                   strerror(errno));
   if (S_ISLNK(st.st_mode)) {
     char *real = NULL;
     lm_status status = LM_OK;
@@ -141,17 +139,14 @@ lm_status lm_path_kind(const char *path, int flags, lm_diag *diag) {
       status = resolve_inside(path, &real, diag);
       if (status != LM_OK) return status;
     } else if (!(real = realpath(path, NULL))) {
-      return lm_diag_set(diag, errno == ENOENT ? LM_ENOTFOUND : LM_EIO, path, 0, 0, NULL,
-                         "a symbolic link whose target cannot be opened: %s", strerror(errno));
+      return lm_fail(diag, errno == ENOENT ? LM_ENOTFOUND : LM_EIO, path,
+                     "a symbolic link whose target cannot be opened: %s", strerror(errno));
     }
-    if (stat(real, &st) != 0)
-      status = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    if (stat(real, &st) != 0) status = lm_fail(diag, LM_EIO, path, "cannot open: %s", strerror(errno));
     free(real);
     if (status != LM_OK) return status;
   }
-  if (!S_ISREG(st.st_mode))
-    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "%s, not a regular file: refused",
-                       kind_of(st.st_mode));
+  if (!S_ISREG(st.st_mode)) return lm_fail(diag, LM_EIO, path, "%s, not a regular file: refused", kind_of(st.st_mode));
   return LM_OK;
 }
 
@@ -164,13 +159,12 @@ static lm_status read_whole(const char *path, size_t max_bytes, int flags, char 
   *out = NULL;
   if ((status = lm_open_read(path, flags, &fd, &size, diag)) != LM_OK) return status;
   if (size > max_bytes) {
-    status = lm_diag_set(diag, LM_ELIMIT, path, 0, 0, NULL,
-                         "file is %zu bytes, over the %zu-byte limit", size, max_bytes);
+    status = lm_fail(diag, LM_ELIMIT, path, "file is %zu bytes, over the %zu-byte limit", size, max_bytes);
     goto done;
   }
   data = lm_malloc(size + 1);
   if (!data) {
-    status = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+    status = lm_oom(diag, path);
     goto done;
   }
   size_t got = 0;
@@ -178,7 +172,7 @@ static lm_status read_whole(const char *path, size_t max_bytes, int flags, char 
     ssize_t r = read(fd, data + got, size - got);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) {
-      status = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "read failed: %s", strerror(errno));
+      status = lm_fail(diag, LM_EIO, path, "read failed: %s", strerror(errno));
       goto done;
     }
     if (r == 0) break; /* the file shrank while being read */

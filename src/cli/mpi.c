@@ -141,7 +141,7 @@ static lm_status receive_part(cli_mpi *m, int from, lm_workload **out, lm_diag *
       /* The sender waits on this message: only ending the job frees it. */
       cli_error("analyze", "out of memory for a part of %zu bytes from process %d", need, from);
       MPI_Abort(MPI_COMM_WORLD, 1);
-      return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+      return lm_oom(diag, NULL);
     }
     m->cap = need + need / 4;
   }
@@ -245,8 +245,7 @@ static lm_status worker_load(const char *dir, size_t i, const lm_workload_option
   if (st == LM_OK) st = lm_ranks_wire_pack(pw, packed, diag);
   lm_workload_free(pw);
   if (st == LM_OK && packed->len > INT_MAX)
-    st = lm_diag_set(diag, LM_EDATA, dir, 0, 0, NULL, "part %zu is %zu bytes, more than one MPI message holds", i,
-                     packed->len);
+    st = lm_fail(diag, LM_EDATA, dir, "part %zu is %zu bytes, more than one MPI message holds", i, packed->len);
   return st;
 }
 
@@ -281,9 +280,9 @@ static int cli_mpi_worker(cli_mpi *m, const char *dir, const lm_workload_options
     lm_diag_clear(&list_diag);
     lm_status listed = arena && dir ? lm_ranks_part_dirs(dir, opts, arena, &dirs, &n_dirs, &list_diag) : LM_ENOMEM;
     if (listed == LM_OK && n_dirs != n)
-      listed = lm_diag_set(&list_diag, LM_EDATA, dir, 0, 0, NULL,
-                           "process %d sees %zu rank.R parts, process 0 %zu (not the same folder on every node?)",
-                           m->me, n_dirs, n);
+      listed = lm_fail(&list_diag, LM_EDATA, dir,
+                       "process %d sees %zu rank.R parts, process 0 %zu (not the same folder on every node?)", m->me,
+                       n_dirs, n);
     /* Two rounds in hand: one being sent, the next being loaded. */
     round_out outs[2];
     memset(outs, 0, sizeof outs);

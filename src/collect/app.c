@@ -160,8 +160,7 @@ typedef struct app_run {
 
 /* open_pipes: the exec pipe and the lifeline, both close-on-exec. */
 static lm_status open_pipes(app_run *a, lm_diag *diag) {
-  if (pipe(a->exec_pipe) != 0)
-    return lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "pipe: %s", strerror(errno));
+  if (pipe(a->exec_pipe) != 0) return lm_fail(diag, LM_EIO, NULL, "pipe: %s", strerror(errno));
   fcntl(a->exec_pipe[0], F_SETFD, FD_CLOEXEC);
   fcntl(a->exec_pipe[1], F_SETFD, FD_CLOEXEC);
   /* The lifeline: lumen holds its write end, the application's group its
@@ -174,7 +173,7 @@ static lm_status open_pipes(app_run *a, lm_diag *diag) {
     int err = errno;
     close(a->exec_pipe[0]);
     close(a->exec_pipe[1]);
-    return lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "pipe: %s", strerror(err));
+    return lm_fail(diag, LM_EIO, NULL, "pipe: %s", strerror(err));
   }
   fcntl(a->life[0], F_SETFD, FD_CLOEXEC);
   fcntl(a->life[1], F_SETFD, FD_CLOEXEC);
@@ -225,12 +224,10 @@ static void run_child(const app_run *a) {
 
 /* exec_failed: the error of a program exec could not start (errno err). */
 static lm_status exec_failed(const char *prog, int err, lm_diag *diag) {
-  if (err == ENOENT)
-    return lm_diag_set(diag, LM_ENOTFOUND, prog, 0, 0, NULL, "no such program (give its path, or put it on PATH)");
+  if (err == ENOENT) return lm_fail(diag, LM_ENOTFOUND, prog, "no such program (give its path, or put it on PATH)");
   if (err == EACCES)
-    return lm_diag_set(diag, LM_EINVAL, prog, 0, 0, NULL,
-                       "not executable (chmod +x %s, or run it through its interpreter)", prog);
-  return lm_diag_set(diag, LM_EIO, prog, 0, 0, NULL, "cannot run: %s", strerror(err));
+    return lm_fail(diag, LM_EINVAL, prog, "not executable (chmod +x %s, or run it through its interpreter)", prog);
+  return lm_fail(diag, LM_EIO, prog, "cannot run: %s", strerror(err));
 }
 
 /* wait_app: wait for the application (*status), drawing progress; stop
@@ -245,7 +242,7 @@ static lm_status wait_app(const app_run *a, lm_run_outcome *out, int *status, lm
     pid_t r = waitpid(pid, status, WNOHANG);
     if (r == pid) return LM_OK;
     if (r < 0 && errno != EINTR) {
-      lm_status st = lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "wait: %s", strerror(errno));
+      lm_status st = lm_fail(diag, LM_EIO, NULL, "wait: %s", strerror(errno));
       kill(-pid, SIGKILL);
       while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
       }
@@ -311,7 +308,7 @@ lm_status lm_collect_run_app(char *const *argv, const char *tool, const char *co
     close(a.exec_pipe[1]);
     close(a.life[0]);
     close(a.life[1]);
-    return lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "fork: %s", strerror(err));
+    return lm_fail(diag, LM_EIO, NULL, "fork: %s", strerror(err));
   }
   if (pid == 0) run_child(&a);
   setpgid(pid, pid); /* also here: no window in which a signal misses it */
@@ -381,14 +378,10 @@ lm_status lm_collect_check_program(const char *prog, lm_diag *diag) {
     }
   }
   struct stat sb;
-  if (!found)
-    return lm_diag_set(diag, LM_ENOTFOUND, prog, 0, 0, NULL,
-                       "no such program (give its path, or put it on PATH)");
-  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-    return lm_diag_set(diag, LM_EINVAL, prog, 0, 0, NULL, "is a folder, not a program");
+  if (!found) return lm_fail(diag, LM_ENOTFOUND, prog, "no such program (give its path, or put it on PATH)");
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return lm_fail(diag, LM_EINVAL, prog, "is a folder, not a program");
   if (access(path, X_OK) != 0)
-    return lm_diag_set(diag, LM_EINVAL, prog, 0, 0, NULL,
-                       "not executable (chmod +x %s, or run it through its interpreter)", prog);
+    return lm_fail(diag, LM_EINVAL, prog, "not executable (chmod +x %s, or run it through its interpreter)", prog);
   return LM_OK;
 }
 

@@ -121,13 +121,13 @@ lm_status lm_collect_split_plan(sqlite3 *db, int64_t wid, int of_rank, int n_ran
   rank.rank = of_rank;
   rank.size = n_ranks;
   if (of_rank < 0 || n_ranks < 2 || of_rank >= n_ranks)
-    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--split", "ranks: rank %d of %d is not a rank of an MPI job",
-                       of_rank, n_ranks);
+    return lm_fail_at(diag, LM_EINVAL, NULL, 0, "--split", "ranks: rank %d of %d is not a rank of an MPI job", of_rank,
+                      n_ranks);
   int n_sets = 0;
   lm_status st = lm_db_plan_n_sets(db, wid, &n_sets, diag);
   if (st != LM_OK) return st;
   int *mine = lm_calloc((size_t)(n_sets > 0 ? n_sets : 1), sizeof *mine);
-  if (!mine) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!mine) return lm_oom(diag, NULL);
   int n = lm_split_sets(rank.rank, rank.size, n_sets, mine);
   char num[32];
   /* The others' sets go; this rank's are renumbered in order. */
@@ -234,42 +234,39 @@ static lm_status run_once(profile_ctx *x, const lm_run_spec *spec, lm_diag *diag
   const char *procs = strncmp(why, "process ", 8) == 0 ? why : "";
   const char *sep = procs[0] ? "; " : "";
   if (how.timed_out)
-    return lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
-                       "%s: the application did not finish within --timeout %g s and was stopped "
-                       "after %ld dispatches; earlier runs are kept (`lumen profile --resume -w %s` "
-                       "runs it again)", what, x->opt.timeout, n_dispatches, x->dir);
+    return lm_fail(diag, LM_EDATA, x->opt.argv[0],
+                   "%s: the application did not finish within --timeout %g s and was stopped "
+                   "after %ld dispatches; earlier runs are kept (`lumen profile --resume -w %s` "
+                   "runs it again)",
+                   what, x->opt.timeout, n_dispatches, x->dir);
   if (how.interrupted)
-    return lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
-                       "%s: interrupted by signal %s (passed on to the application) after %ld "
-                       "dispatches; earlier runs are kept (`lumen profile --resume -w %s` continues)",
-                       what, lm_collect_signal_text(how.interrupted, sigbuf, sizeof sigbuf),
-                       n_dispatches, x->dir);
+    return lm_fail(diag, LM_EDATA, x->opt.argv[0],
+                   "%s: interrupted by signal %s (passed on to the application) after %ld "
+                   "dispatches; earlier runs are kept (`lumen profile --resume -w %s` continues)",
+                   what, lm_collect_signal_text(how.interrupted, sigbuf, sizeof sigbuf), n_dispatches, x->dir);
   if (how.sig)
-    return lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
-                       "%s: the application was killed by signal %s after %ld dispatches%s%s; earlier "
-                       "runs are kept (`lumen profile --resume -w %s` continues)",
-                       what, lm_collect_signal_text(how.sig, sigbuf, sizeof sigbuf), n_dispatches, sep,
-                       procs, x->dir);
+    return lm_fail(diag, LM_EDATA, x->opt.argv[0],
+                   "%s: the application was killed by signal %s after %ld dispatches%s%s; earlier "
+                   "runs are kept (`lumen profile --resume -w %s` continues)",
+                   what, lm_collect_signal_text(how.sig, sigbuf, sizeof sigbuf), n_dispatches, sep, procs, x->dir);
   if (how.exit_code != 0)
-    return lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL,
-                       "%s: the application exited with status %d%s%s; earlier runs are kept "
-                       "(`lumen profile --resume -w %s` continues)", what, how.exit_code, sep, procs,
-                       x->dir);
-  return lm_diag_set(diag, LM_EDATA, x->opt.argv[0], 0, 0, NULL, "%s: %s", what,
-                     why[0] ? why : "the tool library did not finish its records");
+    return lm_fail(diag, LM_EDATA, x->opt.argv[0],
+                   "%s: the application exited with status %d%s%s; earlier runs are kept "
+                   "(`lumen profile --resume -w %s` continues)",
+                   what, how.exit_code, sep, procs, x->dir);
+  return lm_fail(diag, LM_EDATA, x->opt.argv[0], "%s: %s", what,
+                 why[0] ? why : "the tool library did not finish its records");
 }
 
 lm_status lm_collect_lock_folder(const char *dir, int *fd_out, lm_diag *diag) {
   int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
-    return lm_diag_set(diag, LM_EIO, dir, 0, 0, NULL, "cannot open the folder: %s", strerror(errno));
+  if (fd < 0) return lm_fail(diag, LM_EIO, dir, "cannot open the folder: %s", strerror(errno));
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     close(fd);
     if (err == EWOULDBLOCK)
-      return lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL,
-                         "another `lumen profile` is writing this workload; wait for it to end");
-    return lm_diag_set(diag, LM_EIO, dir, 0, 0, NULL, "cannot lock the folder: %s", strerror(err));
+      return lm_fail(diag, LM_EINVAL, dir, "another `lumen profile` is writing this workload; wait for it to end");
+    return lm_fail(diag, LM_EIO, dir, "cannot lock the folder: %s", strerror(err));
   }
   *fd_out = fd;
   return LM_OK;
@@ -317,7 +314,7 @@ lm_status lm_collect_copy_opts(const lm_profile_opts *o, lm_stored_opts *s, lm_d
   s->replay = o->replay;
   s->key_grid = o->key_grid;
   s->timeout = o->timeout;
-  return ok ? LM_OK : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  return ok ? LM_OK : lm_oom(diag, NULL);
 }
 
 /* The kernels a run launched, for the message when none was selected. */
@@ -384,13 +381,12 @@ lm_status lm_collect_unselected(sqlite3 *db, int64_t wid, int64_t run, const lm_
                                : "the folder's runs are kept, but --resume keeps these filters and cannot "
                                  "complete it (profile again into a new folder)";
   size_t n_names = seen.n_names;
-  lm_status st = n_names ? lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL,
-                                       "%s selected none of the %zu kernel%s the application launched: %s%s; %s",
-                                       lm_buf_cstr(&filters), n_names, n_names == 1 ? "" : "s",
-                                       lm_buf_cstr(&seen.names), n_names > 10 ? ", ..." : "", fate)
-                         : lm_diag_set(diag, LM_EDATA, dir, 0, 0, NULL,
-                                       "the application launched no GPU kernel in run %lld; %s", (long long)run,
-                                       discarded ? "no workload was written" : "the folder's runs are kept");
+  lm_status st =
+      n_names ? lm_fail(diag, LM_EINVAL, dir, "%s selected none of the %zu kernel%s the application launched: %s%s; %s",
+                        lm_buf_cstr(&filters), n_names, n_names == 1 ? "" : "s", lm_buf_cstr(&seen.names),
+                        n_names > 10 ? ", ..." : "", fate)
+              : lm_fail(diag, LM_EDATA, dir, "the application launched no GPU kernel in run %lld; %s", (long long)run,
+                        discarded ? "no workload was written" : "the folder's runs are kept");
   lm_buf_fini(&seen.names);
   lm_buf_fini(&filters);
   return st;
@@ -462,8 +458,7 @@ static lm_status resume_workload(profile_ctx *x, const lm_profile_opts *o, lm_di
     if ((st = lm_collect_put_option(x->db, x->wid, "replay", 0, num, diag)) != LM_OK) return st;
     x->opt.replay = o->replay;
   }
-  if (x->opt.argc == 0)
-    return lm_diag_set(diag, LM_EDATA, x->db_path, 0, 0, "profile_option", "no command to resume");
+  if (x->opt.argc == 0) return lm_fail_at(diag, LM_EDATA, x->db_path, 0, "profile_option", "no command to resume");
   if (o->timeout > 0 && o->timeout != x->opt.timeout) {
     char num[32];
     snprintf(num, sizeof num, "%.17g", o->timeout);
@@ -480,10 +475,10 @@ static lm_status resume_workload(profile_ctx *x, const lm_profile_opts *o, lm_di
     int same = o->argc == x->opt.argc;
     for (int i = 0; same && i < o->argc; i++) same = strcmp(o->argv[i], x->opt.argv[i]) == 0;
     if (!same)
-      return lm_diag_set(diag, LM_EINVAL, o->dir, 0, 0, NULL,
-                         "--resume continues the profile of `%s ...` with its own command and "
-                         "options; leave out the command, or profile into a new folder",
-                         x->opt.argv[0]);
+      return lm_fail(diag, LM_EINVAL, o->dir,
+                     "--resume continues the profile of `%s ...` with its own command and "
+                     "options; leave out the command, or profile into a new folder",
+                     x->opt.argv[0]);
   }
   if ((st = lm_collect_load_plan(x->db, x->wid, &x->sets, &x->n_sets, diag)) != LM_OK) return st;
   /* A whole run that launched kernels and selected none: the stored
@@ -501,7 +496,7 @@ static lm_status store_workload(profile_ctx *x, const lm_profile_opts *o, lm_dia
   snprintf(x->summary->simulated, sizeof x->summary->simulated, "%s", x->col->simulated);
   st = sql ? lm_db_create_workload(sql, o->name, NULL, "lumen", x->col->origin, x->col->arch, x->col->model, 0, 0,
                                    &x->wid, diag)
-           : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+           : lm_oom(diag, NULL);
   lm_sql_close(sql);
   if (st == LM_OK) st = lm_collect_store_options(x->db, x->wid, o, diag);
   if (st == LM_OK) st = lm_collect_store_plan(x->db, x->wid, x->plan, diag);
@@ -525,13 +520,12 @@ static lm_status create_workload(profile_ctx *x, const lm_profile_opts *o, const
   lm_collector *col = x->col;
   lm_status st;
   if (o->argc < 1)
-    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
-                       "no application to profile (lumen profile -n NAME -- APP ARGS)");
+    return lm_fail(diag, LM_EINVAL, NULL, "no application to profile (lumen profile -n NAME -- APP ARGS)");
   if ((st = lm_collect_check_program(o->argv[0], diag)) != LM_OK) return st;
   if (exists || !lm_collect_dir_is_empty(o->dir))
-    return lm_diag_set(diag, LM_EINVAL, o->dir, 0, 0, NULL,
-                       "already exists; lumen never overwrites a workload (choose another -w or -n, "
-                       "or add --resume to continue an unfinished profile)");
+    return lm_fail(diag, LM_EINVAL, o->dir,
+                   "already exists; lumen never overwrites a workload (choose another -w or -n, "
+                   "or add --resume to continue an unfinished profile)");
   /* A bad -b fails before anything is created. */
   uint64_t t_plan = lm_phase_begin();
   int plan_replay = o->replay < 0 ? LM_REPLAY_APP : o->replay;
@@ -568,9 +562,8 @@ static lm_status create_workload(profile_ctx *x, const lm_profile_opts *o, const
   if (sig) {
     char name[32];
     x->discard = x->fresh;
-    return lm_diag_set(diag, LM_EDATA, o->dir, 0, 0, NULL,
-                       "interrupted by signal %s before the first run: nothing was kept",
-                       lm_collect_signal_text(sig, name, sizeof name));
+    return lm_fail(diag, LM_EDATA, o->dir, "interrupted by signal %s before the first run: nothing was kept",
+                   lm_collect_signal_text(sig, name, sizeof name));
   }
   return LM_OK;
 }
@@ -585,9 +578,9 @@ static lm_status run_per_set(profile_ctx *x, lm_diag *diag) {
   int *modes = lm_calloc((size_t)x->n_sets + 1, sizeof *modes), *passes = lm_calloc((size_t)x->n_sets + 1, sizeof *passes);
   int n_runs = modes && passes ? lm_collect_run_plan(replay, x->n_sets, modes, passes, x->n_sets) : -2;
   if (n_runs < 0) {
-    st = n_runs == -2 ? lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory")
-                      : lm_diag_set(diag, LM_EDATA, x->db_path, 0, 0, "profile_set",
-                                    "kernel replay needs one counter set; the plan has %d", x->n_sets);
+    st = n_runs == -2 ? lm_oom(diag, NULL)
+                      : lm_fail_at(diag, LM_EDATA, x->db_path, 0, "profile_set",
+                                   "kernel replay needs one counter set; the plan has %d", x->n_sets);
     goto done;
   }
   x->runs_planned = n_runs;
@@ -678,11 +671,11 @@ static lm_status compose_workload(profile_ctx *x, const lm_profile_opts *o, cons
                   summary->dispatches, x->n_sets, summary->dropped ? "; left out: " : "",
                   summary->dropped ? summary->dropped_detail : "");
   if (summary->dispatches == 0)
-    return lm_diag_set(diag, LM_EDATA, o->dir, 0, 0, NULL,
-                       "no selected dispatch got all %d counter sets (%s); the runs are kept: "
-                       "`lumen profile --resume --replay auto -w %s` runs the application again "
-                       "for the missing sets", x->n_sets,
-                       summary->dropped ? summary->dropped_detail : "no dispatch was selected", o->dir);
+    return lm_fail(diag, LM_EDATA, o->dir,
+                   "no selected dispatch got all %d counter sets (%s); the runs are kept: "
+                   "`lumen profile --resume --replay auto -w %s` runs the application again "
+                   "for the missing sets",
+                   x->n_sets, summary->dropped ? summary->dropped_detail : "no dispatch was selected", o->dir);
   return LM_OK;
 }
 
@@ -706,8 +699,8 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
   x.arch = col.arch;
   const lm_catalog *cat = lm_metrics_builtin(col.arch);
   if (!cat) {
-    st = lm_diag_set(diag, LM_EARCH, NULL, 0, 0, "gpu_arch",
-                     "the device is %s, which lumen has no definitions for", col.arch);
+    st = lm_fail_at(diag, LM_EARCH, NULL, 0, "gpu_arch", "the device is %s, which lumen has no definitions for",
+                    col.arch);
     goto done;
   }
 
@@ -725,14 +718,13 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
     goto done;
   }
   if (o->resume && !exists) {
-    st = lm_diag_set(diag, LM_ENOTFOUND, o->dir, 0, 0, NULL, "nothing to resume: no %s in this folder",
-                     LM_WORKLOAD_DB);
+    st = lm_fail(diag, LM_ENOTFOUND, o->dir, "nothing to resume: no %s in this folder", LM_WORKLOAD_DB);
     goto done;
   }
   if ((st = o->resume ? resume_workload(&x, o, diag) : create_workload(&x, o, cat, exists, diag)) != LM_OK)
     goto done;
   if (x.n_sets == 0) {
-    st = lm_diag_set(diag, LM_EDATA, x.db_path, 0, 0, "profile_set", "the plan has no counter sets");
+    st = lm_fail_at(diag, LM_EDATA, x.db_path, 0, "profile_set", "the plan has no counter sets");
     goto done;
   }
   summary->sets = x.n_sets;
@@ -740,7 +732,7 @@ lm_status lm_profile_run(const lm_profile_opts *o, lm_profile_summary *summary, 
   x.prog.n_sets = x.n_sets;
   x.prog.seen_sets = lm_calloc((size_t)x.n_sets, 1);
   if (!x.prog.seen_sets) {
-    st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    st = lm_oom(diag, NULL);
     goto done;
   }
 

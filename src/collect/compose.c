@@ -69,7 +69,7 @@ typedef struct loader {
   lm_map *by_dispatch, *groups;
 } loader;
 
-static lm_status oom(lm_diag *diag) { return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory"); }
+static lm_status oom(lm_diag *diag) { return lm_oom(diag, NULL); }
 
 static lm_status add_record(const lm_db_stored_record *sr, void *user, lm_diag *diag) {
   loader *l = user;
@@ -374,7 +374,7 @@ static lm_status add_power(sqlite3 *db, int64_t wid, const collected *c, const s
   int any[2] = {0, 0};
   lm_status st = LM_OK;
   if (!vals[0] || !vals[1]) {
-    st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    st = lm_oom(diag, NULL);
     goto done;
   }
   if ((st = lm_db_composer_open(db, wid, &q, diag)) != LM_OK) goto done;
@@ -388,7 +388,7 @@ static lm_status add_power(sqlite3 *db, int64_t wid, const collected *c, const s
     if (!any[k] || lm_table_find(pmc, names[k]) >= 0) continue;
     lm_column *col = lm_table_add_column(pmc, names[k], 0);
     if (!col) {
-      st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+      st = lm_oom(diag, NULL);
       goto done;
     }
     memcpy(col->values, vals[k], n_rows * sizeof(double));
@@ -882,7 +882,7 @@ lm_status lm_collect_plan_gaps(sqlite3 *db, int64_t wid, int n_sets, lm_run_spec
   }
   goto done;
 nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  st = lm_oom(diag, NULL);
 done:
   lm_free(pool_sel);
   lm_free(pool_key);

@@ -57,28 +57,30 @@ lm_status lm_collect_cupti_check(lm_collector *c, const lm_cuda_device *dev, con
   snprintf(c->model, sizeof c->model, "%s", dev->name);
   const lm_catalog *cat = lm_metrics_builtin(c->arch);
   if (!cat || !cat->vendor || strcmp(cat->vendor, "nvidia") != 0 || !cat->chip)
-    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
-                       "unsupported NVIDIA GPU: %s is compute capability %d.%d (%s), and lumen has "
-                       "definitions for %s only (docs/adding-an-architecture.md)",
-                       dev->name[0] ? dev->name : "GPU 0", dev->major, dev->minor, c->arch, lm_cupti_lumen_chips());
+    return lm_fail(diag, LM_EINVAL, NULL,
+                   "unsupported NVIDIA GPU: %s is compute capability %d.%d (%s), and lumen has "
+                   "definitions for %s only (docs/adding-an-architecture.md)",
+                   dev->name[0] ? dev->name : "GPU 0", dev->major, dev->minor, c->arch, lm_cupti_lumen_chips());
   snprintf(c->chip, sizeof c->chip, "%s", cat->chip);
   if (has_chip < 0)
-    return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL, "%s has an NVIDIA %s, but CUPTI is not "
-                       "usable: %s", c->model[0] ? c->model : "GPU 0", c->arch, why_cupti ? why_cupti : "?");
+    return lm_fail(diag, LM_ENOTFOUND, NULL,
+                   "%s has an NVIDIA %s, but CUPTI is not "
+                   "usable: %s",
+                   c->model[0] ? c->model : "GPU 0", c->arch, why_cupti ? why_cupti : "?");
   if (!has_chip)
-    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
-                       "unsupported chip: this CUPTI does not know %s (%s); use the CUPTI of a "
-                       "CUDA toolkit that supports it (LUMEN_CUPTI_LIBRARY names the library); lumen "
-                       "has definitions for %s",
-                       c->chip, c->model[0] ? c->model : c->arch, lm_cupti_lumen_chips());
+    return lm_fail(diag, LM_EINVAL, NULL,
+                   "unsupported chip: this CUPTI does not know %s (%s); use the CUPTI of a "
+                   "CUDA toolkit that supports it (LUMEN_CUPTI_LIBRARY names the library); lumen "
+                   "has definitions for %s",
+                   c->chip, c->model[0] ? c->model : c->arch, lm_cupti_lumen_chips());
   if (!is_root && lm_cuda_admin_only(params_text) == 1)
-    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
-                       "the NVIDIA driver lets only administrators read the GPU performance "
-                       "counters (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES): profile as root (or with "
-                       "CAP_SYS_ADMIN), or load "
-                       "the driver with NVreg_RestrictProfilingToAdminUsers=0 (a line `options "
-                       "nvidia NVreg_RestrictProfilingToAdminUsers=0` under /etc/modprobe.d/, then "
-                       "reload the driver or reboot; docs/nvidia.md, \"Permissions\")");
+    return lm_fail(diag, LM_EINVAL, NULL,
+                   "the NVIDIA driver lets only administrators read the GPU performance "
+                   "counters (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES): profile as root (or with "
+                   "CAP_SYS_ADMIN), or load "
+                   "the driver with NVreg_RestrictProfilingToAdminUsers=0 (a line `options "
+                   "nvidia NVreg_RestrictProfilingToAdminUsers=0` under /etc/modprobe.d/, then "
+                   "reload the driver or reboot; docs/nvidia.md, \"Permissions\")");
   snprintf(c->origin, sizeof c->origin, "cupti: %s (%s)", c->model[0] ? c->model : c->arch, c->chip);
   return LM_OK;
 }
@@ -112,17 +114,18 @@ lm_status lm_collect_cupti_open(lm_collector *c, const char *tool, lm_diag *diag
   c->plan = plan;
   c->close = close_cupti;
   if (!lm_cupti_host_built())
-    return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
-                       "this lumen was built without the CUDA toolkit, so it has no CUPTI collector "
-                       "(rebuild with CUDAToolkit_ROOT naming a CUDA 12.6+ installation)");
+    return lm_fail(diag, LM_ENOTFOUND, NULL,
+                   "this lumen was built without the CUDA toolkit, so it has no CUPTI collector "
+                   "(rebuild with CUDAToolkit_ROOT naming a CUDA 12.6+ installation)");
   lm_cuda_device dev;
   char why[512];
   if (lm_cuda_device_info(0, &dev, why, sizeof why) != 0)
-    return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
-                       "no NVIDIA GPU to profile: %s; install the NVIDIA driver on a machine with "
-                       "an NVIDIA GPU (`nvidia-smi` lists the GPUs it sees)", why);
+    return lm_fail(diag, LM_ENOTFOUND, NULL,
+                   "no NVIDIA GPU to profile: %s; install the NVIDIA driver on a machine with "
+                   "an NVIDIA GPU (`nvidia-smi` lists the GPUs it sees)",
+                   why);
   cupti_impl *impl = lm_calloc(1, sizeof *impl);
-  if (!impl) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!impl) return lm_oom(diag, NULL);
   c->impl = impl;
   lm_diag host_diag;
   lm_diag_clear(&host_diag);

@@ -108,13 +108,13 @@ lm_status lm_collect_read_options(sqlite3 *db, int64_t wid, lm_stored_opts *out,
   memset(out, 0, sizeof *out);
   option_reader r = {out, 0};
   lm_status st = lm_db_each_option(db, wid, take_option, &r, diag);
-  if (st == LM_OK && r.failed) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (st == LM_OK && r.failed) st = lm_oom(diag, NULL);
   return st;
 }
 
 lm_status lm_collect_store_plan(sqlite3 *db, int64_t wid, const lm_plan *plan, lm_diag *diag) {
   lm_db_plan_row *rows = lm_calloc((size_t)plan->n_counters + 1, sizeof *rows);
-  if (!rows) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!rows) return lm_oom(diag, NULL);
   for (int32_t i = 0; i < plan->n_counters; i++) {
     const lm_plan_counter *c = &plan->counters[i];
     const lm_plan_set *ps = &plan->sets[c->set];
@@ -149,7 +149,7 @@ static lm_status take_counter(int id, const char *counter, const char *accumulat
     if (grown) p->sets = grown;
     size_t *gc = lm_realloc(p->counts, (size_t)(id + 1) * sizeof *gc);
     if (gc) p->counts = gc;
-    if (!grown || !gc) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!grown || !gc) return lm_oom(diag, NULL);
     for (int k = p->n; k <= id; k++) {
       memset(&p->sets[k], 0, sizeof p->sets[k]);
       p->counts[k] = 0;
@@ -159,7 +159,7 @@ static lm_status take_counter(int id, const char *counter, const char *accumulat
   lm_set_info *set = &p->sets[id];
   if (!add_text(&set->counters, &p->counts[id], counter) ||
       (accumulate && !set->accumulate && !(set->accumulate = lm_strdup(accumulate))))
-    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return lm_oom(diag, NULL);
   return LM_OK;
 }
 
@@ -268,13 +268,13 @@ static lm_status ingest_kernel(ingest *in, char **fields, lm_diag *diag) {
   if (id >= 1000000) return LM_OK;
   if (id >= in->n_kernels) {
     char **grown = lm_realloc(in->kernels, (id + 1) * sizeof *grown);
-    if (!grown) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!grown) return lm_oom(diag, NULL);
     for (size_t k = in->n_kernels; k <= id; k++) grown[k] = NULL;
     in->kernels = grown;
     in->n_kernels = id + 1;
   }
   char *name = lm_strdup(fields[2]);
-  if (!name) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!name) return lm_oom(diag, NULL);
   lm_free(in->kernels[id]);
   in->kernels[id] = name;
   return LM_OK;
@@ -501,7 +501,7 @@ lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, c
   why[0] = '\0';
   char **files = NULL;
   int n_files = lm_collect_records_files(prefix, &files);
-  if (n_files < 0) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (n_files < 0) return lm_oom(diag, NULL);
   if (n_files == 0) {
     lm_collect_records_files_free(files);
     snprintf(why, why_cap, "the tool library wrote no records (was it loaded? a setuid "
@@ -511,7 +511,7 @@ lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, c
   proc_info *procs = lm_calloc((size_t)n_files, sizeof *procs);
   if (!procs) {
     lm_collect_records_files_free(files);
-    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return lm_oom(diag, NULL);
   }
   lm_status st = LM_OK;
   for (int i = 0; st == LM_OK && i < n_files; i++) st = ingest_file(db, wid, spec, files[i], &procs[i], diag);

@@ -46,8 +46,7 @@ static lm_status check_sets(lm_collector *col, sqlite3 *db, int64_t wid, lm_set_
   int n_sets = *n_sets_io;
   lm_rocp_catalog cat;
   char why[512];
-  if (lm_rocp_catalog_load(api, agent, &cat, why, sizeof why) != 0)
-    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "%s", why);
+  if (lm_rocp_catalog_load(api, agent, &cat, why, sizeof why) != 0) return lm_fail(diag, LM_EINVAL, NULL, "%s", why);
   lm_status st = lm_db_begin(db, diag);
   int n_original = n_sets;
   for (int s = 0; st == LM_OK && s < n_sets; s++) {
@@ -55,7 +54,7 @@ static lm_status check_sets(lm_collector *col, sqlite3 *db, int64_t wid, lm_set_
     while (sets[s].counters && sets[s].counters[n]) n++;
     int *stay = lm_calloc((size_t)n + 1, sizeof *stay), *copy = lm_calloc((size_t)n + 1, sizeof *copy);
     int *lacking = lm_calloc((size_t)n + 1, sizeof *lacking), *part = lm_calloc((size_t)n + 1, sizeof *part);
-    if (!stay || !copy || !lacking || !part) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!stay || !copy || !lacking || !part) st = lm_oom(diag, NULL);
     for (int i = 0; st == LM_OK && i < n; i++) {
       const char *c = sets[s].counters[i];
       int in_all = 1;
@@ -71,16 +70,15 @@ static lm_status check_sets(lm_collector *col, sqlite3 *db, int64_t wid, lm_set_
     int moved = st == LM_OK ? lm_rocp_check_set(api, &cat, agent, (const char *const *)sets[s].counters,
                                                 n, stay, lacking, part, why, sizeof why)
                             : 0;
-    if (st == LM_OK && moved < 0)
-      st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "counter set %d on %s: %s", s, arch, why);
+    if (st == LM_OK && moved < 0) st = lm_fail(diag, LM_EINVAL, NULL, "counter set %d on %s: %s", s, arch, why);
     for (int i = 0; st == LM_OK && i < n; i++) {
       if (!lacking[i]) continue;
       const char *c = sets[s].counters[i];
       if (explicit_items) {
-        st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "-b",
-                         "counter %s is not supported by agent %s (GPU 0, rocprofiler-sdk %u.%u.%u): "
-                         "the metrics asked for cannot be collected on this device",
-                         c, arch, api->major, api->minor, api->patch);
+        st = lm_fail_at(diag, LM_EINVAL, NULL, 0, "-b",
+                        "counter %s is not supported by agent %s (GPU 0, rocprofiler-sdk %u.%u.%u): "
+                        "the metrics asked for cannot be collected on this device",
+                        c, arch, api->major, api->minor, api->patch);
         break;
       }
       lm_collect_note(db, wid, LM_LOG_WARN,
@@ -130,8 +128,8 @@ static lm_status plan(lm_collector *c, const lm_catalog *cat, const char *const 
                       int replay, lm_plan **out, lm_diag *diag) {
   (void)c;
   if (replay == LM_REPLAY_KERNEL)
-    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--replay",
-                       "kernel replay is CUPTI's (NVIDIA); %s GPUs use app or instance", cat->arch);
+    return lm_fail_at(diag, LM_EINVAL, NULL, 0, "--replay",
+                      "kernel replay is CUPTI's (NVIDIA); %s GPUs use app or instance", cat->arch);
   return lm_plan_build(cat, items, n_items, out, diag);
 }
 
@@ -155,14 +153,14 @@ lm_status lm_collect_rocp_open(lm_collector *c, lm_diag *diag) {
   c->check_sets = check_sets;
   c->close = close_rocp;
   rocp_impl *impl = lm_calloc(1, sizeof *impl);
-  if (!impl) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!impl) return lm_oom(diag, NULL);
   c->impl = impl;
   char why[512];
   const rocp_agent *agent_info = NULL;
   if (lm_rocp_load(&impl->api, 0, why, sizeof why) != 0 ||
       lm_rocp_first_gpu(&impl->api, &impl->agent, c->arch, sizeof c->arch, &agent_info, why, sizeof why) != 0) {
     close_rocp(c);
-    return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL, "%s", why);
+    return lm_fail(diag, LM_ENOTFOUND, NULL, "%s", why);
   }
   char recording[4096];
   int replayed = lm_rocp_replay(&impl->api, recording, sizeof recording);
@@ -176,7 +174,7 @@ lm_status lm_collect_rocp_open(lm_collector *c, lm_diag *diag) {
   }
   lm_status st = LM_OK;
   if (!(impl->arena = lm_arena_new(1 << 12))) {
-    st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    st = lm_oom(diag, NULL);
     goto fail;
   }
   if ((st = lm_collect_sysinfo(agent_info, lm_metrics_builtin(c->arch), smi_sclk, smi_mclk, 1, impl->arena,

@@ -49,7 +49,7 @@ lm_status lm_collect_tool_config(const lm_collect_job *job, const lm_run_spec *s
   cfg->set_accumulate = lm_calloc((size_t)job->n_sets + 1, sizeof *cfg->set_accumulate);
   if (!cfg->set_counters || !cfg->set_accumulate) {
     lm_collect_tool_config_fini(cfg);
-    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return lm_oom(diag, NULL);
   }
   for (int s = 0; s < job->n_sets; s++) {
     cfg->set_counters[s] = job->sets[s].counters;
@@ -84,8 +84,7 @@ lm_status lm_collect_open_backend(lm_collector *c, const char *asked, const char
     lm_diag_clear(&why);
     lm_status st = lm_collect_rocp_open(c, &why);
     if (st == LM_ENOTFOUND)
-      return lm_diag_set(diag, st, NULL, 0, 0, "--backend", "rocprofiler-sdk cannot collect here: %s",
-                         why.message);
+      return lm_fail_at(diag, st, NULL, 0, "--backend", "rocprofiler-sdk cannot collect here: %s", why.message);
     if (st != LM_OK) *diag = why;
     return st;
   }
@@ -95,12 +94,12 @@ lm_status lm_collect_open_backend(lm_collector *c, const char *asked, const char
     size_t nb = lm_backends_probe(b, 8);
     for (size_t i = 0; i < nb; i++)
       if (strcmp(b[i].name, asked) == 0)
-        return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--backend",
-                           "%s is a %s backend, not a counter backend (rocprofiler-sdk or cupti)",
-                           asked, b[i].kind);
-    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--backend",
-                       "no counter backend named '%s' (rocprofiler-sdk or cupti; see `lumen list "
-                       "backends`)", asked);
+        return lm_fail_at(diag, LM_EINVAL, NULL, 0, "--backend",
+                          "%s is a %s backend, not a counter backend (rocprofiler-sdk or cupti)", asked, b[i].kind);
+    return lm_fail_at(diag, LM_EINVAL, NULL, 0, "--backend",
+                      "no counter backend named '%s' (rocprofiler-sdk or cupti; see `lumen list "
+                      "backends`)",
+                      asked);
   }
   /* Automatic: rocprofiler-sdk with a GPU agent, else an NVIDIA GPU. A
    * backend whose device is there but unusable (unsupported chip, counters
@@ -121,7 +120,8 @@ lm_status lm_collect_open_backend(lm_collector *c, const char *asked, const char
     *diag = nv;
     return st;
   }
-  return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, NULL,
-                     "no usable counter backend: rocprofiler-sdk: %.700s; cupti: %.700s (see `lumen "
-                     "list backends`)", rocp.message, nv.message);
+  return lm_fail(diag, LM_ENOTFOUND, NULL,
+                 "no usable counter backend: rocprofiler-sdk: %.700s; cupti: %.700s (see `lumen "
+                 "list backends`)",
+                 rocp.message, nv.message);
 }

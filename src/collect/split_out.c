@@ -121,9 +121,10 @@ static lm_status scan_ranks(const char *prefix, int run, int *size, int remove_a
     int n = records_size(path);
     if (n < 0) continue;
     if (st == LM_OK && (n < 2 || rank >= n || (*size && n != *size)))
-      st = lm_diag_set(diag, LM_EDATA, path, 0, 0, NULL,
-                       "run %d: rank %d says the job has %d ranks, rank %d %d (one MPI job, every rank "
-                       "under the same mpirun?)", run, rank, n, first_rank, *size);
+      st = lm_fail(diag, LM_EDATA, path,
+                   "run %d: rank %d says the job has %d ranks, rank %d %d (one MPI job, every rank "
+                   "under the same mpirun?)",
+                   run, rank, n, first_rank, *size);
     if (*size == 0) {
       *size = n;
       first_rank = rank;
@@ -146,9 +147,9 @@ static lm_status make_part(split_ctx *x, int rank, lm_diag *diag) {
   if (st != LM_OK) return st;
   lm_sql *sql = lm_sql_wrap_sqlite(p->db);
   lm_collector *col = x->col;
-  st = sql ? lm_db_create_workload(sql, x->o->name, NULL, "lumen", col->origin, col->arch, col->model, 0, 0,
-                                   &p->wid, diag)
-           : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  st = sql ? lm_db_create_workload(sql, x->o->name, NULL, "lumen", col->origin, col->arch, col->model, 0, 0, &p->wid,
+                                   diag)
+           : lm_oom(diag, NULL);
   lm_sql_close(sql);
   if (st == LM_OK) st = lm_collect_store_options(p->db, p->wid, x->o, diag);
   if (st == LM_OK) st = lm_collect_put_option(p->db, p->wid, "split_outside", 0, "1", diag);
@@ -220,27 +221,33 @@ static lm_status check_ranks(split_ctx *x, int id, int had_parts, int size, lm_s
   if (!had_parts && size == 0 && run_st != LM_OK) {
     char sigbuf[64];
     if (how->sig)
-      st = lm_diag_set(diag, LM_EDATA, app, 0, 0, NULL, "run 1 (--split ranks): the application was killed by "
-                       "signal %s before any MPI rank wrote records",
-                       lm_collect_signal_text(how->sig, sigbuf, sizeof sigbuf));
+      st = lm_fail(diag, LM_EDATA, app,
+                   "run 1 (--split ranks): the application was killed by "
+                   "signal %s before any MPI rank wrote records",
+                   lm_collect_signal_text(how->sig, sigbuf, sizeof sigbuf));
     else
-      st = lm_diag_set(diag, LM_EDATA, app, 0, 0, NULL, "run 1 (--split ranks): the application %s before any "
-                       "MPI rank wrote records", how->timed_out ? "timed out" : how->interrupted ? "was interrupted"
-                                                                                               : "failed");
+      st = lm_fail(diag, LM_EDATA, app,
+                   "run 1 (--split ranks): the application %s before any "
+                   "MPI rank wrote records",
+                   how->timed_out     ? "timed out"
+                   : how->interrupted ? "was interrupted"
+                                      : "failed");
     if (how->exit_code > 0)
-      st = lm_diag_set(diag, LM_EDATA, app, 0, 0, NULL, "run 1 (--split ranks): the application exited with "
-                       "status %d before any MPI rank wrote records", how->exit_code);
+      st = lm_fail(diag, LM_EDATA, app,
+                   "run 1 (--split ranks): the application exited with "
+                   "status %d before any MPI rank wrote records",
+                   how->exit_code);
   }
   if (st == LM_OK && !had_parts && size == 0)
-    st = lm_diag_set(diag, LM_EINVAL, app, 0, 0, "--split",
-                     "ranks: no process of the application had an MPI rank of a job of 2 or more ranks; with "
-                     "lumen outside, start the ranks under mpirun (lumen profile --split ranks -- mpirun -np N "
-                     "APP), or run lumen inside it (mpirun -np N lumen profile --split ranks -- APP)");
+    st = lm_fail_at(diag, LM_EINVAL, app, 0, "--split",
+                    "ranks: no process of the application had an MPI rank of a job of 2 or more ranks; with "
+                    "lumen outside, start the ranks under mpirun (lumen profile --split ranks -- mpirun -np N "
+                    "APP), or run lumen inside it (mpirun -np N lumen profile --split ranks -- APP)");
   if (st == LM_OK && had_parts && size && size != x->n_ranks)
-    st = lm_diag_set(diag, LM_EDATA, app, 0, 0, "--split",
-                     "ranks: run %d had %d ranks, the first run %d: every run of a --split ranks profile needs "
-                     "the same number of ranks (-np); the runs so far are kept in the parts", id, size,
-                     x->n_ranks);
+    st = lm_fail_at(diag, LM_EDATA, app, 0, "--split",
+                    "ranks: run %d had %d ranks, the first run %d: every run of a --split ranks profile needs "
+                    "the same number of ranks (-np); the runs so far are kept in the parts",
+                    id, size, x->n_ranks);
   return st;
 }
 
@@ -248,7 +255,7 @@ static lm_status check_ranks(split_ctx *x, int id, int had_parts, int size, lm_s
  * ranks, the runs the largest share needs, and the parts' first runs. */
 static lm_status make_parts(split_ctx *x, int size, int mode, lm_diag *diag) {
   x->parts = lm_calloc((size_t)size, sizeof *x->parts);
-  if (!x->parts) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!x->parts) return lm_oom(diag, NULL);
   x->n_ranks = size;
   lm_status st = LM_OK;
   for (int q = 0; st == LM_OK && q < size; q++) st = make_part(x, q, diag);
@@ -294,25 +301,26 @@ static lm_status run_failed(split_ctx *x, int id, int mode, int k, const lm_run_
   snprintf(what, sizeof what, "run %d (--split ranks, %s, each rank's set %d)", id, lm_collect_mode_name(mode), k);
   const char *sep = failed->len ? "; " : "", *procs = lm_buf_cstr(failed);
   if (how->timed_out)
-    return lm_diag_set(diag, LM_EDATA, app, 0, 0, NULL,
-                       "%s: the application did not finish within --timeout %g s and was stopped after %ld "
-                       "dispatches%s%s; the earlier runs are kept (`lumen profile --resume -w %s` runs it again)",
-                       what, x->opt.timeout, n_dispatches, sep, procs, dir);
+    return lm_fail(diag, LM_EDATA, app,
+                   "%s: the application did not finish within --timeout %g s and was stopped after %ld "
+                   "dispatches%s%s; the earlier runs are kept (`lumen profile --resume -w %s` runs it again)",
+                   what, x->opt.timeout, n_dispatches, sep, procs, dir);
   if (how->interrupted)
-    return lm_diag_set(diag, LM_EDATA, app, 0, 0, NULL,
-                       "%s: interrupted by signal %s (passed on to the application); the earlier runs are kept "
-                       "(`lumen profile --resume -w %s` continues)", what,
-                       lm_collect_signal_text(how->interrupted, sigbuf, sizeof sigbuf), dir);
+    return lm_fail(diag, LM_EDATA, app,
+                   "%s: interrupted by signal %s (passed on to the application); the earlier runs are kept "
+                   "(`lumen profile --resume -w %s` continues)",
+                   what, lm_collect_signal_text(how->interrupted, sigbuf, sizeof sigbuf), dir);
   if (how->sig)
-    return lm_diag_set(diag, LM_EDATA, app, 0, 0, NULL,
-                       "%s: the application was killed by signal %s%s%s; what the ranks recorded is kept "
-                       "(`lumen profile --resume -w %s` continues)", what,
-                       lm_collect_signal_text(how->sig, sigbuf, sizeof sigbuf), sep, procs, dir);
+    return lm_fail(diag, LM_EDATA, app,
+                   "%s: the application was killed by signal %s%s%s; what the ranks recorded is kept "
+                   "(`lumen profile --resume -w %s` continues)",
+                   what, lm_collect_signal_text(how->sig, sigbuf, sizeof sigbuf), sep, procs, dir);
   if (how->exit_code != 0)
-    return lm_diag_set(diag, LM_EDATA, app, 0, 0, NULL,
-                       "%s: the application exited with status %d%s%s; what the ranks recorded is kept "
-                       "(`lumen profile --resume -w %s` continues)", what, how->exit_code, sep, procs, dir);
-  return lm_diag_set(diag, LM_EDATA, app, 0, 0, NULL, "%s: %s", what, procs);
+    return lm_fail(diag, LM_EDATA, app,
+                   "%s: the application exited with status %d%s%s; what the ranks recorded is kept "
+                   "(`lumen profile --resume -w %s` continues)",
+                   what, how->exit_code, sep, procs, dir);
+  return lm_fail(diag, LM_EDATA, app, "%s: %s", what, procs);
 }
 
 /* Application run k (from 0) of every rank. */
@@ -406,8 +414,10 @@ static lm_status compose_parts(split_ctx *x, const lm_catalog *cat, lm_profile_s
                             &part, diag);
     lm_workload_free(rec);
     if (st == LM_OK && part.dispatches == 0)
-      st = lm_diag_set(diag, LM_EDATA, x->o->dir, 0, 0, NULL, "rank %d: no selected dispatch got all %d of its counter "
-                       "sets (%s)", q, p->n_sets, part.dropped ? part.dropped_detail : "no dispatch was selected");
+      st = lm_fail(diag, LM_EDATA, x->o->dir,
+                   "rank %d: no selected dispatch got all %d of its counter "
+                   "sets (%s)",
+                   q, p->n_sets, part.dropped ? part.dropped_detail : "no dispatch was selected");
     summary->dispatches += part.dispatches;
     if (part.dropped && !summary->dropped)
       snprintf(summary->dropped_detail, sizeof summary->dropped_detail, "rank %d: %.2000s", q, part.dropped_detail);
@@ -495,19 +505,18 @@ lm_status lm_collect_split_outside(const lm_profile_opts *o, lm_collector *col, 
   char made_from[4096] = ""; /* the first folder of o->dir this lumen makes */
   lm_status st = LM_OK;
   if (o->replay >= 0 && o->replay != LM_REPLAY_APP && o->replay != LM_REPLAY_INSTANCE) {
-    st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--replay",
-                     "--split ranks with lumen outside mpirun takes --replay app or instance");
+    st = lm_fail_at(diag, LM_EINVAL, NULL, 0, "--replay",
+                    "--split ranks with lumen outside mpirun takes --replay app or instance");
     goto done;
   }
   if (o->argc < 1) {
-    st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
-                     "no application to profile (lumen profile -n NAME -- APP ARGS)");
+    st = lm_fail(diag, LM_EINVAL, NULL, "no application to profile (lumen profile -n NAME -- APP ARGS)");
     goto done;
   }
   if ((st = lm_collect_check_program(o->argv[0], diag)) != LM_OK) goto done;
   if (!lm_collect_dir_is_empty(o->dir)) {
-    st = lm_diag_set(diag, LM_EINVAL, o->dir, 0, 0, NULL,
-                     "already exists; lumen never overwrites a workload (choose another -w or -n)");
+    st =
+        lm_fail(diag, LM_EINVAL, o->dir, "already exists; lumen never overwrites a workload (choose another -w or -n)");
     goto done;
   }
   int plan_replay = o->replay < 0 ? LM_REPLAY_APP : o->replay;
@@ -523,7 +532,7 @@ lm_status lm_collect_split_outside(const lm_profile_opts *o, lm_collector *col, 
   lm_sql *sql = lm_sql_wrap_sqlite(plan_db);
   st = sql ? lm_db_create_workload(sql, o->name, NULL, "lumen", col->origin, col->arch, col->model, 0, 0, &plan_wid,
                                    diag)
-           : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+           : lm_oom(diag, NULL);
   lm_sql_close(sql);
   if (st == LM_OK) st = lm_collect_store_plan(plan_db, plan_wid, plan, diag);
   if (st == LM_OK) st = lm_collect_load_plan(plan_db, plan_wid, &x.sets, &x.n_sets, diag);
@@ -531,7 +540,7 @@ lm_status lm_collect_split_outside(const lm_profile_opts *o, lm_collector *col, 
     st = col->check_sets(col, plan_db, plan_wid, &x.sets, &x.n_sets, o->n_items > 0, diag);
   if (st != LM_OK) goto done;
   if (x.n_sets == 0) {
-    st = lm_diag_set(diag, LM_EDATA, o->dir, 0, 0, "profile_set", "the plan has no counter sets");
+    st = lm_fail_at(diag, LM_EDATA, o->dir, 0, "profile_set", "the plan has no counter sets");
     goto done;
   }
   if ((st = lm_collect_copy_opts(o, &x.opt, diag)) != LM_OK) goto done;
@@ -585,24 +594,22 @@ static lm_status open_part(split_ctx *x, int q, split_opts *so, lm_diag *diag) {
   if (st == LM_OK) st = lm_collect_load_plan(p->db, p->wid, &p->sets, &p->n_sets, diag);
   if (st != LM_OK) return st;
   if (so->ranks != x->n_ranks || so->total != x->n_sets || !so->outside || so->bad || so->n_set != p->n_sets)
-    return lm_diag_set(diag, LM_EDATA, db_path, 0, 0, "profile_option.split_ranks",
-                       "rank %d's part is not of this --split ranks profile (%d ranks, %d sets)", q, x->n_ranks,
-                       x->n_sets);
+    return lm_fail_at(diag, LM_EDATA, db_path, 0, "profile_option.split_ranks",
+                      "rank %d's part is not of this --split ranks profile (%d ranks, %d sets)", q, x->n_ranks,
+                      x->n_sets);
   for (int k = 0; k < so->n_set; k++) {
     int g = so->set[k];
     if (g < 0 || g >= x->n_sets)
-      return lm_diag_set(diag, LM_EDATA, db_path, 0, 0, "profile_option.split_set",
-                         "set %d of %d sets: not a set of the plan", g, x->n_sets);
+      return lm_fail_at(diag, LM_EDATA, db_path, 0, "profile_option.split_set",
+                        "set %d of %d sets: not a set of the plan", g, x->n_sets);
     if (x->sets[g].counters) continue;
     size_t n = 0;
     while (p->sets[k].counters && p->sets[k].counters[n]) n++;
     x->sets[g].counters = lm_calloc(n + 1, sizeof *x->sets[g].counters);
-    if (!x->sets[g].counters) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!x->sets[g].counters) return lm_oom(diag, NULL);
     for (size_t i = 0; i < n; i++)
-      if (!(x->sets[g].counters[i] = lm_strdup(p->sets[k].counters[i])))
-        return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    if (p->sets[k].accumulate && !(x->sets[g].accumulate = lm_strdup(p->sets[k].accumulate)))
-      return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+      if (!(x->sets[g].counters[i] = lm_strdup(p->sets[k].counters[i]))) return lm_oom(diag, NULL);
+    if (p->sets[k].accumulate && !(x->sets[g].accumulate = lm_strdup(p->sets[k].accumulate))) return lm_oom(diag, NULL);
   }
   int recovered = 0;
   st = lm_collect_recover(p->db, p->wid, dir, &recovered, diag);
@@ -619,8 +626,7 @@ lm_status lm_collect_split_resume(const lm_profile_opts *o, lm_collector *col, c
   split_ctx x = ctx_start(o, col);
   int lock_fd = -1;
   split_opts *so = lm_calloc(1, sizeof *so);
-  lm_status st = so ? lm_collect_lock_folder(o->dir, &lock_fd, diag)
-                    : lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  lm_status st = so ? lm_collect_lock_folder(o->dir, &lock_fd, diag) : lm_oom(diag, NULL);
   if (st != LM_OK) goto done;
   /* Rank 0's part says how many ranks and sets there are. */
   part_db first;
@@ -637,9 +643,10 @@ lm_status lm_collect_split_resume(const lm_profile_opts *o, lm_collector *col, c
   x.n_ranks = 0;
   if (st != LM_OK) goto done;
   if (!so->outside || so->ranks < 2 || so->total < 1) {
-    st = lm_diag_set(diag, LM_EINVAL, o->dir, 0, 0, NULL,
-                     "--resume: this folder holds the rank.R parts of an MPI profile made with lumen inside "
-                     "mpirun; resume them there (mpirun -np N lumen profile --resume -w %s)", o->dir);
+    st = lm_fail(diag, LM_EINVAL, o->dir,
+                 "--resume: this folder holds the rank.R parts of an MPI profile made with lumen inside "
+                 "mpirun; resume them there (mpirun -np N lumen profile --resume -w %s)",
+                 o->dir);
     goto done;
   }
   x.n_ranks = so->ranks;
@@ -647,7 +654,7 @@ lm_status lm_collect_split_resume(const lm_profile_opts *o, lm_collector *col, c
   x.parts = lm_calloc((size_t)x.n_ranks, sizeof *x.parts);
   x.sets = lm_calloc((size_t)x.n_sets, sizeof *x.sets);
   if (!x.parts || !x.sets) {
-    st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    st = lm_oom(diag, NULL);
     goto done;
   }
   int all_complete = 1;
@@ -657,21 +664,21 @@ lm_status lm_collect_split_resume(const lm_profile_opts *o, lm_collector *col, c
   }
   for (int g = 0; st == LM_OK && g < x.n_sets; g++)
     if (!x.sets[g].counters)
-      st = lm_diag_set(diag, LM_EDATA, o->dir, 0, 0, "profile_option.split_set",
-                       "counter set %d of the plan is in no rank's part", g);
+      st = lm_fail_at(diag, LM_EDATA, o->dir, 0, "profile_option.split_set",
+                      "counter set %d of the plan is in no rank's part", g);
   if (st == LM_OK) st = lm_collect_read_options(x.parts[0].db, x.parts[0].wid, &x.opt, diag);
   if (st != LM_OK) goto done;
   if (o->replay >= 0 && o->replay != x.opt.replay) {
-    st = lm_diag_set(diag, LM_EINVAL, o->dir, 0, 0, "--replay",
-                     "--resume of a --split ranks profile keeps the replay mode it had");
+    st = lm_fail_at(diag, LM_EINVAL, o->dir, 0, "--replay",
+                    "--resume of a --split ranks profile keeps the replay mode it had");
     goto done;
   }
   int same = o->argc == 0 || o->argc == x.opt.argc;
   for (int i = 0; same && i < o->argc; i++) same = strcmp(o->argv[i], x.opt.argv[i]) == 0;
   if (!same || x.opt.argc == 0) {
-    st = lm_diag_set(diag, LM_EINVAL, o->dir, 0, 0, NULL,
-                     "--resume continues the profile with its own command and options; leave out the command, "
-                     "or profile into a new folder");
+    st = lm_fail(diag, LM_EINVAL, o->dir,
+                 "--resume continues the profile with its own command and options; leave out the command, "
+                 "or profile into a new folder");
     goto done;
   }
   if (o->timeout > 0) x.opt.timeout = o->timeout;

@@ -28,7 +28,7 @@ static int is_leading(const char *key) {
   return 0;
 }
 
-static lm_status oom(lm_diag *diag) { return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory"); }
+static lm_status oom(lm_diag *diag) { return lm_oom(diag, NULL); }
 
 static double number_of(const char *text) {
   char *end = NULL;
@@ -64,9 +64,9 @@ lm_status lm_collect_device_sysinfo(sqlite3 *db, int64_t wid, lm_workload **out,
   lm_status st = lm_db_sysinfo_source(db, wid, &found, &run, &pid, host, sizeof host, diag);
   if (st != LM_OK) return st;
   if (!found)
-    return lm_diag_set(diag, LM_EDATA, db_path, 0, 0, "gpu_arch",
-                       "no successful run reported the device's system information (the tool "
-                       "library writes it at the first kernel launch)");
+    return lm_fail_at(diag, LM_EDATA, db_path, 0, "gpu_arch",
+                      "no successful run reported the device's system information (the tool "
+                      "library writes it at the first kernel launch)");
   size_t n = 0, cap = 0;
   if ((st = lm_db_sysinfo_count(db, wid, run, pid, &cap, diag)) != LM_OK) return st;
   cap += LM_ARRAY_LEN(leading);
@@ -95,8 +95,8 @@ lm_status lm_collect_device_sysinfo(sqlite3 *db, int64_t wid, lm_workload **out,
   si->n_fields = fill.n;
   w->arch = lm_sysinfo_text(si, "gpu_arch");
   if (!w->arch || !*w->arch) {
-    st = lm_diag_set(diag, LM_EDATA, db_path, 0, 0, "gpu_arch",
-                     "the system information of run %d (process %lld) has no gpu_arch", run, (long long)pid);
+    st = lm_fail_at(diag, LM_EDATA, db_path, 0, "gpu_arch",
+                    "the system information of run %d (process %lld) has no gpu_arch", run, (long long)pid);
     goto fail;
   }
   *out = w;

@@ -98,7 +98,7 @@ lm_status lm_collect_sysinfo(const rocp_agent *agent, const lm_catalog *cat, dou
                              lm_diag *diag) {
   memset(out, 0, sizeof *out);
   builder *b = lm_calloc(1, sizeof *b);
-  if (!b) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!b) return lm_oom(diag, NULL);
   lm_rocp_agent_sysinfo(agent, put, b);
   if (!get(b, "max_sclk")[0]) put_number(b, "max_sclk", smi_sclk);
   if (!get(b, "max_mclk")[0]) put_number(b, "max_mclk", smi_mclk);
@@ -131,7 +131,7 @@ lm_status lm_collect_sysinfo(const rocp_agent *agent, const lm_catalog *cat, dou
   lm_free(b);
   if (st != LM_OK) {
     memset(out, 0, sizeof *out);
-    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return lm_oom(diag, NULL);
   }
   return LM_OK;
 }

@@ -120,9 +120,7 @@ void lm_colcodec_int_put_planes(const uint64_t *tokens, size_t n, size_t width, 
     for (size_t i = 0; i < n; i++) planes[b * n + i] = (unsigned char)(tokens[i] >> (8 * b));
 }
 
-static lm_status nomem(lm_diag *diag) {
-  return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-}
+static lm_status nomem(lm_diag *diag) { return lm_oom(diag, NULL); }
 
 lm_status lm_colcodec_encode(lm_colcodec *c, const double *values, size_t n, const void **blob, size_t *len,
                              lm_diag *diag) {
@@ -164,8 +162,7 @@ lm_status lm_colcodec_encode(lm_colcodec *c, const double *values, size_t n, con
   if (!reserve(&c->out, &c->out_cap, bound + head)) return nomem(diag);
   size_t z = ZSTD_compressCCtx(c->cctx, c->out + head, bound, c->scratch, raw, ZSTD_LEVEL);
   if (ZSTD_isError(z))
-    return lm_diag_set(diag, LM_EIO, NULL, 0, 0, "column_data.data", "compression failed: %s",
-                       ZSTD_getErrorName(z));
+    return lm_fail_at(diag, LM_EIO, NULL, 0, "column_data.data", "compression failed: %s", ZSTD_getErrorName(z));
   c->out[0] = (unsigned char)kind;
   *blob = c->out;
   *len = z + head;
@@ -182,7 +179,7 @@ int lm_colcodec_constant(const void *blob, size_t len, double *value) {
 }
 
 static lm_status corrupt(lm_diag *diag, const char *what) {
-  return lm_diag_set(diag, LM_EDATA, NULL, 0, 0, "column_data.data", "%s", what);
+  return lm_fail_at(diag, LM_EDATA, NULL, 0, "column_data.data", "%s", what);
 }
 
 /* Decompress the frame of an 'I' or 'S' blob into scratch, refusing a

@@ -132,8 +132,7 @@ static lm_status pack_fetch(const lm_table *t, const long *cols, size_t n_cols, 
   size_t rel[PACK_ROWS];
   for (size_t k = 0; k < n_cols; k++) {
     long c = cols[k];
-    if (c < 0 || (size_t)c >= t->n_cols)
-      return lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no such column");
+    if (c < 0 || (size_t)c >= t->n_cols) return lm_fail(diag, LM_EINVAL, t->path, "no such column");
     if (t->cols[c].values) {
       for (size_t i = 0; i < n_rows; i++) out[k][i] = rows[i] < t->n_rows ? t->cols[c].values[rows[i]] : LM_NAN;
       continue;
@@ -242,7 +241,7 @@ lm_status lm_table_pack(lm_table *t, size_t cap, int *packed, lm_diag *diag) {
   *packed = 1;
   goto done;
 nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
+  st = lm_oom(diag, t->path);
 done:
   for (int h = 0; h < 2; h++) {
     lm_free(jobs[h].buf);

@@ -49,7 +49,7 @@ static lm_status parse_header(const char *data, size_t len, const char *path,
   const char **names = lm_arena_alloc(arena, cap * sizeof *names);
   lm_buf scratch = {0};
   lm_status status = LM_OK;
-  if (!names) return lm_diag_set(diag, LM_ENOMEM, path, 1, 0, NULL, "out of memory");
+  if (!names) return lm_fail_at(diag, LM_ENOMEM, path, 1, NULL, "out of memory");
   if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) i = 3;
   {
     const char *nl = memchr(data, '\n', len);
@@ -57,14 +57,13 @@ static lm_status parse_header(const char *data, size_t len, const char *path,
     if ((len >= 2 && ((unsigned char)data[0] == 0xFF || (unsigned char)data[0] == 0xFE) &&
          ((unsigned char)data[1] == 0xFE || (unsigned char)data[1] == 0xFF)) ||
         memchr(data, '\0', first < 4096 ? first : 4096)) {
-      status = lm_diag_set(diag, LM_EPARSE, path, 1, 0, NULL,
-                           "the file is UTF-16 (or holds NUL bytes): save it as UTF-8 text");
+      status =
+          lm_fail_at(diag, LM_EPARSE, path, 1, NULL, "the file is UTF-16 (or holds NUL bytes): save it as UTF-8 text");
       goto done;
     }
   }
   if (i >= len || data[i] == '\n' || data[i] == '\r') {
-    status = lm_diag_set(diag, LM_EPARSE, path, 1, 0, NULL,
-                         "empty file: no header line");
+    status = lm_fail_at(diag, LM_EPARSE, path, 1, NULL, "empty file: no header line");
     goto done;
   }
   for (;;) {
@@ -127,9 +126,9 @@ static lm_status parse_header(const char *data, size_t len, const char *path,
     if (cr) i++;
     if (i < len && data[i] == '\n') i++;
     else if (i < len && cr) {
-      status = lm_diag_set(diag, LM_EPARSE, path, 1, 0, NULL,
-                           "lines end in a lone CR (old Mac line endings): convert the file to LF "
-                           "or CRLF line endings");
+      status = lm_fail_at(diag, LM_EPARSE, path, 1, NULL,
+                          "lines end in a lone CR (old Mac line endings): convert the file to LF "
+                          "or CRLF line endings");
       goto done;
     } else if (i < len) {
       status = lm_diag_set(diag, LM_EPARSE, path, 1, (long)n, NULL,
@@ -143,7 +142,7 @@ static lm_status parse_header(const char *data, size_t len, const char *path,
   *consumed = i;
   goto done;
 nomem:
-  status = lm_diag_set(diag, LM_ENOMEM, path, 1, 0, NULL, "out of memory");
+  status = lm_fail_at(diag, LM_ENOMEM, path, 1, NULL, "out of memory");
 done:
   lm_buf_fini(&scratch);
   return status;
@@ -345,9 +344,9 @@ static lm_status count_body(const parse_ctx *ctx, size_t header_len, size_t spli
                        {body + split, body_len - split, release, ctx->fd, header_len + split, ctx->window, 0}};
   lm_run_pair(count_thread, &jobs[0], &jobs[1]);
   if (jobs[0].count < 0 || jobs[1].count < 0)
-    return lm_diag_set(diag, LM_EIO, ctx->path, 0, 0, NULL,
-                       "cannot read the file (a read error, or it became shorter while "
-                       "being read)");
+    return lm_fail(diag, LM_EIO, ctx->path,
+                   "cannot read the file (a read error, or it became shorter while "
+                   "being read)");
   counts[0] = (size_t)jobs[0].count;
   counts[1] = (size_t)jobs[1].count;
   return LM_OK;
@@ -430,8 +429,7 @@ static lm_status parse_parts(lm_table *t, parse_ctx *ctx, part *parts, int *n_pa
   lm_arena_free(*side);
   *side = NULL;
   *n_parts = 1;
-  if (lm_csv_part_init(&parts[0], ctx, arena) != LM_OK)
-    return lm_diag_set(diag, LM_ENOMEM, ctx->path, 0, 0, NULL, "out of memory");
+  if (lm_csv_part_init(&parts[0], ctx, arena) != LM_OK) return lm_oom(diag, ctx->path);
   parts[0].start = header_len;
   parts[0].end = ctx->len;
   parts[0].first_line = 2;
@@ -505,7 +503,7 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
   size_t max_record = options->max_record ? options->max_record : DEFAULT_MAX_RECORD;
   memset(parts, 0, sizeof parts);
   *out = NULL;
-  if (!arena) return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+  if (!arena) return lm_oom(diag, path);
 
   t = lm_arena_alloc(arena, sizeof *t);
   if (!t) goto nomem;
@@ -588,7 +586,7 @@ static lm_status parse_buffer(const char *data, size_t len, const char *path,
   return LM_OK;
 
 nomem:
-  status = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+  status = lm_oom(diag, path);
 fail:
   for (int k = 0; k < n_parts; k++) lm_csv_part_fini(&parts[k]);
   lm_arena_free(side);
@@ -621,14 +619,13 @@ lm_status lm_csv_read(const char *path, const lm_csv_options *options,
   if (opened != LM_OK) return opened;
   if (len == 0) {
     close(fd);
-    return lm_diag_set(diag, LM_EPARSE, path, 1, 0, NULL,
-                       "empty file: no header line");
+    return lm_fail_at(diag, LM_EPARSE, path, 1, NULL, "empty file: no header line");
   }
   void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
   if (map == MAP_FAILED) {
     int err = errno;
     close(fd);
-    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot map: %s", strerror(err));
+    return lm_fail(diag, LM_EIO, path, "cannot map: %s", strerror(err));
   }
   madvise(map, len, MADV_SEQUENTIAL);
   lm_status status = parse_buffer(map, len, path, options, 1, fd, out, diag);

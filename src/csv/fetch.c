@@ -152,7 +152,7 @@ lm_status lm_csv_fetch(const lm_table *t, const long *cols, size_t n_cols, const
     if (cols[k] > last && !t->cols[cols[k]].values) last = cols[k];
   /* slot[c]: the first request of column c, -1 when not wanted. */
   int32_t *slot = lm_malloc((size_t)(last + 1 > 0 ? last + 1 : 1) * sizeof *slot);
-  if (!slot) return lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
+  if (!slot) return lm_oom(diag, t->path);
   for (long c = 0; c <= last; c++) slot[c] = -1;
   /* Loaded columns are copied below, not read from the file. */
   for (size_t k = n_cols; k-- > 0;)
@@ -170,7 +170,7 @@ lm_status lm_csv_fetch(const lm_table *t, const long *cols, size_t n_cols, const
     }
     win = lm_csv_window_take(f->spare, f->window);
     if (!win) {
-      st = lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
+      st = lm_oom(diag, t->path);
       goto done;
     }
   }
@@ -191,20 +191,19 @@ lm_status lm_csv_fetch(const lm_table *t, const long *cols, size_t n_cols, const
         if (want > win->cap) {
           lm_csv_window_give(NULL, win);
           if (!(win = lm_csv_window_take(NULL, want))) {
-            st = lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
+            st = lm_oom(diag, t->path);
             goto done;
           }
         }
         size_t got;
         if (lm_csv_read_at(f->fd, win->data, want, rs, &got) != 0) {
-          st = lm_diag_set(diag, LM_EIO, t->path, (long)row + 2, 0, NULL, "cannot read: %s",
-                           strerror(errno));
+          st = lm_fail_at(diag, LM_EIO, t->path, (long)row + 2, NULL, "cannot read: %s", strerror(errno));
           goto done;
         }
         if (got < re - rs) {
-          st = lm_diag_set(diag, LM_EDATA, t->path, (long)row + 2, 0, NULL,
-                           "the record is shorter than when the file was loaded (was the file "
-                           "changed while being read?)");
+          st = lm_fail_at(diag, LM_EDATA, t->path, (long)row + 2, NULL,
+                          "the record is shorter than when the file was loaded (was the file "
+                          "changed while being read?)");
           goto done;
         }
         win_at = rs;

@@ -338,8 +338,7 @@ static inline int store_cell(part *pt, lm_buf *scratch, size_t row, long line, s
   }
   return 0;
 nomem:
-  pt->status = lm_diag_set(&pt->diag, LM_ENOMEM, ctx->path, line, 0, NULL,
-                           "out of memory");
+  pt->status = lm_fail_at(&pt->diag, LM_ENOMEM, ctx->path, line, NULL, "out of memory");
   return 1;
 }
 
@@ -448,13 +447,11 @@ static void parse_windows(part *pt) {
   while (at < pt->end && pt->status == LM_OK && !pt->irregular) {
     size_t want = pt->end - at < win->cap ? pt->end - at : win->cap, got;
     if (lm_csv_read_at(ctx->fd, win->data, want, at, &got) != 0) {
-      pt->status = lm_diag_set(&pt->diag, LM_EIO, ctx->path, pt->line, 0, NULL, "cannot read: %s",
-                               strerror(errno));
+      pt->status = lm_fail_at(&pt->diag, LM_EIO, ctx->path, pt->line, NULL, "cannot read: %s", strerror(errno));
       break;
     }
     if (got < want) {
-      pt->status = lm_diag_set(&pt->diag, LM_EIO, ctx->path, pt->line, 0, NULL,
-                               "the file became shorter while being read");
+      pt->status = lm_fail_at(&pt->diag, LM_EIO, ctx->path, pt->line, NULL, "the file became shorter while being read");
       break;
     }
     int final = at + got == pt->end;
@@ -482,7 +479,7 @@ static void parse_windows(part *pt) {
   lm_csv_window_give(NULL, win);
   return;
 nomem:
-  pt->status = lm_diag_set(&pt->diag, LM_ENOMEM, ctx->path, pt->line, 0, NULL, "out of memory");
+  pt->status = lm_fail_at(&pt->diag, LM_ENOMEM, ctx->path, pt->line, NULL, "out of memory");
 }
 
 void *lm_csv_parse_part(void *arg) {

@@ -68,8 +68,7 @@ static lm_status kept_fetch(const lm_table *t, const long *cols, size_t n_cols, 
                             double *const *out, lm_diag *diag) {
   const kept *state = t->fetch_state;
   for (size_t k = 0; k < n_cols; k++) {
-    if (cols[k] < 0 || (size_t)cols[k] >= t->n_cols)
-      return lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no such column");
+    if (cols[k] < 0 || (size_t)cols[k] >= t->n_cols) return lm_fail(diag, LM_EINVAL, t->path, "no such column");
     const kept_col *kc = &state->cols[cols[k]];
     if (kc->planes) {
       lm_colcodec_int_rows(kc->planes, kc->width, t->n_rows, kc->marks, rows, n_rows, out[k]);
@@ -179,10 +178,10 @@ static lm_status check_sum(lm_stmt *q, int col, const void *data, size_t n, cons
   if (col < 0 || lm_stmt_is_null(q, col)) return LM_OK;
   int64_t want = lm_stmt_int64(q, col), got = lm_db_column_checksum(data, n);
   if (want == got) return LM_OK;
-  return lm_diag_set(diag, LM_EDATA, path, 0, 0, "column_data.checksum",
-                     "workload '%.200s', column '%.100s' of %.40s: its data does not match its checksum (%zu bytes; "
-                     "a damaged store: restore it from a copy, or import the workload again)",
-                     workload, name, source, n);
+  return lm_fail_at(diag, LM_EDATA, path, 0, "column_data.checksum",
+                    "workload '%.200s', column '%.100s' of %.40s: its data does not match its checksum (%zu bytes; "
+                    "a damaged store: restore it from a copy, or import the workload again)",
+                    workload, name, source, n);
 }
 
 /* The array of n copies of v, made once per value. When the constant
@@ -329,18 +328,18 @@ lm_status lm_db_load_columns(lm_sql *sql, int64_t wid, const char *workload, con
         lm_stmt_bind_text(data, 2, source);
         lm_stmt_bind_int64(data, 3, lm_stmt_int64(q, 0));
         if ((rc = lm_stmt_step(data)) != 1) {
-          st = rc < 0 ? lm_stmt_error(data, "read a column", diag)
-                      : lm_diag_set(diag, LM_EDATA, path, 0, 0, "column_data", "column '%.100s' vanished while read",
-                                    c->name);
+          st = rc < 0
+                   ? lm_stmt_error(data, "read a column", diag)
+                   : lm_fail_at(diag, LM_EDATA, path, 0, "column_data", "column '%.100s' vanished while read", c->name);
           goto done;
         }
         blob = lm_stmt_blob(data, 0, &bytes);
         if ((st = check_sum(data, 2, blob, bytes, path, workload, c->name, source, diag)) != LM_OK) goto done;
       }
       if (rows < 0 || (uint64_t)rows != n_rows || (kind == LM_CODEC_RAW && bytes != n_rows * sizeof(double))) {
-        st = lm_diag_set(diag, LM_EDATA, path, 0, 0, "column_data.n_rows",
-                         "column '%.100s': %zu bytes for %lld rows (expected %zu rows; corrupt database?)", c->name,
-                         bytes, (long long)rows, n_rows);
+        st = lm_fail_at(diag, LM_EDATA, path, 0, "column_data.n_rows",
+                        "column '%.100s': %zu bytes for %lld rows (expected %zu rows; corrupt database?)", c->name,
+                        bytes, (long long)rows, n_rows);
         goto done;
       }
       if (!is_constant && place) {
@@ -359,10 +358,10 @@ lm_status lm_db_load_columns(lm_sql *sql, int64_t wid, const char *workload, con
         if (bytes) memcpy(c->values, blob, bytes);
         count_column(t, c, 0);
       } else if (kind != LM_CODEC_COMPACT) {
-        st = lm_diag_set(diag, LM_EDATA, path, 0, 0, "column_data.codec",
-                         "workload '%.200s', column '%.100s' of %.40s: encoding %lld, which this lumen does not "
-                         "know (written by a newer version?)",
-                         workload, c->name, source, (long long)kind);
+        st = lm_fail_at(diag, LM_EDATA, path, 0, "column_data.codec",
+                        "workload '%.200s', column '%.100s' of %.40s: encoding %lld, which this lumen does not "
+                        "know (written by a newer version?)",
+                        workload, c->name, source, (long long)kind);
         goto done;
       } else {
         lm_diag why;
@@ -378,9 +377,9 @@ lm_status lm_db_load_columns(lm_sql *sql, int64_t wid, const char *workload, con
         }
         if (got == LM_OK && !planes) got = lm_colcodec_decode(codec, blob, bytes, n_rows, c->values, &why);
         if (got != LM_OK) {
-          st = lm_diag_set(diag, why.status, path, 0, 0, why.field[0] ? why.field : "column_data.data",
-                           "workload '%.200s', column '%.100s' of %.40s: %s (corrupt database?)", workload, c->name,
-                           source, why.message);
+          st = lm_fail_at(diag, why.status, path, 0, why.field[0] ? why.field : "column_data.data",
+                          "workload '%.200s', column '%.100s' of %.40s: %s (corrupt database?)", workload, c->name,
+                          source, why.message);
           goto done;
         }
         if (!planes) count_column(t, c, ((const unsigned char *)blob)[0] == 'I');
@@ -400,7 +399,7 @@ lm_status lm_db_load_columns(lm_sql *sql, int64_t wid, const char *workload, con
   }
   goto done;
 nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+  st = lm_oom(diag, path);
 done:
   lm_colcodec_free(codec);
   lm_stmt_free(data);
@@ -511,7 +510,7 @@ lm_status lm_db_put_columns(lm_sql *sql, int64_t wid, const lm_table *t, const c
   p.codec = lm_colcodec_new();
   lm_status st = LM_OK;
   if (!order || !p.position || !p.seen_first || !p.codec) {
-    st = lm_diag_set(diag, LM_ENOMEM, lm_sql_where(sql), 0, 0, NULL, "out of memory");
+    st = lm_oom(diag, lm_sql_where(sql));
     goto done;
   }
   int position = 0;

@@ -150,7 +150,7 @@ struct lm_db_composer {
 lm_status lm_db_composer_open(sqlite3 *db, int64_t wid, lm_db_composer **out, lm_diag *diag) {
   *out = NULL;
   lm_db_composer *c = lm_calloc(1, sizeof *c);
-  if (!c) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!c) return lm_oom(diag, NULL);
   c->db = db;
   c->wid = wid;
   if (sqlite3_prepare_v2(db, "UPDATE column_data SET runs = ?, sets = ? WHERE workload_id = ? AND "

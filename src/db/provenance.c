@@ -16,8 +16,7 @@
 #include "db/db.h"
 
 static lm_status fail_stmt(lm_stmt *s, lm_sql *sql, const char *what, lm_diag *diag) {
-  lm_status st = s ? lm_stmt_error(s, what, diag)
-                   : lm_diag_set(diag, LM_EIO, lm_sql_where(sql), 0, 0, NULL, "%s failed", what);
+  lm_status st = s ? lm_stmt_error(s, what, diag) : lm_fail(diag, LM_EIO, lm_sql_where(sql), "%s failed", what);
   lm_stmt_free(s);
   return st;
 }
@@ -134,8 +133,7 @@ static lm_status read_executions(lm_sql *sql, int64_t wid, lm_workload *w, lm_di
   s = NULL;
   if (n_exec <= 0 || max_set < 0) return LM_OK;
   if (max_set > 4096)
-    return lm_diag_set(diag, LM_EDATA, path, 0, 0, "execution.set_id", "%lld is not a set number",
-                       (long long)max_set);
+    return lm_fail_at(diag, LM_EDATA, path, 0, "execution.set_id", "%lld is not a set number", (long long)max_set);
   lm_executions *x = lm_arena_alloc(w->arena, sizeof *x);
   if (!x) goto nomem;
   memset(x, 0, sizeof *x);
@@ -231,7 +229,7 @@ static lm_status read_executions(lm_sql *sql, int64_t wid, lm_workload *w, lm_di
   return LM_OK;
 nomem:
   lm_stmt_free(s);
-  return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+  return lm_oom(diag, path);
 }
 
 lm_status lm_db_read_provenance(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *diag) {
@@ -256,6 +254,6 @@ lm_status lm_db_read_provenance(lm_sql *sql, int64_t wid, lm_workload *w, lm_dia
   }
   if (rc < 0) return fail_stmt(s, sql, "read clock sources", diag);
   lm_stmt_free(s);
-  if (rc == 1) return lm_diag_set(diag, LM_ENOMEM, lm_sql_where(sql), 0, 0, NULL, "out of memory");
+  if (rc == 1) return lm_oom(diag, lm_sql_where(sql));
   return LM_OK;
 }

@@ -27,20 +27,19 @@ lm_status lm_db_sysinfo_build(const char *path, char **keys, char **values, size
   /* A missing key or value is the caller's failed copy, not an empty field. */
   for (size_t i = 0; i < n; i++)
     if (!keys[i] || !values[i])
-      return lm_diag_set(diag, LM_EINVAL, path, 0, 0, NULL, "system information field %zu without its %s", i,
-                         keys[i] ? "value" : "key");
+      return lm_fail(diag, LM_EINVAL, path, "system information field %zu without its %s", i,
+                     keys[i] ? "value" : "key");
   lm_table *t = lm_table_create(path, "sysinfo", 1, n);
   *table = t;
-  if (!t) return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+  if (!t) return lm_oom(diag, path);
   info->names = lm_arena_alloc(arena, (n ? n : 1) * sizeof(char *));
   info->texts = lm_arena_alloc(arena, (n ? n : 1) * sizeof(char *));
   info->values = lm_arena_alloc(arena, (n ? n : 1) * sizeof(double));
-  if (!info->names || !info->texts || !info->values)
-    return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+  if (!info->names || !info->texts || !info->values) return lm_oom(diag, path);
   for (size_t i = 0; i < n; i++) {
     lm_column *c = lm_table_add_column(t, keys[i], 1);
     int32_t id = lm_table_intern(t, values[i]);
-    if (!c || id < 0) return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+    if (!c || id < 0) return lm_oom(diag, path);
     c->text_ids[0] = id;
     double v;
     int is_int;
@@ -147,7 +146,7 @@ static lm_status read_parts(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *d
       char **gv = lm_realloc(values, cap * sizeof *gv);
       if (gv) values = gv;
       if (!gp || !gr || !gk || !gv) {
-        st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+        st = lm_oom(diag, path);
         break;
       }
     }
@@ -157,7 +156,7 @@ static lm_status read_parts(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *d
     values[n] = lm_strdup(lm_stmt_text(s, 3) ? lm_stmt_text(s, 3) : "");
     n++;
     if (!keys[n - 1] || !values[n - 1]) {
-      st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+      st = lm_oom(diag, path);
       break;
     }
   }
@@ -169,9 +168,9 @@ static lm_status read_parts(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *d
     int fresh = i == 0 || parts[i] != parts[i - 1];
     if ((fresh && parts[i] != (int64_t)n_parts) || (!fresh && ranks[i] != ranks[i - 1]) || ranks[i] < 0 ||
         ranks[i] > INT32_MAX)
-      st = lm_diag_set(diag, LM_EDATA, path, 0, 0, "rank_sysinfo.part",
-                       "part %lld (rank %lld) out of order (corrupt database?)", (long long)parts[i],
-                       (long long)ranks[i]);
+      st = lm_fail_at(diag, LM_EDATA, path, 0, "rank_sysinfo.part",
+                      "part %lld (rank %lld) out of order (corrupt database?)", (long long)parts[i],
+                      (long long)ranks[i]);
     n_parts += fresh;
   }
   if (st == LM_OK && n_parts) {
@@ -180,7 +179,7 @@ static lm_status read_parts(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *d
     w->part_tables = lm_arena_alloc(w->arena, n_parts * sizeof *w->part_tables);
     w->part_roofline = lm_arena_alloc(w->arena, n_parts * sizeof *w->part_roofline);
     if (!w->part_rank || !w->part_sysinfo || !w->part_tables || !w->part_roofline)
-      st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+      st = lm_oom(diag, path);
     else {
       memset(w->part_tables, 0, n_parts * sizeof *w->part_tables);
       memset(w->part_roofline, 0, n_parts * sizeof *w->part_roofline);
@@ -227,9 +226,8 @@ static lm_status read_rooflines(lm_sql *sql, int64_t wid, const char *workload, 
     long p = source ? strtol(source + strlen("roofline@"), &end, 10) : -1;
     rows[n] = lm_stmt_int64(s, 1);
     if (p < 1 || (size_t)p >= w->n_parts || !end || *end || rows[n] < 0 || rows[n] > LM_DB_MAX_DISPATCHES) {
-      st = lm_diag_set(diag, LM_EDATA, path, 0, 0, "column_data.source",
-                       "'%.40s': not the roofline of a part of this workload (corrupt database?)",
-                       source ? source : "");
+      st = lm_fail_at(diag, LM_EDATA, path, 0, "column_data.source",
+                      "'%.40s': not the roofline of a part of this workload (corrupt database?)", source ? source : "");
       break;
     }
     part[n++] = p;
@@ -241,7 +239,7 @@ static lm_status read_rooflines(lm_sql *sql, int64_t wid, const char *workload, 
     size_t n_cols = 0;
     if ((st = lm_db_count_columns(sql, wid, source, NULL, NULL, &n_cols, diag)) != LM_OK) break;
     lm_table *t = lm_table_create(path, "roofline", (size_t)rows[i], n_cols);
-    if (!t) return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+    if (!t) return lm_oom(diag, path);
     lm_table_finish(t);
     lm_table_free(w->part_roofline[part[i]]);
     w->part_roofline[part[i]] = t;
@@ -266,16 +264,16 @@ static lm_status read_set_rank(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag
     int64_t set = lm_stmt_int64(s, 0), rank = lm_stmt_is_null(s, 1) ? -1 : lm_stmt_int64(s, 1);
     int64_t of = lm_stmt_int64(s, 2);
     if (set != n || n >= 4096 || rank < -1 || rank >= of || of < 1 || of > INT32_MAX || (n && of != ranks)) {
-      st = lm_diag_set(diag, LM_EDATA, path, 0, 0, "set_rank.set_id",
-                       "set %lld, rank %lld of %lld: not a split of the plan (corrupt database?)", (long long)set,
-                       (long long)rank, (long long)of);
+      st = lm_fail_at(diag, LM_EDATA, path, 0, "set_rank.set_id",
+                      "set %lld, rank %lld of %lld: not a split of the plan (corrupt database?)", (long long)set,
+                      (long long)rank, (long long)of);
       break;
     }
     if (n == cap) {
       cap = cap ? 2 * cap : 16;
       int32_t *grown = lm_arena_alloc(w->arena, (size_t)cap * sizeof *grown);
       if (!grown) {
-        st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+        st = lm_oom(diag, path);
         break;
       }
       if (n) memcpy(grown, by_set, (size_t)n * sizeof *grown);
@@ -317,7 +315,7 @@ static lm_status read_split(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *d
         int32_t *grown = lm_arena_alloc(w->arena, (size_t)cap * sizeof *grown);
         if (!grown) {
           lm_stmt_free(s);
-          return lm_diag_set(diag, LM_ENOMEM, lm_sql_where(sql), 0, 0, NULL, "out of memory");
+          return lm_oom(diag, lm_sql_where(sql));
         }
         if (n) memcpy(grown, sets, (size_t)n * sizeof *grown);
         sets = grown;
@@ -329,11 +327,11 @@ static lm_status read_split(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *d
   if (!split) return LM_OK;
   for (int k = 0; k < n; k++)
     if (sets[k] < 0 || sets[k] >= total || (k && sets[k] <= sets[k - 1]))
-      return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, "profile_option.split_set",
-                         "set %d of %d sets: not a set of the plan (corrupt database?)", sets[k], total);
+      return lm_fail_at(diag, LM_EDATA, lm_sql_where(sql), 0, "profile_option.split_set",
+                        "set %d of %d sets: not a set of the plan (corrupt database?)", sets[k], total);
   if (ranks < 2 || total < 1 || n < 1)
-    return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, "profile_option.split_ranks",
-                       "a --split ranks profile of %d ranks and %d sets (corrupt database?)", ranks, total);
+    return lm_fail_at(diag, LM_EDATA, lm_sql_where(sql), 0, "profile_option.split_ranks",
+                      "a --split ranks profile of %d ranks and %d sets (corrupt database?)", ranks, total);
   w->split_ranks = ranks;
   w->split_sets_total = total;
   w->split_set = sets;

@@ -34,7 +34,7 @@ static lm_status read_sysinfo_rows(lm_sql *sql, int64_t wid, lm_workload *w, lm_
       char **gv = lm_realloc(values, cap * sizeof *gv);
       if (gv) values = gv;
       if (!gk || !gv) {
-        st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+        st = lm_oom(diag, path);
         break;
       }
     }
@@ -45,7 +45,7 @@ static lm_status read_sysinfo_rows(lm_sql *sql, int64_t wid, lm_workload *w, lm_
     values[n] = lm_strdup(value ? value : "");
     n++;
     if (!keys[n - 1] || !values[n - 1]) {
-      st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+      st = lm_oom(diag, path);
       break;
     }
   }
@@ -61,7 +61,7 @@ static lm_status read_sysinfo_rows(lm_sql *sql, int64_t wid, lm_workload *w, lm_
   lm_free(values);
   w->arch = lm_sysinfo_text(&w->sysinfo, "gpu_arch");
   if (st == LM_OK && (!w->arch || !w->arch[0]))
-    st = lm_diag_set(diag, LM_EDATA, path, 0, 0, "gpu_arch", "missing from the workload's system info");
+    st = lm_fail_at(diag, LM_EDATA, path, 0, "gpu_arch", "missing from the workload's system info");
   return st;
 }
 
@@ -77,8 +77,9 @@ static lm_status count_of(lm_sql *sql, const char *text, int64_t wid, const char
   if (arg) lm_stmt_bind_text(s, 2, arg);
   int rc = lm_stmt_step(s);
   if (rc == 1) *n = lm_stmt_int64(s, 0);
-  else st = rc == 0 ? lm_diag_set(diag, LM_EIO, lm_sql_where(sql), 0, 0, NULL, "a count without its row")
-                    : lm_stmt_error(s, "count rows", diag);
+  else
+    st = rc == 0 ? lm_fail(diag, LM_EIO, lm_sql_where(sql), "a count without its row")
+                 : lm_stmt_error(s, "count rows", diag);
   lm_stmt_free(s);
   return st;
 }
@@ -98,7 +99,7 @@ static lm_status read_source(lm_sql *sql, int64_t wid, const char *workload, con
   if (st != LM_OK) return st;
   size_t extra = dispatch ? LM_DB_N_FIXED + 3 : 0;
   lm_table *t = lm_table_create(path, source, n_rows, n_cols + extra);
-  if (!t) return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+  if (!t) return lm_oom(diag, path);
   if (dispatch) {
     lm_column *cols[LM_DB_N_FIXED];
     lm_column *kernel = NULL;
@@ -167,8 +168,7 @@ static lm_status read_source(lm_sql *sql, int64_t wid, const char *workload, con
     lm_stmt_free(s);
     s = NULL;
     if (r != n_rows) {
-      st = lm_diag_set(diag, LM_EDATA, path, 0, 0, NULL, "the workload lists %zu dispatches but holds %zu",
-                       n_rows, r);
+      st = lm_fail(diag, LM_EDATA, path, "the workload lists %zu dispatches but holds %zu", n_rows, r);
       goto fail;
     }
   }
@@ -186,7 +186,7 @@ static lm_status read_source(lm_sql *sql, int64_t wid, const char *workload, con
   *out = t;
   return LM_OK;
 nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+  st = lm_oom(diag, path);
   goto fail;
 stmt_fail_:
   st = lm_stmt_error(s, "read", diag);
@@ -217,7 +217,7 @@ static lm_status read_regions(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag 
   lm_stmt_free(s);
   if (!w->n_regions) return LM_OK;
   w->row_regions = lm_arena_alloc(w->arena, (w->pmc->n_rows + 1) * sizeof *w->row_regions);
-  if (!w->row_regions) return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+  if (!w->row_regions) return lm_oom(diag, path);
   memset(w->row_regions, 0, (w->pmc->n_rows + 1) * sizeof *w->row_regions);
   if ((st = lm_sql_prepare(sql, "SELECT row, region_id FROM dispatch_region WHERE workload_id = ?", &s, diag)) != LM_OK)
     return st;
@@ -243,17 +243,17 @@ lm_status lm_db_find_workload(lm_sql *sql, const char *name, int64_t *wid, size_
   if (rc < 0) return lm_db_stmt_fail(s, sql, "read", diag);
   if (rc == 0) {
     lm_stmt_free(s);
-    return lm_diag_set(diag, LM_ENOTFOUND, lm_sql_where(sql), 0, 0, NULL,
-                       name ? "no workload named '%s' in the database" : "the database holds no workload%s",
-                       name ? name : "");
+    return lm_fail(diag, LM_ENOTFOUND, lm_sql_where(sql),
+                   name ? "no workload named '%s' in the database" : "the database holds no workload%s",
+                   name ? name : "");
   }
   *wid = lm_stmt_int64(s, 0);
   int64_t n = lm_stmt_int64(s, 1);
   if (complete) *complete = (int)lm_stmt_int64(s, 2);
   lm_stmt_free(s);
   if (n < 0 || n > LM_DB_MAX_DISPATCHES)
-    return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, "workload.n_dispatches",
-                       "%lld is not a dispatch count (corrupt database?)", (long long)n);
+    return lm_fail_at(diag, LM_EDATA, lm_sql_where(sql), 0, "workload.n_dispatches",
+                      "%lld is not a dispatch count (corrupt database?)", (long long)n);
   if (n_rows) *n_rows = (size_t)n;
   return LM_OK;
 }
@@ -312,7 +312,7 @@ static lm_status read_ranks(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *d
 nomem:
   lm_stmt_free(s);
   lm_map_free(hosts);
-  return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+  return lm_oom(diag, path);
 }
 
 /* Replays of the simulated device are marked as such: w->simulated. */
@@ -367,25 +367,25 @@ static lm_status read_workload(lm_sql *sql, const char *name, lm_db_want_fn want
   lm_status st = lm_db_find_workload(sql, name, &wid, &n_rows, &complete, diag);
   if (st != LM_OK) return st;
   if (!complete)
-    return lm_diag_set(diag, LM_EDATA, path, 0, 0, NULL,
-                       "the profile that writes this workload has not finished (continue it "
-                       "with `lumen profile --resume -w DIR`)");
+    return lm_fail(diag, LM_EDATA, path,
+                   "the profile that writes this workload has not finished (continue it "
+                   "with `lumen profile --resume -w DIR`)");
   {
     /* The count sizes every column: check it before anything is allocated. */
     int64_t held = 0;
     st = count_of(sql, "SELECT COUNT(*) FROM dispatch WHERE workload_id = ?", wid, NULL, &held, diag);
     if (st != LM_OK) return st;
     if (held != (int64_t)n_rows)
-      return lm_diag_set(diag, LM_EDATA, path, 0, 0, "workload.n_dispatches",
-                         "the workload lists %zu dispatches but holds %lld (corrupt database?)", n_rows,
-                         (long long)held);
+      return lm_fail_at(diag, LM_EDATA, path, 0, "workload.n_dispatches",
+                        "the workload lists %zu dispatches but holds %lld (corrupt database?)", n_rows,
+                        (long long)held);
   }
   lm_arena *arena = lm_arena_new(1 << 12);
-  if (!arena) return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+  if (!arena) return lm_oom(diag, path);
   w = lm_arena_alloc(arena, sizeof *w);
   if (!w) {
     lm_arena_free(arena);
-    return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+    return lm_oom(diag, path);
   }
   memset(w, 0, sizeof *w);
   w->arena = arena;
@@ -428,7 +428,7 @@ static lm_status read_workload(lm_sql *sql, const char *name, lm_db_want_fn want
   *out = w;
   return LM_OK;
 nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+  st = lm_oom(diag, path);
 fail:
   lm_stmt_free(s);
   lm_workload_free(w);
@@ -447,7 +447,7 @@ lm_status lm_db_read_info(lm_sql *sql, const char *name, lm_workload **out, lm_d
   lm_workload *w = arena ? lm_arena_alloc(arena, sizeof *w) : NULL;
   if (!w) {
     lm_arena_free(arena);
-    return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+    return lm_oom(diag, path);
   }
   memset(w, 0, sizeof *w);
   w->arena = arena;
@@ -456,7 +456,8 @@ lm_status lm_db_read_info(lm_sql *sql, const char *name, lm_workload **out, lm_d
   st = read_sysinfo_rows(sql, wid, w, diag);
   if (st == LM_OK) {
     w->pmc = lm_table_create(path, "pmc_perf", n_rows, 1);
-    if (!w->pmc) st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+    if (!w->pmc)
+      st = lm_oom(diag, path);
     else lm_table_finish(w->pmc);
   }
   if (st == LM_OK) st = read_regions(sql, wid, w, diag);

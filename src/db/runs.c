@@ -21,13 +21,13 @@
 static lm_status fail(sqlite3 *db, lm_diag *diag) { return lm_db_error(db, diag); }
 
 lm_status lm_db_error(sqlite3 *db, lm_diag *diag) {
-  return lm_diag_set(diag, LM_EIO, sqlite3_db_filename(db, "main"), 0, 0, NULL, "%s", sqlite3_errmsg(db));
+  return lm_fail(diag, LM_EIO, sqlite3_db_filename(db, "main"), "%s", sqlite3_errmsg(db));
 }
 
 lm_status lm_db_exec(sqlite3 *db, const char *sql, lm_diag *diag) {
   char *err = NULL;
   if (sqlite3_exec(db, sql, NULL, NULL, &err) == SQLITE_OK) return LM_OK;
-  lm_status st = lm_diag_set(diag, LM_EIO, sqlite3_db_filename(db, "main"), 0, 0, NULL, "%s", err ? err : "?");
+  lm_status st = lm_fail(diag, LM_EIO, sqlite3_db_filename(db, "main"), "%s", err ? err : "?");
   sqlite3_free(err);
   return st;
 }
@@ -219,7 +219,7 @@ lm_status lm_db_only_workload(sqlite3 *db, const char *path, int64_t *wid, int *
     *wid = sqlite3_column_int64(s, 0);
     *complete = sqlite3_column_int(s, 1);
   } else {
-    st = lm_diag_set(diag, LM_ENOTFOUND, path, 0, 0, NULL, "holds no workload to resume");
+    st = lm_fail(diag, LM_ENOTFOUND, path, "holds no workload to resume");
   }
   sqlite3_finalize(s);
   return st;
@@ -238,7 +238,7 @@ struct lm_db_records {
 lm_status lm_db_records_open(sqlite3 *db, int64_t wid, int run, lm_db_records **out, lm_diag *diag) {
   *out = NULL;
   lm_db_records *r = lm_calloc(1, sizeof *r);
-  if (!r) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!r) return lm_oom(diag, NULL);
   r->db = db;
   r->wid = wid;
   r->run = run;

@@ -278,7 +278,7 @@ lm_status lm_db_schema(lm_sql *sql, int create, lm_diag *diag) {
   lm_diag meta_diag;
   lm_status st_meta = lm_sql_prepare(sql, "SELECT key, value FROM lumen_meta WHERE key IN ('schema_version', "
                                           "'format')", &q, &meta_diag);
-  if (st_meta == LM_ENOMEM) return lm_diag_set(diag, LM_ENOMEM, lm_sql_where(sql), 0, 0, NULL, "out of memory");
+  if (st_meta == LM_ENOMEM) return lm_oom(diag, lm_sql_where(sql));
   st_meta = LM_OK;
   int rc_meta = 0;
   while (q && (rc_meta = lm_stmt_step(q)) == 1) {
@@ -295,13 +295,12 @@ lm_status lm_db_schema(lm_sql *sql, int create, lm_diag *diag) {
   lm_stmt_free(q);
   char cut[200];
   if (!version[0] && lm_sql_truncated(sql, cut, sizeof cut))
-    return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, NULL, "%s", cut);
+    return lm_fail(diag, LM_EDATA, lm_sql_where(sql), "%s", cut);
   if (st_meta != LM_OK) return st_meta;
-  if (!version[0])
-    return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, NULL, "not a lumen database");
+  if (!version[0]) return lm_fail(diag, LM_EDATA, lm_sql_where(sql), "not a lumen database");
   if (has_format && strcmp(format, "lumen") != 0)
-    return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, "lumen_meta.format",
-                       "format '%.40s': not a lumen database (lumen writes 'lumen')", format);
+    return lm_fail_at(diag, LM_EDATA, lm_sql_where(sql), 0, "lumen_meta.format",
+                      "format '%.40s': not a lumen database (lumen writes 'lumen')", format);
   /* Older versions are upgraded where they may be written; read-only,
    * they are read as they are (version 1's analysis tables are version
    * 2's without ranks; both store raw columns, without a codec; up to
@@ -320,8 +319,8 @@ lm_status lm_db_schema(lm_sql *sql, int create, lm_diag *diag) {
     return LM_OK;
   }
   if (strcmp(version, SCHEMA_VERSION) != 0)
-    return lm_diag_set(diag, LM_EDATA, lm_sql_where(sql), 0, 0, NULL,
-                       "schema version %s; this lumen reads version " SCHEMA_VERSION, version);
+    return lm_fail(diag, LM_EDATA, lm_sql_where(sql), "schema version %s; this lumen reads version " SCHEMA_VERSION,
+                   version);
   return LM_OK;
 }
 
@@ -359,8 +358,7 @@ const lm_db_fixed_col lm_db_fixed_cols[LM_DB_N_FIXED] = {
 };
 
 lm_status lm_db_stmt_fail(lm_stmt *s, lm_sql *sql, const char *what, lm_diag *diag) {
-  lm_status st = s ? lm_stmt_error(s, what, diag)
-                   : lm_diag_set(diag, LM_EIO, lm_sql_where(sql), 0, 0, NULL, "%s failed", what);
+  lm_status st = s ? lm_stmt_error(s, what, diag) : lm_fail(diag, LM_EIO, lm_sql_where(sql), "%s failed", what);
   lm_stmt_free(s);
   return st;
 }

@@ -77,8 +77,7 @@ lm_status lm_db_create_workload(lm_sql *sql, const char *name, const char *team,
   if (rc < 0) {
     if (lm_stmt_unique_violation(s)) {
       lm_stmt_free(s);
-      return lm_diag_set(diag, LM_EINVAL, lm_sql_where(sql), 0, 0, NULL,
-                         "a workload named '%s' is already in the database", name);
+      return lm_fail(diag, LM_EINVAL, lm_sql_where(sql), "a workload named '%s' is already in the database", name);
     }
     return lm_db_stmt_fail(s, sql, "write the workload", diag);
   }

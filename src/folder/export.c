@@ -107,7 +107,7 @@ static lm_status write_table(const lm_table *t, const char *path, int drop_empty
   uint8_t *placed = lm_calloc(t->n_cols + 1, 1);
   const double **values = lm_calloc(t->n_cols + 1, sizeof *values);
   if (!order || !placed || !values) {
-    st = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+    st = lm_oom(diag, path);
     goto done;
   }
   for (size_t c = 0; c < t->n_cols; c++)
@@ -120,7 +120,7 @@ static lm_status write_table(const lm_table *t, const char *path, int drop_empty
     if (!drop_empty || t->n_rows == 0 || !column_empty(t, order[i], values[order[i]])) order[n++] = order[i];
   f = fopen(path, "w");
   if (!f) {
-    st = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+    st = lm_fail(diag, LM_EIO, path, "cannot write: %s", strerror(errno));
     goto done;
   }
   for (size_t i = 0; i < n; i++) {
@@ -141,8 +141,7 @@ static lm_status write_table(const lm_table *t, const char *path, int drop_empty
     fputc('\n', f);
   }
   int failed = ferror(f);
-  if ((fclose(f) != 0) | failed)
-    st = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "write failed: %s", strerror(errno));
+  if ((fclose(f) != 0) | failed) st = lm_fail(diag, LM_EIO, path, "write failed: %s", strerror(errno));
 done:
   lm_free(order);
   lm_free(placed);
@@ -152,7 +151,7 @@ done:
 
 static lm_status write_sysinfo(const lm_sysinfo *info, const char *path, lm_diag *diag) {
   FILE *f = fopen(path, "w");
-  if (!f) return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+  if (!f) return lm_fail(diag, LM_EIO, path, "cannot write: %s", strerror(errno));
   for (size_t i = 0; i < info->n_fields; i++) {
     if (i) fputc(',', f);
     put_text(f, info->names[i]);
@@ -164,29 +163,25 @@ static lm_status write_sysinfo(const lm_sysinfo *info, const char *path, lm_diag
   }
   fputc('\n', f);
   int failed = ferror(f);
-  if ((fclose(f) != 0) | failed)
-    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "write failed: %s", strerror(errno));
+  if ((fclose(f) != 0) | failed) return lm_fail(diag, LM_EIO, path, "write failed: %s", strerror(errno));
   return LM_OK;
 }
 
 /* The mark of a replay of the simulated device (LM_ORIGIN_FILE). */
 static lm_status write_origin(const char *recording, const char *path, lm_diag *diag) {
   FILE *f = fopen(path, "w");
-  if (!f) return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+  if (!f) return lm_fail(diag, LM_EIO, path, "cannot write: %s", strerror(errno));
   fprintf(f, "%s%s\n", LM_ORIGIN_SIMULATED, recording);
   int failed = ferror(f);
-  if ((fclose(f) != 0) | failed)
-    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "write failed: %s", strerror(errno));
+  if ((fclose(f) != 0) | failed) return lm_fail(diag, LM_EIO, path, "write failed: %s", strerror(errno));
   return LM_OK;
 }
 
 lm_status lm_folder_export(const lm_workload *w, const char *dir, lm_diag *diag) {
   struct stat sb;
   if (stat(dir, &sb) == 0)
-    return lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL,
-                       "already exists; export writes a new folder and never overwrites");
-  if (mkdir(dir, 0777) != 0)
-    return lm_diag_set(diag, LM_EIO, dir, 0, 0, NULL, "cannot create the folder: %s", strerror(errno));
+    return lm_fail(diag, LM_EINVAL, dir, "already exists; export writes a new folder and never overwrites");
+  if (mkdir(dir, 0777) != 0) return lm_fail(diag, LM_EIO, dir, "cannot create the folder: %s", strerror(errno));
   char path[4096];
   lm_status st;
   snprintf(path, sizeof path, "%s/pmc_perf.csv", dir);

@@ -74,16 +74,15 @@ static lm_status scan_dir(const char *dir, lm_arena *arena, const char ***sq_out
                           size_t *n_sq_out, size_t *n_unmerged, int *has_origin, lm_diag *diag) {
   DIR *d = opendir(dir);
   if (!d)
-    return lm_diag_set(diag, errno == ENOENT ? LM_ENOTFOUND : LM_EIO, dir, 0,
-                       0, NULL, "cannot open workload folder: %s",
-                       strerror(errno));
+    return lm_fail(diag, errno == ENOENT ? LM_ENOTFOUND : LM_EIO, dir, "cannot open workload folder: %s",
+                   strerror(errno));
   size_t cap = 16, n = 0;
   const char **names = lm_arena_alloc(arena, cap * sizeof *names);
   lm_status status = LM_OK;
   *n_unmerged = 0;
   *has_origin = 0;
   if (!names) {
-    status = lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+    status = lm_oom(diag, dir);
     goto done;
   }
   struct dirent *e;
@@ -109,7 +108,7 @@ static lm_status scan_dir(const char *dir, lm_arena *arena, const char ***sq_out
   *n_sq_out = n;
   goto done;
 nomem:
-  status = lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+  status = lm_oom(diag, dir);
 done:
   closedir(d);
   return status;
@@ -130,7 +129,7 @@ static lm_status read_table(const char *path, const lm_csv_options *options, int
   for (const char *const *tc = options ? options->text_columns : NULL; tc && *tc; tc++) n_named++;
   const char **names = lm_malloc((n_named + n_found + 1) * sizeof *names);
   if (!names) {
-    status = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+    status = lm_oom(diag, path);
     goto done;
   }
   size_t n = 0;
@@ -154,15 +153,11 @@ static lm_status read_sysinfo(lm_workload *w, const char *path, lm_diag *diag) {
   options.all_text = 1;
   lm_status status = lm_csv_read(path, &options, &w->sysinfo_table, diag);
   if (status != LM_OK) {
-    if (status == LM_ENOTFOUND)
-      lm_diag_set(diag, status, path, 0, 0, NULL,
-                  "missing: a workload folder needs sysinfo.csv");
+    if (status == LM_ENOTFOUND) lm_fail(diag, status, path, "missing: a workload folder needs sysinfo.csv");
     return status;
   }
   const lm_table *t = w->sysinfo_table;
-  if (t->n_rows < 1)
-    return lm_diag_set(diag, LM_EDATA, path, 2, 0, NULL,
-                       "no data row: sysinfo.csv must hold one row");
+  if (t->n_rows < 1) return lm_fail_at(diag, LM_EDATA, path, 2, NULL, "no data row: sysinfo.csv must hold one row");
   if (t->n_rows > 1)
     lm_log(LM_LOG_WARN,
            "%s:3: sysinfo.csv holds %zu data rows; only the first describes the system (as in "
@@ -173,8 +168,7 @@ static lm_status read_sysinfo(lm_workload *w, const char *path, lm_diag *diag) {
   info->names = lm_arena_alloc(w->arena, t->n_cols * sizeof(char *));
   info->texts = lm_arena_alloc(w->arena, t->n_cols * sizeof(char *));
   info->values = lm_arena_alloc(w->arena, t->n_cols * sizeof(double));
-  if (!info->names || !info->texts || !info->values)
-    return lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+  if (!info->names || !info->texts || !info->values) return lm_oom(diag, path);
   for (size_t c = 0; c < t->n_cols; c++) {
     info->names[c] = t->cols[c].name;
     const char *text = lm_table_text(t, c, 0);
@@ -183,8 +177,7 @@ static lm_status read_sysinfo(lm_workload *w, const char *path, lm_diag *diag) {
   }
   w->arch = lm_sysinfo_text(info, "gpu_arch");
   if (!w->arch || !w->arch[0])
-    return lm_diag_set(diag, LM_EDATA, path, 1, 0, "gpu_arch",
-                       "missing or empty: the architecture is read from it");
+    return lm_fail_at(diag, LM_EDATA, path, 1, "gpu_arch", "missing or empty: the architecture is read from it");
   return LM_OK;
 }
 
@@ -200,7 +193,7 @@ static lm_status read_origin(lm_workload *w, const char *path, lm_diag *diag) {
   if (len >= n && strncmp(text, LM_ORIGIN_SIMULATED, n) == 0) {
     size_t end = strcspn(text + n, "\r\n");
     w->simulated = lm_arena_strndup(w->arena, text + n, end);
-    if (!w->simulated) status = lm_diag_set(diag, LM_ENOMEM, path, 0, 0, NULL, "out of memory");
+    if (!w->simulated) status = lm_oom(diag, path);
   }
   lm_free(text);
   return status;
@@ -209,16 +202,14 @@ static lm_status read_origin(lm_workload *w, const char *path, lm_diag *diag) {
 /* Whether dir is a folder; else the error, naming what it is when known. */
 static lm_status check_folder(const char *dir, lm_diag *diag) {
   struct stat st;
-  if (stat(dir, &st) != 0)
-    return lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL,
-                       "no such workload folder");
+  if (stat(dir, &st) != 0) return lm_fail(diag, LM_ENOTFOUND, dir, "no such workload folder");
   if (!S_ISDIR(st.st_mode)) {
     char what[1024];
     if (lm_folder_identify(dir, what, sizeof what))
-      return lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL, "not a workload folder: %s", what);
-    return lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL,
-                       "not a folder: a workload is a folder holding "
-                       "pmc_perf.csv and sysinfo.csv");
+      return lm_fail(diag, LM_EINVAL, dir, "not a workload folder: %s", what);
+    return lm_fail(diag, LM_EINVAL, dir,
+                   "not a folder: a workload is a folder holding "
+                   "pmc_perf.csv and sysinfo.csv");
   }
   return LM_OK;
 }
@@ -243,15 +234,15 @@ static lm_status read_database(lm_workload *w, const char *db_path, const lm_wor
  * what the folder is when it is known. */
 static lm_status missing_pmc(const char *dir, size_t n_unmerged, lm_diag *diag) {
   if (n_unmerged)
-    return lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL,
-                       "cannot find pmc_perf.csv (the folder holds %zu "
-                       "unmerged pmc_perf_<n>.csv pass files: the "
-                       "profiling run did not finish its merge step)",
-                       n_unmerged);
+    return lm_fail(diag, LM_ENOTFOUND, dir,
+                   "cannot find pmc_perf.csv (the folder holds %zu "
+                   "unmerged pmc_perf_<n>.csv pass files: the "
+                   "profiling run did not finish its merge step)",
+                   n_unmerged);
   char what[1024];
   int known = lm_folder_identify(dir, what, sizeof what);
-  return lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL, "cannot find pmc_perf.csv: not a workload folder%s%s",
-                     known ? "; " : "", known ? what : "");
+  return lm_fail(diag, LM_ENOTFOUND, dir, "cannot find pmc_perf.csv: not a workload folder%s%s", known ? "; " : "",
+                 known ? what : "");
 }
 
 /* The CSV options of pmc_perf.csv and of the level tables, as opts asks
@@ -306,9 +297,9 @@ static lm_status read_pmc(lm_workload *w, const char *pmc_path, lm_csv_options *
 static lm_status check_pmc(const lm_table *pmc, const char *pmc_path, lm_diag *diag) {
   if (lm_table_find(pmc, "Kernel_Name") < 0) {
     const char *twin = case_twin(pmc, "Kernel_Name");
-    return lm_diag_set(diag, LM_EDATA, pmc_path, 1, 0, "Kernel_Name",
-                       "missing column: every dispatch row needs a kernel name%s%s%s", twin ? " (the file has '" : "",
-                       twin ? twin : "", twin ? "': column names are case-sensitive)" : "");
+    return lm_fail_at(diag, LM_EDATA, pmc_path, 1, "Kernel_Name",
+                      "missing column: every dispatch row needs a kernel name%s%s%s", twin ? " (the file has '" : "",
+                      twin ? twin : "", twin ? "': column names are case-sensitive)" : "");
   }
   for (const char *const *name = fact_columns; *name; name++) {
     const char *twin = lm_table_find(pmc, *name) < 0 ? case_twin(pmc, *name) : NULL;
@@ -331,11 +322,10 @@ static lm_status check_pmc(const lm_table *pmc, const char *pmc_path, lm_diag *d
         break;
       }
   }
-  return lm_diag_set(
-      diag, LM_EDATA, pmc_path, line, 0, field,
-      pmc->n_rows ? "every dispatch row has an empty cell (profiling "
-                    "data may be corrupt); the first one is here"
-                  : "no dispatch rows");
+  return lm_fail_at(diag, LM_EDATA, pmc_path, line, field,
+                    pmc->n_rows ? "every dispatch row has an empty cell (profiling "
+                                  "data may be corrupt); the first one is here"
+                                : "no dispatch rows");
 }
 
 /* The level tables: those of a rocpd layout, then the SQ files of the
@@ -358,7 +348,7 @@ static lm_status read_levels(lm_workload *w, const char *dir, const char **sq_na
   }
   return LM_OK;
 nomem:
-  return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+  return lm_oom(diag, dir);
 }
 
 /* roofline.csv when present, and the origin file when the folder has one. */
@@ -378,7 +368,7 @@ static lm_status read_extras(lm_workload *w, const char *dir, int keep_text, int
   }
   return LM_OK;
 nomem:
-  return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+  return lm_oom(diag, dir);
 }
 
 lm_status lm_folder_read(const char *dir, const lm_workload_options *opts, lm_workload **out, lm_diag *diag) {
@@ -386,11 +376,11 @@ lm_status lm_folder_read(const char *dir, const lm_workload_options *opts, lm_wo
   lm_arena *arena = lm_arena_new(1 << 14);
   lm_workload *w = NULL;
   *out = NULL;
-  if (!arena) return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+  if (!arena) return lm_oom(diag, dir);
   w = lm_arena_alloc(arena, sizeof *w);
   if (!w) {
     lm_arena_free(arena);
-    return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+    return lm_oom(diag, dir);
   }
   w->arena = arena;
   w->path = lm_arena_strdup(arena, dir);
@@ -443,7 +433,7 @@ lm_status lm_folder_read(const char *dir, const lm_workload_options *opts, lm_wo
   return LM_OK;
 
 nomem:
-  status = lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+  status = lm_oom(diag, dir);
 fail:
   lm_workload_free(w);
   return status;

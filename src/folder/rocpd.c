@@ -113,10 +113,9 @@ static lm_status find_needed(const lm_table *in, long need[N_NEED], lm_diag *dia
   need_names[n_need++] = "Counter_Value";
   for (size_t k = 0; k < n_need; k++)
     if ((need[k] = lm_table_find(in, need_names[k])) < 0)
-      return lm_diag_set(
-          diag, LM_EDATA, in->path, 1, 0, need_names[k],
-          "missing column: a pmc_perf.csv with one row per counter "
-          "(Counter_Name, Counter_Value) needs it");
+      return lm_fail_at(diag, LM_EDATA, in->path, 1, need_names[k],
+                        "missing column: a pmc_perf.csv with one row per counter "
+                        "(Counter_Name, Counter_Value) needs it");
   return LM_OK;
 }
 
@@ -303,7 +302,7 @@ lm_status lm_rocpd_pivot(const lm_table *in, lm_table **out, lm_diag *diag) {
   t = NULL;
   goto done;
 nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, in->path, 0, 0, NULL, "out of memory");
+  st = lm_oom(diag, in->path);
 done:
   lm_table_free(t);
   lm_map_free(names);
@@ -363,5 +362,5 @@ lm_status lm_rocpd_levels(const lm_table *wide, lm_table **out, size_t *n_out,
 nomem:
   for (size_t i = 0; i < n; i++)
     lm_table_free(out[i]);
-  return lm_diag_set(diag, LM_ENOMEM, wide->path, 0, 0, NULL, "out of memory");
+  return lm_oom(diag, wide->path);
 }

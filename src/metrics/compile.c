@@ -160,7 +160,7 @@ static int32_t make_input(builder *b, const char *source, const char *column,
   char key[1024];
   int len = snprintf(key, sizeof key, "%s\x1f%s\x1f%d", source, column, (int)index);
   if (len < 0 || (size_t)len >= sizeof key) {
-    b->status = lm_diag_set(b->diag, LM_ELIMIT, NULL, 0, 0, column, "column name too long");
+    b->status = lm_fail_at(b->diag, LM_ELIMIT, NULL, 0, column, "column name too long");
     return -1;
   }
   int64_t found;
@@ -479,8 +479,7 @@ static lm_status parse_files(builder *b, file_ctx *files, const char *const *nam
                              const char *const *texts, size_t n) {
   for (size_t i = 0; i < n; i++) {
     files[i].name = lm_arena_strdup(b->arena, names[i]);
-    if (!files[i].name)
-      return b->status = lm_diag_set(b->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!files[i].name) return b->status = lm_oom(b->diag, NULL);
     ynode *root;
     lm_status st = lm_yaml_load(files[i].name, texts[i], strlen(texts[i]), b->tmp, &root, b->diag);
     if (st != LM_OK) return b->status = st;
@@ -513,14 +512,12 @@ static lm_status choose_version(builder *b, file_ctx *files, size_t n, const cha
     return failed(b);
   }
   if (*target && !lm_compat_known(*target))
-    return b->status = lm_diag_set(b->diag, LM_EINVAL, NULL, 0, 0, "compat",
-                                   "unknown reference version '%s'", *target);
+    return b->status = lm_fail_at(b->diag, LM_EINVAL, NULL, 0, "compat", "unknown reference version '%s'", *target);
   if (*target && lm_compat_cmp(*target, oldest) < 0)
-    return b->status = lm_diag_set(b->diag, LM_EINVAL, NULL, 0, 0, "compat",
-                                   "%s has metric definitions only in rocprofiler-compute %s "
-                                   "semantics and later; version %s does not support it",
-                                   an && an->type == Y_SCALAR ? an->text : "this architecture",
-                                   oldest, *target);
+    return b->status = lm_fail_at(b->diag, LM_EINVAL, NULL, 0, "compat",
+                                  "%s has metric definitions only in rocprofiler-compute %s "
+                                  "semantics and later; version %s does not support it",
+                                  an && an->type == Y_SCALAR ? an->text : "this architecture", oldest, *target);
   if (!*target) *target = oldest;
   if (apply_overlays(b, files, n, *target, an && an->type == Y_SCALAR ? an->text : "",
                      bn && bn->type == Y_SCALAR ? bn->text : NULL) != LM_OK)
@@ -541,8 +538,8 @@ static lm_status load_files(builder *b, file_ctx *files, size_t n, const char *f
     }
   }
   if (!have_arch)
-    return b->status = lm_diag_set(b->diag, LM_EPARSE, first_name, 0, 0, NULL,
-                                   "no arch.yaml: a definition folder names its architecture there");
+    return b->status = lm_fail(b->diag, LM_EPARSE, first_name,
+                               "no arch.yaml: a definition folder names its architecture there");
   for (size_t i = 0; i < n; i++)
     if (!is_overlay(files[i].root) && strcmp(base_name(files[i].name), "quantities.yaml") == 0 &&
         lm_metrics_load_quantities(b, &files[i]) != LM_OK)
@@ -561,7 +558,7 @@ static lm_status load_files(builder *b, file_ctx *files, size_t n, const char *f
 static lm_status order_tables(builder *b) {
   qsort(b->panels.v, (size_t)b->panels.n, sizeof *b->panels.v, cmp_panel);
   lm_tabledef *ordered = lm_malloc((size_t)(b->tables.n ? b->tables.n : 1) * sizeof *ordered);
-  if (!ordered) return b->status = lm_diag_set(b->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!ordered) return b->status = lm_oom(b->diag, NULL);
   int32_t at = 0;
   for (int32_t p = 0; p < b->panels.n; p++) {
     memcpy(ordered + at, b->tables.v + b->panels.v[p].first_table,
@@ -638,7 +635,7 @@ static lm_status fill_catalog(builder *b, lm_catalog *cat, const char *target) {
   cat->arena = b->arena;
   return LM_OK;
 nomem:
-  return b->status = lm_diag_set(b->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  return b->status = lm_oom(b->diag, NULL);
 }
 
 lm_status lm_metrics_compile_texts_compat(const char *const *names, const char *const *texts,
@@ -676,7 +673,7 @@ lm_status lm_metrics_compile_texts_compat(const char *const *names, const char *
   goto cleanup;
 
 nomem:
-  b.status = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  b.status = lm_oom(diag, NULL);
 fail:
   if (b.status == LM_OK) b.status = LM_EPARSE;
 cleanup:
@@ -730,9 +727,7 @@ typedef struct file_list {
  * A folder that cannot be opened is an error naming it. */
 static lm_status collect_yaml(const char *dir, int skip_arch, file_list *fl, lm_diag *diag) {
   DIR *d = opendir(dir);
-  if (!d)
-    return lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL,
-                       "cannot open the metric definition folder");
+  if (!d) return lm_fail(diag, LM_ENOTFOUND, dir, "cannot open the metric definition folder");
   size_t first = fl->n;
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
@@ -757,7 +752,7 @@ static lm_status collect_yaml(const char *dir, int skip_arch, file_list *fl, lm_
   return LM_OK;
 nomem:
   closedir(d);
-  return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+  return lm_oom(diag, dir);
 }
 
 /* The `base:` of dir/arch.yaml, copied into out (empty when none). */
@@ -810,13 +805,12 @@ lm_status lm_metrics_compile_dir_compat(const char *dir, const char *const *over
   size_t before = fl.n;
   if ((status = collect_yaml(dir, 0, &fl, diag)) != LM_OK) goto done;
   if (fl.n == before) {
-    status = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL,
-                         "no .yaml definition files in this folder");
+    status = lm_fail(diag, LM_ENOTFOUND, dir, "no .yaml definition files in this folder");
     goto done;
   }
   texts = lm_calloc(fl.n, sizeof *texts);
   if (!texts) {
-    status = lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+    status = lm_oom(diag, dir);
     goto done;
   }
   for (size_t i = 0; i < fl.n; i++) {
@@ -847,9 +841,8 @@ lm_status lm_catalog_check_counters(const lm_catalog *catalog, lm_diag *diag) {
     for (int32_t c = 0; c < catalog->n_counters && !ok; c++)
       ok = strcmp(catalog->counters[c], name) == 0;
     if (!ok)
-      return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, name,
-                         "%s: counter not in the architecture's counter list (arch.yaml)",
-                         catalog->arch);
+      return lm_fail_at(diag, LM_ENOTFOUND, NULL, 0, name,
+                        "%s: counter not in the architecture's counter list (arch.yaml)", catalog->arch);
   }
   return LM_OK;
 }

@@ -34,7 +34,7 @@ static const lm_expr *parse_formula(builder *b, const char *file, const ynode *y
   *exact = y->plain && !strchr(y->text, '\n') && y->line > 0;
   if (lm_expr_parse(y->text, b->tmp, &e, &pd) != LM_OK) {
     if (pd.status == LM_ENOMEM) {
-      b->status = lm_diag_set(b->diag, LM_ENOMEM, file, y->line, 0, NULL, "out of memory");
+      b->status = lm_fail_at(b->diag, LM_ENOMEM, file, y->line, NULL, "out of memory");
       return NULL;
     }
     lm_metrics_error_at(b, file, y->line, *exact ? y->column + pd.column - 1 : y->column, NULL,

@@ -82,8 +82,7 @@ static lm_status resolve_inputs(run *r, lm_diag *diag) {
     r->cols[node] = lm_calloc((size_t)n_slots, sizeof(double *));
     r->col_rows[node] = lm_calloc((size_t)n_slots, sizeof(size_t));
     r->def_col[node] = lm_malloc((size_t)n_slots * sizeof(long));
-    if (!r->cols[node] || !r->col_rows[node] || !r->def_col[node])
-      return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!r->cols[node] || !r->col_rows[node] || !r->def_col[node]) return lm_oom(diag, NULL);
     const lm_table *t = lm_workload_source(r->req->workload, in->source);
     for (int32_t ch = 0; ch < n_slots; ch++) {
       int32_t s = slot_of(ev, node, ch);
@@ -212,7 +211,7 @@ static void find_aggregates(run *r) {
 static lm_status share_folds(run *r, lm_diag *diag) {
   const lm_catalog *cat = r->cat;
   int32_t *firsts = lm_malloc(3 * ((size_t)cat->n_nodes + 1) * sizeof *firsts);
-  if (!firsts) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!firsts) return lm_oom(diag, NULL);
   memset(firsts, 0xFF, 3 * ((size_t)cat->n_nodes + 1) * sizeof *firsts); /* all -1 */
   for (int32_t k = 0; k < r->n_agg; k++) {
     const lm_node *n = &cat->nodes[r->agg[k]];
@@ -252,7 +251,7 @@ static void refresh_missing(run *r, const uint8_t *in_pass) {
 static lm_status plan_pass(run *r, lm_diag *diag) {
   r->n_vec_inv = r->n_vec_ch = r->n_agg = r->n_bufs = r->n_keep = 0;
   uint8_t *in_pass = lm_calloc((size_t)r->cat->n_nodes + 1, 1);
-  if (!in_pass) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!in_pass) return lm_oom(diag, NULL);
   mark_pass(r, in_pass);
   assign_buffers(r, in_pass);
   find_aggregates(r);
@@ -378,7 +377,7 @@ static lm_status start_workers(run *r, pass *p, lm_diag *diag) {
       goto nomem;
   return LM_OK;
 nomem:
-  return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  return lm_oom(diag, NULL);
 }
 
 /* A poisoned per-dispatch value poisons what is computed from it. */
@@ -426,7 +425,7 @@ static lm_status run_workers(run *r, pass *p, lm_diag *diag) {
   if (lm_eval_finalize(r, workers, p->n_workers) != LM_OK) goto nomem;
   return LM_OK;
 nomem:
-  return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  return lm_oom(diag, NULL);
 }
 
 /* Free what the pass allocated: its workers' memory and, in r, its folds,
@@ -499,10 +498,10 @@ static lm_status mark_needed(run *r, lm_diag *diag) {
       double n_ch = 0;
       if (!scalar_tree(r, td->channels, &n_ch) || n_ch < 0 || n_ch > MAX_CHANNELS ||
           n_ch != floor(n_ch))
-        return lm_diag_set(diag, LM_EDATA, NULL, 0, 0, NULL,
-                           "table %s: the channel count is not a whole number between 0 "
-                           "and %d (check total_l2_chan in sysinfo.csv)", td->id,
-                           MAX_CHANNELS);
+        return lm_fail(diag, LM_EDATA, NULL,
+                       "table %s: the channel count is not a whole number between 0 "
+                       "and %d (check total_l2_chan in sysinfo.csv)",
+                       td->id, MAX_CHANNELS);
       ev->table_channels[t] = (int32_t)n_ch;
       if ((int32_t)n_ch > ev->n_ch) ev->n_ch = (int32_t)n_ch;
     }
@@ -551,7 +550,7 @@ static lm_status alloc_slots(run *r, int32_t *max_stage, lm_diag *diag) {
   if (!r->fetch_index || !r->def_table || !r->def_col || !r->fold_of || !r->keeper ||
       !ev->vals || !ev->miss || !r->cols || !r->col_rows || !r->vec_inv || !r->vec_ch || !r->agg ||
       !r->buf_index || !r->keep_index)
-    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return lm_oom(diag, NULL);
   return LM_OK;
 }
 
@@ -568,9 +567,8 @@ static lm_status missing_sysvar(const run *r, const char *field, lm_diag *diag) 
              " (this sysinfo.csv has the layout of rocprofiler-compute %s, read in its own semantics "
              "without --compat or with --compat %s)",
              layout ? "3.3 and later" : "3.0 to 3.2", own);
-  return lm_diag_set(diag, LM_EDATA, r->req->workload->sysinfo_table
-                                         ? r->req->workload->sysinfo_table->path : NULL,
-                     1, 0, field, "missing: the metrics need this system-info field%s", hint);
+  return lm_fail_at(diag, LM_EDATA, r->req->workload->sysinfo_table ? r->req->workload->sysinfo_table->path : NULL, 1,
+                    field, "missing: the metrics need this system-info field%s", hint);
 }
 
 /* 3. Leaves: columns and system information. Errors: those of
@@ -687,7 +685,7 @@ lm_status lm_eval_run(const lm_catalog *cat, const lm_eval_request *req, lm_eval
   memset(&r, 0, sizeof r);
   *out = NULL;
   lm_eval *ev = lm_calloc(1, sizeof *ev);
-  if (!ev) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!ev) return lm_oom(diag, NULL);
   ev->cat = cat;
   int32_t nn = cat->n_nodes;
   r.cat = cat;
@@ -697,11 +695,11 @@ lm_status lm_eval_run(const lm_catalog *cat, const lm_eval_request *req, lm_eval
   ev->slot = lm_malloc((size_t)(nn ? nn : 1) * sizeof *ev->slot);
   ev->table_channels = lm_calloc((size_t)(cat->n_tables ? cat->n_tables : 1), sizeof(int32_t));
   if (!r.needed || !ev->slot || !ev->table_channels) {
-    status = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    status = lm_oom(diag, NULL);
     goto done;
   }
   if (req->norm < 0 || (cat->n_norms && req->norm >= cat->n_norms)) {
-    status = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "no such normalization");
+    status = lm_fail(diag, LM_EINVAL, NULL, "no such normalization");
     goto done;
   }
   r.contiguous = 1;

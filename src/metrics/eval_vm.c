@@ -434,7 +434,7 @@ static lm_status fetch_block(run *r, worker *w, size_t first, size_t len) {
   double **outs = lm_malloc((size_t)r->n_fetch * sizeof *outs);
   uint8_t *done = lm_calloc((size_t)cat->n_nodes, 1);
   if (!cols || !outs || !done) {
-    st = lm_diag_set(&w->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    st = lm_oom(&w->diag, NULL);
     goto out;
   }
   w->block_first = first;

@@ -59,8 +59,7 @@ static lm_status fail(parser *ps, int32_t pos, const char *fmt, ...) {
 }
 
 static void *nomem(parser *ps) {
-  if (ps->status == LM_OK)
-    ps->status = lm_diag_set(ps->diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (ps->status == LM_OK) ps->status = lm_oom(ps->diag, NULL);
   return NULL;
 }
 

@@ -139,13 +139,13 @@ static lm_status parse_template(lm_ruleset *set, const checker *ck, const ynode 
   const char *s = y->text;
   size_t cap = 8;
   out->parts = lm_arena_alloc(set->arena, cap * sizeof *out->parts);
-  if (!out->parts) return lm_diag_set(ck->diag, LM_ENOMEM, ck->file, y->line, 0, NULL, "out of memory");
+  if (!out->parts) return lm_fail_at(ck->diag, LM_ENOMEM, ck->file, y->line, NULL, "out of memory");
   while (*s) {
     const char *open = strchr(s, '{');
     size_t n_text = open ? (size_t)(open - s) : strlen(s);
     if ((size_t)out->n_parts + 2 > cap) {
       lm_rule_part *grown = lm_arena_alloc(set->arena, 2 * cap * sizeof *grown);
-      if (!grown) return lm_diag_set(ck->diag, LM_ENOMEM, ck->file, y->line, 0, NULL, "out of memory");
+      if (!grown) return lm_fail_at(ck->diag, LM_ENOMEM, ck->file, y->line, NULL, "out of memory");
       memcpy(grown, out->parts, cap * sizeof *grown);
       out->parts = grown;
       cap *= 2;
@@ -174,7 +174,7 @@ static lm_status parse_template(lm_ruleset *set, const checker *ck, const ynode 
       p->digits = fmt[2] - '0';
     }
     char *expr_text = lm_arena_strndup(set->arena, open + 1, (size_t)((fmt ? fmt : close) - open - 1));
-    if (!expr_text) return lm_diag_set(ck->diag, LM_ENOMEM, ck->file, y->line, 0, NULL, "out of memory");
+    if (!expr_text) return lm_fail_at(ck->diag, LM_ENOMEM, ck->file, y->line, NULL, "out of memory");
     ynode fake = *y;
     fake.text = expr_text;
     lm_status st = parse_checked(set, ck, &fake, &p->expr);
@@ -256,7 +256,7 @@ static lm_status load_text(lm_ruleset *set, const char *file, const char *text, 
     const ynode *uses = lm_yaml_get(r, "uses");
     if (uses && uses->type == Y_SEQ) {
       rule.uses = lm_arena_alloc(set->arena, (uses->n_items + 1) * sizeof *rule.uses);
-      if (!rule.uses) return lm_diag_set(diag, LM_ENOMEM, file, 0, 0, NULL, "out of memory");
+      if (!rule.uses) return lm_oom(diag, file);
       for (size_t k = 0; k < uses->n_items; k++) {
         const ynode *u = uses->items[k];
         if (u->type != Y_SCALAR) continue;
@@ -269,7 +269,7 @@ static lm_status load_text(lm_ruleset *set, const char *file, const char *text, 
     if (set->n_rules == set->cap) {
       size_t cap = set->cap ? set->cap * 2 : 16;
       lm_rule *grown = lm_arena_alloc(set->arena, cap * sizeof *grown);
-      if (!grown) return lm_diag_set(diag, LM_ENOMEM, file, 0, 0, NULL, "out of memory");
+      if (!grown) return lm_oom(diag, file);
       if (set->n_rules) memcpy(grown, set->rules, set->n_rules * sizeof *grown);
       set->rules = grown;
       set->cap = cap;
@@ -293,7 +293,7 @@ lm_status lm_rules_load_texts(const lm_catalog *cat, const lm_rules_text *files,
   lm_status st = LM_OK;
   *out = NULL;
   lm_ruleset *set = new_set();
-  if (!set) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!set) return lm_oom(diag, NULL);
   for (size_t i = 0; files && files[i].name && st == LM_OK; i++) {
     /* A file of another family is skipped before it is parsed whole: its
      * `archs` list comes first, and parsing is most of the cost of rules. */
@@ -317,8 +317,8 @@ lm_status lm_rules_add_dir(lm_ruleset *set, const lm_catalog *cat, const char *d
   char *text = NULL;
   DIR *d = opendir(dir);
   if (!d)
-    return lm_diag_set(diag, errno == ENOENT ? LM_ENOTFOUND : LM_EIO, dir, 0, 0, "--rules-dir",
-                       "cannot open the rules folder: %s", strerror(errno));
+    return lm_fail_at(diag, errno == ENOENT ? LM_ENOTFOUND : LM_EIO, dir, 0, "--rules-dir",
+                      "cannot open the rules folder: %s", strerror(errno));
   const char *names[256];
   size_t n = 0;
   struct dirent *e;
@@ -326,14 +326,14 @@ lm_status lm_rules_add_dir(lm_ruleset *set, const lm_catalog *cat, const char *d
     size_t len = strlen(e->d_name);
     if (len > 5 && strcmp(e->d_name + len - 5, ".yaml") == 0) {
       if (!(names[n] = lm_arena_strdup(set->arena, e->d_name))) {
-        st = lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+        st = lm_oom(diag, dir);
         goto done;
       }
       n++;
     }
   }
   qsort(names, n, sizeof *names, cmp_names);
-  if (n == 0) st = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, "--rules-dir", "no .yaml rule files in this folder");
+  if (n == 0) st = lm_fail_at(diag, LM_ENOTFOUND, dir, 0, "--rules-dir", "no .yaml rule files in this folder");
   for (size_t i = 0; i < n && st == LM_OK; i++) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);

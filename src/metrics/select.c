@@ -69,7 +69,7 @@ lm_status lm_catalog_select(const lm_catalog *cat, const char *const *items, siz
   int32_t *stack = lm_malloc(((size_t)cat->n_nodes + 1) * sizeof *stack);
   lm_status status = LM_OK;
   if (!sel->tables || !sel->rows || !sel->metric_ids || !seen || !stack) {
-    status = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    status = lm_oom(diag, NULL);
     goto done;
   }
   for (size_t i = 0; i < n_items; i++) {
@@ -99,7 +99,7 @@ lm_status lm_catalog_select(const lm_catalog *cat, const char *const *items, siz
         if (lm_catalog_find_table(cat, table_id) >= 0) {
           sel->metric_ids[sel->n_metric_ids] = lm_strdup(item);
           if (!sel->metric_ids[sel->n_metric_ids++]) {
-            status = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            status = lm_oom(diag, NULL);
             goto done;
           }
           matched = 1;
@@ -118,10 +118,10 @@ lm_status lm_catalog_select(const lm_catalog *cat, const char *const *items, siz
       }
     }
     if (!matched) {
-      status = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL,
-                           "-b %s: no panel, table, metric or hardware block of that name in "
-                           "the %s definitions (see `lumen list metrics --arch %s`)",
-                           item, cat->arch, cat->arch);
+      status = lm_fail(diag, LM_EINVAL, NULL,
+                       "-b %s: no panel, table, metric or hardware block of that name in "
+                       "the %s definitions (see `lumen list metrics --arch %s`)",
+                       item, cat->arch, cat->arch);
       goto done;
     }
   }

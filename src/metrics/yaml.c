@@ -148,8 +148,7 @@ lm_status lm_yaml_load(const char *file, const char *text, size_t len,
   ld.arena = arena;
   ld.file = file;
   ld.diag = diag;
-  if (!yaml_parser_initialize(&ld.parser))
-    return lm_diag_set(diag, LM_ENOMEM, file, 0, 0, NULL, "out of memory");
+  if (!yaml_parser_initialize(&ld.parser)) return lm_oom(diag, file);
   yaml_parser_set_input_string(&ld.parser, (const unsigned char *)text, len);
   /* stream start, document start */
   for (;;) {
@@ -170,8 +169,7 @@ lm_status lm_yaml_load(const char *file, const char *text, size_t len,
     break;
   }
   status = read_node(&ld, &ev, 0, root);
-  if (status == LM_ENOMEM && (!diag || diag->status != LM_ENOMEM))
-    lm_diag_set(diag, LM_ENOMEM, file, 0, 0, NULL, "out of memory");
+  if (status == LM_ENOMEM && (!diag || diag->status != LM_ENOMEM)) lm_oom(diag, file);
 done:
   if (have_event) yaml_event_delete(&ev);
   yaml_parser_delete(&ld.parser);

@@ -309,12 +309,11 @@ lm_status lm_table_fetch(const lm_table *t, const long *cols, size_t n_cols, con
                          size_t n_rows, double *const *out, lm_diag *diag) {
   int any_deferred = 0;
   for (size_t k = 0; k < n_cols; k++) {
-    if (cols[k] < 0 || (size_t)cols[k] >= t->n_cols)
-      return lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no such column");
+    if (cols[k] < 0 || (size_t)cols[k] >= t->n_cols) return lm_fail(diag, LM_EINVAL, t->path, "no such column");
     any_deferred |= lm_table_deferred(t, (size_t)cols[k]);
   }
   if (any_deferred) {
-    if (!t->fetch) return lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no reader for deferred columns");
+    if (!t->fetch) return lm_fail(diag, LM_EINVAL, t->path, "no reader for deferred columns");
     return t->fetch(t, cols, n_cols, rows, n_rows, out, diag);
   }
   for (size_t k = 0; k < n_cols; k++) {
@@ -347,7 +346,7 @@ static lm_status load_locked(const lm_table *table, const long *cols, size_t n_c
   for (size_t k = 0; st == LM_OK && k < n_def; k++) t->cols[want[k]].values = out[k];
   goto done;
 nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
+  st = lm_oom(diag, t->path);
 done:
   lm_free(want);
   lm_free(out);
@@ -421,7 +420,7 @@ lm_status lm_table_each_group(const lm_table *t, const size_t *order, size_t n, 
     size_t end = i + group < n ? i + group : n, n_def = 0;
     for (size_t k = i; k < end; k++) {
       if (order[k] >= t->n_cols) {
-        st = lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no such column");
+        st = lm_fail(diag, LM_EINVAL, t->path, "no such column");
         goto done;
       }
       if (!lm_table_deferred(t, order[k])) continue;
@@ -437,7 +436,7 @@ lm_status lm_table_each_group(const lm_table *t, const size_t *order, size_t n, 
         for (size_t r = 0; r < t->n_rows; r++) all[r] = r;
       }
       if (!t->fetch) {
-        st = lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no reader for deferred columns");
+        st = lm_fail(diag, LM_EINVAL, t->path, "no reader for deferred columns");
         goto done;
       }
       /* The two halves of the rows on two threads (the fetch may be
@@ -467,7 +466,7 @@ lm_status lm_table_each_group(const lm_table *t, const size_t *order, size_t n, 
   }
   goto done;
 nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
+  st = lm_oom(diag, t->path);
 done:
   lm_free_huge(slab, group * per_col);
   lm_free(out);

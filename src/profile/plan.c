@@ -81,7 +81,7 @@ typedef struct entry {
   int32_t n_partners, cap_partners;
 } entry;
 
-static lm_status oom(lm_diag *diag) { return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory"); }
+static lm_status oom(lm_diag *diag) { return lm_oom(diag, NULL); }
 
 /* Blocks and their loads. */
 typedef struct block_load {
@@ -402,9 +402,9 @@ static lm_status place_groups(planner *p) {
     e->set = p->first_group_set + e->group;
     int32_t b = find_block(p->blocks, p->n_blocks, e->block);
     if (++p->blocks[b].used[e->set] > p->blocks[b].limit)
-      return lm_diag_set(p->diag, LM_EINVAL, NULL, 0, 0, NULL,
-                         "the accumulate set of %s needs more %s counters than one set holds (%d)",
-                         p->groups[e->group], e->block, (int)p->blocks[b].limit);
+      return lm_fail(p->diag, LM_EINVAL, NULL,
+                     "the accumulate set of %s needs more %s counters than one set holds (%d)", p->groups[e->group],
+                     e->block, (int)p->blocks[b].limit);
   }
   return LM_OK;
 }
@@ -426,7 +426,7 @@ static lm_status place_one(planner *p, entry *e, int32_t *queue, int32_t *n_queu
       best_score = score;
     }
   }
-  if (best < 0) return lm_diag_set(p->diag, LM_EINVAL, NULL, 0, 0, NULL, "internal: no room for %s", e->name);
+  if (best < 0) return lm_fail(p->diag, LM_EINVAL, NULL, "internal: no room for %s", e->name);
   e->set = best;
   bl->used[best]++;
   for (int32_t j = e->n_partners - 1; j >= 0; j--) {
@@ -586,7 +586,7 @@ lm_status lm_plan_build(const lm_catalog *cat, const char *const *items, size_t 
     st = make_plan(&p, out);
   goto done;
 nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  st = lm_oom(diag, NULL);
 done:
   lm_free(seen);
   lm_selection_fini(&sel);

@@ -133,7 +133,7 @@ static lm_status set_cost(const metric *m, int32_t n, int32_t s, int32_t extra,
   return count(ctx, names, k, passes, bytes, diag);
 }
 
-static lm_status oom(lm_diag *diag) { return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory"); }
+static lm_status oom(lm_diag *diag) { return lm_oom(diag, NULL); }
 
 /* One plan being packed (lm_plan_build_passes): the metrics, the sets'
  * costs from the pass counter, and one config with everything. */
@@ -365,7 +365,7 @@ lm_status lm_plan_build_passes(const lm_catalog *cat, const char *const *items, 
   if ((st = pack(&pk, cat, replay)) == LM_OK) st = make_plan(&pk, cat, replay, out);
   goto done;
 nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  st = lm_oom(diag, NULL);
 done:
   lm_free(pk.replica);
   lm_free(pk.names);

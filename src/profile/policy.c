@@ -39,7 +39,7 @@ static void put_escaped(FILE *f, const char *s) {
 
 lm_status lm_tool_config_write(const lm_tool_config *c, const char *path, lm_diag *diag) {
   FILE *f = fopen(path, "w");
-  if (!f) return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+  if (!f) return lm_fail(diag, LM_EIO, path, "cannot write: %s", strerror(errno));
   fprintf(f, "lumen-tool-config 1\narch %s\nmode %d\npass %d\nkey_grid %d\nsets %d\n", c->arch,
           c->mode, c->pass, c->key_grid, c->n_sets);
   for (int s = 0; s < c->n_sets; s++) {
@@ -69,8 +69,7 @@ lm_status lm_tool_config_write(const lm_tool_config *c, const char *path, lm_dia
   fprintf(f, "telemetry %s\noutput ", c->telemetry[0] ? c->telemetry : "auto");
   put_escaped(f, c->output);
   fputc('\n', f);
-  if (fclose(f) != 0)
-    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+  if (fclose(f) != 0) return lm_fail(diag, LM_EIO, path, "cannot write: %s", strerror(errno));
   return LM_OK;
 }
 
@@ -121,7 +120,7 @@ void lm_tool_config_fini(lm_tool_config *c) {
 lm_status lm_tool_config_read(const char *path, lm_tool_config *c, lm_diag *diag) {
   memset(c, 0, sizeof *c);
   FILE *f = fopen(path, "r");
-  if (!f) return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot read: %s", strerror(errno));
+  if (!f) return lm_fail(diag, LM_EIO, path, "cannot read: %s", strerror(errno));
   char *line = NULL;
   size_t cap = 0;
   ssize_t len;
@@ -206,10 +205,10 @@ lm_status lm_tool_config_read(const char *path, lm_tool_config *c, lm_diag *diag
   }
   goto done;
 bad:
-  st = lm_diag_set(diag, LM_EPARSE, path, lineno, 0, NULL, "not a lumen tool configuration line");
+  st = lm_fail_at(diag, LM_EPARSE, path, lineno, NULL, "not a lumen tool configuration line");
   goto done;
 nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, path, lineno, 0, NULL, "out of memory");
+  st = lm_fail_at(diag, LM_ENOMEM, path, lineno, NULL, "out of memory");
 done:
   free(line);
   fclose(f);
@@ -357,7 +356,7 @@ static size_t hash_id(uint64_t id) {
 lm_status lm_policy_new(const lm_tool_config *cfg, lm_policy **out, lm_diag *diag) {
   lm_policy *p = lm_calloc(1, sizeof *p);
   *out = NULL;
-  if (!p) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!p) return lm_oom(diag, NULL);
   p->cfg = cfg;
   p->serial = atomic_fetch_add(&next_serial, 1);
   pthread_mutex_init(&p->lock, NULL);
@@ -375,7 +374,7 @@ lm_status lm_policy_new(const lm_tool_config *cfg, lm_policy **out, lm_diag *dia
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(err, msg, sizeof msg);
       lm_policy_free(p);
-      return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "-k '%s': %s", pat, (char *)msg);
+      return lm_fail(diag, LM_EINVAL, NULL, "-k '%s': %s", pat, (char *)msg);
     }
     if (excl) p->exclude[p->n_exclude++] = re;
     else p->include[p->n_include++] = re;
@@ -397,7 +396,7 @@ lm_status lm_policy_new(const lm_tool_config *cfg, lm_policy **out, lm_diag *dia
   return LM_OK;
 nomem:
   lm_policy_free(p);
-  return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  return lm_oom(diag, NULL);
 }
 
 void lm_policy_free(lm_policy *p) {

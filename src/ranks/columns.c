@@ -52,7 +52,7 @@ static lm_status make_table(merge *m, source *s, size_t total, size_t min_width)
   s->part_col = lm_arena_alloc(m->arena, width * sizeof *s->part_col);
   if (!s->table || !s->filled || !s->best || !s->written || !s->first_part || !s->first_pos || !s->text_part ||
       !s->missing || !s->not_int || !s->uniform || !s->part_value || !s->part_col)
-    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+    return lm_oom(m->diag, m->dir);
   memset(s->table->row_missing, 0, total);
   return LM_OK;
 }
@@ -65,8 +65,8 @@ static lm_status add_merged(merge *m, source *s, const char *name, int with_text
                             size_t pos, const char *part_dir) {
   lm_table *t = s->table;
   if (!lm_table_add_column(t, name, with_text))
-    return lm_diag_set(m->diag, LM_EDATA, part_dir, 0, 0, name,
-                       "column not named when the part was first read (did it change while being read?)");
+    return lm_fail_at(m->diag, LM_EDATA, part_dir, 0, name,
+                      "column not named when the part was first read (did it change while being read?)");
   size_t k = t->n_cols - 1;
   s->filled[k] = 0;
   s->missing[k] = 0;
@@ -74,14 +74,13 @@ static lm_status add_merged(merge *m, source *s, const char *name, int with_text
   s->best[k] = -1;
   s->first_part[k] = part_index;
   s->first_pos[k] = pos;
-  if (!split && !(s->written[k] = lm_arena_alloc(m->arena, m->n_parts + 1)))
-    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  if (!split && !(s->written[k] = lm_arena_alloc(m->arena, m->n_parts + 1))) return lm_oom(m->diag, m->dir);
   if (!split) memset(s->written[k], 0, m->n_parts + 1);
   s->uniform[k] = !split && !with_text && m->stats;
   s->part_value[k] = NULL;
   s->part_col[k] = NULL;
   if (s->uniform[k] && !(s->part_value[k] = lm_arena_alloc(m->arena, (m->n_parts + 1) * sizeof(double))))
-    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+    return lm_oom(m->diag, m->dir);
   return LM_OK;
 }
 
@@ -98,8 +97,7 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
   if (!s->table && (st = make_table(m, s, total, src->n_cols)) != LM_OK) return st;
   lm_table *t = s->table;
   int32_t *ids = NULL;
-  if (src->n_strings && !(ids = lm_malloc(src->n_strings * sizeof *ids)))
-    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  if (src->n_strings && !(ids = lm_malloc(src->n_strings * sizeof *ids))) return lm_oom(m->diag, m->dir);
   for (size_t i = 0; i < src->n_strings; i++) ids[i] = -2;
   for (size_t c = 0; c < src->n_cols; c++) {
     const lm_column *sc = &src->cols[c];
@@ -135,7 +133,7 @@ lm_status lm_ranks_append(merge *m, source *s, const lm_table *src, size_t at, s
     if (packed) {
       if (!s->part_col[k]) {
         if (!(s->part_col[k] = lm_arena_alloc(t->arena, (m->n_parts + 1) * sizeof(int32_t)))) {
-          st = lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+          st = lm_oom(m->diag, m->dir);
           break;
         }
         for (size_t p = 0; p <= m->n_parts; p++) s->part_col[k][p] = -1;
@@ -238,8 +236,7 @@ lm_status lm_ranks_finish_uniform(merge *m, source *s, const part *parts, size_t
       if (i == n_shared && n_shared < 8) {
         double v;
         memcpy(&v, &bits, sizeof v);
-        if (!(shared[i] = lm_arena_alloc(t->arena, (t->n_rows + 1) * sizeof(double))))
-          return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+        if (!(shared[i] = lm_arena_alloc(t->arena, (t->n_rows + 1) * sizeof(double)))) return lm_oom(m->diag, m->dir);
         for (size_t r = 0; r < t->n_rows; r++) shared[i][r] = v;
         shared_bits[n_shared++] = bits;
       }
@@ -258,7 +255,7 @@ lm_status lm_ranks_finish_uniform(merge *m, source *s, const part *parts, size_t
       if (parts[p].n_rows && s->written[c][p] == 1 && !(s->part_col[c] && s->part_col[c][p] >= 0)) pieces = 0;
     if (pieces && !s->part_col[c]) {
       if (!(s->part_col[c] = lm_arena_alloc(t->arena, (m->n_parts + 1) * sizeof(int32_t))))
-        return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+        return lm_oom(m->diag, m->dir);
       for (size_t p = 0; p <= m->n_parts; p++) s->part_col[c][p] = -1;
     }
     for (size_t p = 0; p < n_parts; p++)
@@ -293,7 +290,7 @@ void lm_ranks_finish_stats(source *s) {
 lm_status lm_ranks_place_columns(merge *m, size_t total) {
   lm_status st = LM_OK;
   if (!(m->placed = lm_map_new()) || !(m->dest = lm_arena_alloc(m->arena, (m->n_counted + 1) * sizeof *m->dest)))
-    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+    return lm_oom(m->diag, m->dir);
   for (size_t i = 0; st == LM_OK && i < m->n_counted; i++) {
     source *s = m->counted[i].source;
     if (!s->table && (st = make_table(m, s, total, 0)) != LM_OK) break;
@@ -301,8 +298,7 @@ lm_status lm_ranks_place_columns(merge *m, size_t total) {
     char key[1024];
     snprintf(key, sizeof key, "%s\037%s", s->name, m->counted[i].name);
     m->dest[i] = s->table->cols[s->table->n_cols - 1].values;
-    if (lm_map_put(m->placed, key, (int64_t)i) != LM_OK)
-      st = lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+    if (lm_map_put(m->placed, key, (int64_t)i) != LM_OK) st = lm_oom(m->diag, m->dir);
   }
   return st;
 }

@@ -203,7 +203,7 @@ lm_status lm_ranks_pack_table(const merge *m, const lm_table *src, const double 
   }
   goto done;
 nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, src->path, 0, 0, NULL, "out of memory");
+  st = lm_oom(diag, src->path);
 done:
   lm_ranks_pack_free(pk);
   lm_free(tokens);
@@ -243,7 +243,7 @@ static lm_status packed_fetch(const lm_table *t, const long *cols, size_t n_cols
   for (size_t k = 0; k < n_cols; k++) {
     if (cols[k] < 0 || (size_t)cols[k] >= t->n_cols) {
       lm_free(local);
-      return lm_diag_set(diag, LM_EINVAL, t->path, 0, 0, NULL, "no such column");
+      return lm_fail(diag, LM_EINVAL, t->path, "no such column");
     }
     size_t c = (size_t)cols[k];
     const int32_t *pc = ps->part_col[c];
@@ -254,8 +254,7 @@ static lm_status packed_fetch(const lm_table *t, const long *cols, size_t n_cols
       continue;
     }
     const double *v = ps->values[c];
-    if (!local && !(local = lm_malloc((n_rows ? n_rows : 1) * sizeof *local)))
-      return lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
+    if (!local && !(local = lm_malloc((n_rows ? n_rows : 1) * sizeof *local))) return lm_oom(diag, t->path);
     size_t p = 0;
     for (size_t i = 0; i < n_rows;) {
       size_t r = rows[i];
@@ -325,7 +324,7 @@ lm_status lm_ranks_keep_pack(merge *m, source *s, lm_ranks_pack *pk, size_t part
   packed_state *ps = s && s->table ? state_of(m, s) : NULL;
   if (!ps || ps->packs[part_index]) {
     lm_ranks_pack_free(pk);
-    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+    return lm_oom(m->diag, m->dir);
   }
   ps->packs[part_index] = pk;
   return LM_OK;
@@ -360,5 +359,5 @@ lm_status lm_ranks_finish_packed(merge *m, source *s, const part *parts, size_t 
   t->fetch = packed_fetch;
   return LM_OK;
 nomem:
-  return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  return lm_oom(m->diag, m->dir);
 }

@@ -66,7 +66,7 @@ int lm_ranks_present(const char *dir) {
 
 static lm_status list_parts(const char *dir, lm_arena *arena, part **out, size_t *n_out, lm_diag *diag) {
   DIR *d = opendir(dir);
-  if (!d) return lm_diag_set(diag, LM_EIO, dir, 0, 0, NULL, "cannot open workload folder: %s", strerror(errno));
+  if (!d) return lm_fail(diag, LM_EIO, dir, "cannot open workload folder: %s", strerror(errno));
   size_t n = 0, cap = 0;
   part *parts = NULL;
   lm_status st = LM_OK;
@@ -96,14 +96,13 @@ static lm_status list_parts(const char *dir, lm_arena *arena, part **out, size_t
   qsort(parts, n, sizeof *parts, cmp_parts);
   for (size_t i = 1; i < n; i++)
     if (parts[i].rank == parts[i - 1].rank)
-      return lm_diag_set(diag, LM_EDATA, parts[i].dir, 0, 0, NULL, "a second part for rank %d (%s)", parts[i].rank,
-                         parts[i - 1].dir);
+      return lm_fail(diag, LM_EDATA, parts[i].dir, "a second part for rank %d (%s)", parts[i].rank, parts[i - 1].dir);
   *out = parts;
   *n_out = n;
   return st;
 nomem:
   closedir(d);
-  return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+  return lm_oom(diag, dir);
 }
 
 /* Ranks 0 to the highest part's without a part: a part that was not
@@ -188,7 +187,7 @@ lm_status lm_ranks_part_dirs(const char *dir, const lm_workload_options *opts, l
   select_parts(parts, n, opts ? opts->ranks : NULL, &selected);
   compact_parts(parts, n, selected);
   *dirs = lm_arena_alloc(arena, (*n + 1) * sizeof **dirs);
-  if (!*dirs) return lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+  if (!*dirs) return lm_oom(diag, dir);
   for (size_t i = 0; i < *n; i++) (*dirs)[i] = parts[i].dir;
   return LM_OK;
 }
@@ -220,13 +219,12 @@ static lm_status count_name(merge *m, const char *src, const char *col, int filt
   if (lm_map_get(m->names, key, NULL)) return LM_OK;
   /* Sources in the order of their first names, wanted or not. */
   source *s = lm_ranks_source(m, src, 1);
-  if (!s) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  if (!s) return lm_oom(m->diag, m->dir);
   if (filter && m->want) {
     int64_t verdict;
     if (!lm_map_get(m->verdicts, key, &verdict)) {
       verdict = m->want(m->want_ctx, src, col);
-      if (lm_map_put(m->verdicts, key, verdict) != LM_OK)
-        return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+      if (lm_map_put(m->verdicts, key, verdict) != LM_OK) return lm_oom(m->diag, m->dir);
     }
     if (!verdict) return LM_OK;
   }
@@ -249,7 +247,7 @@ static lm_status count_name(merge *m, const char *src, const char *col, int filt
   m->n_counted++;
   return LM_OK;
 nomem:
-  return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  return lm_oom(m->diag, m->dir);
 }
 
 /* A column name for pass 1: "source\0column\0" appended to names. */
@@ -285,9 +283,9 @@ static lm_status shape(part *p, lm_buf *names, lm_diag *diag) {
   if (st == LM_OK) st = lm_db_schema(sql, 0, diag);
   if (st == LM_OK) st = lm_db_find_workload(sql, NULL, &wid, &p->n_rows, &complete, diag);
   if (st == LM_OK && !complete)
-    st = lm_diag_set(diag, LM_EDATA, db_path, 0, 0, NULL,
-                     "rank %d's profile has not finished (continue it with `lumen profile --resume -w %s`)", p->rank,
-                     p->dir);
+    st = lm_fail(diag, LM_EDATA, db_path,
+                 "rank %d's profile has not finished (continue it with `lumen profile --resume -w %s`)", p->rank,
+                 p->dir);
   p->db = 1;
   if (st == LM_OK &&
       (st = lm_sql_prepare(sql, "SELECT value FROM sysinfo WHERE workload_id = ? AND key = 'gpu_arch'", &s, diag)) ==
@@ -318,7 +316,7 @@ static lm_status shape(part *p, lm_buf *names, lm_diag *diag) {
   }
   lm_stmt_free(s);
   lm_sql_close(sql);
-  if (st == LM_OK && names->failed) st = lm_diag_set(diag, LM_ENOMEM, p->dir, 0, 0, NULL, "out of memory");
+  if (st == LM_OK && names->failed) st = lm_oom(diag, p->dir);
   return st;
 }
 
@@ -358,7 +356,7 @@ static lm_status shape_parts(merge *m, part *parts, size_t n_parts, const lm_wor
   x.diags = lm_malloc((n_parts + 1) * sizeof *x.diags);
   lm_status st = LM_OK;
   if (!x.names || !x.st || !x.diags || pthread_mutex_init(&x.lock, NULL) != 0) {
-    st = lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+    st = lm_oom(m->diag, m->dir);
     goto done;
   }
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -531,10 +529,10 @@ static lm_status append_rows(merge *m, lm_workload *w, const lm_workload *pw, pa
    * is a copied or renamed part, which would count that rank twice. */
   for (size_t r = 0; pw->row_rank && r < n; r++)
     if (pw->row_rank[r] >= 0 && pw->row_rank[r] != rank)
-      return lm_diag_set(m->diag, LM_EDATA, pt->dir, 0, 0, "dispatch.rank",
-                         "its dispatches were recorded by rank %d, not %d (a copied or renamed part?): give it "
-                         "its rank's name or remove it",
-                         (int)pw->row_rank[r], rank);
+      return lm_fail_at(m->diag, LM_EDATA, pt->dir, 0, "dispatch.rank",
+                        "its dispatches were recorded by rank %d, not %d (a copied or renamed part?): give it "
+                        "its rank's name or remove it",
+                        (int)pw->row_rank[r], rank);
   for (size_t r = 0; r < n; r++) {
     w->row_rank[at + r] = pw->row_rank && pw->row_rank[r] >= 0 ? pw->row_rank[r] : rank;
     w->row_host[at + r] = pw->row_host ? lm_ranks_intern(m, pw->row_host[r]) : NULL;
@@ -542,7 +540,7 @@ static lm_status append_rows(merge *m, lm_workload *w, const lm_workload *pw, pa
   if (pw->row_clock_source) {
     if (!w->row_clock_source) {
       w->row_clock_source = lm_arena_alloc(m->arena, (total + 1) * sizeof *w->row_clock_source);
-      if (!w->row_clock_source) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+      if (!w->row_clock_source) return lm_oom(m->diag, m->dir);
     }
     for (size_t r = 0; r < n; r++) w->row_clock_source[at + r] = lm_ranks_intern(m, pw->row_clock_source[r]);
   }
@@ -551,11 +549,11 @@ static lm_status append_rows(merge *m, lm_workload *w, const lm_workload *pw, pa
      * the end (finish_regions), whatever order the parts were read in. */
     if (!w->row_regions) {
       w->row_regions = lm_arena_alloc(m->arena, (total + 1) * sizeof *w->row_regions);
-      if (!w->row_regions) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+      if (!w->row_regions) return lm_oom(m->diag, m->dir);
     }
     size_t nr = pw->n_regions < 64 ? pw->n_regions : 64;
     pt->region_names = lm_arena_alloc(m->arena, (nr + 1) * sizeof *pt->region_names);
-    if (!pt->region_names) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+    if (!pt->region_names) return lm_oom(m->diag, m->dir);
     for (size_t i = 0; i < nr; i++) pt->region_names[i] = lm_ranks_intern(m, pw->region_names[i]);
     pt->n_regions = nr;
     memcpy(w->row_regions + at, pw->row_regions, n * sizeof *w->row_regions);
@@ -598,8 +596,7 @@ lm_status lm_ranks_adopt_info(merge *m, lm_workload *w, lm_workload *pw, size_t 
   info->names = lm_arena_alloc(m->arena, (n + 1) * sizeof(char *));
   info->texts = lm_arena_alloc(m->arena, (n + 1) * sizeof(char *));
   info->values = lm_arena_alloc(m->arena, (n + 1) * sizeof(double));
-  if (!info->names || !info->texts || !info->values)
-    return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  if (!info->names || !info->texts || !info->values) return lm_oom(m->diag, m->dir);
   memcpy(info->names, pw->sysinfo.names, n * sizeof(char *));
   memcpy(info->texts, pw->sysinfo.texts, n * sizeof(char *));
   memcpy(info->values, pw->sysinfo.values, n * sizeof(double));
@@ -701,18 +698,17 @@ static lm_status add_part(readers *x, size_t i, lm_workload *pw, lm_ranks_pack *
   merge *m = x->m;
   part *p = &x->parts[i];
   lm_status st;
-  if (pw->n_parts) return lm_diag_set(diag, LM_EDATA, p->dir, 0, 0, NULL, "a rank's part holds rank.R parts itself");
+  if (pw->n_parts) return lm_fail(diag, LM_EDATA, p->dir, "a rank's part holds rank.R parts itself");
   if (!p->info_only && pw->pmc->n_rows != p->n_rows)
-    return lm_diag_set(diag, LM_EDATA, p->dir, 0, 0, NULL,
-                       "holds %zu dispatches, %zu when first read (changed while being read?)", pw->pmc->n_rows,
-                       p->n_rows);
+    return lm_fail(diag, LM_EDATA, p->dir, "holds %zu dispatches, %zu when first read (changed while being read?)",
+                   pw->pmc->n_rows, p->n_rows);
   if (!x->arch[0]) {
     snprintf(x->arch, sizeof x->arch, "%s", pw->arch);
     x->arch_rank = p->rank;
   } else if (strcmp(pw->arch, x->arch) != 0) {
-    return lm_diag_set(diag, LM_EDATA, pw->sysinfo_table ? pw->sysinfo_table->path : p->dir, 0, 0, "gpu_arch",
-                       "rank %d ran on %s, rank %d on %s: the parts of one workload share an architecture", p->rank,
-                       pw->arch, x->arch_rank, x->arch);
+    return lm_fail_at(diag, LM_EDATA, pw->sysinfo_table ? pw->sysinfo_table->path : p->dir, 0, "gpu_arch",
+                      "rank %d ran on %s, rank %d on %s: the parts of one workload share an architecture", p->rank,
+                      pw->arch, x->arch_rank, x->arch);
   }
   lm_diag *saved = m->diag;
   m->diag = diag;
@@ -729,11 +725,10 @@ static lm_status add_part(readers *x, size_t i, lm_workload *pw, lm_ranks_pack *
     lm_table *t = pw->levels[k];
     source *s = lm_ranks_source(m, t->name, 1);
     if (t->n_rows != pw->pmc->n_rows)
-      st = lm_diag_set(diag, LM_EDATA, t->path, 0, 0, NULL,
-                       "%zu rows for %zu dispatches: an accumulate table has one row per dispatch", t->n_rows,
-                       pw->pmc->n_rows);
+      st = lm_fail(diag, LM_EDATA, t->path, "%zu rows for %zu dispatches: an accumulate table has one row per dispatch",
+                   t->n_rows, pw->pmc->n_rows);
     else if (!s)
-      st = lm_diag_set(diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+      st = lm_oom(diag, m->dir);
     else if ((st = lm_ranks_append(m, s, t, p->at, x->total, p->dir, NULL, i, packs[1 + k])) == LM_OK) {
       st = lm_ranks_keep_pack(m, s, packs[1 + k], i);
       packs[1 + k] = NULL;
@@ -780,8 +775,7 @@ static void *reader_main(void *arg) {
      * here, side by side, not under the lock. */
     lm_ranks_pack **packs = NULL;
     size_t n_packs = st == LM_OK && !x->parts[i].info_only ? 1 + pw->n_levels : 0;
-    if (n_packs && !(packs = lm_calloc(n_packs, sizeof *packs)))
-      st = lm_diag_set(&d, LM_ENOMEM, x->parts[i].dir, 0, 0, NULL, "out of memory");
+    if (n_packs && !(packs = lm_calloc(n_packs, sizeof *packs))) st = lm_oom(&d, x->parts[i].dir);
     for (size_t k = 0; st == LM_OK && pl.scratch && k < n_packs; k++)
       st = lm_ranks_pack_table(x->m, k ? pw->levels[k - 1] : pw->pmc, pl.scratch, (x->m->n_counted + 1) * pl.n_rows,
                                x->src != NULL, &packs[k], &d);
@@ -821,7 +815,7 @@ static lm_status read_parts(merge *m, lm_workload *w, part *parts, size_t n_part
   x.info_opts.choose = info_choice;
   x.part_opts.fixed = x.info_opts.fixed = 1; /* finished parts: read without locks */
   m->keep_planes = !src && m->stats && m->placed;
-  if (pthread_mutex_init(&x.lock, NULL) != 0) return lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "no lock");
+  if (pthread_mutex_init(&x.lock, NULL) != 0) return lm_fail(m->diag, LM_ENOMEM, m->dir, "no lock");
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   size_t n_threads = cpus > 1 ? (size_t)cpus : 1;
   if (n_threads > 8) n_threads = 8;
@@ -862,7 +856,7 @@ lm_status lm_ranks_read(const char *dir, const lm_workload_options *opts, lm_wor
   if (!w->path) goto nomem;
   if ((st = list_parts(dir, arena, &parts, &n_parts, diag)) != LM_OK) goto fail;
   if (!n_parts) {
-    st = lm_diag_set(diag, LM_ENOTFOUND, dir, 0, 0, NULL, "no rank.R parts in the folder");
+    st = lm_fail(diag, LM_ENOTFOUND, dir, "no rank.R parts in the folder");
     goto fail;
   }
   warn_gaps(dir, parts, n_parts);
@@ -966,7 +960,7 @@ lm_status lm_ranks_read(const char *dir, const lm_workload_options *opts, lm_wor
   *out = w;
   return LM_OK;
 nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+  st = lm_oom(diag, dir);
 fail:
   for (size_t i = 0; i < m.n_sources; i++) lm_table_free(m.sources[i].table);
   lm_map_free(m.names);

@@ -168,12 +168,12 @@ static lm_status check_part(const merge *m, const lm_workload *pw, const lm_work
                             int first_rank, lm_buf *why, int *differ) {
   if (!pw->split_ranks || (base && (pw->split_ranks != base->split_ranks ||
                                     pw->split_sets_total != base->split_sets_total)))
-    return lm_diag_set(m->diag, LM_EDATA, p->dir, 0, 0, "profile_option.split_ranks",
-                       "rank %d's share of the counter sets is of another split (%d ranks, %d sets) than rank %d's",
-                       p->rank, pw->split_ranks, pw->split_sets_total, first_rank);
+    return lm_fail_at(m->diag, LM_EDATA, p->dir, 0, "profile_option.split_ranks",
+                      "rank %d's share of the counter sets is of another split (%d ranks, %d sets) than rank %d's",
+                      p->rank, pw->split_ranks, pw->split_sets_total, first_rank);
   if (base && strcmp(pw->arch, base->arch) != 0)
-    return lm_diag_set(m->diag, LM_EDATA, p->dir, 0, 0, "gpu_arch", "rank %d ran on %s, rank %d on %s", p->rank,
-                       pw->arch, first_rank, base->arch);
+    return lm_fail_at(m->diag, LM_EDATA, p->dir, 0, "gpu_arch", "rank %d ran on %s, rank %d on %s", p->rank, pw->arch,
+                      first_rank, base->arch);
   if (base && rows_differ(base->pmc, first_rank, pw->pmc, p->rank, why)) {
     lm_log(LM_LOG_WARN, "%s: the ranks of this --split ranks profile ran different dispatches, so their counter "
                         "sets are not combined (each rank's rows are shown, with its own sets): %s",
@@ -225,7 +225,7 @@ static lm_status append_part(merge *m, const lm_workload *pw, const part *p, siz
     source *s = lm_ranks_source(m, t->name, 1);
     if (!s) goto nomem;
     if (t->n_rows != n_rows) {
-      st = lm_diag_set(m->diag, LM_EDATA, t->path, 0, 0, NULL, "%zu rows for %zu dispatches", t->n_rows, n_rows);
+      st = lm_fail(m->diag, LM_EDATA, t->path, "%zu rows for %zu dispatches", t->n_rows, n_rows);
       goto done;
     }
     if (!(col_set = column_sets(pw, t, t->name, pw->split_set[0]))) goto nomem;
@@ -235,7 +235,7 @@ static lm_status append_part(merge *m, const lm_workload *pw, const part *p, siz
   }
   goto done;
 nomem:
-  st = lm_diag_set(m->diag, LM_ENOMEM, m->dir, 0, 0, NULL, "out of memory");
+  st = lm_oom(m->diag, m->dir);
 done:
   lm_free(col_set);
   return st;
@@ -371,7 +371,7 @@ lm_status lm_ranks_split_combine(const merge *counts, part *parts, size_t n_part
   *out = w;
   return LM_OK;
 nomem:
-  st = lm_diag_set(diag, LM_ENOMEM, dir, 0, 0, NULL, "out of memory");
+  st = lm_oom(diag, dir);
 fail:
   lm_workload_free(pw);
   lm_workload_free(base);

@@ -129,7 +129,7 @@ lm_status lm_ranks_wire_pack(const lm_workload *w, lm_buf *out, lm_diag *diag) {
   put_u64(out, (uint64_t)w->split_sets_total);
   put_u64(out, (uint64_t)w->n_split_set);
   if (w->n_split_set > 0) put_bytes(out, w->split_set, (size_t)w->n_split_set * sizeof *w->split_set);
-  return out->failed ? lm_diag_set(diag, LM_ENOMEM, w->path, 0, 0, NULL, "out of memory") : LM_OK;
+  return out->failed ? lm_oom(diag, w->path) : LM_OK;
 }
 
 /* ------------------------------------------------------------- reading */
@@ -264,7 +264,7 @@ lm_status lm_ranks_wire_unpack(const void *data, size_t len, int borrow, lm_work
   lm_workload *w = arena ? lm_arena_alloc(arena, sizeof *w) : NULL;
   if (!w) {
     lm_arena_free(arena);
-    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return lm_oom(diag, NULL);
   }
   memset(w, 0, sizeof *w);
   w->arena = arena;
@@ -376,9 +376,9 @@ lm_status lm_ranks_wire_unpack(const void *data, size_t len, int borrow, lm_work
   if (!r.bad && (!w->pmc || r.p != r.end)) r.bad = 1;
   if (r.bad) {
     lm_workload_free(w);
-    return r.bad == 2 ? lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory")
-                      : lm_diag_set(diag, LM_EDATA, NULL, 0, 0, NULL,
-                                    "a workload message of %zu bytes is cut short or inconsistent", len);
+    return r.bad == 2
+               ? lm_oom(diag, NULL)
+               : lm_fail(diag, LM_EDATA, NULL, "a workload message of %zu bytes is cut short or inconsistent", len);
   }
   /* Only the part count travels: the parts' own arrays stay behind (the
    * merge refuses a part that holds parts). */

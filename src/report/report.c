@@ -666,23 +666,19 @@ static void csv_table(const lm_analysis *const *runs, size_t n, const lm_rtable 
 
 static lm_status make_dir(const char *dir, lm_diag *diag) {
   char path[4096];
-  if (strlen(dir) >= sizeof path)
-    return lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL, "path too long");
+  if (strlen(dir) >= sizeof path) return lm_fail(diag, LM_EINVAL, dir, "path too long");
   strcpy(path, dir);
   for (char *p = path + 1; *p; p++) {
     if (*p != '/') continue;
     *p = '\0';
     if (mkdir(path, 0777) != 0 && errno != EEXIST)
-      return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot create folder: %s",
-                         strerror(errno));
+      return lm_fail(diag, LM_EIO, path, "cannot create folder: %s", strerror(errno));
     *p = '/';
   }
   if (mkdir(path, 0777) != 0 && errno != EEXIST)
-    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot create folder: %s",
-                       strerror(errno));
+    return lm_fail(diag, LM_EIO, path, "cannot create folder: %s", strerror(errno));
   struct stat st;
-  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-    return lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "not a folder");
+  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return lm_fail(diag, LM_EIO, path, "not a folder");
   return LM_OK;
 }
 
@@ -698,7 +694,7 @@ lm_status lm_report_csv_dir(const lm_analysis *const *runs, size_t n, const char
     lm_buf_reset(&b);
     csv_table(runs, n, t, &b);
     if (b.failed) {
-      status = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+      status = lm_oom(diag, NULL);
       break;
     }
     char path[4096];
@@ -706,7 +702,7 @@ lm_status lm_report_csv_dir(const lm_analysis *const *runs, size_t n, const char
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(b.data ? b.data : "", 1, b.len, f) != b.len || fclose(f) != 0) {
       if (f) fclose(f);
-      status = lm_diag_set(diag, LM_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+      status = lm_fail(diag, LM_EIO, path, "cannot write: %s", strerror(errno));
       break;
     }
   }

@@ -163,7 +163,7 @@ lm_status lm_server_analysis_answer(const lm_query *q, char **text, size_t *len,
   if ((*text = lm_server_cached_answer(key, len))) return LM_OK;
   if (!lm_server_begin_evaluation()) {
     *busy = 1;
-    return lm_diag_set(d, LM_ENOMEM, NULL, 0, 0, NULL, "busy; try again");
+    return lm_fail(d, LM_ENOMEM, NULL, "busy; try again");
   }
   lm_analyze_opts o;
   lm_server_opts_from_query(q, &o);
@@ -181,7 +181,7 @@ lm_status lm_server_analysis_answer(const lm_query *q, char **text, size_t *len,
     /* Long tables keep their first page; /api/rows serves the others. */
     lm_report_opts ro = {2, 10, 0, 0, ids, NULL, 0, LM_SERVER_PAGE_ROWS, NULL, 0};
     st = lm_report_json((const lm_analysis *const *)runs, n, &ro, &out);
-    if (st != LM_OK) lm_diag_set(d, st, NULL, 0, 0, NULL, "out of memory");
+    if (st != LM_OK) lm_fail(d, st, NULL, "out of memory");
   }
   for (int i = 0; i < 2; i++) {
     lm_analysis_free(runs[i]);
@@ -196,7 +196,7 @@ lm_status lm_server_analysis_answer(const lm_query *q, char **text, size_t *len,
   lm_server_keep_answer(key, lm_buf_cstr(&out), out.len);
   *len = out.len;
   *text = lm_buf_take(&out);
-  if (!*text) return lm_diag_set(d, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!*text) return lm_oom(d, NULL);
   return LM_OK;
 }
 

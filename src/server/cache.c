@@ -104,7 +104,7 @@ static const lm_server_folder *find_folder(const char *id) {
 
 static lm_status load_workload(const char *id, lm_workload **out, lm_diag *diag) {
   if (lm_server_is_store_id(id)) {
-    if (!lm_server_g.opts->store) return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, "w", "no workload '%s'", id);
+    if (!lm_server_g.opts->store) return lm_fail_at(diag, LM_ENOTFOUND, NULL, 0, "w", "no workload '%s'", id);
     lm_store *st = NULL;
     lm_status s = lm_store_open(lm_server_g.opts->store, 0, &st, diag);
     if (s == LM_OK) s = lm_store_load(st, id + 3, out, diag);
@@ -112,7 +112,7 @@ static lm_status load_workload(const char *id, lm_workload **out, lm_diag *diag)
     return s;
   }
   const lm_server_folder *f = find_folder(id);
-  if (!f) return lm_diag_set(diag, LM_ENOTFOUND, NULL, 0, 0, "w", "no workload '%.64s'", id);
+  if (!f) return lm_fail_at(diag, LM_ENOTFOUND, NULL, 0, "w", "no workload '%.64s'", id);
   return lm_workload_read(f->path, out, diag);
 }
 
@@ -332,8 +332,8 @@ lm_status lm_server_analysis_of(const char *id, const char *compat, const lm_ana
   if (s != LM_OK) return s;
   const lm_catalog *cat = lm_server_catalog_of((*held)->w->arch, compat, lm_sysinfo_compat(&(*held)->w->sysinfo));
   if (!cat)
-    return lm_diag_set(diag, LM_EARCH, NULL, 0, 0, compat ? "compat" : "w",
-                       "%s has no metric definitions%s%s", (*held)->w->arch,
-                       compat ? " in the semantics of rocprofiler-compute " : "", compat ? compat : "");
+    return lm_fail_at(diag, LM_EARCH, NULL, 0, compat ? "compat" : "w", "%s has no metric definitions%s%s",
+                      (*held)->w->arch, compat ? " in the semantics of rocprofiler-compute " : "",
+                      compat ? compat : "");
   return lm_analyze_run((*held)->w, cat, o, out, diag);
 }

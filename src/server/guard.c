@@ -101,7 +101,7 @@ lm_status lm_guard_start(double header_s, lm_diag *diag) {
   pthread_mutex_unlock(&G.lock);
   if (pthread_create(&G.thread, NULL, watchdog, NULL) != 0) {
     G.running = 0;
-    return lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "cannot start the connection watchdog");
+    return lm_fail(diag, LM_EIO, NULL, "cannot start the connection watchdog");
   }
   return LM_OK;
 }
@@ -234,17 +234,16 @@ lm_status lm_token_check(const char *token, const char *flag, lm_diag *diag) {
   for (size_t i = 0; i < n; i++) {
     unsigned char ch = (unsigned char)token[i];
     if (ch < 0x20 || ch == 0x7F)
-      return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, flag, "the token holds a control character (byte %zu)",
-                         i + 1);
+      return lm_fail_at(diag, LM_EINVAL, NULL, 0, flag, "the token holds a control character (byte %zu)", i + 1);
     if (ch == ' ' || ch == '\t') blank++;
   }
-  if (n == 0 || blank == n) return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, flag, "the token is blank");
+  if (n == 0 || blank == n) return lm_fail_at(diag, LM_EINVAL, NULL, 0, flag, "the token is blank");
   for (size_t i = 0; i < n; i++) {
     unsigned char ch = (unsigned char)token[i];
     if (ch >= 0x80 || ch == ' ' || ch == '"' || ch == ',' || ch == ';' || ch == '\\')
-      return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, flag,
-                         "the token may hold only printable ASCII without spaces, quotes, commas, "
-                         "semicolons or backslashes (it is sent back as a cookie)");
+      return lm_fail_at(diag, LM_EINVAL, NULL, 0, flag,
+                        "the token may hold only printable ASCII without spaces, quotes, commas, "
+                        "semicolons or backslashes (it is sent back as a cookie)");
   }
   return LM_OK;
 }

@@ -28,7 +28,7 @@ lm_status lm_server_mhd_load(lm_diag *diag) {
   lm_diag d;
   lm_diag_clear(&d);
   if (lm_dl_open(&lib, names, 1, 0, &d) != LM_OK)
-    return lm_diag_set(diag, LM_EIO, NULL, 0, 0, "serve", "cannot load %s: %s", LM_MHD_SONAME, lib.error);
+    return lm_fail_at(diag, LM_EIO, NULL, 0, "serve", "cannot load %s: %s", LM_MHD_SONAME, lib.error);
   lm_mhd_api t;
   memset(&t, 0, sizeof t);
   const lm_dl_sym syms[] = {
@@ -46,7 +46,7 @@ lm_status lm_server_mhd_load(lm_diag *diag) {
   };
   if (lm_dl_resolve(&lib, syms, LM_ARRAY_LEN(syms), &d) != LM_OK) {
     lm_dl_close(&lib);
-    return lm_diag_set(diag, LM_EIO, NULL, 0, 0, "serve", "%s has no %s", LM_MHD_SONAME, d.field);
+    return lm_fail_at(diag, LM_EIO, NULL, 0, "serve", "%s has no %s", LM_MHD_SONAME, d.field);
   }
   /* The library stays open for the life of the process. */
   lm_mhd = t;

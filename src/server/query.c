@@ -76,13 +76,13 @@ void lm_query_fini(lm_query *q) {
 }
 
 static lm_status one(const char **slot, const char *key, const char *value, lm_diag *diag) {
-  if (*slot) return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "parameter '%s' is given twice", key);
+  if (*slot) return lm_fail_at(diag, LM_EINVAL, NULL, 0, key, "parameter '%s' is given twice", key);
   *slot = value;
   return LM_OK;
 }
 
 static lm_status not_one_of(const char *key, const char *value, const char *allowed, lm_diag *diag) {
-  return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "%s=%.64s: expected one of %s", key, value, allowed);
+  return lm_fail_at(diag, LM_EINVAL, NULL, 0, key, "%s=%.64s: expected one of %s", key, value, allowed);
 }
 
 /* value, one of the names of table, into *slot: once where once is set
@@ -97,7 +97,7 @@ static lm_status choice(int *slot, int once, const char *key, const char *value,
     lm_buf_fini(&list);
     return st;
   }
-  if (once && *slot) return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "parameter '%s' is given twice", key);
+  if (once && *slot) return lm_fail_at(diag, LM_EINVAL, NULL, 0, key, "parameter '%s' is given twice", key);
   *slot = v;
   return LM_OK;
 }
@@ -118,13 +118,13 @@ static const lm_keyword order_names[] = {{"asc", 0, NULL}, {"desc", 1, NULL}, {N
 
 /* A decimal number in [0, max] into *out (once). */
 static lm_status number(long *out, const char *key, const char *value, long max, lm_diag *diag) {
-  if (*out >= 0) return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "parameter '%s' is given twice", key);
+  if (*out >= 0) return lm_fail_at(diag, LM_EINVAL, NULL, 0, key, "parameter '%s' is given twice", key);
   long v = 0;
   const char *p = value;
   for (; *p >= '0' && *p <= '9' && v <= max; p++) v = v * 10 + (*p - '0');
   if (p == value || *p || v > max)
-    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "%s=%.32s: expected a whole number from 0 to %ld", key,
-                       value, max);
+    return lm_fail_at(diag, LM_EINVAL, NULL, 0, key, "%s=%.32s: expected a whole number from 0 to %ld", key, value,
+                      max);
   *out = v;
   return LM_OK;
 }
@@ -138,11 +138,10 @@ lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag
   memset(q, 0, sizeof *q);
   q->offset = q->limit = q->sort = -1;
   if (len > LM_QUERY_MAX_BYTES)
-    return lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, NULL, "the query has %zu bytes; at most %d", len,
-                       LM_QUERY_MAX_BYTES);
-  if (len && memchr(raw, '\0', len)) return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "a NUL in the query");
+    return lm_fail(diag, LM_ELIMIT, NULL, "the query has %zu bytes; at most %d", len, LM_QUERY_MAX_BYTES);
+  if (len && memchr(raw, '\0', len)) return lm_fail(diag, LM_EINVAL, NULL, "a NUL in the query");
   q->buf = malloc(len + 1);
-  if (!q->buf) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!q->buf) return lm_oom(diag, NULL);
   char *out = q->buf;
   const char *p = raw, *end = raw + len;
   lm_status st = LM_OK;
@@ -158,28 +157,29 @@ lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag
     char key[32];
     long kn = (kend - p) < (long)sizeof key ? decode(p, kend, key) : -1;
     if (kn <= 0) {
-      st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, NULL, "a malformed parameter name");
+      st = lm_fail(diag, LM_EINVAL, NULL, "a malformed parameter name");
       break;
     }
     char *value = out;
     long vn = eq ? decode(eq + 1, stop, value) : (value[0] = '\0', 0);
     if (vn < 0) {
-      st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "parameter '%s': a bad %%-escape or a control character",
-                       key);
+      st = lm_fail_at(diag, LM_EINVAL, NULL, 0, key, "parameter '%s': a bad %%-escape or a control character", key);
       break;
     }
     out += vn + 1;
     p = amp ? amp + 1 : end;
     if (strcmp(key, "w") == 0 || strcmp(key, "base") == 0) {
-      if (!valid_id(value)) st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "%s: an empty or over-long id", key);
+      if (!valid_id(value))
+        st = lm_fail_at(diag, LM_EINVAL, NULL, 0, key, "%s: an empty or over-long id", key);
       else st = one(key[0] == 'w' ? &q->w : &q->base, key, value, diag);
     } else if (strcmp(key, "k") == 0 || strcmp(key, "kn") == 0) {
       if (q->n_kernels >= LM_QUERY_MAX_ITEMS || vn > 1024 || vn == 0) {
-        st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, key, "%s: at most %d kernel filters of 1 to 1024 characters",
-                         key, LM_QUERY_MAX_ITEMS);
+        st = lm_fail_at(diag, LM_ELIMIT, NULL, 0, key, "%s: at most %d kernel filters of 1 to 1024 characters", key,
+                        LM_QUERY_MAX_ITEMS);
       } else if (key[1] == 'n') {
         char *pat = exact_pattern(value);
-        if (!pat) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        if (!pat)
+          st = lm_oom(diag, NULL);
         else {
           q->kernel_owned[q->n_kernels] = 1;
           q->kernels[q->n_kernels++] = pat;
@@ -189,22 +189,23 @@ lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag
       }
     } else if (strcmp(key, "r") == 0) {
       if (q->n_regions >= LM_QUERY_MAX_ITEMS || vn == 0 || vn > 256)
-        st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, key, "r: at most %d regions of 1 to 256 characters",
-                         LM_QUERY_MAX_ITEMS);
+        st = lm_fail_at(diag, LM_ELIMIT, NULL, 0, key, "r: at most %d regions of 1 to 256 characters",
+                        LM_QUERY_MAX_ITEMS);
       else q->regions[q->n_regions++] = value;
     } else if (strcmp(key, "b") == 0) {
       /* comma lists, like -b */
       char *save = NULL;
       for (char *tok = strtok_r(value, ",", &save); tok && st == LM_OK; tok = strtok_r(NULL, ",", &save)) {
         if (q->n_blocks >= LM_ARRAY_LEN(q->blocks) || strlen(tok) > 256)
-          st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, key, "b: at most %zu items", LM_ARRAY_LEN(q->blocks));
+          st = lm_fail_at(diag, LM_ELIMIT, NULL, 0, key, "b: at most %zu items", LM_ARRAY_LEN(q->blocks));
         else q->blocks[q->n_blocks++] = tok;
       }
     } else if (strcmp(key, "d") == 0 || strcmp(key, "g") == 0 || strcmp(key, "i") == 0 ||
                strcmp(key, "rank") == 0) {
       lm_idset *set = key[0] == 'd' ? &q->dispatch : key[0] == 'g' ? &q->gpu : key[0] == 'r' ? &q->rank : &q->instance;
       const char *flag = key[0] == 'd' ? "d" : key[0] == 'g' ? "g" : key[0] == 'r' ? "rank" : "i";
-      if (vn > 1024 || set->n > 256) st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, key, "%s: too long", key);
+      if (vn > 1024 || set->n > 256)
+        st = lm_fail_at(diag, LM_ELIMIT, NULL, 0, key, "%s: too long", key);
       else if (vn) st = lm_idset_parse(set, value, flag, diag);
     } else if (strcmp(key, "norm") == 0) {
       int v = (int)q->norm;
@@ -223,14 +224,15 @@ lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag
     } else if (strcmp(key, "corrected") == 0) {
       st = choice(&q->corrected, 0, key, value, corrected_names, diag);
     } else if (strcmp(key, "t") == 0) {
-      if (vn == 0 || vn > 32) st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "t: a table id such as 0.2");
+      if (vn == 0 || vn > 32)
+        st = lm_fail_at(diag, LM_EINVAL, NULL, 0, key, "t: a table id such as 0.2");
       else st = one(&q->table, key, value, diag);
     } else if (strcmp(key, "offset") == 0) {
       st = number(&q->offset, key, value, LM_QUERY_MAX_OFFSET, diag);
     } else if (strcmp(key, "limit") == 0) {
       st = number(&q->limit, key, value, LM_QUERY_MAX_LIMIT, diag);
       if (st == LM_OK && q->limit == 0)
-        st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "limit=0: expected 1 to %d rows", LM_QUERY_MAX_LIMIT);
+        st = lm_fail_at(diag, LM_EINVAL, NULL, 0, key, "limit=0: expected 1 to %d rows", LM_QUERY_MAX_LIMIT);
     } else if (strcmp(key, "sort") == 0) {
       st = number(&q->sort, key, value, 4096, diag);
     } else if (strcmp(key, "order") == 0) {
@@ -238,17 +240,19 @@ lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag
       st = choice(&ignored, 0, key, value, order_names, diag);
       if (st == LM_OK) st = one(&q->order, key, value, diag);
     } else if (strcmp(key, "filter") == 0) {
-      if (vn > 256) st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, key, "filter: at most 256 characters");
+      if (vn > 256)
+        st = lm_fail_at(diag, LM_ELIMIT, NULL, 0, key, "filter: at most 256 characters");
       else st = one(&q->filter, key, value, diag);
     } else if (strcmp(key, "m") == 0) {
-      if (vn == 0 || vn > 64) st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "m: a metric row id such as 2.1.0");
+      if (vn == 0 || vn > 64)
+        st = lm_fail_at(diag, LM_EINVAL, NULL, 0, key, "m: a metric row id such as 2.1.0");
       else st = one(&q->metric, key, value, diag);
     } else if (strcmp(key, "token") == 0) {
       st = one(&q->token, key, value, diag);
     } else if (strcmp(key, "_") == 0) {
       /* cache buster: ignored */
     } else {
-      st = lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, key, "unknown parameter '%.31s'", key);
+      st = lm_fail_at(diag, LM_EINVAL, NULL, 0, key, "unknown parameter '%.31s'", key);
     }
   }
   if (st != LM_OK) return st;
@@ -267,7 +271,8 @@ lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag
     for (size_t i = 0; i < sets[s]->n; i++)
       lm_buf_printf(&b, "|%c=%d:%lld:%lld:%lld", "dgiR"[s], sets[s]->items[i].kind, (long long)sets[s]->items[i].a,
                     (long long)sets[s]->items[i].b, (long long)sets[s]->items[i].step);
-  if (b.failed || b.len >= sizeof q->canonical) st = lm_diag_set(diag, LM_ELIMIT, NULL, 0, 0, NULL, "query too large");
+  if (b.failed || b.len >= sizeof q->canonical)
+    st = lm_fail(diag, LM_ELIMIT, NULL, "query too large");
   else memcpy(q->canonical, b.data ? b.data : "", b.len + 1);
   lm_buf_fini(&b);
   return st;

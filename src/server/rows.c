@@ -158,13 +158,13 @@ enum MHD_Result lm_server_api_rows(struct MHD_Connection *c, const lm_query *q) 
   lm_status st = lm_server_analysis_of(q->w, q->compat, &o, &a, &held, &info, &d);
   const lm_rtable *t = st == LM_OK ? lm_analysis_find(a, q->table) : NULL;
   if (st == LM_OK && (!t || !t->shown || !t->n_cols))
-    st = lm_diag_set(&d, LM_ENOTFOUND, NULL, 0, 0, "t", "t=%.32s: no such table in this workload", q->table);
+    st = lm_fail_at(&d, LM_ENOTFOUND, NULL, 0, "t", "t=%.32s: no such table in this workload", q->table);
   if (st == LM_OK) {
     text = page_of(t, q, &bad_sort);
     if (bad_sort)
-      st = lm_diag_set(&d, LM_EINVAL, NULL, 0, 0, "sort", "sort=%ld: table %s has no such column", q->sort, t->id);
+      st = lm_fail_at(&d, LM_EINVAL, NULL, 0, "sort", "sort=%ld: table %s has no such column", q->sort, t->id);
     else if (!text)
-      st = lm_diag_set(&d, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+      st = lm_oom(&d, NULL);
   }
   lm_analysis_free(a);
   lm_server_release(held);

@@ -89,15 +89,14 @@ enum MHD_Result lm_server_api_series(struct MHD_Connection *c, const lm_query *q
   lm_diag_clear(&d);
   lm_status st = lm_server_acquire(q->w, &l, &d);
   const lm_catalog *cat = st == LM_OK ? lm_server_catalog_of(l->w->arch, q->compat, lm_sysinfo_compat(&l->w->sysinfo)) : NULL;
-  if (st == LM_OK && !cat)
-    st = lm_diag_set(&d, LM_EARCH, NULL, 0, 0, "w", "%s has no metric definitions", l->w->arch);
+  if (st == LM_OK && !cat) st = lm_fail_at(&d, LM_EARCH, NULL, 0, "w", "%s has no metric definitions", l->w->arch);
   if (st == LM_OK) st = lm_analyze_series(l->w, cat, &o, q->metric, &s, &d);
   if (st == LM_OK) {
     const char *norm_word = "";
     int32_t norm = lm_analyze_norm_index(cat, q->norm);
     if (cat->n_norms) norm_word = cat->norms[norm >= 0 ? norm : 0].unit;
     text = series_json(s, q, norm_word);
-    if (!text) st = lm_diag_set(&d, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!text) st = lm_oom(&d, NULL);
   }
   lm_series_free(s);
   lm_server_release(l);

@@ -371,23 +371,24 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
     sa6.sin6_family = AF_INET6;
     sa6.sin6_port = htons((uint16_t)port);
     if (inet_pton(AF_INET6, host, &sa6.sin6_addr) != 1)
-      return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--listen", "%s is not an IP address", host);
+      return lm_fail_at(diag, LM_EINVAL, NULL, 0, "--listen", "%s is not an IP address", host);
   } else {
     sa4.sin_family = AF_INET;
     sa4.sin_port = htons((uint16_t)port);
     if (inet_pton(AF_INET, host, &sa4.sin_addr) != 1)
-      return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--listen", "%s is not an IP address", host);
+      return lm_fail_at(diag, LM_EINVAL, NULL, 0, "--listen", "%s is not an IP address", host);
   }
   int loopback = v6 ? IN6_IS_ADDR_LOOPBACK(&sa6.sin6_addr) : (ntohl(sa4.sin_addr.s_addr) >> 24) == 127;
   lm_server_g.loopback = loopback;
   if (o->token && lm_token_check(o->token, "--token", diag) != LM_OK) return diag->status;
   if (!loopback && (!o->token || strlen(o->token) < 16))
-    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--listen",
-                       "listening on %s (not loopback) needs --token or --token-file with a secret of at least "
-                       "16 characters", host);
+    return lm_fail_at(diag, LM_EINVAL, NULL, 0, "--listen",
+                      "listening on %s (not loopback) needs --token or --token-file with a secret of at least "
+                      "16 characters",
+                      host);
   /* Folders: validate now, load on first use. */
   lm_server_g.folders = calloc(o->n_folders + 1, sizeof *lm_server_g.folders);
-  if (!lm_server_g.folders) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!lm_server_g.folders) return lm_oom(diag, NULL);
   lm_server_g.n_folders = 0;
   size_t n_refused = 0;
   for (size_t i = 0; i < o->n_folders; i++) {
@@ -459,8 +460,8 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
     lm_guard_stop();
     free(lm_server_g.folders);
     lm_server_g.folders = NULL;
-    return lm_diag_set(diag, LM_EIO, NULL, 0, 0, "--listen", "cannot listen on %s:%d (%s)", host, port,
-                       errno ? strerror(errno) : "in use?");
+    return lm_fail_at(diag, LM_EIO, NULL, 0, "--listen", "cannot listen on %s:%d (%s)", host, port,
+                      errno ? strerror(errno) : "in use?");
   }
   const union MHD_DaemonInfo *info = lm_mhd.get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
   int bound = info ? info->port : port;

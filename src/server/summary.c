@@ -31,7 +31,7 @@ lm_status lm_server_summary_answer(const lm_query *q, char **text_out, size_t *l
   if ((*text_out = lm_server_cached_answer(key, len))) return LM_OK;
   if (!lm_server_begin_evaluation()) {
     *busy = 1;
-    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "busy; try again");
+    return lm_fail(diag, LM_ENOMEM, NULL, "busy; try again");
   }
   lm_analyze_opts o;
   lm_server_opts_from_query(q, &o);
@@ -45,9 +45,8 @@ lm_status lm_server_summary_answer(const lm_query *q, char **text_out, size_t *l
    * the panels agree. */
   const lm_catalog *cat = st == LM_OK ? lm_server_catalog_of(l->w->arch, q->compat, lm_sysinfo_compat(&l->w->sysinfo)) : NULL;
   if (st == LM_OK && !cat)
-    st = lm_diag_set(&d, LM_EARCH, NULL, 0, 0, q->compat ? "compat" : "w", "%s has no metric definitions%s%s",
-                     l->w->arch, q->compat ? " in the semantics of rocprofiler-compute " : "",
-                     q->compat ? q->compat : "");
+    st = lm_fail_at(&d, LM_EARCH, NULL, 0, q->compat ? "compat" : "w", "%s has no metric definitions%s%s", l->w->arch,
+                    q->compat ? " in the semantics of rocprofiler-compute " : "", q->compat ? q->compat : "");
   if (st == LM_OK) st = lm_rules_load_texts(cat, lm_rules_builtin(), &rules, &d);
   if (st == LM_OK) st = lm_advise_summary(l->w, cat, rules, &o, NULL, 5, &sum, &d);
   char *text = NULL;
@@ -56,7 +55,7 @@ lm_status lm_server_summary_answer(const lm_query *q, char **text_out, size_t *l
     cJSON_AddItemToObject(root, "summary", (cJSON *)lm_report_summary_json(sum));
     text = lm_server_print_json(root);
     cJSON_Delete(root);
-    if (!text) st = lm_diag_set(&d, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!text) st = lm_oom(&d, NULL);
   }
   lm_summary_free(sum);
   lm_rules_free(rules);

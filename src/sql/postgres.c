@@ -139,8 +139,8 @@ static lm_status pg_open(lm_sql *s, const char *url, int mode, lm_sql **out, lm_
   pg_where(url, s->where, sizeof s->where);
 #ifdef LUMEN_HAVE_PQ
     if (!pq_ready()) {
-      lm_status st = lm_diag_set(diag, LM_EIO, s->where, 0, 0, NULL,
-                                 "a PostgreSQL store needs the PostgreSQL client library: %s", pq_error);
+      lm_status st =
+          lm_fail(diag, LM_EIO, s->where, "a PostgreSQL store needs the PostgreSQL client library: %s", pq_error);
       lm_free(s);
       return st;
     }
@@ -150,7 +150,7 @@ static lm_status pg_open(lm_sql *s, const char *url, int mode, lm_sql **out, lm_
       char msg[512];
       snprintf(msg, sizeof msg, "%s", PQerrorMessage(s->pg));
       msg[strcspn(msg, "\n")] = '\0';
-      lm_status st = lm_diag_set(diag, LM_EIO, s->where, 0, 0, NULL, "cannot connect: %s", msg);
+      lm_status st = lm_fail(diag, LM_EIO, s->where, "cannot connect: %s", msg);
       lm_sql_close(s);
       return st;
     }
@@ -163,8 +163,7 @@ static lm_status pg_open(lm_sql *s, const char *url, int mode, lm_sql **out, lm_
 #else
     (void)mode, (void)out;
     lm_free(s);
-    return lm_diag_set(diag, LM_EINVAL, url, 0, 0, "--db",
-                       "this lumen was built without PostgreSQL support (libpq)");
+    return lm_fail_at(diag, LM_EINVAL, url, 0, "--db", "this lumen was built without PostgreSQL support (libpq)");
 #endif
 }
 
@@ -217,7 +216,7 @@ static char *pg_schema(const char *in) {
 static lm_status pg_exec(lm_sql *s, const char *text, int schema, lm_diag *diag) {
 #ifdef LUMEN_HAVE_PQ
   char *mapped = schema ? pg_schema(text) : NULL;
-  if (schema && !mapped) return lm_diag_set(diag, LM_ENOMEM, s->where, 0, 0, NULL, "out of memory");
+  if (schema && !mapped) return lm_oom(diag, s->where);
   if (mapped) {
     /* CREATE ... IF NOT EXISTS races on PostgreSQL's catalogs when two
      * first imports meet (duplicate key in pg_type): take a transaction-
@@ -226,7 +225,7 @@ static lm_status pg_exec(lm_sql *s, const char *text, int schema, lm_diag *diag)
     char *locked = lm_malloc(sizeof lock + strlen(mapped));
     if (!locked) {
       lm_free(mapped);
-      return lm_diag_set(diag, LM_ENOMEM, s->where, 0, 0, NULL, "out of memory");
+      return lm_oom(diag, s->where);
     }
     memcpy(locked, lock, sizeof lock - 1);
     strcpy(locked + sizeof lock - 1, mapped);
@@ -241,13 +240,13 @@ static lm_status pg_exec(lm_sql *s, const char *text, int schema, lm_diag *diag)
     char msg[512];
     snprintf(msg, sizeof msg, "%s", PQresultErrorMessage(r));
     msg[strcspn(msg, "\n")] = '\0';
-    st = lm_diag_set(diag, LM_EIO, s->where, 0, 0, NULL, "%s", msg);
+    st = lm_fail(diag, LM_EIO, s->where, "%s", msg);
   }
   PQclear(r);
   return st;
 #else
   (void)text, (void)schema;
-  return lm_diag_set(diag, LM_EINVAL, s->where, 0, 0, NULL, "no PostgreSQL support");
+  return lm_fail(diag, LM_EINVAL, s->where, "no PostgreSQL support");
 #endif
 }
 
@@ -256,8 +255,7 @@ static lm_status pg_prepare(lm_stmt *s, const char *text, lm_diag *diag) {
   /* '?' -> $n outside quoted text. */
   size_t cap = strlen(text) * 4 + 16;
   s->text = lm_malloc(cap);
-  if (!s->text)
-    return lm_diag_set(diag, LM_ENOMEM, sql->where, 0, 0, NULL, "out of memory");
+  if (!s->text) return lm_oom(diag, sql->where);
   char *o = s->text;
   char quote = 0;
   for (const char *p = text; *p; p++) {
@@ -278,8 +276,7 @@ static lm_status pg_prepare(lm_stmt *s, const char *text, lm_diag *diag) {
   s->values = lm_calloc((size_t)n, sizeof *s->values);
   s->lengths = lm_calloc((size_t)n, sizeof *s->lengths);
   s->formats = lm_calloc((size_t)n, sizeof *s->formats);
-  if (!s->values || !s->lengths || !s->formats)
-    return lm_diag_set(diag, LM_ENOMEM, sql->where, 0, 0, NULL, "out of memory");
+  if (!s->values || !s->lengths || !s->formats) return lm_oom(diag, sql->where);
   return LM_OK;
 }
 

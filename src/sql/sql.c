@@ -20,7 +20,7 @@ static int is_pg_url(const char *url) {
 lm_status lm_sql_open(const char *url, int mode, lm_sql **out, lm_diag *diag) {
   *out = NULL;
   lm_sql *s = lm_calloc(1, sizeof *s);
-  if (!s) return lm_diag_set(diag, LM_ENOMEM, url, 0, 0, NULL, "out of memory");
+  if (!s) return lm_oom(diag, url);
   s->ops = is_pg_url(url) ? &lm_sql_postgres : &lm_sql_sqlite;
   return s->ops->open(s, url, mode, out, diag);
 }
@@ -56,7 +56,7 @@ void lm_sql_rollback(lm_sql *s) { lm_sql_exec(s, "ROLLBACK", 0, NULL); }
 lm_status lm_sql_prepare(lm_sql *sql, const char *text, lm_stmt **out, lm_diag *diag) {
   *out = NULL;
   lm_stmt *s = lm_calloc(1, sizeof *s);
-  if (!s) return lm_diag_set(diag, LM_ENOMEM, sql->where, 0, 0, NULL, "out of memory");
+  if (!s) return lm_oom(diag, sql->where);
   s->sql = sql;
   lm_status st = sql->ops->prepare(s, text, diag);
   if (st != LM_OK) {
@@ -122,8 +122,8 @@ void lm_stmt_free(lm_stmt *s) {
 }
 
 lm_status lm_stmt_error(lm_stmt *s, const char *what, lm_diag *diag) {
-  return lm_diag_set(diag, s->bind_status != LM_OK ? s->bind_status : LM_EIO, s->sql->where, 0, 0, NULL, "%s: %s", what,
-                     s->error[0] ? s->error : "database error");
+  return lm_fail(diag, s->bind_status != LM_OK ? s->bind_status : LM_EIO, s->sql->where, "%s: %s", what,
+                 s->error[0] ? s->error : "database error");
 }
 
 int lm_stmt_unique_violation(const lm_stmt *s) { return s->unique; }

@@ -22,7 +22,7 @@ static lm_status files_regular(const char *url, lm_diag *diag) {
   for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
     char path[4200];
     if ((size_t)snprintf(path, sizeof path, "%s%s", url, suffixes[i]) >= sizeof path)
-      return lm_diag_set(diag, LM_EINVAL, url, 0, 0, NULL, "the database path is too long");
+      return lm_fail(diag, LM_EINVAL, url, "the database path is too long");
     lm_diag why;
     lm_diag_clear(&why);
     lm_status st = lm_path_kind(path, 0, &why);
@@ -80,16 +80,15 @@ static lm_status probe_readable(lm_sql *s, const char *url, lm_diag *diag) {
     sqlite3_finalize(q);
     if (rc == SQLITE_ROW || rc == SQLITE_DONE) return LM_OK;
     char cut[200];
-    if (sqlite_truncated(url, cut, sizeof cut)) return lm_diag_set(diag, LM_EDATA, url, 0, 0, NULL, "%s", cut);
+    if (sqlite_truncated(url, cut, sizeof cut)) return lm_fail(diag, LM_EDATA, url, "%s", cut);
     if (ext != SQLITE_READONLY_ROLLBACK || attempt > 0)
-      return lm_diag_set(diag, LM_EIO, url, 0, 0, NULL, "cannot read the database: %s",
-                         sqlite3_errstr(ext));
+      return lm_fail(diag, LM_EIO, url, "cannot read the database: %s", sqlite3_errstr(ext));
     if (access(url, W_OK) != 0)
-      return lm_diag_set(diag, LM_EIO, url, 0, 0, NULL,
-                         "the database has an unfinished write (a writer was killed; the data is "
-                         "intact) that only a user who may write the file can roll back: run "
-                         "`lumen db list --db %s` as that user",
-                         url);
+      return lm_fail(diag, LM_EIO, url,
+                     "the database has an unfinished write (a writer was killed; the data is "
+                     "intact) that only a user who may write the file can roll back: run "
+                     "`lumen db list --db %s` as that user",
+                     url);
     sqlite3 *rw = NULL;
     if (sqlite3_open_v2(url, &rw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) {
       sqlite3_busy_timeout(rw, 60000);
@@ -99,8 +98,8 @@ static lm_status probe_readable(lm_sql *s, const char *url, lm_diag *diag) {
     sqlite3_close(s->db);
     s->db = NULL;
     if (sqlite3_open_v2(url, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
-      return lm_diag_set(diag, LM_EIO, url, 0, 0, NULL, "cannot open the database: %s",
-                         s->db ? sqlite3_errmsg(s->db) : "out of memory");
+      return lm_fail(diag, LM_EIO, url, "cannot open the database: %s",
+                     s->db ? sqlite3_errmsg(s->db) : "out of memory");
     sqlite3_busy_timeout(s->db, 60000);
   }
 }
@@ -141,7 +140,7 @@ static lm_status sqlite_open(lm_sql *s, const char *url, int mode, lm_sql **out,
     struct stat sb;
     if (stat(url, &sb) != 0) {
       lm_free(s);
-      return lm_diag_set(diag, LM_ENOTFOUND, url, 0, 0, NULL, "no such database");
+      return lm_fail(diag, LM_ENOTFOUND, url, "no such database");
     }
   }
   int flags = mode == LM_DB_CREATE  ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
@@ -155,8 +154,8 @@ static lm_status sqlite_open(lm_sql *s, const char *url, int mode, lm_sql **out,
   }
   if (mode == LM_DB_READ_FIXED) mode = LM_DB_READ;
   if (sqlite3_open_v2(open_as, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-    lm_status st = lm_diag_set(diag, LM_EIO, url, 0, 0, NULL, "cannot open the database: %s",
-                               s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    lm_status st =
+        lm_fail(diag, LM_EIO, url, "cannot open the database: %s", s->db ? sqlite3_errmsg(s->db) : "out of memory");
     lm_sql_close(s);
     return st;
   }
@@ -200,7 +199,7 @@ static lm_status sqlite_exec(lm_sql *s, const char *text, int schema, lm_diag *d
   (void)schema;
   char *err = NULL;
   if (sqlite3_exec(s->db, text, NULL, NULL, &err) == SQLITE_OK) return LM_OK;
-  lm_status st = lm_diag_set(diag, LM_EIO, s->where, 0, 0, NULL, "%s", err ? err : "?");
+  lm_status st = lm_fail(diag, LM_EIO, s->where, "%s", err ? err : "?");
   sqlite3_free(err);
   return st;
 }
@@ -208,7 +207,7 @@ static lm_status sqlite_exec(lm_sql *s, const char *text, int schema, lm_diag *d
 static lm_status sqlite_prepare(lm_stmt *s, const char *text, lm_diag *diag) {
   lm_sql *sql = s->sql;
   if (sqlite3_prepare_v2(sql->db, text, -1, &s->st, NULL) != SQLITE_OK)
-    return lm_diag_set(diag, LM_EIO, sql->where, 0, 0, NULL, "%s", sqlite3_errmsg(sql->db));
+    return lm_fail(diag, LM_EIO, sql->where, "%s", sqlite3_errmsg(sql->db));
   return LM_OK;
 }
 

@@ -119,7 +119,7 @@ static void mix_table_tail(hasher *h, const lm_table *t) {
 
 static lm_status mix_table(hasher *h, const lm_table *t, lm_diag *diag) {
   size_t k = 0, *order = mixed_columns(t, &k);
-  if (!order) return lm_diag_set(diag, LM_ENOMEM, t->path, 0, 0, NULL, "out of memory");
+  if (!order) return lm_oom(diag, t->path);
   mix_table_head(h, t, k);
   column_mix m = {h, t};
   lm_status st = lm_table_each_column(t, order, k, LM_DB_GROUP_BYTES, mix_column, &m, diag);
@@ -143,7 +143,7 @@ static lm_status mix_head(hasher *h, const lm_workload *w, lm_diag *diag) {
   h->state = XXH3_createState();
   if (!h->state || XXH3_128bits_reset(h->state) != XXH_OK) {
     hasher_fini(h);
-    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return lm_oom(diag, NULL);
   }
   /* The name and time of a profile say nothing of its contents. */
   uint64_t n_fields = 0;
@@ -163,7 +163,7 @@ static lm_status mix_head(hasher *h, const lm_workload *w, lm_diag *diag) {
 static lm_status mix_rest(hasher *h, const lm_workload *w, char out[33], lm_diag *diag) {
   lm_status st = LM_OK;
   lm_table **levels = malloc((w->n_levels + 1) * sizeof *levels);
-  if (!levels) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!levels) return lm_oom(diag, NULL);
   memcpy(levels, w->levels, w->n_levels * sizeof *levels);
   qsort(levels, w->n_levels, sizeof *levels, cmp_tables);
   for (size_t i = 0; st == LM_OK && i < w->n_levels; i++) st = mix_table(h, levels[i], diag);
@@ -237,7 +237,7 @@ lm_status lm_store_write_fingerprinted(lm_sql *sql, int64_t wid, const lm_worklo
   size_t k = 0, *order = mixed_columns(w->pmc, &k);
   if (!order) {
     hasher_fini(&h);
-    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return lm_oom(diag, NULL);
   }
   mix_table_head(&h, w->pmc, k);
   column_mix m = {&h, w->pmc};

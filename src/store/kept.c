@@ -78,7 +78,8 @@ lm_status lm_store_cache_get(lm_store *s, const char *name, const char *key, voi
     size_t n;
     const void *p = lm_stmt_blob(q, 0, &n);
     *data = lm_malloc(n ? n : 1);
-    if (!*data) st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!*data)
+      st = lm_oom(diag, NULL);
     else {
       memcpy(*data, p, n);
       *len = n;
@@ -219,8 +220,8 @@ lm_status lm_store_analyze(lm_store *s, const char *name, const lm_catalog *over
                           : e.compat[0] ? lm_metrics_builtin_compat(e.arch, e.compat)
                                         : lm_metrics_builtin(e.arch);
   if (!cat)
-    return lm_diag_set(diag, LM_EARCH, lm_store_where(s), 0, 0, "gpu_arch",
-                       "workload '%s' is %s, which lumen has no definitions for", name, e.arch);
+    return lm_fail_at(diag, LM_EARCH, lm_store_where(s), 0, "gpu_arch",
+                      "workload '%s' is %s, which lumen has no definitions for", name, e.arch);
   lm_diag ignored;
   if (e.complete && lm_store_kept(s, name, cat, o, workload, out, &ignored) == LM_OK) {
     *cached = 1;

@@ -61,17 +61,16 @@ static lm_status make_parent(const char *path, lm_diag *diag) {
 lm_status lm_store_open(const char *url, int writable, lm_store **out, lm_diag *diag) {
   *out = NULL;
   lm_status st;
-  if (!url || !*url) return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--db", "an empty store URL");
+  if (!url || !*url) return lm_fail_at(diag, LM_EINVAL, NULL, 0, "--db", "an empty store URL");
   if (writable && !is_pg(url) && (st = make_parent(url, diag)) != LM_OK) return st;
   lm_store *s = lm_calloc(1, sizeof *s);
-  if (!s) return lm_diag_set(diag, LM_ENOMEM, url, 0, 0, NULL, "out of memory");
+  if (!s) return lm_oom(diag, url);
   s->writable = writable;
   st = lm_sql_open(url, writable ? LM_DB_CREATE : LM_DB_READ, &s->sql, diag);
   if (st == LM_OK) st = lm_db_schema(s->sql, writable, diag);
   if (st != LM_OK) {
     if (st == LM_ENOTFOUND && !writable)
-      lm_diag_set(diag, LM_ENOTFOUND, url, 0, 0, NULL,
-                  "no store here (`lumen db import` creates one; --db names another)");
+      lm_fail(diag, LM_ENOTFOUND, url, "no store here (`lumen db import` creates one; --db names another)");
     lm_store_close(s);
     return st;
   }
@@ -81,9 +80,9 @@ lm_status lm_store_open(const char *url, int writable, lm_store **out, lm_diag *
 
 lm_status lm_store_open_existing(const char *url, lm_store **out, lm_diag *diag) {
   *out = NULL;
-  if (!url || !*url) return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "--db", "an empty store URL");
+  if (!url || !*url) return lm_fail_at(diag, LM_EINVAL, NULL, 0, "--db", "an empty store URL");
   lm_store *s = lm_calloc(1, sizeof *s);
-  if (!s) return lm_diag_set(diag, LM_ENOMEM, url, 0, 0, NULL, "out of memory");
+  if (!s) return lm_oom(diag, url);
   lm_diag ignored;
   s->writable = 1;
   lm_status st = lm_sql_open(url, LM_DB_WRITE, &s->sql, &ignored);
@@ -99,8 +98,7 @@ lm_status lm_store_open_existing(const char *url, lm_store **out, lm_diag *diag)
   if (st == LM_OK) st = lm_db_schema(s->sql, 0, diag);
   if (st != LM_OK) {
     if (st == LM_ENOTFOUND)
-      lm_diag_set(diag, LM_ENOTFOUND, url, 0, 0, NULL,
-                  "no store here (`lumen db import` creates one; --db names another)");
+      lm_fail(diag, LM_ENOTFOUND, url, "no store here (`lumen db import` creates one; --db names another)");
     lm_store_close(s);
     return st;
   }
@@ -177,7 +175,7 @@ lm_status lm_store_list(lm_store *s, lm_store_entry **out, size_t *n, lm_diag *d
       lm_store_entry *grown = lm_realloc(*out, cap * sizeof *grown);
       if (!grown) {
         lm_stmt_free(q);
-        return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return lm_oom(diag, NULL);
       }
       *out = grown;
     }
@@ -198,8 +196,7 @@ lm_status lm_store_get(lm_store *s, const char *name, lm_store_entry *out, lm_di
   int rc = lm_stmt_step(q);
   if (rc == 1) fill_entry(q, out);
   else if (rc == 0)
-    st = lm_diag_set(diag, LM_ENOTFOUND, lm_store_where(s), 0, 0, NULL, "no workload named '%s' in the store",
-                     name);
+    st = lm_fail(diag, LM_ENOTFOUND, lm_store_where(s), "no workload named '%s' in the store", name);
   else st = lm_stmt_error(q, "read", diag);
   lm_stmt_free(q);
   return st;
@@ -209,11 +206,10 @@ lm_status lm_store_get(lm_store *s, const char *name, lm_store_entry *out, lm_di
 
 static lm_status check_name(const char *name, lm_diag *diag) {
   size_t n = strlen(name);
-  if (n == 0 || n > 200)
-    return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "-n", "a workload name has 1 to 200 characters");
+  if (n == 0 || n > 200) return lm_fail_at(diag, LM_EINVAL, NULL, 0, "-n", "a workload name has 1 to 200 characters");
   for (const char *p = name; *p; p++)
     if ((unsigned char)*p < 0x20 || *p == 0x7f)
-      return lm_diag_set(diag, LM_EINVAL, NULL, 0, 0, "-n", "a workload name has no control characters");
+      return lm_fail_at(diag, LM_EINVAL, NULL, 0, "-n", "a workload name has no control characters");
   return LM_OK;
 }
 
@@ -274,7 +270,7 @@ static lm_status bind_compact(lm_stmt *q, lm_stmt *ins, int data_col, int rows_c
   int64_t rows = lm_stmt_int64(q, rows_col);
   if (rows < 0 || (uint64_t)rows != len / sizeof(double) || len % sizeof(double)) return LM_OK;
   double *values = lm_malloc(len ? len : 1);
-  if (!values) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!values) return lm_oom(diag, NULL);
   if (len) memcpy(values, raw, len);
   const void *blob = NULL;
   size_t n = 0;
@@ -308,7 +304,7 @@ static lm_status copy_table(lm_sql *from, int64_t from_wid, lm_sql *to, int64_t 
   int columns = strcmp(table, "column_data") == 0;
   if (columns && !(codec = lm_colcodec_new())) {
     lm_stmt_free(q);
-    return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return lm_oom(diag, NULL);
   }
   while ((rc = lm_stmt_step(q)) == 1) {
     if (!ins) {
@@ -335,8 +331,7 @@ static lm_status copy_table(lm_sql *from, int64_t from_wid, lm_sql *to, int64_t 
       if (columns && codec_col < 0) lm_buf_puts(&b, ", ?");
       if (columns && sum_col < 0) lm_buf_puts(&b, ", ?");
       lm_buf_puts(&b, ")");
-      st = b.failed ? lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory")
-                    : lm_sql_prepare(to, lm_buf_cstr(&b), &ins, diag);
+      st = b.failed ? lm_oom(diag, NULL) : lm_sql_prepare(to, lm_buf_cstr(&b), &ins, diag);
       lm_buf_fini(&b);
       if (st != LM_OK) break;
     }
@@ -369,10 +364,10 @@ static lm_status copy_table(lm_sql *from, int64_t from_wid, lm_sql *to, int64_t 
       const void *data = lm_stmt_blob(q, data_col, &len);
       sum = lm_db_column_checksum(data, len);
       if (sum_col >= 0 && !lm_stmt_is_null(q, sum_col) && lm_stmt_int64(q, sum_col) != sum) {
-        st = lm_diag_set(diag, LM_EDATA, lm_sql_where(from), 0, 0, "column_data.checksum",
-                         "column '%.100s': its data does not match its checksum (%zu bytes; a damaged workload "
-                         "database: profile or import it again from its source)",
-                         name_col >= 0 ? lm_stmt_text(q, name_col) : "?", len);
+        st = lm_fail_at(diag, LM_EDATA, lm_sql_where(from), 0, "column_data.checksum",
+                        "column '%.100s': its data does not match its checksum (%zu bytes; a damaged workload "
+                        "database: profile or import it again from its source)",
+                        name_col >= 0 ? lm_stmt_text(q, name_col) : "?", len);
         break;
       }
     }
@@ -397,7 +392,7 @@ static lm_status set_fingerprint(lm_sql *sql, int64_t wid, const char *fp, lm_di
   lm_stmt_bind_text(q, 1, fp);
   lm_stmt_bind_int64(q, 2, wid);
   if (lm_stmt_step(q) < 0)
-    st = lm_stmt_unique_violation(q) ? lm_diag_set(diag, LM_EDATA, NULL, 0, 0, NULL, "duplicate")
+    st = lm_stmt_unique_violation(q) ? lm_fail(diag, LM_EDATA, NULL, "duplicate")
                                      : lm_stmt_error(q, "write the fingerprint", diag);
   lm_stmt_free(q);
   return st;
@@ -504,7 +499,7 @@ static lm_status refresh_fingerprints(lm_store *s, lm_diag *diag) {
       cap = cap ? 2 * cap : 8;
       char(*grown)[256] = realloc(names, cap * sizeof *names);
       if (!grown) {
-        st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        st = lm_oom(diag, NULL);
         goto cleanup;
       }
       names = grown;
@@ -526,7 +521,7 @@ static lm_status refresh_fingerprints(lm_store *s, lm_diag *diag) {
     if (rs == LM_OK) rs = lm_workload_fingerprint(w, fp, &why);
     lm_workload_free(w);
     if (rs == LM_ENOMEM) {
-      st = lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+      st = lm_oom(diag, NULL);
     } else if (rs != LM_OK) {
       lm_log(LM_LOG_WARN, "%s: '%s' keeps no fingerprint: %s", lm_store_where(s), names[i], why.message);
     } else if ((st = lm_sql_prepare(s->sql, "UPDATE workload SET fingerprint = ? WHERE name = ? AND fingerprint = ''",
@@ -733,9 +728,10 @@ static lm_status try_write(import *im, int *again) {
       *again = 2;
       return LM_OK;
     }
-    return lm_diag_set(diag, LM_EINVAL, lm_store_where(s), 0, 0, "-n",
-                       "a different workload named '%s' is already in the store (`lumen db rm %s` "
-                       "first, or import under another -n)", im->chosen, im->chosen);
+    return lm_fail_at(diag, LM_EINVAL, lm_store_where(s), 0, "-n",
+                      "a different workload named '%s' is already in the store (`lumen db rm %s` "
+                      "first, or import under another -n)",
+                      im->chosen, im->chosen);
   }
   int64_t wid = 0;
   int found = 0;
@@ -762,8 +758,8 @@ static lm_status try_write(import *im, int *again) {
 lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const char *team,
                           lm_import_result *res, lm_diag *diag) {
   memset(res, 0, sizeof *res);
-  if (!s->writable) return lm_diag_set(diag, LM_EINVAL, lm_store_where(s), 0, 0, NULL, "opened read-only");
-  import im;
+  if (!s->writable) return lm_fail(diag, LM_EINVAL, lm_store_where(s), "opened read-only");
+import im;
   memset(&im, 0, sizeof im);
   im.s = s;
   im.dir = dir;
@@ -813,13 +809,13 @@ done:
 }
 
 lm_status lm_store_remove(lm_store *s, const char *name, lm_diag *diag) {
-  if (!s->writable) return lm_diag_set(diag, LM_EINVAL, lm_store_where(s), 0, 0, NULL, "opened read-only");
+  if (!s->writable) return lm_fail(diag, LM_EINVAL, lm_store_where(s), "opened read-only");
   int64_t wid;
   lm_status st = lm_sql_begin(s->sql, diag);
   if (st != LM_OK) return st;
   if ((st = lm_db_find_workload(s->sql, name, &wid, NULL, NULL, diag)) != LM_OK) {
     lm_sql_rollback(s->sql);
-    lm_diag_set(diag, LM_ENOTFOUND, lm_store_where(s), 0, 0, NULL, "no workload named '%s' in the store", name);
+    lm_fail(diag, LM_ENOTFOUND, lm_store_where(s), "no workload named '%s' in the store", name);
     return LM_ENOTFOUND;
   }
   /* Children first: a store made by an older SQLite may lack cascades. */
@@ -846,14 +842,10 @@ lm_status lm_store_remove(lm_store *s, const char *name, lm_diag *diag) {
 lm_status lm_store_export(lm_store *s, const char *name, const char *dir, lm_diag *diag) {
   int64_t wid;
   lm_status st = lm_db_find_workload(s->sql, name, &wid, NULL, NULL, diag);
-  if (st != LM_OK)
-    return lm_diag_set(diag, LM_ENOTFOUND, lm_store_where(s), 0, 0, NULL, "no workload named '%s' in the store",
-                       name);
+  if (st != LM_OK) return lm_fail(diag, LM_ENOTFOUND, lm_store_where(s), "no workload named '%s' in the store", name);
   struct stat sb;
-  if (stat(dir, &sb) == 0)
-    return lm_diag_set(diag, LM_EINVAL, dir, 0, 0, NULL, "already exists; export writes a new folder");
-  if (mkdir(dir, 0777) != 0)
-    return lm_diag_set(diag, LM_EIO, dir, 0, 0, NULL, "cannot create the folder: %s", strerror(errno));
+  if (stat(dir, &sb) == 0) return lm_fail(diag, LM_EINVAL, dir, "already exists; export writes a new folder");
+  if (mkdir(dir, 0777) != 0) return lm_fail(diag, LM_EIO, dir, "cannot create the folder: %s", strerror(errno));
   char db_path[PATH_MAX];
   snprintf(db_path, sizeof db_path, "%s/%s", dir, LM_WORKLOAD_DB);
   lm_sql *out = NULL;
@@ -892,7 +884,7 @@ static int view_wants(void *ctx, const char *source, const char *name) {
 lm_status lm_store_load_for(lm_store *s, const char *name, const lm_catalog *cat, lm_workload **out,
                             lm_diag *diag) {
   lm_wants_index *ix = lm_analyze_wants_index_new(cat);
-  if (!ix) return lm_diag_set(diag, LM_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+  if (!ix) return lm_oom(diag, NULL);
   lm_status st = lm_db_read_workload_columns(s->sql, name, view_wants, ix, out, diag);
   lm_analyze_wants_index_free(ix);
   return st;

@@ -27,7 +27,7 @@ static int calls, fail_at;
 static lm_status squared(void *ctx, const char *const *names, size_t n, int32_t *passes,
                          size_t *bytes, lm_diag *diag) {
   (void)ctx;
-  if (++calls == fail_at) return lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "made-up failure");
+  if (++calls == fail_at) return lm_fail(diag, LM_EIO, NULL, "made-up failure");
   size_t u = distinct_units(names, n);
   *passes = (int32_t)(u * u);
   *bytes = 100 * n;

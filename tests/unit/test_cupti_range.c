@@ -55,7 +55,7 @@ static double expected(const char *range_name, size_t position, size_t m) {
 static lm_status fake_eval(void *ctx, size_t r, const char *const *metrics, size_t n,
                            double *values, lm_diag *diag) {
   fake *f = ctx;
-  if (f->fail_eval) return lm_diag_set(diag, LM_EIO, NULL, 0, 0, NULL, "made-up failure");
+  if (f->fail_eval) return lm_fail(diag, LM_EIO, NULL, "made-up failure");
   for (size_t m = 0; m < n; m++)
     values[m] = strcmp(metrics[m], "none") == 0 ? (double)NAN : expected(f->names[r], r, m);
   return LM_OK;

@@ -538,7 +538,7 @@ static lm_status see_record(const lm_db_stored_record *r, void *user, lm_diag *d
 static lm_status stop_record(const lm_db_stored_record *r, void *user, lm_diag *diag) {
   (void)r;
   (void)user;
-  return lm_diag_set(diag, LM_EDATA, NULL, 0, 0, NULL, "stop");
+  return lm_fail(diag, LM_EDATA, NULL, "stop");
 }
 
 typedef struct values_seen {

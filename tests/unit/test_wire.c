@@ -114,7 +114,7 @@ static lm_status log_load(void *ctx, size_t i, const char *dir, const lm_workloa
   lm_workload_free(w);
   if (st == LM_OK) st = lm_ranks_wire_unpack(s->last.data, s->last.len, 1, out, diag);
   if (st == LM_OK && (*out)->pmc->n_rows && (const char *)(*out)->pmc->cols[0].values < s->last.data)
-    st = lm_diag_set(diag, LM_EDATA, dir, 0, 0, NULL, "values not left in the message");
+    st = lm_fail(diag, LM_EDATA, dir, "values not left in the message");
   return st;
 }
 
