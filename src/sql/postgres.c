@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dl.h"
 #include "sql/sql_private.h"
 
 #ifdef LUMEN_HAVE_PQ
-#include <dlfcn.h>
 #include <libpq-fe.h>
 #include <pthread.h>
 
@@ -47,46 +47,40 @@ static struct pq_api {
   int (*getlength)(const PGresult *, int, int);
   int (*getisnull)(const PGresult *, int, int);
 } pq;
-static char pq_error[256];
+static char pq_error[sizeof(((lm_diag *)0)->message)];
 static pthread_once_t pq_once = PTHREAD_ONCE_INIT;
 
 static void pq_load(void) {
-  void *lib = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    snprintf(pq_error, sizeof pq_error, "%s", dlerror());
+  static const char *const names[] = {"libpq.so.5"};
+  lm_dl_sym syms[] = {
+      {"PQconnectdb", &pq.connectdb, 1, NULL},
+      {"PQstatus", &pq.status, 1, NULL},
+      {"PQerrorMessage", &pq.errorMessage, 1, NULL},
+      {"PQfinish", &pq.finish, 1, NULL},
+      {"PQexec", &pq.exec, 1, NULL},
+      {"PQexecParams", &pq.execParams, 1, NULL},
+      {"PQresultStatus", &pq.resultStatus, 1, NULL},
+      {"PQresultErrorMessage", &pq.resultErrorMessage, 1, NULL},
+      {"PQresultErrorField", &pq.resultErrorField, 1, NULL},
+      {"PQclear", &pq.clear, 1, NULL},
+      {"PQntuples", &pq.ntuples, 1, NULL},
+      {"PQnfields", &pq.nfields, 1, NULL},
+      {"PQfname", &pq.fname, 1, NULL},
+      {"PQftype", &pq.ftype, 1, NULL},
+      {"PQgetvalue", &pq.getvalue, 1, NULL},
+      {"PQgetlength", &pq.getlength, 1, NULL},
+      {"PQgetisnull", &pq.getisnull, 1, NULL},
+  };
+  lm_dl_lib lib;
+  lm_diag d;
+  if (lm_dl_open(&lib, names, LM_ARRAY_LEN(names), 0, &d) != LM_OK) {
+    snprintf(pq_error, sizeof pq_error, "%s", lib.error);
     return;
   }
-  struct {
-    const char *name;
-    void **slot;
-  } const syms[] = {
-      {"PQconnectdb", (void **)&pq.connectdb},
-      {"PQstatus", (void **)&pq.status},
-      {"PQerrorMessage", (void **)&pq.errorMessage},
-      {"PQfinish", (void **)&pq.finish},
-      {"PQexec", (void **)&pq.exec},
-      {"PQexecParams", (void **)&pq.execParams},
-      {"PQresultStatus", (void **)&pq.resultStatus},
-      {"PQresultErrorMessage", (void **)&pq.resultErrorMessage},
-      {"PQresultErrorField", (void **)&pq.resultErrorField},
-      {"PQclear", (void **)&pq.clear},
-      {"PQntuples", (void **)&pq.ntuples},
-      {"PQnfields", (void **)&pq.nfields},
-      {"PQfname", (void **)&pq.fname},
-      {"PQftype", (void **)&pq.ftype},
-      {"PQgetvalue", (void **)&pq.getvalue},
-      {"PQgetlength", (void **)&pq.getlength},
-      {"PQgetisnull", (void **)&pq.getisnull},
-  };
-  for (size_t i = 0; i < sizeof syms / sizeof *syms; i++) {
-    void *f = dlsym(lib, syms[i].name);
-    if (!f) {
-      snprintf(pq_error, sizeof pq_error, "libpq.so.5 has no %s", syms[i].name);
-      memset(&pq, 0, sizeof pq);
-      dlclose(lib);
-      return;
-    }
-    *syms[i].slot = f;
+  if (lm_dl_resolve(&lib, syms, LM_ARRAY_LEN(syms), &d) != LM_OK) {
+    snprintf(pq_error, sizeof pq_error, "%s", d.message);
+    memset(&pq, 0, sizeof pq);
+    lm_dl_close(&lib);
   }
 }
 
@@ -97,9 +91,6 @@ static int pq_ready(void) {
   return pq.connectdb != NULL;
 }
 
-#define PQconnectdb pq.connectdb
-#define PQstatus pq.status
-#define PQerrorMessage pq.errorMessage
 /* These two are called on every statement and connection, PostgreSQL
  * or not (with NULL for SQLite's), as libpq allows. */
 static void pq_finish(PGconn *c) {
@@ -108,20 +99,6 @@ static void pq_finish(PGconn *c) {
 static void pq_clear(PGresult *r) {
   if (r && pq.clear) pq.clear(r);
 }
-#define PQfinish pq_finish
-#define PQexec pq.exec
-#define PQexecParams pq.execParams
-#define PQresultStatus pq.resultStatus
-#define PQresultErrorMessage pq.resultErrorMessage
-#define PQresultErrorField pq.resultErrorField
-#define PQclear pq_clear
-#define PQntuples pq.ntuples
-#define PQnfields pq.nfields
-#define PQfname pq.fname
-#define PQftype pq.ftype
-#define PQgetvalue pq.getvalue
-#define PQgetlength pq.getlength
-#define PQgetisnull pq.getisnull
 #endif
 
 static void pg_where(const char *url, char *out, size_t cap) {
@@ -145,19 +122,19 @@ static lm_status pg_open(lm_sql *s, const char *url, int mode, lm_sql **out, lm_
       return st;
     }
     s->engine = ENGINE_PG;
-    s->pg = PQconnectdb(url);
-    if (PQstatus(s->pg) != CONNECTION_OK) {
+    s->pg = pq.connectdb(url);
+    if (pq.status(s->pg) != CONNECTION_OK) {
       char msg[512];
-      snprintf(msg, sizeof msg, "%s", PQerrorMessage(s->pg));
+      snprintf(msg, sizeof msg, "%s", pq.errorMessage(s->pg));
       msg[strcspn(msg, "\n")] = '\0';
       lm_status st = lm_fail(diag, LM_EIO, s->where, "cannot connect: %s", msg);
       lm_sql_close(s);
       return st;
     }
-    PGresult *r = PQexec(s->pg, mode == LM_DB_READ || mode == LM_DB_READ_FIXED
+    PGresult *r = pq.exec(s->pg, mode == LM_DB_READ || mode == LM_DB_READ_FIXED
                                     ? "SET client_min_messages = warning; SET default_transaction_read_only = on"
                                     : "SET client_min_messages = warning");
-    PQclear(r);
+    pq_clear(r);
     *out = s;
     return LM_OK;
 #else
@@ -169,7 +146,7 @@ static lm_status pg_open(lm_sql *s, const char *url, int mode, lm_sql **out, lm_
 
 static void pg_close(lm_sql *s) {
 #ifdef LUMEN_HAVE_PQ
-  if (s->pg) PQfinish(s->pg);
+  if (s->pg) pq_finish(s->pg);
 #else
   (void)s;
 #endif
@@ -232,17 +209,17 @@ static lm_status pg_exec(lm_sql *s, const char *text, int schema, lm_diag *diag)
     lm_free(mapped);
     mapped = locked;
   }
-  PGresult *r = PQexec(s->pg, mapped ? mapped : text);
+  PGresult *r = pq.exec(s->pg, mapped ? mapped : text);
   lm_free(mapped);
-  ExecStatusType rs = PQresultStatus(r);
+  ExecStatusType rs = pq.resultStatus(r);
   lm_status st = LM_OK;
   if (rs != PGRES_COMMAND_OK && rs != PGRES_TUPLES_OK) {
     char msg[512];
-    snprintf(msg, sizeof msg, "%s", PQresultErrorMessage(r));
+    snprintf(msg, sizeof msg, "%s", pq.resultErrorMessage(r));
     msg[strcspn(msg, "\n")] = '\0';
     st = lm_fail(diag, LM_EIO, s->where, "%s", msg);
   }
-  PQclear(r);
+  pq_clear(r);
   return st;
 #else
   (void)text, (void)schema;
@@ -319,19 +296,19 @@ static void pg_bind(lm_stmt *s, int i, const lm_sql_value *v) {
 static int pg_step(lm_stmt *s) {
 #ifdef LUMEN_HAVE_PQ
   if (!s->executed) {
-    s->res = PQexecParams(s->sql->pg, s->text, s->n_params, NULL, (const char *const *)s->values,
+    s->res = pq.execParams(s->sql->pg, s->text, s->n_params, NULL, (const char *const *)s->values,
                           s->lengths, s->formats, 1);
     s->executed = 1;
     s->row = -1;
-    ExecStatusType rs = PQresultStatus(s->res);
+    ExecStatusType rs = pq.resultStatus(s->res);
     if (rs != PGRES_COMMAND_OK && rs != PGRES_TUPLES_OK) {
-      const char *state = PQresultErrorField(s->res, PG_DIAG_SQLSTATE);
+      const char *state = pq.resultErrorField(s->res, PG_DIAG_SQLSTATE);
       s->unique = state && strcmp(state, "23505") == 0;
-      snprintf(s->error, sizeof s->error, "%s", PQresultErrorMessage(s->res));
+      snprintf(s->error, sizeof s->error, "%s", pq.resultErrorMessage(s->res));
       s->error[strcspn(s->error, "\n")] = '\0';
       return -1;
     }
-    s->n_rows = rs == PGRES_TUPLES_OK ? PQntuples(s->res) : 0;
+    s->n_rows = rs == PGRES_TUPLES_OK ? pq.ntuples(s->res) : 0;
   }
   if (s->row + 1 < s->n_rows) {
     s->row++;
@@ -346,7 +323,7 @@ static int pg_step(lm_stmt *s) {
 
 static void pg_reset(lm_stmt *s) {
 #ifdef LUMEN_HAVE_PQ
-  PQclear(s->res);
+  pq_clear(s->res);
 #endif
   s->res = NULL;
   s->executed = 0;
@@ -356,7 +333,7 @@ static void pg_reset(lm_stmt *s) {
 
 static void pg_finalize(lm_stmt *s) {
 #ifdef LUMEN_HAVE_PQ
-  PQclear(s->res);
+  pq_clear(s->res);
 #endif
   for (int i = 0; s->values && i < s->n_params; i++) lm_free(s->values[i]);
   lm_free(s->values);
@@ -380,7 +357,7 @@ static uint64_t be_u64(const char *p) {
 
 static int pg_columns(const lm_stmt *s) {
 #ifdef LUMEN_HAVE_PQ
-  return s->res ? PQnfields(s->res) : 0;
+  return s->res ? pq.nfields(s->res) : 0;
 #else
   (void)s;
   return 0;
@@ -389,7 +366,7 @@ static int pg_columns(const lm_stmt *s) {
 
 static const char *pg_column_name(lm_stmt *s, int col) {
 #ifdef LUMEN_HAVE_PQ
-  const char *n = s->res ? PQfname(s->res, col) : NULL;
+  const char *n = s->res ? pq.fname(s->res, col) : NULL;
   return n ? n : "";
 #else
   (void)s, (void)col;
@@ -399,8 +376,8 @@ static const char *pg_column_name(lm_stmt *s, int col) {
 
 static int pg_kind(lm_stmt *s, int col) {
 #ifdef LUMEN_HAVE_PQ
-  if (!s->res || PQgetisnull(s->res, s->row, col)) return 'n';
-  switch ((int)PQftype(s->res, col)) {
+  if (!s->res || pq.getisnull(s->res, s->row, col)) return 'n';
+  switch ((int)pq.ftype(s->res, col)) {
   case OID_BOOL:
   case OID_INT2:
   case OID_INT4:
@@ -420,9 +397,9 @@ static double pg_real(lm_stmt *s, int col);
 
 static int64_t pg_integer(lm_stmt *s, int col) {
 #ifdef LUMEN_HAVE_PQ
-  if (!s->res || PQgetisnull(s->res, s->row, col)) return 0;
-  const char *p = PQgetvalue(s->res, s->row, col);
-  switch ((int)PQftype(s->res, col)) {
+  if (!s->res || pq.getisnull(s->res, s->row, col)) return 0;
+  const char *p = pq.getvalue(s->res, s->row, col);
+  switch ((int)pq.ftype(s->res, col)) {
   case OID_BOOL: return p[0] != 0;
   case OID_INT2: {
     uint16_t v;
@@ -447,9 +424,9 @@ static int64_t pg_integer(lm_stmt *s, int col) {
 
 static double pg_real(lm_stmt *s, int col) {
 #ifdef LUMEN_HAVE_PQ
-  if (!s->res || PQgetisnull(s->res, s->row, col)) return LM_NAN;
-  const char *p = PQgetvalue(s->res, s->row, col);
-  switch ((int)PQftype(s->res, col)) {
+  if (!s->res || pq.getisnull(s->res, s->row, col)) return LM_NAN;
+  const char *p = pq.getvalue(s->res, s->row, col);
+  switch ((int)pq.ftype(s->res, col)) {
   case OID_FLOAT8: {
     uint64_t bits = be_u64(p);
     double d;
@@ -478,8 +455,8 @@ static double pg_real(lm_stmt *s, int col) {
 
 static const char *pg_text(lm_stmt *s, int col) {
 #ifdef LUMEN_HAVE_PQ
-  if (!s->res || PQgetisnull(s->res, s->row, col)) return "";
-  return PQgetvalue(s->res, s->row, col);
+  if (!s->res || pq.getisnull(s->res, s->row, col)) return "";
+  return pq.getvalue(s->res, s->row, col);
 #else
   (void)s, (void)col;
   return "";
@@ -488,12 +465,12 @@ static const char *pg_text(lm_stmt *s, int col) {
 
 static const void *pg_blob(lm_stmt *s, int col, size_t *len) {
 #ifdef LUMEN_HAVE_PQ
-  if (!s->res || PQgetisnull(s->res, s->row, col)) {
+  if (!s->res || pq.getisnull(s->res, s->row, col)) {
     *len = 0;
     return "";
   }
-  *len = (size_t)PQgetlength(s->res, s->row, col);
-  return PQgetvalue(s->res, s->row, col);
+  *len = (size_t)pq.getlength(s->res, s->row, col);
+  return pq.getvalue(s->res, s->row, col);
 #else
   (void)s, (void)col;
   *len = 0;
