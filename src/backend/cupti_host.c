@@ -1,16 +1,14 @@
 /*
- * cupti_host.c - the CUPTI Profiler Host API through dlopen, and the CUDA
- * driver's GPU count and device descriptions (libcuda, opened per query).
+ * cupti_host.c - the CUPTI Profiler Host API through dlopen, the CUDA
+ * driver's GPU count and device descriptions (libcuda, opened per query), and
+ * the decoding of counter-data images (cupti_range.h; GPU-free).
  *
- * The types come from CUDA's own header (cupti_profiler_host.h, compiled
- * here as C with an empty <string> on a private include path: the header
- * includes it but uses nothing from it). Every query makes a fresh host
- * object: CUPTI's object keeps the metrics added to it, and an unknown
- * name leaves it unusable, so sharing one across queries would let one
- * query spoil the next. A host object costs well under a millisecond.
- * It also decodes counter-data images (cupti_range.h: the Range Profiler's
- * image queries and the Host API's evaluation, both GPU-free).
- * Without the CUDA headers at build time every call fails with a reason.
+ * The types come from CUDA's cupti_profiler_host.h, compiled as C with an
+ * empty <string> on a private include path (included, never used). Every
+ * query makes a fresh host object: one keeps the metrics added to it and an
+ * unknown name leaves it unusable, so a shared one would let a query spoil
+ * the next; a fresh one is cheap (docs/perf.md). Without the CUDA headers at
+ * build time every call fails with a reason.
  */
 #include "backend/cupti_host.h"
 #include "backend/cupti_range.h"

@@ -1,18 +1,12 @@
 /*
- * rocprofiler.h - what lumen builds on rocprofiler-sdk's ABI (declared in
- * rocprofiler_abi.h), shared by `lumen profile` (which checks the counter
- * sets on the device before the first run) and the tool library's adapter
- * (which collects them): an agent's counters by name, and how one of
- * lumen's hardware counters is requested and turned into the columns the
- * reference tool's files hold:
- *
- *   per-instance counters (a dimension other than XCC with more than one
- *   instance: TCP/TA/TD per compute unit, TCC per channel) give X_sum, the
- *   SDK's derived reduce(X, sum) where the agent has it, else the sum of
- *   X's records; TCC counters also give X[n] per channel, numbered across
- *   XCCs (XCC x * channels per XCC + channel), accumulated per position;
- *   other counters give X, the sum of their records (over the XCCs of an
- *   MI300).
+ * rocprofiler.h - what lumen builds on rocprofiler-sdk's ABI
+ * (rocprofiler_abi.h), shared by `lumen profile`, which checks the counter
+ * sets on the device before the first run, and the tool library's adapter,
+ * which collects them: an agent's counters by name, and how a hardware
+ * counter is requested and turned into the reference tool's columns: X_sum
+ * for a per-instance counter (the SDK's reduce(X, sum) where the agent has
+ * it, else the sum of X's records), X[n] per TCC channel numbered across
+ * XCCs, otherwise X, the sum of its records. docs/rocprofiler-sdk.md.
  */
 #ifndef LUMEN_ROCPROFILER_H
 #define LUMEN_ROCPROFILER_H

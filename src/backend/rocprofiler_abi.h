@@ -1,19 +1,14 @@
 /*
  * rocprofiler_abi.h - the part of rocprofiler-sdk's C ABI that lumen uses,
- * declared by lumen itself so that it builds without ROCm (the SDK's own
- * headers need the HSA and HIP headers of a ROCm install).
+ * declared by lumen so that it builds without ROCm, after the public headers
+ * of SDK 0.5 (ROCm 6.3, the first with dispatch counting), 0.6 and 1.0;
+ * docs/rocprofiler-sdk.md gives each fact its header and line.
  *
- * The declarations follow the public headers of rocprofiler-sdk 0.5, 0.6
- * and 1.0 as published in ROCm/rocm-systems (projects/rocprofiler-sdk;
- * docs/rocprofiler-sdk.md lists each fact with its header and line); the
- * dispatch counting API they use exists since SDK 0.5 (ROCm 6.3), under the
- * names noted where 0.5 differs. Where the versions differ (the callback
- * tracing record, the client id) both forms are declared and the adapter
- * uses the one of the SDK it loaded (lm_rocp_api.layout). Only what lumen reads or writes is
- * declared: a struct the SDK hands over is declared up to the last field
- * lumen reads (the SDK owns the storage), and a struct lumen fills is
- * declared whole. Functions are never linked: lm_rocp_load resolves them
- * at run time (backend/rocprofiler.c).
+ * Only what lumen reads or writes is declared: a struct the SDK hands over up
+ * to the last field lumen reads, a struct lumen fills whole. Where the
+ * versions differ (the tracing record, the client id) both forms are declared
+ * and the adapter uses the loaded SDK's (lm_rocp_api.layout). Functions are
+ * never linked: lm_rocp_load resolves them at run time.
  */
 #ifndef LUMEN_ROCPROFILER_ABI_H
 #define LUMEN_ROCPROFILER_ABI_H

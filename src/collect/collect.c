@@ -2,16 +2,13 @@
  * collect.c - `lumen profile`: plan, run the application with the tool
  * library, keep every finished run, and compose the workload.
  *
- * Every run is committed to the workload's database before the next one
- * starts (its dispatch records, counter values, regions and clock samples),
- * so a profile stopped at run k keeps runs 1..k-1 and `--resume` carries on
- * from there. Composition then lines the runs up: in application replay the
- * n-th selected instance of a kernel in every run is one dispatch row; in
- * instance cycling each run of consecutive instances that went through all
- * sets is one row. Rows that miss a set are left out and reported.
- * Filters that select no dispatch of a whole run stop the profile there,
- * naming the kernels the application launched: a profile this lumen began
- * then leaves nothing behind, one it resumed keeps its runs.
+ * Invariant: each run is committed to the database before the next starts, so
+ * a profile stopped at run k keeps runs 1..k-1 and --resume goes on. In
+ * application replay the n-th selected instance of a kernel in every run is
+ * one dispatch row; in instance cycling each run of instances through all
+ * sets is one (docs/workload-format.md); rows that miss a set are left out
+ * and reported. Filters that select nothing in a whole run stop the profile,
+ * naming the kernels: a new one leaves nothing, a resumed one keeps its runs.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -1,32 +1,14 @@
 /*
  * split_out.c - `lumen profile --split ranks -- mpirun -np N APP`: lumen
- * outside the MPI job, every rank collecting its share of the counter sets
- * (rank r the plan's sets r, r+N, r+2N, ...; with N at least the number of
- * sets, set r mod sets), as the ranks of `mpirun -np N lumen profile
- * --split ranks` do.
+ * outside the MPI job, rank r collecting the plan's sets r, r+N, ... (set r
+ * mod sets when N is at least the number of sets).
  *
- * Design: the profile is written as the rank.R parts that lumen inside
- * mpirun writes (one lumen database per rank with its share of the plan,
- * renumbered, and profile_option split_*), composed per rank by the same
- * code. Reading the folder then is the existing combination of a split's
- * parts (io/ranks_split.c): the same rows, checks, warnings and per-set
- * ranks as inside mode, by construction, and `lumen db import`, `--rank`
- * and `--mpi` treat it alike. One database of rows composed across ranks
- * would have needed a second combination of the same rows and a second
- * record of which rank collected each set.
- *
- * lumen does not know N before the application starts: the tool library
- * in each process reads its rank and size from the launcher's environment
- * and keeps its share (lm_tool_config_take_share), writing OUTPUT.rankR.PID.
- * After the first run lumen reads N from those records, creates the parts
- * and runs the application until the largest share is done: ceil(sets /
- * N) runs in all, one with instance cycling. Each run's records go into
- * the part of their rank; a rank whose share is done that run collects
- * nothing and its records are dropped. A later run of another number of
- * ranks is an error. --resume reads the parts back (option split_outside
- * marks them), rebuilds the whole plan from their shares and runs what a
- * part still misses; the parts whose run k finished drop that run's
- * records again.
+ * It writes the rank.R parts that lumen inside mpirun writes, composed by the
+ * same code, so reading (ranks/split.c), `lumen db import`, --rank and --mpi
+ * treat both alike. lumen learns N from the first run's records and runs
+ * ceil(sets / N) times in all. Invariant: a run's records go into their own
+ * rank's part, and a later run of another N is an error. docs/mpi.md,
+ * "Splitting the counter sets over ranks".
  */
 #include <dirent.h>
 #include <errno.h>

@@ -1,16 +1,14 @@
 /*
  * plan.c - from the metrics a user asks for to counter sets.
  *
- * The compiled metric graph says which columns every cell reads; those are
- * mapped to hardware counters (per-instance counters once: TCC_HIT serves
- * TCC_HIT[3] and TCC_HIT_sum), grouped by the hardware block whose budget
- * they use, and packed into sets. Because a counter only uses its own
- * block's budget, the fewest sets possible is simply the largest of: the
- * number of accumulate counters (each needs a set of its own) and, for each
- * block, its counters divided by its per-set limit, rounded up. The packer
- * always reaches that bound; within it, it keeps the numerator and
- * denominator of a ratio in one set where they fit, so that a ratio never
- * mixes two different runs or kernel instances when it can be avoided.
+ * The metric graph says which columns each cell reads; they map to hardware
+ * counters (a per-instance counter once: TCC_HIT serves TCC_HIT[3] and
+ * TCC_HIT_sum), grouped by the block whose budget they use. As a counter uses
+ * only its block's budget, the fewest sets is the larger of the number of
+ * accumulate counters (a set each) and each block's counters over its per-set
+ * limit, rounded up; the packer always reaches it. Within it a ratio's
+ * numerator and denominator share a set where they fit, so a ratio mixes two
+ * runs or instances only when that cannot be avoided.
  */
 #include <math.h>
 #include <stdio.h>

@@ -2,17 +2,13 @@
  * plan_passes.c - counter sets for GPUs whose cost is counted in passes
  * (NVIDIA through CUPTI), not bounded by per-block limits.
  *
- * CUPTI schedules the raw counters behind a config's metrics itself and
- * says how many passes the config needs; what lumen decides is how to
- * split the metrics into configs. With kernel replay one config is best:
- * CUPTI replays each kernel as often as the config needs, in one run. With
- * application replay every pass is a run of the application, and with
- * instance cycling every pass is a kernel instance, so the cost of a plan
- * is the sum of its sets' passes. The packer is greedy: metrics needing
- * most passes alone go first, each into the set whose pass count it raises
- * least (often not at all), or into a new set when that costs less; one
- * config with everything replaces the packing when it is cheaper. Every
- * cost comes from the pass counter, so the plan is what CUPTI will run.
+ * CUPTI counts a config's passes; with kernel replay one config is best (each
+ * kernel replayed in one run), while with application replay or instance
+ * cycling each pass is a run or an instance, so a plan costs the sum of its
+ * sets' passes. The packer is greedy (metrics needing most passes first, each
+ * into the set it raises least, or a new set when that costs less); one
+ * config with everything wins when cheaper. Invariant: every cost is CUPTI's
+ * own count, so the plan is what CUPTI will run.
  */
 #include <stdio.h>
 #include <stdlib.h>

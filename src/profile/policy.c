@@ -1,20 +1,14 @@
 /*
  * policy.c - the vendor-neutral decisions made inside the profiled
- * application: is this dispatch selected (kernel name, instance, dispatch
- * id, GPU, region), and which counter set does it get (the run's set in
- * application replay, the next set of the kernel's cycle in instance
- * cycling, or an assigned one in a run that fills gaps). Backends only
- * translate vendor callbacks into these calls.
+ * application: is this dispatch selected (kernel name, instance, dispatch id,
+ * GPU, region), and which counter set does it get (application replay,
+ * instance cycling, or an assigned set); backends only translate.
  *
- * Kernel-name filters are evaluated once per kernel symbol, so the
- * per-dispatch path is a table lookup, a counter increment and a few
- * comparisons. It takes no lock that other threads take: kernels are
- * added under the lock and published with release/acquire atomics,
- * instance and selection counters are atomics (each on a cache line of
- * its own), region stacks are per thread, and process-wide ranges are read
- * under the lock only while one is open. Each thread remembers its last
- * kernel and its stack, so a dispatch reads no line another thread
- * writes but its kernel's instance counter.
+ * Invariant: a dispatch takes no lock another thread takes and reads no cache
+ * line another thread writes but its kernel's instance counter: name filters
+ * run once per kernel, kernels are published with release/acquire atomics,
+ * counters are atomics on lines of their own, region stacks are per thread.
+ * docs/rocprofiler-sdk.md.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>

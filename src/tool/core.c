@@ -1,36 +1,14 @@
 /*
- * core.c - liblumen_tool: the library `lumen profile` loads into the
- * application (LD_PRELOAD; ROCP_TOOL_LIBRARIES or CUDA_INJECTION64_PATH for
- * the vendor runtimes).
+ * core.c - the vendor-neutral core of liblumen_tool, the library `lumen
+ * profile` loads into the application (core.h); rocprofiler.c and cupti.c
+ * attach it to a GPU runtime and forward the runtime's callbacks to it.
  *
- * This file is the vendor-neutral core (core.h). At load time it reads its
- * configuration (LUMEN_TOOL_CONFIG: the counter sets, the replay mode, the
- * filters) and builds the policy. A backend (rocprofiler.c,
- * cupti.c) attaches it to
- * the GPU runtime and forwards the runtime's callbacks. Dispatches are
- * decided by the policy; their timestamps, counters and regions are
- * appended to a records file that `lumen profile` reads after the run.
- * The record of a dispatch that collects nothing goes into a buffer of
- * the launching thread, so that such a dispatch costs no system call and
- * takes no lock another application thread takes; a buffer goes to the
- * file when it is full, every RECORD_FLUSH_MS from a background thread,
- * at a marker, at a fork, at the end, and from a handler of the fatal
- * signals. The record of a dispatch that collected counters goes to the
- * file at once, with the thread's buffer before it: a program that
- * crashes or is killed keeps every counter it collected (and all but the
- * last few milliseconds of the dispatches it did not). The file is
- * written through a shared mapping of a window of it, so that "at once"
- * is a copy into the kernel's page cache, not a system call. Every process has a file of its own (the
- * configured path and the pid: OUTPUT.PID), opened at load time and again
- * in a forked child, so that the processes of one application (one per
- * GPU, MPI ranks, helpers) never write into each other's records; the
- * first line names the process: pid, host and the MPI rank its launcher
- * gave it. With --split ranks and lumen outside mpirun, a rank's process
- * keeps only its share of the configured sets and writes OUTPUT.rankR.PID,
- * so that lumen puts each rank's records into that rank's part. lumen's
- * region markers are defined here too, so
- * that they take over the no-op markers library when the program runs
- * under lumen. A background thread samples GPU clocks.
+ * It builds the policy from LUMEN_TOOL_CONFIG, appends each dispatch's
+ * timestamps, counters and regions to its process's own records file, defines
+ * lumen's region markers and samples GPU clocks. Invariants: a dispatch that
+ * collects nothing costs no system call and no shared lock; one that
+ * collected counters is in the file at once, so a killed program keeps it.
+ * docs/workload-format.md, "The records file".
  */
 #include <errno.h>
 #include <fcntl.h>

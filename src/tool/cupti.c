@@ -1,29 +1,14 @@
 /*
- * cupti.c - the CUPTI adapter of the tool library: liblumen_tool.so
- * exports InitializeInjection, which the CUDA driver calls during cuInit
- * when CUDA_INJECTION64_PATH names the library. Like the rocprofiler-sdk
- * adapter it only translates: the core (core.h) decides which counter set
- * each launch collects (filters, regions, set choice, instance cycling);
- * the adapter runs that set's config for the launch through CUPTI's Range
- * Profiler (auto range, kernel replay: one range per kernel, CUPTI replays
- * the kernel for the config's passes and restores its memory) and hands the
- * decoded values (backend/cupti_range.h) back. A launch the core does not
- * select runs unprofiled. NVTX ranges (CUPTI forwards them when
- * NVTX_INJECTION64_PATH names libcupti) become lumen regions.
- *
- * One launch is one Range Profiler session (SetConfig, Start, launch, Stop,
- * Decode), so switching configs between launches needs nothing more, and a
- * range always belongs to the launch that opened the session. CUPTI and
- * the driver are the ones the process loaded; their functions are
- * resolved with dlsym. The first launch sets everything up (the driver is
- * initialized by then): profiler, chip, config images, system information.
- *
- * It builds with the headers of every CUDA from 12.6 on: what only newer
- * headers declare is behind CUPTI_API_VERSION checks, and the calls that
- * differ between versions are chosen at run time by what the loaded
- * library exports (cuptiSubscribe_v2 from 13.0, else cuptiSubscribe). A
- * library older than lumen needs is refused with its version and the one
- * needed (lm_cupti_library_check).
+ * cupti.c - the CUPTI adapter of the tool library: liblumen_tool.so exports
+ * InitializeInjection, which the CUDA driver calls during cuInit when
+ * CUDA_INJECTION64_PATH names it. It only translates: the core (core.h)
+ * chooses each launch's counter set; the adapter runs that set's config
+ * through CUPTI's Range Profiler (auto range, kernel replay), hands the
+ * decoded values back and turns NVTX ranges into lumen regions. Invariant:
+ * one launch is one Range Profiler session, so a range always belongs to its
+ * launch and configs switch freely between launches. CUPTI and the driver are
+ * the process's own, resolved with dlsym; versions: docs/nvidia.md, "CUPTI by
+ * version".
  */
 #include <dlfcn.h>
 #include <math.h>

@@ -1,18 +1,14 @@
 /*
  * rocprofiler.c - the rocprofiler-sdk adapter of the tool library:
- * liblumen_tool.so exports rocprofiler_configure, so the SDK's registration
- * finds it (LD_PRELOAD or ROCP_TOOL_LIBRARIES). The adapter only
- * translates: the core (core.h) decides which counter set each dispatch
- * collects (filters, regions, set choice, instance cycling), and the
- * adapter returns that set's config for the dispatch's agent, turns the
- * counter records that arrive after completion (on an SDK thread) into
- * lumen's columns (backend/rocprofiler.h), and forwards kernel symbols
- * (demangled, as the reference tool shows them) and ROCTx ranges.
- *
- * All configs (one per set per GPU agent) are built in initialize, never
- * in the dispatch callback, which takes no lock: kernels are found in a
- * table published with atomics. The SDK is the one the process already loaded
- * (its functions resolved with dlsym, declarations of rocprofiler_abi.h).
+ * liblumen_tool.so exports rocprofiler_configure, which the SDK's
+ * registration finds (LD_PRELOAD or ROCP_TOOL_LIBRARIES). It only translates:
+ * the core (core.h) chooses each dispatch's counter set; the adapter returns
+ * that set's config for the agent, turns the counter records that arrive
+ * after completion into lumen's columns (backend/rocprofiler.h) and forwards
+ * demangled kernel symbols and ROCTx ranges. Invariant: every config is built
+ * in initialize, and the dispatch callback takes no lock. The SDK is the
+ * process's own, resolved with dlsym (rocprofiler_abi.h).
+ * docs/rocprofiler-sdk.md.
  */
 #include <pthread.h>
 #include <stdatomic.h>
