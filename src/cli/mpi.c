@@ -1,36 +1,14 @@
 /*
- * mpi.c - `mpirun -np K lumen analyze --mpi -w DIR`: the rank.R parts of
- * an MPI profile read by K processes, analysed by process 0.
+ * mpi.c - `mpirun -np K lumen analyze --mpi -w DIR`: the rank.R parts of an
+ * MPI profile loaded by K processes, merged and analysed by process 0.
  *
- * Compiled only where CMake finds MPI (Open MPI), into a module of its own
- * (lumen-mpi.so, beside the binary) that the binary opens for --mpi only:
- * linked into lumen, Open MPI and the libraries it needs would load with
- * every command. The module's one export is the table at the end; the
- * lumen functions it calls are the binary's (exported for it, see
- * CMakeLists.txt). Process 0 runs the
- * ordinary analysis; its reader (src/ranks/read.c) takes the parts through an
- * lm_part_source whose loads come from here. The parts go in rounds: each
- * process takes a block of B consecutive parts in turn (B = N / K rounded
- * up, at most 8), so a round covers K * B parts. A process other than 0
- * loads its block and packs each part (lm_ranks_wire_pack); an
- * MPI_Allreduce then gives every process the lowest part that failed,
- * before anything is exchanged. Parts below it go to process 0, one
- * message each, sent without waiting while the next block loads; process 0
- * loads its own block as it goes, and unpacks and merges every part in
- * part order through the merge a single process runs. The failed part's
- * process sends its diagnostic instead, process 0 prints it (or its own,
- * when one of its parts failed first) and every process stops after the
- * round. So the merged workload is the one a single process reads, the
- * error is the one a single process gives (the lowest part's, once), and
- * no process is left waiting in a collective: process 0 joins the next
- * round's Allreduce with -1 when it stops for a reason of its own (a merge
- * error, a bad flag). Process 0 holds one part of its own or one received
- * at a time besides the merged tables; the others hold two blocks packed.
- * The others write nothing; at the end process 0's exit status is
- * broadcast so that all exit alike.
- * Waits poll a nonblocking request with short sleeps rather than spin in
- * Open MPI's blocking calls: the processes of a node share its cores, and
- * process 0, which merges and evaluates, should get them.
+ * Built only where CMake finds Open MPI, as the module lumen-mpi.so that the
+ * binary opens for --mpi alone, so that no other command loads Open MPI; its
+ * one export is the table at the end, and the lumen functions it calls are
+ * the binary's (CMakeLists.txt). Invariants: process 0 merges every part in
+ * part order through the single-process merge, so the result and the error
+ * are a single process's; no process is left waiting in a collective; all
+ * exit with process 0's status. docs/mpi.md.
  */
 #include <limits.h>
 #include <mpi.h>

@@ -1,16 +1,13 @@
 /*
- * ranks.c - what the merged rank.R parts of an MPI profile keep in a
- * lumen database besides their rows: every part's system information
- * (rank_sysinfo) and roofline (column_data source "roofline@P", P > 0),
- * and, for the parts of a --split ranks profile combined into one view,
- * the rank that collected each counter set of the plan (set_rank).
- * Part 0's system information and roofline are also the workload's own
- * (sysinfo, source "roofline"), so everything that reads one workload's
- * system information reads the first rank's, as before these tables
- * existed; a reader asked for one rank takes that rank's part. A rank's
- * own part of a --split ranks profile says which sets it holds in its
- * profile options. Kept apart from db/db.c, which holds the rows every
- * workload has (schema version 4; docs/workload-format.md).
+ * ranks.c - what the merged rank.R parts of an MPI profile keep in a lumen
+ * database besides their rows: every part's system information (rank_sysinfo)
+ * and roofline (column_data source "roofline@P", P > 0), and, for a --split
+ * ranks profile, the rank that collected each set (set_rank). Part 0's are
+ * also the workload's own (sysinfo, "roofline"), so a reader of one workload
+ * reads the first rank's; a reader asked for one rank takes its part. A
+ * rank's own part of a --split ranks profile lists its sets in its profile
+ * options. The rows every workload has are db/db.c's
+ * (docs/workload-format.md).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,16 +1,14 @@
 /*
- * columns.c - the merged tables of an MPI profile's rank.R parts,
- * column by column: appending a part's rows, the statistics summed from
- * the parts' own, columns of one value shared, decoding a part's columns
- * straight into the merged tables, and the merged order of columns and
- * text ids (the parts' order, whatever order they were read in).
+ * columns.c - the merged tables of an MPI profile's rank.R parts, column by
+ * column: appending a part's rows, summing the parts' statistics, sharing
+ * columns of one value, decoding a part's columns straight into the merged
+ * tables, and the merged order of columns and text ids (the parts' order,
+ * whatever order they were read in).
  *
- * When every part is read from its database the merged tables get their
- * counted columns before pass 2 and each part's read decodes into its
- * rows there, so a part costs no table of its own and no copy; the
- * parts' reads have counted blanks and integers, so the merge adds those
- * up instead of passing over every cell. Both keep the merged tables
- * equal, bit for bit and statistic for statistic, to appending copies.
+ * When every part comes from its database, the merged columns exist before
+ * pass 2 and each part decodes into its rows there: no table of its own, no
+ * copy, counts added up rather than recounted. Invariant: the merged tables
+ * equal appended copies, bit for bit and statistic for statistic.
  */
 #include <math.h>
 #include <stdio.h>

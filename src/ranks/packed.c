@@ -1,32 +1,14 @@
 /*
- * packed.c - merged counter columns of an MPI profile's rank.R
- * parts kept packed.
+ * packed.c - the merged counter columns of an MPI profile's rank.R parts that
+ * only the evaluator reads (LM_DB_WANT_LATER), kept packed.
  *
- * The counter columns that only the evaluator reads (the want's
- * LM_DB_WANT_LATER) are left by a part's read of its database as their
- * stored token planes (db/columns.c), which are taken as they are and
- * only their marks walked; a part loaded elsewhere, or a column stored
- * otherwise, is decoded into the reading thread's scratch
- * (lm_ranks_place), whose pages stay warm from part to part, and packed
- * from there. Either way, on the reading thread, into token planes of
- * the merge's own: a token a row, 0 for a blank, else 1 + the zigzag of
- * the difference to the previous integer, as many bytes wide as the
- * largest needs, grouped by byte position (the column codec's integer
- * form, which lm_colcodec_int_rows reads, with its marks every
- * LM_COLCODEC_MARK_ROWS rows and finer ones every SUB_ROWS), one
- * to three bytes a row where a double takes eight, in one block per part
- * and table. A column that holds anything else (fractions, -0.0, NaN
- * payloads) is copied as doubles, as before. The merged column is then a
- * deferred column whose fetch hands each run of rows that falls in one
- * part to lm_colcodec_int_rows on that part's planes, gives a part that
- * held one value that value, and reads the rows of the parts that held it
- * otherwise (doubles, blanks) from the merged values; a column whose
- * every part held one value, not the same, is read that way too. So the
- * merged tables write no column-sized array for those columns, their
- * memory is the packed size whatever the counters hold, the streaming
- * evaluator reads them in blocks of dispatches as it reads a view from
- * the store, and every value keeps its bits. Parts that another process
- * loaded (lumen analyze --mpi) are packed the same way on arrival.
+ * Each part's integer columns become token planes of the merge's own, in the
+ * column codec's integer form (read with lm_colcodec_int_rows), one to three
+ * bytes a row where a double takes eight; anything else is copied as doubles.
+ * The merged column is a deferred column whose fetch decodes the rows a block
+ * asks for. Invariants: every value keeps its bits, and these columns cost
+ * their packed size, never a column-sized array. docs/mpi.md, "Reading what
+ * the analysis needs".
  */
 #include <math.h>
 #include <stdint.h>

@@ -1,22 +1,14 @@
 /*
- * read.c - the parts of an MPI profile read as one workload.
+ * read.c - the rank.R parts of an MPI profile read as one workload.
  *
- * `mpirun -np N lumen profile -w DIR` leaves one complete workload per
- * rank, DIR/rank.R. Reading DIR merges them on demand, rank by rank: a
- * first pass asks each part only for its dispatch count and column names
- * (a few rows of its database), so the merged tables are sized once; the
- * second loads one part at a time, appends its rows and frees it. At most
- * one part and the merged tables are in memory, and nothing is copied on
- * disk. Rows keep the rank (and host) of their process; a column that some
- * parts lack is blank (NaN) on their rows, as a counter not collected is.
- * Both passes run on up to one thread per processor, the merged order
- * being part order whatever finished first; the parts may also come from
- * elsewhere (lm_part_source: the processes of `lumen analyze --mpi`). The
- * parts of a --split ranks profile are combined in ranks/split.c, the
- * merged columns kept in ranks/columns.c. A read for analysis loads only
- * the counter columns it evaluates (lm_workload_options.choose, decided
- * for the first part's architecture after pass 1) and, with --rank, only
- * the selected ranks' parts.
+ * Two passes, on up to one thread per processor: the first asks each part for
+ * its dispatch count and column names only, so the merged tables are sized
+ * once; the second loads each part (for analysis, only the columns it
+ * evaluates and, with --rank, only the selected parts), appends its rows and
+ * frees it. Invariants: rows are in part order whatever finished first, keep
+ * their rank and host, and are blank in a column their part lacks. Parts may
+ * come from other processes (lm_part_source); a --split ranks profile is
+ * combined in ranks/split.c. docs/mpi.md.
  */
 #include <ctype.h>
 #include <dirent.h>

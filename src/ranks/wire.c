@@ -1,19 +1,14 @@
 /*
- * wire.c - one loaded workload as a flat byte message and back.
+ * wire.c - one loaded workload as a flat byte message and back: the parts
+ * `lumen analyze --mpi` sends to process 0.
  *
- * `lumen analyze --mpi` reads the rank.R parts of an MPI profile in
- * several processes; each sends the parts it loaded to process 0, which
- * merges them as if it had read them itself. The message holds exactly
- * what the merge reads (tables with their column statistics and text ids,
- * system information, regions, executions, per-row rank, host and clock
- * source), values as their 64-bit patterns, so the unpacked workload gives
- * the merged tables, and every figure computed from them, to the bit. The
- * layout is native (both ends run the same binary on one kind of machine):
- * counts as uint64, values as memory images, strings with their length
- * (NULL distinct from ""), value arrays at multiples of 8 bytes so that
- * the receiver can leave them where they arrived (the merge copies them
- * out at once). Unpacking checks every length against the message and
- * refuses a short or inconsistent one.
+ * The message holds exactly what the merge reads (tables with column
+ * statistics and text ids, system information, regions, executions, each
+ * row's rank, host and clock source), values as their 64-bit patterns, so the
+ * merged result is the same to the bit. The layout is native (one binary, one
+ * kind of machine): uint64 counts, strings with their length (NULL distinct
+ * from ""), value arrays 8-byte aligned so that they stay where they arrived.
+ * Unpacking refuses a short or inconsistent message.
  */
 #include <math.h>
 #include <stdint.h>
