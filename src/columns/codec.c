@@ -1,29 +1,14 @@
 /*
- * codec.c - the compact encoding of a stored counter column
- * (column_data.data with codec = 1).
+ * codec.c - the compact encoding of a stored counter column (column_data.data
+ * with codec = 1): 'C' one bit pattern for every row, 'I' integer tokens (0 a
+ * blank, else 1 + zigzag of the difference to the previous integer) grouped
+ * by byte position under zstd, 'S' the 8 bytes of every other double grouped
+ * by byte position under zstd.
  *
- * A counter column is mostly one of three things: the same value in every
- * row (an idle block's zeros, a constant such as a wave size), integers
- * that change a little from row to row, or doubles (rates, clocks, derived
- * values). Each gets the cheapest encoding that gives its 64-bit patterns
- * back exactly, so NaN payloads, -0.0 and denormals survive untouched:
- *
- *   'C' + 8 bytes      every row holds this bit pattern
- *   'I' + width + zstd frame
- *                      integers |v| < 2^62 and the canonical NaN (a blank):
- *                      per row a token, 0 for NaN, else 1 + zigzag(v -
- *                      previous integer), `width` bytes wide (the fewest
- *                      that hold the largest), grouped by byte position
- *   'S' + zstd frame   anything else: the 8 bytes of every value grouped by
- *                      byte position (all low bytes, then the next, ...),
- *                      which puts the slowly varying exponent bytes together
- *
- * Grouping bytes by position, rather than a variable-length code, leaves
- * the redundancy to zstd (a column of small counts is a plane of low bytes
- * and planes of zeros) and decodes without a branch per byte: a view
- * decodes a few hundred columns of 100,000 rows. Decoding checks every
- * length against the row count before writing, so a truncated or altered
- * blob is reported, never read past.
+ * Invariants: every 64-bit pattern comes back (NaN payloads, -0.0); decoding
+ * checks every length against the row count, so a truncated or altered blob
+ * is reported, never read past. Byte planes leave the redundancy to zstd and
+ * decode without a branch per byte (layout: docs/workload-format.md).
  */
 #include <math.h>
 #include <stdint.h>
@@ -32,8 +17,8 @@
 
 #include "columns/columns.h"
 
-/* zstd's level 1: the fastest; higher levels gain a few percent on these
- * streams and cost import time. */
+/* zstd's level 1: the fastest; higher levels gain little on these streams
+ * and cost import time (docs/perf.md). */
 #define ZSTD_LEVEL 1
 /* Integers that stay exact as int64 deltas of each other. */
 #define INT_LIMIT 4611686018427387904.0 /* 2^62 */

@@ -1,33 +1,23 @@
 /*
- * pack.c - a table's deferred columns read from their file once and
- * kept packed in memory, for a caller that reads every column more than
- * once (an import: the columns go to the store in groups that follow the
- * fingerprint's name order, each group a pass over every record, then the
- * default view reads its columns again).
+ * pack.c - a table's deferred columns read from their file once and kept
+ * packed in memory, for a caller that reads every column more than once.
  *
- * The rows go in blocks of PACK_ROWS (256: a block of every column of a
- * counter file, as doubles, stays in the processor's cache between its
- * conversion and its packing; 1,024 rows took a third longer). A block of
- * a column is
- * one of: a single bit pattern (an idle counter's zeros, a constant: no
- * bytes), the column codec's integer token planes (a token a row, 0 for a
- * blank, else 1 + the zigzag of the difference to the previous integer,
- * as many bytes wide as the block's largest token, grouped by byte
- * position; each block starts from 0, so its marks are known without a
- * walk), or its doubles as they are (fractions, -0.0, NaN payloads), so
- * every value keeps its bits. Counters are small integers that change
- * slowly: one or two bytes a row where a double takes eight. The two
- * halves of the blocks are read and packed on two threads, each into its
- * own region (reserved address space, backed only as it is written). The
- * table's fetch then decodes the rows asked for with lm_colcodec_int_rows
- * and the file is let go. When the packs would exceed the caller's cap
- * (counters that are not integers), the table is left as it was.
+ * Rows go in blocks of PACK_ROWS; a block of a column is one bit pattern, the
+ * column codec's integer token planes (each block starting from 0), or its
+ * doubles as they are, so every value keeps its bits and a counter takes a
+ * byte or two a row. Two threads pack the two halves of the blocks, each into
+ * a region of its own; the fetch decodes with lm_colcodec_int_rows and the
+ * file is let go. Over the caller's cap the table is left as it was.
+ * docs/streaming.md, "Reading each file once".
  */
 #include <stdint.h>
 #include <string.h>
 
 #include "columns/columns.h"
 
+/* 256 rows: a block of every column of a counter file, as doubles, stays in
+ * the processor's cache between its conversion and its packing (larger
+ * blocks were slower: docs/perf.md). */
 #define PACK_ROWS 256
 _Static_assert(PACK_ROWS < LM_COLCODEC_MARK_ROWS, "a block's only mark is its first");
 

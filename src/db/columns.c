@@ -1,28 +1,14 @@
 /*
- * columns.c - reading the counter columns of one source (pmc_perf, an
- * accumulate table, roofline) out of column_data, all of them or only
- * those a caller wants.
+ * columns.c - the counter columns of one source (pmc_perf, an accumulate
+ * table, roofline) read out of column_data, all or those a caller wants, and
+ * written there through lm_table_each_column, in groups of columns.
  *
- * A view needs a fraction of a workload's thousand columns, so the names
- * are listed first (a query that touches no blob) and only the chosen
- * columns' data is fetched and decoded, one at a time through one codec,
- * so that no more than one compressed column is held at once. Columns
- * that hold one value in every row (zeros of idle blocks, constants)
- * share one array per value instead of filling a column each; each column's
- * blank count and integer flag (what lm_table_finish computes) are counted
- * as it is decoded, while it is in cache. A column that the caller reads
- * only through lm_table_fetch (LM_DB_WANT_LATER) and that holds integers
- * is not decoded at load: its token planes are kept (a byte or two per
- * row where a double takes eight, packed together on huge pages) with the
- * running integer every
- * LM_COLCODEC_MARK_ROWS rows, and the table's fetch decodes the rows a
- * block asks for, so a view writes no column-sized arrays. Stores
- * written before the codec (no column_data.codec) hold raw doubles and are
- * read as they are.
- *
- * Writing goes through lm_table_each_column, so a table whose columns
- * stay in their CSV file is written in groups of columns read back from
- * it, never held whole.
+ * Names are listed without touching a blob; only the chosen columns are
+ * fetched and decoded, one at a time, so one compressed column is held at
+ * once. Columns of one value share an array per value; integer columns read
+ * only through lm_table_fetch (LM_DB_WANT_LATER) keep their token planes and
+ * are decoded block by block, so a view writes no column-sized array. Stores
+ * without column_data.codec hold raw doubles (read as such).
  */
 #include <math.h>
 #include <stdio.h>

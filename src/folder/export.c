@@ -1,21 +1,15 @@
 /*
- * export.c - write a workload in the reference tool's folder layout
- * (pmc_perf.csv, the SQ_* accumulate tables, sysinfo.csv, roofline.csv),
- * so that a lumen profile can be read by rocprofiler-compute, Omniperf or
- * anything else built on their files.
+ * export.c - a workload written in the reference tool's folder layout
+ * (pmc_perf.csv, the SQ_* accumulate tables, sysinfo.csv, roofline.csv), for
+ * rocprofiler-compute, Omniperf or anything built on their files.
  *
- * Tables are written column by column as they are held, under the names
- * they were read with: numbers with 17 significant digits (integers
- * without a fraction), so that reading the files back gives the same
- * doubles; the cells of a column read with its text (lm_column.text_ids:
- * the kernel names, and every column holding text when the workload was
- * read with lm_workload_options.keep_text) as they were, quoted as CSV
- * requires; blanks stay blank. Reading the folder back gives the tables
- * the workload had, so its analysis is the same. A workload read from a
- * lumen database has every dispatch column, and of a column of text only
- * the first cell: its empty dispatch columns are left out, and that text
- * stands in its column's cells without a number (write_table). A replay of
- * the simulated device stays marked as one (LM_ORIGIN_FILE).
+ * Invariant: reading the folder back gives the tables the workload had:
+ * numbers with 17 significant digits, text cells as read (quoted as CSV
+ * requires), blanks blank. A workload read from a database has every dispatch
+ * column but, of a text column, only the first cell: its empty dispatch
+ * columns are left out, and that text fills its column's cells that hold no
+ * number (write_table). A simulated replay stays marked as one
+ * (LM_ORIGIN_FILE).
  */
 #include <errno.h>
 #include <math.h>

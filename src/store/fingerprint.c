@@ -4,13 +4,11 @@
  * tables, regions; docs/workload-format.md), and the import's write that
  * computes it from the pmc columns while they are written.
  *
- * The stream is fed to the hash a column at a time, so the contents are
- * never copied into it, and the columns a folder's import reads to write
- * are the ones it hashes: the pmc values are read from their files once,
- * and hashed on a second thread while the writer writes when they are
- * already in memory. Every part says how long it is, so two different
- * workloads never make the same stream; what a match means for an import
- * is the store's to decide (store.c).
+ * The stream goes to the hash a column at a time, never copied, from the
+ * columns the import reads anyway (hashed on a second thread while the writer
+ * writes, when they are in memory). Every part carries its length, so two
+ * different workloads never make the same stream; what a match means for an
+ * import is the store's to decide (store.c).
  */
 #include <ctype.h>
 #include <stdio.h>
