@@ -6,7 +6,8 @@
  * relocation of the catalogs' pointers. A catalog asked for is made once:
  * one allocation holds the catalog and a copy of each array that has
  * strings, and the strings are pointed back in. A run uses one or two of
- * the catalogs, some 60 KB each; they live until the process ends.
+ * the catalogs (their size: docs/perf.md); they live until the process
+ * ends.
  */
 #include <pthread.h>
 #include <stdalign.h>

@@ -1,17 +1,14 @@
 /*
- * emit.c - writing a compiled catalog as C source, and the one order in
- * which a catalog's strings are visited.
+ * emit.c - writing a compiled catalog as C source, and the one order in which
+ * a catalog's strings are visited.
  *
- * The build runs the metric compiler over metrics/<arch>/ and links the
- * result in, so lumen never parses a built-in formula at run time. The
- * arrays are emitted without their strings: a table of pointers in a
- * position-independent binary is rewritten by the loader at every start
- * (some 1 MB of them over all catalogs, each page copied on write, which
- * was most of the cost of a small analysis), while tables of numbers stay
- * in read-only pages that are only read in when used. The strings go to
- * one shared, de-duplicated block, and each catalog lists, field by field
- * in lm_catalog_visit_strings' order, where its strings start in it;
- * builtin.c puts the pointers back when a catalog is first asked for.
+ * The build compiles metrics/<arch>/ and links the result in, so no built-in
+ * formula is parsed at run time. The arrays hold no pointers, which the
+ * loader would rewrite at every start, page by page; their strings go to one
+ * shared, de-duplicated block, each catalog lists where its strings start in
+ * it in lm_catalog_visit_strings' order, and builtin.c puts the pointers back
+ * when a catalog is first asked for. Why: docs/streaming.md, "The catalogs
+ * without pointers".
  */
 #include <math.h>
 #include <stdio.h>

@@ -1,21 +1,14 @@
 /*
  * metrics.h - the metric language and its compiler and evaluator.
  *
- * Pipeline: definition files (YAML) -> expressions parsed into trees ->
- * one graph per architecture in which every distinct computation is one
- * node (named quantities, common subexpressions and constants shared) ->
- * a catalog of panels, tables and cells that point at graph nodes -> a bulk
- * evaluator that runs the graph over all selected dispatches at once.
- *
- * The built-in catalogs are produced by this same compiler at build time
- * and linked in as constant data (see lm_metrics_builtin); a user's
- * --metrics-dir goes through lm_metrics_compile_dir at run time.
- *
- * Semantics follow the reference tool: counters are per-dispatch vectors,
- * arithmetic is per dispatch, aggregates (AVG, MIN, MAX, MEDIAN, STD,
- * QUANTILE) reduce over the selected dispatches skipping NaN, `x if c else
- * None` drops a dispatch from the aggregate, and a counter that is absent
- * from the data makes the whole cell missing (blank).
+ * Definition files (YAML) are parsed into expression trees, compiled into one
+ * graph per architecture (each distinct computation one node) and a catalog
+ * of panels, tables and cells pointing at its nodes, which a bulk evaluator
+ * runs over all selected dispatches at once. Built-in catalogs are compiled
+ * at build time (lm_metrics_builtin), --metrics-dir at run time
+ * (lm_metrics_compile_dir). Semantics are the reference tool's: arithmetic
+ * per dispatch, aggregates skip NaN, `x if c else None` drops a dispatch, an
+ * absent counter blanks the cell. docs/metric-format.md.
  */
 #ifndef LUMEN_METRICS_H
 #define LUMEN_METRICS_H

@@ -1,20 +1,14 @@
 /*
- * ostat.c - exact medians and quantiles without keeping the operand.
+ * ostat.c - exact medians and quantiles without keeping the operand, for when
+ * the order statistics' operands would not fit the memory budget.
  *
- * When the operands of the order statistics would not fit the memory
- * budget, the evaluator reads the blocks again instead of keeping one
- * double per dispatch. The values go through the radix sort's monotone
- * key (fold.c): a first pass counts the keys' top 11 bits (and the
- * smallest and largest key of each bucket), which gives, for every wanted
- * rank, the bucket that holds it and the rank within the bucket. A rank
- * whose bucket holds one distinct key, or that is the bucket's first or
- * last, is then known. The others take a further pass: when their buckets
- * fit the budget, their keys are collected and selected; otherwise the
- * next 11 bits are counted within the bucket, down to the whole key. The
- * wanted ranks and the arithmetic on their values are those of the
- * in-memory path, so the results have the same bits. Under 64 values that
- * path sorts stably (-0 and +0 stay in row order), so the first 64 values
- * of each worker are kept and sorted the same way.
+ * The evaluator reads the blocks again: a pass counts the top 11 bits of each
+ * value's monotone key (fold.c), which places every wanted rank in a bucket;
+ * further passes collect a bucket's keys when they fit the budget, else count
+ * its next 11 bits, down to the whole key. Invariant: the ranks and the
+ * arithmetic on their values are the in-memory path's, so results have the
+ * same bits (its stable sort under 64 values included). docs/streaming.md,
+ * "Medians and quartiles in bounded memory".
  */
 #include <math.h>
 #include <stdlib.h>

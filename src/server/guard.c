@@ -2,15 +2,13 @@
  * guard.c - the server's defence against slow and greedy clients, and the
  * request checks that need no workload.
  *
- * libmicrohttpd's idle timeout starts again with every byte, so a client
- * that sends a header line every few seconds holds its connection for
- * ever; 64 of them hold every slot of their address, and on loopback all
- * local users share one address. The guard keeps one entry per open
- * connection (its socket, address, and since when it has been waiting for
- * headers). A watchdog thread shuts down the socket of any connection
- * whose headers are late; when an address is at its limit, its oldest
- * connection still sending headers makes room for the new one, so a
- * client that completes its request promptly always gets in.
+ * libmicrohttpd's idle timeout restarts with every byte, so a client that
+ * sends a header line every few seconds holds its connection for ever (64 of
+ * them every slot of an address; on loopback all local users share one). The
+ * guard tracks each open connection; a watchdog thread shuts the socket of
+ * one whose headers are late, and an address at its limit drops its oldest
+ * connection still sending headers, so a client that completes its request
+ * promptly always gets in. docs/serve.md, "Safety".
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>

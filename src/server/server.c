@@ -1,19 +1,14 @@
 /*
  * server.c - `lumen serve`: HTTP (libmicrohttpd), the JSON API and the
- * embedded GUI.
+ * embedded GUI; this file holds the request path (checks, access control,
+ * dispatch to api.c, summary.c and rows.c) and the daemon's start and stop.
  *
- * Design for hostile or merely careless clients: one thread per
- * connection (a long evaluation or a slow reader holds only its own), a
- * connection limit overall and per address, a header/URI memory limit, a
- * timeout for idle connections, no request bodies, a per-client request
- * rate limit for non-loopback clients, and a bound on how many
- * evaluations run at once. Everything is read-only: workloads are named
- * by ids the server hands out ("f0" for the first -w folder, "db:NAME" for
- * a store entry), never by paths, and static files come from a fixed
- * table. This file holds the request path (checks, access control,
- * dispatch to the endpoints of api.c, summary.c and rows.c) and the
- * daemon's start and stop; answers and caches live in respond.c and
- * cache.c.
+ * Built for hostile or careless clients: a thread per connection, limits on
+ * connections overall and per address and on header memory, idle timeouts, no
+ * request bodies, a rate limit off loopback, a bound on the evaluations at
+ * once. Read-only: workloads are named by ids the server hands out ("f0",
+ * "db:NAME"), never by paths; static files come from a fixed table. Answers
+ * and caches: respond.c, cache.c. docs/serve.md.
  */
 #include <arpa/inet.h>
 #include <errno.h>
