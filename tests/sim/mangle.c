@@ -1,17 +1,13 @@
 /*
  * mangle.c - Itanium C++ name mangling for the simulated SDK (test
- * infrastructure): a real SDK names kernels by their code object symbols,
- * which are mangled ("_Z7vecCopyPdS_S_ii.kd"), while a recording holds the
- * demangled names the reference tool showed. The simulation hands out the
- * mangled symbol, so that lumen's demangling is what gives the name back.
- *
- * It mangles the signatures a small grammar covers: a plain or
- * namespace-qualified function name, then parameters of builtin types,
- * plain class names, const, pointers and references, with the ABI's
- * substitutions (S_, S0_, ...) of repeated non-builtin types, and the
- * " [clone .kd]" suffix as ".kd". Anything else (templates, operators,
- * anonymous namespaces, names without parameters) is refused, and the
- * simulation reports that name as recorded.
+ * infrastructure): a real SDK names kernels by their mangled code object
+ * symbols ("_Z7vecCopyPdS_S_ii.kd") while a recording holds the demangled
+ * names, so the simulation hands out the mangled symbol and lumen's
+ * demangling gives the name back. A small grammar is covered: plain or
+ * namespace-qualified names, then parameters of builtin types, class names,
+ * const, pointers, references, substitutions (S_, S0_, ...) of repeated
+ * non-builtin types, and " [clone .kd]" as ".kd". Anything else is refused,
+ * and the simulation reports that name as recorded.
  */
 #include <ctype.h>
 #include <stdio.h>

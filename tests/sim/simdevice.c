@@ -2,23 +2,13 @@
  * simdevice.c - the device below the SIMULATED rocprofiler-sdk (test and
  * demonstration infrastructure: it replays a recording, never measures).
  *
- * At start-up it registers the tool of the process the way the SDK's
- * registration does: it looks up rocprofiler_configure, calls it, then the
- * tool's initialize; the tool's finalize runs at exit. A launch of kernel
- * K executes the next recorded dispatch of K: the n-th instance replays
- * recorded dispatch n mod R (R recorded dispatches of K), and a replay
- * beyond the recording (n >= R) is a new execution whose counters and
- * duration differ from the recorded ones by up to 2%, so that successive
- * instances never repeat one execution (with LUMEN_SIMSDK_RERUNS=vary,
- * each process is a new execution too). The tool's dispatch callback runs
- * on the launching thread, in launch order, before the launch is queued;
- * the counter records of the config it chose are delivered later by a
- * completion thread of the device (at most QUEUE_PACKETS launches wait
- * for it: a launch into a full queue waits). New kernels are announced through
- * code-object tracing (kernel symbol registration) before their first
- * dispatch (under their code object symbols: mangled, as a real runtime's
- * are), ROCTx calls through marker tracing. A counter the recording holds
- * no value for gets no record.
+ * It registers the process's tool as the SDK does. The n-th launch of a
+ * kernel replays its recorded dispatch n mod R; a replay beyond the recording
+ * differs by up to 2%, so no two instances repeat an execution. Dispatch
+ * callbacks run on the launching thread in launch order; counter records come
+ * later from a completion thread (at most QUEUE_PACKETS launches wait).
+ * Kernels are announced mangled through code-object tracing, ROCTx through
+ * marker tracing. docs/rocprofiler-sdk.md.
  */
 #include <dlfcn.h>
 #include <math.h>

@@ -1,24 +1,14 @@
 /*
- * simsdk.c - a SIMULATED rocprofiler-sdk, for tests and demonstrations
- * only: it implements the subset of the SDK's C ABI that lumen uses, as
- * the SDK declares it (sim/sdk_abi.h, the simulation's own declarations,
- * not lumen's), over a recorded workload folder
- * (LUMEN_SIM_RECORDING). Nothing it reports is a measurement.
+ * simsdk.c - a SIMULATED rocprofiler-sdk, for tests and demonstrations only:
+ * the subset of the SDK's C ABI lumen uses (declared in sim/sdk_abi.h, not
+ * lumen's headers) over a recorded folder (LUMEN_SIM_RECORDING). Nothing it
+ * reports is a measurement: it says so through lumen_device_replay, which no
+ * real SDK exports.
  *
- * It is built as librocprofiler-sdk.so in the build tree and found, like
- * the real one, through LUMEN_ROCPROFILER_SDK or the loader's path. The
- * agents are GPUs described the way the driver describes a real one
- * (rocprofiler_agent_v0_t: compute units, SIMDs, shader arrays, wave
- * slots, clocks, caches, memory banks), with the values of the
- * recording's sysinfo.csv, so that lumen reads a device's system
- * information with the same code it uses on hardware. It says that it
- * replays a recording through lumen's device extension
- * (lumen_device_replay, which no real SDK exports).
- * LUMEN_SIMSDK_LAYOUT (0.5, 0.6, 7.0 or dev, the default) selects the
- * SDK version whose layouts and behaviour it takes, where it models them
- * (the version reported and counter info here; the tracing record, the
- * client id and finalization in simdevice.c); LUMEN_SIMSDK_VERSION (e.g. 0.4.2)
- * makes it report another version, so that version checks can be tested.
+ * Built as librocprofiler-sdk.so, found through LUMEN_ROCPROFILER_SDK; its
+ * agents carry the recording's sysinfo.csv, read by lumen's hardware code.
+ * LUMEN_SIMSDK_LAYOUT (0.5, 0.6, 7.0, dev) picks the SDK modelled,
+ * LUMEN_SIMSDK_VERSION the version reported (docs/rocprofiler-sdk.md).
  */
 #include <pthread.h>
 #include <stdio.h>
