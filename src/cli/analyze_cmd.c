@@ -19,6 +19,7 @@
 #include "cli/cli.h"
 #include "store/store.h"
 #include "load/load.h"
+#include "ranks/ranks.h"
 #include "report/report.h"
 
 #define MODE "analyze"
@@ -416,8 +417,8 @@ typedef struct analyze_run {
   column_choice columns;      /* the counter columns reads load */
   lm_workload_options read_opts;
   lm_idset read_ranks;        /* the --rank selection of the read under way */
-  cli_mpi *mpi;               /* --mpi */
-  const cli_mpi_api *mpi_api;
+  lm_ranks_mpi *mpi;          /* --mpi */
+  const lm_ranks_mpi_api *mpi_api;
   size_t nb;                  /* -b flags */
   const char **blocks;        /* their items, comma lists split */
   char **block_copies;
@@ -452,6 +453,13 @@ static void setup_reading(analyze_run *r) {
   r->read_opts.ranks = r->columns.all && !cli_has(&r->a, "metrics-dir") ? NULL : &r->read_ranks;
 }
 
+#ifdef LUMEN_HAVE_MPI
+/* What the MPI module says before it ends the job (a part it has no
+ * memory for while its sender waits). */
+static void mpi_fatal(const lm_diag *diag) { cli_diag(MODE, diag); }
+
+#endif
+
 /* --mpi: start MPI; *me is this process's number (0 analyses and prints).
  * Returns 0, or the exit status when MPI does not start. */
 static int start_mpi(analyze_run *r, int *me) {
@@ -461,7 +469,7 @@ static int start_mpi(analyze_run *r, int *me) {
     cli_error(MODE, "--mpi: %s", why);
     return 2;
   }
-  *me = r->mpi_api->begin(&r->mpi);
+  *me = r->mpi_api->begin(&r->mpi, mpi_fatal);
   stdout_relayed = 1;
   if (*me < 0) {
     cli_error(MODE, "--mpi: MPI did not start");

@@ -89,29 +89,10 @@ int cmd_serve(int argc, char **argv, int first);
 const char *cli_store_url(const cli_args *args, char *buf, size_t cap);
 void cli_help(FILE *out, const char *mode);
 
-/* lumen analyze --mpi (mpi.c, a module built with MPI only). */
-typedef struct cli_mpi cli_mpi;
-struct lm_part_source;
-struct lm_workload_options;
-typedef struct cli_mpi_api {
-  /* begin: start MPI (a singleton without mpirun); this process's number
-   * (0 analyses and prints), or -1 when MPI does not start. */
-  int (*begin)(cli_mpi **out);
-  /* source: where process 0 takes the parts from (NULL: one process). */
-  const struct lm_part_source *(*source)(cli_mpi *m);
-  /* settle: after process 0's read (ok or not): what the others still
-   * send is taken, and rounds not started are called off. */
-  void (*settle)(cli_mpi *m);
-  /* worker: a process other than 0 loads and sends its parts (their
-   * counter columns those opts->choose picks, the choice process 0 makes);
-   * the exit status process 0 ends with. */
-  int (*worker)(cli_mpi *m, const char *dir, const struct lm_workload_options *opts);
-  /* end: process 0 tells the others its status; MPI is finalized and m
-   * freed. Returns status. NULL m: a no-op. */
-  int (*end)(cli_mpi *m, int status);
-} cli_mpi_api;
+/* lumen analyze --mpi: the module src/ranks/mpi.c (built with MPI only). */
+struct lm_ranks_mpi_api;
 /* cli_mpi_load: open lumen-mpi.so from the binary's folder (once) and
  * return its table; NULL, with the reason in err, when it cannot be. */
-const cli_mpi_api *cli_mpi_load(char *err, size_t cap);
+const struct lm_ranks_mpi_api *cli_mpi_load(char *err, size_t cap);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * mpi_load.c - finds and opens the MPI module (mpi.c, built as
+ * mpi_load.c - finds and opens the MPI module (src/ranks/mpi.c, built as
  * lumen-mpi.so) for `lumen analyze --mpi`.
  *
  * The module sits in the binary's own folder, where the build writes both,
@@ -15,9 +15,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "ranks/ranks.h"
 
-const cli_mpi_api *cli_mpi_load(char *err, size_t cap) {
-  static const cli_mpi_api *api;
+const lm_ranks_mpi_api *cli_mpi_load(char *err, size_t cap) {
+  static const lm_ranks_mpi_api *api;
   if (api) return api;
   char path[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
@@ -38,9 +39,9 @@ const cli_mpi_api *cli_mpi_load(char *err, size_t cap) {
     snprintf(err, cap, "cannot open the MPI module: %s", dlerror());
     return NULL;
   }
-  void *table = dlsym(lib, "lumen_mpi_api");
+  void *table = dlsym(lib, LM_RANKS_MPI_API);
   if (!table) {
-    snprintf(err, cap, "%s has no lumen_mpi_api", path);
+    snprintf(err, cap, "%s has no %s", path, LM_RANKS_MPI_API);
     dlclose(lib);
     return NULL;
   }

@@ -54,4 +54,31 @@ lm_status lm_ranks_wire_pack(const lm_workload *w, lm_buf *out, lm_diag *diag);
  * a message cut short or inconsistent (LM_EDATA), out of memory. */
 lm_status lm_ranks_wire_unpack(const void *data, size_t len, int borrow, lm_workload **out, lm_diag *diag);
 
+/* ------------------------------------------ lumen analyze --mpi (mpi.c) */
+
+/* The parts read by the processes of mpirun: mpi.c, built only where
+ * Open MPI is found, as the module lumen-mpi.so beside the binary, which
+ * opens it for --mpi alone and looks up this table under LM_RANKS_MPI_API
+ * (docs/mpi.md). */
+#define LM_RANKS_MPI_API "lumen_mpi_api"
+typedef struct lm_ranks_mpi lm_ranks_mpi;
+typedef struct lm_ranks_mpi_api {
+  /* begin: start MPI (a singleton without mpirun); this process's number
+   * (0 analyses and prints), or -1 when MPI does not start. fatal (may be
+   * NULL) is given the reason before the module ends the whole job. */
+  int (*begin)(lm_ranks_mpi **out, void (*fatal)(const lm_diag *diag));
+  /* source: where process 0 takes the parts from (NULL: one process). */
+  const lm_part_source *(*source)(lm_ranks_mpi *m);
+  /* settle: after process 0's read (ok or not): what the others still
+   * send is taken, and rounds not started are called off. */
+  void (*settle)(lm_ranks_mpi *m);
+  /* worker: a process other than 0 loads and sends its parts (their
+   * counter columns those opts->choose picks, the choice process 0 makes);
+   * the exit status process 0 ends with. */
+  int (*worker)(lm_ranks_mpi *m, const char *dir, const lm_workload_options *opts);
+  /* end: process 0 tells the others its status; MPI is finalized and m
+   * freed. Returns status. NULL m: a no-op. */
+  int (*end)(lm_ranks_mpi *m, int status);
+} lm_ranks_mpi_api;
+
 #endif

@@ -16,11 +16,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/cli.h"
+#include "folder/folder.h"
 #include "ranks/ranks.h"
-#include "load/load.h"
 
-struct cli_mpi {
+struct lm_ranks_mpi {
   int me, size;
   int phase;        /* 0: plan not sent; 1: exchanging; 2: done */
   size_t n_parts;
@@ -31,6 +30,7 @@ struct cli_mpi {
   void *message;    /* the last part received (its values are read there) */
   size_t cap;
   lm_part_source src;
+  void (*fatal)(const lm_diag *diag); /* says why before the job is ended */
 };
 
 /* At most this many parts per process in a round: the agreement costs one
@@ -44,8 +44,8 @@ static size_t block_of(size_t n_parts, int size) {
 }
 
 /* The process that loads part i: blocks of m->block parts in turn. */
-static int owner(const cli_mpi *m, size_t i) { return (int)(i / m->block % (size_t)m->size); }
-static size_t round_span(const cli_mpi *m) { return m->block * (size_t)m->size; }
+static int owner(const lm_ranks_mpi *m, size_t i) { return (int)(i / m->block % (size_t)m->size); }
+static size_t round_span(const lm_ranks_mpi *m) { return m->block * (size_t)m->size; }
 
 /* Process 0 stopping the rounds; the tag of every part message (a process
  * sends at most one per round, and process 0 takes them in order). */
@@ -67,7 +67,7 @@ static void wait_idle(MPI_Request *req) {
 }
 
 static lm_status mpi_plan(void *ctx, size_t n_parts, int exchange, lm_diag *diag) {
-  cli_mpi *m = ctx;
+  lm_ranks_mpi *m = ctx;
   long long plan[2] = {(long long)n_parts, exchange};
   (void)diag;
   MPI_Request req;
@@ -104,7 +104,7 @@ static void probe_idle(int from, MPI_Status *status) {
 
 /* The next part from process `from`: its message, unpacked, its value
  * columns left in the message (m->message, kept until the next part). */
-static lm_status receive_part(cli_mpi *m, int from, lm_workload **out, lm_diag *diag) {
+static lm_status receive_part(lm_ranks_mpi *m, int from, lm_workload **out, lm_diag *diag) {
   MPI_Status status;
   int count = 0;
   uint64_t t0 = lm_phase_begin();
@@ -117,9 +117,10 @@ static lm_status receive_part(cli_mpi *m, int from, lm_workload **out, lm_diag *
     m->cap = 0;
     if (!(m->message = lm_malloc(need + need / 4))) {
       /* The sender waits on this message: only ending the job frees it. */
-      cli_error("analyze", "out of memory for a part of %zu bytes from process %d", need, from);
+      lm_status st = lm_fail(diag, LM_ENOMEM, NULL, "out of memory for a part of %zu bytes from process %d", need, from);
+      if (m->fatal) m->fatal(diag);
       MPI_Abort(MPI_COMM_WORLD, 1);
-      return lm_oom(diag, NULL);
+      return st;
     }
     m->cap = need + need / 4;
   }
@@ -137,7 +138,7 @@ static lm_status receive_diag(int from, lm_diag *diag) {
 
 static lm_status mpi_load(void *ctx, size_t i, const char *dir, const lm_workload_options *opts, lm_workload **out,
                           lm_diag *diag) {
-  cli_mpi *m = ctx;
+  lm_ranks_mpi *m = ctx;
   *out = NULL;
   if (i % round_span(m) == 0) {
     /* A new round: the others have loaded theirs; what failed first. */
@@ -150,7 +151,7 @@ static lm_status mpi_load(void *ctx, size_t i, const char *dir, const lm_workloa
    * below every part the round agreed on (the reader stops at it). */
   if (from == 0) {
     uint64_t t0 = lm_phase_begin();
-    lm_status st = lm_workload_read_opts(dir, opts, out, diag);
+    lm_status st = lm_folder_read(dir, opts, out, diag);
     lm_phase_end("mpi: load own parts", t0);
     return st;
   }
@@ -158,14 +159,15 @@ static lm_status mpi_load(void *ctx, size_t i, const char *dir, const lm_workloa
   return receive_diag(from, diag);
 }
 
-static int cli_mpi_begin(cli_mpi **out) {
+static int mpi_begin(lm_ranks_mpi **out, void (*fatal)(const lm_diag *diag)) {
   *out = NULL;
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized && MPI_Init(NULL, NULL) != MPI_SUCCESS) return -1;
-  cli_mpi *m = lm_malloc(sizeof *m);
+  lm_ranks_mpi *m = lm_malloc(sizeof *m);
   if (!m) return -1;
   memset(m, 0, sizeof *m);
+  m->fatal = fatal;
   MPI_Comm_rank(MPI_COMM_WORLD, &m->me);
   MPI_Comm_size(MPI_COMM_WORLD, &m->size);
   m->src.plan = mpi_plan;
@@ -175,9 +177,9 @@ static int cli_mpi_begin(cli_mpi **out) {
   return m->me;
 }
 
-static const lm_part_source *cli_mpi_source(cli_mpi *m) { return m && m->size > 1 ? &m->src : NULL; }
+static const lm_part_source *mpi_source(lm_ranks_mpi *m) { return m && m->size > 1 ? &m->src : NULL; }
 
-static void cli_mpi_settle(cli_mpi *m) {
+static void mpi_settle(lm_ranks_mpi *m) {
   if (!m || m->size < 2 || m->phase != 1) return;
   /* The rest of the round that process 0 stopped in, read and dropped. */
   for (size_t j = m->next; j < m->round_end; j++) {
@@ -198,11 +200,11 @@ static void cli_mpi_settle(cli_mpi *m) {
   m->phase = 2;
 }
 
-static int cli_mpi_end(cli_mpi *m, int status) {
+static int mpi_end(lm_ranks_mpi *m, int status) {
   if (!m) return status;
   if (m->size > 1 && m->me == 0) {
     if (m->phase == 0) mpi_plan(m, 0, 0, NULL); /* the workers read nothing */
-    cli_mpi_settle(m);
+    mpi_settle(m);
     int st = status;
     MPI_Request req;
     MPI_Ibcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
@@ -219,7 +221,7 @@ static int cli_mpi_end(cli_mpi *m, int status) {
 static lm_status worker_load(const char *dir, size_t i, const lm_workload_options *opts, lm_buf *packed,
                              lm_diag *diag) {
   lm_workload *pw = NULL;
-  lm_status st = lm_workload_read_opts(dir, opts, &pw, diag);
+  lm_status st = lm_folder_read(dir, opts, &pw, diag);
   if (st == LM_OK) st = lm_ranks_wire_pack(pw, packed, diag);
   lm_workload_free(pw);
   if (st == LM_OK && packed->len > INT_MAX)
@@ -242,7 +244,7 @@ static void round_done(round_out *o) {
   for (int k = 0; k < ROUND_PARTS; k++) lm_buf_fini(&o->packed[k]);
 }
 
-static int cli_mpi_worker(cli_mpi *m, const char *dir, const lm_workload_options *opts) {
+static int mpi_worker(lm_ranks_mpi *m, const char *dir, const lm_workload_options *opts) {
   long long plan[2] = {PLAN_ABORT, 0};
   MPI_Request req;
   MPI_Ibcast(plan, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD, &req);
@@ -296,11 +298,11 @@ static int cli_mpi_worker(cli_mpi *m, const char *dir, const lm_workload_options
   return status;
 }
 
-/* What the binary looks up in this module (cli_mpi_load). */
-__attribute__((visibility("default"))) const cli_mpi_api lumen_mpi_api = {
-    .begin = cli_mpi_begin,
-    .source = cli_mpi_source,
-    .settle = cli_mpi_settle,
-    .worker = cli_mpi_worker,
-    .end = cli_mpi_end,
+/* What the binary looks up in this module (LM_RANKS_MPI_API). */
+__attribute__((visibility("default"))) const lm_ranks_mpi_api lumen_mpi_api = {
+    .begin = mpi_begin,
+    .source = mpi_source,
+    .settle = mpi_settle,
+    .worker = mpi_worker,
+    .end = mpi_end,
 };
