@@ -24,17 +24,17 @@ static double workloads_at;
 static pthread_mutex_t workloads_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void lm_server_api_fini(void) {
-  free(workloads_text);
+  lm_free(workloads_text);
   workloads_text = NULL;
 }
 
 enum MHD_Result lm_server_api_workloads(struct MHD_Connection *c) {
   pthread_mutex_lock(&workloads_lock);
-  char *hit = workloads_text && lm_server_now() - workloads_at < 2 ? strdup(workloads_text) : NULL;
+  char *hit = workloads_text && lm_server_now() - workloads_at < 2 ? lm_strdup(workloads_text) : NULL;
   pthread_mutex_unlock(&workloads_lock);
   if (hit) {
     enum MHD_Result ok = lm_server_send(c, MHD_HTTP_OK, "application/json", hit, strlen(hit), 1, 0);
-    free(hit);
+    lm_free(hit);
     return ok;
   }
   cJSON *o = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(o, "workloads");
@@ -73,19 +73,19 @@ enum MHD_Result lm_server_api_workloads(struct MHD_Connection *c) {
       copy.file[0] = '\0';
       cJSON_AddStringToObject(o, "store_error", lm_diag_format(&copy, line, sizeof line));
     }
-    free(entries);
+    lm_free(entries);
     lm_store_close(st);
   }
   char *text = lm_server_print_json(o);
   cJSON_Delete(o);
   if (!text) return lm_server_send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
   pthread_mutex_lock(&workloads_lock);
-  free(workloads_text);
-  workloads_text = strdup(text);
+  lm_free(workloads_text);
+  workloads_text = lm_strdup(text);
   workloads_at = lm_server_now();
   pthread_mutex_unlock(&workloads_lock);
   enum MHD_Result ok = lm_server_send(c, MHD_HTTP_OK, "application/json", text, strlen(text), 1, 0);
-  free(text);
+  lm_free(text);
   return ok;
 }
 
@@ -110,8 +110,8 @@ enum MHD_Result lm_server_api_info(struct MHD_Connection *c, const lm_query *q) 
   long kc = lm_table_find(w->pmc, "Kernel_Name"), gc = lm_table_find(w->pmc, "GPU_ID"),
        ts = lm_table_find(w->pmc, "Start_Timestamp"), te = lm_table_find(w->pmc, "End_Timestamp");
   size_t nk = w->pmc->n_strings;
-  double *total = calloc(nk + 1, sizeof *total);
-  size_t *count = calloc(nk + 1, sizeof *count);
+  double *total = lm_calloc(nk + 1, sizeof *total);
+  size_t *count = lm_calloc(nk + 1, sizeof *count);
   cJSON *kernels = cJSON_AddArrayToObject(o, "kernels"), *gpus = cJSON_AddArrayToObject(o, "gpus");
   double seen_gpus[64];
   size_t n_gpus = 0;
@@ -145,8 +145,8 @@ enum MHD_Result lm_server_api_info(struct MHD_Connection *c, const lm_query *q) 
   cJSON *norms = cJSON_AddArrayToObject(o, "norms");
   for (int32_t i = 0; cat && i < cat->n_norms; i++) cJSON_AddItemToArray(norms, cJSON_CreateString(cat->norms[i].name));
   cJSON_AddBoolToObject(o, "roofline", w->roofline != NULL);
-  free(total);
-  free(count);
+  lm_free(total);
+  lm_free(count);
   lm_server_release(l);
   enum MHD_Result ok = lm_server_send_json(c, o);
   cJSON_Delete(o);
@@ -210,7 +210,7 @@ enum MHD_Result lm_server_send_answer(struct MHD_Connection *c, const lm_query *
   if (answer(q, &text, &len, &busy, &d) != LM_OK)
     return busy ? lm_server_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "busy; try again") : lm_server_send_diag(c, &d);
   enum MHD_Result ok = lm_server_send(c, MHD_HTTP_OK, "application/json", text, len, 1, 0);
-  free(text);
+  lm_free(text);
   return ok;
 }
 

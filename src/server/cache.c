@@ -84,8 +84,8 @@ static lm_workload *over_limit(const lm_server_loaded *keep) {
 void lm_server_cache_fini(void) {
   for (int i = 0; i < MAX_LOADED; i++) lm_workload_free(C.loaded[i].w);
   for (int i = 0; i < MAX_ANSWERS; i++) {
-    free(C.answers[i].key);
-    free(C.answers[i].body);
+    lm_free(C.answers[i].key);
+    lm_free(C.answers[i].body);
   }
   memset(C.loaded, 0, sizeof C.loaded);
   memset(C.answers, 0, sizeof C.answers);
@@ -220,7 +220,7 @@ char *lm_server_cached_answer(const char *key, size_t *len) {
   for (int i = 0; i < MAX_ANSWERS; i++)
     if (C.answers[i].key && strcmp(C.answers[i].key, key) == 0) {
       C.answers[i].used = ++C.clock;
-      copy = malloc(C.answers[i].len + 1);
+      copy = lm_malloc(C.answers[i].len + 1);
       if (copy) {
         memcpy(copy, C.answers[i].body, C.answers[i].len + 1);
         *len = C.answers[i].len;
@@ -233,10 +233,10 @@ char *lm_server_cached_answer(const char *key, size_t *len) {
 
 void lm_server_keep_answer(const char *key, const char *body, size_t len) {
   if (len > C.answer_limit / 4) return;
-  char *k = strdup(key), *b = malloc(len + 1);
+  char *k = lm_strdup(key), *b = lm_malloc(len + 1);
   if (!k || !b) {
-    free(k);
-    free(b);
+    lm_free(k);
+    lm_free(b);
     return;
   }
   memcpy(b, body, len);
@@ -257,13 +257,13 @@ void lm_server_keep_answer(const char *key, const char *body, size_t len) {
       break;
     }
     if (oldest < 0) {
-      free(k);
-      free(b);
+      lm_free(k);
+      lm_free(b);
       break;
     }
     C.answer_bytes -= C.answers[oldest].len;
-    free(C.answers[oldest].key);
-    free(C.answers[oldest].body);
+    lm_free(C.answers[oldest].key);
+    lm_free(C.answers[oldest].body);
     memset(&C.answers[oldest], 0, sizeof C.answers[oldest]);
   }
   pthread_mutex_unlock(&C.lock);
@@ -275,7 +275,7 @@ int lm_server_send_cached(struct MHD_Connection *c, const char *key, enum MHD_Re
   char *hit = lm_server_cached_answer(key, &len);
   if (!hit) return 0;
   *ok = lm_server_send(c, MHD_HTTP_OK, "application/json", hit, len, 1, 0);
-  free(hit);
+  lm_free(hit);
   return 1;
 }
 

@@ -49,7 +49,7 @@ static long decode(const char *p, const char *end, char *out) {
  * split out. */
 static char *exact_pattern(const char *name) {
   size_t n = strlen(name);
-  char *out = malloc(n * 6 + 8), *o = out;
+  char *out = lm_malloc(n * 6 + 8), *o = out;
   if (!out) return NULL;
   o += sprintf(o, "^\\Q");
   for (const char *p = name; *p; p++) {
@@ -65,9 +65,9 @@ static char *exact_pattern(const char *name) {
 }
 
 void lm_query_fini(lm_query *q) {
-  free(q->buf);
+  lm_free(q->buf);
   for (size_t i = 0; i < q->n_kernels; i++)
-    if (q->kernel_owned[i]) free((char *)q->kernels[i]);
+    if (q->kernel_owned[i]) lm_free((char *)q->kernels[i]);
   lm_idset_fini(&q->dispatch);
   lm_idset_fini(&q->gpu);
   lm_idset_fini(&q->instance);
@@ -140,7 +140,7 @@ lm_status lm_query_parse(const char *raw, size_t len, lm_query *q, lm_diag *diag
   if (len > LM_QUERY_MAX_BYTES)
     return lm_fail(diag, LM_ELIMIT, NULL, "the query has %zu bytes; at most %d", len, LM_QUERY_MAX_BYTES);
   if (len && memchr(raw, '\0', len)) return lm_fail(diag, LM_EINVAL, NULL, "a NUL in the query");
-  q->buf = malloc(len + 1);
+  q->buf = lm_malloc(len + 1);
   if (!q->buf) return lm_oom(diag, NULL);
   char *out = q->buf;
   const char *p = raw, *end = raw + len;

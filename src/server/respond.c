@@ -70,7 +70,7 @@ enum MHD_Result lm_server_send_error_header(struct MHD_Connection *c, unsigned s
   cJSON_Delete(o);
   enum MHD_Result ok = lm_server_send_header(c, status, "application/json", text ? text : "{}", text ? strlen(text) : 2,
                                         1, 0, header, value);
-  free(text);
+  lm_free(text);
   return ok;
 }
 
@@ -87,7 +87,7 @@ enum MHD_Result lm_server_send_json(struct MHD_Connection *c, cJSON *o) {
   char *text = lm_server_print_json(o);
   if (!text) return lm_server_send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
   enum MHD_Result ok = lm_server_send(c, MHD_HTTP_OK, "application/json", text, strlen(text), 1, 0);
-  free(text);
+  lm_free(text);
   return ok;
 }
 

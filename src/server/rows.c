@@ -64,8 +64,8 @@ static int row_matches(const lm_rtable *t, int32_t r, const char *needle, size_t
 static char *page_of(const lm_rtable *t, const lm_query *q, int *bad_sort) {
   *bad_sort = 0;
   /* Visible columns (tips are never shown) and the table column of each. */
-  int32_t *visible = malloc(((size_t)t->n_cols + 1) * sizeof *visible);
-  sort_key *keys = malloc(((size_t)t->n_rows + 1) * sizeof *keys);
+  int32_t *visible = lm_malloc(((size_t)t->n_cols + 1) * sizeof *visible);
+  sort_key *keys = lm_malloc(((size_t)t->n_rows + 1) * sizeof *keys);
   char needle[300] = "";
   char *text = NULL;
   cJSON *o = NULL;
@@ -128,8 +128,8 @@ static char *page_of(const lm_rtable *t, const lm_query *q, int *bad_sort) {
   text = lm_server_print_json(o);
 done:
   cJSON_Delete(o);
-  free(visible);
-  free(keys);
+  lm_free(visible);
+  lm_free(keys);
   return text;
 }
 
@@ -171,12 +171,12 @@ enum MHD_Result lm_server_api_rows(struct MHD_Connection *c, const lm_query *q) 
   lm_workload_free(info);
   lm_server_end_evaluation();
   if (st != LM_OK) {
-    free(text);
+    lm_free(text);
     return lm_server_send_diag(c, &d);
   }
   size_t len = strlen(text);
   lm_server_keep_answer(key, text, len);
   ok = lm_server_send(c, MHD_HTTP_OK, "application/json", text, len, 1, 0);
-  free(text);
+  lm_free(text);
   return ok;
 }

@@ -105,6 +105,6 @@ enum MHD_Result lm_server_api_series(struct MHD_Connection *c, const lm_query *q
   size_t len = strlen(text);
   lm_server_keep_answer(key, text, len);
   ok = lm_server_send(c, MHD_HTTP_OK, "application/json", text, len, 1, 0);
-  free(text);
+  lm_free(text);
   return ok;
 }

@@ -73,10 +73,10 @@ static void *warm_up(void *arg) {
       size_t len = 0;
       int busy = 0;
       lm_server_analysis_answer(&q, &text, &len, &busy, &d);
-      free(text);
+      lm_free(text);
       text = NULL;
       if (!atomic_load(&warm_stop)) lm_server_summary_answer(&q, &text, &len, &busy, &d);
-      free(text);
+      lm_free(text);
     }
     lm_query_fini(&q);
   }
@@ -208,14 +208,14 @@ static enum MHD_Result count_host(void *cls, enum MHD_ValueKind kind, const char
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c) {
   (void)cls;
   (void)c;
-  request *r = calloc(1, sizeof *r);
+  request *r = lm_calloc(1, sizeof *r);
   if (!r) return NULL;
   const char *qm = uri ? strchr(uri, '?') : NULL;
   const char *pct = uri ? strchr(uri, '%') : NULL;
   r->escaped_path = pct && (!qm || pct < qm);
   if (qm) {
     r->query_len = strlen(qm + 1);
-    r->query = malloc(r->query_len + 1);
+    r->query = lm_malloc(r->query_len + 1);
     if (r->query) memcpy(r->query, qm + 1, r->query_len + 1);
     else r->query_len = 0;
   }
@@ -228,8 +228,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
   lm_guard_request_done(c);
   request *r = *con_cls;
   if (r) {
-    free(r->query);
-    free(r);
+    lm_free(r->query);
+    lm_free(r);
   }
   *con_cls = NULL;
 }
@@ -382,7 +382,7 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
                       "16 characters",
                       host);
   /* Folders: validate now, load on first use. */
-  lm_server_g.folders = calloc(o->n_folders + 1, sizeof *lm_server_g.folders);
+  lm_server_g.folders = lm_calloc(o->n_folders + 1, sizeof *lm_server_g.folders);
   if (!lm_server_g.folders) return lm_oom(diag, NULL);
   lm_server_g.n_folders = 0;
   size_t n_refused = 0;
@@ -418,7 +418,7 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
     }
   }
   if (n_refused && !lm_server_g.n_folders && !o->store) {
-    free(lm_server_g.folders);
+    lm_free(lm_server_g.folders);
     lm_server_g.folders = NULL;
     return diag->status ? diag->status : LM_EIO;
   }
@@ -438,7 +438,7 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
   if (v6) flags |= MHD_USE_IPv6;
   if (lm_server_mhd_load(diag) != LM_OK ||
       lm_guard_start(o->header_timeout > 0 ? o->header_timeout : 10, diag) != LM_OK) {
-    free(lm_server_g.folders);
+    lm_free(lm_server_g.folders);
     lm_server_g.folders = NULL;
     return diag->status;
   }
@@ -453,7 +453,7 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
       MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
   if (!d) {
     lm_guard_stop();
-    free(lm_server_g.folders);
+    lm_free(lm_server_g.folders);
     lm_server_g.folders = NULL;
     return lm_fail_at(diag, LM_EIO, NULL, 0, "--listen", "cannot listen on %s:%d (%s)", host, port,
                       errno ? strerror(errno) : "in use?");
@@ -479,7 +479,7 @@ lm_status lm_server_run(const lm_server_opts *o, lm_diag *diag) {
   lm_guard_stop();
   lm_server_cache_fini();
   lm_server_api_fini();
-  free(lm_server_g.folders);
+  lm_free(lm_server_g.folders);
   lm_server_g.folders = NULL;
   return LM_OK;
 }
