@@ -1,18 +1,14 @@
 /*
  * plausible.c - is a folder's sysinfo.csv physically possible for its GPU?
  *
- * Every peak of the speed-of-light tables and the roofline's theoretical
- * ceilings scale with a few system-information fields: the engine and
- * memory clocks, the compute units, the XCDs and the L2 (and HBM)
- * channels. Profilers have recorded these wrong (a 304-CU MI325X written
- * as one XCD with 16 L2 channels and 768 GB/s; an MI350 with a 0 MHz
- * engine clock), and then every percentage of peak is off by the same
- * factor. The checks compare the fields with each other and with the
- * architecture's facts (L2 channels per XCD from its definitions, the most
- * compute units an XCD of that architecture holds), and give, for each
- * field that cannot be right, the value the facts give. The panels keep
- * the reference's numbers; the summary uses these findings to flag figures
- * above their peak instead of ranking them as if they were real.
+ * Every peak and roofline ceiling scales with a few sysinfo fields
+ * (clocks, compute units, XCDs, L2 and HBM channels), which profilers have
+ * recorded wrong. The checks compare the fields with each other and with
+ * the architecture's facts, and give, for each field that cannot be
+ * right, the value the facts give. Invariant: the panels keep the
+ * reference's numbers; only the summary uses the findings, to flag
+ * figures above their peak. Examples: docs/rules.md ("Implausible
+ * system information").
  */
 #include <math.h>
 #include <stdarg.h>

@@ -1,19 +1,14 @@
 /*
- * serialize.c - an analysis as bytes and back, so that a store can keep
- * the result of an evaluation and answer the same view again without
- * loading a single counter column.
+ * serialize.c - an analysis as bytes and back, so a store can answer a
+ * view again without loading a single counter column.
  *
  * The format is private to one lumen build (the cache key carries the
- * version and the definitions' digest): a magic word, then every result
- * table with its titles, roles, cells and row labels. Integers are
- * little-endian; strings are a 32-bit length (0xffffffff for NULL) and the
- * bytes. Reading is total: any bytes give either an analysis that the
- * report, the server and the summary can read as they read a fresh one, or
- * a refusal that says what is wrong. Each length is checked against the
- * bytes left, each count against the workload's dispatches, each table
- * against its definition in the catalog (id, kind, columns and their
- * roles, row ids, the kind of each cell), so a damaged or hostile entry of
- * a shared store costs a recomputation, never a crash.
+ * version and the definitions' digest). Invariant: reading is total: any
+ * bytes give either an analysis that every reader can use as a fresh one,
+ * or a refusal saying what is wrong; every length, count and table is
+ * checked against the bytes left, the workload and the catalog, so a
+ * damaged or hostile entry costs a recomputation, never a crash. Layout:
+ * docs/workload-format.md ("Kept analyses").
  */
 #include <math.h>
 #include <stdarg.h>

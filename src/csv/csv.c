@@ -3,18 +3,12 @@
  * column arrays, the parts (records.c parses their records) and their
  * merge into one table.
  *
- * pmc_perf.csv files run to thousands of columns and, scaled up, hundreds
- * of megabytes, so this is a hot path written by hand. The file is mapped,
- * newlines are counted to size the column arrays exactly, and the records
- * are parsed straight into the columns, in two halves on two threads when
- * the file is large. A record normally holds no newline inside quotes; if a
- * thread meets one, its row numbering would be off, so the parallel result
- * is dropped and the file is parsed again serially. Numbers are read by
- * number.c, so every value is the correctly rounded double. Parsed pages
- * are released as we go so the mapping does not add the file's size to the
- * peak memory. Columns can be deferred: their cells are checked and
- * counted while scanning for delimiters, not converted, and the table keeps
- * the mapping and each record's offset to read them back (csv/fetch.c).
+ * A hot path written by hand (thousands of columns, hundreds of MB):
+ * newlines are counted to size the columns exactly, records are parsed
+ * straight into them, on two threads for large files. Invariant: the
+ * result is that of a serial parse (a quoted newline drops the parallel
+ * one), every number the correctly rounded double (number.c). Deferred
+ * columns, pages and figures: docs/streaming.md, docs/perf.md.
  */
 #include <errno.h>
 #include <fcntl.h>

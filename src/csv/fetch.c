@@ -1,18 +1,14 @@
 /*
  * fetch.c - reading deferred columns back from a CSV file.
  *
- * A table loaded with deferred columns keeps its file open and the offset
- * of every record. Fetching a set of columns for a set of rows walks each
- * wanted record from its start, finding its commas sixteen bytes at a time
- * (csv_scan.h; the loader has checked every field, so nothing is checked
- * again), and converts just the wanted fields, with the loader's number
- * rules, so a fetched value is bit for bit the value a full load stores.
- * The records are read with pread into a window of half a megabyte that
- * is kept between fetches, not through a mapping: touching a mapped page
- * for the first time costs more than copying it (a pass over a 460 MB file
- * took 150 to 200 ms through a mapping, 35 ms through windows), and a
- * mapping's pages would have to be given back after each batch to keep
- * the resident memory to a batch's worth of the file.
+ * A table with deferred columns keeps its file open and every record's
+ * offset; a fetch walks each wanted record (commas found by csv_scan.h,
+ * nothing checked again: the loader did) and converts only the wanted
+ * fields. Invariant: a fetched value is bit for bit what a full load
+ * stores (the loader's number rules). Records are read with pread into a
+ * half-megabyte window kept between fetches, not through a mapping, so
+ * resident memory stays a batch's worth; why, with figures:
+ * docs/streaming.md ("Reading through windows"), docs/perf.md.
  */
 #include <errno.h>
 #include <stdlib.h>

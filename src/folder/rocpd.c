@@ -1,24 +1,14 @@
 /*
- * rocpd.c - pmc_perf.csv as the rocpd-based profiler writes it.
+ * rocpd.c - pmc_perf.csv as the rocpd-based profiler writes it: one row
+ * per (dispatch, counter) in `Counter_Name` / `Counter_Value` columns.
  *
- * That profiler writes one row per (dispatch, counter) with the counter in
- * `Counter_Name` / `Counter_Value` columns instead of one row per dispatch
- * with a column per counter. The reference tool (3.3) turns it into the
- * usual layout before analyzing, and so does lumen, the same way: rows are
- * grouped by dispatch id, kernel name, grid size, workgroup size and LDS
- * size (in that sort order); each group becomes one dispatch whose launch
- * columns are its first row's, whose counters are the group's values (the
- * last one when a counter repeats), whose Start_Timestamp is 0 and whose
- * End_Timestamp is the median duration of the group's rows (from the
- * integer timestamps: in ns they exceed 2^53). GPU ids are
- * renumbered densely from 0 and dispatch ids are 0, 1, 2, ... in order.
- *
- * Such a folder has no SQ_*.csv accumulate tables: each accumulated
- * counter is a column <table>_ACCUM of pmc_perf.csv itself, and the
- * reference reads a metric of source <table> from pmc_perf with
- * SQ_ACCUM_PREV_HIRES standing for <table>_ACCUM. lm_rocpd_levels builds
- * those tables from the pivoted one, so the metrics find their sources as
- * they do in the older layout.
+ * lumen pivots it to one row per dispatch the way the reference tool
+ * (3.3) does, so every value matches: groups by dispatch id, kernel,
+ * grid, workgroup and LDS size; durations the median of the group's rows
+ * from the integer timestamps; ids renumbered from 0. lm_rocpd_levels
+ * builds the SQ_* tables from the <table>_ACCUM columns, so metrics find
+ * their sources as in the older layout. The rules in full:
+ * docs/compatibility.md ("The rocpd layout").
  */
 #include <math.h>
 #include <stdio.h>

@@ -1,20 +1,14 @@
 /*
  * compile.c - metric definitions (YAML) to a catalog over one shared graph.
  *
- * Every formula of an architecture is compiled into a single graph in
- * which a node stands for one distinct computation: building a node first
- * looks it up by (operation, operands, constant), so a named quantity, a
- * repeated subexpression or the value a Pct-of-Peak cell divides by are
- * computed once however many cells use them. Operations whose operands are
- * all constants are folded unless the result would be NaN or infinite (a
- * division by zero stays in the graph and yields inf at run time, as the
- * reference tool does). System-info variables are leaves folded once per
- * workload by the evaluator, not here: the same catalog serves every GPU.
- *
- * A named quantity is a macro over the source (pmc_perf or an SQ_* table)
- * of the row that uses it, unless it names its own source: this is how the
- * reference tool's textual substitution behaves, and it keeps rows that
- * read accumulate tables exact.
+ * Invariant: a node stands for one distinct computation, looked up by
+ * (operation, operands, constant) before it is built, so a quantity or a
+ * repeated subexpression is computed once however many cells use it.
+ * Constant operations are folded unless the result is NaN or infinite;
+ * system-info variables stay leaves, so one catalog serves every GPU. A
+ * named quantity is a macro over the using row's source, as the reference
+ * substitutes text. docs/metric-format.md ("8.7 One graph per
+ * architecture") says why.
  */
 #include <dirent.h>
 #include <math.h>

@@ -1,33 +1,14 @@
 /*
  * eval.c - the bulk evaluator: runs a catalog's graph over all selected
- * dispatches of a workload at once.
+ * dispatches of a workload at once, stage by stage.
  *
- * Only the nodes that the requested tables need are run (marked backwards
- * from their cells; $denom marks just the chosen normalization). Nodes are
- * in topological order by construction. Evaluation goes by stage: scalars
- * of stage s (system-info constants, results of aggregates), then one pass
- * over the dispatches, in chunks that stay in cache, computing every
- * per-dispatch node of stage s and feeding the aggregates that reduce them
- * (stage s + 1). Per-channel nodes of template rows are run once per
- * channel inside the chunk loop. From 4,096 selected dispatches on, the
- * range is split in two halves (two threads where there are two
- * processors), each folded in row order (fold.c) and merged afterwards, so
- * results depend on the row count only. Order statistics (median,
- * quantiles, standard deviation) keep their operand's values, each worker
- * its rows' in the narrowest exact form (one value, 16- or 32-bit
- * integers, doubles: kept_part), so that constant and small-integer
- * operands take a fraction of the memory that has to be faulted in; above
- * a memory budget medians and quantiles are found by extra passes instead
- * (eval_order.c, ostat.c), which compute only what their operands read.
- *
- * The passes themselves, chunk by chunk and worker by worker, are the
- * vector machine of eval_vm.c; this file marks what is needed, resolves
- * the leaves, computes the scalars and plans each pass (its buffers,
- * folds, kept operands and workers).
- *
- * Missing data is decided before any arithmetic: a node is missing when
- * an input column or table is absent from the workload, and so is every
- * node computed from it (the reference tool shows such cells blank).
+ * Invariants: only the nodes that the requested tables need are run; a
+ * node is missing, decided before any arithmetic, when an input it reads
+ * is absent; results depend on the selected row count only, never on the
+ * machine (fixed split, folds in row order). This file marks the needed
+ * nodes, resolves leaves, computes the scalars and plans each pass; the
+ * passes run in eval_vm.c. Why stages, chunks, kept operands and the
+ * memory budget: docs/streaming.md ("How the evaluator is organized").
  */
 #include <math.h>
 #include <stdio.h>

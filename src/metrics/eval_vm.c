@@ -1,22 +1,14 @@
 /*
  * eval_vm.c - the bulk evaluator's vector machine: one worker's pass over
- * its range of selected dispatches, LM_EVAL_CHUNK rows at a time, every
- * per-dispatch node of the pass computed by a tight loop per operation
- * and fed to the aggregates that reduce it (eval.c plans the passes and
- * drives them).
+ * its range of selected dispatches, LM_EVAL_CHUNK rows at a time, one
+ * tight loop per operation, fed to the aggregates (eval.c plans passes).
  *
- * Input columns that the workload left in its file (lm_column.deferred)
- * are read by each worker for a block of selected rows at a time
- * (lm_table_fetch) into block buffers that the chunks then copy from:
- * memory is then set by the block size and the kept operands, not by the
- * file, and the values and their order of folding are those of a loaded
- * column.
- *
- * Within a chunk, an input whose rows all hold one value, and every node
- * whose per-dispatch operands all do, is computed for one row and read as
- * a scalar; folding such a chunk takes n copies of the value at once
- * (lm_fold_add_same, the same bits). Aggregates that fold one operand the
- * same way share one fold. Input chunks are read where they lie.
+ * Invariant: every value, and its order of folding, is that of a loaded
+ * column, whether an input is loaded, read back from its file in blocks
+ * (deferred columns) or taken as one value for a whole chunk; so memory
+ * is set by the block size and the kept operands, not by the file. The
+ * one-value chunks, shared folds and block reads are described in
+ * docs/streaming.md ("How the evaluator is organized").
  */
 #include <math.h>
 #include <stdlib.h>

@@ -1,19 +1,14 @@
 /*
- * store.c - the workload store over sql.h (SQLite or PostgreSQL).
+ * store.c - the workload store over sql.h (SQLite or PostgreSQL): opens,
+ * lists, imports, removes, exports and loads.
  *
- * Everything a workload holds hangs off its `workload` row, so an import
- * is one transaction that inserts the row and its tables, a removal is one
- * DELETE that cascades, and copying a workload between a folder and a
- * store is the same row copy in either direction. Idempotency rests on
- * the (team, fingerprint) look-up inside the import's write transaction
- * (XXH3-128 of the contents): two imports of the same contents, even at
- * the same moment from two processes, leave one copy, and the loser is
- * told where the winner put it. A match whose row facts differ is a
- * collision, never a reason to drop the import.
- *
- * This file opens, lists, imports, removes, exports and loads; the
- * fingerprint and the write that computes it are in fingerprint.c, the
- * kept analyses in kept.c, and what they share in store_private.h.
+ * Everything a workload holds hangs off its `workload` row: an import is
+ * one transaction, a removal one cascading DELETE. Invariant: two imports
+ * of the same contents leave one copy (the (team, fingerprint) look-up is
+ * inside the write transaction), and a fingerprint match whose row facts
+ * differ is a collision, never a dropped import. The fingerprint is in
+ * fingerprint.c, kept analyses in kept.c, shared parts in
+ * store_private.h; docs/workload-format.md ("The store").
  */
 #include <errno.h>
 #include <limits.h>
