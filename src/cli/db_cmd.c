@@ -62,6 +62,17 @@ static int usage(void) {
   return 2;
 }
 
+/* The store at url opened for writing into *store: 1, or 0 with its
+ * error printed (the store closed). */
+static int open_writable(const char *url, lm_store **store, lm_diag *diag) {
+  lm_diag_clear(diag);
+  if (lm_store_open(url, 1, store, diag) == LM_OK) return 1;
+  cli_diag(MODE, diag);
+  lm_store_close(*store);
+  *store = NULL;
+  return 0;
+}
+
 /* db import -w DIR ...: each folder into the store url. Returns the exit
  * status (1 when any import failed). */
 static int import_folders(const cli_args *a, const char *url) {
@@ -76,12 +87,7 @@ static int import_folders(const cli_args *a, const char *url) {
   }
   lm_store *store = NULL;
   lm_diag diag;
-  lm_diag_clear(&diag);
-  if (lm_store_open(url, 1, &store, &diag) != LM_OK) {
-    cli_diag(MODE, &diag);
-    lm_store_close(store);
-    return 1;
-  }
+  if (!open_writable(url, &store, &diag)) return 1;
   int failed = 0;
   for (size_t i = 0; i < nw; i++) {
     const char *dir = cli_nth(a, "workload", i);
@@ -192,12 +198,7 @@ static int remove_workloads(const cli_args *a, const char *url) {
   }
   lm_store *store = NULL;
   lm_diag diag;
-  lm_diag_clear(&diag);
-  if (lm_store_open(url, 1, &store, &diag) != LM_OK) {
-    cli_diag(MODE, &diag);
-    lm_store_close(store);
-    return 1;
-  }
+  if (!open_writable(url, &store, &diag)) return 1;
   int failed = 0;
   for (size_t i = 1; i < a->n_positional; i++) {
     if (lm_store_remove(store, a->positional[i], &diag) != LM_OK) {

@@ -22,6 +22,12 @@
  * rank.R parts is not read here (lm_workload_read_opts merges them). */
 lm_status lm_folder_read(const char *dir, const lm_workload_options *opts, lm_workload **out, lm_diag *diag);
 
+/* lm_folder_has_own: 1 when dir has an entry for a workload of its own
+ * (its lumen database or pmc_perf.csv, even a broken one, which
+ * lm_folder_read then reports), or when that cannot be told (out of
+ * memory); 0 when it has neither (a folder of rank.R parts, or none). */
+int lm_folder_has_own(const char *dir);
+
 /* lm_rocpd_is_long: 1 if pmc has the rocpd-based profiler's one row per
  * counter layout (Counter_Name and Counter_Value columns). */
 int lm_rocpd_is_long(const lm_table *pmc);

@@ -51,6 +51,16 @@ static int file_present(const char *path, lm_diag *diag) {
   return -1;
 }
 
+int lm_folder_has_own(const char *dir) {
+  lm_arena *arena = lm_arena_new(256);
+  if (!arena) return 1;
+  const char *db = join_path(arena, dir, LM_WORKLOAD_DB), *pmc = join_path(arena, dir, "pmc_perf.csv");
+  /* A broken entry (-1) is the reader's to report: it counts as present. */
+  int own = !db || !pmc || file_present(db, NULL) != 0 || file_present(pmc, NULL) != 0;
+  lm_arena_free(arena);
+  return own;
+}
+
 /* The dispatch facts analysis reads by name, as the reference writes them. */
 static const char *const fact_columns[] = {
     "Dispatch_ID", "GPU_ID", "Grid_Size", "Workgroup_Size", "LDS_Per_Workgroup", "Scratch_Per_Workitem",
