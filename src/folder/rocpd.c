@@ -35,25 +35,24 @@ typedef struct sorter {
   long cols[5];
 } sorter;
 
-static sorter S; /* qsort has no context argument in C11 */
-
 static int cmp_num(double a, double b) {
   if (isnan(a) || isnan(b))
     return isnan(a) - isnan(b);
   return (a > b) - (a < b);
 }
 
-static int cmp_rows(const void *pa, const void *pb) {
+/* Two rows by the group columns (context: a sorter), then file order. */
+static int cmp_rows(const void *pa, const void *pb, void *ctx) {
+  const sorter *S = ctx;
   size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
   for (int k = 0; k < 5; k++) {
-    long c = S.cols[k];
+    long c = S->cols[k];
     int d;
     if (k == 1) {
-      const char *x = lm_table_text(S.t, (size_t)c, a),
-                 *y = lm_table_text(S.t, (size_t)c, b);
+      const char *x = lm_table_text(S->t, (size_t)c, a), *y = lm_table_text(S->t, (size_t)c, b);
       d = strcmp(x ? x : "", y ? y : "");
     } else {
-      d = cmp_num(S.t->cols[c].values[a], S.t->cols[c].values[b]);
+      d = cmp_num(S->t->cols[c].values[a], S->t->cols[c].values[b]);
     }
     if (d)
       return d;
@@ -117,10 +116,10 @@ static size_t group_rows(const lm_table *in, const long *need, size_t n, size_t 
                          size_t *first) {
   for (size_t r = 0; r < n; r++)
     order[r] = r;
-  S.t = in;
+  sorter S = {.t = in};
   for (int k = 0; k < 5; k++)
     S.cols[k] = need[k];
-  qsort(order, n, sizeof *order, cmp_rows);
+  lm_sort(order, n, sizeof *order, cmp_rows, &S);
   size_t n_groups = 0;
   for (size_t i = 0; i < n; i++) {
     size_t r = order[i];

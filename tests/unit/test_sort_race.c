@@ -70,6 +70,56 @@ static void *loop(void *arg) {
   return NULL;
 }
 
+/* Folders in the rocpd layout, read on two threads at once: the pivot
+ * sorts their rows, and its comparator once took the table from a global.
+ * Each read gives the dispatch order one read alone gives. */
+typedef struct read_job {
+  const char *dir;
+  char want[1024];
+  int errors, differ;
+} read_job;
+
+static int dispatch_order(const char *dir, char *out, size_t cap) {
+  lm_workload *w = NULL;
+  lm_diag d;
+  if (lm_workload_read(dir, &w, &d) != LM_OK) return -1;
+  long c = lm_table_find(w->pmc, "Kernel_Name"), s = lm_table_find(w->pmc, "Start_Timestamp");
+  size_t len = 0;
+  out[0] = '\0';
+  for (size_t r = 0; c >= 0 && r < w->pmc->n_rows && len < cap; r++) {
+    const char *k = lm_table_text(w->pmc, (size_t)c, r);
+    int n = snprintf(out + len, cap - len, "%s@%.0f|", k ? k : "", s >= 0 ? w->pmc->cols[s].values[r] : 0.0);
+    len += n > 0 ? (size_t)n : 0;
+  }
+  lm_workload_free(w);
+  return c >= 0 ? 0 : -1;
+}
+
+static void *read_loop(void *arg) {
+  read_job *j = arg;
+  char got[1024];
+  for (int i = 0; i < 40; i++) {
+    if (dispatch_order(j->dir, got, sizeof got) != 0)
+      j->errors++;
+    else if (strcmp(got, j->want) != 0)
+      j->differ++;
+  }
+  return NULL;
+}
+
+static void test_rocpd_reads(const char *shared) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/workloads-3.3/vcopy/MI300X_A1_rocpd", shared);
+  read_job j[2] = {{dir, "", 0, 0}, {dir, "", 0, 0}};
+  CHECK(dispatch_order(dir, j[0].want, sizeof j[0].want) == 0);
+  memcpy(j[1].want, j[0].want, sizeof j[0].want);
+  CHECK(strchr(j[0].want, '|') != NULL);
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++) CHECK(pthread_create(&t[i], NULL, read_loop, &j[i]) == 0);
+  for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+  CHECK(j[0].errors == 0 && j[1].errors == 0 && j[0].differ == 0 && j[1].differ == 0);
+}
+
 int main(void) {
   const char *shared = getenv("LUMEN_SHARED_DIR");
   char a_dir[4096], b_dir[4096];
@@ -99,5 +149,6 @@ int main(void) {
   if (ja.differ || jb.differ) fprintf(stderr, "orders that differed: %d of A's, %d of B's\n", ja.differ, jb.differ);
   lm_workload_free(a);
   lm_workload_free(b);
+  test_rocpd_reads(shared ? shared : "../shared");
   return check_report("test_sort_race");
 }
