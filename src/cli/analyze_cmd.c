@@ -448,6 +448,7 @@ static void setup_reading(analyze_run *r) {
   r->columns.all = cli_has(&r->a, "metrics-dir") || (cli_has(&r->a, "load") && load != LOAD_STREAM);
   r->read_opts.choose = choose_columns;
   r->read_opts.choose_ctx = &r->columns;
+  r->read_opts.arch = cli_get(&r->a, "arch");
   read_ranks_of(&r->a, 0, cli_count(&r->a, "workload"), &r->read_ranks);
   /* --load whole: every part */
   r->read_opts.ranks = r->columns.all && !cli_has(&r->a, "metrics-dir") ? NULL : &r->read_ranks;

@@ -54,7 +54,7 @@ static const flag flags[] = {
     {"time-unit", 0, 1, MODE_ANALYZE, NULL},
     {"metrics-dir", 0, 1, MODE_ANALYZE | MODE_LIST, NULL},
     {"clock", 0, 1, MODE_ANALYZE, NULL},
-    {"arch", 0, 1, MODE_LIST | MODE_PROFILE, NULL},
+    {"arch", 0, 1, MODE_ANALYZE | MODE_LIST | MODE_PROFILE | MODE_DB, NULL},
     {"plan", 0, 0, MODE_PROFILE, NULL},
     {"backend", 0, 1, MODE_PROFILE, NULL},
     {"replay", 0, 1, MODE_PROFILE, NULL},

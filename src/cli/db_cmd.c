@@ -88,6 +88,7 @@ static int import_folders(const cli_args *a, const char *url) {
   lm_store *store = NULL;
   lm_diag diag;
   if (!open_writable(url, &store, &diag)) return 1;
+  lm_store_assume_arch(store, cli_get(a, "arch"));
   int failed = 0;
   for (size_t i = 0; i < nw; i++) {
     const char *dir = cli_nth(a, "workload", i);

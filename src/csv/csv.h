@@ -60,4 +60,24 @@ lm_status lm_csv_parse(const char *data, size_t len, const char *path,
  * of the range of a double ("1e309", 400 nines), 0 for other text. */
 int lm_parse_number(const char *s, const char *e, double *value, int *is_int);
 
+/* A CSV file read one record at a time (lm_csv_rows_*): for long formats
+ * folded as they stream, whatever the file's size. */
+typedef struct lm_csv_rows lm_csv_rows;
+
+/* lm_csv_rows_open: open path (a regular file, never blocking on a FIFO)
+ * for reading records of at most max_record bytes (0: 64 MiB). */
+lm_status lm_csv_rows_open(const char *path, size_t max_record, lm_csv_rows **out, lm_diag *diag);
+/* lm_csv_rows_next: the next record's fields (*n_fields of them, unquoted
+ * and NUL-terminated, valid until the next call); *n_fields 0 at the end
+ * of the file. Blank lines are skipped, a byte-order mark is dropped.
+ * Errors (a read error, an unclosed quote, a record over the limit) name
+ * the file and line. */
+lm_status lm_csv_rows_next(lm_csv_rows *rows, const char *const **fields, size_t *n_fields, lm_diag *diag);
+/* lm_csv_rows_line: the line on which the record last returned starts. */
+long lm_csv_rows_line(const lm_csv_rows *rows);
+/* lm_csv_rows_path: the file's path, as given to lm_csv_rows_open. */
+const char *lm_csv_rows_path(const lm_csv_rows *rows);
+/* lm_csv_rows_close: close the file and free the reader. NULL is a no-op. */
+void lm_csv_rows_close(lm_csv_rows *rows);
+
 #endif

@@ -224,6 +224,8 @@ typedef struct lm_workload {
   int32_t *set_rank;     /* the parts of a --split ranks profile combined into
                             one view: per set of the plan (split_sets_total),
                             the rank that collected it; NULL otherwise */
+  const char *format;    /* read from another tool's files: their format
+                            ("rocprofv3"); NULL for workload folders */
   lm_arena *arena;       /* owns path, level list and sysinfo arrays */
 } lm_workload;
 
@@ -327,6 +329,11 @@ typedef struct lm_workload_options {
                                        (lm_column.text_ids), not only the
                                        kernel names (an export writes them
                                        back); such a file is read twice */
+  const char *arch;                 /* files that do not record their GPU's
+                                       architecture (a rocprofv3 counter
+                                       collection without agent_info.csv):
+                                       the architecture to assume (NULL:
+                                       such a file is refused) */
 } lm_workload_options;
 
 #endif

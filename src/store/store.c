@@ -671,7 +671,10 @@ static lm_status write_folder(import *im, int64_t *wid, int *found) {
   lm_store *s = im->s;
   lm_workload *w = im->w;
   const char *model = lm_sysinfo_text(&w->sysinfo, "gpu_model");
-  lm_status st = lm_db_create_workload(s->sql, im->chosen, im->team, w->n_parts ? "lumen" : "omniperf",
+  lm_status st = lm_db_create_workload(s->sql, im->chosen, im->team,
+                                       w->format    ? w->format
+                                       : w->n_parts ? "lumen"
+                                                    : "omniperf",
                                        im->origin, w->arch, model, w->pmc->n_rows, 1, wid, im->diag);
   if (st == LM_OK && im->fp[0]) {
     st = set_fingerprint(s->sql, *wid, im->fp, im->diag);
@@ -750,6 +753,8 @@ static lm_status try_write(import *im, int *again) {
   return st;
 }
 
+void lm_store_assume_arch(lm_store *s, const char *arch) { snprintf(s->arch, sizeof s->arch, "%s", arch ? arch : ""); }
+
 lm_status lm_store_import(lm_store *s, const char *dir, const char *name, const char *team,
                           lm_import_result *res, lm_diag *diag) {
   memset(res, 0, sizeof *res);
@@ -763,7 +768,7 @@ import im;
   im.diag = diag;
   /* The counter columns stay in their files until written (a lumen
    * folder's database is read whole). */
-  lm_workload_options wo = {.defer = 1, .eager_columns = lm_analyze_columns};
+  lm_workload_options wo = {.defer = 1, .eager_columns = lm_analyze_columns, .arch = s->arch[0] ? s->arch : NULL};
   uint64_t t_read = lm_phase_begin();
   lm_status st = lm_workload_read_opts(dir, &wo, &im.w, diag);
   if (st != LM_OK) return st;

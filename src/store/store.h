@@ -79,6 +79,10 @@ typedef struct lm_import_result {
  * view is then evaluated from the stored columns and kept. */
 lm_status lm_store_import(lm_store *store, const char *dir, const char *name, const char *team,
                           lm_import_result *result, lm_diag *diag);
+/* lm_store_assume_arch: imports of files that do not record their GPU's
+ * architecture (lm_workload_options.arch) read them as arch (NULL: they
+ * are refused, the default). */
+void lm_store_assume_arch(lm_store *store, const char *arch);
 /* lm_store_remove: delete a workload and everything of it. */
 lm_status lm_store_remove(lm_store *store, const char *name, lm_diag *diag);
 /* lm_store_export: write workload `name` as a new lumen workload folder. */

@@ -14,6 +14,8 @@
 struct lm_store {
   lm_sql *sql;  /* the connection, owned */
   int writable; /* imports, removals and kept analyses may write */
+  char arch[64]; /* imports of files that record no architecture: the one
+                    to assume ("" none: such files are refused) */
 };
 
 /* lm_store_write_fingerprinted: lm_db_write_tables(sql, wid, w, o),

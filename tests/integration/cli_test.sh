@@ -563,8 +563,8 @@ PY
 other_tools)
   # A path holding another tool's output says what it found and what to do.
   F=$SHARED/formats
-  for d in rocprofv3/gfx950_ds_read_b128_bank:"rocprofv3 counter collection" \
-           rocprofv3/gfx942_kernel_trace:"rocprofv3 kernel trace" \
+  for d in rocprofv3/gfx950_ds_read_b128_bank:"give it with --arch" \
+           rocprofv3/gfx942_kernel_trace:"give it with --arch" \
            rocprof-v1/mi250x_laplacian_dp_kernel1:"rocprof (v1) output" \
            rocprof-v1/mi300x_stats:"rocprof kernel statistics" \
            ncu/cc86_metrics:"Nsight Compute CSV export" ncu/v100_2020:"Nsight Compute CSV export"; do

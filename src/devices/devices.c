@@ -1,0 +1,99 @@
+/*
+ * devices.c - the figures of one typical product per architecture, in the
+ * fields of sysinfo.csv (the layout of rocprofiler-compute 3.0, hbm_bw in
+ * GB/s), for files that record no system information. Figures copied from
+ * real sysinfo.csv files where one of that product exists, else from the
+ * vendor's data sheet; docs/formats.md names the source of each row.
+ */
+#include "devices/devices.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "db/db.h"
+
+/* The fields, in sysinfo.csv's order. */
+static const char *const fields[] = {"gpu_model",          "gpu_arch",         "gpu_l1",        "gpu_l2",
+                                     "cu_per_gpu",         "simd_per_cu",      "se_per_gpu",    "wave_size",
+                                     "workgroup_max_size", "max_waves_per_cu", "max_sclk",      "max_mclk",
+                                     "cur_sclk",           "cur_mclk",         "total_l2_chan", "lds_banks_per_cu",
+                                     "sqc_per_gpu",        "pipes_per_gpu",    "hbm_bw",        "num_xcd"};
+enum { N_FIELDS = sizeof fields / sizeof *fields };
+
+static const struct product {
+  const char *arch;
+  const char *values[N_FIELDS];
+} products[] = {
+    {"gfx906", {"MI50", "gfx906", "16",   "4096", "60", "4",  "4",  "64", "1024", "40",
+                "1725", "1000",   "1725", "1000", "16", "32", "16", "4",  "1024", "1"}},
+    {"gfx908", {"MI100", "gfx908", "16",   "8192", "120", "4",  "8",  "64", "1024",   "40",
+                "1502",  "1200",   "1502", "1200", "32",  "32", "64", "4",  "1228.8", "1"}},
+    {"gfx90a", {"MI250X", "gfx90a", "16",   "8192", "110", "4",  "8",  "64", "1024",   "32",
+                "1700",   "1600",   "1700", "1600", "32",  "32", "56", "4",  "1638.4", "1"}},
+    {"gfx940", {"MI300X", "gfx940", "32",   "4096", "304", "4",  "32",  "64", "1024",   "32",
+                "2100",   "1300",   "2100", "1300", "128", "32", "160", "4",  "5324.8", "8"}},
+    {"gfx941", {"MI300X", "gfx941", "32",   "4096", "304", "4",  "32",  "64", "1024",   "32",
+                "2100",   "1300",   "2100", "1300", "128", "32", "160", "4",  "5324.8", "8"}},
+    {"gfx942", {"MI300X", "gfx942", "32",   "4096", "304", "4",  "32",  "64", "1024",   "32",
+                "2100",   "1300",   "2100", "1300", "128", "32", "160", "4",  "5324.8", "8"}},
+    {"gfx950", {"MI355X", "gfx950", "32",   "4096", "256", "4",  "32",  "64", "1024", "32",
+                "2400",   "2000",   "2400", "2000", "128", "64", "128", "4",  "8192", "8"}},
+};
+
+static const struct product *find(const char *arch) {
+  for (size_t i = 0; arch && i < sizeof products / sizeof *products; i++)
+    if (strcmp(products[i].arch, arch) == 0) return &products[i];
+  return NULL;
+}
+
+const char *lm_devices_product(const char *arch) {
+  const struct product *p = find(arch);
+  return p ? p->values[0] : NULL;
+}
+
+static int known(const char *const *keys, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(keys[i], name) == 0) return 1;
+  return 0;
+}
+
+lm_status lm_devices_sysinfo(lm_workload *w, const char *arch, const char *const *keys, const char *const *values,
+                             size_t n_known, const char *path, char *assumed, size_t cap, lm_diag *diag) {
+  if (cap) assumed[0] = '\0';
+  const struct product *p = find(arch);
+  if (!p && !(known(keys, n_known, "cu_per_gpu") && known(keys, n_known, "max_sclk")))
+    return lm_fail(diag, LM_EARCH, path,
+                   "architecture %s: lumen knows no product of it to assume its system information from",
+                   arch && *arch ? arch : "(none recorded)");
+  size_t n = n_known + N_FIELDS + 1, len = 0;
+  char **k = lm_calloc(n, sizeof *k), **v = lm_calloc(n, sizeof *v);
+  lm_status st = LM_OK;
+  if (!k || !v) {
+    st = lm_oom(diag, path);
+    goto done;
+  }
+  size_t m = 0;
+  for (size_t i = 0; i < n_known; i++, m++) {
+    k[m] = (char *)keys[i];
+    v[m] = (char *)values[i];
+  }
+  if (!known(keys, n_known, "gpu_arch") && arch) {
+    k[m] = (char *)"gpu_arch";
+    v[m++] = (char *)arch;
+  }
+  for (size_t f = 0; p && f < N_FIELDS; f++) {
+    if (known((const char *const *)k, m, fields[f])) continue;
+    k[m] = (char *)fields[f];
+    v[m++] = (char *)p->values[f];
+    if (len < cap) {
+      int wrote = snprintf(assumed + len, cap - len, "%s%s %s", len ? ", " : "", fields[f], p->values[f]);
+      len += wrote > 0 ? (size_t)wrote : 0;
+    }
+  }
+  st = lm_db_sysinfo_build(path, k, v, m, w->arena, &w->sysinfo_table, &w->sysinfo, diag);
+  if (st == LM_OK) w->arch = lm_sysinfo_text(&w->sysinfo, "gpu_arch");
+done:
+  lm_free(k);
+  lm_free(v);
+  return st;
+}

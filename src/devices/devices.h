@@ -1,0 +1,32 @@
+/*
+ * devices.h - what lumen knows of each GPU architecture's products: the
+ * system information a profile on a typical product of the architecture
+ * would record. Readers of files that record no system information (or
+ * only part of it) complete theirs from here and say which values they
+ * assumed. Sources of each figure: docs/formats.md ("Assumed system
+ * information").
+ */
+#ifndef LUMEN_DEVICES_H
+#define LUMEN_DEVICES_H
+
+#include <stddef.h>
+
+#include "base/base.h"
+#include "model/model.h"
+
+/* lm_devices_product: the product whose figures stand for architecture
+ * arch ("MI300X" for gfx942), or NULL when lumen knows none. */
+const char *lm_devices_product(const char *arch);
+
+/* lm_devices_sysinfo: w's system information (sysinfo_table, sysinfo,
+ * arch) for architecture arch: the n_known fields keys/values the file
+ * recorded (none NULL), then every field of the architecture's typical
+ * product that they lack. assumed (cap bytes) receives the assumed fields
+ * as "name value" pairs separated by ", " ("" when none was assumed).
+ * path names the file in errors. LM_EARCH when lumen knows no product of
+ * arch and the known fields lack gpu_arch's basic figures (cu_per_gpu,
+ * max_sclk). */
+lm_status lm_devices_sysinfo(lm_workload *w, const char *arch, const char *const *keys, const char *const *values,
+                             size_t n_known, const char *path, char *assumed, size_t cap, lm_diag *diag);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * rocprofv3_private.h - shared by the files of src/rocprofv3: the files
+ * one path holds, and the fold of their rows into one table.
+ */
+#ifndef LUMEN_ROCPROFV3_PRIVATE_H
+#define LUMEN_ROCPROFV3_PRIVATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "model/model.h"
+
+enum { LM_V3_COUNTERS = 1, LM_V3_TRACE = 2 };
+
+/* lm_rocprofv3_header_kind: LM_V3_COUNTERS or LM_V3_TRACE for a header
+ * of those files, else 0. */
+int lm_rocprofv3_header_kind(const char *const *fields, size_t n);
+
+/* The rocprofv3 files of a path, each with its run: files written by one
+ * process share a prefix ("<pid>_") and a folder, hence a group. */
+typedef struct lm_v3_files {
+  char **counters, **traces, **agents;
+  int *counter_group, *trace_group, *agent_group;
+  size_t n_counters, n_traces, n_agents;
+} lm_v3_files;
+
+/* lm_v3_find_files: the files of path (a file: it alone and the files of
+ * its run beside it; a folder: those in it and in folders up to two
+ * levels down), sorted by name. */
+lm_status lm_v3_find_files(const char *path, lm_v3_files *files, lm_diag *diag);
+void lm_v3_files_free(lm_v3_files *files);
+
+/* The fold: one row per dispatch, the facts and counters as columns. */
+typedef struct lm_v3_fold {
+  const char *path;
+  lm_arena *scratch;
+  lm_map *ids; /* "<group>:<dispatch id>" -> row */
+  int group;   /* the group of the file being folded */
+  char *key;   /* the key of the record being folded */
+  size_t key_cap;
+  const char *last_key;
+  size_t last_row;
+  size_t n_rows, cap_rows;
+  double *facts[16]; /* per fact: cap_rows values, NaN where unknown */
+  int32_t *kernel;   /* per row: kernel name id, -1 unknown */
+  lm_map *names;     /* kernel name -> id */
+  char **kernels;
+  size_t n_kernels, cap_kernels;
+  lm_map *counter_index; /* counter name -> index */
+  char **counter_names;
+  double **counters; /* per counter: cap_rows values */
+  size_t n_counters, cap_counters;
+  int trace_only_new; /* 1: a kernel trace adds dispatches (no collection) */
+} lm_v3_fold;
+
+lm_status lm_v3_fold_new(const char *path, lm_v3_fold **out, lm_diag *diag);
+void lm_v3_fold_free(lm_v3_fold *fold);
+/* lm_v3_fold_key: the key of dispatch id text in the current group. */
+const char *lm_v3_fold_key(lm_v3_fold *fold, const char *id, lm_diag *diag);
+/* lm_v3_fold_add_row: a new dispatch row (facts NaN, kernel -1). */
+lm_status lm_v3_fold_add_row(lm_v3_fold *fold, size_t *row, lm_diag *diag);
+/* lm_v3_fold_intern: the id of kernel name s. */
+lm_status lm_v3_fold_intern(lm_v3_fold *fold, const char *s, int32_t *id, lm_diag *diag);
+/* lm_v3_fold_set: counter `name` of row = v (the last value wins). */
+lm_status lm_v3_fold_set(lm_v3_fold *fold, const char *name, size_t row, double v, lm_diag *diag);
+/* lm_v3_fold_file: fold one file of kind want_kind into fold. */
+lm_status lm_v3_fold_file(lm_v3_fold *fold, const char *file, int want_kind, lm_diag *diag);
+/* lm_v3_fold_finish: the workload of the fold: pmc_perf (Dispatch_ID, the
+ * facts fact_names, Kernel_Name, the counters) and system information
+ * from the agent files, else assumed for arch. */
+lm_status lm_v3_fold_finish(lm_v3_fold *fold, const lm_v3_files *files, const char *arch, const char *const *fact_names,
+                            int n_facts, lm_workload **out, lm_diag *diag);
+
+#endif

@@ -1,0 +1,232 @@
+/*
+ * workload.c - the fold of rocprofv3 rows as a workload: the pmc_perf
+ * table, GPU ids numbered from 0 in agent order, and the system
+ * information of the GPU agent from agent_info.csv, completed from the
+ * architecture's typical product (lm_devices_sysinfo) with a warning that
+ * names every assumed field.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv/csv.h"
+#include "devices/devices.h"
+#include "rocprofv3/rocprofv3_private.h"
+
+enum { MAX_AGENTS = 256, N_KEYS = 16 };
+
+/* What agent_info.csv says of the GPU agents. */
+typedef struct agents {
+  double node[MAX_AGENTS]; /* GPU agents' Node_Id, in file order */
+  size_t n;
+  char *keys[N_KEYS], *values[N_KEYS]; /* sysinfo fields of the first GPU */
+  size_t n_keys;
+  char arch[64];
+} agents;
+
+/* agent_info column -> sysinfo field. */
+static const char *const agent_fields[][2] = {{"Product_Name", "gpu_model"},
+                                              {"Cu_Count", "cu_per_gpu"},
+                                              {"Simd_Per_Cu", "simd_per_cu"},
+                                              {"Wave_Front_Size", "wave_size"},
+                                              {"Workgroup_Max_Size", "workgroup_max_size"},
+                                              {"Max_Waves_Per_Cu", "max_waves_per_cu"},
+                                              {"Max_Engine_Clk_Fcompute", "max_sclk"},
+                                              {"Max_Engine_Clk_Fcompute", "cur_sclk"},
+                                              {"Num_Xcc", "num_xcd"}};
+
+static long col(const char *const *f, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(f[i], name) == 0) return (long)i;
+  return -1;
+}
+
+static lm_status keep(agents *a, const char *key, const char *value, const char *path, lm_diag *diag) {
+  if (a->n_keys == N_KEYS || !value[0]) return LM_OK;
+  size_t k = strlen(key) + 1, v = strlen(value) + 1;
+  a->keys[a->n_keys] = lm_malloc(k);
+  a->values[a->n_keys] = lm_malloc(v);
+  if (!a->keys[a->n_keys] || !a->values[a->n_keys]) {
+    lm_free(a->keys[a->n_keys]);
+    lm_free(a->values[a->n_keys]);
+    return lm_oom(diag, path);
+  }
+  memcpy(a->keys[a->n_keys], key, k);
+  memcpy(a->values[a->n_keys++], value, v);
+  return LM_OK;
+}
+
+/* The GPU agents of agent_info.csv at path. */
+static lm_status read_agents(const char *path, agents *a, lm_diag *diag) {
+  lm_csv_rows *rows = NULL;
+  lm_status st = lm_csv_rows_open(path, 0, &rows, diag);
+  if (st != LM_OK) return st;
+  const char *const *f;
+  size_t n;
+  if ((st = lm_csv_rows_next(rows, &f, &n, diag)) != LM_OK || n == 0) goto done;
+  long c_node = col(f, n, "Node_Id"), c_type = col(f, n, "Agent_Type"), c_name = col(f, n, "Name");
+  long c_src[LM_ARRAY_LEN(agent_fields)];
+  for (size_t i = 0; i < LM_ARRAY_LEN(agent_fields); i++) c_src[i] = col(f, n, agent_fields[i][0]);
+  long c_arrays = col(f, n, "Array_Count"), c_per_se = col(f, n, "Simd_Arrays_Per_Engine");
+  while ((st = lm_csv_rows_next(rows, &f, &n, diag)) == LM_OK && n) {
+    long line = lm_csv_rows_line(rows);
+    if (c_node < 0 || c_type < 0 || c_node >= (long)n || c_type >= (long)n) {
+      st = lm_fail_at(diag, LM_EPARSE, path, line, c_node < 0 ? "Node_Id" : "Agent_Type",
+                      "missing from the agent information");
+      break;
+    }
+    if (strcmp(f[c_type], "GPU") != 0) continue;
+    if (a->n == MAX_AGENTS) break;
+    double node;
+    int is_int;
+    if (lm_parse_number(f[c_node], f[c_node] + strlen(f[c_node]), &node, &is_int) != 1) {
+      st = lm_fail_at(diag, LM_EPARSE, path, line, "Node_Id", "not a number: \"%.40s\"", f[c_node]);
+      break;
+    }
+    a->node[a->n++] = node;
+    if (a->n > 1) continue;
+    if (c_name >= 0 && c_name < (long)n) {
+      /* "gfx942" or "gfx942:sramecc+:xnack-" */
+      snprintf(a->arch, sizeof a->arch, "%.*s", (int)strcspn(f[c_name], ":"), f[c_name]);
+    }
+    for (size_t i = 0; i < LM_ARRAY_LEN(agent_fields) && st == LM_OK; i++)
+      if (c_src[i] >= 0 && c_src[i] < (long)n) st = keep(a, agent_fields[i][1], f[c_src[i]], path, diag);
+    if (st == LM_OK && c_arrays >= 0 && c_per_se >= 0 && c_arrays < (long)n && c_per_se < (long)n) {
+      double arrays = atof(f[c_arrays]), per = atof(f[c_per_se]);
+      char se[32];
+      snprintf(se, sizeof se, "%.0f", arrays / per);
+      if (arrays > 0 && per > 0) st = keep(a, "se_per_gpu", se, path, diag);
+    }
+    if (st != LM_OK) break;
+  }
+done:
+  lm_csv_rows_close(rows);
+  return st;
+}
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
+/* GPU_ID: agents numbered in agent_info's order of GPU agents, else in
+ * the order of their ids. */
+static lm_status number_gpus(lm_v3_fold *fold, const agents *a, lm_diag *diag) {
+  double *gpu = fold->facts[0];
+  double *ids = NULL;
+  size_t n_ids = 0;
+  if (a->n == 0) {
+    ids = lm_malloc((fold->n_rows + 1) * sizeof *ids);
+    if (!ids) return lm_oom(diag, fold->path);
+    for (size_t r = 0; r < fold->n_rows; r++)
+      if (!isnan(gpu[r])) ids[n_ids++] = gpu[r];
+    if (n_ids) qsort(ids, n_ids, sizeof *ids, cmp_double);
+  }
+  const double *list = a->n ? a->node : ids;
+  size_t n_list = a->n ? a->n : n_ids;
+  for (size_t r = 0; r < fold->n_rows; r++) {
+    if (isnan(gpu[r])) continue;
+    double index = 0;
+    int seen = 0;
+    for (size_t i = 0; i < n_list; i++) {
+      if (list[i] == gpu[r]) {
+        seen = 1;
+        break;
+      }
+      if (i == 0 || list[i] != list[i - 1]) index++;
+    }
+    gpu[r] = seen ? index : gpu[r];
+  }
+  lm_free(ids);
+  return LM_OK;
+}
+
+/* The pmc_perf table of the fold. */
+static lm_status build_table(lm_v3_fold *fold, const char *const *fact_names, int n_facts, lm_table **out,
+                             lm_diag *diag) {
+  size_t n = fold->n_rows;
+  lm_table *t = lm_table_create(fold->path, "pmc_perf", n, 2 + (size_t)n_facts + fold->n_counters);
+  *out = t;
+  if (!t) return lm_oom(diag, fold->path);
+  lm_column *c = lm_table_add_column(t, "Dispatch_ID", 0);
+  if (!c) return lm_oom(diag, fold->path);
+  for (size_t r = 0; r < n; r++) c->values[r] = (double)r;
+  for (int k = 0; k < n_facts; k++) {
+    if (!(c = lm_table_add_column(t, fact_names[k], 0))) return lm_oom(diag, fold->path);
+    memcpy(c->values, fold->facts[k], n * sizeof(double));
+  }
+  if (!(c = lm_table_add_column(t, "Kernel_Name", 1))) return lm_oom(diag, fold->path);
+  for (size_t r = 0; r < n; r++) {
+    int32_t id = lm_table_intern(t, fold->kernel[r] >= 0 ? fold->kernels[fold->kernel[r]] : "");
+    if (id < 0) return lm_oom(diag, fold->path);
+    c->text_ids[r] = id;
+  }
+  for (size_t k = 0; k < fold->n_counters; k++) {
+    if (!(c = lm_table_add_column(t, fold->counter_names[k], 0))) return lm_oom(diag, fold->path);
+    memcpy(c->values, fold->counters[k], n * sizeof(double));
+  }
+  return lm_table_finish(t);
+}
+
+lm_status lm_v3_fold_finish(lm_v3_fold *fold, const lm_v3_files *files, const char *arch, const char *const *fact_names,
+                            int n_facts, lm_workload **out, lm_diag *diag) {
+  *out = NULL;
+  agents a;
+  memset(&a, 0, sizeof a);
+  lm_workload *w = NULL;
+  lm_status st = LM_OK;
+  if (fold->n_rows == 0) {
+    st = lm_fail(diag, LM_EDATA, files->n_counters ? files->counters[0] : files->traces[0],
+                 "no dispatch rows: nothing to analyze");
+    goto done;
+  }
+  for (size_t i = 0; i < files->n_agents && a.n == 0 && st == LM_OK; i++) st = read_agents(files->agents[i], &a, diag);
+  if (st != LM_OK) goto done;
+  if ((st = number_gpus(fold, &a, diag)) != LM_OK) goto done;
+  lm_arena *arena = lm_arena_new(1 << 12);
+  if (!arena) {
+    st = lm_oom(diag, fold->path);
+    goto done;
+  }
+  w = lm_arena_alloc(arena, sizeof *w);
+  if (!w) {
+    lm_arena_free(arena);
+    st = lm_oom(diag, fold->path);
+    goto done;
+  }
+  w->arena = arena;
+  w->path = lm_arena_strdup(arena, fold->path);
+  if (!w->path) {
+    st = lm_oom(diag, fold->path);
+    goto done;
+  }
+  w->format = "rocprofv3";
+  if ((st = build_table(fold, fact_names, n_facts, &w->pmc, diag)) != LM_OK) goto done;
+  const char *use = a.arch[0] ? a.arch : arch;
+  if (a.arch[0] && arch && *arch && strcmp(a.arch, arch) != 0)
+    lm_log(LM_LOG_WARN, "%s: the agent information says %s; --arch %s is ignored", files->agents[0], a.arch, arch);
+  if (!use || !*use) {
+    st = lm_fail(diag, LM_EARCH, fold->path,
+                 "the architecture is not recorded (no agent_info.csv beside the counters): give it with "
+                 "--arch, e.g. --arch gfx942");
+    goto done;
+  }
+  char assumed[1024];
+  st = lm_devices_sysinfo(w, use, (const char *const *)a.keys, (const char *const *)a.values, a.n_keys,
+                          files->n_agents ? files->agents[0] : fold->path, assumed, sizeof assumed, diag);
+  if (st == LM_OK && assumed[0])
+    lm_log(LM_LOG_WARN, "%s: system information assumed from a typical %s (%s): %s", fold->path,
+           lm_devices_product(use) ? lm_devices_product(use) : use, use, assumed);
+done:
+  for (size_t i = 0; i < a.n_keys; i++) {
+    lm_free(a.keys[i]);
+    lm_free(a.values[i]);
+  }
+  if (st != LM_OK) {
+    lm_workload_free(w);
+    return st;
+  }
+  *out = w;
+  return LM_OK;
+}
