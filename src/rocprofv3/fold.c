@@ -33,6 +33,7 @@ void lm_v3_fold_free(lm_v3_fold *f) {
   lm_free(f->kernels);
   lm_free(f->counter_names);
   lm_free(f->counters);
+  lm_free(f->alias_of);
   lm_free(f->kernel);
   lm_free(f->key);
   lm_map_free(f->ids);
@@ -118,7 +119,13 @@ lm_status lm_v3_fold_intern(lm_v3_fold *f, const char *s, int32_t *id, lm_diag *
   return LM_OK;
 }
 
-lm_status lm_v3_fold_set(lm_v3_fold *f, const char *name, size_t row, double v, lm_diag *diag) {
+lm_status lm_v3_fold_counter(lm_v3_fold *f, const char *name, size_t *index, lm_diag *diag) {
+  /* Each dispatch lists its counters in the same order: try the next one. */
+  if (f->guess < f->n_counters && strcmp(f->counter_names[f->guess], name) == 0) {
+    *index = f->guess++;
+    if (f->guess == f->n_counters) f->guess = 0;
+    return LM_OK;
+  }
   int64_t found;
   if (!lm_map_get(f->counter_index, name, &found)) {
     if (f->n_counters == f->cap_counters) {
@@ -129,24 +136,24 @@ lm_status lm_v3_fold_set(lm_v3_fold *f, const char *name, size_t row, double v, 
       double **cols = lm_realloc(f->counters, cap * sizeof *cols);
       if (!cols) return lm_oom(diag, f->path);
       f->counters = cols;
+      long *alias = lm_realloc(f->alias_of, cap * sizeof *alias);
+      if (!alias) return lm_oom(diag, f->path);
+      f->alias_of = alias;
       f->cap_counters = cap;
     }
     double *col = grow_column(NULL, 0, f->cap_rows);
     char *c = copy(name);
-    if (!col || !c) {
+    if ((!col && f->cap_rows) || !c || lm_map_put(f->counter_index, name, (int64_t)f->n_counters) != LM_OK) {
       lm_free(col);
       lm_free(c);
       return lm_oom(diag, f->path);
     }
     f->counter_names[f->n_counters] = c;
     f->counters[f->n_counters] = col;
-    if (lm_map_put(f->counter_index, name, (int64_t)f->n_counters) != LM_OK) {
-      lm_free(c);
-      lm_free(col);
-      return lm_oom(diag, f->path);
-    }
+    f->alias_of[f->n_counters] = LM_V3_ALIAS_UNKNOWN;
     found = (int64_t)f->n_counters++;
   }
-  f->counters[found][row] = v;
+  *index = (size_t)found;
+  f->guess = *index + 1 < f->n_counters ? *index + 1 : 0;
   return LM_OK;
 }

@@ -87,14 +87,16 @@ int lm_rocprofv3_header_kind(const char *const *f, size_t n) {
   return 0;
 }
 
-/* The dispatch of id text `key` in the fold: its row, added when new. */
+/* The dispatch of id text `id` in the fold: its row, added when new. The
+ * rows of one dispatch follow each other: the last id is compared first. */
 static lm_status dispatch_row(lm_v3_fold *fold, const char *id, size_t *row, lm_diag *diag) {
-  const char *key = lm_v3_fold_key(fold, id, diag);
-  if (!key) return LM_ENOMEM;
-  if (fold->last_key && strcmp(fold->last_key, key) == 0) {
+  size_t len = strlen(id);
+  if (fold->has_last && len == fold->last_len && memcmp(fold->last_id, id, len) == 0) {
     *row = fold->last_row;
     return LM_OK;
   }
+  const char *key = lm_v3_fold_key(fold, id, diag);
+  if (!key) return LM_ENOMEM;
   int64_t found;
   if (lm_map_get(fold->ids, key, &found)) {
     *row = (size_t)found;
@@ -104,8 +106,12 @@ static lm_status dispatch_row(lm_v3_fold *fold, const char *id, size_t *row, lm_
     if (lm_map_put(fold->ids, key, (int64_t)*row) != LM_OK) return lm_oom(diag, fold->path);
   }
   fold->last_row = *row;
-  fold->last_key = lm_arena_strdup(fold->scratch, key);
-  if (!fold->last_key) return lm_oom(diag, fold->path);
+  fold->has_last = 0;
+  if (len < sizeof fold->last_id) {
+    memcpy(fold->last_id, id, len);
+    fold->last_len = len;
+    fold->has_last = 1;
+  }
   return LM_OK;
 }
 
@@ -164,10 +170,20 @@ static lm_status fold_record(lm_v3_fold *fold, const lm_csv_rows *rows, const he
     return lm_fail_at(diag, LM_EPARSE, path, line, "Counter_Value", "not a number: \"%.40s\"", f[h->value]);
   const char *name = f[h->counter];
   if (!name[0]) return lm_fail_at(diag, LM_EPARSE, path, line, "Counter_Name", "empty");
-  if ((st = lm_v3_fold_set(fold, name, row, v, diag)) != LM_OK) return st;
-  char alias[256];
-  if (sum_alias(name, alias, sizeof alias)) st = lm_v3_fold_set(fold, alias, row, v, diag);
-  return st;
+  size_t k;
+  if ((st = lm_v3_fold_counter(fold, name, &k, diag)) != LM_OK) return st;
+  fold->counters[k][row] = v;
+  if (fold->alias_of[k] == LM_V3_ALIAS_UNKNOWN) {
+    char alias[256];
+    size_t a;
+    fold->alias_of[k] = LM_V3_ALIAS_NONE;
+    if (sum_alias(name, alias, sizeof alias)) {
+      if ((st = lm_v3_fold_counter(fold, alias, &a, diag)) != LM_OK) return st;
+      fold->alias_of[k] = (long)a;
+    }
+  }
+  if (fold->alias_of[k] >= 0) fold->counters[fold->alias_of[k]][row] = v;
+  return LM_OK;
 }
 
 lm_status lm_v3_fold_file(lm_v3_fold *fold, const char *file, int want_kind, lm_diag *diag) {
@@ -191,7 +207,7 @@ lm_status lm_v3_fold_file(lm_v3_fold *fold, const char *file, int want_kind, lm_
   }
   read_header(f, n, &h);
   /* A collection folds its timestamps; a trace completes missing ones. */
-  fold->last_key = NULL;
+  fold->has_last = 0;
   for (;;) {
     if ((st = lm_csv_rows_next(rows, &f, &n, diag)) != LM_OK || n == 0) break;
     if (n == 1 && !f[0][0]) continue;

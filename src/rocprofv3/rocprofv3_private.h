@@ -12,6 +12,7 @@
 #include "model/model.h"
 
 enum { LM_V3_COUNTERS = 1, LM_V3_TRACE = 2 };
+enum { LM_V3_ALIAS_NONE = -1, LM_V3_ALIAS_UNKNOWN = -2 };
 
 /* lm_rocprofv3_header_kind: LM_V3_COUNTERS or LM_V3_TRACE for a header
  * of those files, else 0. */
@@ -39,8 +40,11 @@ typedef struct lm_v3_fold {
   int group;   /* the group of the file being folded */
   char *key;   /* the key of the record being folded */
   size_t key_cap;
-  const char *last_key;
+  char last_id[64];     /* the dispatch id text of the last record */
+  size_t last_len;
+  int has_last;
   size_t last_row;
+  size_t guess;         /* the counter expected next (one after the last) */
   size_t n_rows, cap_rows;
   double *facts[16]; /* per fact: cap_rows values, NaN where unknown */
   int32_t *kernel;   /* per row: kernel name id, -1 unknown */
@@ -50,6 +54,7 @@ typedef struct lm_v3_fold {
   lm_map *counter_index; /* counter name -> index */
   char **counter_names;
   double **counters; /* per counter: cap_rows values */
+  long *alias_of;    /* per counter: its "_sum" twin, or LM_V3_ALIAS_* */
   size_t n_counters, cap_counters;
   int trace_only_new; /* 1: a kernel trace adds dispatches (no collection) */
 } lm_v3_fold;
@@ -62,8 +67,9 @@ const char *lm_v3_fold_key(lm_v3_fold *fold, const char *id, lm_diag *diag);
 lm_status lm_v3_fold_add_row(lm_v3_fold *fold, size_t *row, lm_diag *diag);
 /* lm_v3_fold_intern: the id of kernel name s. */
 lm_status lm_v3_fold_intern(lm_v3_fold *fold, const char *s, int32_t *id, lm_diag *diag);
-/* lm_v3_fold_set: counter `name` of row = v (the last value wins). */
-lm_status lm_v3_fold_set(lm_v3_fold *fold, const char *name, size_t row, double v, lm_diag *diag);
+/* lm_v3_fold_counter: the index of counter `name`'s column, added (NaN on
+ * every row, alias_of unknown) when new. */
+lm_status lm_v3_fold_counter(lm_v3_fold *fold, const char *name, size_t *index, lm_diag *diag);
 /* lm_v3_fold_file: fold one file of kind want_kind into fold. */
 lm_status lm_v3_fold_file(lm_v3_fold *fold, const char *file, int want_kind, lm_diag *diag);
 /* lm_v3_fold_finish: the workload of the fold: pmc_perf (Dispatch_ID, the
