@@ -101,6 +101,8 @@ static lm_status scan(const char *dir, int depth, found *fd, lm_diag *diag) {
     } else if (S_ISREG(s.st_mode) && len > 4 && strcmp(e->d_name + len - 4, ".csv") == 0) {
       int kind = file_kind(path);
       if (kind) st = add_found(fd, path, kind, dir, diag);
+    } else if (S_ISREG(s.st_mode) && len > 3 && strcmp(e->d_name + len - 3, ".db") == 0 && lm_v3_rocpd_detect(path)) {
+      st = add_found(fd, path, LM_V3_ROCPD, dir, diag);
     }
   }
   closedir(d);
@@ -135,10 +137,11 @@ static lm_status split(found *fd, lm_v3_files *files, lm_diag *diag, const char 
   files->counter_group = lm_calloc(n + 1, sizeof(int));
   files->trace_group = lm_calloc(n + 1, sizeof(int));
   files->agent_group = lm_calloc(n + 1, sizeof(int));
+  files->rocpd = lm_calloc(n + 1, sizeof(char *));
   char **runs = lm_calloc(n + 1, sizeof(char *));
   lm_status st = LM_OK;
   if (!files->counters || !files->traces || !files->agents || !files->counter_group || !files->trace_group ||
-      !files->agent_group || !runs) {
+      !files->agent_group || !files->rocpd || !runs) {
     st = lm_oom(diag, path);
     goto done;
   }
@@ -170,6 +173,8 @@ static lm_status split(found *fd, lm_v3_files *files, lm_diag *diag, const char 
     if (fd->kinds[i] == LM_V3_COUNTERS) {
       files->counter_group[files->n_counters] = (int)g;
       files->counters[files->n_counters++] = fd->paths[i];
+    } else if (fd->kinds[i] == LM_V3_ROCPD) {
+      files->rocpd[files->n_rocpd++] = fd->paths[i];
     } else if (fd->kinds[i] == LM_V3_TRACE) {
       files->trace_group[files->n_traces] = (int)g;
       files->traces[files->n_traces++] = fd->paths[i];
@@ -199,6 +204,8 @@ lm_status lm_v3_find_files(const char *path, lm_v3_files *files, lm_diag *diag) 
     if (kind == LM_V3_COUNTERS || kind == LM_V3_TRACE) {
       st = add_found(&fd, path, kind, path, diag);
       if (st == LM_OK) st = siblings(path, &fd, diag);
+    } else if (lm_v3_rocpd_detect(path)) {
+      st = add_found(&fd, path, LM_V3_ROCPD, path, diag);
     }
   }
   if (st == LM_OK) st = split(&fd, files, diag, path);
@@ -213,6 +220,8 @@ void lm_v3_files_free(lm_v3_files *files) {
   for (size_t i = 0; files->counters && i < files->n_counters; i++) lm_free(files->counters[i]);
   for (size_t i = 0; files->traces && i < files->n_traces; i++) lm_free(files->traces[i]);
   for (size_t i = 0; files->agents && i < files->n_agents; i++) lm_free(files->agents[i]);
+  for (size_t i = 0; files->rocpd && i < files->n_rocpd; i++) lm_free(files->rocpd[i]);
+  lm_free(files->rocpd);
   lm_free(files->counters);
   lm_free(files->traces);
   lm_free(files->agents);

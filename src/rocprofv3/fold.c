@@ -157,3 +157,55 @@ lm_status lm_v3_fold_counter(lm_v3_fold *f, const char *name, size_t *index, lm_
   f->guess = *index + 1 < f->n_counters ? *index + 1 : 0;
   return LM_OK;
 }
+
+/* The sum-over-instances name of a counter of the blocks whose metrics
+ * read "<name>_sum" ("TCC_HIT" -> "TCC_HIT_sum"), or 0. */
+static int sum_alias(const char *name, char *out, size_t cap) {
+  static const char *const blocks[] = {"TA_", "TCC_", "TCP_", "TD_"};
+  size_t n = strlen(name);
+  if (strchr(name, '[') || (n > 4 && strcmp(name + n - 4, "_sum") == 0)) return 0;
+  for (size_t b = 0; b < LM_ARRAY_LEN(blocks); b++)
+    if (strncmp(name, blocks[b], strlen(blocks[b])) == 0) return (size_t)snprintf(out, cap, "%s_sum", name) < cap;
+  return 0;
+}
+
+lm_status lm_v3_fold_put(lm_v3_fold *f, const char *name, size_t row, double v, lm_diag *diag) {
+  size_t k;
+  lm_status st = lm_v3_fold_counter(f, name, &k, diag);
+  if (st != LM_OK) return st;
+  f->counters[k][row] = v;
+  if (f->alias_of[k] == LM_V3_ALIAS_UNKNOWN) {
+    char alias[256];
+    size_t a;
+    f->alias_of[k] = LM_V3_ALIAS_NONE;
+    if (sum_alias(name, alias, sizeof alias)) {
+      size_t guess = f->guess;
+      if ((st = lm_v3_fold_counter(f, alias, &a, diag)) != LM_OK) return st;
+      f->alias_of[k] = (long)a;
+      f->guess = guess; /* the file lists the counter after k next */
+    }
+  }
+  if (f->alias_of[k] >= 0) f->counters[f->alias_of[k]][row] = v;
+  return LM_OK;
+}
+
+lm_status lm_v3_agents_keep(lm_v3_agents *a, const char *key, const char *value, const char *path, lm_diag *diag) {
+  if (a->n_keys == LM_V3_AGENT_KEYS || !value || !value[0]) return LM_OK;
+  char *k = copy(key), *v = copy(value);
+  if (!k || !v) {
+    lm_free(k);
+    lm_free(v);
+    return lm_oom(diag, path);
+  }
+  a->keys[a->n_keys] = k;
+  a->values[a->n_keys++] = v;
+  return LM_OK;
+}
+
+void lm_v3_agents_free(lm_v3_agents *a) {
+  for (size_t i = 0; i < a->n_keys; i++) {
+    lm_free(a->keys[i]);
+    lm_free(a->values[i]);
+  }
+  a->n_keys = 0;
+}

@@ -24,8 +24,8 @@
 
 /* The dispatch facts, in pmc_perf's order, and the rocprofv3 columns each
  * is read from (the first present). */
-enum { F_GPU, F_GRID, F_WG, F_LDS, F_SCRATCH, F_VGPR, F_AGPR, F_SGPR, F_START, F_END, N_FACTS };
-static const char *const fact_names[N_FACTS] = {
+enum { F_GRID = LM_V3_GRID, F_WG = LM_V3_WG, N_FACTS = LM_V3_N_FACTS };
+const char *const lm_v3_fact_names[N_FACTS] = {
     "GPU_ID",    "Grid_Size",  "Workgroup_Size", "LDS_Per_Workgroup", "Scratch_Per_Workitem",
     "Arch_VGPR", "Accum_VGPR", "SGPR",           "Start_Timestamp",   "End_Timestamp"};
 static const char *const fact_sources[N_FACTS][4] = {{"Agent_Id", NULL},
@@ -115,17 +115,6 @@ static lm_status dispatch_row(lm_v3_fold *fold, const char *id, size_t *row, lm_
   return LM_OK;
 }
 
-/* The sum-over-instances name of a counter of the blocks whose metrics
- * read "<name>_sum" ("TCC_HIT" -> "TCC_HIT_sum"), or 0. */
-static int sum_alias(const char *name, char *out, size_t cap) {
-  static const char *const blocks[] = {"TA_", "TCC_", "TCP_", "TD_"};
-  size_t n = strlen(name);
-  if (strchr(name, '[') || (n > 4 && strcmp(name + n - 4, "_sum") == 0)) return 0;
-  for (size_t b = 0; b < LM_ARRAY_LEN(blocks); b++)
-    if (strncmp(name, blocks[b], strlen(blocks[b])) == 0) return (size_t)snprintf(out, cap, "%s_sum", name) < cap;
-  return 0;
-}
-
 /* One record of a counter collection or kernel trace into the fold. */
 static lm_status fold_record(lm_v3_fold *fold, const lm_csv_rows *rows, const header *h, const char *const *f, size_t n,
                              lm_diag *diag) {
@@ -170,20 +159,7 @@ static lm_status fold_record(lm_v3_fold *fold, const lm_csv_rows *rows, const he
     return lm_fail_at(diag, LM_EPARSE, path, line, "Counter_Value", "not a number: \"%.40s\"", f[h->value]);
   const char *name = f[h->counter];
   if (!name[0]) return lm_fail_at(diag, LM_EPARSE, path, line, "Counter_Name", "empty");
-  size_t k;
-  if ((st = lm_v3_fold_counter(fold, name, &k, diag)) != LM_OK) return st;
-  fold->counters[k][row] = v;
-  if (fold->alias_of[k] == LM_V3_ALIAS_UNKNOWN) {
-    char alias[256];
-    size_t a;
-    fold->alias_of[k] = LM_V3_ALIAS_NONE;
-    if (sum_alias(name, alias, sizeof alias)) {
-      if ((st = lm_v3_fold_counter(fold, alias, &a, diag)) != LM_OK) return st;
-      fold->alias_of[k] = (long)a;
-    }
-  }
-  if (fold->alias_of[k] >= 0) fold->counters[fold->alias_of[k]][row] = v;
-  return LM_OK;
+  return lm_v3_fold_put(fold, name, row, v, diag);
 }
 
 lm_status lm_v3_fold_file(lm_v3_fold *fold, const char *file, int want_kind, lm_diag *diag) {
@@ -232,7 +208,7 @@ int lm_rocprofv3_detect(const char *path) {
   lm_v3_files files;
   lm_diag diag;
   if (lm_v3_find_files(path, &files, &diag) != LM_OK) return 0;
-  int found = files.n_counters + files.n_traces > 0;
+  int found = files.n_counters + files.n_traces + files.n_rocpd > 0;
   lm_v3_files_free(&files);
   return found;
 }
@@ -243,10 +219,12 @@ lm_status lm_rocprofv3_read(const char *path, const char *arch, const lm_workloa
   *out = NULL;
   lm_v3_files files;
   lm_v3_fold *fold = NULL;
+  lm_v3_agents agents;
+  memset(&agents, 0, sizeof agents);
   lm_status st = lm_v3_find_files(path, &files, diag);
   if (st != LM_OK) return st;
-  if (files.n_counters + files.n_traces == 0) {
-    st = lm_fail(diag, LM_ENOTFOUND, path, "no rocprofv3 counter collection or kernel trace CSV file");
+  if (files.n_counters + files.n_traces + files.n_rocpd == 0) {
+    st = lm_fail(diag, LM_ENOTFOUND, path, "no rocprofv3 counter collection, kernel trace or rocpd database");
     goto done;
   }
   if ((st = lm_v3_fold_new(path, &fold, diag)) != LM_OK) goto done;
@@ -254,14 +232,16 @@ lm_status lm_rocprofv3_read(const char *path, const char *arch, const lm_workloa
     fold->group = files.counter_group[i];
     st = lm_v3_fold_file(fold, files.counters[i], LM_V3_COUNTERS, diag);
   }
+  for (size_t i = 0; i < files.n_rocpd && st == LM_OK; i++) st = lm_v3_rocpd_read(files.rocpd[i], fold, &agents, diag);
   fold->trace_only_new = files.n_counters == 0;
   for (size_t i = 0; i < files.n_traces && st == LM_OK; i++) {
     fold->group = files.trace_group[i];
     st = lm_v3_fold_file(fold, files.traces[i], LM_V3_TRACE, diag);
   }
   if (st != LM_OK) goto done;
-  st = lm_v3_fold_finish(fold, &files, arch, fact_names, N_FACTS, out, diag);
+  st = lm_v3_fold_finish(fold, &files, &agents, arch, lm_v3_fact_names, N_FACTS, out, diag);
 done:
+  lm_v3_agents_free(&agents);
   lm_v3_fold_free(fold);
   lm_v3_files_free(&files);
   return st;

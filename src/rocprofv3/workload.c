@@ -14,17 +14,6 @@
 #include "devices/devices.h"
 #include "rocprofv3/rocprofv3_private.h"
 
-enum { MAX_AGENTS = 256, N_KEYS = 16 };
-
-/* What agent_info.csv says of the GPU agents. */
-typedef struct agents {
-  double node[MAX_AGENTS]; /* GPU agents' Node_Id, in file order */
-  size_t n;
-  char *keys[N_KEYS], *values[N_KEYS]; /* sysinfo fields of the first GPU */
-  size_t n_keys;
-  char arch[64];
-} agents;
-
 /* agent_info column -> sysinfo field. */
 static const char *const agent_fields[][2] = {{"Product_Name", "gpu_model"},
                                               {"Cu_Count", "cu_per_gpu"},
@@ -42,23 +31,8 @@ static long col(const char *const *f, size_t n, const char *name) {
   return -1;
 }
 
-static lm_status keep(agents *a, const char *key, const char *value, const char *path, lm_diag *diag) {
-  if (a->n_keys == N_KEYS || !value[0]) return LM_OK;
-  size_t k = strlen(key) + 1, v = strlen(value) + 1;
-  a->keys[a->n_keys] = lm_malloc(k);
-  a->values[a->n_keys] = lm_malloc(v);
-  if (!a->keys[a->n_keys] || !a->values[a->n_keys]) {
-    lm_free(a->keys[a->n_keys]);
-    lm_free(a->values[a->n_keys]);
-    return lm_oom(diag, path);
-  }
-  memcpy(a->keys[a->n_keys], key, k);
-  memcpy(a->values[a->n_keys++], value, v);
-  return LM_OK;
-}
-
 /* The GPU agents of agent_info.csv at path. */
-static lm_status read_agents(const char *path, agents *a, lm_diag *diag) {
+static lm_status read_agents(const char *path, lm_v3_agents *a, lm_diag *diag) {
   lm_csv_rows *rows = NULL;
   lm_status st = lm_csv_rows_open(path, 0, &rows, diag);
   if (st != LM_OK) return st;
@@ -77,7 +51,7 @@ static lm_status read_agents(const char *path, agents *a, lm_diag *diag) {
       break;
     }
     if (strcmp(f[c_type], "GPU") != 0) continue;
-    if (a->n == MAX_AGENTS) break;
+    if (a->n == LM_V3_MAX_AGENTS) break;
     double node;
     int is_int;
     if (lm_parse_number(f[c_node], f[c_node] + strlen(f[c_node]), &node, &is_int) != 1) {
@@ -91,12 +65,12 @@ static lm_status read_agents(const char *path, agents *a, lm_diag *diag) {
       snprintf(a->arch, sizeof a->arch, "%.*s", (int)strcspn(f[c_name], ":"), f[c_name]);
     }
     for (size_t i = 0; i < LM_ARRAY_LEN(agent_fields) && st == LM_OK; i++)
-      if (c_src[i] >= 0 && c_src[i] < (long)n) st = keep(a, agent_fields[i][1], f[c_src[i]], path, diag);
+      if (c_src[i] >= 0 && c_src[i] < (long)n) st = lm_v3_agents_keep(a, agent_fields[i][1], f[c_src[i]], path, diag);
     if (st == LM_OK && c_arrays >= 0 && c_per_se >= 0 && c_arrays < (long)n && c_per_se < (long)n) {
       double arrays = atof(f[c_arrays]), per = atof(f[c_per_se]);
       char se[32];
       snprintf(se, sizeof se, "%.0f", arrays / per);
-      if (arrays > 0 && per > 0) st = keep(a, "se_per_gpu", se, path, diag);
+      if (arrays > 0 && per > 0) st = lm_v3_agents_keep(a, "se_per_gpu", se, path, diag);
     }
     if (st != LM_OK) break;
   }
@@ -112,7 +86,7 @@ static int cmp_double(const void *x, const void *y) {
 
 /* GPU_ID: agents numbered in agent_info's order of GPU agents, else in
  * the order of their ids. */
-static lm_status number_gpus(lm_v3_fold *fold, const agents *a, lm_diag *diag) {
+static lm_status number_gpus(lm_v3_fold *fold, const lm_v3_agents *a, lm_diag *diag) {
   double *gpu = fold->facts[0];
   double *ids = NULL;
   size_t n_ids = 0;
@@ -169,21 +143,22 @@ static lm_status build_table(lm_v3_fold *fold, const char *const *fact_names, in
   return lm_table_finish(t);
 }
 
-lm_status lm_v3_fold_finish(lm_v3_fold *fold, const lm_v3_files *files, const char *arch, const char *const *fact_names,
-                            int n_facts, lm_workload **out, lm_diag *diag) {
+lm_status lm_v3_fold_finish(lm_v3_fold *fold, const lm_v3_files *files, lm_v3_agents *a, const char *arch,
+                            const char *const *fact_names, int n_facts, lm_workload **out, lm_diag *diag) {
   *out = NULL;
-  agents a;
-  memset(&a, 0, sizeof a);
   lm_workload *w = NULL;
   lm_status st = LM_OK;
+  const char *first = files->n_counters ? files->counters[0] : files->n_traces ? files->traces[0] : fold->path;
   if (fold->n_rows == 0) {
-    st = lm_fail(diag, LM_EDATA, files->n_counters ? files->counters[0] : files->traces[0],
-                 "no dispatch rows: nothing to analyze");
+    st = lm_fail(diag, LM_EDATA, first, "no dispatch rows: nothing to analyze");
     goto done;
   }
-  for (size_t i = 0; i < files->n_agents && a.n == 0 && st == LM_OK; i++) st = read_agents(files->agents[i], &a, diag);
+  for (size_t i = 0; i < files->n_agents && a->n == 0 && st == LM_OK; i++) {
+    a->where = files->agents[i];
+    st = read_agents(files->agents[i], a, diag);
+  }
   if (st != LM_OK) goto done;
-  if ((st = number_gpus(fold, &a, diag)) != LM_OK) goto done;
+  if (!fold->gpus_numbered && (st = number_gpus(fold, a, diag)) != LM_OK) goto done;
   lm_arena *arena = lm_arena_new(1 << 12);
   if (!arena) {
     st = lm_oom(diag, fold->path);
@@ -203,9 +178,10 @@ lm_status lm_v3_fold_finish(lm_v3_fold *fold, const lm_v3_files *files, const ch
   }
   w->format = "rocprofv3";
   if ((st = build_table(fold, fact_names, n_facts, &w->pmc, diag)) != LM_OK) goto done;
-  const char *use = a.arch[0] ? a.arch : arch;
-  if (a.arch[0] && arch && *arch && strcmp(a.arch, arch) != 0)
-    lm_log(LM_LOG_WARN, "%s: the agent information says %s; --arch %s is ignored", files->agents[0], a.arch, arch);
+  const char *use = a->arch[0] ? a->arch : arch;
+  if (a->arch[0] && arch && *arch && strcmp(a->arch, arch) != 0)
+    lm_log(LM_LOG_WARN, "%s: the agent information says %s; --arch %s is ignored", a->where ? a->where : fold->path,
+           a->arch, arch);
   if (!use || !*use) {
     st = lm_fail(diag, LM_EARCH, fold->path,
                  "the architecture is not recorded (no agent_info.csv beside the counters): give it with "
@@ -213,16 +189,12 @@ lm_status lm_v3_fold_finish(lm_v3_fold *fold, const lm_v3_files *files, const ch
     goto done;
   }
   char assumed[1024];
-  st = lm_devices_sysinfo(w, use, (const char *const *)a.keys, (const char *const *)a.values, a.n_keys,
-                          files->n_agents ? files->agents[0] : fold->path, assumed, sizeof assumed, diag);
+  st = lm_devices_sysinfo(w, use, (const char *const *)a->keys, (const char *const *)a->values, a->n_keys,
+                          a->where ? a->where : fold->path, assumed, sizeof assumed, diag);
   if (st == LM_OK && assumed[0])
     lm_log(LM_LOG_WARN, "%s: system information assumed from a typical %s (%s): %s", fold->path,
            lm_devices_product(use) ? lm_devices_product(use) : use, use, assumed);
 done:
-  for (size_t i = 0; i < a.n_keys; i++) {
-    lm_free(a.keys[i]);
-    lm_free(a.values[i]);
-  }
   if (st != LM_OK) {
     lm_workload_free(w);
     return st;

@@ -162,6 +162,26 @@ rocprofv3_store)
   run db import --db "$TMP/s2.db" -w "$BANK"
   expect_status 1; expect_err "give it with --arch"
   ;;
+rocprofv3_rocpd)
+  # The same run as a rocpd database (rocprofv3's default output), written
+  # from the CSV file through the views rocpd defines, one counter split
+  # over two instances (summed, as the CSV output sums them): the same
+  # tables as from the CSV file.
+  python3 "$SRCDIR/make_rocpd.py" "$BANK" "$TMP/run_results.db" gfx950 --split SQ_INSTS_LDS || fail "make_rocpd"
+  run analyze -w "$BANK" --arch gfx950 -b 12.2 --format csv -o "$TMP/a"
+  expect_status 0
+  run analyze -w "$TMP/run_results.db" -b 12.2 --format csv -o "$TMP/b"
+  expect_status 0
+  diff -r "$TMP/a" "$TMP/b" >/dev/null || fail "rocpd and CSV differ: $(diff -r "$TMP/a" "$TMP/b" | head)"
+  # Found in rocprofv3's output folder too.
+  mkdir -p "$TMP/out2/host" && cp "$TMP/run_results.db" "$TMP/out2/host/"
+  run analyze -w "$TMP/out2" --list-stats
+  expect_status 0; expect_out "__amd_rocclr_copyBuffer"
+  # An SQLite file that is not rocpd is not taken for one.
+  python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute("CREATE TABLE t (x)")' "$TMP/other.db"
+  run analyze -w "$TMP/other.db"
+  expect_status 1; one_line_err
+  ;;
 *)
   fail "unknown test $NAME"
   ;;
