@@ -704,6 +704,10 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
     c->status = diag ? diag->status : LM_ENOMEM;
     goto fail;
   }
+  if (lm_analyze_mark_uncollected(c->an, diag) != LM_OK) {
+    c->status = diag ? diag->status : LM_ENOMEM;
+    goto fail;
+  }
   *out = c->an;
   c->arena = NULL;
   goto done;

@@ -70,4 +70,10 @@ size_t lm_analyze_keep_chosen(const lm_analyze_ctx *c, size_t *rows, size_t n, c
  * memory. (analyze.c) */
 lm_status lm_analyze_top(lm_analyze_ctx *c, lm_rtable *t, const size_t *rows, size_t n, uint8_t *chosen_names);
 
+/* lm_analyze_mark_uncollected: in an analysis of a workload read from
+ * another tool's files (workload->format set), the first value cell of
+ * each blank metric row whose formula reads a counter the workload lacks
+ * says "not collected" (uncollected.c). */
+lm_status lm_analyze_mark_uncollected(lm_analysis *an, lm_diag *diag);
+
 #endif

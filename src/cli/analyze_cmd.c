@@ -753,6 +753,7 @@ static void warn_about_data(const analyze_run *r, size_t k, const char *path, co
     lm_log(LM_LOG_WARN, "%s: sysinfo.csv field '%s' is %s%s: %s; the panels show the reference's numbers from it, "
            "the summary flags figures above their peak", path, bad[i].field, bad[i].value, expected, bad[i].why);
   }
+  if (r->runs[k]) cli_pmc_hint(r->runs[k], path);
   if (r->n > 1 && zero_durations(w, o))
     lm_log(LM_LOG_WARN, "%s: every selected dispatch has End_Timestamp == Start_Timestamp; the "
            "comparison's durations and rates against it are undefined (shown blank or inf)", path);

@@ -95,4 +95,10 @@ struct lm_ranks_mpi_api;
  * return its table; NULL, with the reason in err, when it cannot be. */
 const struct lm_ranks_mpi_api *cli_mpi_load(char *err, size_t cap);
 
+/* cli_pmc_hint: for an analysis of a workload read from another tool's
+ * files with metrics "not collected", a warning with the rocprofv3 --pmc
+ * lists that would collect the panels' missing counters (pmc_hint.c). */
+struct lm_analysis;
+void cli_pmc_hint(const struct lm_analysis *an, const char *path);
+
 #endif

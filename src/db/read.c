@@ -319,12 +319,15 @@ nomem:
 static void read_origin(lm_sql *sql, int64_t wid, lm_workload *w) {
   lm_stmt *o = NULL;
   lm_diag ignored;
-  if (lm_sql_prepare(sql, "SELECT origin FROM workload WHERE id = ?", &o, &ignored) != LM_OK) return;
+  if (lm_sql_prepare(sql, "SELECT origin, source FROM workload WHERE id = ?", &o, &ignored) != LM_OK) return;
   lm_stmt_bind_int64(o, 1, wid);
   if (lm_stmt_step(o) == 1) {
-    const char *origin = lm_stmt_text(o, 0);
+    const char *origin = lm_stmt_text(o, 0), *source = lm_stmt_text(o, 1);
     size_t n = strlen(LM_ORIGIN_SIMULATED);
     if (origin && strncmp(origin, LM_ORIGIN_SIMULATED, n) == 0) w->simulated = lm_arena_strdup(w->arena, origin + n);
+    /* Another tool's files: the format they were read from (lm_workload.format). */
+    if (source && *source && strcmp(source, "omniperf") != 0 && strcmp(source, "lumen") != 0)
+      w->format = lm_arena_strdup(w->arena, source);
   }
   lm_stmt_free(o);
 }

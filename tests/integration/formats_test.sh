@@ -52,9 +52,13 @@ print(int(float([r for r in rows if r["Counter_Name"] == "SQ_INSTS_SALU"][0]["Co
   [ "${got%.*}" = "$dur" ] || fail "duration $got, the file says $dur"
   got=$(csv_cell "$TMP/o/10.1.csv" 10.1.4 Avg)
   [ "${got%.*}" = "$salu" ] || fail "SALU instructions $got, the file says $salu"
-  # VALU needs SQ_INSTS_MFMA too, which was not collected: blank, never 0.
+  # VALU needs SQ_INSTS_MFMA too, which was not collected: said so, never 0
+  # or blank; and the warning gives the rocprofv3 runs that would collect it.
   got=$(csv_cell "$TMP/o/10.1.csv" 10.1.0 Avg)
-  [ -z "$got" ] || fail "VALU from uncollected counters shows '$got'"
+  [ "$got" = "not collected" ] || fail "VALU from uncollected counters shows '$got'"
+  [ -z "$(csv_cell "$TMP/o/10.1.csv" 10.1.0 Min)" ] || fail "10.1.0 Min is not blank"
+  expect_err "panel 10 shows metrics not collected"
+  grep -q -- "--pmc [A-Z_ ]*SQ_INSTS_MFMA" "$TMP/err" || fail "no --pmc list with SQ_INSTS_MFMA: $(cat "$TMP/err")"
   # Without --arch (no agent_info.csv beside the file): a one-line refusal.
   run analyze -w "$FP6"
   expect_status 1; one_line_err; expect_err "give it with --arch"
