@@ -4,6 +4,8 @@
  * GB/s), for files that record no system information. Figures copied from
  * real sysinfo.csv files where one of that product exists, else from the
  * vendor's data sheet; docs/formats.md names the source of each row.
+ * Also the "_sum" names of counters of blocks with instances, which every
+ * reader of a profiler that sums over instances adds.
  */
 #include "devices/devices.h"
 
@@ -96,4 +98,13 @@ done:
   lm_free(k);
   lm_free(v);
   return st;
+}
+
+int lm_devices_sum_alias(const char *name, char *out, size_t cap) {
+  static const char *const blocks[] = {"TA_", "TCC_", "TCP_", "TD_"};
+  size_t n = strlen(name);
+  if (strchr(name, '[') || (n > 4 && strcmp(name + n - 4, "_sum") == 0)) return 0;
+  for (size_t b = 0; b < LM_ARRAY_LEN(blocks); b++)
+    if (strncmp(name, blocks[b], strlen(blocks[b])) == 0) return (size_t)snprintf(out, cap, "%s_sum", name) < cap;
+  return 0;
 }

@@ -4,7 +4,8 @@
  * would record. Readers of files that record no system information (or
  * only part of it) complete theirs from here and say which values they
  * assumed. Sources of each figure: docs/formats.md ("Assumed system
- * information").
+ * information"). Also how the metrics name a counter summed over the
+ * instances of its block.
  */
 #ifndef LUMEN_DEVICES_H
 #define LUMEN_DEVICES_H
@@ -28,5 +29,13 @@ const char *lm_devices_product(const char *arch);
  * max_sclk). */
 lm_status lm_devices_sysinfo(lm_workload *w, const char *arch, const char *const *keys, const char *const *values,
                              size_t n_known, const char *path, char *assumed, size_t cap, lm_diag *diag);
+
+/* lm_devices_sum_alias: the name under which the metrics read counter
+ * `name` summed over its instances, for the blocks whose counters have
+ * instances (TA, TCC, TCP, TD): "TCC_HIT" -> "TCC_HIT_sum", written to out
+ * (cap bytes); 1 when there is one, 0 for other counters, a counter named
+ * with an instance ("TCC_HIT[3]") or already a sum. Profilers that sum
+ * over instances when none is named (rocprofv3, rocprof) store both. */
+int lm_devices_sum_alias(const char *name, char *out, size_t cap);
 
 #endif

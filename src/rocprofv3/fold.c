@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "devices/devices.h"
 #include "rocprofv3/rocprofv3_private.h"
 
 lm_status lm_v3_fold_new(const char *path, lm_v3_fold **out, lm_diag *diag) {
@@ -158,17 +159,6 @@ lm_status lm_v3_fold_counter(lm_v3_fold *f, const char *name, size_t *index, lm_
   return LM_OK;
 }
 
-/* The sum-over-instances name of a counter of the blocks whose metrics
- * read "<name>_sum" ("TCC_HIT" -> "TCC_HIT_sum"), or 0. */
-static int sum_alias(const char *name, char *out, size_t cap) {
-  static const char *const blocks[] = {"TA_", "TCC_", "TCP_", "TD_"};
-  size_t n = strlen(name);
-  if (strchr(name, '[') || (n > 4 && strcmp(name + n - 4, "_sum") == 0)) return 0;
-  for (size_t b = 0; b < LM_ARRAY_LEN(blocks); b++)
-    if (strncmp(name, blocks[b], strlen(blocks[b])) == 0) return (size_t)snprintf(out, cap, "%s_sum", name) < cap;
-  return 0;
-}
-
 lm_status lm_v3_fold_put(lm_v3_fold *f, const char *name, size_t row, double v, lm_diag *diag) {
   size_t k;
   lm_status st = lm_v3_fold_counter(f, name, &k, diag);
@@ -178,7 +168,7 @@ lm_status lm_v3_fold_put(lm_v3_fold *f, const char *name, size_t row, double v, 
     char alias[256];
     size_t a;
     f->alias_of[k] = LM_V3_ALIAS_NONE;
-    if (sum_alias(name, alias, sizeof alias)) {
+    if (lm_devices_sum_alias(name, alias, sizeof alias)) {
       size_t guess = f->guess;
       if ((st = lm_v3_fold_counter(f, alias, &a, diag)) != LM_OK) return st;
       f->alias_of[k] = (long)a;
