@@ -20,6 +20,7 @@ V3=$F/rocprofv3
 FP6=$V3/gfx950_fp6_instr_detail/instruction_detail_counter_collection.csv
 BANK=$V3/gfx950_ds_read_b128_bank/bank_test_counter_collection.csv
 TRACE=$V3/gfx942_kernel_trace/66960_kernel_trace.csv
+V1=$F/rocprof-v1/mi250x_laplacian_dp_kernel1
 
 # csv_cell FILE TABLE_ROW_PREFIX COLUMN: a cell of lumen's CSV output.
 csv_cell() {
@@ -185,6 +186,134 @@ rocprofv3_rocpd)
   python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute("CREATE TABLE t (x)")' "$TMP/other.db"
   run analyze -w "$TMP/other.db"
   expect_status 1; one_line_err
+rocprof1_trace)
+  # rocprof's results.csv with timestamps and no counters: the top-kernel
+  # table from BeginNs/EndNs, GPU ids numbered in rocminfo's agent order,
+  # system information from the rocminfo text beside it (first GPU agent).
+  run analyze -w "$V1/results.csv" -b 0 -b 1 --format csv -o "$TMP/o"
+  expect_status 0
+  expect_err "system information assumed from a typical MI250X (gfx90a)"
+  want=$(python3 -c '
+import csv, sys
+tot = {}
+for r in csv.DictReader(open(sys.argv[1])):
+    k = r["KernelName"]; d = int(r["EndNs"]) - int(r["BeginNs"])
+    c, s = tot.get(k, (0, 0)); tot[k] = (c + 1, s + d)
+k = max(tot, key=lambda k: tot[k][1])
+print(tot[k][0]); print(tot[k][1]); print(k)' "$V1/results.csv")
+  python3 - "$TMP/o/0.1.csv" "$want" <<'EOF' || fail "top kernel: $(head -3 "$TMP/o/0.1.csv")"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+count, total, name = sys.argv[2].split("\n")
+top = rows[0]
+assert top["Kernel_Name"] == name, top
+assert int(float(top["Count"])) == int(count), top
+assert int(float(top["Sum(ns)"])) == int(total), top
+EOF
+  grep -q '^0,0,"\{0,1\}test_function_kernel"\{0,1\},0$' "$TMP/o/0.2.csv" || fail "dispatch 0: $(head -3 "$TMP/o/0.2.csv")"
+  # The first GPU agent of rocminfo's text, read here by hand.
+  python3 - "$V1/results.sysinfo.txt" "$TMP/o/1.1.csv" <<'EOF' || fail "system information: $(cat "$TMP/o/1.1.csv")"
+import csv, re, sys
+text = open(sys.argv[1], errors="replace").read()
+blocks = re.split(r"\n\*+\s*\nAgent \d+\s*\n\*+\s*\n", text)
+gpu = [b for b in blocks if re.search(r"(^|\n)  Device Type:\s+GPU", b)][0]
+def field(key, indent=2):
+    m = re.search(r"\n" + " " * indent + re.escape(key) + r":\s+([^\n]*?)\s*\n", "\n" + gpu)
+    return m.group(1)
+def num(key, indent=2):
+    return re.match(r"\d+", field(key, indent)).group(0)
+want = {"gpu_arch": field("Name"), "gpu_model": field("Marketing Name"), "cu_per_gpu": num("Compute Unit"),
+        "simd_per_cu": num("SIMDs per CU"), "se_per_gpu": num("Shader Engines"),
+        "wave_size": num("Wavefront Size"), "workgroup_max_size": num("Workgroup Max Size"),
+        "max_waves_per_cu": num("Max Waves Per CU"), "max_sclk": num("Max Clock Freq. (MHz)"),
+        "gpu_l1": num("L1", 4), "gpu_l2": num("L2", 4)}
+got = {r[0]: r[1] for r in csv.reader(open(sys.argv[2])) if len(r) > 1}
+for k, v in want.items():
+    assert got.get(k) == v, (k, got.get(k), v)
+EOF
+  # The same file without its rocminfo text: the architecture is asked for.
+  cp "$V1/results.csv" "$TMP/r.csv"
+  run analyze -w "$TMP/r.csv"
+  expect_status 1; one_line_err; expect_err "give it with --arch"
+  run analyze -w "$TMP/r.csv" --arch gfx90a -b 1
+  expect_status 0; expect_err "cu_per_gpu 110"
+  ;;
+rocprof1_counters)
+  # The folder: results.csv (timestamps) and data_movement.csv (counters),
+  # passes of one run merged by Index; a counter's mean and a duration as
+  # the files have them.
+  run analyze -w "$V1" -b 0 -b 16.3 --norm per_kernel -k laplacian_kernel --format csv -o "$TMP/o"
+  expect_status 0
+  want=$(python3 -c '
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["KernelName"] == "laplacian_kernel"]
+v = [float(r["TCP_TCC_READ_REQ_sum"]) for r in rows]
+print(repr(sum(v) / len(v)))
+rows = [r for r in csv.DictReader(open(sys.argv[2])) if r["KernelName"] == "laplacian_kernel"]
+print(sum(int(r["EndNs"]) - int(r["BeginNs"]) for r in rows))' "$V1/data_movement.csv" "$V1/results.csv")
+  got=$(csv_cell "$TMP/o/16.3.csv" 16.3.10 Avg)
+  python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(a - b) > 1e-9 * abs(b))' \
+    "$got" "$(echo "$want" | sed -n 1p)" || fail "L1-L2 read requests $got, the file says $(echo "$want" | sed -n 1p)"
+  got=$(csv_cell "$TMP/o/0.1.csv" 0 "Sum(ns)")
+  [ "${got%.*}" = "$(echo "$want" | sed -n 2p)" ] || fail "duration $got"
+  # A counter of the TCP block named without _sum is also read as its sum;
+  # one named with an instance is not.
+  python3 - "$V1/data_movement.csv" "$TMP/m/a.csv" <<'EOF'
+import csv, os, sys
+os.makedirs(os.path.dirname(sys.argv[2]))
+rows = list(csv.reader(open(sys.argv[1])))
+i = rows[0].index("TCP_TCC_READ_REQ_sum")
+rows[0][i] = "TCP_TCC_READ_REQ"
+rows[0].append("TCC_HIT[0]")
+for r in rows[1:]: r.append("7")
+csv.writer(open(sys.argv[2], "w", newline="")).writerows(rows)
+EOF
+  run analyze -w "$TMP/m" --arch gfx90a -b 16.3 --norm per_kernel -k laplacian_kernel --format csv -o "$TMP/o2"
+  expect_status 0
+  [ "$(csv_cell "$TMP/o2/16.3.csv" 16.3.10 Avg)" = "$(csv_cell "$TMP/o/16.3.csv" 16.3.10 Avg)" ] ||
+    fail "TCP_TCC_READ_REQ not read as TCP_TCC_READ_REQ_sum"
+  ;;
+rocprof1_errors)
+  # Damaged files: one line naming the file, the line and the field.
+  mkdir "$TMP/e"
+  cp "$V1/results.sysinfo.txt" "$TMP/e/"
+  python3 - "$V1/data_movement.csv" "$TMP/e/c.csv" <<'EOF'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+lines[2] = lines[2].rsplit(",", 1)[0] + ",many"
+open(sys.argv[2], "w").write("\n".join(lines))
+EOF
+  run analyze -w "$TMP/e/c.csv"
+  expect_status 1; one_line_err; expect_err "c.csv:3"; expect_err "TCP_TCC_WRITE_REQ_sum"
+  head -3 "$V1/results.csv" >"$TMP/e/s.csv"
+  head -4 "$V1/results.csv" | tail -1 | cut -d, -f1-5 >>"$TMP/e/s.csv"
+  run analyze -w "$TMP/e/s.csv"
+  expect_status 1; one_line_err; expect_err "s.csv:4"; expect_err "fields"
+  head -1 "$V1/results.csv" >"$TMP/e/h.csv"
+  run analyze -w "$TMP/e/h.csv"
+  expect_status 1; one_line_err; expect_err "no dispatch rows"
+  # Two files of a folder that are not passes of one run.
+  mkdir "$TMP/two"
+  head -5 "$V1/results.csv" >"$TMP/two/a.csv"
+  head -5 "$V1/data_movement.csv" | sed '3s/laplacian_kernel/other_kernel/' >"$TMP/two/b.csv"
+  run analyze -w "$TMP/two" --arch gfx90a
+  expect_status 1; one_line_err; expect_err "b.csv:3"; expect_err "KernelName"
+  # rocminfo's architecture wins over --arch, with a warning.
+  run analyze -w "$V1/results.csv" --arch gfx1234 -b 1
+  expect_status 0; expect_err "--arch gfx1234 is ignored"
+  ;;
+rocprof1_store)
+  # Imported into the store and analyzed from it: the same numbers, and the
+  # store says where the workload came from.
+  run analyze -w "$V1" --format csv -o "$TMP/a"
+  expect_status 0
+  run db import --db "$TMP/s.db" -w "$V1" -n lap
+  expect_status 0
+  run db list --db "$TMP/s.db"
+  expect_status 0; expect_out "rocprof"
+  run analyze --db "$TMP/s.db" -w lap --format csv -o "$TMP/b"
+  expect_status 0
+  diff -r "$TMP/a" "$TMP/b" >/dev/null || fail "store and file differ: $(diff -r "$TMP/a" "$TMP/b" | head)"
   ;;
 *)
   fail "unknown test $NAME"

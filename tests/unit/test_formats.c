@@ -2,7 +2,8 @@
  * test_formats.c - the pieces of the other tools' readers: the streaming
  * CSV record reader (quotes, doubled quotes, line breaks in fields, CRLF,
  * a byte-order mark, records split across the read window, line numbers,
- * errors) and the assumed system information of lm_devices_sysinfo.
+ * errors), the assumed system information of lm_devices_sysinfo, the
+ * "_sum" names of counters, and rocminfo's text as rocprof (v1) saves it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "check.h"
 #include "csv/csv.h"
 #include "devices/devices.h"
+#include "rocprof1/rocprof1.h"
 
 static void write_file(const char *path, const char *text, size_t len) {
   FILE *f = fopen(path, "wb");
@@ -117,8 +119,80 @@ static void test_devices(void) {
   lm_arena_free(arena);
 }
 
+static void test_sum_alias(void) {
+  char out[64];
+  CHECK(lm_devices_sum_alias("TCC_HIT", out, sizeof out) && strcmp(out, "TCC_HIT_sum") == 0);
+  CHECK(lm_devices_sum_alias("TCP_TCC_READ_REQ", out, sizeof out) && strcmp(out, "TCP_TCC_READ_REQ_sum") == 0);
+  CHECK(lm_devices_sum_alias("TA_BUSY_avr", out, sizeof out) == 1);
+  CHECK(lm_devices_sum_alias("TD_BUSY", out, sizeof out) == 1);
+  CHECK(!lm_devices_sum_alias("TCC_HIT[3]", out, sizeof out));
+  CHECK(!lm_devices_sum_alias("TCC_HIT_sum", out, sizeof out));
+  CHECK(!lm_devices_sum_alias("SQ_WAVES", out, sizeof out));
+  CHECK(!lm_devices_sum_alias("FETCH_SIZE", out, sizeof out));
+  CHECK(!lm_devices_sum_alias("TCC_HIT", out, 8)); /* no room */
+}
+
+static const char *field(const lm_rocminfo *info, const char *key) {
+  for (size_t i = 0; i < info->n_fields; i++)
+    if (strcmp(info->keys[i], key) == 0) return info->values[i];
+  return NULL;
+}
+
+static void test_rocminfo(void) {
+  /* A CPU agent, then two GPU agents (the first kept), CRLF on one line,
+   * an ISA's nested Workgroup Max Size and Name that must not win. */
+  static const char text[] =
+      "ROCk module is loaded\n==========\nHSA Agents\n==========\n"
+      "*******\nAgent 1\n*******\n"
+      "  Name:                    AMD EPYC 7763 64-Core Processor\n"
+      "  Marketing Name:          AMD EPYC 7763 64-Core Processor\n"
+      "  Node:                    0\n  Device Type:             CPU\n"
+      "  Compute Unit:            128\n  Max Clock Freq. (MHz):   3529\n"
+      "*******\nAgent 2\n*******\n"
+      "  Name:                    gfx942\n"
+      "  Marketing Name:          AMD Instinct MI300X\r\n"
+      "  Node:                    2\n  Device Type:             GPU\n"
+      "  Cache Info:\n    L1:                      32(0x20) KB\n    L2:                      4096(0x1000) KB\n"
+      "    L3:                      262144(0x40000) KB\n"
+      "  Max Clock Freq. (MHz):   2100\n  Compute Unit:            304\n  SIMDs per CU:            4\n"
+      "  Shader Engines:          32\n  Wavefront Size:          64(0x40)\n"
+      "  Workgroup Max Size:      1024(0x400)\n  Max Waves Per CU:        32(0x20)\n"
+      "  ISA Info:\n    ISA 1\n      Name:                    amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-\n"
+      "      Workgroup Max Size:      2048(0x800)\n"
+      "*******\nAgent 3\n*******\n"
+      "  Name:                    gfx90a\n  Node:                    3\n  Device Type:             GPU\n"
+      "  Compute Unit:            110\n*** Done ***\n";
+  lm_rocminfo *info = calloc(1, sizeof *info);
+  CHECK(info != NULL);
+  if (!info) return;
+  CHECK(lm_rocprof1_rocminfo(text, sizeof text - 1, info) == 1);
+  CHECK(strcmp(info->arch, "gfx942") == 0);
+  CHECK(info->n_gpus == 2 && info->nodes[0] == 2 && info->nodes[1] == 3);
+  CHECK(field(info, "gpu_model") && strcmp(field(info, "gpu_model"), "AMD Instinct MI300X") == 0);
+  CHECK(field(info, "cu_per_gpu") && strcmp(field(info, "cu_per_gpu"), "304") == 0);
+  CHECK(field(info, "gpu_l1") && strcmp(field(info, "gpu_l1"), "32") == 0);
+  CHECK(field(info, "gpu_l2") && strcmp(field(info, "gpu_l2"), "4096") == 0);
+  CHECK(field(info, "max_sclk") && strcmp(field(info, "max_sclk"), "2100") == 0);
+  CHECK(field(info, "cur_sclk") && strcmp(field(info, "cur_sclk"), "2100") == 0);
+  CHECK(field(info, "se_per_gpu") && strcmp(field(info, "se_per_gpu"), "32") == 0);
+  CHECK(field(info, "simd_per_cu") && strcmp(field(info, "simd_per_cu"), "4") == 0);
+  CHECK(field(info, "wave_size") && strcmp(field(info, "wave_size"), "64") == 0);
+  CHECK(field(info, "workgroup_max_size") && strcmp(field(info, "workgroup_max_size"), "1024") == 0);
+  CHECK(field(info, "max_waves_per_cu") && strcmp(field(info, "max_waves_per_cu"), "32") == 0);
+  CHECK(info->n_fields == 11);
+  /* Cut anywhere: never read past the end. */
+  for (size_t len = 0; len < sizeof text - 1; len += 7) (void)lm_rocprof1_rocminfo(text, len, info);
+  /* Text that is not rocminfo's, and no GPU at all. */
+  CHECK(lm_rocprof1_rocminfo("pmc: SQ_WAVES\n", 14, info) == 0 && info->n_gpus == 0);
+  static const char cpu_only[] = "HSA Agents\nAgent 1\n  Name: cpu\n  Device Type: CPU\n";
+  CHECK(lm_rocprof1_rocminfo(cpu_only, sizeof cpu_only - 1, info) == 1 && info->n_gpus == 0 && !info->arch[0]);
+  free(info);
+}
+
 int main(void) {
   test_rows();
   test_devices();
+  test_sum_alias();
+  test_rocminfo();
   return check_report("test_formats");
 }
