@@ -6,7 +6,8 @@
  * every other column is a counter, wherever it stands. Files of one
  * folder are passes of one run, as rocprof writes one file per pass:
  * their rows are merged by Index, whose kernel name must agree. Files
- * are recognised by their header, never by their name.
+ * are recognised by their header, never by their name; results.db (db.c)
+ * is read where no results CSV file is.
  */
 #include <dirent.h>
 #include <math.h>
@@ -59,7 +60,7 @@ static long find_field(const char *const *f, size_t n, const char *name) {
   return -1;
 }
 
-static int results_header(const char *const *f, size_t n) {
+int lm_r1_results_header(const char *const *f, size_t n) {
   return find_field(f, n, "Index") >= 0 && find_field(f, n, "KernelName") >= 0 && find_field(f, n, "gpu-id") >= 0;
 }
 
@@ -69,7 +70,7 @@ static int is_results(const char *path) {
   if (lm_csv_rows_open(path, 1 << 20, &rows, NULL) != LM_OK) return 0;
   const char *const *f;
   size_t n;
-  int yes = lm_csv_rows_next(rows, &f, &n, NULL) == LM_OK && n && results_header(f, n);
+  int yes = lm_csv_rows_next(rows, &f, &n, NULL) == LM_OK && n && lm_r1_results_header(f, n);
   lm_csv_rows_close(rows);
   return yes;
 }
@@ -121,27 +122,17 @@ static void files_free(files *fs) {
 int lm_rocprof1_detect(const char *path) {
   struct stat s;
   if (stat(path, &s) != 0) return 0;
-  if (S_ISREG(s.st_mode)) return is_results(path);
+  if (S_ISREG(s.st_mode)) return is_results(path) || lm_r1_is_db(path);
   if (!S_ISDIR(s.st_mode)) return 0;
   files fs = {0};
   lm_status st = list_dir(path, ".csv", is_results, &fs, NULL);
+  if (st == LM_OK && fs.n == 0) st = list_dir(path, ".db", lm_r1_is_db, &fs, NULL);
   int found = st == LM_OK && fs.n > 0;
   files_free(&fs);
   return found;
 }
 
-/* The columns of a results header: where each pmc_perf column (or
- * counter) of it goes. */
-typedef struct header {
-  long index, kernel;
-  size_t n;
-  long *col;         /* per field: the rows' column, -1 for a field not read */
-  int *counter;      /* per field: 1 for a counter (a number or blank) */
-  long *alias;       /* per field: the "_sum" column of a counter, or -1 */
-  const char **name; /* per field read: its name in the file (for errors) */
-} header;
-
-static lm_status read_header(lm_r1_rows *r, const char *const *f, size_t n, header *h, lm_diag *diag) {
+lm_status lm_r1_header_read(lm_r1_rows *r, const char *const *f, size_t n, lm_r1_header *h, lm_diag *diag) {
   h->n = n;
   h->index = find_field(f, n, "Index");
   h->kernel = find_field(f, n, "KernelName");
@@ -176,7 +167,7 @@ static lm_status read_header(lm_r1_rows *r, const char *const *f, size_t n, head
   return LM_OK;
 }
 
-static void header_free(header *h) {
+void lm_r1_header_free(lm_r1_header *h) {
   lm_free(h->col);
   lm_free(h->counter);
   lm_free(h->alias);
@@ -192,10 +183,8 @@ static int cell_number(const char *s, double *v) {
 
 /* One record into the rows: its Index's row (kernel names must agree),
  * its facts where not yet known, its counters (the last file wins). */
-static lm_status read_record(lm_r1_rows *r, const lm_csv_rows *rows, const header *h, const char *const *f, size_t n,
-                             lm_diag *diag) {
-  const char *path = lm_csv_rows_path(rows);
-  long line = lm_csv_rows_line(rows);
+lm_status lm_r1_record(lm_r1_rows *r, const char *path, long line, const lm_r1_header *h, const char *const *f,
+                       size_t n, lm_diag *diag) {
   if (n < h->n)
     return lm_fail_at(diag, LM_EPARSE, path, line, n <= (size_t)h->index ? "Index" : NULL,
                       "record has %zu fields, the header %zu", n, h->n);
@@ -230,26 +219,26 @@ static lm_status read_record(lm_r1_rows *r, const lm_csv_rows *rows, const heade
 /* One results file into the rows. */
 static lm_status read_file(lm_r1_rows *r, const char *file, lm_diag *diag) {
   lm_csv_rows *rows = NULL;
-  header h = {0};
+  lm_r1_header h = {0};
   lm_status st = lm_csv_rows_open(file, 0, &rows, diag);
   if (st != LM_OK) return st;
   const char *const *f;
   size_t n;
   if ((st = lm_csv_rows_next(rows, &f, &n, diag)) != LM_OK) goto done;
-  if (n == 0 || !results_header(f, n)) {
+  if (n == 0 || !lm_r1_results_header(f, n)) {
     st = lm_fail_at(diag, LM_EPARSE, file, 1, NULL,
                     "not a rocprof results file: the header lacks Index, KernelName "
                     "or gpu-id");
     goto done;
   }
-  if ((st = read_header(r, f, n, &h, diag)) != LM_OK) goto done;
+  if ((st = lm_r1_header_read(r, f, n, &h, diag)) != LM_OK) goto done;
   for (;;) {
     if ((st = lm_csv_rows_next(rows, &f, &n, diag)) != LM_OK || n == 0) break;
     if (n == 1 && !f[0][0]) continue;
-    if ((st = read_record(r, rows, &h, f, n, diag)) != LM_OK) break;
+    if ((st = lm_r1_record(r, lm_csv_rows_path(rows), lm_csv_rows_line(rows), &h, f, n, diag)) != LM_OK) break;
   }
 done:
-  header_free(&h);
+  lm_r1_header_free(&h);
   lm_csv_rows_close(rows);
   return st;
 }
@@ -294,6 +283,7 @@ lm_status lm_rocprof1_read(const char *path, const char *arch, const lm_workload
   lm_rocminfo *info = lm_calloc(1, sizeof *info);
   char dir[4096], where[4096];
   lm_status st = LM_OK;
+  int db = 0; /* the files are results.db's, not CSV */
   if (!info) return lm_oom(diag, path);
   struct stat s;
   if (stat(path, &s) != 0) {
@@ -303,7 +293,9 @@ lm_status lm_rocprof1_read(const char *path, const char *arch, const lm_workload
   if (S_ISDIR(s.st_mode)) {
     snprintf(dir, sizeof dir, "%s", path);
     st = list_dir(path, ".csv", is_results, &fs, diag);
+    if (st == LM_OK && fs.n == 0 && (st = list_dir(path, ".db", lm_r1_is_db, &fs, diag)) == LM_OK) db = fs.n > 0;
   } else {
+    db = lm_r1_is_db(path);
     const char *slash = strrchr(path, '/');
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
     if (!(fs.paths[0] = lm_malloc(strlen(path) + 1)))
@@ -313,7 +305,8 @@ lm_status lm_rocprof1_read(const char *path, const char *arch, const lm_workload
   }
   if (st == LM_OK && fs.n == 0) st = lm_fail(diag, LM_ENOTFOUND, path, "no rocprof results CSV file");
   if (st == LM_OK) st = lm_r1_rows_new(path, &r, diag);
-  for (size_t i = 0; i < fs.n && st == LM_OK; i++) st = read_file(r, fs.paths[i], diag);
+  for (size_t i = 0; i < fs.n && st == LM_OK; i++)
+    st = db ? lm_r1_db_read(r, fs.paths[i], diag) : read_file(r, fs.paths[i], diag);
   if (st == LM_OK) st = find_rocminfo(dir, info, where, sizeof where, diag);
   if (st == LM_OK)
     st = lm_r1_finish(r, info, where[0] ? where : NULL, arch, fact_names, (int)LM_ARRAY_LEN(fact_names), out, diag);

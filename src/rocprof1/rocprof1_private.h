@@ -43,4 +43,35 @@ lm_status lm_r1_column(lm_r1_rows *rows, const char *name, size_t *col, lm_diag 
 lm_status lm_r1_finish(lm_r1_rows *rows, const lm_rocminfo *info, const char *info_path, const char *arch,
                        const char *const *fact_names, int n_facts, lm_workload **out, lm_diag *diag);
 
+/* lm_r1_results_header: 1 for a header of a results file (Index,
+ * KernelName, gpu-id). */
+int lm_r1_results_header(const char *const *fields, size_t n);
+
+/* The columns of a results header: where each pmc_perf column (or
+ * counter) of it goes. */
+typedef struct lm_r1_header {
+  long index, kernel;
+  size_t n;
+  long *col;         /* per field: the rows' column, -1 for a field not read */
+  int *counter;      /* per field: 1 for a counter (a number or blank) */
+  long *alias;       /* per field: the "_sum" column of a counter, or -1 */
+  const char **name; /* per field read: its name in the file (for errors) */
+} lm_r1_header;
+
+/* lm_r1_header_read: the columns of header fields f (n of them) in rows:
+ * the pmc_perf column of each fixed one, every other one a counter. */
+lm_status lm_r1_header_read(lm_r1_rows *rows, const char *const *f, size_t n, lm_r1_header *h, lm_diag *diag);
+void lm_r1_header_free(lm_r1_header *h);
+/* lm_r1_record: one record (fields f, n of them; at line of path) into
+ * rows: its Index's row (kernel names must agree), its facts where not
+ * yet known, its counters (the last one read wins). */
+lm_status lm_r1_record(lm_r1_rows *rows, const char *path, long line, const lm_r1_header *h, const char *const *f,
+                       size_t n, lm_diag *diag);
+
+/* lm_r1_is_db: 1 when path is an SQLite file with rocprof's table KERN. */
+int lm_r1_is_db(const char *path);
+/* lm_r1_db_read: the rows of results.db's table KERN (rocprof's copy of
+ * results.csv) into rows; errors name the row as a line. */
+lm_status lm_r1_db_read(lm_r1_rows *rows, const char *path, lm_diag *diag);
+
 #endif

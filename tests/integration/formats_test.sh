@@ -302,6 +302,29 @@ EOF
   run analyze -w "$V1/results.csv" --arch gfx1234 -b 1
   expect_status 0; expect_err "--arch gfx1234 is ignored"
   ;;
+rocprof1_db)
+  # results.db, rocprof's SQLite copy of results.csv (table KERN, kernel
+  # names kept quoted): the same analysis as the CSV file; alone in a
+  # folder (with the rocminfo text) it is what the folder holds.
+  run analyze -w "$V1/results.csv" -b 0 -b 1 --format csv -o "$TMP/a"
+  expect_status 0
+  run analyze -w "$V1/results.db" -b 0 -b 1 --format csv -o "$TMP/b"
+  expect_status 0
+  diff -r "$TMP/a" "$TMP/b" >/dev/null || fail "results.db and results.csv differ: $(diff -r "$TMP/a" "$TMP/b" | head)"
+  mkdir "$TMP/d" && cp "$V1/results.db" "$V1/results.sysinfo.txt" "$TMP/d/"
+  run analyze -w "$TMP/d" -b 0 -b 1 --format csv -o "$TMP/c"
+  expect_status 0
+  diff -r "$TMP/a" "$TMP/c" >/dev/null || fail "folder of results.db: $(diff -r "$TMP/a" "$TMP/c" | head)"
+  # A damaged value names the database, the row and the column.
+  python3 - "$TMP/d/results.db" <<'EOF'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute('UPDATE KERN SET "grd" = \'big\' WHERE "Index" = 2')
+c.commit()
+EOF
+  run analyze -w "$TMP/d"
+  expect_status 1; one_line_err; expect_err "results.db:3"; expect_err "grd"
+  ;;
 rocprof1_store)
   # Imported into the store and analyzed from it: the same numbers, and the
   # store says where the workload came from.
