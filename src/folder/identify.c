@@ -101,8 +101,11 @@ static int identify_file(const char *path, char *out, size_t cap) {
     return 1;
   }
   if (has_col(head, "Name") && has_col(head, "Calls") && has_col(head, "TotalDurationNs")) {
-    snprintf(out, cap, "%s is a rocprof kernel statistics file (per-kernel totals, no counters); %s", base,
-             what_to_do);
+    snprintf(out, cap,
+             "%s is a rocprof kernel statistics file (per-kernel totals, no dispatches); lumen reads the "
+             "results.csv that `rocprof --stats` writes beside it (one row per dispatch): give -w that file or its "
+             "folder",
+             base);
     return 1;
   }
   if (has_col(head, "Kernel Name") && has_col(head, "ID") && (has_col(head, "Metric Name") || has_col(head, "Process ID"))) {

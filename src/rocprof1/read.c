@@ -143,13 +143,14 @@ lm_status lm_r1_header_read(lm_r1_rows *r, const char *const *f, size_t n, lm_r1
   if (!h->col || !h->counter || !h->alias || !h->name) return lm_oom(diag, r->path);
   for (size_t i = 0; i < n; i++) {
     h->col[i] = h->alias[i] = -1;
+    if (!(h->name[i] = lm_malloc(strlen(f[i]) + 1))) return lm_oom(diag, r->path);
+    strcpy(h->name[i], f[i]);
     const char *target = f[i];
     int is_fixed = 0;
     for (size_t k = 0; k < LM_ARRAY_LEN(fixed) && !is_fixed; k++)
       if (strcmp(f[i], fixed[k][0]) == 0) {
         is_fixed = 1;
         target = fixed[k][1];
-        h->name[i] = fixed[k][0];
       }
     if (!target || !target[0]) continue;
     size_t c;
@@ -157,7 +158,6 @@ lm_status lm_r1_header_read(lm_r1_rows *r, const char *const *f, size_t n, lm_r1
     if (st != LM_OK) return st;
     h->col[i] = (long)c;
     h->counter[i] = !is_fixed;
-    if (!is_fixed) h->name[i] = r->col_names[c];
     char alias[256];
     if (!is_fixed && lm_devices_sum_alias(f[i], alias, sizeof alias)) {
       if ((st = lm_r1_column(r, alias, &c, diag)) != LM_OK) return st;
@@ -171,6 +171,7 @@ void lm_r1_header_free(lm_r1_header *h) {
   lm_free(h->col);
   lm_free(h->counter);
   lm_free(h->alias);
+  for (size_t i = 0; h->name && i < h->n; i++) lm_free(h->name[i]);
   lm_free(h->name);
 }
 
@@ -186,8 +187,7 @@ static int cell_number(const char *s, double *v) {
 lm_status lm_r1_record(lm_r1_rows *r, const char *path, long line, const lm_r1_header *h, const char *const *f,
                        size_t n, lm_diag *diag) {
   if (n < h->n)
-    return lm_fail_at(diag, LM_EPARSE, path, line, n <= (size_t)h->index ? "Index" : NULL,
-                      "record has %zu fields, the header %zu", n, h->n);
+    return lm_fail_at(diag, LM_EPARSE, path, line, h->name[n], "record has %zu fields, the header %zu", n, h->n);
   double index;
   if (!cell_number(f[h->index], &index) || isnan(index))
     return lm_fail_at(diag, LM_EPARSE, path, line, "Index", "not a number: \"%.40s\"", f[h->index]);

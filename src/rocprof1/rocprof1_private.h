@@ -52,10 +52,10 @@ int lm_r1_results_header(const char *const *fields, size_t n);
 typedef struct lm_r1_header {
   long index, kernel;
   size_t n;
-  long *col;         /* per field: the rows' column, -1 for a field not read */
-  int *counter;      /* per field: 1 for a counter (a number or blank) */
-  long *alias;       /* per field: the "_sum" column of a counter, or -1 */
-  const char **name; /* per field read: its name in the file (for errors) */
+  long *col;    /* per field: the rows' column, -1 for a field not read */
+  int *counter; /* per field: 1 for a counter (a number or blank) */
+  long *alias;  /* per field: the "_sum" column of a counter, or -1 */
+  char **name;  /* per field: its name in the file (owned, for errors) */
 } lm_r1_header;
 
 /* lm_r1_header_read: the columns of header fields f (n of them) in rows:

@@ -288,7 +288,7 @@ EOF
   head -3 "$V1/results.csv" >"$TMP/e/s.csv"
   head -4 "$V1/results.csv" | tail -1 | cut -d, -f1-5 >>"$TMP/e/s.csv"
   run analyze -w "$TMP/e/s.csv"
-  expect_status 1; one_line_err; expect_err "s.csv:4"; expect_err "fields"
+  expect_status 1; one_line_err; expect_err "s.csv:4"; expect_err "pid"; expect_err "fields"
   head -1 "$V1/results.csv" >"$TMP/e/h.csv"
   run analyze -w "$TMP/e/h.csv"
   expect_status 1; one_line_err; expect_err "no dispatch rows"
