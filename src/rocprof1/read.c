@@ -247,7 +247,7 @@ done:
 static int is_rocminfo(const char *path) {
   char *text = NULL;
   size_t len = 0;
-  if (lm_read_file_any(path, MAX_ROCMINFO, &text, &len, NULL) != LM_OK) return 0;
+  if (lm_read_file(path, MAX_ROCMINFO, &text, &len, NULL) != LM_OK) return 0;
   int yes = strstr(text, "HSA Agents") != NULL;
   lm_free(text);
   return yes;
@@ -263,7 +263,7 @@ static lm_status find_rocminfo(const char *dir, lm_rocminfo *info, char *where, 
   if (st == LM_OK && fs.n) {
     char *text = NULL;
     size_t len = 0;
-    st = lm_read_file_any(fs.paths[0], MAX_ROCMINFO, &text, &len, diag);
+    st = lm_read_file(fs.paths[0], MAX_ROCMINFO, &text, &len, diag);
     if (st == LM_OK) {
       lm_rocprof1_rocminfo(text, len, info);
       snprintf(where, cap, "%s", fs.paths[0]);
@@ -297,7 +297,10 @@ lm_status lm_rocprof1_read(const char *path, const char *arch, const lm_workload
   } else {
     db = lm_r1_is_db(path);
     const char *slash = strrchr(path, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (slash == path)
+      snprintf(dir, sizeof dir, "/");
+    else
+      snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
     if (!(fs.paths[0] = lm_malloc(strlen(path) + 1)))
       st = lm_oom(diag, path);
     else
