@@ -186,6 +186,7 @@ rocprofv3_rocpd)
   python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute("CREATE TABLE t (x)")' "$TMP/other.db"
   run analyze -w "$TMP/other.db"
   expect_status 1; one_line_err
+  ;;
 rocprof1_trace)
   # rocprof's results.csv with timestamps and no counters: the top-kernel
   # table from BeginNs/EndNs, GPU ids numbered in rocminfo's agent order,
