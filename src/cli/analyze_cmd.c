@@ -262,6 +262,19 @@ static const lm_catalog *catalog_for(const char *arch, const char *metrics_dir, 
   return cat;
 }
 
+/* An NVIDIA architecture lumen has no definitions for (an export of
+ * Nsight Compute from such a GPU): the panels that read no counter (top
+ * kernels, dispatch list, system information) from another NVIDIA
+ * architecture's definitions, with a warning; NULL for any other. */
+static const lm_catalog *undefined_nvidia(const char *arch, const char *metrics_dir) {
+  if (metrics_dir || !arch || strncmp(arch, "sm_", 3) != 0 || lm_metrics_builtin(arch)) return NULL;
+  const lm_catalog *cat = lm_metrics_builtin("sm_80");
+  if (cat)
+    lm_log(LM_LOG_WARN, "%s has no metric definitions: only the top kernels, the dispatch list and the system "
+                        "information are shown (panels 0 and 1)", arch);
+  return cat;
+}
+static const char *const undefined_blocks[] = {"0", "1"};
 
 enum { COLOR_AUTO = 1, COLOR_ALWAYS, COLOR_NEVER };
 static const lm_keyword color_names[] = {
@@ -432,6 +445,8 @@ typedef struct analyze_run {
   lm_norm_kind shared_norm;   /* comparisons: the baseline's default unit */
   int first_cached;           /* the first workload came as a kept analysis
                                  (no counters) */
+  int undefined;              /* a workload's NVIDIA architecture has no
+                                 definitions: panels 0 and 1 only */
   lm_summary *summary;        /* the first workload's */
   lm_workload *summary_workload;
   lm_summary **summaries;     /* --summary of a comparison: each one's */
@@ -786,14 +801,23 @@ static int analyze_workload(analyze_run *r, size_t k) {
     lm_log(r->n > 1 ? LM_LOG_INFO : LM_LOG_DEBUG,
            "%s: sysinfo.csv has the layout of rocprofiler-compute %s and later: analyzed in its semantics "
            "(--compat %s reads it in another)", path, wl_compat, lm_compat_versions[0]);
-  const lm_catalog *cat =
-      catalog_for(r->store ? entry.arch : r->workloads[k]->arch, cli_get(&r->a, "metrics-dir"), wl_compat,
-                  r->store ? lm_store_where(r->store) : r->workloads[k]->sysinfo_table->path, &r->owned[k]);
+  const char *arch = r->store ? entry.arch : r->workloads[k]->arch;
+  const lm_catalog *cat = undefined_nvidia(arch, cli_get(&r->a, "metrics-dir"));
+  int undefined = cat != NULL;
+  if (!cat)
+    cat = catalog_for(arch, cli_get(&r->a, "metrics-dir"), wl_compat,
+                      r->store ? lm_store_where(r->store) : r->workloads[k]->sysinfo_table->path, &r->owned[k]);
   if (!cat) return 1;
   lm_norm_kind norm = workload_norm(r, k, cat, path);
   if (!build_filters(&r->a, k, r->n, &r->filters[k])) return 2;
   lm_analyze_opts *o = &r->all_opts[k];
-  if (fill_opts(r, k, norm, o) != 0 || evaluate(r, k, path, cat, o, t0) != 0) return 1;
+  if (fill_opts(r, k, norm, o) != 0) return 1;
+  if (undefined) {
+    r->undefined = 1;
+    o->blocks = undefined_blocks;
+    o->n_blocks = LM_ARRAY_LEN(undefined_blocks);
+  }
+  if (evaluate(r, k, path, cat, o, t0) != 0) return 1;
   warn_about_data(r, k, path, cat, o);
   return 0;
 }
@@ -847,6 +871,7 @@ static int compare_summaries(analyze_run *r) {
  * Returns 0 or 1. */
 static int make_summaries(analyze_run *r) {
   const cli_args *a = &r->a;
+  if (r->undefined) return 0;
   int want = cli_has(a, "summary") || (r->n == 1 && r->f.format == CLI_FORMAT_TEXT && !r->nb &&
                                        !cli_has(a, "list-stats") && !cli_has(a, "full"));
   if (!want) return 0;

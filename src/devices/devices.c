@@ -1,7 +1,8 @@
 /*
  * devices.c - the figures of one typical product per architecture, in the
- * fields of sysinfo.csv (the layout of rocprofiler-compute 3.0, hbm_bw in
- * GB/s), for files that record no system information. Figures copied from
+ * fields of its vendor's system information (AMD: sysinfo.csv; NVIDIA:
+ * lumen's CUPTI profiles), for files that record no system information
+ * (or part of it). Figures copied from
  * real sysinfo.csv files where one of that product exists, else from the
  * vendor's data sheet; docs/formats.md names the source of each row.
  * Also the "_sum" names of counters of blocks with instances, which every
@@ -14,32 +15,55 @@
 
 #include "db/db.h"
 
-/* The fields, in sysinfo.csv's order. */
-static const char *const fields[] = {"gpu_model",          "gpu_arch",         "gpu_l1",        "gpu_l2",
-                                     "cu_per_gpu",         "simd_per_cu",      "se_per_gpu",    "wave_size",
-                                     "workgroup_max_size", "max_waves_per_cu", "max_sclk",      "max_mclk",
-                                     "cur_sclk",           "cur_mclk",         "total_l2_chan", "lds_banks_per_cu",
-                                     "sqc_per_gpu",        "pipes_per_gpu",    "hbm_bw",        "num_xcd"};
-enum { N_FIELDS = sizeof fields / sizeof *fields };
+/* Each vendor's fields, in the order its profiles write them: AMD's as
+ * sysinfo.csv (the layout of rocprofiler-compute 3.0, hbm_bw in GB/s),
+ * NVIDIA's as lumen's CUPTI profiles (clocks in MHz, gpu_l2 in KiB,
+ * gpu_memory in MiB), with the DRAM bandwidth in GB/s as hbm_bw. */
+static const char *const amd_fields[] = {"gpu_model",          "gpu_arch",         "gpu_l1",        "gpu_l2",
+                                         "cu_per_gpu",         "simd_per_cu",      "se_per_gpu",    "wave_size",
+                                         "workgroup_max_size", "max_waves_per_cu", "max_sclk",      "max_mclk",
+                                         "cur_sclk",           "cur_mclk",         "total_l2_chan", "lds_banks_per_cu",
+                                         "sqc_per_gpu",        "pipes_per_gpu",    "hbm_bw",        "num_xcd"};
+static const char *const nvidia_fields[] = {"gpu_model", "gpu_arch", "gpu_l2",   "cu_per_gpu", "wave_size",
+                                            "workgroup_max_size", "max_sclk", "max_mclk", "gpu_memory", "hbm_bw"};
+enum { MAX_FIELDS = 20 };
 
+static const struct vendor {
+  const char *const *fields;
+  size_t n;
+} amd = {amd_fields, LM_ARRAY_LEN(amd_fields)}, nvidia = {nvidia_fields, LM_ARRAY_LEN(nvidia_fields)};
+
+/* A product: its vendor's fields' values ("" where no figure is known). */
 static const struct product {
   const char *arch;
-  const char *values[N_FIELDS];
+  const struct vendor *vendor;
+  const char *values[MAX_FIELDS];
 } products[] = {
-    {"gfx906", {"MI50", "gfx906", "16",   "4096", "60", "4",  "4",  "64", "1024", "40",
+    {"gfx906", &amd, {"MI50", "gfx906", "16",   "4096", "60", "4",  "4",  "64", "1024", "40",
                 "1725", "1000",   "1725", "1000", "16", "32", "16", "4",  "1024", "1"}},
-    {"gfx908", {"MI100", "gfx908", "16",   "8192", "120", "4",  "8",  "64", "1024",   "40",
+    {"gfx908", &amd, {"MI100", "gfx908", "16",   "8192", "120", "4",  "8",  "64", "1024",   "40",
                 "1502",  "1200",   "1502", "1200", "32",  "32", "64", "4",  "1228.8", "1"}},
-    {"gfx90a", {"MI250X", "gfx90a", "16",   "8192", "110", "4",  "8",  "64", "1024",   "32",
+    {"gfx90a", &amd, {"MI250X", "gfx90a", "16",   "8192", "110", "4",  "8",  "64", "1024",   "32",
                 "1700",   "1600",   "1700", "1600", "32",  "32", "56", "4",  "1638.4", "1"}},
-    {"gfx940", {"MI300X", "gfx940", "32",   "4096", "304", "4",  "32",  "64", "1024",   "32",
+    {"gfx940", &amd, {"MI300X", "gfx940", "32",   "4096", "304", "4",  "32",  "64", "1024",   "32",
                 "2100",   "1300",   "2100", "1300", "128", "32", "160", "4",  "5324.8", "8"}},
-    {"gfx941", {"MI300X", "gfx941", "32",   "4096", "304", "4",  "32",  "64", "1024",   "32",
+    {"gfx941", &amd, {"MI300X", "gfx941", "32",   "4096", "304", "4",  "32",  "64", "1024",   "32",
                 "2100",   "1300",   "2100", "1300", "128", "32", "160", "4",  "5324.8", "8"}},
-    {"gfx942", {"MI300X", "gfx942", "32",   "4096", "304", "4",  "32",  "64", "1024",   "32",
+    {"gfx942", &amd, {"MI300X", "gfx942", "32",   "4096", "304", "4",  "32",  "64", "1024",   "32",
                 "2100",   "1300",   "2100", "1300", "128", "32", "160", "4",  "5324.8", "8"}},
-    {"gfx950", {"MI355X", "gfx950", "32",   "4096", "256", "4",  "32",  "64", "1024", "32",
+    {"gfx950", &amd, {"MI355X", "gfx950", "32",   "4096", "256", "4",  "32",  "64", "1024", "32",
                 "2400",   "2000",   "2400", "2000", "128", "64", "128", "4",  "8192", "8"}},
+    /* gpu_model, gpu_arch, gpu_l2, cu_per_gpu, wave_size, workgroup_max_size,
+     * max_sclk, max_mclk, gpu_memory, hbm_bw */
+    {"sm_70", &nvidia, {"Tesla V100-SXM2-32GB", "sm_70", "6144", "80", "32", "1024", "1530", "877", "32768", "900"}},
+    {"sm_75", &nvidia, {"Tesla T4", "sm_75", "4096", "40", "32", "1024", "1590", "5001", "15360", "320"}},
+    {"sm_80", &nvidia, {"NVIDIA A100-SXM4-80GB", "sm_80", "40960", "108", "32", "1024", "1410", "1593", "81920",
+                        "2039"}},
+    {"sm_86", &nvidia, {"NVIDIA A10", "sm_86", "6144", "72", "32", "1024", "1695", "6251", "24576", "600"}},
+    {"sm_89", &nvidia, {"NVIDIA L4", "sm_89", "49152", "58", "32", "1024", "2040", "6251", "24576", "300"}},
+    {"sm_90", &nvidia, {"NVIDIA H100 80GB HBM3", "sm_90", "51200", "132", "32", "1024", "1980", "2619", "81920",
+                        "3350"}},
+    {"sm_100", &nvidia, {"NVIDIA B200", "sm_100", "", "148", "32", "1024", "1965", "", "", "8000"}},
 };
 
 static const struct product *find(const char *arch) {
@@ -67,7 +91,7 @@ lm_status lm_devices_sysinfo(lm_workload *w, const char *arch, const char *const
     return lm_fail(diag, LM_EARCH, path,
                    "architecture %s: lumen knows no product of it to assume its system information from",
                    arch && *arch ? arch : "(none recorded)");
-  size_t n = n_known + N_FIELDS + 1, len = 0;
+  size_t n = n_known + MAX_FIELDS + 1, len = 0;
   char **k = lm_calloc(n, sizeof *k), **v = lm_calloc(n, sizeof *v);
   lm_status st = LM_OK;
   if (!k || !v) {
@@ -83,12 +107,13 @@ lm_status lm_devices_sysinfo(lm_workload *w, const char *arch, const char *const
     k[m] = (char *)"gpu_arch";
     v[m++] = (char *)arch;
   }
-  for (size_t f = 0; p && f < N_FIELDS; f++) {
-    if (known((const char *const *)k, m, fields[f])) continue;
-    k[m] = (char *)fields[f];
+  for (size_t f = 0; p && f < p->vendor->n; f++) {
+    const char *field = p->vendor->fields[f];
+    if (!p->values[f] || !p->values[f][0] || known((const char *const *)k, m, field)) continue;
+    k[m] = (char *)field;
     v[m++] = (char *)p->values[f];
     if (len < cap) {
-      int wrote = snprintf(assumed + len, cap - len, "%s%s %s", len ? ", " : "", fields[f], p->values[f]);
+      int wrote = snprintf(assumed + len, cap - len, "%s%s %s", len ? ", " : "", field, p->values[f]);
       len += wrote > 0 ? (size_t)wrote : 0;
     }
   }

@@ -109,8 +109,8 @@ static int identify_file(const char *path, char *out, size_t cap) {
     return 1;
   }
   if (has_col(head, "Kernel Name") && has_col(head, "ID") && (has_col(head, "Metric Name") || has_col(head, "Process ID"))) {
-    snprintf(out, cap, "%s is an Nsight Compute CSV export; lumen analyzes NVIDIA GPUs from its own profiles "
-             "(`lumen profile --backend cupti -- APP`)", base);
+    snprintf(out, cap, "%s is an Nsight Compute CSV export; lumen reads it given as the file (-w %s)", base,
+             path);
     return 1;
   }
   return 0;

@@ -4,12 +4,13 @@
  * profile, merged by src/ranks; every other path goes to the reference
  * folder reader, which also says what a path holds when it is not a
  * workload. Readers of other tools' formats are chosen here, by what the
- * path holds (rocprofv3's CSV files, rocprof's results files), never by
- * its name.
+ * path holds (rocprofv3's CSV files, rocprof's results files, Nsight
+ * Compute's CSV exports), never by its name.
  */
 #include "load/load.h"
 
 #include "folder/folder.h"
+#include "ncu/ncu.h"
 #include "ranks/ranks.h"
 #include "rocprof1/rocprof1.h"
 #include "rocprofv3/rocprofv3.h"
@@ -25,6 +26,7 @@ lm_status lm_workload_read_opts(const char *dir, const lm_workload_options *opts
     if (lm_ranks_present(dir)) return lm_ranks_read(dir, opts, out, diag);
     if (lm_rocprofv3_detect(dir)) return lm_rocprofv3_read(dir, opts ? opts->arch : NULL, opts, out, diag);
     if (lm_rocprof1_detect(dir)) return lm_rocprof1_read(dir, opts ? opts->arch : NULL, opts, out, diag);
+    if (lm_ncu_detect(dir)) return lm_ncu_read(dir, opts ? opts->arch : NULL, opts, out, diag);
   }
   return lm_folder_read(dir, opts, out, diag);
 }

@@ -573,8 +573,10 @@ other_tools)
   # rocprof (v1) results are read (formats_test.sh checks their numbers).
   run analyze -w "$F/rocprof-v1/mi250x_laplacian_dp_kernel1" -b 1
   expect_status 0; expect_out "gfx90a"
-  run analyze -w "$F/ncu/cc86_metrics/metrics.csv"
-  expect_status 1; one_line_err; expect_err "Nsight Compute CSV export"
+  run analyze -w "$F/ncu/cc86_metrics"
+  expect_err "given as the file (-w $F/ncu/cc86_metrics/metrics.csv)"
+  run analyze -w "$F/ncu/cc86_metrics/metrics.csv" -b 0
+  expect_status 0; expect_out "Top Kernels"
   : >"$TMP/run1.ncu-rep"
   run analyze -w "$TMP/run1.ncu-rep"
   expect_status 1; one_line_err; expect_err "export it with \`ncu --import run1.ncu-rep --csv --page raw"

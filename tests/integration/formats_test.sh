@@ -21,6 +21,8 @@ FP6=$V3/gfx950_fp6_instr_detail/instruction_detail_counter_collection.csv
 BANK=$V3/gfx950_ds_read_b128_bank/bank_test_counter_collection.csv
 TRACE=$V3/gfx942_kernel_trace/66960_kernel_trace.csv
 V1=$F/rocprof-v1/mi250x_laplacian_dp_kernel1
+CC86=$F/ncu/cc86_metrics/metrics.csv
+V100=$F/ncu/v100_2020/v100_tweac_cc_output.csv
 
 # csv_cell FILE TABLE_ROW_PREFIX COLUMN: a cell of lumen's CSV output.
 csv_cell() {
@@ -336,6 +338,144 @@ rocprof1_store)
   run db list --db "$TMP/s.db"
   expect_status 0; expect_out "rocprof"
   run analyze --db "$TMP/s.db" -w lap --format csv -o "$TMP/b"
+  expect_status 0
+  diff -r "$TMP/a" "$TMP/b" >/dev/null || fail "store and file differ: $(diff -r "$TMP/a" "$TMP/b" | head)"
+  ;;
+ncu_details)
+  # The details page with --metrics (quoted, thousands separators): one row
+  # per launch, a byte count and a duration as the file has them, the
+  # architecture from CC. Without definitions for it, the top kernels,
+  # dispatches and system information are still shown.
+  run analyze -w "$CC86" -b 0 --format csv -o "$TMP/o"
+  expect_status 0
+  want=$(python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ids = []
+for r in rows:
+    if r["ID"] not in ids: ids.append(r["ID"])
+v = lambda i, m: [int(r["Metric Value"].replace(",", "")) for r in rows if r["ID"] == i and r["Metric Name"] == m][0]
+print(len(ids)); print(v("0", "gpu__time_duration.sum")); print(v("0", "dram__bytes.sum"))' "$CC86")
+  [ "$(($(wc -l <"$TMP/o/0.2.csv") - 1))" = "$(echo "$want" | sed -n 1p)" ] || fail "launch count"
+  got=$(csv_cell "$TMP/o/0.1.csv" 0 "Sum(ns)")
+  [ "${got%.*}" = "$(echo "$want" | sed -n 2p)" ] || fail "duration $got"
+  run export -w "$CC86" --omniperf "$TMP/e"
+  expect_status 0; expect_err "typical NVIDIA A10 (sm_86)"
+  got=$(csv_cell "$TMP/e/pmc_perf.csv" 0 dram__bytes.sum)
+  [ "$got" = "$(echo "$want" | sed -n 3p)" ] || fail "dram__bytes.sum $got"
+  [ "$(csv_cell "$TMP/e/pmc_perf.csv" 0 Grid_Size)" = 1048576 ] || fail "Grid_Size in threads"
+  [ "$(csv_cell "$TMP/e/pmc_perf.csv" 0 Workgroup_Size)" = 1024 ] || fail "Workgroup_Size"
+  # Rule columns in the header that the metric records stop short of, and
+  # "n/a": read, the value blank (not collected).
+  sed -e '1s/$/,"Rule Name","Rule Type","Rule Description"/' -e '2s/"32,746,880"/"n\/a"/' "$CC86" >"$TMP/r.csv"
+  run export -w "$TMP/r.csv" --omniperf "$TMP/r"
+  expect_status 0
+  [ -z "$(csv_cell "$TMP/r/pmc_perf.csv" 0 dram__bytes.sum)" ] || fail "n/a is not blank"
+  [ "$(csv_cell "$TMP/r/pmc_perf.csv" 1 dram__bytes.sum)" = "$(csv_cell "$TMP/e/pmc_perf.csv" 1 dram__bytes.sum)" ] ||
+    fail "records shorter than the header"
+  # --arch against the file's CC: the file wins, with a warning.
+  run analyze -w "$CC86" --arch sm_90 -b 0
+  expect_status 0; expect_err "--arch sm_90 is ignored"
+  if [ ! -d "$SRCDIR/../../metrics/sm_86" ]; then
+    run analyze -w "$CC86"
+    expect_status 0; expect_err "sm_86 has no metric definitions"; expect_out "Top Kernels"
+  fi
+  ;;
+ncu_2020)
+  # Nsight Compute 2020: byte-order mark, unquoted, no CC column (--arch),
+  # the duration from the GPU Speed Of Light section (nsecond).
+  run analyze -w "$V100"
+  expect_status 1; one_line_err; expect_err "give it with --arch"
+  run analyze -w "$V100" --arch sm_70 -b 0 --format csv -o "$TMP/o"
+  expect_status 0; expect_err "typical Tesla V100"
+  want=$(python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], encoding="utf-8-sig")))
+d = [float(r["Metric Value"]) for r in rows if r["Metric Name"] == "Duration"]
+assert all(r["Metric Unit"] == "nsecond" for r in rows if r["Metric Name"] == "Duration")
+print(len({r["ID"] for r in rows})); print(int(sum(d)))' "$V100")
+  got=$(csv_cell "$TMP/o/0.1.csv" 0 Count)
+  [ "${got%.*}" = "$(echo "$want" | sed -n 1p)" ] || fail "kernel count $got"
+  got=$(csv_cell "$TMP/o/0.1.csv" 0 "Sum(ns)")
+  [ "${got%.*}" = "$(echo "$want" | sed -n 2p)" ] || fail "duration $got"
+  ;;
+ncu_raw)
+  # The raw page of the same launches (units in the record under the
+  # header, DRAM bytes in Kbyte, durations in usecond): the same numbers.
+  python3 "$SRCDIR/ncu_fixture.py" raw "$CC86" "$TMP/raw.csv" || fail "ncu_fixture.py"
+  run export -w "$CC86" --omniperf "$TMP/a"
+  expect_status 0
+  run export -w "$TMP/raw.csv" --omniperf "$TMP/b"
+  expect_status 0
+  python3 - "$TMP/a/pmc_perf.csv" "$TMP/b/pmc_perf.csv" <<'EOF' || fail "raw page and details page differ"
+import csv, sys
+a, b = (list(csv.DictReader(open(p))) for p in sys.argv[1:])
+assert len(a) == len(b) and a[0].keys() == b[0].keys(), (len(a), len(b))
+for x, y in zip(a, b):
+    for k in x:
+        try:
+            assert abs(float(x[k]) - float(y[k])) <= 1e-9 * abs(float(x[k])), (k, x[k], y[k])
+        except ValueError:
+            assert x[k] == y[k], (k, x[k], y[k])
+EOF
+  ;;
+ncu_sm90)
+  # An sm_90 export (nv_fixture's healthy kernel written as Nsight Compute
+  # would): panels and summary; speed of light as the file's pct metrics.
+  python3 "$SRCDIR/nv_fixture.py" "$SRCDIR/../../metrics/sm_90" "$TMP/fx" || fail "nv_fixture.py"
+  python3 "$SRCDIR/ncu_fixture.py" details "$TMP/fx/pmc_perf.csv" "$TMP/h.csv" || fail "ncu_fixture.py"
+  run analyze -w "$TMP/h.csv"
+  expect_status 0; expect_out "Summary: 1 kernel, 300.0"; expect_out "NVIDIA H100 80GB HBM3"
+  run analyze -w "$TMP/h.csv" -b 2 --format csv -o "$TMP/o"
+  expect_status 0
+  python3 - "$TMP/o/2.1.csv" "$TMP/h.csv" <<'EOF' || fail "speed of light"
+import csv, sys
+sol = {r["Metric"]: r for r in csv.DictReader(open(sys.argv[1]))}
+src = {r["Metric Name"]: float(r["Metric Value"].replace(",", "")) for r in csv.DictReader(open(sys.argv[2]))
+       if r["ID"] == "0" and r["Metric Name"] and r["Metric Unit"] in ("%", "usecond")}
+for row, metric in [("Compute (SM) Throughput", "sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+                    ("DRAM Throughput", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
+                    ("L2 Cache Throughput", "lts__throughput.avg.pct_of_peak_sustained_elapsed")]:
+    assert float(sol[row]["Avg"]) == src[metric], (row, sol[row]["Avg"], src[metric])
+assert float(sol["Duration"]["Avg"]) == src["gpu__time_duration.sum"], sol["Duration"]  # usecond in both
+EOF
+  ;;
+ncu_errors)
+  # Damaged exports: one line naming the file, the line and the field.
+  sed '3s/"10,776,576"/"ten"/' "$CC86" >"$TMP/v.csv"
+  run analyze -w "$TMP/v.csv"
+  expect_status 1; one_line_err; expect_err "v.csv:3"; expect_err "Metric Value"
+  sed '2s/"byte"/"furlong"/' "$CC86" >"$TMP/u.csv"
+  run analyze -w "$TMP/u.csv"
+  expect_status 1; one_line_err; expect_err "u.csv:2"; expect_err "furlong"
+  sed '4s/,"Command line profiler metrics".*//' "$CC86" >"$TMP/s.csv"
+  run analyze -w "$TMP/s.csv"
+  expect_status 1; one_line_err; expect_err "s.csv:4"
+  sed '2s/"(32, 32, 1)"/"32 by 32"/' "$CC86" >"$TMP/b.csv"
+  run analyze -w "$TMP/b.csv"
+  expect_status 1; one_line_err; expect_err "b.csv:2"; expect_err "Block Size"
+  head -1 "$CC86" >"$TMP/h.csv"
+  run analyze -w "$TMP/h.csv"
+  expect_status 1; one_line_err; expect_err "no launch rows"
+  # A unit lumen does not convert, on a metric no definition reads: kept,
+  # with one warning.
+  sed 's/"dram__bytes.sum","byte"/"my section row","furlong"/' "$CC86" >"$TMP/w.csv"
+  run analyze -w "$TMP/w.csv" -b 0
+  expect_status 0; expect_err 'unit "furlong"'
+  [ "$(grep -c furlong "$TMP/err")" = 1 ] || fail "warned more than once"
+  ;;
+ncu_store)
+  # Imported into the store and analyzed from it: the same numbers; the
+  # store says the workload came from Nsight Compute.
+  python3 "$SRCDIR/nv_fixture.py" "$SRCDIR/../../metrics/sm_90" "$TMP/fx" || fail "nv_fixture.py"
+  python3 "$SRCDIR/ncu_fixture.py" details "$TMP/fx/pmc_perf.csv" "$TMP/h.csv" || fail "ncu_fixture.py"
+  run analyze -w "$TMP/h.csv" -b 2 --format csv -o "$TMP/a"
+  expect_status 0
+  run db import --db "$TMP/s.db" -w "$TMP/h.csv" -n h
+  expect_status 0
+  run db list --db "$TMP/s.db"
+  expect_status 0; expect_out "ncu"
+  run analyze --db "$TMP/s.db" -w h -b 2 --format csv -o "$TMP/b"
   expect_status 0
   diff -r "$TMP/a" "$TMP/b" >/dev/null || fail "store and file differ: $(diff -r "$TMP/a" "$TMP/b" | head)"
   ;;

@@ -2,8 +2,9 @@
  * test_formats.c - the pieces of the other tools' readers: the streaming
  * CSV record reader (quotes, doubled quotes, line breaks in fields, CRLF,
  * a byte-order mark, records split across the read window, line numbers,
- * errors), the assumed system information of lm_devices_sysinfo, the
- * "_sum" names of counters, and rocminfo's text as rocprof (v1) saves it.
+ * errors), the assumed system information of lm_devices_sysinfo (AMD's
+ * and NVIDIA's fields), the "_sum" names of counters, and rocminfo's text
+ * as rocprof (v1) saves it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,10 +190,38 @@ static void test_rocminfo(void) {
   free(info);
 }
 
+static void test_nvidia_products(void) {
+  static const struct {
+    const char *arch, *sms, *sclk;
+  } want[] = {{"sm_70", "80", "1530"}, {"sm_75", "40", "1590"},  {"sm_80", "108", "1410"}, {"sm_86", "72", "1695"},
+              {"sm_89", "58", "2040"}, {"sm_90", "132", "1980"}, {"sm_100", "148", "1965"}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    lm_arena *arena = lm_arena_new(4096);
+    lm_workload w;
+    memset(&w, 0, sizeof w);
+    w.arena = arena;
+    char assumed[512];
+    lm_diag d;
+    lm_diag_clear(&d);
+    CHECK(lm_devices_sysinfo(&w, want[i].arch, NULL, NULL, 0, "x.csv", assumed, sizeof assumed, &d) == LM_OK);
+    CHECK(w.arch && strcmp(w.arch, want[i].arch) == 0);
+    CHECK(strcmp(lm_sysinfo_text(&w.sysinfo, "cu_per_gpu"), want[i].sms) == 0);
+    CHECK(strcmp(lm_sysinfo_text(&w.sysinfo, "max_sclk"), want[i].sclk) == 0);
+    /* NVIDIA's fields, none of AMD's. */
+    CHECK(strstr(assumed, "wave_size 32") != NULL && strstr(assumed, "simd_per_cu") == NULL);
+    CHECK(strstr(assumed, "num_xcd") == NULL && strstr(assumed, "total_l2_chan") == NULL);
+    lm_table_free(w.sysinfo_table);
+    lm_arena_free(arena);
+  }
+  /* B200: no figure known for its memory clock, none assumed. */
+  CHECK(lm_devices_product("sm_100") && strcmp(lm_devices_product("sm_100"), "NVIDIA B200") == 0);
+}
+
 int main(void) {
   test_rows();
   test_devices();
   test_sum_alias();
   test_rocminfo();
+  test_nvidia_products();
   return check_report("test_formats");
 }
