@@ -126,9 +126,8 @@ static lm_cell text_cell(const char *s) {
 }
 
 static const char *fmt_index(lm_analyze_ctx *c, long i) {
-  /* (lm_format_fixed: "%ld" without printf, one per dispatch) */
-  char buf[48];
-  int n = lm_format_fixed(buf, sizeof buf, (double)i, 0);
+  char buf[32];
+  int n = snprintf(buf, sizeof buf, "%ld", i);
   return lm_arena_strndup(c->arena, buf, n > 0 ? (size_t)n : 0);
 }
 

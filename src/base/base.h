@@ -284,10 +284,6 @@ lm_status lm_read_file(const char *path, size_t max_bytes, char **out,
 lm_status lm_read_file_any(const char *path, size_t max_bytes, char **out, size_t *out_len,
                            lm_diag *diag);
 
-/* lm_format_fixed: what snprintf(out, cap, "%.*f", decimal, x) writes, and
- * its return value; written by hand (faster: docs/perf.md) for |x| below
- * 10^15 with 0 to 4 decimals, where cap is at least 48. */
-int lm_format_fixed(char *out, size_t cap, double x, int decimal);
 /* lm_format_double: Python's repr() of a float ("0.0", "1638.4", "1e-05",
  * "inf", "nan"): the shortest text that reads back to the same double.
  * Writes into out (at least 32 bytes) and returns out. */

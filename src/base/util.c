@@ -198,46 +198,6 @@ lm_status lm_read_file_any(const char *path, size_t max_bytes, char **out, size_
   return read_whole(path, max_bytes, 0, out, out_len, diag);
 }
 
-int lm_format_fixed(char *out, size_t cap, double x, int decimal) {
-  static const uint64_t pow10[5] = {1, 10, 100, 1000, 10000};
-  double ax = fabs(x);
-  if (cap < 48 || decimal < 0 || decimal > 4 || !(ax < 1e15)) return snprintf(out, cap, "%.*f", decimal, x);
-  /* x * 10^decimal rounded to an integer, ties to even, on x's exact
-   * binary value m * 2^e (what printf rounds): with |x| < 10^15, e < 0,
-   * and m * 10^decimal fits 128 bits and its rounded quotient 64. */
-  int k;
-  double f = frexp(ax, &k);
-  uint64_t m = (uint64_t)ldexp(f, 53);
-  int shift = 53 - k;
-  unsigned __int128 n = (unsigned __int128)m * pow10[decimal];
-  uint64_t q = 0;
-  if (shift < 128) {
-    q = (uint64_t)(n >> shift);
-    unsigned __int128 rem = n & ((((unsigned __int128)1) << shift) - 1), half = ((unsigned __int128)1) << (shift - 1);
-    if (rem > half || (rem == half && (q & 1))) q++;
-  }
-  char digits[32];
-  char *p = digits + sizeof digits;
-  int n_digits = 0;
-  do {
-    *--p = (char)('0' + q % 10);
-    q /= 10;
-    n_digits++;
-  } while (q || n_digits <= decimal);
-  char *o = out;
-  if (signbit(x)) *o++ = '-';
-  int whole = n_digits - decimal;
-  memcpy(o, p, (size_t)whole);
-  o += whole;
-  if (decimal) {
-    *o++ = '.';
-    memcpy(o, p + whole, (size_t)decimal);
-    o += decimal;
-  }
-  *o = '\0';
-  return (int)(o - out);
-}
-
 char *lm_format_double(double value, char *out) {
   if (isnan(value)) {
     strcpy(out, "nan");

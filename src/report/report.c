@@ -174,7 +174,7 @@ static char *fmt_number(const lm_cell *c, int decimal) {
   if (c->kind == LM_CELL_TEXT) return lm_text_safe(c->text, CELL_MAX_WIDTH);
   if (isnan(c->num)) return lm_strdup("");
   if (isinf(c->num)) return lm_strdup(c->num < 0 ? "-inf" : "inf");
-  lm_format_fixed(buf, sizeof buf, c->num, c->integer ? 0 : decimal);
+  snprintf(buf, sizeof buf, "%.*f", c->integer ? 0 : decimal, c->num);
   return lm_strdup(buf);
 }
 
