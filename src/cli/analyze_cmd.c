@@ -125,11 +125,6 @@ static void read_ranks_of(const cli_args *a, size_t k, size_t n, lm_idset *set) 
 static int stdout_relayed;
 static int stdout_tty(void) { return !stdout_relayed && isatty(1); }
 
-static int is_dir(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 /* The counter columns read from lumen databases (a workload's own, the
  * rank.R parts of an MPI profile): those the built-in catalog of the
  * architecture evaluates, with the columns analysis reads by name. Every
@@ -193,87 +188,6 @@ static lm_db_want_fn choose_columns(void *ctx, const char *arch, const char *lay
   return evaluator_wants;
 }
 
-/* The catalog for `arch` in reference version compat (NULL: the default):
- * built in, or compiled from --metrics-dir. */
-static const lm_catalog *catalog_for(const char *arch, const char *metrics_dir, const char *compat,
-                                     const char *sysinfo_path, lm_catalog **owned) {
-  lm_diag diag;
-  lm_diag_clear(&diag);
-  *owned = NULL;
-  if (metrics_dir) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/arch.yaml", metrics_dir);
-    struct stat st;
-    const char *dir = metrics_dir;
-    char sub[4096];
-    if (stat(path, &st) != 0) {
-      snprintf(sub, sizeof sub, "%s/%s", metrics_dir, arch);
-      if (!is_dir(sub)) {
-        cli_error(MODE, "--metrics-dir %s: no arch.yaml and no %s/ folder for this workload's "
-                        "architecture", metrics_dir, arch);
-        return NULL;
-      }
-      dir = sub;
-    }
-    uint64_t t0 = lm_phase_begin();
-    if (lm_metrics_compile_dir_compat(dir, NULL, 0, compat, owned, &diag) != LM_OK) {
-      cli_diag(MODE, &diag);
-      return NULL;
-    }
-    lm_phase_end("compile metrics", t0);
-    if (strcmp((*owned)->arch, arch) != 0) {
-      cli_error(MODE, "--metrics-dir %s: the definitions are for %s but the workload is %s",
-                dir, (*owned)->arch, arch);
-      lm_catalog_free(*owned);
-      *owned = NULL;
-      return NULL;
-    }
-    return *owned;
-  }
-  const lm_catalog *cat = compat ? lm_metrics_builtin_compat(arch, compat) : lm_metrics_builtin(arch);
-  const lm_catalog *any = lm_metrics_builtin(arch);
-  if (!cat && any && strcmp(any->vendor, "amd") != 0) {
-    cli_error(MODE, "--compat %s: the versions are rocprofiler-compute's, for AMD GPUs; %s is "
-                    "a %s architecture", compat, arch, any->vendor);
-    return NULL;
-  }
-  if (!cat && any) {
-    lm_buf list = {0};
-    for (const char *const *v = lm_compat_versions; *v; v++)
-      if (lm_metrics_builtin_compat(arch, *v))
-        lm_buf_printf(&list, "%s%s", list.len ? ", " : "", *v);
-    cli_error(MODE, "--compat %s: %s has metric definitions only in the semantics of "
-                    "rocprofiler-compute %s (version %s does not support this GPU); use --compat %s",
-              compat, arch, lm_buf_cstr(&list), compat, any->compat);
-    lm_buf_fini(&list);
-    return NULL;
-  }
-  if (cat && !compat && strcmp(cat->compat, lm_compat_versions[0]) != 0)
-    lm_log(LM_LOG_WARN, "%s: analyzed in rocprofiler-compute %s semantics, the oldest lumen has "
-                        "for this GPU (--compat %s)", arch, cat->compat, cat->compat);
-  if (!cat) {
-    lm_buf list = {0};
-    for (const char *const *a = lm_metrics_builtin_list(); *a; a++)
-      lm_buf_printf(&list, "%s%s", a == lm_metrics_builtin_list() ? "" : ", ", *a);
-    cli_error(MODE, "%s: field 'gpu_arch': %s has no metric definitions (supported: %s; "
-                    "--metrics-dir DIR adds your own)", sysinfo_path, arch, lm_buf_cstr(&list));
-    lm_buf_fini(&list);
-  }
-  return cat;
-}
-
-/* An NVIDIA architecture lumen has no definitions for (an export of
- * Nsight Compute from such a GPU): the panels that read no counter (top
- * kernels, dispatch list, system information) from another NVIDIA
- * architecture's definitions, with a warning; NULL for any other. */
-static const lm_catalog *undefined_nvidia(const char *arch, const char *metrics_dir) {
-  if (metrics_dir || !arch || strncmp(arch, "sm_", 3) != 0 || lm_metrics_builtin(arch)) return NULL;
-  const lm_catalog *cat = lm_metrics_builtin("sm_80");
-  if (cat)
-    lm_log(LM_LOG_WARN, "%s has no metric definitions: only the top kernels, the dispatch list and the system "
-                        "information are shown (panels 0 and 1)", arch);
-  return cat;
-}
 static const char *const undefined_blocks[] = {"0", "1"};
 
 enum { COLOR_AUTO = 1, COLOR_ALWAYS, COLOR_NEVER };
@@ -802,11 +716,11 @@ static int analyze_workload(analyze_run *r, size_t k) {
            "%s: sysinfo.csv has the layout of rocprofiler-compute %s and later: analyzed in its semantics "
            "(--compat %s reads it in another)", path, wl_compat, lm_compat_versions[0]);
   const char *arch = r->store ? entry.arch : r->workloads[k]->arch;
-  const lm_catalog *cat = undefined_nvidia(arch, cli_get(&r->a, "metrics-dir"));
+  const lm_catalog *cat = cli_undefined_nvidia(arch, cli_get(&r->a, "metrics-dir"));
   int undefined = cat != NULL;
   if (!cat)
-    cat = catalog_for(arch, cli_get(&r->a, "metrics-dir"), wl_compat,
-                      r->store ? lm_store_where(r->store) : r->workloads[k]->sysinfo_table->path, &r->owned[k]);
+    cat = cli_catalog_for(arch, cli_get(&r->a, "metrics-dir"), wl_compat,
+                          r->store ? lm_store_where(r->store) : r->workloads[k]->sysinfo_table->path, &r->owned[k]);
   if (!cat) return 1;
   lm_norm_kind norm = workload_norm(r, k, cat, path);
   if (!build_filters(&r->a, k, r->n, &r->filters[k])) return 2;

@@ -101,4 +101,15 @@ const struct lm_ranks_mpi_api *cli_mpi_load(char *err, size_t cap);
 struct lm_analysis;
 void cli_pmc_hint(const struct lm_analysis *an, const char *path);
 
+/* cli_catalog_for: the catalog for `arch` in reference version compat
+ * (NULL: the default), built in or compiled from metrics_dir (then owned
+ * by *owned, freed by the caller); NULL after saying why (catalog.c). */
+struct lm_catalog;
+const struct lm_catalog *cli_catalog_for(const char *arch, const char *metrics_dir, const char *compat,
+                                         const char *sysinfo_path, struct lm_catalog **owned);
+/* cli_undefined_nvidia: for an NVIDIA architecture without definitions,
+ * a catalog whose panels 0 and 1 read no counter, with a warning; NULL
+ * for any other architecture or with metrics_dir. */
+const struct lm_catalog *cli_undefined_nvidia(const char *arch, const char *metrics_dir);
+
 #endif
