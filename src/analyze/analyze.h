@@ -107,7 +107,16 @@ typedef struct lm_analyze_opts {
                                   sampled during the selected dispatches */
   int weight_time;             /* --weight time: averages over dispatches
                                   weighted by their durations */
+  /* Called before the kernel patterns are matched and then every
+   * LM_ANALYZE_CHECK_NAMES kernel names (NULL: never): a status other than
+   * LM_OK, with its diag, ends the analysis with it (a server request over
+   * its time budget, or whose client has gone). */
+  lm_status (*check)(void *check_cls, lm_diag *diag);
+  void *check_cls;
 } lm_analyze_opts;
+
+/* How many kernel-name matches run between two calls of opts->check. */
+#define LM_ANALYZE_CHECK_NAMES 64
 
 /* ------------------------------------------------------------ results */
 
@@ -159,13 +168,6 @@ typedef struct lm_rtable {
 /* The spread threshold: a metric whose inputs came from executions whose
  * shared counters differ by more than this (relative) is flagged. */
 #define LM_SPREAD_THRESHOLD 0.05
-
-/* The work one kernel-name match of a -k pattern may take (PCRE2's match
- * and backtracking depth limits): kernel names are at most a few
- * kilobytes, so a pattern that needs more backtracks without end, and is
- * refused instead of being taken for a non-match. */
-#define LM_REGEX_MATCH_LIMIT 1000000u
-#define LM_REGEX_DEPTH_LIMIT 10000u
 
 /* How far the executions of one kernel's dispatch rows differed (kernels
  * in the order of their first selected dispatch). */

@@ -8,9 +8,8 @@
  * kernels it picks from the top-kernels table. A filter that matches no
  * dispatch is an error that says what the data holds.
  */
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <math.h>
-#include <pcre2.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "analyze/analyze_private.h"
@@ -172,50 +171,26 @@ static lm_status filter_rows(lm_analyze_ctx *c, size_t *top, size_t *n_top) {
 
 /* Apply -k pattern k to every kernel name: an exclusion ("!re") clears
  * the names it matches in kernel_ok, an inclusion sets their bit 2.
- * Errors: a pattern that does not compile, or whose matching fails. */
+ * Errors: a pattern that does not compile, whose matching fails or
+ * reaches its limits (naming the kernel), or that opts->check stops. */
 static lm_status match_pattern(lm_analyze_ctx *c, size_t k, uint8_t *kernel_ok) {
   const lm_table *pmc = c->pmc;
   const char *pattern = c->o->kernels[k];
   int exclude = pattern[0] == '!';
-  if (exclude) pattern++;
-  int err;
-  PCRE2_SIZE erroff;
-  pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF,
-                                 &err, &erroff, NULL);
-  if (!re) {
-    PCRE2_UCHAR msg[256];
-    pcre2_get_error_message(err, msg, sizeof msg);
-    return lm_diag_set(c->diag, LM_EINVAL, NULL, 0, (long)erroff + 1, NULL,
-                       "-k '%s': %s at offset %zu", c->o->kernels[k], (char *)msg,
-                       (size_t)erroff);
-  }
-  lm_status status = LM_OK;
-  pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-  /* Bounded work per name: a pattern that backtracks without end (say
-   * (a+)+$) stops at the limit, and that is an error, not a non-match
-   * that would silently change the selection. */
-  pcre2_match_context *mc = pcre2_match_context_create(NULL);
-  if (mc) {
-    pcre2_set_match_limit(mc, LM_REGEX_MATCH_LIMIT);
-    pcre2_set_depth_limit(mc, LM_REGEX_DEPTH_LIMIT);
-  }
-  for (size_t s = 0; s < pmc->n_strings && md; s++) {
-    int rc = pcre2_match(re, (PCRE2_SPTR)pmc->strings[s], PCRE2_ZERO_TERMINATED, 0, 0, md, mc);
-    if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) {
-      PCRE2_UCHAR msg[256];
-      pcre2_get_error_message(rc, msg, sizeof msg);
-      status = lm_fail(c->diag, LM_EINVAL, NULL,
-                       "-k '%s': matching it against a kernel name failed (%s): simplify the pattern", c->o->kernels[k],
-                       (char *)msg);
+  char label[1100];
+  snprintf(label, sizeof label, "-k '%.1024s'", pattern);
+  lm_regex *re = NULL;
+  lm_status status = lm_regex_compile(label, pattern + exclude, &re, c->diag);
+  if (status != LM_OK) return status;
+  for (size_t s = 0; s < pmc->n_strings; s++) {
+    if (c->o->check && s % LM_ANALYZE_CHECK_NAMES == 0 && (status = c->o->check(c->o->check_cls, c->diag)) != LM_OK)
       break;
-    }
-    int hit = rc >= 0;
+    int hit;
+    if ((status = lm_regex_match(re, "kernel name", pmc->strings[s], &hit, c->diag)) != LM_OK) break;
     if (exclude && hit) kernel_ok[s] = 0;
     if (!exclude) kernel_ok[s] = (uint8_t)(kernel_ok[s] | (hit ? 2 : 0));
   }
-  pcre2_match_context_free(mc);
-  pcre2_match_data_free(md);
-  pcre2_code_free(re);
+  lm_regex_free(re);
   return status;
 }
 

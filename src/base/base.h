@@ -344,4 +344,32 @@ typedef int (*lm_cmp_fn)(const void *a, const void *b, void *ctx);
  * Keeps no state between calls: safe from several threads at once. */
 void lm_sort(void *base, size_t n, size_t size, lm_cmp_fn cmp, void *ctx);
 
+/* ----------------------------------------------------------------- regex */
+
+/* The work one match of a user's regular expression (kernel filters: -k,
+ * k=, a policy's patterns) may take: PCRE2's match and backtracking depth
+ * limits. Kernel names are at most a few kilobytes, so a pattern that
+ * needs more backtracks without end; it is refused, never taken for a
+ * non-match that would silently change a selection. */
+#define LM_REGEX_MATCH_LIMIT 1000000u
+#define LM_REGEX_DEPTH_LIMIT 10000u
+
+/* A compiled pattern with its bounded match context. Immutable once
+ * compiled: several threads may match with one at once. */
+typedef struct lm_regex lm_regex;
+
+/* lm_regex_compile: compile pattern (PCRE2, UTF) into *out. label names
+ * it in messages ("-k '!re'"; copied). LM_EINVAL naming the label, PCRE2's
+ * reason and the offset (diag's column, from 1) when it does not
+ * compile; LM_ENOMEM. Free with lm_regex_free. */
+lm_status lm_regex_compile(const char *label, const char *pattern, lm_regex **out, lm_diag *diag);
+/* lm_regex_match: *hit = 1 when re matches subject, else 0, within
+ * LM_REGEX_MATCH_LIMIT and LM_REGEX_DEPTH_LIMIT. A match that reaches a
+ * limit (or fails otherwise) is LM_EINVAL, in one line naming the label
+ * and the subject it gave up on (what says what the subject is: "kernel
+ * name"), never a non-match. */
+lm_status lm_regex_match(const lm_regex *re, const char *what, const char *subject, int *hit, lm_diag *diag);
+/* lm_regex_free: NULL is a no-op. */
+void lm_regex_free(lm_regex *re);
+
 #endif

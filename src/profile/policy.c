@@ -10,9 +10,7 @@
  * counters are atomics on lines of their own, region stacks are per thread.
  * docs/rocprofiler-sdk.md.
  */
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
-#include <pcre2.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -301,8 +299,9 @@ struct lm_policy {
   const lm_tool_config *cfg;
   uint64_t serial; /* tells this policy from an earlier one at the same address */
   pthread_mutex_t lock; /* writers: new kernels, keys, stacks, region names, ranges */
-  pcre2_code **include, **exclude;
+  lm_regex **include, **exclude;
   size_t n_include, n_exclude;
+  lm_diag failure; /* the first name a pattern gave up on (status LM_OK: none) */
   lm_idset instance, dispatch, gpu;
   ktable *_Atomic kernels;
   keystate **keys;
@@ -360,15 +359,13 @@ lm_status lm_policy_new(const lm_tool_config *cfg, lm_policy **out, lm_diag *dia
   for (size_t i = 0; i < cfg->n_kernels; i++) {
     const char *pat = cfg->kernels[i];
     int excl = pat[0] == '!';
-    int err;
-    PCRE2_SIZE off;
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)(pat + excl), PCRE2_ZERO_TERMINATED, PCRE2_UTF,
-                                   &err, &off, NULL);
-    if (!re) {
-      PCRE2_UCHAR msg[256];
-      pcre2_get_error_message(err, msg, sizeof msg);
+    char label[1100];
+    snprintf(label, sizeof label, "-k '%.1024s'", pat);
+    lm_regex *re = NULL;
+    lm_status compiled = lm_regex_compile(label, pat + excl, &re, diag);
+    if (compiled != LM_OK) {
       lm_policy_free(p);
-      return lm_fail(diag, LM_EINVAL, NULL, "-k '%s': %s", pat, (char *)msg);
+      return compiled;
     }
     if (excl) p->exclude[p->n_exclude++] = re;
     else p->include[p->n_include++] = re;
@@ -395,8 +392,8 @@ nomem:
 
 void lm_policy_free(lm_policy *p) {
   if (!p) return;
-  for (size_t i = 0; i < p->n_include; i++) pcre2_code_free(p->include[i]);
-  for (size_t i = 0; i < p->n_exclude; i++) pcre2_code_free(p->exclude[i]);
+  for (size_t i = 0; i < p->n_include; i++) lm_regex_free(p->include[i]);
+  for (size_t i = 0; i < p->n_exclude; i++) lm_regex_free(p->exclude[i]);
   lm_free(p->include);
   lm_free(p->exclude);
   lm_idset_fini(&p->instance);
@@ -435,20 +432,25 @@ void lm_policy_free(lm_policy *p) {
   lm_free(p);
 }
 
+/* Whether the kernel filters keep name. A pattern that gives up on it
+ * (PCRE2's limits) leaves it out, and its message in p->failure when it
+ * is the first. The caller holds the lock. */
 static int name_selected(lm_policy *p, const char *name) {
-  int ok = p->n_include == 0;
-  pcre2_match_data *md = NULL;
+  int ok = p->n_include == 0, hit = 0;
+  lm_diag why;
+  lm_diag_clear(&why);
   for (size_t i = 0; i < p->n_include && !ok; i++) {
-    md = pcre2_match_data_create_from_pattern(p->include[i], NULL);
-    ok = md && pcre2_match(p->include[i], (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) >= 0;
-    pcre2_match_data_free(md);
+    if (lm_regex_match(p->include[i], "kernel name", name, &hit, &why) != LM_OK) goto failed;
+    ok = hit;
   }
   for (size_t i = 0; i < p->n_exclude && ok; i++) {
-    md = pcre2_match_data_create_from_pattern(p->exclude[i], NULL);
-    ok = !(md && pcre2_match(p->exclude[i], (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) >= 0);
-    pcre2_match_data_free(md);
+    if (lm_regex_match(p->exclude[i], "kernel name", name, &hit, &why) != LM_OK) goto failed;
+    ok = !hit;
   }
   return ok;
+failed:
+  if (p->failure.status == LM_OK) p->failure = why;
+  return 0;
 }
 
 /* The keystate of key (made on first use). The caller holds the lock. */
@@ -533,8 +535,13 @@ done:
   return k;
 }
 
-void lm_policy_kernel(lm_policy *p, uint64_t kernel_id, const char *name) {
+lm_status lm_policy_kernel(lm_policy *p, uint64_t kernel_id, const char *name, lm_diag *diag) {
   kernel_state(p, kernel_id, name);
+  pthread_mutex_lock(&p->lock);
+  lm_status st = p->failure.status;
+  if (st != LM_OK && diag) *diag = p->failure;
+  pthread_mutex_unlock(&p->lock);
+  return st;
 }
 
 static int intern_region(lm_policy *p, const char *name) {

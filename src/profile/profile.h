@@ -175,8 +175,10 @@ typedef struct lm_choice {
 lm_status lm_policy_new(const lm_tool_config *cfg, lm_policy **out, lm_diag *diag);
 void lm_policy_free(lm_policy *p);
 /* lm_policy_kernel: a kernel symbol is known (its name filter is decided
- * once, here). Thread-safe. */
-void lm_policy_kernel(lm_policy *p, uint64_t kernel_id, const char *name);
+ * once, here). LM_EINVAL with diag once a kernel pattern has given up on
+ * a name (PCRE2's limits: see lm_regex_match), this one or an earlier
+ * one; that name is left out. Thread-safe. */
+lm_status lm_policy_kernel(lm_policy *p, uint64_t kernel_id, const char *name, lm_diag *diag);
 /* lm_policy_choose: which set this dispatch collects. Thread-safe. */
 void lm_policy_choose(lm_policy *p, const lm_dispatch_facts *d, lm_choice *out);
 /* Regions: a per-thread stack and process-wide ranges. Returns the

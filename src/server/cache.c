@@ -298,6 +298,7 @@ void lm_server_opts_from_query(const lm_query *q, lm_analyze_opts *o) {
   o->clock_measured = q->clock == LM_CLOCK_MEASURED;
   o->weight_time = q->weight == LM_WEIGHT_TIME;
   o->threads = 1;
+  o->check = lm_server_request_check;
 }
 
 /* The built-in catalog of arch in reference version compat (NULL: the

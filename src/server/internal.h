@@ -171,9 +171,17 @@ void lm_server_keep_answer(const char *key, const char *body, size_t len);
 /* lm_server_send_cached: when an answer for key is kept, send it, set *ok
  * and return 1; else 0. */
 int lm_server_send_cached(struct MHD_Connection *c, const char *key, enum MHD_Result *ok);
-/* lm_server_opts_from_query: analysis options for q's selection; o
- * borrows q's arrays. */
+/* lm_server_opts_from_query: analysis options for q's selection, checked
+ * with lm_server_request_check; o borrows q's arrays. */
 void lm_server_opts_from_query(const lm_query *q, lm_analyze_opts *o);
+/* The time a request's kernel patterns may take to match, from its first
+ * match to its last, in seconds. */
+#define LM_SERVER_MATCH_BUDGET_S 5.0
+/* lm_server_request_check: the analysis options' check (cls unused), for
+ * the request the calling connection thread answers: LM_EINVAL once its
+ * matching is over LM_SERVER_MATCH_BUDGET_S, LM_EIO once its client has
+ * closed the connection; LM_OK elsewhere (the warm-up thread). */
+lm_status lm_server_request_check(void *cls, lm_diag *diag);
 /* lm_server_catalog_of: the built-in catalog of arch in reference version
  * compat (the request's compat=), else in that of the workload's own
  * layout (lm_sysinfo_compat, or a store entry's compat), else the default;

@@ -48,6 +48,39 @@ static struct {
   size_t n_clients;
 } R = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* ------------------------------------------------------- request budget */
+
+/* The request this connection's thread answers (a thread per connection):
+ * its connection, and when its kernel patterns began to be matched (0:
+ * not yet). Unset on other threads (the warm-up), which have no budget. */
+static _Thread_local struct {
+  struct MHD_Connection *c;
+  double match_started;
+} current;
+
+/* Whether the client of fd has closed its end (or reset it): a peek that
+ * reads the end of the stream. Pipelined bytes or nothing yet: still there. */
+static int client_gone(int fd) {
+  char byte;
+  ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+lm_status lm_server_request_check(void *cls, lm_diag *diag) {
+  (void)cls;
+  if (!current.c) return LM_OK;
+  double now = lm_server_now();
+  if (current.match_started == 0) current.match_started = now;
+  if (now - current.match_started > LM_SERVER_MATCH_BUDGET_S)
+    return lm_fail(diag, LM_EINVAL, NULL,
+                   "k=: matching the kernel patterns against the kernel names took over %g s: simplify the patterns",
+                   LM_SERVER_MATCH_BUDGET_S);
+  const union MHD_ConnectionInfo *fd = lm_mhd.get_connection_info(current.c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (fd && client_gone(fd->connect_fd))
+    return lm_fail(diag, LM_EIO, NULL, "the client closed the connection before its answer was ready");
+  return LM_OK;
+}
+
 /* -------------------------------------------------------------- warm-up */
 
 /* The opening view of each folder (its analysis and summary with no
@@ -291,6 +324,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
   }
   enum MHD_Result ok;
   uint64_t t_request = lm_phase_begin();
+  current.c = c;
+  current.match_started = 0;
   if (req->escaped_path) {
     ok = lm_server_send_error(c, MHD_HTTP_NOT_FOUND, "not found");
   } else if (!authorized(c, &q, strncmp(url, "/api/", 5) != 0)) {
@@ -335,6 +370,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                : strncmp(url, "/api/", 5) == 0     ? "request /api/ (other)"
                                                    : "request page",
                t_request);
+  current.c = NULL;
   lm_query_fini(&q);
   return ok;
 }

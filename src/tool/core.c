@@ -517,7 +517,12 @@ void lm_tool_telemetry(lm_telemetry *t, const char *why) {
 
 void lm_tool_kernel_symbol(uint64_t kernel_id, const char *name) {
   if (!T.active) return;
-  lm_policy_kernel(T.policy, kernel_id, name);
+  lm_diag why;
+  lm_diag_clear(&why);
+  if (lm_policy_kernel(T.policy, kernel_id, name, &why) != LM_OK) {
+    lm_tool_error(why.message);
+    return;
+  }
   char clean_name[4096];
   clean(name, clean_name, sizeof clean_name);
   emit("K\t%llu\t%s\n", (unsigned long long)kernel_id, clean_name);

@@ -200,6 +200,13 @@ kernel_filters)
   expect_status 1
   one_line_err
   expect_err "match limit exceeded"
+  # An inclusion alike; the message names the pattern and the kernel name
+  # it gave up on.
+  run analyze -w "$TMP/wl" -k '(a+)+$'
+  expect_status 1
+  one_line_err
+  expect_err "-k '(a+)+\$': gave up matching it against kernel name '$(printf 'a%.0s' $(seq 40))b'"
+  expect_err "match limit exceeded"
   ;;
 bad_input)
   run analyze

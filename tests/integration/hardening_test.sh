@@ -384,6 +384,25 @@ http_errors)
   get "api/health"
   expect_code 200 "the server still answers"
   ;;
+regex_limits)
+  # k= with a pattern that backtracks without end, against a long kernel
+  # name: a 400 within seconds naming the pattern and the kernel, never a
+  # selection silently missing the kernels PCRE2 gave up on.
+  copy_wl vcopy/MI200 wl
+  python3 -c 'import sys; p = sys.argv[1]; s = open(p).read().replace("vecCopy(double*, double*, double*, int, int) [clone .kd]", "a" * 40 + "b", 1); open(p, "w").write(s)' "$TMP/wl/pmc_perf.csv"
+  start_server -w "$TMP/wl"
+  long="'$(printf 'a%.0s' $(seq 40))b'"
+  for ep in analysis summary rows; do
+    for k in '(a%2B)%2B%24' '!(a%2B)%2B%24'; do
+      CODE=$(curl -s --max-time 5 -o "$TMP/body" -w '%{http_code}' "${URL}api/$ep?w=f0&t=0.1&k=$k")
+      expect_code 400 "api/$ep k=$k"
+      grep -qF "gave up matching it against kernel name $long" "$TMP/body" || fail "$ep: $(head -c 300 "$TMP/body")"
+      grep -qF "match limit exceeded" "$TMP/body" || fail "$ep: no reason: $(head -c 300 "$TMP/body")"
+    done
+  done
+  get "api/analysis?w=f0&k=aaa"
+  expect_code 200 "an ordinary pattern"
+  ;;
 deep_formulas)
   # 12.6: a flat chain of 200,000 terms and a chain of 20,000 quantities
   # are refused with a clear message (they crashed the compiler's stack).

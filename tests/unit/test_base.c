@@ -236,6 +236,34 @@ static void test_dl(void) {
   CHECK(strncmp(d.message, "cannot load libnot-a-lumen-library.so.9: ", 41) == 0);
 }
 
+/* A pattern that backtracks without end, on a long kernel name, stops at
+ * the match limit as an error naming both, never as a non-match; an
+ * ordinary pattern still matches and misses. */
+static void test_regex(void) {
+  char name[4200];
+  memset(name, 'a', 4000);
+  strcpy(name + 4000, "b");
+  lm_regex *re = NULL;
+  lm_diag d;
+  lm_diag_clear(&d);
+  CHECK(lm_regex_compile("-k '(a+)+$'", "(a+)+$", &re, &d) == LM_OK);
+  int hit = -1;
+  CHECK(lm_regex_match(re, "kernel name", name, &hit, &d) == LM_EINVAL);
+  CHECK(hit == 0);
+  CHECK(strncmp(d.message, "-k '(a+)+$': gave up matching it against kernel name 'aaaa", 58) == 0);
+  CHECK(strstr(d.message, "limit") != NULL);
+  CHECK(strstr(d.message, "...' (") != NULL);
+  CHECK(strchr(d.message, '\n') == NULL);
+  CHECK(lm_regex_match(re, "kernel name", "aaa", &hit, &d) == LM_OK && hit == 1);
+  CHECK(lm_regex_match(re, "kernel name", "aab", &hit, &d) == LM_OK && hit == 0);
+  lm_regex_free(re);
+  lm_regex_free(NULL);
+  lm_diag_clear(&d);
+  CHECK(lm_regex_compile("-k 'a('", "a(", &re, &d) == LM_EINVAL && re == NULL);
+  CHECK(strncmp(d.message, "-k 'a(': missing closing parenthesis at offset 2", 48) == 0);
+  CHECK(d.column == 3);
+}
+
 int main(void) {
   test_format_double();
   test_buf_and_map();
@@ -245,5 +273,6 @@ int main(void) {
   test_alloc_failures();
   test_sort();
   test_dl();
+  test_regex();
   return check_report("test_base");
 }

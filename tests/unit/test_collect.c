@@ -166,8 +166,8 @@ static int decide(const lm_collect_job *job, const lm_run_spec *spec, int gpu_of
     lm_collect_tool_config_fini(&cfg);
     return -1;
   }
-  lm_policy_kernel(p, 1, vcopy);
-  lm_policy_kernel(p, 2, warm);
+  lm_policy_kernel(p, 1, vcopy, NULL);
+  lm_policy_kernel(p, 2, warm, NULL);
   int picked = 0;
   for (int i = 0; i < 6; i++) {
     if (i == in_region_from) lm_policy_region_push(p, 7, "solve");

@@ -131,8 +131,8 @@ static void test_app_replay_and_filters(void) {
   c.instance = strdup("1:3");
   lm_policy *p = policy_for(&c);
   if (!p) return;
-  lm_policy_kernel(p, 1, "gemm_f32");
-  lm_policy_kernel(p, 2, "copy_f32");
+  lm_policy_kernel(p, 1, "gemm_f32", NULL);
+  lm_policy_kernel(p, 2, "copy_f32", NULL);
   lm_choice ch;
   int sets[8];
   for (int i = 0; i < 4; i++) {
@@ -174,6 +174,30 @@ static void test_app_replay_and_filters(void) {
   lm_diag d;
   p = NULL;
   CHECK(lm_policy_new(&c, &p, &d) != LM_OK && p == NULL);
+  lm_tool_config_fini(&c);
+
+  /* An exclusion that backtracks without end on a long name is an error
+   * that names the pattern and the kernel, and the kernel is not
+   * collected: a limit reached is not taken for "does not match". */
+  make_config(&c, LM_REPLAY_APP);
+  c.kernels = calloc(2, sizeof *c.kernels);
+  c.kernels[0] = strdup("!(a+)+$");
+  c.n_kernels = 1;
+  p = policy_for(&c);
+  if (!p) return;
+  char name[64];
+  memset(name, 'a', 40);
+  strcpy(name + 40, "b");
+  lm_diag_clear(&d);
+  CHECK(lm_policy_kernel(p, 1, name, &d) == LM_EINVAL);
+  CHECK(strstr(d.message, "-k '!(a+)+$'") != NULL);
+  CHECK(strstr(d.message, name) != NULL);
+  CHECK(strstr(d.message, "limit") != NULL);
+  lm_dispatch_facts f = facts(1, 1, name, 10);
+  lm_policy_choose(p, &f, &ch);
+  CHECK(ch.set < 0);
+  CHECK(lm_policy_kernel(p, 2, "copy", NULL) == LM_EINVAL);
+  lm_policy_free(p);
   lm_tool_config_fini(&c);
 }
 
@@ -398,7 +422,7 @@ static void test_take_share(void) {
   lm_policy *p = policy_for(&c);
   lm_choice ch;
   if (p) {
-    lm_policy_kernel(p, 1, "gemm");
+    lm_policy_kernel(p, 1, "gemm", NULL);
     lm_dispatch_facts f = facts(1, 1, "gemm", 10);
     lm_policy_choose(p, &f, &ch);
     CHECK(ch.set == 1);
@@ -416,7 +440,7 @@ static void test_take_share(void) {
   CHECK_STR(c.output, "/nonexistent/records.rank1");
   p = policy_for(&c);
   if (p) {
-    lm_policy_kernel(p, 1, "gemm");
+    lm_policy_kernel(p, 1, "gemm", NULL);
     lm_dispatch_facts f = facts(1, 1, "gemm", 10);
     lm_policy_choose(p, &f, &ch);
     CHECK(ch.set < 0 || ch.set >= c.n_sets);
