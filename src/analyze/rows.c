@@ -95,15 +95,15 @@ static lm_status no_gpu(lm_analyze_ctx *c) {
   return st;
 }
 
-/* -d (or -r) matched no dispatch: the error, saying which ids there are
- * (on the selected GPUs): ranges of consecutive ids, the first few of
- * them. */
-static lm_status no_dispatch(lm_analyze_ctx *c, uint64_t regions) {
+/* The Dispatch_ID values of the dispatches on the selected GPUs, for
+ * messages: ranges of consecutive ids, the first few of them, into ids
+ * ("none" without any); *n_ids: how many dispatches there are. */
+static void list_ids(lm_analyze_ctx *c, lm_buf *ids, size_t *n_ids) {
   const lm_table *pmc = c->pmc;
   size_t n = pmc->n_rows;
-  lm_buf ids = {0};
   double lo = LM_NAN, hi = LM_NAN;
-  size_t shown = 0, n_ids = 0;
+  size_t shown = 0;
+  *n_ids = 0;
   for (size_t r = 0; r <= n; r++) {
     double d = LM_NAN;
     if (r < n) {
@@ -113,28 +113,110 @@ static lm_status no_dispatch(lm_analyze_ctx *c, uint64_t regions) {
       }
       d = dispatch_id(c, r);
       if (isnan(d)) continue;
-      n_ids++;
+      (*n_ids)++;
       if (!isnan(hi) && d == hi + 1) {
         hi = d;
         continue;
       }
     }
     if (!isnan(lo) && shown < 8) {
-      if (lo == hi) lm_buf_printf(&ids, "%s%.0f", shown ? ", " : "", lo);
-      else lm_buf_printf(&ids, "%s%.0f:%.0f", shown ? ", " : "", lo, hi + 1);
+      if (lo == hi) lm_buf_printf(ids, "%s%.0f", shown ? ", " : "", lo);
+      else lm_buf_printf(ids, "%s%.0f:%.0f", shown ? ", " : "", lo, hi + 1);
       shown++;
     } else if (!isnan(lo) && shown == 8) {
-      lm_buf_puts(&ids, ", ...");
+      lm_buf_puts(ids, ", ...");
       shown++;
     }
     lo = hi = d;
   }
+  if (!*n_ids) lm_buf_puts(ids, "none");
+}
+
+/* -d (or -r) matched no dispatch: the error, saying which ids there are
+ * (on the selected GPUs). */
+static lm_status no_dispatch(lm_analyze_ctx *c, uint64_t regions) {
+  lm_buf ids = {0};
+  size_t n_ids;
+  list_ids(c, &ids, &n_ids);
   lm_status st = lm_fail(c->diag, LM_EINVAL, NULL,
                          regions ? "-r/-d: no dispatch in the region(s) with the ids asked for%s"
                                  : "-d: no dispatch with the ids asked for%s (Dispatch_ID values%s: %s)",
                          c->o->gpu && c->o->gpu->n ? " on the selected GPU(s)" : "",
-                         c->o->gpu && c->o->gpu->n ? " there" : "", n_ids ? lm_buf_cstr(&ids) : "none");
+                         c->o->gpu && c->o->gpu->n ? " there" : "", lm_buf_cstr(&ids));
   lm_buf_fini(&ids);
+  return st;
+}
+
+/* A single id of -d (item `item`) that no dispatch on the selected GPUs
+ * has: the error naming it and how many dispatches there are. */
+static lm_status no_such_dispatch(lm_analyze_ctx *c, size_t item) {
+  lm_buf ids = {0};
+  size_t n_ids;
+  list_ids(c, &ids, &n_ids);
+  int gpus = c->o->gpu && c->o->gpu->n;
+  lm_status st = lm_fail(c->diag, LM_EINVAL, NULL,
+                         "-d %lld: no dispatch has this Dispatch_ID%s (%zu dispatch%s; Dispatch_ID values: %s)",
+                         (long long)c->o->dispatch->items[item].a, gpus ? " on the selected GPU(s)" : "", n_ids,
+                         n_ids == 1 ? "" : "es", lm_buf_cstr(&ids));
+  lm_buf_fini(&ids);
+  return st;
+}
+
+static int cmp_id(const void *pa, const void *pb, void *ctx) {
+  (void)ctx;
+  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+  return a < b ? -1 : a > b;
+}
+
+/* Whether every single id of -d (not slices or ">N") is the Dispatch_ID
+ * of a row on the selected GPUs; else the error naming the first that is
+ * not. An id asked for by itself and not there is a mistake (a row
+ * position taken for an id, a count miscounted), not a silent no-op. One
+ * pass over the rows, the ids looked up in their sorted copy. */
+static lm_status check_single_ids(lm_analyze_ctx *c) {
+  const lm_idset *set = c->o->dispatch;
+  if (!set || !set->n) return LM_OK;
+  const lm_table *pmc = c->pmc;
+  lm_status st = LM_OK;
+  int64_t *ids = lm_malloc(set->n * sizeof *ids);
+  uint8_t *seen = lm_calloc(set->n, 1);
+  if (!ids || !seen) {
+    st = lm_oom(c->diag, NULL);
+    goto done;
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < set->n; i++)
+    if (set->items[i].kind == 0) ids[n++] = set->items[i].a;
+  if (!n) goto done;
+  lm_sort(ids, n, sizeof *ids, cmp_id, NULL);
+  for (size_t r = 0; r < pmc->n_rows; r++) {
+    if (c->o->gpu && c->o->gpu->n) {
+      double g = cell_value(pmc, c->col_gpu, r);
+      if (isnan(g) || !lm_idset_has(c->o->gpu, (int64_t)g)) continue;
+    }
+    double d = dispatch_id(c, r);
+    if (isnan(d)) continue;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if ((double)ids[mid] < d) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < n && (double)ids[lo] == d) seen[lo] = 1;
+  }
+  for (size_t i = 0; i < set->n && st == LM_OK; i++) {
+    if (set->items[i].kind != 0) continue;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (ids[mid] < set->items[i].a) lo = mid + 1;
+      else hi = mid;
+    }
+    if (!seen[lo]) st = no_such_dispatch(c, i);
+  }
+done:
+  lm_free(ids);
+  lm_free(seen);
   return st;
 }
 
@@ -165,6 +247,7 @@ static lm_status filter_rows(lm_analyze_ctx *c, size_t *top, size_t *n_top) {
   }
   if (c->o->gpu && c->o->gpu->n && on_gpu == 0) return no_gpu(c);
   if (nt == 0) return no_dispatch(c, regions);
+  if ((st = check_single_ids(c)) != LM_OK) return st;
   *n_top = nt;
   return LM_OK;
 }

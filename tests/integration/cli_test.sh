@@ -149,6 +149,15 @@ gpu_and_dispatch)
   run analyze -w "$WL/vcopy/MI200" -d 'x'
   expect_status 2
   expect_err "-d 'x'"
+  # A single id past the workload's dispatches is an error naming it and
+  # the count, even beside ids that are there (it was dropped silently).
+  run analyze -w "$WL/vcopy/MI200" -d 0,9
+  expect_status 1
+  one_line_err
+  expect_err "-d 9: no dispatch has this Dispatch_ID (3 dispatches; Dispatch_ID values: 0:3)"
+  run analyze -w "$WL/_mix/mix2gpu_MI200" -g 3 -d 12,5
+  expect_status 1
+  expect_err "-d 5: no dispatch has this Dispatch_ID on the selected GPU(s)"
   ;;
 kernel_filters)
   total=$(grep -c . "$WL/_mix/mix_MI200/pmc_perf.csv"); total=$((total - 1))
