@@ -550,7 +550,7 @@ static lm_status load_files(builder *b, file_ctx *files, size_t n, const char *f
 /* Panels in id order, tables following their panel. Errors: out of
  * memory. */
 static lm_status order_tables(builder *b) {
-  qsort(b->panels.v, (size_t)b->panels.n, sizeof *b->panels.v, cmp_panel);
+  if (b->panels.n > 1) qsort(b->panels.v, (size_t)b->panels.n, sizeof *b->panels.v, cmp_panel);
   lm_tabledef *ordered = lm_malloc((size_t)(b->tables.n ? b->tables.n : 1) * sizeof *ordered);
   if (!ordered) return b->status = lm_oom(b->diag, NULL);
   int32_t at = 0;
@@ -742,7 +742,8 @@ static lm_status collect_yaml(const char *dir, int skip_arch, file_list *fl, lm_
     fl->n++;
   }
   closedir(d);
-  qsort(fl->names + first, fl->n - first, sizeof *fl->names, cmp_strings);
+  /* (no names: no array to sort; qsort must not be given NULL) */
+  if (fl->n - first > 1) qsort(fl->names + first, fl->n - first, sizeof *fl->names, cmp_strings);
   return LM_OK;
 nomem:
   closedir(d);

@@ -158,7 +158,7 @@ static lm_status pack_greedy(packer *pk) {
     pk->names[0] = g->m[i].name;
     if ((st = pk->count(pk->ctx, pk->names, 1, &g->m[i].solo, &bytes, pk->diag)) != LM_OK) return st;
   }
-  qsort(g->m, (size_t)g->n, sizeof *g->m, cmp_metric);
+  if (g->n > 1) qsort(g->m, (size_t)g->n, sizeof *g->m, cmp_metric);
   for (int32_t i = 0; i < g->n; i++) {
     int32_t best = -1, best_rise = 0, best_passes = 0;
     size_t best_bytes = 0;

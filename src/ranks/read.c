@@ -85,7 +85,7 @@ static lm_status list_parts(const char *dir, lm_arena *arena, part **out, size_t
     n++;
   }
   closedir(d);
-  qsort(parts, n, sizeof *parts, cmp_parts);
+  if (n > 1) qsort(parts, n, sizeof *parts, cmp_parts); /* (parts is NULL when n is 0) */
   for (size_t i = 1; i < n; i++)
     if (parts[i].rank == parts[i - 1].rank)
       return lm_fail(diag, LM_EDATA, parts[i].dir, "a second part for rank %d (%s)", parts[i].rank, parts[i - 1].dir);

@@ -1,8 +1,10 @@
 /* test_metrics.c - unit tests of the metric language: parsing with
  * Python's precedences, printing, error positions, and what the compiler
  * shares, folds and refuses. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "metrics/metrics.h"
@@ -207,6 +209,23 @@ static void test_overlays(void) {
   lm_catalog_free(c);
 }
 
+/* A definition folder without a .yaml file is refused by name; its empty
+ * file list (no array at all) is not handed to qsort, which UBSan reports
+ * as a null pointer passed where the C library forbids one. */
+static void test_empty_dir(void) {
+  char dir[] = "/tmp/lumen-empty-defs-XXXXXX";
+  if (!mkdtemp(dir)) {
+    CHECK(0);
+    return;
+  }
+  lm_catalog *c = NULL;
+  lm_diag d;
+  lm_diag_clear(&d);
+  CHECK(lm_metrics_compile_dir(dir, &c, &d) == LM_ENOTFOUND && c == NULL);
+  CHECK(strstr(d.message, "no .yaml definition files") != NULL);
+  rmdir(dir);
+}
+
 static void test_ops(void) {
   CHECK(lm_py_mod(-7, 3) == 2 && lm_py_mod(7, -3) == -2 && isnan(lm_py_mod(1, 0)));
   CHECK(lm_py_round(2.5, 0) == 2 && lm_py_round(3.5, 0) == 4 && lm_py_round(-0.5, 0) == 0);
@@ -221,6 +240,7 @@ int main(void) {
   test_compile();
   test_compile_errors();
   test_overlays();
+  test_empty_dir();
   test_ops();
   return check_report("test_metrics");
 }
