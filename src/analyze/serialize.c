@@ -358,10 +358,13 @@ static void check_metric(reader *r, const lm_rtable *t, const lm_tabledef *td, c
     wrong(r, "table %s: rows without their sources, descriptions or formulas", t->id);
     return;
   }
+  /* A template row's index is its row times the channel count plus its
+   * channel: past the rows times the most channels, it is no row. */
+  long limit = td->channels < 0 ? (long)td->n_rows : (long)td->n_rows * LM_METRICS_MAX_CHANNELS;
   long last = -1;
   for (int32_t row = 0; row < t->n_rows && !r->bad; row++) {
     long index = metric_index(t->row_ids[row], td->id);
-    if (index <= last || (td->channels < 0 && index >= td->n_rows)) {
+    if (index <= last || index >= limit) {
       wrong(r, "table %s: row %d has id '%.24s', not a row of the table after the one before", t->id, (int)row,
             t->row_ids[row]);
       break;
@@ -554,14 +557,32 @@ static int has_rank(const lm_rank_table *rt, int32_t rank) {
   return 0;
 }
 
-static void check_ranks(reader *r, const lm_rank_table *rt, size_t n_selected) {
+/* The largest MPI rank of w's dispatches (from its rows, else its parts);
+ * INT32_MAX where w does not say. */
+static int32_t workload_max_rank(const lm_workload *w) {
+  int32_t max = -1;
+  if (w->row_rank && w->pmc)
+    for (size_t i = 0; i < w->pmc->n_rows; i++)
+      if (w->row_rank[i] > max) max = w->row_rank[i];
+  for (size_t p = 0; max < 0 && w->part_rank && p < w->n_parts; p++)
+    if (w->part_rank[p] > max) max = w->part_rank[p];
+  return max < 0 ? INT32_MAX : max;
+}
+
+/* The rank table: ranks in order, each one of the workload's (from 0 to
+ * its largest), counting at most the dispatches selected. */
+static void check_ranks(reader *r, const lm_rank_table *rt, size_t n_selected, const lm_workload *w) {
+  int32_t max_rank = workload_max_rank(w);
   if (rt->n_rows < 2 || rt->n_kernels > LM_RANK_KERNELS) {
     wrong(r, "a rank table of %zu ranks and %zu kernels", rt->n_rows, rt->n_kernels);
     return;
   }
   size_t dispatches = 0;
   for (size_t i = 0; i < rt->n_rows && !r->bad; i++) {
-    if (i && rt->rows[i].rank <= rt->rows[i - 1].rank) wrong(r, "the rank table is not in rank order");
+    if (rt->rows[i].rank < 0 || rt->rows[i].rank > max_rank)
+      wrong(r, "the rank table has rank %d, not a rank of the workload (0 to %d)", (int)rt->rows[i].rank,
+            (int)max_rank);
+    else if (i && rt->rows[i].rank <= rt->rows[i - 1].rank) wrong(r, "the rank table is not in rank order");
     if ((dispatches += rt->rows[i].dispatches) > n_selected)
       wrong(r, "the rank table counts more than the %zu dispatches selected", n_selected);
   }
@@ -589,7 +610,7 @@ static void check_analysis(reader *r, const lm_analysis *a, const lm_workload *w
       wrong(r, "%zu dispatches selected of the %d listed", a->n_selected, (int)a->tables[i].n_rows);
   }
   if (!r->bad && a->spread) check_spread(r, a->spread, a->n_selected, metric_rows);
-  if (!r->bad && a->ranks) check_ranks(r, a->ranks, a->n_selected);
+  if (!r->bad && a->ranks) check_ranks(r, a->ranks, a->n_selected, w);
 }
 
 /* ------------------------------------------------------------ parsing */

@@ -19,7 +19,6 @@
 #include "metrics/eval_internal.h"
 
 #define BLOCK_ROWS 2048
-#define MAX_CHANNELS 4096
 #define PARALLEL_MIN_ROWS 4096
 
 void lm_eval_free(lm_eval *ev) {
@@ -477,12 +476,12 @@ static lm_status mark_needed(run *r, lm_diag *diag) {
       }
     if (td->channels >= 0) {
       double n_ch = 0;
-      if (!scalar_tree(r, td->channels, &n_ch) || n_ch < 0 || n_ch > MAX_CHANNELS ||
+      if (!scalar_tree(r, td->channels, &n_ch) || n_ch < 0 || n_ch > LM_METRICS_MAX_CHANNELS ||
           n_ch != floor(n_ch))
         return lm_fail(diag, LM_EDATA, NULL,
                        "table %s: the channel count is not a whole number between 0 "
                        "and %d (check total_l2_chan in sysinfo.csv)",
-                       td->id, MAX_CHANNELS);
+                       td->id, LM_METRICS_MAX_CHANNELS);
       ev->table_channels[t] = (int32_t)n_ch;
       if ((int32_t)n_ch > ev->n_ch) ev->n_ch = (int32_t)n_ch;
     }

@@ -375,8 +375,13 @@ lm_status lm_eval_run(const lm_catalog *catalog, const lm_eval_request *req,
                       lm_eval **out, lm_diag *diag);
 void lm_eval_free(lm_eval *eval);
 
+/* The most channels a table's template rows may repeat over (a channel
+ * count past it is refused when the table is evaluated). */
+#define LM_METRICS_MAX_CHANNELS 4096
+
 /* lm_eval_channels: the number of template rows of table t (its channel
- * count), or 1 for a table without template rows. */
+ * count, at most LM_METRICS_MAX_CHANNELS), or 1 for a table without
+ * template rows. */
 int32_t lm_eval_channels(const lm_eval *eval, int32_t table);
 
 /* lm_eval_node: the value of a scalar node for channel ch (0 for

@@ -659,7 +659,8 @@ kept_damaged)
   # A kept analysis that is not a valid analysis of its workload (a table
   # without column titles or row ids, a null title or id, its bytes cut
   # short, a count past its bytes or past the workload's dispatches, a
-  # table kind, definition, row id or column role out of range, a
+  # table kind, definition, row id (a per-channel one too) or column role
+  # out of range, a
   # top-kernels table without its name column) crashed analyze --db in
   # text, JSON and the summary, and lumen serve. It is discarded with one
   # warning naming the workload and what is wrong, and the view recomputed
@@ -667,7 +668,7 @@ kept_damaged)
   # PostgreSQL too when LUMEN_TEST_PG names a server.
   [ -x "$KEPT_DAMAGE" ] || fail "kept_damaged needs the kept_damage helper (5th argument)"
   hows="null_titles null_row_ids null_title null_row_id truncated count_bytes count_workload selected_over
-        calls_over kind_range def_range row_id_range role_range top_narrow"
+        calls_over kind_range def_range row_id_range channel_row_range role_range top_narrow"
   damage() { "$KEPT_DAMAGE" "$1" v "$2" || fail "cannot damage the kept analysis ($2)"; }
   fmt_args() { case $1 in text) ;; json) echo "--format json" ;; summary) echo "--summary" ;; esac; }
   kept_suite() { # DB

@@ -26,6 +26,7 @@ static const char *const hows[] = {
     "kind_range",      /* table kinds and styles out of range */
     "def_range",       /* a table's definition index out of range */
     "row_id_range",    /* a metric row id past its table's rows */
+    "channel_row_range", /* a template (per-channel) row id past its rows times the most channels */
     "role_range",      /* a column role out of range */
     "top_narrow",      /* the top-kernels table without its name column */
     NULL};
@@ -65,6 +66,13 @@ static int damage(lm_analysis *a, const char *how) {
     if (is(how, "row_id_range") && t->kind == LM_TABLE_METRIC && t->n_rows > 0 && !changed) {
       char id[80];
       snprintf(id, sizeof id, "%s.99999", t->id);
+      t->row_ids[t->n_rows - 1] = lm_arena_strdup(a->arena, id);
+      changed = 1;
+    }
+    if (is(how, "channel_row_range") && t->kind == LM_TABLE_METRIC && t->n_rows > 0 && !changed &&
+        a->catalog->tables[t->def].channels >= 0) {
+      char id[80];
+      snprintf(id, sizeof id, "%s.%ld", t->id, (long)a->catalog->tables[t->def].n_rows * LM_METRICS_MAX_CHANNELS);
       t->row_ids[t->n_rows - 1] = lm_arena_strdup(a->arena, id);
       changed = 1;
     }

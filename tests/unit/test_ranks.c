@@ -416,6 +416,43 @@ int main(void) {
           back->ranks->imbalance == t->imbalance);
     lm_analysis_free(back);
     lm_buf_fini(&b);
+    /* A kept rank table naming a rank the workload does not have (past
+     * its largest, or negative) does not read back. */
+    for (int bad = 0; a && a->ranks && bad < 2; bad++) {
+      lm_rank_row *last = &a->ranks->rows[a->ranks->n_rows - 1], *first = &a->ranks->rows[0];
+      int32_t was_last = last->rank, was_first = first->rank;
+      int32_t from = bad == 0 ? was_last : was_first, to = bad == 0 ? 11 : -2;
+      lm_rank_table *rt = a->ranks;
+      int32_t was_slowest = rt->slowest, was_fastest = rt->fastest;
+      int32_t *refs = calloc(2 * rt->n_kernels + 1, sizeof *refs);
+      if (!refs) break;
+      /* (everything that names the rank names the new one) */
+      (bad == 0 ? last : first)->rank = to;
+      if (rt->slowest == from) rt->slowest = to;
+      if (rt->fastest == from) rt->fastest = to;
+      for (size_t k = 0; k < rt->n_kernels; k++) {
+        refs[2 * k] = rt->kernels[k].max_rank;
+        refs[2 * k + 1] = rt->kernels[k].min_rank;
+        if (rt->kernels[k].max_rank == from) rt->kernels[k].max_rank = to;
+        if (rt->kernels[k].min_rank == from) rt->kernels[k].min_rank = to;
+      }
+      lm_buf_fini(&b);
+      back = NULL;
+      CHECK(lm_analysis_serialize(a, &b) == LM_OK);
+      CHECK(lm_analysis_deserialize(b.data, b.len, w, cat, &back, &d) == LM_EDATA && back == NULL);
+      CHECK(strstr(d.message, "not a rank of the workload") != NULL);
+      lm_analysis_free(back);
+      last->rank = was_last;
+      first->rank = was_first;
+      rt->slowest = was_slowest;
+      rt->fastest = was_fastest;
+      for (size_t k = 0; k < rt->n_kernels; k++) {
+        rt->kernels[k].max_rank = refs[2 * k];
+        rt->kernels[k].min_rank = refs[2 * k + 1];
+      }
+      free(refs);
+    }
+    lm_buf_fini(&b);
     lm_analysis_free(a);
   }
   /* Ranks survive a database round trip (the store's import). */
