@@ -27,8 +27,10 @@ static void progress_draw(lm_progress *p);
 
 /* progress_file: count the new dispatch lines of one records file. */
 static void progress_file(lm_progress *p, const char *records) {
-  int fd = open(records, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
+  int fd = -1;
+  /* (without blocking, and only a regular file: a FIFO in its place
+   * would hold the progress line until something wrote into it) */
+  if (lm_open_read(records, 0, &fd, NULL, NULL) != LM_OK) return;
   p->len = 0;
   char chunk[65536];
   ssize_t n;

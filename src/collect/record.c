@@ -391,7 +391,13 @@ static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, 
     if (!f) close(fd);
   }
   if (!f) {
-    snprintf(why, why_cap, "cannot read its records: %.400s", open_why.message[0] ? open_why.message : strerror(errno));
+    /* Not a silent "reported nothing": the run's records are not all
+     * there, and the error names the file. */
+    proc->error = 1;
+    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    proc->pid = strtol(strrchr(name, '.') ? strrchr(name, '.') + 1 : name, NULL, 10); /* (BASE.PID[-K]) */
+    snprintf(why, why_cap, "cannot read its records file %.120s: %.200s", name,
+             open_why.message[0] ? open_why.message : strerror(errno));
     return LM_OK;
   }
   ingest in;
@@ -557,9 +563,9 @@ lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, c
     } else {
       char rank[48] = "";
       if (p->rank >= 0) snprintf(rank, sizeof rank, ", rank %d", p->rank);
-      at += (size_t)snprintf(why + at, why_cap - at, "%sprocess %ld (%s%s%s, %ld dispatches): %s",
+      at += (size_t)snprintf(why + at, why_cap - at, "%sprocess %ld (%s%s%s%s%ld dispatches): %s",
                              at ? "; " : "", p->pid, p->host[0] ? "on " : "", p->host, rank,
-                             p->n_dispatches, p->why);
+                             p->host[0] || rank[0] ? ", " : "", p->n_dispatches, p->why);
     }
     if (at >= why_cap) at = why_cap - 1;
   }

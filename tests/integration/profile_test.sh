@@ -1250,6 +1250,26 @@ app_errors)
   expect_status 0
   same "$(q e10 "SELECT arch FROM workload")" gfx908 "architecture from the device"
   ;;
+records_fifo)
+  # A FIFO where lumen reads a process's records file (here made by the
+  # application itself, beside the file its tool writes) is refused at
+  # once, naming it, without blocking on it: the run fails with that error
+  # instead of passing as if the process had reported nothing.
+  export LUMEN_SIMSDK_MAP=position
+  export LUMEN_SIM_RECORDING=$WL/vcopy/MI200
+  printf '#!/bin/sh\nmkfifo "${LUMEN_TOOL_CONFIG%%.config}.records.$$-50" || exit 9\nexec "%s" fill:1\n' "$APP" \
+    >"$TMP/fifo_app.sh"
+  chmod +x "$TMP/fifo_app.sh"
+  started=$(date +%s)
+  timeout 60 "$LUMEN" profile -n ff -w "$TMP/ff" -- "$TMP/fifo_app.sh" >"$TMP/out" 2>"$TMP/err"
+  STATUS=$?
+  [ "$STATUS" -ne 124 ] || fail "a FIFO records file blocked the profile"
+  [ $(( $(date +%s) - started )) -le 10 ] || fail "a FIFO records file took $(( $(date +%s) - started )) s to refuse"
+  expect_status 1
+  expect_err "run 1 (application replay, set 0 of"
+  expect_err "cannot read its records file run_1.records."
+  expect_err "-50: a FIFO (named pipe), not a regular file: refused"
+  ;;
 clocks)
   # The test application's short kernel names (fill, add, reduce, ...)
   # stand for the recording's kernels by position.
