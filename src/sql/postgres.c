@@ -46,6 +46,7 @@ static struct pq_api {
   char *(*getvalue)(const PGresult *, int, int);
   int (*getlength)(const PGresult *, int, int);
   int (*getisnull)(const PGresult *, int, int);
+  char *(*cmdTuples)(PGresult *);
 } pq;
 static char pq_error[sizeof(((lm_diag *)0)->message)];
 static pthread_once_t pq_once = PTHREAD_ONCE_INIT;
@@ -70,6 +71,7 @@ static void pq_load(void) {
       {"PQgetvalue", &pq.getvalue, 1, NULL},
       {"PQgetlength", &pq.getlength, 1, NULL},
       {"PQgetisnull", &pq.getisnull, 1, NULL},
+      {"PQcmdTuples", &pq.cmdTuples, 1, NULL},
   };
   lm_dl_lib lib;
   lm_diag d;
@@ -296,6 +298,7 @@ static void pg_bind(lm_stmt *s, int i, const lm_sql_value *v) {
 static int pg_step(lm_stmt *s) {
 #ifdef LUMEN_HAVE_PQ
   if (!s->executed) {
+    s->changes = 0;
     s->res = pq.execParams(s->sql->pg, s->text, s->n_params, NULL, (const char *const *)s->values,
                           s->lengths, s->formats, 1);
     s->executed = 1;
@@ -309,6 +312,7 @@ static int pg_step(lm_stmt *s) {
       return -1;
     }
     s->n_rows = rs == PGRES_TUPLES_OK ? pq.ntuples(s->res) : 0;
+    if (rs == PGRES_COMMAND_OK) s->changes = strtoll(pq.cmdTuples(s->res), NULL, 10);
   }
   if (s->row + 1 < s->n_rows) {
     s->row++;
@@ -327,6 +331,7 @@ static void pg_reset(lm_stmt *s) {
 #endif
   s->res = NULL;
   s->executed = 0;
+  s->changes = 0;
   s->row = -1;
   s->n_rows = 0;
 }

@@ -126,7 +126,14 @@ lm_status lm_stmt_error(lm_stmt *s, const char *what, lm_diag *diag) {
                  s->error[0] ? s->error : "database error");
 }
 
+lm_status lm_stmt_fail(lm_stmt *s, lm_diag *diag) {
+  return lm_fail(diag, s->bind_status != LM_OK ? s->bind_status : LM_EIO, s->sql->where, "%s",
+                 s->error[0] ? s->error : "database error");
+}
+
 int lm_stmt_unique_violation(const lm_stmt *s) { return s->unique; }
+
+int64_t lm_stmt_changes(lm_stmt *s) { return s->changes; }
 
 /* ----------------------------------------------------------------- rows */
 

@@ -45,6 +45,11 @@ int lm_sql_is_postgres(const lm_sql *sql);
 /* lm_sql_truncated: 1 when sql is an SQLite file shorter than its header
  * declares (a copy cut short), with the sizes in why; else 0. */
 int lm_sql_truncated(const lm_sql *sql, char *why, size_t cap);
+/* lm_sql_name_by_file: from now on messages (and lm_sql_where) name an
+ * SQLite database by its file as SQLite resolved it (an absolute path; ""
+ * for one in memory), as lm_sql_wrap_sqlite does, rather than by the path
+ * it was opened with; nothing changes for PostgreSQL. */
+void lm_sql_name_by_file(lm_sql *sql);
 
 /* lm_sql_exec: statements without results (several, separated by ';').
  * With schema set, type words are mapped for the engine. */
@@ -72,9 +77,15 @@ int lm_stmt_step(lm_stmt *s);
 void lm_stmt_reset(lm_stmt *s);
 void lm_stmt_free(lm_stmt *s);
 lm_status lm_stmt_error(lm_stmt *s, const char *what, lm_diag *diag);
+/* lm_stmt_fail: the same with the engine's message alone (no `what`). */
+lm_status lm_stmt_fail(lm_stmt *s, lm_diag *diag);
 /* lm_stmt_unique_violation: the last step broke a UNIQUE or PRIMARY KEY
  * constraint. */
 int lm_stmt_unique_violation(const lm_stmt *s);
+/* lm_stmt_changes: the rows changed by s, an INSERT, UPDATE or DELETE
+ * without RETURNING whose last step ran it to its end (lm_stmt_step gave
+ * 0); 0 for a query, and after lm_stmt_reset. */
+int64_t lm_stmt_changes(lm_stmt *s);
 
 /* Columns of the current row, 0-based. */
 int lm_stmt_columns(const lm_stmt *s);

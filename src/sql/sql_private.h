@@ -36,6 +36,7 @@ struct lm_stmt {
   lm_sql *sql;
   sqlite3_stmt *st;
   int last_rc;
+  int64_t changes; /* the rows the last run changed; set by step, both engines */
   /* PostgreSQL */
   char *text;
   int n_params;

@@ -183,6 +183,12 @@ lm_sql *lm_sql_wrap_sqlite(sqlite3 *db) {
   return s;
 }
 
+void lm_sql_name_by_file(lm_sql *s) {
+  if (s->engine != ENGINE_SQLITE) return;
+  const char *f = sqlite3_db_filename(s->db, "main");
+  snprintf(s->where, sizeof s->where, "%s", f ? f : "");
+}
+
 sqlite3 *lm_sql_detach(lm_sql *s) {
   if (!s) return NULL;
   sqlite3 *db = s->db;
@@ -230,16 +236,23 @@ static void sqlite_bind(lm_stmt *s, int i, const lm_sql_value *v) {
 }
 
 static int sqlite_step(lm_stmt *s) {
+  s->changes = 0;
   s->last_rc = sqlite3_step(s->st);
   if (s->last_rc == SQLITE_ROW) return 1;
-  if (s->last_rc == SQLITE_DONE) return 0;
+  if (s->last_rc == SQLITE_DONE) {
+    if (!sqlite3_stmt_readonly(s->st)) s->changes = sqlite3_changes(s->sql->db);
+    return 0;
+  }
   int ext = sqlite3_extended_errcode(s->sql->db);
   s->unique = ext == SQLITE_CONSTRAINT_UNIQUE || ext == SQLITE_CONSTRAINT_PRIMARYKEY;
   snprintf(s->error, sizeof s->error, "%s", sqlite3_errmsg(s->sql->db));
   return -1;
 }
 
-static void sqlite_reset(lm_stmt *s) { sqlite3_reset(s->st); }
+static void sqlite_reset(lm_stmt *s) {
+  s->changes = 0;
+  sqlite3_reset(s->st);
+}
 
 static void sqlite_finalize(lm_stmt *s) {
   if (s->st) sqlite3_finalize(s->st);
