@@ -79,7 +79,7 @@ static int unguard_creation(creation_guard *g) {
 
 /* One `lumen profile`: what lm_profile_run holds and frees at its end. */
 typedef struct profile_ctx {
-  sqlite3 *db;
+  lm_sql *db;
   int64_t wid;
   const char *dir;
   const char *tool;
@@ -113,7 +113,7 @@ static void remove_records(const char *prefix) {
   lm_collect_records_files_free(files);
 }
 
-lm_status lm_collect_split_plan(sqlite3 *db, int64_t wid, int of_rank, int n_ranks, lm_diag *diag) {
+lm_status lm_collect_split_plan(lm_sql *db, int64_t wid, int of_rank, int n_ranks, lm_diag *diag) {
   lm_rank_info rank;
   rank.rank = of_rank;
   rank.size = n_ranks;
@@ -368,7 +368,7 @@ static void filters_text(const lm_stored_opts *o, lm_buf *b) {
   if (!b->len) lm_buf_printf(b, "the filters");
 }
 
-lm_status lm_collect_unselected(sqlite3 *db, int64_t wid, int64_t run, const lm_stored_opts *opt,
+lm_status lm_collect_unselected(lm_sql *db, int64_t wid, int64_t run, const lm_stored_opts *opt,
                                 const char *dir, int discarded, lm_diag *diag) {
   kernels_seen seen = {{0}, 0};
   lm_buf filters = {0};
@@ -489,12 +489,9 @@ static lm_status resume_workload(profile_ctx *x, const lm_profile_opts *o, lm_di
 static lm_status store_workload(profile_ctx *x, const lm_profile_opts *o, lm_diag *diag) {
   lm_status st = lm_db_begin(x->db, diag);
   if (st != LM_OK) return st;
-  lm_sql *sql = lm_sql_wrap_sqlite(x->db);
   snprintf(x->summary->simulated, sizeof x->summary->simulated, "%s", x->col->simulated);
-  st = sql ? lm_db_create_workload(sql, o->name, NULL, "lumen", x->col->origin, x->col->arch, x->col->model, 0, 0,
-                                   &x->wid, diag)
-           : lm_oom(diag, NULL);
-  lm_sql_close(sql);
+  st = lm_db_create_workload(x->db, o->name, NULL, "lumen", x->col->origin, x->col->arch, x->col->model, 0, 0, &x->wid,
+                             diag);
   if (st == LM_OK) st = lm_collect_store_options(x->db, x->wid, o, diag);
   if (st == LM_OK) st = lm_collect_store_plan(x->db, x->wid, x->plan, diag);
   lm_rank_info me;

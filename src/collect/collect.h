@@ -87,7 +87,7 @@ struct lm_collector {
                     size_t n_items, int replay, lm_plan **out, lm_diag *diag);
   /* check_sets (NULL: nothing to check): the stored sets against the
    * device before the first run; may revise them (*sets reloaded). */
-  lm_status (*check_sets)(lm_collector *c, sqlite3 *db, int64_t wid, lm_set_info **sets,
+  lm_status (*check_sets)(lm_collector *c, lm_sql *db, int64_t wid, lm_set_info **sets,
                           int *n_sets, int explicit_items, lm_diag *diag);
   void (*close)(lm_collector *c);
   void *impl;
@@ -156,7 +156,7 @@ void lm_collect_tool_config_fini(lm_tool_config *cfg);
  * command, ip_blocks, timestamp, hostname) ahead of them, as a workload
  * holding only system information (lm_workload_free). LM_EDATA when no run
  * reported any (naming the field missing). */
-lm_status lm_collect_device_sysinfo(sqlite3 *db, int64_t wid, lm_workload **out, lm_diag *diag);
+lm_status lm_collect_device_sysinfo(lm_sql *db, int64_t wid, lm_workload **out, lm_diag *diag);
 
 /* ------------------------------------------------------------- app.c */
 
@@ -187,16 +187,16 @@ lm_status lm_collect_check_program(const char *prog, lm_diag *diag);
 
 void lm_collect_now_text(char *out, size_t cap);
 /* Options of the profile (for --resume): one row per value. */
-lm_status lm_collect_put_option(sqlite3 *db, int64_t wid, const char *key, int pos,
+lm_status lm_collect_put_option(lm_sql *db, int64_t wid, const char *key, int pos,
                                 const char *value, lm_diag *diag);
-lm_status lm_collect_store_options(sqlite3 *db, int64_t wid, const lm_profile_opts *o,
+lm_status lm_collect_store_options(lm_sql *db, int64_t wid, const lm_profile_opts *o,
                                    lm_diag *diag);
 /* lm_collect_read_options: fills out (owned; lm_collect_stored_fini). */
-lm_status lm_collect_read_options(sqlite3 *db, int64_t wid, lm_stored_opts *out, lm_diag *diag);
+lm_status lm_collect_read_options(lm_sql *db, int64_t wid, lm_stored_opts *out, lm_diag *diag);
 void lm_collect_stored_fini(lm_stored_opts *s);
 /* The plan's counter sets: stored once, loaded by every run. */
-lm_status lm_collect_store_plan(sqlite3 *db, int64_t wid, const lm_plan *plan, lm_diag *diag);
-lm_status lm_collect_load_plan(sqlite3 *db, int64_t wid, lm_set_info **out, int *n_out,
+lm_status lm_collect_store_plan(lm_sql *db, int64_t wid, const lm_plan *plan, lm_diag *diag);
+lm_status lm_collect_load_plan(lm_sql *db, int64_t wid, lm_set_info **out, int *n_out,
                                lm_diag *diag);
 void lm_collect_sets_fini(lm_set_info *sets, int n);
 /* lm_collect_records_files: the records files of a run (PREFIX.PID, one
@@ -211,7 +211,7 @@ void lm_collect_records_files_free(char **list);
  * the same process in every run). Sets *tool_ok when every process's tool
  * finished (END) without an error; otherwise why names the processes that
  * did not, with their rank. No file at all is not an error (why says so). */
-lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *prefix,
+lm_status lm_collect_ingest(lm_sql *db, int64_t wid, const lm_run_spec *spec, const char *prefix,
                             long *n_dispatches, int *tool_ok, char *why, size_t why_cap,
                             lm_diag *diag);
 const char *lm_collect_mode_name(int mode);
@@ -220,30 +220,30 @@ const char *lm_collect_mode_name(int mode);
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
-void lm_collect_note(sqlite3 *db, int64_t wid, lm_log_level level, const char *fmt, ...);
+void lm_collect_note(lm_sql *db, int64_t wid, lm_log_level level, const char *fmt, ...);
 /* lm_collect_run_done: a run of this mode (and pass; -1 any) finished well. */
-int lm_collect_run_done(sqlite3 *db, int64_t wid, const char *mode, int pass);
-int lm_collect_next_run_id(sqlite3 *db, int64_t wid);
+int lm_collect_run_done(lm_sql *db, int64_t wid, const char *mode, int pass);
+int lm_collect_next_run_id(lm_sql *db, int64_t wid);
 /* lm_collect_only_workload: the one workload of a lumen database. */
-lm_status lm_collect_only_workload(sqlite3 *db, const char *path, int64_t *wid, int *complete,
+lm_status lm_collect_only_workload(lm_sql *db, const char *path, int64_t *wid, int *complete,
                                    lm_diag *diag);
 
 /* lm_collect_run_begin: the run's row, status 'running', before it starts
  * (a profile killed during the run shows it). */
-lm_status lm_collect_run_begin(sqlite3 *db, int64_t wid, const lm_run_spec *spec, lm_diag *diag);
+lm_status lm_collect_run_begin(lm_sql *db, int64_t wid, const lm_run_spec *spec, lm_diag *diag);
 /* lm_collect_run_forget: remove the row of a run that never started. */
-void lm_collect_run_forget(sqlite3 *db, int64_t wid, int run);
+void lm_collect_run_forget(lm_sql *db, int64_t wid, int run);
 /* lm_collect_run_end: in one transaction, ingest the run's records file
  * and record how it ended: status "ok" (downgraded to "failed" when the
  * tool did not finish cleanly), "failed", "timeout" or "interrupted". */
-lm_status lm_collect_run_end(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *records,
+lm_status lm_collect_run_end(lm_sql *db, int64_t wid, const lm_run_spec *spec, const char *records,
                              const char *status, const lm_run_outcome *how, long *n_dispatches,
                              int *tool_ok, char *why, size_t why_cap, lm_diag *diag);
 /* lm_collect_recover: before a --resume, mark runs left 'running' by a
  * lumen that died as 'interrupted' (*n_recovered of them) and remove the
  * run_N.config / run_N.records files left in dir. The caller holds the
  * folder's lock, so no run is active. */
-lm_status lm_collect_recover(sqlite3 *db, int64_t wid, const char *dir, int *n_recovered,
+lm_status lm_collect_recover(lm_sql *db, int64_t wid, const char *dir, int *n_recovered,
                              lm_diag *diag);
 
 /* ---------------------------------------------------------- collect.c */
@@ -266,7 +266,7 @@ lm_status lm_collect_copy_opts(const lm_profile_opts *o, lm_stored_opts *s, lm_d
  * Filters are fixed for the life of a workload, so no later run can
  * select more: `discarded` says the workload this lumen began is removed
  * (lm_collect_discard), else that the folder's runs are kept. */
-lm_status lm_collect_unselected(sqlite3 *db, int64_t wid, int64_t run, const lm_stored_opts *opt,
+lm_status lm_collect_unselected(lm_sql *db, int64_t wid, int64_t run, const lm_stored_opts *opt,
                                 const char *dir, int discarded, lm_diag *diag);
 /* lm_collect_first_missing: into out[0..cap), the shortest leading part
  * of dir (up to a '/' or its end) that does not exist: the first folder
@@ -284,7 +284,7 @@ void lm_collect_discard(const char *dir, const char *made_from);
  * split_ranks = N, split_sets_total = S and split_set (position k: the
  * plan's number of this part's set k). LM_EINVAL when rank is not one of
  * n_ranks (2 or more). */
-lm_status lm_collect_split_plan(sqlite3 *db, int64_t wid, int rank, int n_ranks, lm_diag *diag);
+lm_status lm_collect_split_plan(lm_sql *db, int64_t wid, int rank, int n_ranks, lm_diag *diag);
 
 /* -------------------------------------------------------- split_out.c */
 
@@ -327,14 +327,14 @@ lm_status lm_collect_sysinfo(const rocp_agent *agent, const lm_catalog *cat, dou
  * blocks, the roofline table when there is one (NULL: none), regions,
  * clocks per dispatch); rows that miss a set are counted and described in
  * summary. */
-lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, int n_sets,
+lm_status lm_collect_compose(lm_sql *db, int64_t wid, const lm_set_info *sets, int n_sets,
                              const char *accumulator, const lm_sysinfo *info,
                              const lm_table *roofline, const char *name,
                              char *const *argv, int argc, const char *ip_blocks,
                              lm_profile_summary *summary, lm_diag *diag);
 /* lm_collect_plan_gaps: the rows still missing sets after the runs so
  * far (*n_gaps), and the assignments of the next run that fills them. */
-lm_status lm_collect_plan_gaps(sqlite3 *db, int64_t wid, int n_sets, lm_run_spec *run,
+lm_status lm_collect_plan_gaps(lm_sql *db, int64_t wid, int n_sets, lm_run_spec *run,
                                size_t *n_gaps, lm_diag *diag);
 
 #endif

@@ -167,7 +167,7 @@ static lm_status add_value(int run, int64_t pid, int64_t did, const char *column
 
 /* Load the records (with a set) of the successful runs, their values, and
  * group them into composite rows. */
-static lm_status load_collected(sqlite3 *db, int64_t wid, int n_sets, collected *c, lm_diag *diag) {
+static lm_status load_collected(lm_sql *db, int64_t wid, int n_sets, collected *c, lm_diag *diag) {
   memset(c, 0, sizeof *c);
   c->n_sets = n_sets;
   loader l = {c, 0, lm_map_new(), lm_map_new()};
@@ -366,7 +366,7 @@ static double estimate_sclk(const collected *c, const composite *cp, int n_sets,
  * columns Measured_Power_W and Measured_Temp_C; neither column is added
  * when no row has a reading (clock-only samplers, no sampler), so such a
  * workload has the columns it always had. pmc has room for two more. */
-static lm_status add_power(sqlite3 *db, int64_t wid, const collected *c, const size_t *rows, size_t n_rows,
+static lm_status add_power(lm_sql *db, int64_t wid, const collected *c, const size_t *rows, size_t n_rows,
                            lm_table *pmc, lm_diag *diag) {
   static const char *const names[2] = {"Measured_Power_W", "Measured_Temp_C"};
   lm_db_composer *q = NULL;
@@ -733,15 +733,12 @@ static lm_status write_row(compose_ctx *x, lm_db_composer *out, size_t i, double
  * tables with x->w's, where each value came from (the run and the set,
  * per row) and each row's details, and mark the workload complete;
  * rolled back when any of it fails. */
-static lm_status write_composed(compose_ctx *x, sqlite3 *db, int64_t wid, double n_xcd, lm_diag *diag) {
+static lm_status write_composed(compose_ctx *x, lm_sql *db, int64_t wid, double n_xcd, lm_diag *diag) {
   lm_db_composer *out = NULL;
   lm_status st = lm_db_begin(db, diag);
   if (st != LM_OK) return st;
   if ((st = lm_db_clear_composed(db, wid, diag)) != LM_OK) goto done;
-  lm_sql *sql = lm_sql_wrap_sqlite(db);
-  st = sql ? lm_db_write_tables(sql, wid, x->w, NULL, diag) : oom(diag);
-  lm_sql_close(sql);
-  if (st != LM_OK) goto done;
+  if ((st = lm_db_write_tables(db, wid, x->w, NULL, diag)) != LM_OK) goto done;
   if ((st = lm_db_composer_open(db, wid, &out, diag)) != LM_OK) goto done;
   for (size_t k = 0; st == LM_OK && k < x->n_prov; k++)
     st = lm_db_composer_sources(out, x->prov[k].source, x->prov[k].column, x->prov[k].runs, x->prov[k].sets,
@@ -758,7 +755,7 @@ done:
   return st;
 }
 
-lm_status lm_collect_compose(sqlite3 *db, int64_t wid, const lm_set_info *sets, int n_sets,
+lm_status lm_collect_compose(lm_sql *db, int64_t wid, const lm_set_info *sets, int n_sets,
                              const char *accumulator, const lm_sysinfo *info, const lm_table *roofline,
                              const char *name, char *const *argv, int argc, const char *ip_blocks,
                              lm_profile_summary *summary, lm_diag *diag) {
@@ -828,7 +825,7 @@ static int add_assignment(lm_run_spec *run, size_t *cap, const char *key, int64_
  * set k: one of its own instances first, then any other instance of the
  * same kernel (instance cycling assumes they behave alike), each instance
  * at most once per run. */
-lm_status lm_collect_plan_gaps(sqlite3 *db, int64_t wid, int n_sets, lm_run_spec *run, size_t *n_gaps,
+lm_status lm_collect_plan_gaps(lm_sql *db, int64_t wid, int n_sets, lm_run_spec *run, size_t *n_gaps,
                            lm_diag *diag) {
   collected c;
   lm_status st = load_collected(db, wid, n_sets, &c, diag);

@@ -30,7 +30,7 @@ void lm_collect_now_text(char *out, size_t cap) {
 
 /* ------------------------------------------------------------- options */
 
-lm_status lm_collect_put_option(sqlite3 *db, int64_t wid, const char *key, int pos, const char *value,
+lm_status lm_collect_put_option(lm_sql *db, int64_t wid, const char *key, int pos, const char *value,
                             lm_diag *diag) {
   return lm_db_put_option(db, wid, key, pos, value, diag);
 }
@@ -104,7 +104,7 @@ static int take_option(const char *k, const char *v, void *user) {
   return !ok;
 }
 
-lm_status lm_collect_read_options(sqlite3 *db, int64_t wid, lm_stored_opts *out, lm_diag *diag) {
+lm_status lm_collect_read_options(lm_sql *db, int64_t wid, lm_stored_opts *out, lm_diag *diag) {
   memset(out, 0, sizeof *out);
   option_reader r = {out, 0};
   lm_status st = lm_db_each_option(db, wid, take_option, &r, diag);
@@ -112,7 +112,7 @@ lm_status lm_collect_read_options(sqlite3 *db, int64_t wid, lm_stored_opts *out,
   return st;
 }
 
-lm_status lm_collect_store_plan(sqlite3 *db, int64_t wid, const lm_plan *plan, lm_diag *diag) {
+lm_status lm_collect_store_plan(lm_sql *db, int64_t wid, const lm_plan *plan, lm_diag *diag) {
   lm_db_plan_row *rows = lm_calloc((size_t)plan->n_counters + 1, sizeof *rows);
   if (!rows) return lm_oom(diag, NULL);
   for (int32_t i = 0; i < plan->n_counters; i++) {
@@ -163,7 +163,7 @@ static lm_status take_counter(int id, const char *counter, const char *accumulat
   return LM_OK;
 }
 
-lm_status lm_collect_load_plan(sqlite3 *db, int64_t wid, lm_set_info **out, int *n_out, lm_diag *diag) {
+lm_status lm_collect_load_plan(lm_sql *db, int64_t wid, lm_set_info **out, int *n_out, lm_diag *diag) {
   *out = NULL;
   *n_out = 0;
   plan_reader p = {NULL, NULL, 0};
@@ -373,7 +373,7 @@ static lm_status ingest_line(ingest *in, char **fields, int nf, lm_diag *diag) {
 /* ingest_file: one process's records file into the database under run
  * spec->id; its facts into *proc. A file that cannot be read is not an
  * error: proc->why says why. */
-static lm_status ingest_file(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *path,
+static lm_status ingest_file(lm_sql *db, int64_t wid, const lm_run_spec *spec, const char *path,
                              proc_info *proc, lm_diag *diag) {
   memset(proc, 0, sizeof *proc);
   proc->rank = proc->size = proc->local_rank = -1;
@@ -500,7 +500,7 @@ void lm_collect_records_files_free(char **list) {
   lm_free(list);
 }
 
-lm_status lm_collect_ingest(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *prefix,
+lm_status lm_collect_ingest(lm_sql *db, int64_t wid, const lm_run_spec *spec, const char *prefix,
                             long *n_dispatches, int *tool_ok, char *why, size_t why_cap, lm_diag *diag) {
   *tool_ok = 0;
   *n_dispatches = 0;
@@ -584,7 +584,7 @@ const char *lm_collect_mode_name(int mode) {
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
-void lm_collect_note(sqlite3 *db, int64_t wid, lm_log_level level, const char *fmt, ...) {
+void lm_collect_note(lm_sql *db, int64_t wid, lm_log_level level, const char *fmt, ...) {
   char msg[2048];
   va_list ap;
   va_start(ap, fmt);
@@ -598,13 +598,13 @@ void lm_collect_note(sqlite3 *db, int64_t wid, lm_log_level level, const char *f
 }
 
 /* Whether a run of this kind already finished well. */
-int lm_collect_run_done(sqlite3 *db, int64_t wid, const char *mode, int pass) {
+int lm_collect_run_done(lm_sql *db, int64_t wid, const char *mode, int pass) {
   return lm_db_run_done(db, wid, mode, pass);
 }
 
-int lm_collect_next_run_id(sqlite3 *db, int64_t wid) { return lm_db_next_run_id(db, wid); }
+int lm_collect_next_run_id(lm_sql *db, int64_t wid) { return lm_db_next_run_id(db, wid); }
 
-lm_status lm_collect_store_options(sqlite3 *db, int64_t wid, const lm_profile_opts *o, lm_diag *diag) {
+lm_status lm_collect_store_options(lm_sql *db, int64_t wid, const lm_profile_opts *o, lm_diag *diag) {
   lm_status st = LM_OK;
   char num[32];
   st = lm_collect_put_option(db, wid, "name", 0, o->name, diag);
@@ -627,22 +627,22 @@ lm_status lm_collect_store_options(sqlite3 *db, int64_t wid, const lm_profile_op
 }
 
 /* The workload id of the one workload in a lumen workload database. */
-lm_status lm_collect_only_workload(sqlite3 *db, const char *path, int64_t *wid, int *complete, lm_diag *diag) {
+lm_status lm_collect_only_workload(lm_sql *db, const char *path, int64_t *wid, int *complete, lm_diag *diag) {
   return lm_db_only_workload(db, path, wid, complete, diag);
 }
 
 /* ------------------------------------------------------------- runs */
 
-lm_status lm_collect_run_begin(sqlite3 *db, int64_t wid, const lm_run_spec *spec, lm_diag *diag) {
+lm_status lm_collect_run_begin(lm_sql *db, int64_t wid, const lm_run_spec *spec, lm_diag *diag) {
   char started[64];
   lm_collect_now_text(started, sizeof started);
   return lm_db_run_begin(db, wid, spec->id, lm_collect_mode_name(spec->mode),
                          spec->mode == LM_REPLAY_APP ? spec->pass : -1, started, diag);
 }
 
-void lm_collect_run_forget(sqlite3 *db, int64_t wid, int run) { lm_db_run_forget(db, wid, run); }
+void lm_collect_run_forget(lm_sql *db, int64_t wid, int run) { lm_db_run_forget(db, wid, run); }
 
-lm_status lm_collect_run_end(sqlite3 *db, int64_t wid, const lm_run_spec *spec, const char *records,
+lm_status lm_collect_run_end(lm_sql *db, int64_t wid, const lm_run_spec *spec, const char *records,
                              const char *status, const lm_run_outcome *how, long *n_dispatches,
                              int *tool_ok, char *why, size_t why_cap, lm_diag *diag) {
   lm_status st = lm_db_begin(db, diag);
@@ -675,7 +675,7 @@ static int is_run_file(const char *name) {
   return is_records_of(name, base);
 }
 
-lm_status lm_collect_recover(sqlite3 *db, int64_t wid, const char *dir, int *n_recovered,
+lm_status lm_collect_recover(lm_sql *db, int64_t wid, const char *dir, int *n_recovered,
                              lm_diag *diag) {
   *n_recovered = 0;
   char finished[64];

@@ -36,7 +36,7 @@ typedef struct rocp_impl {
  * is split: the counters that do not fit move to a new set (with the
  * counters every set carries), which gets a run of its own; the reason is
  * noted. The revised plan replaces the stored one. */
-static lm_status check_sets(lm_collector *col, sqlite3 *db, int64_t wid, lm_set_info **sets_io,
+static lm_status check_sets(lm_collector *col, lm_sql *db, int64_t wid, lm_set_info **sets_io,
                             int *n_sets_io, int explicit_items, lm_diag *diag) {
   rocp_impl *impl = col->impl;
   const lm_rocp_api *api = &impl->api;

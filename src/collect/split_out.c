@@ -22,7 +22,7 @@
 #include "db/db.h"
 
 typedef struct part_db {
-  sqlite3 *db;
+  lm_sql *db;
   int64_t wid;
   lm_set_info *sets; /* the rank's share of the plan */
   int n_sets;
@@ -127,12 +127,9 @@ static lm_status make_part(split_ctx *x, int rank, lm_diag *diag) {
   if (st == LM_OK) st = lm_db_open(db_path, LM_DB_CREATE, &p->db, diag);
   if (st == LM_OK) st = lm_db_begin(p->db, diag);
   if (st != LM_OK) return st;
-  lm_sql *sql = lm_sql_wrap_sqlite(p->db);
   lm_collector *col = x->col;
-  st = sql ? lm_db_create_workload(sql, x->o->name, NULL, "lumen", col->origin, col->arch, col->model, 0, 0, &p->wid,
-                                   diag)
-           : lm_oom(diag, NULL);
-  lm_sql_close(sql);
+  st = lm_db_create_workload(p->db, x->o->name, NULL, "lumen", col->origin, col->arch, col->model, 0, 0, &p->wid,
+                             diag);
   if (st == LM_OK) st = lm_collect_store_options(p->db, p->wid, x->o, diag);
   if (st == LM_OK) st = lm_collect_put_option(p->db, p->wid, "split_outside", 0, "1", diag);
   if (st == LM_OK) st = lm_collect_store_plan(p->db, p->wid, x->plan, diag);
@@ -481,7 +478,7 @@ lm_status lm_collect_split_outside(const lm_profile_opts *o, lm_collector *col, 
                                    lm_profile_summary *summary, lm_diag *diag) {
   split_ctx x = ctx_start(o, col);
   lm_plan *plan = NULL;
-  sqlite3 *plan_db = NULL;
+  lm_sql *plan_db = NULL;
   int64_t plan_wid = 0;
   int lock_fd = -1;
   char made_from[4096] = ""; /* the first folder of o->dir this lumen makes */
@@ -511,11 +508,8 @@ lm_status lm_collect_split_outside(const lm_profile_opts *o, lm_collector *col, 
   /* The whole plan, checked on the device, in a database of its own in
    * memory: the processes take their shares of it. */
   if ((st = lm_db_open(":memory:", LM_DB_CREATE, &plan_db, diag)) != LM_OK) goto done;
-  lm_sql *sql = lm_sql_wrap_sqlite(plan_db);
-  st = sql ? lm_db_create_workload(sql, o->name, NULL, "lumen", col->origin, col->arch, col->model, 0, 0, &plan_wid,
-                                   diag)
-           : lm_oom(diag, NULL);
-  lm_sql_close(sql);
+  st = lm_db_create_workload(plan_db, o->name, NULL, "lumen", col->origin, col->arch, col->model, 0, 0, &plan_wid,
+                             diag);
   if (st == LM_OK) st = lm_collect_store_plan(plan_db, plan_wid, plan, diag);
   if (st == LM_OK) st = lm_collect_load_plan(plan_db, plan_wid, &x.sets, &x.n_sets, diag);
   if (st == LM_OK && col->check_sets)

@@ -54,7 +54,7 @@ static lm_status add_field(const char *key, const char *value, void *user, lm_di
   return LM_OK;
 }
 
-lm_status lm_collect_device_sysinfo(sqlite3 *db, int64_t wid, lm_workload **out, lm_diag *diag) {
+lm_status lm_collect_device_sysinfo(lm_sql *db, int64_t wid, lm_workload **out, lm_diag *diag) {
   *out = NULL;
   lm_arena *arena = NULL;
   int run = -1, found = 0;

@@ -24,9 +24,11 @@
 
 /* lm_db_open: open a lumen database read-only (LM_DB_READ), for writing
  * (LM_DB_WRITE), or creating it and its schema if needed (LM_DB_CREATE).
- * Refuses files of another format or schema version. */
-lm_status lm_db_open(const char *path, int mode, sqlite3 **out, lm_diag *diag);
-void lm_db_close(sqlite3 *db);
+ * Refuses files of another format or schema version. Once open, messages
+ * name an SQLite file by its absolute path (lm_sql_name_by_file).
+ * lm_db_close: close it (NULL: no-op). */
+lm_status lm_db_open(const char *path, int mode, lm_sql **out, lm_diag *diag);
+void lm_db_close(lm_sql *db);
 
 /* lm_db_schema: create the schema (create set) and check the database is
  * lumen's, of this schema version. Works on SQLite and PostgreSQL. */
@@ -175,17 +177,15 @@ int lm_table_kept_planes(const lm_table *t, size_t c, const unsigned char **plan
  * function that can fail fills diag with the file and SQLite's message. */
 
 /* lm_db_exec: statements without results (BEGIN IMMEDIATE, COMMIT, ...). */
-lm_status lm_db_exec(sqlite3 *db, const char *sql, lm_diag *diag);
-/* lm_db_error: db's last error as a diagnostic (LM_EIO). */
-lm_status lm_db_error(sqlite3 *db, lm_diag *diag);
+lm_status lm_db_exec(lm_sql *db, const char *sql, lm_diag *diag);
 
 /* lm_db_put_option: one value of a profile option (position pos of key). */
-lm_status lm_db_put_option(sqlite3 *db, int64_t wid, const char *key, int pos, const char *value,
+lm_status lm_db_put_option(lm_sql *db, int64_t wid, const char *key, int pos, const char *value,
                            lm_diag *diag);
 /* lm_db_each_option: fn for every stored option value, by key then
  * position (strings borrowed for the call); fn returns non-zero to stop. */
 typedef int (*lm_db_option_fn)(const char *key, const char *value, void *user);
-lm_status lm_db_each_option(sqlite3 *db, int64_t wid, lm_db_option_fn fn, void *user, lm_diag *diag);
+lm_status lm_db_each_option(lm_sql *db, int64_t wid, lm_db_option_fn fn, void *user, lm_diag *diag);
 
 /* One counter of the plan: its set, its place in the set, its block, the
  * set's accumulate table (NULL: none) and why it was planned. */
@@ -193,33 +193,33 @@ typedef struct lm_db_plan_row {
   int set, position;
   const char *counter, *block, *accumulate, *why;
 } lm_db_plan_row;
-lm_status lm_db_put_plan(sqlite3 *db, int64_t wid, const lm_db_plan_row *rows, size_t n, lm_diag *diag);
+lm_status lm_db_put_plan(lm_sql *db, int64_t wid, const lm_db_plan_row *rows, size_t n, lm_diag *diag);
 /* lm_db_each_plan_counter: fn for every planned counter, by set then
  * position (accumulate NULL where the set has none); an error fn returns
  * stops the walk and is returned. */
 typedef lm_status (*lm_db_plan_fn)(int set, const char *counter, const char *accumulate, void *user,
                                    lm_diag *diag);
-lm_status lm_db_each_plan_counter(sqlite3 *db, int64_t wid, lm_db_plan_fn fn, void *user, lm_diag *diag);
+lm_status lm_db_each_plan_counter(lm_sql *db, int64_t wid, lm_db_plan_fn fn, void *user, lm_diag *diag);
 
 /* Runs. lm_db_run_begin: run `run` of mode ("app", "instance",
  * "assigned") and pass (-1: none), status 'running', started at `started`
  * (ISO 8601). lm_db_run_forget: remove a run that never started.
  * lm_db_run_finish: how it ended (exit_code -1 and sig 0: none). */
-lm_status lm_db_run_begin(sqlite3 *db, int64_t wid, int run, const char *mode, int pass,
+lm_status lm_db_run_begin(lm_sql *db, int64_t wid, int run, const char *mode, int pass,
                           const char *started, lm_diag *diag);
-void lm_db_run_forget(sqlite3 *db, int64_t wid, int run);
-lm_status lm_db_run_finish(sqlite3 *db, int64_t wid, int run, const char *finished, const char *status,
+void lm_db_run_forget(lm_sql *db, int64_t wid, int run);
+lm_status lm_db_run_finish(lm_sql *db, int64_t wid, int run, const char *finished, const char *status,
                            int exit_code, int sig, long n_dispatches, lm_diag *diag);
 /* lm_db_run_done: how many runs of mode (and pass; -1 any) ended 'ok'. */
-int lm_db_run_done(sqlite3 *db, int64_t wid, const char *mode, int pass);
+int lm_db_run_done(lm_sql *db, int64_t wid, const char *mode, int pass);
 /* lm_db_next_run_id: one more than the highest run id (1 for none). */
-int lm_db_next_run_id(sqlite3 *db, int64_t wid);
+int lm_db_next_run_id(lm_sql *db, int64_t wid);
 /* lm_db_runs_interrupt: runs left 'running' become 'interrupted',
  * finished now; *n_changed of them. */
-lm_status lm_db_runs_interrupt(sqlite3 *db, int64_t wid, const char *finished, int *n_changed, lm_diag *diag);
+lm_status lm_db_runs_interrupt(lm_sql *db, int64_t wid, const char *finished, int *n_changed, lm_diag *diag);
 /* lm_db_only_workload: the first (the only) workload of a profile's
  * database and whether it is complete; LM_ENOTFOUND naming path without. */
-lm_status lm_db_only_workload(sqlite3 *db, const char *path, int64_t *wid, int *complete, lm_diag *diag);
+lm_status lm_db_only_workload(lm_sql *db, const char *path, int64_t *wid, int *complete, lm_diag *diag);
 
 /* One dispatch a run's tool library recorded. */
 typedef struct lm_db_record {
@@ -237,7 +237,7 @@ typedef struct lm_db_record {
 /* A run's records writer: statements prepared once for the run, inside
  * the caller's transaction. Close with lm_db_records_close (NULL: no-op). */
 typedef struct lm_db_records lm_db_records;
-lm_status lm_db_records_open(sqlite3 *db, int64_t wid, int run, lm_db_records **out, lm_diag *diag);
+lm_status lm_db_records_open(lm_sql *db, int64_t wid, int run, lm_db_records **out, lm_diag *diag);
 void lm_db_records_close(lm_db_records *r);
 lm_status lm_db_records_dispatch(lm_db_records *r, const lm_db_record *d, lm_diag *diag);
 /* A counter value of a dispatch of process pid (NaN is stored as NULL). */
@@ -274,10 +274,10 @@ typedef struct lm_db_process {
   int finished;
   const char *error;
 } lm_db_process;
-lm_status lm_db_put_process(sqlite3 *db, int64_t wid, int run, const lm_db_process *p, lm_diag *diag);
+lm_status lm_db_put_process(lm_sql *db, int64_t wid, int run, const lm_db_process *p, lm_diag *diag);
 
 /* lm_db_add_log: one message of the workload's log, after the last. */
-lm_status lm_db_add_log(sqlite3 *db, int64_t wid, int64_t t_ns, const char *level, const char *message,
+lm_status lm_db_add_log(lm_sql *db, int64_t wid, int64_t t_ns, const char *level, const char *message,
                         lm_diag *diag);
 
 /* Transactions of a profile's database. lm_db_begin: BEGIN IMMEDIATE
@@ -286,13 +286,13 @@ lm_status lm_db_add_log(sqlite3 *db, int64_t wid, int64_t t_ns, const char *leve
  * database) the transaction may still be open. lm_db_rollback: ROLLBACK,
  * a no-op without an open transaction (it cannot report anything: it is
  * what callers do after an error they already report). */
-lm_status lm_db_begin(sqlite3 *db, lm_diag *diag);
-lm_status lm_db_commit(sqlite3 *db, lm_diag *diag);
-void lm_db_rollback(sqlite3 *db);
+lm_status lm_db_begin(lm_sql *db, lm_diag *diag);
+lm_status lm_db_commit(lm_sql *db, lm_diag *diag);
+void lm_db_rollback(lm_sql *db);
 
 /* lm_db_path: the file of db's main database (borrowed, valid while db is
  * open; "" for an in-memory one), for diagnostics and table names. */
-const char *lm_db_path(sqlite3 *db);
+const char *lm_db_path(lm_sql *db);
 
 /* Editing the stored plan (a backend splitting a set the device refuses):
  * lm_db_plan_drop: counter leaves set `set`. lm_db_plan_move: it moves to
@@ -300,43 +300,43 @@ const char *lm_db_path(sqlite3 *db);
  * it (same position, block and reason) goes to new_set, without an
  * accumulate table. A counter not in the set changes nothing; a move or
  * copy onto a position new_set already holds gives an error. */
-lm_status lm_db_plan_drop(sqlite3 *db, int64_t wid, int set, const char *counter, lm_diag *diag);
-lm_status lm_db_plan_move(sqlite3 *db, int64_t wid, int set, const char *counter, int new_set, lm_diag *diag);
-lm_status lm_db_plan_copy(sqlite3 *db, int64_t wid, int set, const char *counter, int new_set, lm_diag *diag);
+lm_status lm_db_plan_drop(lm_sql *db, int64_t wid, int set, const char *counter, lm_diag *diag);
+lm_status lm_db_plan_move(lm_sql *db, int64_t wid, int set, const char *counter, int new_set, lm_diag *diag);
+lm_status lm_db_plan_copy(lm_sql *db, int64_t wid, int set, const char *counter, int new_set, lm_diag *diag);
 /* lm_db_plan_n_sets: how many counter sets the stored plan has.
  * lm_db_plan_keep_sets: only sets keep[0..n) stay (a rank's share under
  * --split ranks), renumbered 0..n-1 in that order; the others are removed. */
-lm_status lm_db_plan_n_sets(sqlite3 *db, int64_t wid, int *n_sets, lm_diag *diag);
-lm_status lm_db_plan_keep_sets(sqlite3 *db, int64_t wid, const int *keep, int n, lm_diag *diag);
+lm_status lm_db_plan_n_sets(lm_sql *db, int64_t wid, int *n_sets, lm_diag *diag);
+lm_status lm_db_plan_keep_sets(lm_sql *db, int64_t wid, const int *keep, int n, lm_diag *diag);
 
 /* lm_db_run_n_selected: how many records of run `run` (of every run when
  * run < 0) the filters selected (0 too when they cannot be read: the
  * caller then lists the kernels, or says there were none). */
-int lm_db_run_n_selected(sqlite3 *db, int64_t wid, int64_t run);
+int lm_db_run_n_selected(lm_sql *db, int64_t wid, int64_t run);
 /* lm_db_first_full_run: the id of the first run that ended 'ok' and
  * recorded dispatches (the application ran whole and launched kernels);
  * 0 when there is none or it cannot be read. */
-int64_t lm_db_first_full_run(sqlite3 *db, int64_t wid);
+int64_t lm_db_first_full_run(lm_sql *db, int64_t wid);
 /* lm_db_each_run_kernel: fn for every kernel run `run` recorded, in the
  * order of its first dispatch, with how many dispatches it had (kernel
  * borrowed for the call); fn returns non-zero to stop. */
 typedef int (*lm_db_kernel_fn)(const char *kernel, int n_dispatches, void *user);
-lm_status lm_db_each_run_kernel(sqlite3 *db, int64_t wid, int64_t run, lm_db_kernel_fn fn, void *user,
+lm_status lm_db_each_run_kernel(lm_sql *db, int64_t wid, int64_t run, lm_db_kernel_fn fn, void *user,
                                 lm_diag *diag);
 
 /* lm_db_sysinfo_source: the process whose S lines give the workload's
  * system information: the first (by run, then pid) of a run that ended
  * 'ok' with any. *found 0 when there is none; else *run, *pid and its host
  * (profile_process.host, "" when unknown) into host[0..host_cap). */
-lm_status lm_db_sysinfo_source(sqlite3 *db, int64_t wid, int *found, int *run, int64_t *pid, char *host,
+lm_status lm_db_sysinfo_source(lm_sql *db, int64_t wid, int *found, int *run, int64_t *pid, char *host,
                                size_t host_cap, lm_diag *diag);
 /* lm_db_sysinfo_count: how many S lines process pid of run `run` wrote. */
-lm_status lm_db_sysinfo_count(sqlite3 *db, int64_t wid, int run, int64_t pid, size_t *n, lm_diag *diag);
+lm_status lm_db_sysinfo_count(lm_sql *db, int64_t wid, int run, int64_t pid, size_t *n, lm_diag *diag);
 /* lm_db_each_sysinfo: fn for each of those lines in arrival order (key and
  * value borrowed for the call, NULL where not stored); an error fn returns
  * stops the walk and is returned. */
 typedef lm_status (*lm_db_sysinfo_fn)(const char *key, const char *value, void *user, lm_diag *diag);
-lm_status lm_db_each_sysinfo(sqlite3 *db, int64_t wid, int run, int64_t pid, lm_db_sysinfo_fn fn, void *user,
+lm_status lm_db_each_sysinfo(lm_sql *db, int64_t wid, int run, int64_t pid, lm_db_sysinfo_fn fn, void *user,
                              lm_diag *diag);
 
 /* ----------------------------------------- composing a profile (compose.c) */
@@ -355,29 +355,29 @@ typedef lm_status (*lm_db_stored_record_fn)(const lm_db_stored_record *r, void *
 /* lm_db_each_composable: fn for every record with a set (set >= 0) and a
  * row group, of the runs that ended 'ok', by run, process slot, pid and
  * dispatch id; an error fn returns stops the walk and is returned. */
-lm_status lm_db_each_composable(sqlite3 *db, int64_t wid, lm_db_stored_record_fn fn, void *user, lm_diag *diag);
+lm_status lm_db_each_composable(lm_sql *db, int64_t wid, lm_db_stored_record_fn fn, void *user, lm_diag *diag);
 /* lm_db_each_composable_value: fn for every counter value of those runs
  * (in no particular order; value NaN where stored as NULL, column
  * borrowed for the call); an error fn returns stops and is returned. */
 typedef lm_status (*lm_db_stored_value_fn)(int run, int64_t pid, int64_t dispatch_id, const char *column,
                                            double value, void *user, lm_diag *diag);
-lm_status lm_db_each_composable_value(sqlite3 *db, int64_t wid, lm_db_stored_value_fn fn, void *user,
+lm_status lm_db_each_composable_value(lm_sql *db, int64_t wid, lm_db_stored_value_fn fn, void *user,
                                       lm_diag *diag);
 
 /* lm_db_clear_composed: remove what an earlier composition of workload
  * wid wrote (system info, kernels, dispatches, columns, regions,
  * executions, clock sources), keeping the profile's own tables. Inside
  * the caller's transaction. */
-lm_status lm_db_clear_composed(sqlite3 *db, int64_t wid, lm_diag *diag);
+lm_status lm_db_clear_composed(lm_sql *db, int64_t wid, lm_diag *diag);
 /* lm_db_complete_workload: the workload is complete, with n_dispatches
  * rows. */
-lm_status lm_db_complete_workload(sqlite3 *db, int64_t wid, size_t n_dispatches, lm_diag *diag);
+lm_status lm_db_complete_workload(lm_sql *db, int64_t wid, size_t n_dispatches, lm_diag *diag);
 
 /* A composition's per-row writer: statements prepared once, used inside
  * the caller's transaction after lm_db_write_tables wrote the rows.
  * Close with lm_db_composer_close (NULL: no-op) before committing. */
 typedef struct lm_db_composer lm_db_composer;
-lm_status lm_db_composer_open(sqlite3 *db, int64_t wid, lm_db_composer **out, lm_diag *diag);
+lm_status lm_db_composer_open(lm_sql *db, int64_t wid, lm_db_composer **out, lm_diag *diag);
 void lm_db_composer_close(lm_db_composer *c);
 /* lm_db_composer_sources: the run and set of each row's value of column
  * `column` of table `source` (n_rows of each; -1: no value), kept with

@@ -5,7 +5,6 @@
  * are decoded.
  */
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,6 @@
  * docs/workload-format.md.
  */
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,7 +323,7 @@ lm_status lm_db_schema(lm_sql *sql, int create, lm_diag *diag) {
   return LM_OK;
 }
 
-lm_status lm_db_open(const char *path, int mode, sqlite3 **out, lm_diag *diag) {
+lm_status lm_db_open(const char *path, int mode, lm_sql **out, lm_diag *diag) {
   *out = NULL;
   lm_sql *sql = NULL;
   lm_status st = lm_sql_open(path, mode, &sql, diag);
@@ -334,11 +333,12 @@ lm_status lm_db_open(const char *path, int mode, sqlite3 **out, lm_diag *diag) {
     lm_sql_close(sql);
     return st;
   }
-  *out = lm_sql_detach(sql);
+  lm_sql_name_by_file(sql);
+  *out = sql;
   return LM_OK;
 }
 
-void lm_db_close(sqlite3 *db) { sqlite3_close(db); }
+void lm_db_close(lm_sql *db) { lm_sql_close(db); }
 
 /* The fixed dispatch columns, as pmc_perf.csv names them and as the
  * dispatch table's columns. */

@@ -4,7 +4,6 @@
  * counter columns, in the caller's transaction or one of its own.
  */
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,6 @@
  * of a run under CUPTI; the backend names --backend accepts; a rank's
  * share of a --split ranks plan, as the part of each rank stores it; what
  * a profile that keeps nothing removes. */
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,13 +244,11 @@ static void test_sysinfo_from_records(void) {
   char *dir = scratch_dir(), path[256], prefix[256];
   if (!dir) return;
   snprintf(path, sizeof path, "%s/lumen.db", dir);
-  sqlite3 *db = NULL;
+  lm_sql *db = NULL;
   lm_diag d;
   int64_t wid = 0;
   CHECK(lm_db_open(path, LM_DB_CREATE, &db, &d) == LM_OK);
-  lm_sql *sql = lm_sql_wrap_sqlite(db);
-  CHECK(lm_db_create_workload(sql, "nv", NULL, "lumen", "cupti: test", "sm_90", "", 0, 0, &wid, &d) == LM_OK);
-  lm_sql_close(sql);
+  CHECK(lm_db_create_workload(db, "nv", NULL, "lumen", "cupti: test", "sm_90", "", 0, 0, &wid, &d) == LM_OK);
   /* A run whose tool reported nothing: no system information yet. */
   lm_run_spec spec;
   memset(&spec, 0, sizeof spec);
@@ -305,16 +302,17 @@ static void test_sysinfo_from_records(void) {
   tool_ok = 0;
   CHECK(lm_collect_run_end(db, wid, &spec, prefix, "ok", &how, &n, &tool_ok, why, sizeof why, &d) == LM_OK);
   CHECK(tool_ok == 1);
-  sqlite3_stmt *q = NULL;
-  CHECK(sqlite3_prepare_v2(db, "SELECT group_concat(t_ns || ':' || IFNULL(sclk_mhz, '-') || ':' || IFNULL(mclk_mhz, '-'), ' ') "
-                           "FROM (SELECT * FROM clock_sample WHERE run_id = 3 ORDER BY t_ns)", -1, &q, NULL) == SQLITE_OK);
-  CHECK(q && sqlite3_step(q) == SQLITE_ROW);
-  CHECK_STR(q ? (const char *)sqlite3_column_text(q, 0) : NULL, "1000.0:-:- 2000.0:1500.0:1200.0");
-  sqlite3_finalize(q);
-  CHECK(sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM log WHERE message LIKE '%2 clock samples without a time left out "
-                           "(first at line 4 %'", -1, &q, NULL) == SQLITE_OK);
-  CHECK(q && sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 1);
-  sqlite3_finalize(q);
+  lm_stmt *q = NULL;
+  CHECK(lm_sql_prepare(db, "SELECT group_concat(t_ns || ':' || IFNULL(sclk_mhz, '-') || ':' || IFNULL(mclk_mhz, '-'), ' ') "
+                       "FROM (SELECT * FROM clock_sample WHERE run_id = 3 ORDER BY t_ns)", &q, &d) == LM_OK);
+  CHECK(q && lm_stmt_step(q) == 1);
+  CHECK_STR(q ? lm_stmt_text(q, 0) : NULL, "1000.0:-:- 2000.0:1500.0:1200.0");
+  lm_stmt_free(q);
+  q = NULL;
+  CHECK(lm_sql_prepare(db, "SELECT COUNT(*) FROM log WHERE message LIKE '%2 clock samples without a time left out "
+                       "(first at line 4 %'", &q, &d) == LM_OK);
+  CHECK(q && lm_stmt_step(q) == 1 && lm_stmt_int64(q, 0) == 1);
+  lm_stmt_free(q);
   lm_db_close(db);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -332,13 +330,11 @@ static void test_split_plan(void) {
   char *dir = scratch_dir(), path[256];
   if (!dir) return;
   snprintf(path, sizeof path, "%s/lumen.db", dir);
-  sqlite3 *db = NULL;
+  lm_sql *db = NULL;
   lm_diag d;
   int64_t wid = 0;
   CHECK(lm_db_open(path, LM_DB_CREATE, &db, &d) == LM_OK);
-  lm_sql *sql = lm_sql_wrap_sqlite(db);
-  CHECK(lm_db_create_workload(sql, "s", NULL, "lumen", "test", "gfx90a", "", 0, 0, &wid, &d) == LM_OK);
-  lm_sql_close(sql);
+  CHECK(lm_db_create_workload(db, "s", NULL, "lumen", "test", "gfx90a", "", 0, 0, &wid, &d) == LM_OK);
   static const char *const names[] = {"SQ_WAVES", "TCC_HIT", "TA_BUSY", "TCP_HIT", "SQ_INSTS"};
   lm_plan_set sets[5];
   lm_plan_counter counters[5];

@@ -9,7 +9,6 @@
  * one without the schema gives a diagnostic naming it.
  * With LUMEN_TEST_PG (a postgresql:// server) set, the same round trips run on PostgreSQL. */
 #include <dirent.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -409,14 +408,12 @@ static void profile_tables(void) {
   int fd = mkstemp(path);
   if (fd >= 0) close(fd);
   unlink(path);
-  sqlite3 *db = NULL;
+  lm_sql *db = NULL;
   lm_diag d;
   CHECK(lm_db_open(path, LM_DB_CREATE, &db, &d) == LM_OK);
   if (!db) return;
-  lm_sql *sql = lm_sql_wrap_sqlite(db);
   int64_t wid = 0;
-  CHECK(lm_db_create_workload(sql, "p", NULL, "lumen", "test", "gfx90a", "MI200", 0, 0, &wid, &d) == LM_OK);
-  lm_sql_close(sql);
+  CHECK(lm_db_create_workload(db, "p", NULL, "lumen", "test", "gfx90a", "MI200", 0, 0, &wid, &d) == LM_OK);
   int64_t got = 0;
   int complete = 1;
   CHECK(lm_db_only_workload(db, path, &got, &complete, &d) == LM_OK && got == wid && complete == 0);
@@ -480,12 +477,11 @@ static void profile_tables(void) {
       {"SELECT group_concat(seq || message, ' ') FROM log", "1one 2two"},
       {"SELECT status || (exit_code = 0) || n_dispatches FROM profile_run", "ok13"}};
   for (size_t i = 0; i < sizeof checks / sizeof *checks; i++) {
-    sqlite3_stmt *s = NULL;
+    lm_stmt *s = NULL;
     const char *text = NULL;
-    if (sqlite3_prepare_v2(db, checks[i][0], -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-      text = (const char *)sqlite3_column_text(s, 0);
+    if (lm_sql_prepare(db, checks[i][0], &s, &d) == LM_OK && lm_stmt_step(s) == 1) text = lm_stmt_text(s, 0);
     CHECK_STR(text, checks[i][1]);
-    sqlite3_finalize(s);
+    lm_stmt_free(s);
   }
   CHECK(lm_db_exec(db, "BEGIN IMMEDIATE", &d) == LM_OK && lm_db_exec(db, "COMMIT", &d) == LM_OK);
   CHECK(lm_db_exec(db, "NOT SQL", &d) == LM_EIO);
@@ -494,14 +490,12 @@ static void profile_tables(void) {
 }
 
 /* query_text: the first column of the first row of sql, "" without one. */
-static void query_text(sqlite3 *db, const char *sql, char *out, size_t cap) {
-  sqlite3_stmt *s = NULL;
+static void query_text(lm_sql *db, const char *sql, char *out, size_t cap) {
+  lm_stmt *s = NULL;
   out[0] = '\0';
-  if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW) {
-    const char *t = (const char *)sqlite3_column_text(s, 0);
-    snprintf(out, cap, "%s", t ? t : "NULL");
-  }
-  sqlite3_finalize(s);
+  if (lm_sql_prepare(db, sql, &s, NULL) == LM_OK && lm_stmt_step(s) == 1)
+    snprintf(out, cap, "%s", lm_stmt_is_null(s, 0) ? "NULL" : lm_stmt_text(s, 0));
+  lm_stmt_free(s);
 }
 
 #define CHECK_QUERY(db, sql, want)                 \
@@ -566,16 +560,14 @@ static void compose_tables(void) {
   int fd = mkstemp(path);
   if (fd >= 0) close(fd);
   unlink(path);
-  sqlite3 *db = NULL;
+  lm_sql *db = NULL;
   lm_diag d;
   CHECK(lm_db_open(path, LM_DB_CREATE, &db, &d) == LM_OK);
   if (!db) return;
   CHECK(strcmp(lm_db_path(db), path) == 0);
-  lm_sql *sql = lm_sql_wrap_sqlite(db);
   int64_t wid = 0;
-  CHECK(lm_db_create_workload(sql, "c", NULL, "lumen", "test", "gfx90a", "MI200", 0, 0, &wid, &d) == LM_OK);
+  CHECK(lm_db_create_workload(db, "c", NULL, "lumen", "test", "gfx90a", "MI200", 0, 0, &wid, &d) == LM_OK);
   CHECK(wid == 1); /* the rows written by hand below */
-  lm_sql_close(sql);
   /* The plan, edited the way a refused set is split. */
   lm_db_plan_row plan[] = {{0, 0, "GRBM_GUI_ACTIVE", "GRBM", NULL, "a"},
                            {0, 1, "SQ_BUSY_CYCLES", "SQ", NULL, "b"},
@@ -728,7 +720,7 @@ static void compose_tables(void) {
   unlink(path);
   /* A SQLite file without lumen's tables: every read names the file. */
   db = NULL;
-  CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+  CHECK(lm_sql_open(path, LM_DB_CREATE, &db, &d) == LM_OK);
   if (db) {
     CHECK(lm_db_run_n_selected(db, 1, 1) == 0);
     memset(&d, 0, sizeof d);
@@ -741,7 +733,7 @@ static void compose_tables(void) {
     c = NULL;
     CHECK(lm_db_composer_open(db, 1, &c, &d) == LM_EIO && c == NULL);
     CHECK(lm_db_commit(db, &d) == LM_EIO); /* no transaction */
-    sqlite3_close(db);
+    lm_sql_close(db);
   }
   unlink(path);
 }
@@ -775,7 +767,7 @@ int main(void) {
     fputs("not sqlite", f);
     fclose(f);
   }
-  sqlite3 *db = NULL;
+  lm_sql *db = NULL;
   lm_diag diag;
   CHECK(lm_db_open(db_path, LM_DB_READ, &db, &diag) != LM_OK);
   unlink(db_path);

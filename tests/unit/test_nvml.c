@@ -12,7 +12,6 @@
  * samples and columns survive an import into a store and an export. */
 #include <dlfcn.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,14 +157,12 @@ static lm_workload *compose(const char *dir, const dispatch *d, int n, const cha
   }
   fprintf(f, "%sEND\n", samples ? samples : "");
   if (fclose(f) != 0) return NULL;
-  sqlite3 *db = NULL;
+  lm_sql *db = NULL;
   lm_diag diag;
   int64_t wid = 0;
   lm_workload *info = NULL, *w = NULL;
   CHECK(lm_db_open(path, LM_DB_CREATE, &db, &diag) == LM_OK);
-  lm_sql *sql = lm_sql_wrap_sqlite(db);
-  CHECK(lm_db_create_workload(sql, "nv", NULL, "lumen", "cupti: test", "sm_90", "", 0, 0, &wid, &diag) == LM_OK);
-  lm_sql_close(sql);
+  CHECK(lm_db_create_workload(db, "nv", NULL, "lumen", "cupti: test", "sm_90", "", 0, 0, &wid, &diag) == LM_OK);
   lm_run_spec spec;
   memset(&spec, 0, sizeof spec);
   spec.id = 1;
@@ -385,14 +382,13 @@ static void test_power(const char *variant, int has_power) {
       }
     char db_path[600];
     snprintf(db_path, sizeof db_path, "%s/lumen.db", out_dir);
-    sqlite3 *db = NULL;
+    lm_sql *db = NULL;
     CHECK(lm_db_open(db_path, LM_DB_READ, &db, &diag) == LM_OK);
-    sqlite3_stmt *q = NULL;
+    lm_stmt *q = NULL;
     int n_power = -1;
-    if (db && sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM power_sample", -1, &q, NULL) == SQLITE_OK &&
-        sqlite3_step(q) == SQLITE_ROW)
-      n_power = sqlite3_column_int(q, 0);
-    sqlite3_finalize(q);
+    if (db && lm_sql_prepare(db, "SELECT COUNT(*) FROM power_sample", &q, &diag) == LM_OK && lm_stmt_step(q) == 1)
+      n_power = (int)lm_stmt_int64(q, 0);
+    lm_stmt_free(q);
     lm_db_close(db);
     CHECK(n_power == n_r); /* every reading has a temperature */
   }
