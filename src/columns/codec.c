@@ -363,19 +363,9 @@ lm_status lm_colcodec_decode(lm_colcodec *c, const void *blob, size_t len, size_
     const unsigned char *s = NULL;
     size_t width = 0;
     if ((st = lm_colcodec_int_planes(c, blob, len, n, &s, &width, diag)) != LM_OK) return st;
-    double blank = LM_NAN;
-    int64_t prev = 0;
-    for (size_t i = 0; i < n; i++) {
-      uint64_t u = s[i];
-      for (size_t b = 1; b < width; b++) u |= (uint64_t)s[b * n + i] << (8 * b);
-      if (u == 0) {
-        values[i] = blank;
-        continue;
-      }
-      u -= 1;
-      prev = (int64_t)((uint64_t)prev + ((u >> 1) ^ (0 - (u & 1))));
-      values[i] = (double)prev;
-    }
+    /* every row from the first, whose mark is 0 */
+    const int64_t first_mark[1] = {0};
+    if (n) lm_colcodec_int_range(s, width, n, first_mark, 0, n, values);
     return LM_OK;
   }
   return corrupt(diag, "an unknown column encoding");
