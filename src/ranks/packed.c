@@ -3,14 +3,13 @@
  * only the evaluator reads (LM_DB_WANT_LATER), kept packed.
  *
  * Each part's integer columns become token planes of the merge's own, in the
- * column codec's integer form (read with lm_colcodec_int_rows), one to three
+ * column codec's integer form (lm_colcodec_int_tokens), one to three
  * bytes a row where a double takes eight; anything else is copied as doubles.
  * The merged column is a deferred column whose fetch decodes the rows a block
  * asks for. Invariants: every value keeps its bits, and these columns cost
  * their packed size, never a column-sized array. docs/mpi.md, "Reading what
  * the analysis needs".
  */
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -48,31 +47,7 @@ void lm_ranks_pack_free(lm_ranks_pack *pk) {
   lm_free(pk);
 }
 
-/* The token of v after integer *prev (0: a blank). */
-static inline uint64_t token_of(double v, int64_t *prev) {
-  if (isnan(v)) return 0;
-  int64_t x = (int64_t)v;
-  uint64_t d = (uint64_t)x - (uint64_t)*prev;
-  *prev = x;
-  return 1 + ((d << 1) ^ (0 - (d >> 63)));
-}
-
 int lm_ranks_packed(const lm_ranks_pack *pk, size_t c) { return pk && c < pk->n_cols && pk->planes[c]; }
-
-/* Whether v is what the integer form holds: an integer of |v| < 2^62 but
- * -0.0, or the canonical NaN (other NaN payloads keep their bits only as
- * doubles). */
-static inline int integer_or_blank(double v) {
-  if (isnan(v)) {
-    uint64_t b, nan_bits;
-    double nan = LM_NAN;
-    memcpy(&b, &v, sizeof b);
-    memcpy(&nan_bits, &nan, sizeof nan_bits);
-    return b == nan_bits;
-  }
-  /* -0.0 too: its token would give +0.0 back */
-  return fabs(v) < 4611686018427387904.0 && v == (double)(int64_t)v && !(v == 0 && signbit(v));
-}
 
 /* Whether values[0..n) hold one bit pattern. */
 static int same_bits(const double *values, size_t n) {
@@ -106,10 +81,9 @@ lm_status lm_ranks_pack_table(const merge *m, const lm_table *src, const double 
   lm_status st = LM_OK;
   lm_ranks_pack *pk = lm_calloc(1, sizeof *pk);
   uint64_t *tokens = lm_malloc(n * sizeof *tokens);
-  int64_t *marks = lm_malloc(marks_bytes);
   size_t *offset = lm_malloc(src->n_cols * sizeof *offset);
   size_t used = 0, cap = 0;
-  if (!pk || !tokens || !marks || !offset) goto nomem;
+  if (!pk || !tokens || !offset) goto nomem;
   pk->n_cols = src->n_cols;
   pk->n_rows = n;
   pk->planes = lm_calloc(src->n_cols, sizeof *pk->planes);
@@ -120,37 +94,14 @@ lm_status lm_ranks_pack_table(const merge *m, const lm_table *src, const double 
   for (size_t c = 0; c < src->n_cols; c++) {
     const unsigned char *kept = NULL;
     size_t width = 1;
-    int64_t *sub = marks + n_marks;
-    if (lm_table_kept_planes(src, c, &kept, &width)) {
-      /* Left as its stored token planes by the part's read: taken as they
-       * are, only the marks walked (the coarse ones are every few fine
-       * ones). */
-      lm_colcodec_int_marks(kept, width, n, SUB_ROWS, sub);
-      for (size_t k = 0; k < n_marks; k++) marks[k] = sub[k * (LM_COLCODEC_MARK_ROWS / SUB_ROWS)];
-    } else {
-      const double *values = src->cols[c].values;
-      /* one value: shared or kept as that value by the merge; not
-       * integers: copied as doubles */
-      if (!to_pack(m, src, c, scratch, n_scratch, elsewhere) || same_bits(values, n)) continue;
-      /* The tokens, with both kinds of marks (the integer before the row:
-       * a blank leaves it as it is); a value the integer form does not
-       * hold leaves the column as doubles. */
-      int64_t prev = 0;
-      uint64_t max = 0;
-      int fits = 1;
-      for (size_t r = 0; r < n; r++) {
-        if (!(fits = integer_or_blank(values[r]))) break;
-        if (r % SUB_ROWS == 0) sub[r / SUB_ROWS] = prev;
-        if (r % LM_COLCODEC_MARK_ROWS == 0) marks[r / LM_COLCODEC_MARK_ROWS] = prev;
-        tokens[r] = token_of(values[r], &prev);
-        max |= tokens[r];
-      }
-      if (!fits) continue;
-      if (n % SUB_ROWS == 0) sub[n / SUB_ROWS] = prev;
-      if (n % LM_COLCODEC_MARK_ROWS == 0) marks[n / LM_COLCODEC_MARK_ROWS] = prev;
-      while (width < 8 && (max >> (8 * width))) width++;
-    }
-    /* the planes, then the marks 8-aligned */
+    /* Left as its stored token planes by the part's read: taken as they
+     * are. Else one value (shared or kept as that value by the merge) or
+     * a value the integer form does not hold leaves the column as it is. */
+    if (!lm_table_kept_planes(src, c, &kept, &width) &&
+        (!to_pack(m, src, c, scratch, n_scratch, elsewhere) || same_bits(src->cols[c].values, n) ||
+         !lm_colcodec_int_tokens(src->cols[c].values, n, tokens, &width)))
+      continue;
+    /* the planes, then both kinds of marks 8-aligned */
     size_t at_marks = (used + n * width + 7) & ~(size_t)7, need = at_marks + marks_bytes;
     if (need > cap) {
       size_t grown = cap ? cap : n_packed * (n * 2 + marks_bytes + 8);
@@ -162,12 +113,12 @@ lm_status lm_ranks_pack_table(const merge *m, const lm_table *src, const double 
     }
     offset[c] = used;
     unsigned char *planes = pk->block + used;
-    if (kept)
-      memcpy(planes, kept, n * width);
-    else
-      for (size_t b = 0; b < width; b++)
-        for (size_t r = 0; r < n; r++) planes[b * n + r] = (unsigned char)(tokens[r] >> (8 * b));
-    memcpy(pk->block + at_marks, marks, marks_bytes);
+    if (kept) memcpy(planes, kept, n * width);
+    else lm_colcodec_int_put_planes(tokens, n, width, planes);
+    /* the coarse marks are every few fine ones */
+    int64_t *coarse = (int64_t *)(void *)(pk->block + at_marks), *sub = coarse + n_marks;
+    lm_colcodec_int_marks(planes, width, n, SUB_ROWS, sub);
+    for (size_t k = 0; k < n_marks; k++) coarse[k] = sub[k * (LM_COLCODEC_MARK_ROWS / SUB_ROWS)];
     pk->width[c] = (uint8_t)width;
     used = need;
   }
@@ -189,7 +140,6 @@ nomem:
 done:
   lm_ranks_pack_free(pk);
   lm_free(tokens);
-  lm_free(marks);
   lm_free(offset);
   return st;
 }
