@@ -6,8 +6,9 @@
  * column codec's integer token planes (each block starting from 0), or its
  * doubles as they are, so every value keeps its bits and a counter takes a
  * byte or two a row. Two threads pack the two halves of the blocks, each into
- * a region of its own; the fetch decodes with lm_colcodec_int_rows and the
- * file is let go. Over the caller's cap the table is left as it was.
+ * a region of its own; the table then reads through lm_packed_fetch (a
+ * block a piece) and the file is let go. Over the caller's cap the table
+ * is left as it was.
  * docs/streaming.md, "Reading each file once".
  */
 #include <stdint.h>
@@ -21,18 +22,11 @@
 #define PACK_ROWS 256
 _Static_assert(PACK_ROWS < LM_COLCODEC_MARK_ROWS, "a block's only mark is its first");
 
-enum { BLOCK_SAME, BLOCK_INT, BLOCK_RAW };
-
-typedef struct pblock {
-  uint64_t bits; /* BLOCK_SAME: the value's bits */
-  size_t at;     /* offset of the planes or doubles in the half's region */
-  uint8_t kind, width, half;
-} pblock;
-
+/* What the packs own (the lm_packed's owner): the pieces, per packed
+ * column n_blocks of them, and the two regions they point into. */
 typedef struct pack_state {
   size_t n_rows, n_blocks, n_packed;
-  long *slot;      /* per table column: its index among the packed, -1 */
-  pblock *blocks;  /* [block * n_packed + packed index] */
+  lm_piece *blocks; /* [packed index * n_blocks + block] */
   unsigned char *region[2];
   size_t reserved[2], used[2];
 } pack_state;
@@ -41,7 +35,6 @@ static void pack_release(void *arg) {
   pack_state *ps = arg;
   if (!ps) return;
   for (int h = 0; h < 2; h++) lm_free_huge(ps->region[h], ps->reserved[h]);
-  lm_free(ps->slot);
   lm_free(ps->blocks);
   lm_free(ps);
 }
@@ -64,38 +57,38 @@ typedef struct pack_job {
 } pack_job;
 
 /* Room for bytes more in the job's region, or NULL when over its cap. */
-static unsigned char *room(pack_job *j, size_t bytes, size_t *at) {
+static unsigned char *room(pack_job *j, size_t bytes) {
   pack_state *ps = j->ps;
   size_t start = (ps->used[j->half] + 7) & ~(size_t)7;
   if (start + bytes > j->cap) {
     j->over = 1;
     return NULL;
   }
-  *at = start;
   ps->used[j->half] = start + bytes;
   return ps->region[j->half] + start;
 }
 
-static void pack_block(pack_job *j, pblock *pb, const double *v, size_t n) {
-  pb->half = (uint8_t)j->half;
+static void pack_block(pack_job *j, lm_piece *pb, const double *v, size_t n) {
   size_t r = 1, width = 1;
   while (r < n && memcmp(&v[r], &v[0], sizeof *v) == 0) r++;
   if (r == n) {
-    pb->kind = BLOCK_SAME;
-    memcpy(&pb->bits, &v[0], sizeof pb->bits);
+    pb->kind = LM_PIECE_SAME;
+    memcpy(&pb->u.bits, &v[0], sizeof pb->u.bits);
     return;
   }
   unsigned char *p;
   if (lm_colcodec_int_tokens(v, n, j->tokens, &width)) {
-    if (!(p = room(j, n * width, &pb->at))) return;
+    if (!(p = room(j, n * width))) return;
     lm_colcodec_int_put_planes(j->tokens, n, width, p);
-    pb->kind = BLOCK_INT;
+    pb->u.data = p;
+    pb->kind = LM_PIECE_INT;
     pb->width = (uint8_t)width;
     return;
   }
-  if (!(p = room(j, n * sizeof *v, &pb->at))) return;
+  if (!(p = room(j, n * sizeof *v))) return;
   memcpy(p, v, n * sizeof *v);
-  pb->kind = BLOCK_RAW;
+  pb->u.data = p;
+  pb->kind = LM_PIECE_RAW;
 }
 
 static void *pack_run(void *arg) {
@@ -109,66 +102,9 @@ static void *pack_run(void *arg) {
     for (size_t k = 0; k < ps->n_packed; k++) j->at[k] = j->buf + k * PACK_ROWS;
     if ((j->status = t->fetch(t, j->cols, ps->n_packed, j->rows, n, j->at, &j->diag)) != LM_OK) break;
     for (size_t k = 0; k < ps->n_packed && !j->over; k++)
-      pack_block(j, &ps->blocks[b * ps->n_packed + k], j->at[k], n);
+      pack_block(j, &ps->blocks[k * ps->n_blocks + b], j->at[k], n);
   }
   return NULL;
-}
-
-/* The fetch of a packed table: each run of rows in one block decoded from
- * that block. */
-static lm_status pack_fetch(const lm_table *t, const long *cols, size_t n_cols, const size_t *rows, size_t n_rows,
-                            double *const *out, lm_diag *diag) {
-  const pack_state *ps = t->fetch_state;
-  size_t rel[PACK_ROWS];
-  for (size_t k = 0; k < n_cols; k++) {
-    long c = cols[k];
-    if (c < 0 || (size_t)c >= t->n_cols) return lm_fail(diag, LM_EINVAL, t->path, "no such column");
-    if (t->cols[c].values) {
-      for (size_t i = 0; i < n_rows; i++) out[k][i] = rows[i] < t->n_rows ? t->cols[c].values[rows[i]] : LM_NAN;
-      continue;
-    }
-    long slot = ps->slot[c];
-    for (size_t i = 0; i < n_rows;) {
-      if (slot < 0 || rows[i] >= ps->n_rows) {
-        out[k][i++] = LM_NAN;
-        continue;
-      }
-      size_t b = rows[i] / PACK_ROWS, r0 = b * PACK_ROWS;
-      size_t n = ps->n_rows - r0 < PACK_ROWS ? ps->n_rows - r0 : PACK_ROWS, m = 0;
-      /* The rows asked for in this block; first of all a run of them, the
-       * common case, read without a row index. */
-      size_t first = rows[i] - r0, end = i + (n - first < n_rows - i ? n - first : n_rows - i);
-      while (i + m < end && rows[i + m] == rows[i] + m) m++;
-      int run = i + m == n_rows || rows[i + m] < r0 || rows[i + m] >= r0 + n;
-      if (!run) {
-        for (size_t q = 0; q < m; q++) rel[q] = first + q;
-        while (i + m < n_rows && rows[i + m] >= r0 && rows[i + m] < r0 + n && m < PACK_ROWS) {
-          rel[m] = rows[i + m] - r0;
-          m++;
-        }
-      }
-      const pblock *pb = &ps->blocks[b * ps->n_packed + (size_t)slot];
-      const unsigned char *p = ps->region[pb->half] + pb->at;
-      double *o = out[k] + i;
-      /* a block is shorter than the marks' stride: its one mark is 0 */
-      const int64_t marks[1] = {0};
-      if (pb->kind == BLOCK_SAME) {
-        double v;
-        memcpy(&v, &pb->bits, sizeof v);
-        for (size_t q = 0; q < m; q++) o[q] = v;
-      } else if (pb->kind == BLOCK_RAW) {
-        if (run) memcpy(o, p + first * sizeof(double), m * sizeof(double));
-        else
-          for (size_t q = 0; q < m; q++) memcpy(&o[q], p + rel[q] * sizeof(double), sizeof(double));
-      } else if (run) {
-        lm_colcodec_int_range(p, pb->width, n, marks, first, m, o);
-      } else {
-        lm_colcodec_int_rows(p, pb->width, n, marks, rel, m, o);
-      }
-      i += m;
-    }
-  }
-  return LM_OK;
 }
 
 lm_status lm_table_pack(lm_table *t, size_t cap, int *packed, lm_diag *diag) {
@@ -181,17 +117,20 @@ lm_status lm_table_pack(lm_table *t, size_t cap, int *packed, lm_diag *diag) {
   memset(jobs, 0, sizeof jobs);
   long *cols = lm_malloc(n_def * sizeof *cols);
   pack_state *ps = lm_calloc(1, sizeof *ps);
-  if (!cols || !ps) goto nomem;
+  lm_packed *pk = lm_packed_new(t->n_cols);
+  if (!cols || !ps || !pk) goto nomem;
   ps->n_rows = t->n_rows;
   ps->n_blocks = (t->n_rows + PACK_ROWS - 1) / PACK_ROWS;
   ps->n_packed = n_def;
-  ps->slot = lm_malloc(t->n_cols * sizeof *ps->slot);
   ps->blocks = lm_calloc(ps->n_blocks * n_def, sizeof *ps->blocks);
-  if (!ps->slot || !ps->blocks) goto nomem;
-  for (size_t c = 0, k = 0; c < t->n_cols; c++) {
-    ps->slot[c] = lm_table_deferred(t, c) ? (long)k : -1;
-    if (ps->slot[c] >= 0) cols[k++] = (long)c;
-  }
+  if (!ps->blocks) goto nomem;
+  for (size_t c = 0, k = 0; c < t->n_cols; c++)
+    if (lm_table_deferred(t, c)) {
+      pk->cols[c] = ps->blocks + k * ps->n_blocks;
+      cols[k++] = (long)c;
+    }
+  pk->n_pieces = ps->n_blocks;
+  pk->every = PACK_ROWS;
   size_t mid = ps->n_blocks >= 2 ? ps->n_blocks / 2 : ps->n_blocks;
   int n_jobs = ps->n_blocks >= 2 ? 2 : 1;
   for (int h = 0; h < n_jobs; h++) {
@@ -224,10 +163,13 @@ lm_status lm_table_pack(lm_table *t, size_t cap, int *packed, lm_diag *diag) {
   if (jobs[0].over || jobs[1].over) goto done; /* left as it was */
   /* The file is let go; the packs answer from now on. */
   if (t->fetch_release) t->fetch_release(t->fetch_state);
-  t->fetch_state = ps;
-  t->fetch = pack_fetch;
-  t->fetch_release = pack_release;
+  pk->owner = ps;
+  pk->owner_free = pack_release;
+  t->fetch_state = pk;
+  t->fetch = lm_packed_fetch;
+  t->fetch_release = lm_packed_release;
   ps = NULL;
+  pk = NULL;
   *packed = 1;
   goto done;
 nomem:
@@ -239,12 +181,14 @@ done:
     lm_free(jobs[h].tokens);
   }
   pack_release(ps);
+  lm_packed_release(pk);
   lm_free(cols);
   return st;
 }
 
 size_t lm_table_packed_bytes(const lm_table *t) {
-  if (t->fetch != pack_fetch) return 0;
-  const pack_state *ps = t->fetch_state;
-  return ps->used[0] + ps->used[1] + ps->n_blocks * ps->n_packed * sizeof(pblock);
+  const lm_packed *pk = lm_packed_of(t, pack_release);
+  if (!pk) return 0;
+  const pack_state *ps = pk->owner;
+  return ps->used[0] + ps->used[1] + ps->n_blocks * ps->n_packed * sizeof(lm_piece);
 }

@@ -7,8 +7,9 @@
  * fetched and decoded, one at a time, so one compressed column is held at
  * once. Columns of one value share an array per value; integer columns read
  * only through lm_table_fetch (LM_DB_WANT_LATER) keep their token planes and
- * are decoded block by block, so a view writes no column-sized array. Stores
- * without column_data.codec hold raw doubles (read as such).
+ * are decoded block by block (lm_packed_fetch), so a view writes no
+ * column-sized array. Stores without column_data.codec hold raw doubles
+ * (read as such).
  */
 #include <math.h>
 #include <stdio.h>
@@ -32,39 +33,17 @@ typedef struct shared {
                         block when constants come last, else SIZE_MAX */
 } shared;
 
-/* The columns kept as token planes, per column of the table (planes NULL
- * for a column that was decoded), and where the planes and marks lie: one
- * mapping reserved for the table's whole value block (virtual space; only
- * what is written is ever backed) on huge pages, filled from the start, so
- * that a view's few tens of megabytes of planes take few page faults.
- * This is the table's fetch_state. */
-typedef struct kept_col {
-  const unsigned char *planes;
-  const int64_t *marks;
-  size_t width;
-} kept_col;
-
+/* The columns kept as token planes, read through lm_packed_fetch: each
+ * one piece of every row (planes, then their marks), and where they lie:
+ * one mapping reserved for the table's whole value block (virtual space;
+ * only what is written is ever backed) on huge pages, filled from the
+ * start, so that a view's few tens of megabytes of planes take few page
+ * faults. This is the lm_packed's owner. */
 typedef struct kept {
   unsigned char *region;
   size_t region_bytes, used;
-  kept_col cols[]; /* t->max_cols */
+  lm_piece pieces[]; /* t->max_cols */
 } kept;
-
-static lm_status kept_fetch(const lm_table *t, const long *cols, size_t n_cols, const size_t *rows, size_t n_rows,
-                            double *const *out, lm_diag *diag) {
-  const kept *state = t->fetch_state;
-  for (size_t k = 0; k < n_cols; k++) {
-    if (cols[k] < 0 || (size_t)cols[k] >= t->n_cols) return lm_fail(diag, LM_EINVAL, t->path, "no such column");
-    const kept_col *kc = &state->cols[cols[k]];
-    if (kc->planes) {
-      lm_colcodec_int_rows(kc->planes, kc->width, t->n_rows, kc->marks, rows, n_rows, out[k]);
-    } else {
-      const double *v = t->cols[cols[k]].values;
-      for (size_t i = 0; i < n_rows; i++) out[k][i] = rows[i] < t->n_rows ? v[rows[i]] : LM_NAN;
-    }
-  }
-  return LM_OK;
-}
 
 static void kept_release(void *state) {
   kept *k = state;
@@ -87,23 +66,29 @@ static void *region_take(kept *k, size_t n) {
  * LM_ENOMEM when out of memory, LM_EINVAL when the table reads its
  * deferred columns another way. */
 static lm_status keep_planes(lm_table *t, size_t c, const unsigned char *planes, size_t width) {
-  if (t->fetch && t->fetch != kept_fetch) return LM_EINVAL;
+  if (t->fetch && !lm_packed_of(t, kept_release)) return LM_EINVAL;
   size_t n = t->n_rows, n_marks = n / LM_COLCODEC_MARK_ROWS + 1;
   if (!t->fetch_state) {
     size_t slots = t->max_cols ? t->max_cols : 1;
-    kept *k = lm_calloc(1, sizeof *k + slots * sizeof(kept_col));
-    if (!k) return LM_ENOMEM;
+    lm_packed *pk = lm_packed_new(slots);
+    kept *k = lm_calloc(1, sizeof *k + slots * sizeof(lm_piece));
     /* room for every column's planes and marks */
-    k->region_bytes = slots * (n * 8 + n_marks * sizeof(int64_t) + 8);
-    if (!(k->region = lm_alloc_huge(k->region_bytes))) {
+    if (k) k->region_bytes = slots * (n * 8 + n_marks * sizeof(int64_t) + 8);
+    if (!pk || !k || !(k->region = lm_alloc_huge(k->region_bytes))) {
+      lm_packed_release(pk);
       lm_free(k);
       return LM_ENOMEM;
     }
-    t->fetch_state = k;
-    t->fetch = kept_fetch;
-    t->fetch_release = kept_release;
+    pk->n_pieces = 1;
+    pk->every = n;
+    pk->owner = k;
+    pk->owner_free = kept_release;
+    t->fetch_state = pk;
+    t->fetch = lm_packed_fetch;
+    t->fetch_release = lm_packed_release;
   }
-  kept *k = t->fetch_state;
+  lm_packed *pk = t->fetch_state;
+  kept *k = pk->owner;
   unsigned char *copy = region_take(k, n * width);
   int64_t *marks = region_take(k, n_marks * sizeof *marks);
   if (!copy || !marks) return LM_ENOMEM;
@@ -113,19 +98,19 @@ static lm_status keep_planes(lm_table *t, size_t c, const unsigned char *planes,
   col->all_int = 1;
   col->values = NULL;
   col->deferred = 1;
-  kept_col *kc = &k->cols[c];
-  kc->planes = copy;
-  kc->marks = marks;
-  kc->width = width;
+  lm_piece *pc = &k->pieces[c];
+  pc->u.data = copy;
+  pc->kind = LM_PIECE_INT_MARKS;
+  pc->width = (uint8_t)width;
+  pk->cols[c] = pc;
   return LM_OK;
 }
 
 int lm_table_kept_planes(const lm_table *t, size_t c, const unsigned char **planes, size_t *width) {
-  if (t->fetch != kept_fetch || !t->fetch_state || c >= t->n_cols) return 0;
-  const kept_col *kc = &((const kept *)t->fetch_state)->cols[c];
-  if (!kc->planes) return 0;
-  *planes = kc->planes;
-  *width = kc->width;
+  const lm_packed *pk = lm_packed_of(t, kept_release);
+  if (!pk || c >= t->n_cols || !pk->cols[c]) return 0;
+  *planes = pk->cols[c]->u.data;
+  *width = pk->cols[c]->width;
   return 1;
 }
 

@@ -155,8 +155,8 @@ int lm_ranks_packed(const lm_ranks_pack *pk, size_t c);
 lm_status lm_ranks_keep_pack(merge *m, source *s, lm_ranks_pack *pk, size_t part_index);
 /* lm_ranks_finish_packed: the merged columns that some part left packed
  * become deferred columns of s's table, read back block by block through
- * a fetch that decodes each part's rows from its planes (and takes the
- * other parts' rows from the merged values). Last, after the columns took
+ * lm_packed_fetch, a part a piece, which decodes each part's rows from its
+ * planes (and takes the other parts' rows from the merged values). Last, after the columns took
  * their final order. Errors: out of memory. */
 lm_status lm_ranks_finish_packed(merge *m, source *s, const part *parts, size_t n_parts);
 /* lm_ranks_finish_stats: with merge.stats, the merged columns' blanks,

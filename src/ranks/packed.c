@@ -3,12 +3,12 @@
  * only the evaluator reads (LM_DB_WANT_LATER), kept packed.
  *
  * Each part's integer columns become token planes of the merge's own, in the
- * column codec's integer form (lm_colcodec_int_tokens), one to three
- * bytes a row where a double takes eight; anything else is copied as doubles.
- * The merged column is a deferred column whose fetch decodes the rows a block
- * asks for. Invariants: every value keeps its bits, and these columns cost
- * their packed size, never a column-sized array. docs/mpi.md, "Reading what
- * the analysis needs".
+ * column codec's integer form (lm_colcodec_int_tokens), one to three bytes a
+ * row where a double takes eight; anything else is copied as doubles. The
+ * merged column is a deferred column read through lm_packed_fetch, a part a
+ * piece, which decodes the rows a block asks for. Invariants: every value
+ * keeps its bits, and these columns cost their packed size, never a
+ * column-sized array. docs/mpi.md, "Reading what the analysis needs".
  */
 #include <stdint.h>
 #include <string.h>
@@ -18,21 +18,11 @@
 #include "ranks/ranks.h"
 #include "ranks/merge.h"
 
-/* Rows between two of the finer marks: a run of rows that starts inside a
- * part is decoded from the nearest one before it, so a block of dispatches
- * that begins in the middle of a part steps over at most this many
- * tokens (LM_COLCODEC_MARK_ROWS would be about half a part). */
-#define SUB_ROWS 128
-_Static_assert(LM_COLCODEC_MARK_ROWS % SUB_ROWS == 0, "coarse marks fall on fine ones");
-
 struct lm_ranks_pack {
   size_t n_cols, n_rows;
   const unsigned char **planes; /* per column of the part's table: NULL
-                                   where not packed */
-  const int64_t **marks;        /* the integer before every
-                                   LM_COLCODEC_MARK_ROWS-th row, as
-                                   lm_colcodec_int_index gives them */
-  const int64_t **sub;          /* ... before every SUB_ROWS-th row */
+                                   where not packed; followed by their
+                                   marks (an LM_PIECE_INT_FINE piece) */
   uint8_t *width;
   unsigned char *block;         /* every plane and mark */
 };
@@ -40,8 +30,6 @@ struct lm_ranks_pack {
 void lm_ranks_pack_free(lm_ranks_pack *pk) {
   if (!pk) return;
   lm_free(pk->planes);
-  lm_free(pk->marks);
-  lm_free(pk->sub);
   lm_free(pk->width);
   lm_free(pk->block);
   lm_free(pk);
@@ -76,8 +64,8 @@ lm_status lm_ranks_pack_table(const merge *m, const lm_table *src, const double 
   if (!n || !scratch) return LM_OK;
   for (size_t c = 0; c < src->n_cols; c++) n_packed += to_pack(m, src, c, scratch, n_scratch, elsewhere);
   if (!n_packed) return LM_OK;
-  size_t n_marks = n / LM_COLCODEC_MARK_ROWS + 1, n_sub = n / SUB_ROWS + 1;
-  size_t marks_bytes = (n_marks + n_sub) * sizeof(int64_t);
+  size_t n_marks = n / LM_COLCODEC_MARK_ROWS + 1, n_fine = n / LM_COLCODEC_FINE_ROWS + 1;
+  size_t marks_bytes = (n_marks + n_fine) * sizeof(int64_t);
   lm_status st = LM_OK;
   lm_ranks_pack *pk = lm_calloc(1, sizeof *pk);
   uint64_t *tokens = lm_malloc(n * sizeof *tokens);
@@ -87,10 +75,8 @@ lm_status lm_ranks_pack_table(const merge *m, const lm_table *src, const double 
   pk->n_cols = src->n_cols;
   pk->n_rows = n;
   pk->planes = lm_calloc(src->n_cols, sizeof *pk->planes);
-  pk->marks = lm_calloc(src->n_cols, sizeof *pk->marks);
-  pk->sub = lm_calloc(src->n_cols, sizeof *pk->sub);
   pk->width = lm_calloc(src->n_cols, 1);
-  if (!pk->planes || !pk->marks || !pk->sub || !pk->width) goto nomem;
+  if (!pk->planes || !pk->width) goto nomem;
   for (size_t c = 0; c < src->n_cols; c++) {
     const unsigned char *kept = NULL;
     size_t width = 1;
@@ -116,20 +102,15 @@ lm_status lm_ranks_pack_table(const merge *m, const lm_table *src, const double 
     if (kept) memcpy(planes, kept, n * width);
     else lm_colcodec_int_put_planes(tokens, n, width, planes);
     /* the coarse marks are every few fine ones */
-    int64_t *coarse = (int64_t *)(void *)(pk->block + at_marks), *sub = coarse + n_marks;
-    lm_colcodec_int_marks(planes, width, n, SUB_ROWS, sub);
-    for (size_t k = 0; k < n_marks; k++) coarse[k] = sub[k * (LM_COLCODEC_MARK_ROWS / SUB_ROWS)];
+    int64_t *marks = (int64_t *)(void *)(pk->block + at_marks), *fine = marks + n_marks;
+    lm_colcodec_int_marks(planes, width, n, LM_COLCODEC_FINE_ROWS, fine);
+    for (size_t k = 0; k < n_marks; k++) marks[k] = fine[k * (LM_COLCODEC_MARK_ROWS / LM_COLCODEC_FINE_ROWS)];
     pk->width[c] = (uint8_t)width;
     used = need;
   }
   /* the block no longer moves: the pointers into it */
-  for (size_t c = 0; c < src->n_cols; c++) {
-    if (!pk->width[c]) continue;
-    size_t at_marks = (offset[c] + n * pk->width[c] + 7) & ~(size_t)7;
-    pk->planes[c] = pk->block + offset[c];
-    pk->marks[c] = (const int64_t *)(const void *)(pk->block + at_marks);
-    pk->sub[c] = pk->marks[c] + n_marks;
-  }
+  for (size_t c = 0; c < src->n_cols; c++)
+    if (pk->width[c]) pk->planes[c] = pk->block + offset[c];
   if (used) {
     *out = pk;
     pk = NULL;
@@ -144,122 +125,69 @@ done:
   return st;
 }
 
-/* A merged table's packed columns: the fetch_state of the table. */
-typedef struct packed_state {
+/* The packs of a merged table's parts, kept as they are read: the
+ * table's fetch_state until lm_ranks_finish_packed, then the owner of its
+ * lm_packed. */
+typedef struct packed_parts {
   size_t n_parts;
-  size_t *at, *rows;        /* per part: its first merged row, its rows */
-  lm_ranks_pack **packs;    /* per part: its packed columns (NULL: none) */
-  int32_t **part_col;       /* per column of the table: see source.part_col */
-  double **part_value;      /* per column: the one value of each part
-                               (part_col LM_RANKS_PART_VALUE) */
-  double **values;          /* per column: the rows of the other parts */
-} packed_state;
+  lm_ranks_pack **packs; /* per part: its packed columns (NULL: none) */
+} packed_parts;
 
-/* The part holding merged row r (< the table's rows): the last with a
- * first row at or below r, which is one with rows (empty parts share
- * their first row with the next). */
-static size_t part_of(const packed_state *ps, size_t r) {
-  size_t lo = 0, hi = ps->n_parts;
-  while (hi - lo > 1) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (ps->at[mid] <= r) lo = mid;
-    else hi = mid;
-  }
-  return lo;
-}
-
-static lm_status packed_fetch(const lm_table *t, const long *cols, size_t n_cols, const size_t *rows,
-                              size_t n_rows, double *const *out, lm_diag *diag) {
-  const packed_state *ps = t->fetch_state;
-  size_t *local = NULL;
-  for (size_t k = 0; k < n_cols; k++) {
-    if (cols[k] < 0 || (size_t)cols[k] >= t->n_cols) {
-      lm_free(local);
-      return lm_fail(diag, LM_EINVAL, t->path, "no such column");
-    }
-    size_t c = (size_t)cols[k];
-    const int32_t *pc = ps->part_col[c];
-    double *o = out[k];
-    if (!pc) {
-      const double *v = t->cols[c].values;
-      for (size_t i = 0; i < n_rows; i++) o[i] = rows[i] < t->n_rows ? v[rows[i]] : LM_NAN;
-      continue;
-    }
-    const double *v = ps->values[c];
-    if (!local && !(local = lm_malloc((n_rows ? n_rows : 1) * sizeof *local))) return lm_oom(diag, t->path);
-    size_t p = 0;
-    for (size_t i = 0; i < n_rows;) {
-      size_t r = rows[i];
-      if (r >= t->n_rows) {
-        o[i++] = LM_NAN;
-        continue;
-      }
-      if (r < ps->at[p] || r - ps->at[p] >= ps->rows[p]) p = part_of(ps, r);
-      size_t lo = ps->at[p], n = ps->rows[p], j = i;
-      while (j < n_rows && rows[j] >= lo && rows[j] - lo < n) j++;
-      if (pc[p] == LM_RANKS_PART_VALUE) {
-        for (size_t q = i; q < j; q++) o[q] = ps->part_value[c][p];
-      } else if (pc[p] < 0) {
-        for (size_t q = i; q < j; q++) o[q] = v[rows[q]];
-      } else {
-        const lm_ranks_pack *pk = ps->packs[p];
-        size_t pcol = (size_t)pc[p];
-        int run = 1;
-        for (size_t q = i; q < j; q++) {
-          local[q - i] = rows[q] - lo;
-          run &= q == i || rows[q] == rows[q - 1] + 1;
-        }
-        if (run) {
-          /* From the finer mark before the run: the planes from that row
-           * on (their stride stays the part's rows), that mark first. */
-          size_t base = local[0] / SUB_ROWS * SUB_ROWS;
-          for (size_t q = 0; q < j - i; q++) local[q] -= base;
-          lm_colcodec_int_rows(pk->planes[pcol] + base, pk->width[pcol], pk->n_rows, pk->sub[pcol] + base / SUB_ROWS,
-                               local, j - i, o + i);
-        } else {
-          lm_colcodec_int_rows(pk->planes[pcol], pk->width[pcol], pk->n_rows, pk->marks[pcol], local, j - i, o + i);
-        }
-      }
-      i = j;
-    }
-  }
-  lm_free(local);
-  return LM_OK;
-}
-
-static void packed_release(void *state) {
-  packed_state *ps = state;
-  if (!ps) return;
-  for (size_t p = 0; p < ps->n_parts; p++) lm_ranks_pack_free(ps->packs[p]);
+static void parts_release(void *state) {
+  packed_parts *pp = state;
+  if (!pp) return;
+  for (size_t p = 0; p < pp->n_parts; p++) lm_ranks_pack_free(pp->packs[p]);
   /* The rest lives in the table's arena. */
 }
 
-/* The packed state of s's merged table, made with its first pack and
- * released with the table (so that a read that fails frees the packs
- * kept so far); NULL when out of memory. */
-static packed_state *state_of(merge *m, source *s) {
+/* The packs of s's merged table, made with its first pack and released
+ * with the table (so that a read that fails frees the packs kept so far);
+ * NULL when out of memory. */
+static packed_parts *parts_of(merge *m, source *s) {
   lm_table *t = s->table;
-  if (t->fetch_state) return t->fetch_release == packed_release ? t->fetch_state : NULL;
-  packed_state *ps = lm_arena_alloc(t->arena, sizeof *ps);
-  if (!ps) return NULL;
-  memset(ps, 0, sizeof *ps);
-  ps->n_parts = m->n_parts;
-  if (!(ps->packs = lm_arena_alloc(t->arena, (m->n_parts + 1) * sizeof *ps->packs))) return NULL;
-  memset(ps->packs, 0, (m->n_parts + 1) * sizeof *ps->packs);
-  t->fetch_state = ps;
-  t->fetch_release = packed_release;
-  return ps;
+  if (t->fetch_state) return t->fetch_release == parts_release ? t->fetch_state : NULL;
+  packed_parts *pp = lm_arena_alloc(t->arena, sizeof *pp);
+  if (!pp) return NULL;
+  memset(pp, 0, sizeof *pp);
+  pp->n_parts = m->n_parts;
+  if (!(pp->packs = lm_arena_alloc(t->arena, (m->n_parts + 1) * sizeof *pp->packs))) return NULL;
+  memset(pp->packs, 0, (m->n_parts + 1) * sizeof *pp->packs);
+  t->fetch_state = pp;
+  t->fetch_release = parts_release;
+  return pp;
 }
 
 lm_status lm_ranks_keep_pack(merge *m, source *s, lm_ranks_pack *pk, size_t part_index) {
   if (!pk) return LM_OK;
-  packed_state *ps = s && s->table ? state_of(m, s) : NULL;
-  if (!ps || ps->packs[part_index]) {
+  packed_parts *pp = s && s->table ? parts_of(m, s) : NULL;
+  if (!pp || pp->packs[part_index]) {
     lm_ranks_pack_free(pk);
     return lm_oom(m->diag, m->dir);
   }
-  ps->packs[part_index] = pk;
+  pp->packs[part_index] = pk;
   return LM_OK;
+}
+
+/* Column c's pieces, one a part: its one value, its packed planes, or its
+ * rows of the merged column's doubles. */
+static void part_pieces(const source *s, const packed_parts *pp, const part *parts, size_t n_parts, size_t c,
+                        const double *values, lm_piece *pieces) {
+  const int32_t *pc = s->part_col[c];
+  for (size_t p = 0; p < n_parts; p++) {
+    lm_piece *piece = &pieces[p];
+    if (pc[p] == LM_RANKS_PART_VALUE) {
+      piece->kind = LM_PIECE_SAME;
+      memcpy(&piece->u.bits, &s->part_value[c][p], sizeof piece->u.bits);
+    } else if (pc[p] < 0) {
+      piece->kind = LM_PIECE_RAW;
+      piece->u.data = values && parts[p].n_rows ? values + parts[p].at : values;
+    } else {
+      const lm_ranks_pack *pk = pp->packs[p];
+      piece->kind = LM_PIECE_INT_FINE;
+      piece->u.data = pk->planes[pc[p]];
+      piece->width = pk->width[pc[p]];
+    }
+  }
 }
 
 lm_status lm_ranks_finish_packed(merge *m, source *s, const part *parts, size_t n_parts) {
@@ -267,29 +195,39 @@ lm_status lm_ranks_finish_packed(merge *m, source *s, const part *parts, size_t 
   int any = 0;
   for (size_t c = 0; c < t->n_cols && !any; c++) any = s->part_col[c] != NULL;
   if (!any) return LM_OK;
-  packed_state *ps = state_of(m, s);
-  if (!ps) goto nomem;
-  ps->at = lm_arena_alloc(t->arena, (n_parts + 1) * sizeof *ps->at);
-  ps->rows = lm_arena_alloc(t->arena, (n_parts + 1) * sizeof *ps->rows);
-  ps->part_col = lm_arena_alloc(t->arena, (t->n_cols + 1) * sizeof *ps->part_col);
-  ps->values = lm_arena_alloc(t->arena, (t->n_cols + 1) * sizeof *ps->values);
-  ps->part_value = lm_arena_alloc(t->arena, (t->n_cols + 1) * sizeof *ps->part_value);
-  if (!ps->at || !ps->rows || !ps->part_col || !ps->values || !ps->part_value) goto nomem;
+  packed_parts *pp = parts_of(m, s);
+  lm_packed *pk = pp ? lm_packed_new(t->n_cols) : NULL;
+  size_t *at = lm_arena_alloc(t->arena, (n_parts + 1) * sizeof *at);
+  size_t *len = lm_arena_alloc(t->arena, (n_parts + 1) * sizeof *len);
+  if (!pk || !at || !len) goto nomem;
   for (size_t p = 0; p < n_parts; p++) {
-    ps->at[p] = parts[p].at;
-    ps->rows[p] = parts[p].n_rows;
+    at[p] = parts[p].at;
+    len[p] = parts[p].n_rows;
   }
+  pk->n_pieces = n_parts;
+  pk->at = at;
+  pk->len = len;
   for (size_t c = 0; c < t->n_cols; c++) {
-    lm_column *col = &t->cols[c];
-    ps->part_col[c] = s->part_col[c];
-    ps->part_value[c] = s->part_value[c];
-    ps->values[c] = col->values;
     if (!s->part_col[c]) continue;
-    col->values = NULL;
-    col->deferred = 1;
+    lm_piece *pieces = lm_arena_alloc(t->arena, (n_parts + 1) * sizeof *pieces);
+    if (!pieces) goto nomem;
+    memset(pieces, 0, (n_parts + 1) * sizeof *pieces);
+    part_pieces(s, pp, parts, n_parts, c, t->cols[c].values, pieces);
+    pk->cols[c] = pieces;
   }
-  t->fetch = packed_fetch;
+  /* The pieces answer from now on, owning the packs. */
+  for (size_t c = 0; c < t->n_cols; c++)
+    if (s->part_col[c]) {
+      t->cols[c].values = NULL;
+      t->cols[c].deferred = 1;
+    }
+  pk->owner = pp;
+  pk->owner_free = parts_release;
+  t->fetch_state = pk;
+  t->fetch_release = lm_packed_release;
+  t->fetch = lm_packed_fetch;
   return LM_OK;
 nomem:
+  lm_packed_release(pk);
   return lm_oom(m->diag, m->dir);
 }
