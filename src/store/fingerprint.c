@@ -162,8 +162,11 @@ static lm_status mix_rest(hasher *h, const lm_workload *w, char out[33], lm_diag
   lm_status st = LM_OK;
   lm_table **levels = malloc((w->n_levels + 1) * sizeof *levels);
   if (!levels) return lm_oom(diag, NULL);
-  memcpy(levels, w->levels, w->n_levels * sizeof *levels);
-  qsort(levels, w->n_levels, sizeof *levels, cmp_tables);
+  /* A workload read from another tool's files has no levels (NULL). */
+  if (w->n_levels) {
+    memcpy(levels, w->levels, w->n_levels * sizeof *levels);
+    qsort(levels, w->n_levels, sizeof *levels, cmp_tables);
+  }
   for (size_t i = 0; st == LM_OK && i < w->n_levels; i++) st = mix_table(h, levels[i], diag);
   free(levels);
   if (st == LM_OK && w->roofline) st = mix_table(h, w->roofline, diag);
