@@ -48,13 +48,6 @@ static double *grow(double *v, size_t old_cap, size_t cap) {
   return g;
 }
 
-static char *copy(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *c = lm_malloc(n);
-  if (c) memcpy(c, s, n);
-  return c;
-}
-
 /* The id of kernel name s, interned when new. */
 static lm_status intern(lm_ncu_fold *f, const char *s, int32_t *id, lm_diag *diag) {
   int64_t found;
@@ -70,7 +63,7 @@ static lm_status intern(lm_ncu_fold *f, const char *s, int32_t *id, lm_diag *dia
     f->cap_kernels = cap;
   }
   if (f->n_kernels >= INT32_MAX) return lm_fail(diag, LM_ELIMIT, f->path, "more than 2^31 kernel names");
-  char *c = copy(s);
+  char *c = lm_strdup(s);
   if (!c) return lm_oom(diag, f->path);
   f->kernels[f->n_kernels] = c;
   if (lm_map_put(f->names, s, (int64_t)f->n_kernels) != LM_OK) return lm_oom(diag, f->path);
@@ -123,7 +116,7 @@ lm_status lm_ncu_fold_set(lm_ncu_fold *f, const char *name, size_t row, double v
       f->cap_metrics = cap;
     }
     double *col = grow(NULL, 0, f->cap_rows);
-    char *c = copy(name);
+    char *c = lm_strdup(name);
     if (!col || !c || lm_map_put(f->index, name, (int64_t)f->n_metrics) != LM_OK) {
       lm_free(col);
       lm_free(c);

@@ -51,13 +51,6 @@ static double *grow(double *v, size_t old_cap, size_t cap) {
   return grown;
 }
 
-static char *copy(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *c = lm_malloc(n);
-  if (c) memcpy(c, s, n);
-  return c;
-}
-
 lm_status lm_r1_row(lm_r1_rows *r, const char *id, double index, size_t *row, int *added, lm_diag *diag) {
   int64_t found;
   *added = 0;
@@ -102,7 +95,7 @@ lm_status lm_r1_kernel(lm_r1_rows *r, const char *s, int32_t *id, lm_diag *diag)
     r->kernels = g;
     r->cap_kernels = cap;
   }
-  char *c = copy(s);
+  char *c = lm_strdup(s);
   if (!c) return lm_oom(diag, r->path);
   r->kernels[r->n_kernels] = c;
   if (lm_map_put(r->names, s, (int64_t)r->n_kernels) != LM_OK) return lm_oom(diag, r->path);
@@ -127,7 +120,7 @@ lm_status lm_r1_column(lm_r1_rows *r, const char *name, size_t *col, lm_diag *di
     r->cap_cols = cap;
   }
   double *values = grow(NULL, 0, r->cap_rows ? r->cap_rows : 1);
-  char *c = copy(name);
+  char *c = lm_strdup(name);
   if (!values || !c || lm_map_put(r->col_index, name, (int64_t)r->n_cols) != LM_OK) {
     lm_free(values);
     lm_free(c);

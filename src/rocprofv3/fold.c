@@ -90,14 +90,6 @@ lm_status lm_v3_fold_add_row(lm_v3_fold *f, size_t *row, lm_diag *diag) {
   return LM_OK;
 }
 
-/* s copied with lm_malloc, or NULL. */
-static char *copy(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *c = lm_malloc(n);
-  if (c) memcpy(c, s, n);
-  return c;
-}
-
 lm_status lm_v3_fold_intern(lm_v3_fold *f, const char *s, int32_t *id, lm_diag *diag) {
   int64_t found;
   if (lm_map_get(f->names, s, &found)) {
@@ -112,7 +104,7 @@ lm_status lm_v3_fold_intern(lm_v3_fold *f, const char *s, int32_t *id, lm_diag *
     f->cap_kernels = cap;
   }
   if (f->n_kernels >= INT32_MAX) return lm_fail(diag, LM_ELIMIT, f->path, "more than 2^31 kernel names");
-  char *c = copy(s);
+  char *c = lm_strdup(s);
   if (!c) return lm_oom(diag, f->path);
   f->kernels[f->n_kernels] = c;
   if (lm_map_put(f->names, s, (int64_t)f->n_kernels) != LM_OK) return lm_oom(diag, f->path);
@@ -143,7 +135,7 @@ lm_status lm_v3_fold_counter(lm_v3_fold *f, const char *name, size_t *index, lm_
       f->cap_counters = cap;
     }
     double *col = grow_column(NULL, 0, f->cap_rows);
-    char *c = copy(name);
+    char *c = lm_strdup(name);
     if ((!col && f->cap_rows) || !c || lm_map_put(f->counter_index, name, (int64_t)f->n_counters) != LM_OK) {
       lm_free(col);
       lm_free(c);
@@ -181,7 +173,7 @@ lm_status lm_v3_fold_put(lm_v3_fold *f, const char *name, size_t row, double v, 
 
 lm_status lm_v3_agents_keep(lm_v3_agents *a, const char *key, const char *value, const char *path, lm_diag *diag) {
   if (a->n_keys == LM_V3_AGENT_KEYS || !value || !value[0]) return LM_OK;
-  char *k = copy(key), *v = copy(value);
+  char *k = lm_strdup(key), *v = lm_strdup(value);
   if (!k || !v) {
     lm_free(k);
     lm_free(v);
