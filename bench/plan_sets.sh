@@ -25,7 +25,7 @@ done
 # instance cycling (kernel instances), with what the greedy packing found.
 echo
 printf '%-8s %-6s %8s %22s %20s %22s\n' arch chip metrics "kernel replay passes" "app replay runs" "packed sets (passes)"
-for arch in sm_80 sm_90 sm_100; do
+for arch in sm_70 sm_75 sm_80 sm_86 sm_89 sm_90 sm_100; do
   out=$("$LUMEN" profile --plan --arch "$arch" --replay kernel) || { echo "$arch: $out"; continue; }
   chip=$(echo "$out" | sed -nE '1s/.*chip ([A-Z0-9]+),.*/\1/p')
   metrics=$(echo "$out" | sed -nE '1s/.*: ([0-9]+) metrics$/\1/p')

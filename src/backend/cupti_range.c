@@ -93,7 +93,9 @@ lm_status lm_cupti_library_check(const char *path, uint32_t version,
 /* The chips of lumen's NVIDIA definition folders (metrics/sm_*, chip: in
  * arch.yaml); unit/test_cupti_range checks this list against the built-in
  * catalogs, so that it cannot drift from them. */
-static const char lumen_chips[] = "GA100 (sm_80), GH100 (sm_90), GB100 (sm_100)";
+static const char lumen_chips[] =
+    "GV100 (sm_70), TU104 (sm_75), GA100 (sm_80), GA102 (sm_86), AD102 (sm_89), GH100 (sm_90), "
+    "GB100 (sm_100)";
 
 const char *lm_cupti_lumen_chips(void) { return lumen_chips; }
 

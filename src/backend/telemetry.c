@@ -365,8 +365,8 @@ size_t lm_backends_probe(lm_backend_status *out, size_t cap) {
       b->built = b->usable = 1;
       char desc[160];
       lm_cupti_host_describe(h, desc, sizeof desc);
-      snprintf(b->why, sizeof b->why, "Profiler Host API (%.150s): --plan --arch sm_80|sm_90|sm_100, "
-                                      "no GPU needed", desc);
+      snprintf(b->why, sizeof b->why, "Profiler Host API (%.150s): --plan --arch "
+                                      "sm_70|sm_75|sm_80|sm_86|sm_89|sm_90|sm_100, no GPU needed", desc);
       lm_cupti_host_close(h);
     } else {
       b->built = lm_cupti_host_built();

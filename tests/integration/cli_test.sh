@@ -323,10 +323,16 @@ list)
   run list architectures
   expect_status 0
   [ "$(grep -c '^gfx' "$TMP/out")" -eq 7 ] || fail "seven AMD architectures"
-  [ "$(grep -c '^sm_' "$TMP/out")" -eq 3 ] || fail "three NVIDIA architectures"
+  [ "$(grep -c '^sm_' "$TMP/out")" -eq 7 ] || fail "seven NVIDIA architectures"
   grep -Eq '^sm_90 +nvidia +GH100 +H100, H200' "$TMP/out" || fail "sm_90 line"
   grep -Eq '^sm_80 +nvidia +GA100' "$TMP/out" || fail "sm_80 line"
   grep -Eq '^sm_100 +nvidia +GB100' "$TMP/out" || fail "sm_100 line"
+  grep -Eq '^sm_70 +nvidia +GV100 +Tesla V100 ' "$TMP/out" || fail "sm_70 line"
+  grep -Eq '^sm_75 +nvidia +TU104 +Tesla T4, GeForce RTX 20 ' "$TMP/out" || fail "sm_75 line"
+  grep -Eq '^sm_86 +nvidia +GA102 +A10, A40, GeForce RTX 30 ' "$TMP/out" || fail "sm_86 line"
+  grep -Eq '^sm_89 +nvidia +AD102 +L4, L40, GeForce RTX 40 ' "$TMP/out" || fail "sm_89 line"
+  run list metrics --arch ga102
+  expect_status 0; expect_out "7.2.4 -> FMA Heavy Pipe"
   run list metrics --arch gh100
   expect_status 0; expect_out "2.1.0 -> Compute (SM) Throughput"; expect_out "10.2"
   run list counters --arch sm_100
@@ -350,7 +356,7 @@ plan_nvidia)
   grep -Eq '^cupti +counters +yes +no +built; not usable: .*(NVIDIA driver|GPU)' "$TMP/out" ||
     grep -Eq '^cupti +counters +yes +yes +range profiler' "$TMP/out" ||
     fail "cupti row: $(grep '^cupti ' "$TMP/out")"
-  for arch in ga100 gh100 gb100 sm_90; do
+  for arch in gv100 sm_75 sm_86 ad102 ga100 gh100 gb100 sm_90; do
     run profile --plan --arch "$arch"
     expect_status 0
     last=$(tail -1 "$TMP/out")

@@ -68,7 +68,8 @@ NEEDS_PROGRAM = {
 # NVIDIA plans (`lumen profile --plan --arch gh100`) price the sets with
 # CUPTI's Profiler Host API, which comes with the CUDA toolkit: skipped
 # where `lumen list backends` says it is not usable.
-NVIDIA_ARCHS = ("ga100", "gh100", "gb100", "sm_80", "sm_90", "sm_100")
+NVIDIA_ARCHS = ("gv100", "tu104", "ga100", "ga102", "ad102", "gh100", "gb100",
+                "sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100")
 TIMEOUT_S = 120
 
 

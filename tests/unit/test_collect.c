@@ -394,15 +394,31 @@ static void test_device_checks(void) {
   CHECK_STR(c.chip, "GB100");
   CHECK(lm_collect_cupti_check(&c, &a100, NULL, 0, 1, NULL, &d) == LM_OK);
   CHECK_STR(c.chip, "GA100");
+  /* the older and consumer architectures: compute capability to folder and chip */
+  lm_cuda_device v100 = {7, 0, 80, "Tesla V100-SXM2-16GB"}, t4 = {7, 5, 40, "Tesla T4"};
+  lm_cuda_device rtx = {8, 6, 82, "NVIDIA GeForce RTX 3090"}, l4 = {8, 9, 58, "NVIDIA L4"};
+  CHECK(lm_collect_cupti_check(&c, &v100, NULL, 0, 1, NULL, &d) == LM_OK);
+  CHECK_STR(c.arch, "sm_70");
+  CHECK_STR(c.chip, "GV100");
+  CHECK(lm_collect_cupti_check(&c, &t4, NULL, 0, 1, NULL, &d) == LM_OK);
+  CHECK_STR(c.arch, "sm_75");
+  CHECK_STR(c.chip, "TU104");
+  CHECK(lm_collect_cupti_check(&c, &rtx, NULL, 0, 1, NULL, &d) == LM_OK);
+  CHECK_STR(c.arch, "sm_86");
+  CHECK_STR(c.chip, "GA102");
+  CHECK(lm_collect_cupti_check(&c, &l4, NULL, 0, 1, NULL, &d) == LM_OK);
+  CHECK_STR(c.arch, "sm_89");
+  CHECK_STR(c.chip, "AD102");
   /* a GPU lumen has no definitions for */
-  lm_cuda_device rtx = {8, 6, 82, "NVIDIA GeForce RTX 3090"};
-  CHECK(lm_collect_cupti_check(&c, &rtx, NULL, 0, 1, NULL, &d) == LM_EINVAL);
-  CHECK(strstr(d.message, "unsupported NVIDIA GPU: NVIDIA GeForce RTX 3090 is compute capability 8.6") != NULL);
-  CHECK(strstr(d.message, "GA100 (sm_80), GH100 (sm_90), GB100 (sm_100)") != NULL);
+  lm_cuda_device rtx50 = {12, 0, 170, "NVIDIA GeForce RTX 5090"};
+  CHECK(lm_collect_cupti_check(&c, &rtx50, NULL, 0, 1, NULL, &d) == LM_EINVAL);
+  CHECK(strstr(d.message, "unsupported NVIDIA GPU: NVIDIA GeForce RTX 5090 is compute capability 12.0") != NULL);
+  CHECK(strstr(d.message, "GV100 (sm_70), TU104 (sm_75), GA100 (sm_80), GA102 (sm_86), AD102 (sm_89), "
+                          "GH100 (sm_90), GB100 (sm_100)") != NULL);
   /* a chip this CUPTI does not know */
   CHECK(lm_collect_cupti_check(&c, &h100, NULL, 0, 0, NULL, &d) == LM_EINVAL);
   CHECK(strstr(d.message, "unsupported chip: this CUPTI does not know GH100") != NULL);
-  CHECK(strstr(d.message, "NVIDIA H100 80GB HBM3") != NULL && strstr(d.message, "lumen has definitions for GA100") != NULL);
+  CHECK(strstr(d.message, "NVIDIA H100 80GB HBM3") != NULL && strstr(d.message, "lumen has definitions for GV100") != NULL);
   /* no CUPTI at all */
   CHECK(lm_collect_cupti_check(&c, &h100, NULL, 0, -1, "libcupti.so not found", &d) == LM_ENOTFOUND);
   CHECK(strstr(d.message, "libcupti.so not found") != NULL);

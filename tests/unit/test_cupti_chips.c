@@ -57,7 +57,7 @@ int main(void) {
           passes == 1);
     CHECK(lm_cupti_host_passes(h, c->chip, probe, 1, &passes, NULL, NULL, &d) == LM_ENOTFOUND);
   }
-  CHECK(n_nvidia == 3);
+  CHECK(n_nvidia == 7);
   const char *one[] = {"dram__bytes.sum"};
   int32_t passes;
   CHECK(!lm_cupti_host_has_chip(h, "GX999"));

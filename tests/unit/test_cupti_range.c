@@ -161,9 +161,9 @@ static void error_tests(void) {
   CHECK(strstr(line, "does not support this device or chip") != NULL);
   CHECK(strstr(line, lm_cupti_lumen_chips()) != NULL);
   /* the device's chip named, next to lumen's */
-  CHECK(lm_cupti_explain_chip(LM_CUPTI_NOT_SUPPORTED, "cuptiRangeProfilerEnable", NULL, "AD102", line,
+  CHECK(lm_cupti_explain_chip(LM_CUPTI_NOT_SUPPORTED, "cuptiRangeProfilerEnable", NULL, "GB202", line,
                               sizeof line) == LM_EINVAL);
-  CHECK(strstr(line, "this device (chip AD102)") != NULL && strstr(line, "GH100 (sm_90)") != NULL);
+  CHECK(strstr(line, "this device (chip GB202)") != NULL && strstr(line, "GH100 (sm_90)") != NULL);
   CHECK(lm_cupti_explain_chip(LM_CUPTI_INVALID_DEVICE, "cuptiProfilerInitialize", NULL, "", line,
                               sizeof line) == LM_EINVAL);
   CHECK(strstr(line, "this device or chip") != NULL);

@@ -66,13 +66,17 @@ int main(void) {
     CHECK(lm_catalog_find_table(b, "2.1") >= 0 && lm_catalog_find_table(b, "3.1") >= 0);
     lm_catalog_free(c);
   }
-  CHECK(n == 10);
+  CHECK(n == 14);
   CHECK(lm_metrics_builtin("gfx1100") == NULL);
   CHECK(lm_metrics_builtin_find("gh100") == lm_metrics_builtin("sm_90"));
   CHECK(lm_metrics_builtin_find("GA100") == lm_metrics_builtin("sm_80"));
   CHECK(lm_metrics_builtin_find("SM_100") == lm_metrics_builtin("sm_100"));
   CHECK(lm_metrics_builtin_find("gfx90a") == lm_metrics_builtin("gfx90a"));
-  CHECK(lm_metrics_builtin_find("GV100") == NULL);
+  CHECK(lm_metrics_builtin_find("gv100") == lm_metrics_builtin("sm_70"));
+  CHECK(lm_metrics_builtin_find("TU104") == lm_metrics_builtin("sm_75"));
+  CHECK(lm_metrics_builtin_find("ga102") == lm_metrics_builtin("sm_86"));
+  CHECK(lm_metrics_builtin_find("AD102") == lm_metrics_builtin("sm_89"));
+  CHECK(lm_metrics_builtin_find("GP100") == NULL);
   /* Every AMD architecture but gfx906 has 3.3 semantics (the reference
    * dropped it; other vendors have no reference versions); gfx950 has no
    * 3.0 ones, and its default catalog is the 3.3 one. */
