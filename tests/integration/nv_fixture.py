@@ -8,7 +8,8 @@ columns), for tests of the NVIDIA rules:
 ARCH_DIR is a metrics/sm_* folder: its arch.yaml names the architecture
 and the CUPTI metrics the panels read. The kernel is a healthy one: three
 dispatches of 100 us, two full waves of 256-thread blocks at full
-theoretical occupancy, memory and SM throughput at half their peaks, high
+theoretical occupancy (as many blocks per SM as its warp limit allows),
+memory and SM throughput at half their peaks, high
 hit rates, coalesced accesses, no bank conflicts, no dominant stall; on it
 no built-in NVIDIA rule fires. COL=VALUE sets one column (a counter or a
 launch column such as Workgroup_Size) to a number in every dispatch.
@@ -32,10 +33,19 @@ for line in open(os.path.join(arch_dir, "arch.yaml")):
             counters.append(line[4:].strip())
         elif line.strip() and not line.startswith(" "):
             reading = False
-sms = {"sm_80": 108, "sm_90": 132, "sm_100": 148}[arch]
-sclk = {"sm_80": 1410, "sm_90": 1980, "sm_100": 1965}[arch]
+# One product of each chip: V100 SXM2, T4, A100, A40, L4, H100 SXM, B200.
+sms = {"sm_70": 80, "sm_75": 40, "sm_80": 108, "sm_86": 84, "sm_89": 58, "sm_90": 132, "sm_100": 148}[arch]
+sclk = {"sm_70": 1530, "sm_75": 1590, "sm_80": 1410, "sm_86": 1740, "sm_89": 2040, "sm_90": 1980,
+        "sm_100": 1965}[arch]
+max_warps = None
+for line in open(os.path.join(arch_dir, "quantities.yaml")):
+    if line.strip() == "max_warps_per_sm:":
+        max_warps = 0
+    elif max_warps == 0 and line.strip().startswith("expr:"):
+        max_warps = int(line.split(":", 1)[1])
 
-blocks = sms * 8 * 2  # 8 blocks of 256 threads fill an SM: two waves
+per_sm = max_warps // 8  # blocks of 256 threads (8 warps) that fill an SM
+blocks = sms * per_sm * 2  # two waves
 row = {c: 1.0 for c in counters}
 row.update({
     "Grid_Size": blocks * 256, "Workgroup_Size": 256, "LDS_Per_Workgroup": 0,

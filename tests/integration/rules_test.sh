@@ -48,7 +48,7 @@ nv() {
 case $NAME in
 nvidia)
   # The NVIDIA rules: each fires alone on a kernel changed in one place.
-  for NV_ARCH in sm_80 sm_90 sm_100; do
+  for NV_ARCH in sm_70 sm_75 sm_80 sm_86 sm_89 sm_90 sm_100; do
     nv base_$NV_ARCH
     expect_fired "$TMP/base_$NV_ARCH" ""
   done
@@ -120,10 +120,60 @@ assert "Best Practices" in f["source"], f' "$TMP/t.json" || fail "uncoalesced JS
   grep -Eq "Board Power +│ +320\.00 │ +250\.00 │ +410\.00 │ W " "$TMP/p.txt" || fail "board power: $(grep Power "$TMP/p.txt")"
   "$LUMEN" analyze -w "$TMP/base_sm_90" -b 2 --width 200 >"$TMP/p.txt" 2>&1 || fail "analyze base: $(cat "$TMP/p.txt")"
   grep -Eq "Board Power +│ +│ +│ +│ W " "$TMP/p.txt" || fail "board power without samples: $(grep Power "$TMP/p.txt")"
-  # The NVIDIA rules are listed for the three architectures only.
+  # The NVIDIA rules are listed for the NVIDIA architectures only.
   "$LUMEN" list rules --arch sm_100 >"$TMP/r.txt" || fail "list rules"
   grep -q "^== sm_100 (B200): 16 rules" "$TMP/r.txt" || fail "sm_100 rules: $(head -1 "$TMP/r.txt")"
+  "$LUMEN" list rules --arch sm_86 >"$TMP/r.txt" || fail "list rules sm_86"
+  grep -q "^== sm_86 (A10, A40, GeForce RTX 30): 16 rules" "$TMP/r.txt" || fail "sm_86 rules: $(head -1 "$TMP/r.txt")"
   "$LUMEN" list rules --arch gfx90a | grep -q "tail-effect" && fail "an NVIDIA rule listed for gfx90a"
+  ;;
+nvidia_archs)
+  # The older and consumer architectures (V100, T4, A40 and L4 in the
+  # fixture): speed of light and roofline filled, the compute ceilings equal
+  # to the per-SM rates of quantities.yaml times SMs and clock (computed by
+  # hand below), and the register rule against each SM's warp limit.
+  # arch, FP64, FP32 and FP16 tensor peaks (GFLOP/s), warps per SM
+  while read -r arch fp64 fp32 tensor warps; do
+    NV_ARCH=$arch nv roof_$arch
+    "$LUMEN" analyze -w "$TMP/roof_$arch" -b 2 -b 4 -b 6 --format json >"$TMP/a.json" 2>"$TMP/a.err" ||
+      fail "analyze $arch: $(cat "$TMP/a.err")"
+    python3 - "$TMP/a.json" "$arch" "$fp64" "$fp32" "$tensor" "$warps" <<'PY' || fail "$arch panels"
+import json, sys
+path, arch = sys.argv[1], sys.argv[2]
+fp64, fp32, tensor, warps = map(float, sys.argv[3:])
+d = json.load(open(path))
+assert d["workloads"][0]["arch"] == arch, d["workloads"]
+rows = {r["id"]: r["cells"] for p in d["panels"] for t in p["tables"] for r in t["rows"]}
+assert rows["2.1.0"][0] == "Compute (SM) Throughput" and rows["2.1.0"][1] == 50, rows["2.1.0"]
+assert rows["2.1.4"][0] == "DRAM Throughput" and rows["2.1.4"][1] == 50, rows["2.1.4"]
+got = {c[0]: c[1] for k, c in rows.items() if k.startswith("4.3.")}
+for name, value in {"FP64 Peak": fp64, "FP32 Peak": fp32, "FP16 Tensor Peak": tensor}.items():
+    assert abs(got[name] - value) < 1e-6 * value, (arch, name, got[name], value)
+assert "FP64 Tensor Peak" not in got, got
+assert rows["4.1.1"][0] == "FP32 FLOPs" and abs(rows["4.1.1"][5] - fp32) < 1e-6 * fp32, rows["4.1.1"]
+assert rows["6.1.0"][1] == 100 and rows["6.1.1"][5] == warps, (rows["6.1.0"], rows["6.1.1"])
+PY
+  done <<'ARCHS'
+sm_70 7833.6 15667.2 125337.6 64
+sm_75 254.4 8140.8 65126.4 32
+sm_86 584.64 37416.96 149667.84 48
+sm_89 473.28 30289.92 121159.68 48
+ARCHS
+  # Registers per thread that leave one or two 8-warp blocks per SM: 128
+  # registers are 4096 per warp, 16 warps, 2 blocks; 168 are 5376 per warp,
+  # 12 warps, 1 block. Occupancy against 64, 32, 48 and 48 warps.
+  while read -r arch regs blocks pct; do
+    NV_ARCH=$arch nv regs_$arch Arch_VGPR="$regs"
+    expect_fired "$TMP/regs_$arch" "occupancy-registers"
+    "$LUMEN" analyze -w "$TMP/regs_$arch" --summary --width 200 >"$TMP/t.txt" 2>&1 || fail "analyze $arch"
+    grep -q "occupancy limited by registers: $regs registers per thread allow $blocks blocks per SM, $pct % theoretical occupancy" "$TMP/t.txt" ||
+      fail "$arch regs verdict: $(grep -i occupancy "$TMP/t.txt")"
+  done <<'ARCHS'
+sm_70 128 2 25
+sm_75 168 1 25
+sm_86 128 2 33
+sm_89 128 2 33
+ARCHS
   ;;
 fire)
   expect_fired "$WL/vcopy/MI200" "l2-hit-low"
