@@ -3,7 +3,8 @@
  * from other tools' files, which hold the counters their user asked for
  * and no others. A metric row whose values are all blank and whose
  * formula reads a counter column the workload lacks says so in its first
- * value cell; a blank for any other reason (a division by zero, a filter)
+ * value cell (in a row with other values, such as a constant peak, its
+ * first blank cell whose formula reads one); a blank for any other reason (a division by zero, a filter)
  * stays blank, and so does every cell of a workload folder, as the
  * reference shows them.
  */
@@ -63,15 +64,22 @@ lm_status lm_analyze_mark_uncollected(lm_analysis *an, lm_diag *diag) {
     if (t->kind != LM_TABLE_METRIC || !t->shown || !t->row_defs || t->def < 0) continue;
     for (int32_t r = 0; r < t->n_rows; r++) {
       const lm_rowdef *rd = &cat->rows[t->row_defs[r]];
-      int blank = 1, missing = 0, first = -1;
+      /* first: the first value cell; gap: the first blank one whose own
+       * formula reads a missing counter (a row with a constant peak) */
+      int blank = 1, missing = 0, first = -1, gap = -1;
       for (int32_t c = 0; c < t->n_cols; c++) {
         if (t->roles[c] != LM_RCOL_VALUE) continue;
         if (first < 0) first = c;
-        if (t->cells[(size_t)r * (size_t)t->n_cols + (size_t)c].kind != LM_CELL_EMPTY) blank = 0;
+        int empty = t->cells[(size_t)r * (size_t)t->n_cols + (size_t)c].kind == LM_CELL_EMPTY;
+        if (!empty) blank = 0;
         const lm_celldef *cd = &cat->cells[rd->first_cell + c];
-        if (cd->node >= 0 && reads_missing(w, cat, norm, cd->node, memo, 0) == MISSING) missing = 1;
+        if (cd->node >= 0 && reads_missing(w, cat, norm, cd->node, memo, 0) == MISSING) {
+          missing = 1;
+          if (empty && gap < 0) gap = c;
+        }
       }
-      if (blank && missing && first >= 0) {
+      if (!blank) first = gap;
+      if (missing && first >= 0) {
         lm_cell *cell = &t->cells[(size_t)r * (size_t)t->n_cols + (size_t)first];
         cell->kind = LM_CELL_TEXT;
         cell->text = "not collected";
