@@ -22,6 +22,9 @@
 
 /* ------------------------------------------------------------ matching */
 
+/* A compared cell whose row the other workload does not have. */
+#define ABSENT "absent"
+
 static const lm_cell *cell_at(const lm_rtable *t, int32_t row, int32_t col) {
   return &t->cells[(size_t)row * (size_t)t->n_cols + (size_t)col];
 }
@@ -51,17 +54,43 @@ int lm_report_same_kernel(const char *a, const char *b) {
   return na == nb && memcmp(a, b, na) == 0;
 }
 
+/* The name of metric row r (its first name column), or NULL. */
+static const char *metric_name(const lm_rtable *t, int32_t r) {
+  for (int32_t c = 0; c < t->n_cols; c++)
+    if (t->roles[c] == LM_RCOL_NAME) {
+      const lm_cell *cell = cell_at(t, r, c);
+      return cell->kind == LM_CELL_TEXT ? cell->text : NULL;
+    }
+  return NULL;
+}
+
+/* Two metric names mean the same (a row without a name matches any). */
+static int same_name(const char *a, const char *b) { return !a || !b || strcmp(a, b) == 0; }
+
 /* The row of `other` that corresponds to row `row` of `base`, or -1.
  * Kernels match by name, else by name without the ROCm suffix
  * (lm_report_same_kernel; *loose set to 1 when not NULL). */
 static int32_t match_row_how(const lm_rtable *base, const lm_rtable *other, int32_t row, int *loose) {
   if (loose) *loose = 0;
   if (!other || !other->n_rows) return -1;
-  if (base->kind == LM_TABLE_METRIC || base->kind == LM_TABLE_SYSINFO) {
+  if (base->kind == LM_TABLE_SYSINFO) {
     const char *id = base->row_ids[row];
     if (row < other->n_rows && strcmp(other->row_ids[row], id) == 0) return row;
     for (int32_t r = 0; r < other->n_rows; r++)
       if (strcmp(other->row_ids[r], id) == 0) return r;
+    return -1;
+  }
+  if (base->kind == LM_TABLE_METRIC) {
+    /* The same id with the same name; else the same name under another id
+     * (another architecture's catalog numbers its rows its own way). */
+    const char *id = base->row_ids[row], *name = metric_name(base, row);
+    int32_t at = -1;
+    if (row < other->n_rows && strcmp(other->row_ids[row], id) == 0) at = row;
+    for (int32_t r = 0; r < other->n_rows && at < 0; r++)
+      if (strcmp(other->row_ids[r], id) == 0) at = r;
+    if (at >= 0 && same_name(name, metric_name(other, at))) return at;
+    for (int32_t r = 0; r < other->n_rows && name; r++)
+      if (same_name(name, metric_name(other, r))) return r;
     return -1;
   }
   if (base->kind == LM_TABLE_TOP_KERNELS) {
@@ -107,6 +136,22 @@ static void loose_matches_text(const lm_analysis *const *runs, size_t n, const l
                     "adds: \".kd\", \" [clone .kd]\")\n",
                     strchr(lm_buf_cstr(&rows), ',') ? "s" : "", lm_buf_cstr(&rows), k + 1);
     lm_buf_fini(&rows);
+  }
+}
+
+/* Under a compared table: how many of its rows another workload lacks (no
+ * kernel, or no metric, of that name), each shown as ABSENT. */
+static void absent_rows_text(const lm_analysis *const *runs, size_t n, const lm_rtable *t, lm_buf *out) {
+  if (t->kind != LM_TABLE_TOP_KERNELS && t->kind != LM_TABLE_METRIC) return;
+  for (size_t k = 1; k < n; k++) {
+    const lm_rtable *ot = lm_analysis_find(runs[k], t->id);
+    int32_t absent = 0;
+    for (int32_t r = 0; r < t->n_rows; r++) absent += match_row(t, ot, r) < 0;
+    if (absent)
+      lm_buf_printf(out,
+                    "(%d of %d row%s %s no counterpart in workload [%zu]: no %s of the same name; shown as \"%s\")\n",
+                    absent, t->n_rows, t->n_rows == 1 ? "" : "s", absent == 1 ? "has" : "have", k + 1,
+                    t->kind == LM_TABLE_TOP_KERNELS ? "kernel" : "metric", ABSENT);
   }
 }
 
@@ -294,6 +339,8 @@ static lm_status build_grid(const lm_analysis *const *runs, size_t n_runs, int32
         const lm_cell *oc = orow >= 0 && ocol >= 0 ? cell_at(ot, orow, ocol) : NULL;
         if (t->kind == LM_TABLE_SYSINFO)
           text = oc ? fmt_number(oc, o->decimal) : lm_strdup("");
+        else if (orow < 0)
+          text = lm_strdup(ABSENT);
         else
           text = fmt_delta(num_or_zero(cell_at(t, (int32_t)r, c)), num_or_zero(oc), o->decimal);
       }
@@ -426,7 +473,10 @@ static void render_blocks(const grid *g, size_t width, lm_buf *out) {
       lm_buf_putc(&piece, ' ');
       put_without_newlines(&piece, c);
       const char *title = g->cells[k];
-      if (*unit && g->role[k] == LM_RCOL_VALUE && !strstr(title, "Pct") && !strstr(title, "Count") && !strchr(c, '%')) {
+      /* (a unit follows numbers only: not "absent" or "not collected") */
+      int number = strchr("0123456789-+.", *c) != NULL;
+      if (*unit && number && g->role[k] == LM_RCOL_VALUE && !strstr(title, "Pct") && !strstr(title, "Count") &&
+          !strchr(c, '%')) {
         lm_buf_putc(&piece, ' ');
         lm_buf_puts(&piece, unit);
       }
@@ -551,6 +601,7 @@ lm_status lm_report_text(const lm_analysis *const *runs, size_t n, const lm_repo
     grid_free(&g);
     if (st != LM_OK) return st;
     if (n > 1) loose_matches_text(runs, n, t, out);
+    if (n > 1) absent_rows_text(runs, n, t, out);
     if (o->verbose && t->kind == LM_TABLE_METRIC && t->row_descs) {
       size_t width = o->width > 0 ? (size_t)o->width : (size_t)-1;
       for (int32_t r = 0; r < t->n_rows; r++) {

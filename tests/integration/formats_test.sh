@@ -479,6 +479,42 @@ ncu_store)
   expect_status 0
   diff -r "$TMP/a" "$TMP/b" >/dev/null || fail "store and file differ: $(diff -r "$TMP/a" "$TMP/b" | head)"
   ;;
+compare_formats)
+  # Comparisons across formats and vendors: rows match by kernel or metric
+  # name, so an AMD run beside an NVIDIA one compares no AMD metric with an
+  # NVIDIA metric that merely shares its id, and a row the other run lacks
+  # is "absent", never 0 (-100 %).
+  run analyze -w "$V1" -w "$CC86" -b 2
+  expect_status 0
+  expect_out "Count [2] absent"
+  expect_out "have no counterpart in workload [2]: no kernel of the same name"
+  expect_out "have no counterpart in workload [2]: no metric of the same name"
+  grep -q -- "-100" "$TMP/out" && fail "a row the other run lacks shown as -100 %"
+  grep -q "absent Gflop" "$TMP/out" && fail "a unit after absent"
+  run analyze -w "$V1" -w "$CC86" -b 2 --format json
+  expect_status 0
+  [ "$("$JSON_GET" panels.0.tables.0.rows.0.compare.0.cells.1 <"$TMP/out")" = "null" ] ||
+    fail "an absent kernel has a value in the JSON comparison"
+  # The same run read two ways (results.csv and results.db): every row has
+  # its counterpart and every delta is 0.
+  run analyze -w "$V1" -w "$V1/results.db" -b 2 --format json
+  expect_status 0
+  n=$("$JSON_GET" panels.0.tables.0.rows <"$TMP/out" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+  [ "$n" -ge 4 ] || fail "top kernels: $n rows"
+  for r in $(seq 0 $((n - 1))); do
+    [ "$("$JSON_GET" panels.0.tables.0.rows.$r.compare.0.delta_pct.2 <"$TMP/out")" = "0" ] ||
+      fail "top kernel $r differs between results.csv and results.db"
+  done
+  run analyze -w "$V1" -w "$V1/results.db" -b 2
+  expect_status 0
+  grep -q "absent" "$TMP/out" && fail "a row absent from the same run read from its database"
+  # A metric whose peak is a constant but whose value needs counters the
+  # file lacks: the value says "not collected" beside the peak.
+  run analyze -w "$V1" -b 2 --format csv -o "$TMP/o"
+  expect_status 0
+  [ "$(csv_cell "$TMP/o/2.1.csv" 2.1.0 Avg)" = "not collected" ] || fail "VALU FLOPs Avg: $(csv_cell "$TMP/o/2.1.csv" 2.1.0 Avg)"
+  [ -n "$(csv_cell "$TMP/o/2.1.csv" 2.1.0 Peak)" ] || fail "VALU FLOPs Peak is blank"
+  ;;
 *)
   fail "unknown test $NAME"
   ;;
