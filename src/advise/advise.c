@@ -358,6 +358,7 @@ static lm_status finding_evidence(const lm_analysis *a, lm_arena *arena, lm_find
  * one, and a kernel of mixed work against every ceiling it uses. */
 static void place_on_roofline(const lm_roofline *roof, const lm_analysis *a, lm_kernel_summary *k) {
   k->intensity = k->gflops = k->attainable = k->roof_pct = k->roof_bw = k->roof_peak = LM_NAN;
+  k->roof_memory = roof && roof->nvidia ? "DRAM" : "HBM";
   const lm_roof_point *p = NULL;
   for (size_t i = 0; roof && i < roof->n_points; i++)
     if (strcmp(roof->points[i].kernel, k->name) == 0) p = &roof->points[i];
@@ -376,19 +377,34 @@ static void place_on_roofline(const lm_roofline *roof, const lm_analysis *a, lm_
     k->roof_reason = "no duration measured";
     return;
   }
-  /* Ceilings: roofline.csv's, else the speed-of-light table's peaks. */
-  static const char *const type_metric[LM_ROOF_TYPES] = {
-      "VALU FLOPs",       "VALU FLOPs",       "VALU FLOPs",        "MFMA FLOPs (F8)", "MFMA FLOPs (F16)",
+  k->roof_partial = roof->missing_ops;
+  /* Ceilings: roofline.csv's, else the speed-of-light table's peaks (on
+   * NVIDIA the roofline panel's: FP16/FP32/FP64 on the CUDA cores, the
+   * tensor cores against their dense FP16 peak). */
+  static const char *const amd_type_metric[LM_ROOF_TYPES] = {
+      "VALU FLOPs",        "VALU FLOPs",       "VALU FLOPs",       "MFMA FLOPs (F8)", "MFMA FLOPs (F16)",
       "MFMA FLOPs (BF16)", "MFMA FLOPs (F32)", "MFMA FLOPs (F64)", "MFMA IOPs (Int8)"};
+  static const char *const nv_type_metric[LM_ROOF_TYPES] = {"FP16 FLOPs",   "FP32 FLOPs",   "FP64 FLOPs",
+                                                            "Tensor FLOPs", "Tensor FLOPs", "Tensor FLOPs",
+                                                            "Tensor FLOPs", "Tensor FLOPs", "Tensor FLOPs"};
+  const char *const *type_metric = roof->nvidia ? nv_type_metric : amd_type_metric;
   int measured = !isnan(roof->hbm_bw) && !isnan(roof->fp32);
   k->roof_source = measured ? "roofline.csv" : "theoretical peaks";
   double level_bw[4] = {roof->hbm_bw, roof->l2_bw, roof->l1_bw, roof->lds_bw};
   double level_bytes[4] = {p->bytes_hbm, p->bytes_l2, p->bytes_l1, p->bytes_lds};
-  static const char *const level_metric[4] = {"L2-Fabric Read BW", "L2 Cache BW", "vL1D Cache BW",
-                                              "Theoretical LDS Bandwidth"};
-  static const char *const level_name[4] = {"HBM", "L2", "L1", "LDS"};
+  static const char *const amd_level_metric[4] = {"L2-Fabric Read BW", "L2 Cache BW", "vL1D Cache BW",
+                                                  "Theoretical LDS Bandwidth"};
+  static const char *const nv_level_metric[4] = {"DRAM Bandwidth", "L2 Bandwidth", "L1 Bandwidth", ""};
+  const char *const *level_metric = roof->nvidia ? nv_level_metric : amd_level_metric;
+  static const char *const amd_level_name[4] = {"HBM", "L2", "L1", "LDS"};
+  static const char *const nv_level_name[4] = {"DRAM", "L2", "L1", "shared memory"};
+  const char *const *level_name = roof->nvidia ? nv_level_name : amd_level_name;
   for (int l = 0; l < 4; l++)
-    if (!measured || isnan(level_bw[l])) level_bw[l] = metric_cell(a, level_metric[l], 1, NULL);
+    if (!measured || isnan(level_bw[l]))
+      level_bw[l] = *level_metric[l] ? metric_cell(a, level_metric[l], 1, NULL) : LM_NAN;
+  /* No DRAM ceiling in the panels (an export without the peak metrics):
+   * the device's memory bandwidth from its system information. */
+  if (!(level_bw[0] > 0)) level_bw[0] = sysinfo_var(a, "hbm_bw");
   double compute_ns = 0, longest_type_ns = -1;
   int main_type = -1;
   for (int t = 0; t < LM_ROOF_TYPES; t++) {
@@ -397,7 +413,7 @@ static void place_on_roofline(const lm_roofline *roof, const lm_analysis *a, lm_
     if (isnan(peak)) peak = metric_cell(a, type_metric[t], 1, NULL);
     if (!(peak > 0)) {
       k->roof_reason = "no peak known for this GPU's arithmetic";
-      k->roof_type = lm_roof_type_name((lm_roof_type)t);
+      k->roof_type = lm_roofline_type_name(roof, (lm_roof_type)t);
       return;
     }
     double ns = p->type_ops[t] / peak;
@@ -411,7 +427,13 @@ static void place_on_roofline(const lm_roofline *roof, const lm_analysis *a, lm_
     double ns = level_bytes[l] / level_bw[l];
     if (ns > memory_ns) memory_ns = ns, level = l;
   }
-  k->roof_type = lm_roof_type_name((lm_roof_type)main_type);
+  if (level < 0) { /* without a memory side, no bound can be told */
+    k->roof_peak = LM_NAN;
+    k->roof_reason = roof->missing ? "the memory counters were not collected (no byte count)"
+                                   : "no memory traffic or no memory ceiling known";
+    return;
+  }
+  k->roof_type = lm_roofline_type_name(roof, (lm_roof_type)main_type);
   k->roof_bw = level_bw[0];
   k->intensity = p->bytes_hbm > 0 ? ops / p->bytes_hbm : LM_NAN;
   k->gflops = ops / p->duration_ns;
@@ -582,6 +604,8 @@ static lm_status summarize_kernel(summ *m, size_t i) {
   }
   if (highlights(ka_used, s->arena, k) != LM_OK) return LM_ENOMEM;
   place_on_roofline(m->roof, ka_used, k);
+  /* (the roofline's strings end with it: the summary keeps its own) */
+  if (k->roof_partial && !(k->roof_partial = lm_arena_strdup(s->arena, k->roof_partial))) return LM_ENOMEM;
   if (apply_rules(m, ka_used, vars, k) != LM_OK) return LM_ENOMEM;
   lm_analysis_free(m->ka);
   m->ka = NULL;

@@ -72,7 +72,10 @@ typedef struct lm_kernel_summary {
                               time at their peaks), as roof_limit's names */
   const char *roof_source; /* "roofline.csv" or "theoretical peaks" */
   const char *roof_reason;
-  double roof_bw, roof_peak;  /* for a plot: GB/s at HBM, GFLOP/s of roof_type */
+  const char *roof_memory;   /* the device memory's name: "HBM" (AMD) or "DRAM" */
+  const char *roof_partial;  /* placed from the arithmetic collected alone: a
+                                counter of the rest that was not, or NULL */
+  double roof_bw, roof_peak; /* for a plot: GB/s at roof_memory, GFLOP/s of roof_type */
   lm_finding *findings;
   size_t n_findings;
 } lm_kernel_summary;

@@ -335,8 +335,15 @@ typedef struct lm_roofline {
   size_t n_points;
   const char *missing;    /* a counter the points need that is absent, or NULL */
   const char *missing_ops; /* a counter of the arithmetic that is absent, or NULL */
+  int nvidia;              /* 1: an NVIDIA workload, whose types are FP16, FP32,
+                              FP64 (CUDA cores, in the VALU slots) and the
+                              tensor cores (in the MFMA F16 and BF16 slots) */
   lm_arena *arena;
 } lm_roofline;
+
+/* lm_roofline_type_name: the name of a type in r's vendor's words ("VALU
+ * FP32", "MFMA BF16"; on NVIDIA "FP32", "Tensor BF16"). */
+const char *lm_roofline_type_name(const lm_roofline *r, lm_roof_type type);
 
 /* lm_roofline_compute: the reference tool's roofline (ceilings and the
  * kernel points at L1, L2 and HBM, by kernel, the `top` longest) for the

@@ -31,6 +31,13 @@ const char *lm_roof_type_name(lm_roof_type type) {
   return (unsigned)type < LM_ROOF_TYPES ? names[type] : "";
 }
 
+const char *lm_roofline_type_name(const lm_roofline *r, lm_roof_type type) {
+  static const char *const nv[] = {"FP16",        "FP32",        "FP64",        "Tensor F8",  "Tensor FP16",
+                                   "Tensor BF16", "Tensor TF32", "Tensor FP64", "Tensor INT8"};
+  if (r && r->nvidia) return (unsigned)type < LM_ROOF_TYPES ? nv[type] : "";
+  return lm_roof_type_name(type);
+}
+
 static double col_at(const lm_table *t, long c, size_t r) {
   const double *values = c < 0 ? NULL : lm_table_values(t, (size_t)c, NULL);
   if (!values) return 0;
@@ -64,20 +71,17 @@ void lm_roofline_free(lm_roofline *r) {
   if (r) lm_arena_free(r->arena);
 }
 
-lm_status lm_roofline_compute(const lm_workload *w, const lm_analyze_opts *o, size_t top, lm_roofline **out,
-                              lm_diag *diag) {
-  *out = NULL;
-  size_t *rows = NULL, n = 0;
-  lm_status st = lm_analyze_rows(w, o, &rows, &n, diag);
-  if (st != LM_OK) return st;
-  lm_arena *arena = lm_arena_new(1 << 12);
-  lm_roofline *r = arena ? lm_arena_alloc(arena, sizeof *r) : NULL;
-  acc *groups = NULL;
-  if (!r) goto nomem;
-  memset(r, 0, sizeof *r);
-  r->arena = arena;
+/* The group of a row's kernel, or NULL. */
+static acc *group_of(const lm_table *t, long kcol, acc *groups, size_t row) {
+  int32_t k = kcol >= 0 && t->cols[kcol].text_ids ? t->cols[kcol].text_ids[row] : -1;
+  return k < 0 ? NULL : &groups[k];
+}
+
+/* AMD: the reference's counts (see the file's head) of the selected rows,
+ * added to their kernels' groups. */
+static void amd_accumulate(const lm_workload *w, const size_t *rows, size_t n, acc *groups, const char **missing,
+                           const char **missing_ops) {
   const lm_table *t = w->pmc;
-  const char *missing = NULL;
   static const char *const valu[] = {"SQ_INSTS_VALU_ADD_F16", "SQ_INSTS_VALU_MUL_F16", "SQ_INSTS_VALU_TRANS_F16",
                                      "SQ_INSTS_VALU_FMA_F16", "SQ_INSTS_VALU_ADD_F32", "SQ_INSTS_VALU_MUL_F32",
                                      "SQ_INSTS_VALU_TRANS_F32", "SQ_INSTS_VALU_FMA_F32", "SQ_INSTS_VALU_ADD_F64",
@@ -85,40 +89,33 @@ lm_status lm_roofline_compute(const lm_workload *w, const lm_analyze_opts *o, si
   static const char *const mfma[] = {"SQ_INSTS_VALU_MFMA_MOPS_F16", "SQ_INSTS_VALU_MFMA_MOPS_BF16",
                                      "SQ_INSTS_VALU_MFMA_MOPS_F32", "SQ_INSTS_VALU_MFMA_MOPS_F64"};
   long vc[12], mc[4];
-  for (int i = 0; i < 12; i++) vc[i] = need(t, valu[i], &missing);
-  for (int i = 0; i < 4; i++) mc[i] = need(t, mfma[i], &missing);
-  const char *missing_ops = NULL;
-  for (int i = 0; i < 12; i++) need(t, valu[i], &missing_ops);
-  for (int i = 0; i < 4; i++) need(t, mfma[i], &missing_ops);
+  for (int i = 0; i < 12; i++) vc[i] = need(t, valu[i], missing);
+  for (int i = 0; i < 4; i++) mc[i] = need(t, mfma[i], missing);
+  for (int i = 0; i < 12; i++) need(t, valu[i], missing_ops);
+  for (int i = 0; i < 4; i++) need(t, mfma[i], missing_ops);
   /* F8 and I8 matrix operations: not in the reference's count, but the
    * work of their kernels (absent on GPUs without them: no work). */
   long f8 = lm_table_find(t, "SQ_INSTS_VALU_MFMA_MOPS_F8"), i8 = lm_table_find(t, "SQ_INSTS_VALU_MFMA_MOPS_I8");
-  long l1 = need(t, "TCP_TOTAL_CACHE_ACCESSES_sum", &missing);
-  long l2[4] = {need(t, "TCP_TCC_READ_REQ_sum", &missing), need(t, "TCP_TCC_WRITE_REQ_sum", &missing),
-                need(t, "TCP_TCC_ATOMIC_WITH_RET_REQ_sum", &missing),
-                need(t, "TCP_TCC_ATOMIC_WITHOUT_RET_REQ_sum", &missing)};
+  long l1 = need(t, "TCP_TOTAL_CACHE_ACCESSES_sum", missing);
+  long l2[4] = {need(t, "TCP_TCC_READ_REQ_sum", missing), need(t, "TCP_TCC_WRITE_REQ_sum", missing),
+                need(t, "TCP_TCC_ATOMIC_WITH_RET_REQ_sum", missing),
+                need(t, "TCP_TCC_ATOMIC_WITHOUT_RET_REQ_sum", missing)};
   int mi300 = w->arch && strncmp(w->arch, "gfx94", 5) == 0;
-  long rd = need(t, mi300 ? "TCC_EA0_RDREQ_sum" : "TCC_EA_RDREQ_sum", &missing);
-  long rd32 = need(t, mi300 ? "TCC_EA0_RDREQ_32B_sum" : "TCC_EA_RDREQ_32B_sum", &missing);
-  long wr = need(t, mi300 ? "TCC_EA0_WRREQ_sum" : "TCC_EA_WRREQ_sum", &missing);
-  long wr64 = need(t, mi300 ? "TCC_EA0_WRREQ_64B_sum" : "TCC_EA_WRREQ_64B_sum", &missing);
-  long bubble = mi300 ? need(t, "TCC_BUBBLE_sum", &missing) : -1;
+  long rd = need(t, mi300 ? "TCC_EA0_RDREQ_sum" : "TCC_EA_RDREQ_sum", missing);
+  long rd32 = need(t, mi300 ? "TCC_EA0_RDREQ_32B_sum" : "TCC_EA_RDREQ_32B_sum", missing);
+  long wr = need(t, mi300 ? "TCC_EA0_WRREQ_sum" : "TCC_EA_WRREQ_sum", missing);
+  long wr64 = need(t, mi300 ? "TCC_EA0_WRREQ_64B_sum" : "TCC_EA_WRREQ_64B_sum", missing);
+  long bubble = mi300 ? need(t, "TCC_BUBBLE_sum", missing) : -1;
   long lds_active = lm_table_find(t, "SQ_LDS_IDX_ACTIVE"), lds_conflict = lm_table_find(t, "SQ_LDS_BANK_CONFLICT");
   long kcol = lm_table_find(t, "Kernel_Name"), ts = lm_table_find(t, "Start_Timestamp"),
-       te = lm_table_find(t, "End_Timestamp"), gcol = lm_table_find(t, "GPU_ID");
+       te = lm_table_find(t, "End_Timestamp");
   long banks_at = lm_sysinfo_find(&w->sysinfo, "lds_banks_per_cu");
   double banks = banks_at >= 0 && !isnan(w->sysinfo.values[banks_at]) ? w->sysinfo.values[banks_at] : 32;
-  r->missing = missing ? lm_arena_strdup(arena, missing) : NULL;
-  r->missing_ops = missing_ops ? lm_arena_strdup(arena, missing_ops) : NULL;
 
-  groups = calloc(t->n_strings + 1, sizeof *groups);
-  if (!groups) goto nomem;
-  for (size_t s = 0; s < t->n_strings; s++) groups[s].kernel = (int32_t)s;
   for (size_t i = 0; i < n; i++) {
     size_t row = rows[i];
-    int32_t k = kcol >= 0 && t->cols[kcol].text_ids ? t->cols[kcol].text_ids[row] : -1;
-    if (k < 0) continue;
-    acc *g = &groups[k];
+    acc *g = group_of(t, kcol, groups, row);
+    if (!g) continue;
     double v = 0;
     for (int j = 0; j < 12; j++) v += col_at(t, vc[j], row) * ((j % 4) == 3 ? 2 : 1);
     v *= 64;
@@ -147,6 +144,84 @@ lm_status lm_roofline_compute(const lm_workload *w, const lm_analyze_opts *o, si
     }
     g->lds += (col_at(t, lds_active, row) - col_at(t, lds_conflict, row)) * 4 * banks;
   }
+}
+
+/* NVIDIA: CUPTI's thread-level operation counts (a fused multiply-add
+ * counts two) on the CUDA cores, the tensor path's operations, and the
+ * bytes through DRAM, L2 and L1/TEX; the duration from the timestamps,
+ * else gpu__time_duration.sum. */
+static void nvidia_accumulate(const lm_workload *w, const size_t *rows, size_t n, acc *groups, const char **missing,
+                              const char **missing_ops) {
+  const lm_table *t = w->pmc;
+  static const char *const fp[3][3] = {
+      {"smsp__sass_thread_inst_executed_op_hadd_pred_on.sum", "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum",
+       "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum"},
+      {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+       "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"},
+      {"smsp__sass_thread_inst_executed_op_dadd_pred_on.sum", "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
+       "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum"}};
+  static const char *const tensor[3] = {"sm__ops_path_tensor_src_fp16_dst_fp16.sum",
+                                        "sm__ops_path_tensor_src_fp16_dst_fp32.sum",
+                                        "sm__ops_path_tensor_src_bf16_dst_fp32.sum"};
+  long fc[3][3], tc[3];
+  for (int ty = 0; ty < 3; ty++)
+    for (int j = 0; j < 3; j++) fc[ty][j] = need(t, fp[ty][j], missing_ops);
+  /* (chips without a tensor path of a kind have no such counter: no work) */
+  for (int j = 0; j < 3; j++) tc[j] = lm_table_find(t, tensor[j]);
+  *missing = *missing_ops;
+  long dram = need(t, "dram__bytes.sum", missing), lts = need(t, "lts__t_bytes.sum", missing),
+       l1 = need(t, "l1tex__t_bytes.sum", missing);
+  long kcol = lm_table_find(t, "Kernel_Name"), ts = lm_table_find(t, "Start_Timestamp"),
+       te = lm_table_find(t, "End_Timestamp"), dur = lm_table_find(t, "gpu__time_duration.sum");
+  for (size_t i = 0; i < n; i++) {
+    size_t row = rows[i];
+    acc *g = group_of(t, kcol, groups, row);
+    if (!g) continue;
+    double cuda = 0;
+    for (int ty = 0; ty < 3; ty++) {
+      double ops = col_at(t, fc[ty][0], row) + col_at(t, fc[ty][1], row) + 2 * col_at(t, fc[ty][2], row);
+      g->ops[LM_ROOF_VALU_F16 + ty] += ops;
+      cuda += ops;
+    }
+    double t16 = col_at(t, tc[0], row) + col_at(t, tc[1], row), tbf16 = col_at(t, tc[2], row);
+    g->ops[LM_ROOF_MFMA_F16] += t16;
+    g->ops[LM_ROOF_MFMA_BF16] += tbf16;
+    g->calls++;
+    double d = col_at(t, te, row) - col_at(t, ts, row);
+    g->duration += d > 0 ? d : col_at(t, dur, row);
+    g->valu += cuda;
+    g->flops += cuda + t16 + tbf16;
+    g->l1 += col_at(t, l1, row);
+    g->l2 += col_at(t, lts, row);
+    g->hbm += col_at(t, dram, row);
+  }
+}
+
+lm_status lm_roofline_compute(const lm_workload *w, const lm_analyze_opts *o, size_t top, lm_roofline **out,
+                              lm_diag *diag) {
+  *out = NULL;
+  size_t *rows = NULL, n = 0;
+  lm_status st = lm_analyze_rows(w, o, &rows, &n, diag);
+  if (st != LM_OK) return st;
+  lm_arena *arena = lm_arena_new(1 << 12);
+  lm_roofline *r = arena ? lm_arena_alloc(arena, sizeof *r) : NULL;
+  acc *groups = NULL;
+  if (!r) goto nomem;
+  memset(r, 0, sizeof *r);
+  r->arena = arena;
+  const lm_table *t = w->pmc;
+  const char *missing = NULL, *missing_ops = NULL;
+  groups = calloc(t->n_strings + 1, sizeof *groups);
+  if (!groups) goto nomem;
+  for (size_t s = 0; s < t->n_strings; s++) groups[s].kernel = (int32_t)s;
+  r->nvidia = w->arch && strncmp(w->arch, "sm_", 3) == 0;
+  if (r->nvidia)
+    nvidia_accumulate(w, rows, n, groups, &missing, &missing_ops);
+  else
+    amd_accumulate(w, rows, n, groups, &missing, &missing_ops);
+  r->missing = missing ? lm_arena_strdup(arena, missing) : NULL;
+  r->missing_ops = missing_ops ? lm_arena_strdup(arena, missing_ops) : NULL;
+  long gcol = lm_table_find(t, "GPU_ID");
   qsort(groups, t->n_strings, sizeof *groups, cmp_total);
   size_t kept = 0;
   while (kept < t->n_strings && kept < top && groups[kept].calls) kept++;

@@ -46,6 +46,50 @@ static lm_status add_aliases(lm_ncu_fold *fold, lm_diag *diag) {
   return LM_OK;
 }
 
+/* A sum over all SMs equals the sum over all their sub-partitions: an
+ * sm__X.sum metric (as `ncu --metrics` users often name them) is also
+ * stored as smsp__X.sum, the name the definitions read, and the other
+ * way round, where the file does not hold that name itself. */
+static lm_status add_rollup_twins(lm_ncu_fold *fold, lm_diag *diag) {
+  size_t n = fold->n_metrics;
+  for (size_t i = 0; i < n; i++) {
+    const char *name = fold->metric_names[i];
+    size_t len = strlen(name);
+    int sm = strncmp(name, "sm__", 4) == 0, smsp = strncmp(name, "smsp__", 6) == 0;
+    if ((!sm && !smsp) || len < 5 || strcmp(name + len - 4, ".sum") != 0 || len > 200) continue;
+    char twin[256];
+    snprintf(twin, sizeof twin, "%s%s", sm ? "smsp__" : "sm__", name + (sm ? 4 : 6));
+    if (lm_ncu_fold_column(fold, twin)) continue;
+    for (size_t r = 0; r < fold->n_rows; r++) {
+      lm_status st = lm_ncu_fold_set(fold, twin, r, fold->metrics[i][r], diag);
+      if (st != LM_OK) return st;
+    }
+  }
+  return LM_OK;
+}
+
+/* X.sum.per_second, where the file has X.sum and the duration but not the
+ * rate: CUPTI's rate is the sum over gpu__time_duration.sum (nanoseconds
+ * here, CUPTI's base unit). */
+static lm_status add_rates(lm_ncu_fold *fold, lm_diag *diag) {
+  size_t n = fold->n_metrics;
+  for (size_t i = 0; i < n; i++) {
+    const double *dur = lm_ncu_fold_column(fold, "gpu__time_duration.sum");
+    const char *name = fold->metric_names[i];
+    size_t len = strlen(name);
+    if (!dur || len < 5 || len > 200 || strcmp(name + len - 4, ".sum") != 0) continue;
+    char rate[256];
+    snprintf(rate, sizeof rate, "%s.per_second", name);
+    if (lm_ncu_fold_column(fold, rate)) continue;
+    for (size_t r = 0; r < fold->n_rows; r++) {
+      double d = lm_ncu_fold_column(fold, "gpu__time_duration.sum")[r];
+      lm_status st = lm_ncu_fold_set(fold, rate, r, d > 0 ? fold->metrics[i][r] / (d * 1e-9) : LM_NAN, diag);
+      if (st != LM_OK) return st;
+    }
+  }
+  return LM_OK;
+}
+
 /* Launch facts the header lacks, from the launch__ metrics. */
 static void complete_facts(lm_ncu_fold *fold) {
   const double *block = lm_ncu_fold_column(fold, "launch__block_size");
@@ -144,6 +188,8 @@ lm_status lm_ncu_fold_finish(lm_ncu_fold *fold, const char *arch, lm_workload **
   lm_status st = LM_OK;
   if (fold->n_rows == 0) return lm_fail(diag, LM_EDATA, fold->path, "no launch rows: nothing to analyze");
   if ((st = add_aliases(fold, diag)) != LM_OK) return st;
+  if ((st = add_rollup_twins(fold, diag)) != LM_OK) return st;
+  if ((st = add_rates(fold, diag)) != LM_OK) return st;
   complete_facts(fold);
   const char *use = file_arch(fold, arch);
   if (!use || !*use)

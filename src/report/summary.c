@@ -268,7 +268,8 @@ static void text_roofline(const lm_summary *s, size_t width, lm_buf *out) {
     if (!(fx >= 0 && fx < (double)cols && fy >= 0 && fy < (double)rows)) continue; /* NaN too */
     grid[rows - 1 - (size_t)fy][(size_t)fx] = (char)('1' + i);
   }
-  lm_buf_printf(out, "\nroofline at HBM (%s): GFLOP/s over FLOP/byte, log scales\n", ref->roof_source);
+  lm_buf_printf(out, "\nroofline at %s (%s): GFLOP/s over FLOP/byte, log scales\n",
+                ref->roof_memory ? ref->roof_memory : "HBM", ref->roof_source);
   lm_buf_printf(out, "/ %.0f GB/s bandwidth, - %.0f GFLOP/s %s peak, 1-%zu the kernels\n", bw, peak,
                 ref->roof_type ? ref->roof_type : "", s->n_kernels < 9 ? s->n_kernels : 9);
   for (size_t r = 0; r < rows; r++) {
@@ -349,19 +350,25 @@ lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size
       lm_report_wrap(out, "   ", lm_buf_cstr(&hl), 5, width);
       lm_buf_fini(&hl);
     }
+    const char *mem = k->roof_memory ? k->roof_memory : "HBM";
     if (!isnan(k->roof_pct) && k->roof_pct > 100.5)
       snprintf(line, sizeof line,
-               "roofline (%s): mostly %s work, %.3g FLOP/byte at HBM, %.3g GFLOP/s, above the attainable %.3g "
+               "roofline (%s): mostly %s work, %.3g FLOP/byte at %s, %.3g GFLOP/s, above the attainable %.3g "
                "GFLOP/s (%.0f %%): a ceiling is too low, so no bound is given",
-               k->roof_source, k->roof_type, k->intensity, k->gflops, k->attainable, k->roof_pct);
+               k->roof_source, k->roof_type, k->intensity, mem, k->gflops, k->attainable, k->roof_pct);
     else if (!isnan(k->roof_pct))
       snprintf(line, sizeof line,
-               "roofline (%s): mostly %s work, %.3g FLOP/byte at HBM, %.3g GFLOP/s = %.0f %% of the attainable "
+               "roofline (%s): mostly %s work, %.3g FLOP/byte at %s, %.3g GFLOP/s = %.0f %% of the attainable "
                "%.3g GFLOP/s: %s-bound %s %s",
-               k->roof_source, k->roof_type, k->intensity, k->gflops, k->roof_pct, k->attainable, k->roof_bound,
+               k->roof_source, k->roof_type, k->intensity, mem, k->gflops, k->roof_pct, k->attainable, k->roof_bound,
                strcmp(k->roof_bound, "memory") == 0 ? "at" : "on", k->roof_limit);
     else
       snprintf(line, sizeof line, "roofline: not placed (%s)", k->roof_reason ? k->roof_reason : "no data");
+    if (!isnan(k->roof_pct) && k->roof_partial) {
+      size_t used = strlen(line);
+      snprintf(line + used, sizeof line - used, "; counting only the arithmetic collected (%s and others were not)",
+               k->roof_partial);
+    }
     lm_report_wrap(out, "   ", line, 5, width);
     if (!k->n_findings) lm_report_wrap(out, "   ", "no rule fired", 5, width);
     for (size_t f = 0; f < k->n_findings; f++) {
@@ -463,6 +470,8 @@ void *lm_report_summary_json(const lm_summary *s) {
     if (k->roof_pct > 100.5) cJSON_AddBoolToObject(r, "above_attainable", 1);
     if (k->roof_source) cJSON_AddStringToObject(r, "source", k->roof_source);
     if (k->roof_reason) cJSON_AddStringToObject(r, "not_placed", k->roof_reason);
+    if (k->roof_partial && !isnan(k->roof_pct)) cJSON_AddStringToObject(r, "ops_not_collected", k->roof_partial);
+    if (k->roof_memory) cJSON_AddStringToObject(r, "memory", k->roof_memory);
     cJSON *fs = cJSON_AddArrayToObject(j, "findings");
     for (size_t f = 0; f < k->n_findings; f++) {
       const lm_finding *fd = &k->findings[f];

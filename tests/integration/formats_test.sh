@@ -515,6 +515,38 @@ compare_formats)
   [ "$(csv_cell "$TMP/o/2.1.csv" 2.1.0 Avg)" = "not collected" ] || fail "VALU FLOPs Avg: $(csv_cell "$TMP/o/2.1.csv" 2.1.0 Avg)"
   [ -n "$(csv_cell "$TMP/o/2.1.csv" 2.1.0 Peak)" ] || fail "VALU FLOPs Peak is blank"
   ;;
+ncu_roofline)
+  # An export with FP32 operation counters named at the SM level (sm__...)
+  # and DRAM bytes: the summary places each kernel on the roofline from
+  # them (the SM sums are the sub-partitions' sums), says that only the
+  # arithmetic collected is counted, and names the memory DRAM. The FLOP
+  # rate and intensity are computed here from the file.
+  run analyze -w "$CC86" --summary --format json
+  expect_status 0
+  want=$(python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+k = "basic(int, int, int, const float *, const float *, float *)"
+v = {r["Metric Name"]: float(r["Metric Value"].replace(",", "")) for r in rows if r["Kernel Name"] == k and r["ID"] == "0"}
+ops = v["sm__sass_thread_inst_executed_op_fadd_pred_on.sum"] + v["sm__sass_thread_inst_executed_op_fmul_pred_on.sum"] + 2 * v["sm__sass_thread_inst_executed_op_ffma_pred_on.sum"]
+print(ops / v["gpu__time_duration.sum"], ops / v["dram__bytes.sum"])' "$CC86")
+  python3 - "$TMP/out" $want <<'PY' || fail "roofline of basic(): $(cat "$TMP/out" | head -c 600)"
+import json, sys
+s = json.load(open(sys.argv[1]))
+summary = s.get("summary", s)
+k = [k for k in summary["kernels"] if k["name"].startswith("basic(")][0]
+r = k["roofline"]
+assert abs(r["gflops"] - float(sys.argv[2])) <= 1e-9 * float(sys.argv[2]), r
+assert abs(r["intensity"] - float(sys.argv[3])) <= 1e-9 * float(sys.argv[3]), r
+assert r["type"] == "FP32" and r["memory"] == "DRAM" and "ops_not_collected" in r, r
+PY
+  run analyze -w "$CC86" --summary
+  expect_status 0
+  expect_out "mostly FP32 work"
+  expect_out "at DRAM"
+  expect_out "counting only the arithmetic collected"
+  grep -q "arithmetic counters were not collected" "$TMP/out" && fail "FLOP counters said not collected"
+  ;;
 *)
   fail "unknown test $NAME"
   ;;
