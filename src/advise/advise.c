@@ -78,6 +78,33 @@ static double metric_cell(const lm_analysis *a, const char *name, int kind, cons
   return LM_NAN;
 }
 
+/* Whether metric `name` (a name or an id) has a value cell that says its
+ * counters were not collected (a workload read from another tool's
+ * files). */
+static int not_collected(const lm_analysis *a, const char *name) {
+  int by_id = is_metric_id(name);
+  for (int32_t ti = 0; ti < a->n_tables; ti++) {
+    const lm_rtable *t = &a->tables[ti];
+    if (t->kind != LM_TABLE_METRIC) continue;
+    int32_t name_col = -1;
+    for (int32_t c = 0; c < t->n_cols && name_col < 0; c++)
+      if (t->roles[c] == LM_RCOL_NAME) name_col = c;
+    for (int32_t r = 0; r < t->n_rows; r++) {
+      const lm_cell *row = &t->cells[(size_t)r * (size_t)t->n_cols];
+      int match = by_id ? t->row_ids && strcmp(t->row_ids[r], name) == 0
+                        : name_col >= 0 && row[name_col].kind == LM_CELL_TEXT && row[name_col].text &&
+                              strcmp(row[name_col].text, name) == 0;
+      if (!match) continue;
+      for (int32_t c = 0; c < t->n_cols; c++)
+        if (t->roles[c] == LM_RCOL_VALUE && row[c].kind == LM_CELL_TEXT && row[c].text &&
+            strcmp(row[c].text, "not collected") == 0)
+          return 1;
+      return 0;
+    }
+  }
+  return 0;
+}
+
 /* ---------------------------------------------------------- evaluation */
 
 static int truthy(double v) { return !isnan(v) && v != 0; }
@@ -541,11 +568,21 @@ static lm_status copy_implausible(summ *m) {
 static lm_status apply_rules(summ *m, const lm_analysis *ka, const double *vars, lm_kernel_summary *k) {
   lm_arena *arena = m->s->arena;
   size_t n_rules = m->rules ? m->rules->n_rules : 0;
+  k->n_rules = n_rules;
   k->findings = lm_arena_alloc(arena, (n_rules ? n_rules : 1) * sizeof *k->findings);
   if (!k->findings) return LM_ENOMEM;
   for (size_t r = 0; r < n_rules; r++) {
     const lm_rule *rule = &m->rules->rules[r];
-    if (!truthy(lm_advise_eval(rule->when, ka, vars))) continue;
+    if (!truthy(lm_advise_eval(rule->when, ka, vars))) {
+      /* A rule that did not fire because what it reads was not collected
+       * is counted apart: it did not clear the kernel. */
+      for (int32_t u = 0; u < rule->n_uses; u++)
+        if (not_collected(ka, rule->uses[u])) {
+          if (!k->n_unknown_rules++) k->unknown_metric = rule->uses[u];
+          break;
+        }
+      continue;
+    }
     lm_finding *f = &k->findings[k->n_findings++];
     f->rule = rule;
     f->verdict = fill(&rule->verdict, ka, vars, arena);

@@ -78,6 +78,10 @@ typedef struct lm_kernel_summary {
   double roof_bw, roof_peak; /* for a plot: GB/s at roof_memory, GFLOP/s of roof_type */
   lm_finding *findings;
   size_t n_findings;
+  size_t n_rules;             /* the rules applied to it */
+  size_t n_unknown_rules;     /* those that did not fire because a metric they
+                                 read was not collected (other tools' files) */
+  const char *unknown_metric; /* the first such metric (the rules' text) */
 } lm_kernel_summary;
 
 typedef struct lm_summary {

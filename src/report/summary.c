@@ -370,7 +370,14 @@ lm_status lm_report_summary_text(const lm_summary *s, const lm_workload *w, size
                k->roof_partial);
     }
     lm_report_wrap(out, "   ", line, 5, width);
-    if (!k->n_findings) lm_report_wrap(out, "   ", "no rule fired", 5, width);
+    if (k->n_unknown_rules) {
+      snprintf(line, sizeof line, "%s%zu of %zu rules could not be evaluated: what they read was not collected (%s%s)",
+               k->n_findings ? "" : "no rule fired; ", k->n_unknown_rules, k->n_rules, k->unknown_metric,
+               k->n_unknown_rules > 1 ? ", ..." : "");
+      lm_report_wrap(out, "   ", line, 5, width);
+    } else if (!k->n_findings) {
+      lm_report_wrap(out, "   ", "no rule fired", 5, width);
+    }
     for (size_t f = 0; f < k->n_findings; f++) {
       const lm_finding *fd = &k->findings[f];
       char lead[64];
@@ -472,6 +479,10 @@ void *lm_report_summary_json(const lm_summary *s) {
     if (k->roof_reason) cJSON_AddStringToObject(r, "not_placed", k->roof_reason);
     if (k->roof_partial && !isnan(k->roof_pct)) cJSON_AddStringToObject(r, "ops_not_collected", k->roof_partial);
     if (k->roof_memory) cJSON_AddStringToObject(r, "memory", k->roof_memory);
+    if (k->n_unknown_rules) {
+      cJSON_AddNumberToObject(j, "rules_not_evaluated", (double)k->n_unknown_rules);
+      cJSON_AddStringToObject(j, "rules_not_evaluated_metric", k->unknown_metric);
+    }
     cJSON *fs = cJSON_AddArrayToObject(j, "findings");
     for (size_t f = 0; f < k->n_findings; f++) {
       const lm_finding *fd = &k->findings[f];

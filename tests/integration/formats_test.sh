@@ -546,6 +546,10 @@ PY
   expect_out "at DRAM"
   expect_out "counting only the arithmetic collected"
   grep -q "arithmetic counters were not collected" "$TMP/out" && fail "FLOP counters said not collected"
+  # Rules that read metrics the export lacks did not clear the kernel: said
+  # so, never a bare "no rule fired".
+  expect_out "rules could not be evaluated: what they read was not"
+  grep -qx "   no rule fired" "$TMP/out" && fail "a bare 'no rule fired' for a kernel with rules not evaluated"
   ;;
 *)
   fail "unknown test $NAME"
