@@ -528,14 +528,16 @@ function roofText(r) {
   const work = r.type ? `mostly ${r.type} work, ` : '';
   const ceilings = [];
   if (typeof r.ceiling_gflops === 'number') ceilings.push(`${r.type ? `${r.type} ` : ''}ceiling ${fmt(r.ceiling_gflops)} GFLOP/s`);
-  if (typeof r.ceiling_hbm_gbs === 'number') ceilings.push(`HBM ${fmt(r.ceiling_hbm_gbs)} GB/s`);
+  const mem = r.memory || 'HBM';
+  if (typeof r.ceiling_hbm_gbs === 'number') ceilings.push(`${mem} ${fmt(r.ceiling_hbm_gbs)} GB/s`);
   const against = ceilings.length ? ` (${ceilings.join(', ')})` : '';
-  const head = `Roofline (${r.source}): ${work}${fmt(r.intensity)} FLOP/byte at HBM, ${fmt(r.gflops)} GFLOP/s`;
+  const partial = r.ops_not_collected ? `; counting only the arithmetic collected (${r.ops_not_collected} and others were not)` : '';
+  const head = `Roofline (${r.source}): ${work}${fmt(r.intensity)} FLOP/byte at ${mem}, ${fmt(r.gflops)} GFLOP/s`;
   if (r.above_attainable)
     return `${head} is above the attainable ${fmt(r.attainable_gflops)} GFLOP/s${against}, ` +
-      `${pctText(r.pct_of_attainable)} of it: a ceiling is too low, so no bound is given`;
+      `${pctText(r.pct_of_attainable)} of it: a ceiling is too low, so no bound is given${partial}`;
   const bound = r.bound ? `: ${r.bound}-bound${r.limit ? ` ${r.bound === 'memory' ? 'at' : 'on'} ${r.limit}` : ''}` : '';
-  return `${head} = ${pctText(r.pct_of_attainable)} of the attainable ${fmt(r.attainable_gflops)} GFLOP/s${against}${bound}`;
+  return `${head} = ${pctText(r.pct_of_attainable)} of the attainable ${fmt(r.attainable_gflops)} GFLOP/s${against}${bound}${partial}`;
 }
 
 /* One finding: its verdict (summary), what triggered it (the metrics
@@ -625,7 +627,11 @@ function summaryCard(k, i) {
   if (r.above_attainable) roof.dataset.aboveAttainable = 'true';
   card.appendChild(roof);
   const list = el('ul', 'findings');
-  if (!k.findings.length) list.appendChild(el('li', 'finding none', 'No rule fired.'));
+  if (k.rules_not_evaluated)
+    list.appendChild(el('li', 'finding unknown',
+      `${k.findings.length ? '' : 'No rule fired; '}${k.rules_not_evaluated} rules could not be evaluated: ` +
+      `what they read was not collected (${k.rules_not_evaluated_metric}${k.rules_not_evaluated > 1 ? ', ...' : ''}).`));
+  else if (!k.findings.length) list.appendChild(el('li', 'finding none', 'No rule fired.'));
   for (const f of k.findings) list.appendChild(findingItem(f));
   card.appendChild(list);
   return card;
