@@ -7,13 +7,13 @@
  * every toolchain ships), found in the process or opened at run time, so
  * lumen stays a C program and never links the C++ library.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
+#include "base/dl.h"
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
@@ -21,12 +21,13 @@ static demangle_fn demangler;
 static pthread_once_t looked = PTHREAD_ONCE_INIT;
 
 static void find_demangler(void) {
-  void *sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-  if (!sym) {
-    void *lib = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
-    if (lib) sym = dlsym(lib, "__cxa_demangle"); /* kept open: demangler points into it */
-  }
-  memcpy(&demangler, &sym, sizeof sym);
+  static const char *const names[] = {"libstdc++.so.6"};
+  const lm_dl_sym sym = {"__cxa_demangle", &demangler, 0, NULL};
+  lm_dl_lib lib;
+  lm_dl_open_process(&lib);
+  lm_dl_resolve(&lib, &sym, 1, NULL);
+  /* Kept open: the demangler points into it. */
+  if (!demangler && lm_dl_open(&lib, names, 1, 0, NULL) == LM_OK) lm_dl_resolve(&lib, &sym, 1, NULL);
 }
 
 const char *lm_backend_demangle(const char *name, char *out, size_t cap) {

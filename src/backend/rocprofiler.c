@@ -25,15 +25,15 @@ int lm_rocp_load(lm_rocp_api *api, int already_loaded, char *why, size_t cap) {
   const char *names[] = {"librocprofiler-sdk.so", "librocprofiler-sdk.so.1", "librocprofiler-sdk.so.0",
                          "/opt/rocm/lib/librocprofiler-sdk.so"};
   int flags = already_loaded ? RTLD_NOLOAD : 0;
-  lm_dl_lib lib;
+  lm_dl_lib *lib = &api->lib;
   lm_diag d;
   lm_diag_clear(&d);
   if (env && *env) {
-    if (lm_dl_open(&lib, &env, 1, flags, &d) != LM_OK) {
-      snprintf(why, cap, "LUMEN_ROCPROFILER_SDK=%s cannot be loaded: %s", env, lib.error);
+    if (lm_dl_open(lib, &env, 1, flags, &d) != LM_OK) {
+      snprintf(why, cap, "LUMEN_ROCPROFILER_SDK=%s cannot be loaded: %s", env, lib->error);
       return -1;
     }
-  } else if (lm_dl_open(&lib, names, sizeof names / sizeof *names, flags, &d) != LM_OK) {
+  } else if (lm_dl_open(lib, names, sizeof names / sizeof *names, flags, &d) != LM_OK) {
     /* The simulated SDK is never looked for: a recording named without it
      * is most likely a test setup missing its second variable. */
     const char *rec = getenv("LUMEN_SIM_RECORDING");
@@ -43,9 +43,8 @@ int lm_rocp_load(lm_rocp_api *api, int already_loaded, char *why, size_t cap) {
                          : "");
     return -1;
   }
-  api->lib = lib.handle;
   const lm_dl_sym version[] = {{"rocprofiler_get_version", &api->get_version, 0, NULL}};
-  lm_dl_resolve(&lib, version, 1, NULL);
+  lm_dl_resolve(lib, version, 1, NULL);
   if (!api->get_version || api->get_version(&api->major, &api->minor, &api->patch) != 0) {
     snprintf(why, cap, "the library found does not report its version (is it rocprofiler-sdk?): %s",
              fix);
@@ -92,21 +91,17 @@ int lm_rocp_load(lm_rocp_api *api, int already_loaded, char *why, size_t cap) {
       {"rocprofiler_query_record_counter_id", &api->query_record_counter_id, 1, NULL},
       {"rocprofiler_query_record_dimension_position", &api->query_record_dimension_position, 1, NULL},
   };
-  if (lm_dl_resolve(&lib, syms, sizeof syms / sizeof *syms, &d) != LM_OK) {
+  if (lm_dl_resolve(lib, syms, sizeof syms / sizeof *syms, &d) != LM_OK) {
     snprintf(why, cap, "version %u.%u.%u lacks %s: %s", api->major, api->minor, api->patch, d.field, fix);
     goto fail;
   }
   return 0;
 fail:
-  lm_dl_close(&lib);
-  api->lib = NULL;
+  lm_dl_close(lib);
   return -1;
 }
 
-void lm_rocp_unload(lm_rocp_api *api) {
-  if (api->lib) dlclose(api->lib);
-  api->lib = NULL;
-}
+void lm_rocp_unload(lm_rocp_api *api) { lm_dl_close(&api->lib); }
 
 const char *lm_rocp_layout_text(const lm_rocp_api *api, char *buf, size_t cap) {
   if (api->newer)

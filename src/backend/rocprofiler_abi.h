@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/dl.h"
+
 /* Status codes (rocprofiler_status_t): the ones lumen tells apart, the
  * same in every SDK version (docs/rocprofiler-sdk.md). 39 is
  * AGENT_ARCH_NOT_SUPPORTED, not a hardware limit. */
@@ -304,9 +306,9 @@ typedef enum {
   LM_ROCP_LAYOUT_1X  /* 1.0 (ROCm 7.0 and the later development line) */
 } lm_rocp_layout;
 
-/* The functions lumen calls, resolved with dlsym (lm_rocp_load). */
+/* The functions lumen calls, resolved with lm_dl_resolve (lm_rocp_load). */
 typedef struct lm_rocp_api {
-  void *lib;
+  lm_dl_lib lib; /* the SDK; its handle NULL when none is loaded */
   uint32_t major, minor, patch;
   lm_rocp_layout layout;
   int newer; /* a 1.x later than 1.0, read in the 1.0 layout */

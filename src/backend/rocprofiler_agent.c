@@ -10,7 +10,6 @@
  * does not describe (L2 channels, scalar caches, host facts) are not its
  * business: `lumen profile` adds them from the architecture and the host.
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -61,11 +60,10 @@ void lm_rocp_agent_sysinfo(const rocp_agent *a, lm_rocp_field_fn put, void *user
 
 int lm_rocp_replay(const lm_rocp_api *api, char *recording, size_t cap) {
   if (cap) recording[0] = '\0';
-  if (!api->lib) return 0;
   const char *(*replay)(void) = NULL;
-  void *f = dlsym(api->lib, LM_DEVICE_REPLAY);
-  if (!f) return 0;
-  memcpy(&replay, &f, sizeof f);
+  const lm_dl_sym sym = {LM_DEVICE_REPLAY, &replay, 0, NULL};
+  lm_dl_resolve(&api->lib, &sym, 1, NULL);
+  if (!replay) return 0;
   const char *rec = replay();
   snprintf(recording, cap, "%s", rec ? rec : "");
   return 1;

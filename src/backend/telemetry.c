@@ -1,14 +1,13 @@
 /*
  * telemetry.c - GPU clock and power samplers: a device library's own
  * clock log (its LM_DEVICE_CLOCK_LOG extension, found in the process),
- * rocm-smi and NVML. The SMI libraries are opened with dlopen and called
+ * rocm-smi and NVML. The SMI libraries are opened at run time and called
  * through prototypes declared here (NVML ships no header on this system;
  * rocm-smi's header gives the types), so lumen builds and runs without
  * them and says why there is no telemetry. Clocks are what a sample needs;
  * board power and temperature are added where the library reads them and
  * left blank ("-") where it does not, never written as 0.
  */
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <stdint.h>
@@ -79,8 +78,11 @@ unsigned long long lm_clock_ns(void) {
 
 lm_telemetry *lm_telemetry_open_device(void) {
   const char *(*source)(void) = NULL;
-  void *log = dlsym(RTLD_DEFAULT, LM_DEVICE_CLOCK_LOG), *named = dlsym(RTLD_DEFAULT, LM_DEVICE_CLOCK_SOURCE);
-  memcpy(&source, &named, sizeof named);
+  void *log = NULL;
+  const lm_dl_sym syms[] = {{LM_DEVICE_CLOCK_LOG, &log, 0, NULL}, {LM_DEVICE_CLOCK_SOURCE, &source, 0, NULL}};
+  lm_dl_lib process;
+  lm_dl_open_process(&process);
+  lm_dl_resolve(&process, syms, sizeof syms / sizeof *syms, NULL);
   /* A device may keep no log, as a GPU whose clocks no sampler reads. */
   const char *name = log && source ? source() : NULL;
   if (!name) return NULL;

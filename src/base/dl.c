@@ -31,11 +31,19 @@ lm_status lm_dl_open(lm_dl_lib *lib, const char *const *names, size_t n, int ext
   return lm_fail(diag, LM_ENOTFOUND, first, "cannot load %s: %s", first ? first : "a library", lib->error);
 }
 
+void lm_dl_open_process(lm_dl_lib *lib) {
+  memset(lib, 0, sizeof *lib);
+  lib->process = 1;
+  lib->name = "the process";
+}
+
 lm_status lm_dl_resolve(const lm_dl_lib *lib, const lm_dl_sym *syms, size_t n, lm_diag *diag) {
   lm_status st = LM_OK;
+  int open = lib->process || lib->handle;
+  void *from = lib->process ? RTLD_DEFAULT : lib->handle;
   for (size_t i = 0; i < n; i++) {
-    void *p = lib->handle ? dlsym(lib->handle, syms[i].name) : NULL;
-    if (!p && syms[i].alt && lib->handle) p = dlsym(lib->handle, syms[i].alt);
+    void *p = open ? dlsym(from, syms[i].name) : NULL;
+    if (!p && syms[i].alt && open) p = dlsym(from, syms[i].alt);
     memcpy(syms[i].slot, &p, sizeof p);
     if (!p && syms[i].required && st == LM_OK)
       st = lm_fail_at(diag, LM_ENOTFOUND, lib->name, 0, syms[i].name, "%s has no %s",
@@ -47,4 +55,5 @@ lm_status lm_dl_resolve(const lm_dl_lib *lib, const lm_dl_sym *syms, size_t n, l
 void lm_dl_close(lm_dl_lib *lib) {
   if (lib->handle) dlclose(lib->handle);
   lib->handle = NULL;
+  lib->process = 0;
 }

@@ -8,12 +8,13 @@
  * It is opened RTLD_GLOBAL: Open MPI opens plugins of its own that expect
  * its libraries' symbols to be visible.
  */
-#include <dlfcn.h>
+#include <dlfcn.h> /* RTLD_GLOBAL */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/dl.h"
 #include "cli/cli.h"
 #include "ranks/ranks.h"
 
@@ -34,17 +35,19 @@ const lm_ranks_mpi_api *cli_mpi_load(char *err, size_t cap) {
     return NULL;
   }
   memcpy(slash + 1, module, strlen(module) + 1);
-  void *lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-  if (!lib) {
-    snprintf(err, cap, "cannot open the MPI module: %s", dlerror());
+  const char *const names[] = {path};
+  lm_dl_lib lib;
+  if (lm_dl_open(&lib, names, 1, RTLD_GLOBAL, NULL) != LM_OK) {
+    snprintf(err, cap, "cannot open the MPI module: %s", lib.error);
     return NULL;
   }
-  void *table = dlsym(lib, LM_RANKS_MPI_API);
-  if (!table) {
+  const lm_ranks_mpi_api *table = NULL;
+  const lm_dl_sym sym = {LM_RANKS_MPI_API, &table, 1, NULL};
+  if (lm_dl_resolve(&lib, &sym, 1, NULL) != LM_OK) {
     snprintf(err, cap, "%s has no %s", path, LM_RANKS_MPI_API);
-    dlclose(lib);
+    lm_dl_close(&lib);
     return NULL;
   }
-  api = table;
+  api = table; /* the module stays open */
   return api;
 }

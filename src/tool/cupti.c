@@ -7,10 +7,10 @@
  * decoded values back and turns NVTX ranges into lumen regions. Invariant:
  * one launch is one Range Profiler session, so a range always belongs to its
  * launch and configs switch freely between launches. CUPTI and the driver are
- * the process's own, resolved with dlsym; versions: docs/nvidia.md, "CUPTI by
- * version".
+ * the process's own, opened and resolved with lm_dl (base/dl.h); versions:
+ * docs/nvidia.md, "CUPTI by version".
  */
-#include <dlfcn.h>
+#include <dlfcn.h> /* RTLD_GLOBAL, RTLD_NOLOAD */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -41,6 +41,7 @@
 #include <generated_nvtx_meta.h>
 
 #include "backend/cupti_range.h"
+#include "base/dl.h"
 #include "tool/core.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -135,7 +136,7 @@ typedef struct launch {
 static __thread launch in_flight;
 
 static struct {
-  void *lib;
+  lm_dl_lib lib; /* CUPTI, kept open while the process runs */
   CUpti_SubscriberHandle subscriber;
   pthread_mutex_t lock;
   int ready, failed;
@@ -180,13 +181,6 @@ static struct {
   CUresult (*driver_version)(int *);
   CUresult (*func_attribute)(int *, CUfunction_attribute, CUfunction);
 } C = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static void *sym(void *lib, const char *name) { return lib ? dlsym(lib, name) : NULL; }
-#define RESOLVE(lib, field, name)                                                                  \
-  do {                                                                                             \
-    void *p_ = sym(lib, name);                                                                     \
-    memcpy(&C.field, &p_, sizeof p_);                                                              \
-  } while (0)
 
 /* Report a failed CUPTI call with its fix, and stop collecting. */
 static void fail(const char *call, CUptiResult r) {
@@ -663,34 +657,34 @@ EXPORT int InitializeInjection(void) {
   if (!lm_tool_config_now()) return 1; /* not under lumen */
   const char *names[] = {getenv("LUMEN_CUPTI_LIBRARY"), "libcupti.so.13",
                          "libcupti.so.12", "libcupti.so"};
-  const char *path = NULL;
-  for (int i = 0; !C.lib && i < 4; i++)
-    if (names[i] && *names[i] &&
-        (C.lib = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL)))
-      path = names[i];
-  if (!C.lib) {
+  if (lm_dl_open(&C.lib, names, sizeof names / sizeof *names, RTLD_GLOBAL, NULL) != LM_OK) {
     lm_tool_error(
         "cannot load CUPTI (libcupti.so): install the CUDA toolkit's CUPTI or "
         "set LUMEN_CUPTI_LIBRARY");
     return 1;
   }
-  RESOLVE(C.lib, get_version, "cuptiGetVersion");
-  RESOLVE(C.lib, subscribe_v2, "cuptiSubscribe_v2");
-  RESOLVE(C.lib, subscribe, "cuptiSubscribe");
-  C.host_init = sym(C.lib, "cuptiProfilerHostInitialize");
-  RESOLVE(C.lib, enable_callback, "cuptiEnableCallback");
-  RESOLVE(C.lib, enable_domain, "cuptiEnableDomain");
-  RESOLVE(C.lib, result_string, "cuptiGetResultString");
-  RESOLVE(C.lib, profiler_init, "cuptiProfilerInitialize");
-  RESOLVE(C.lib, chip_name, "cuptiDeviceGetChipName");
-  RESOLVE(C.lib, rp_enable, "cuptiRangeProfilerEnable");
-  RESOLVE(C.lib, rp_disable, "cuptiRangeProfilerDisable");
-  RESOLVE(C.lib, rp_data_size, "cuptiRangeProfilerGetCounterDataSize");
-  RESOLVE(C.lib, rp_data_init, "cuptiRangeProfilerCounterDataImageInitialize");
-  RESOLVE(C.lib, rp_set_config, "cuptiRangeProfilerSetConfig");
-  RESOLVE(C.lib, rp_start, "cuptiRangeProfilerStart");
-  RESOLVE(C.lib, rp_stop, "cuptiRangeProfilerStop");
-  RESOLVE(C.lib, rp_decode, "cuptiRangeProfilerDecodeData");
+  const char *path = C.lib.name;
+  /* None is required here: what is missing is named below. */
+  const lm_dl_sym cupti_syms[] = {
+      {"cuptiGetVersion", &C.get_version, 0, NULL},
+      {"cuptiSubscribe_v2", &C.subscribe_v2, 0, NULL},
+      {"cuptiSubscribe", &C.subscribe, 0, NULL},
+      {"cuptiProfilerHostInitialize", &C.host_init, 0, NULL},
+      {"cuptiEnableCallback", &C.enable_callback, 0, NULL},
+      {"cuptiEnableDomain", &C.enable_domain, 0, NULL},
+      {"cuptiGetResultString", &C.result_string, 0, NULL},
+      {"cuptiProfilerInitialize", &C.profiler_init, 0, NULL},
+      {"cuptiDeviceGetChipName", &C.chip_name, 0, NULL},
+      {"cuptiRangeProfilerEnable", &C.rp_enable, 0, NULL},
+      {"cuptiRangeProfilerDisable", &C.rp_disable, 0, NULL},
+      {"cuptiRangeProfilerGetCounterDataSize", &C.rp_data_size, 0, NULL},
+      {"cuptiRangeProfilerCounterDataImageInitialize", &C.rp_data_init, 0, NULL},
+      {"cuptiRangeProfilerSetConfig", &C.rp_set_config, 0, NULL},
+      {"cuptiRangeProfilerStart", &C.rp_start, 0, NULL},
+      {"cuptiRangeProfilerStop", &C.rp_stop, 0, NULL},
+      {"cuptiRangeProfilerDecodeData", &C.rp_decode, 0, NULL},
+  };
+  lm_dl_resolve(&C.lib, cupti_syms, sizeof cupti_syms / sizeof *cupti_syms, NULL);
   /* What the library is before what it lacks: a CUPTI older than 12.6
    * Update 2 is named with its version, not taken for a broken one. */
   uint32_t version = 0;
@@ -717,13 +711,20 @@ EXPORT int InitializeInjection(void) {
     lm_tool_error(why);
     return 1;
   }
-  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  RESOLVE(cuda, ctx_get_device, "cuCtxGetDevice");
-  RESOLVE(cuda, device_attribute, "cuDeviceGetAttribute");
-  RESOLVE(cuda, device_name, "cuDeviceGetName");
-  RESOLVE(cuda, device_memory, "cuDeviceTotalMem_v2");
-  RESOLVE(cuda, driver_version, "cuDriverGetVersion");
-  RESOLVE(cuda, func_attribute, "cuFuncGetAttribute");
+  /* The driver that called us, never a second one: kept open (it is the
+   * process's). */
+  static const char *const driver[] = {"libcuda.so.1"};
+  lm_dl_lib cuda;
+  lm_dl_open(&cuda, driver, 1, RTLD_NOLOAD, NULL);
+  const lm_dl_sym cuda_syms[] = {
+      {"cuCtxGetDevice", &C.ctx_get_device, 0, NULL},
+      {"cuDeviceGetAttribute", &C.device_attribute, 0, NULL},
+      {"cuDeviceGetName", &C.device_name, 0, NULL},
+      {"cuDeviceTotalMem_v2", &C.device_memory, 0, NULL},
+      {"cuDriverGetVersion", &C.driver_version, 0, NULL},
+      {"cuFuncGetAttribute", &C.func_attribute, 0, NULL},
+  };
+  lm_dl_resolve(&cuda, cuda_syms, sizeof cuda_syms / sizeof *cuda_syms, NULL);
   if (!C.ctx_get_device || !C.device_attribute) {
     lm_tool_error(
         "the CUDA driver (libcuda.so.1) is not loaded in this process");

@@ -7,7 +7,7 @@
  * after completion into lumen's columns (backend/rocprofiler.h) and forwards
  * demangled kernel symbols and ROCTx ranges. Invariant: every config is built
  * in initialize, and the dispatch callback takes no lock. The SDK is the
- * process's own, resolved with dlsym (rocprofiler_abi.h).
+ * process's own, resolved with lm_dl (rocprofiler_abi.h).
  * docs/rocprofiler-sdk.md.
  */
 #include <pthread.h>

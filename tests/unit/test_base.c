@@ -203,7 +203,8 @@ static void test_sort(void) {
 /* lm_dl_open and lm_dl_resolve on libm: the first name that loads, a real
  * symbol that works, an absent optional one left NULL, an older name
  * taken for an absent one, and a missing required symbol refused by name;
- * a list where nothing loads names its first library. */
+ * a list where nothing loads names its first library; the process's own
+ * symbols (lm_dl_open_process). */
 static void test_dl(void) {
   lm_dl_lib lib;
   lm_diag d;
@@ -234,6 +235,22 @@ static void test_dl(void) {
   CHECK(lib.handle == NULL);
   CHECK(strstr(lib.error, "libnot-a-lumen-library.so.8") != NULL);
   CHECK(strncmp(d.message, "cannot load libnot-a-lumen-library.so.9: ", 41) == 0);
+  /* The process's own symbols: what the caller links against, nothing
+   * opened; a symbol no object has is refused naming the process. */
+  lm_dl_open_process(&lib);
+  CHECK(lib.handle == NULL && lib.process == 1);
+  size_t (*strlen_fn)(const char *) = NULL;
+  lm_dl_sym own[] = {{"strlen", &strlen_fn, 1, NULL}, {"lumen_no_such_symbol", &absent, 0, NULL}};
+  absent = &d;
+  CHECK(lm_dl_resolve(&lib, own, LM_ARRAY_LEN(own), &d) == LM_OK);
+  CHECK(strlen_fn != NULL && strlen_fn("lumen") == 5);
+  CHECK(absent == NULL);
+  own[1].required = 1;
+  CHECK(lm_dl_resolve(&lib, own, LM_ARRAY_LEN(own), &d) == LM_ENOTFOUND);
+  CHECK_STR(d.message, "the process has no lumen_no_such_symbol");
+  lm_dl_close(&lib);
+  CHECK(lib.process == 0);
+  CHECK(lm_dl_resolve(&lib, own, 1, NULL) == LM_ENOTFOUND && strlen_fn == NULL);
 }
 
 /* A pattern that backtracks without end, on a long kernel name, stops at
