@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/analyze.h"
 #include "cli/cli.h"
 
 #ifndef LUMEN_VERSION
@@ -81,20 +82,18 @@ static const char *const analyze_help =
     "  -b, --block ITEM      panel (2), table (2.1), metric id (2.1.3), metric\n"
     "                        name (\"VALU FLOPs\") or hardware block (TCC);\n"
     "                        repeatable\n"
-    "  --norm UNIT           per_wave (default; per_kernel in 3.3 semantics),\n"
-    "                        per_cycle, per_second, per_kernel\n"
+      "@norm\n"
     "  --compat VERSION      the rocprofiler-compute version whose tables to\n"
     "                        reproduce: 3.0 or 3.3 (default: each folder in\n"
     "                        the semantics of the version that wrote it, by\n"
     "                        its sysinfo.csv layout)\n"
-    "  --weight count|time   averages over dispatches: each once (default, the\n"
-    "                        reference tool's) or weighted by duration\n"
+    "@weight\n"
     "  --format FMT          text (default), csv, json\n"
     "  -o, --output PATH     file for text and json; folder for csv (one\n"
     "                        <table id>.csv per table)\n"
     "  --decimal N           digits shown in text output (default 2)\n"
     "  --max-stat-num N      rows of the top-kernels and dispatch tables (10)\n"
-    "  --time-unit U         s, ms, us, ns (default ns) for the top tables\n"
+    "@time-unit\n"
     "  --metrics-dir DIR     your own metric definitions (see docs/metric-format.md)\n"
     "  --db URL              -w names workloads of this store (see `lumen help db`)\n"
     "  --list-stats          only the kernel and dispatch lists\n"
@@ -113,9 +112,7 @@ static const char *const analyze_help =
     "  --delta lumen|reference  how comparisons compute the change in %:\n"
     "                        lumen's (default, full precision; n/a against 0)\n"
     "                        or the reference tool's (rounded; divides by 1)\n"
-    "  --clock max|measured  peaks at the GPU's maximum clocks (default, as the\n"
-    "                        reference tool) or at the clocks sampled while the\n"
-    "                        selected dispatches ran (lumen profiles)\n"
+    "@clock\n"
     "  --corrected           fix the reference tool's known mistakes (units as\n"
     "                        written, e.g. GB/s; corrected formulas, see\n"
     "                        docs/compatibility.md); default: its exact output\n"
@@ -234,7 +231,7 @@ static const char *const serve_help =
     "\n"
     "API: GET /api/workloads, /api/info?w=ID, /api/analysis?w=ID[&base=ID]\n"
     "[&k=REGEX][&kn=NAME][&d=SPEC][&g=SPEC][&i=SPEC][&r=REGION][&b=ITEM]\n"
-    "[&norm=per_wave|per_cycle|per_second|per_kernel], /api/roofline?w=ID[...],\n"
+    "[&norm={norm}], /api/roofline?w=ID[...],\n"
     "/api/summary?w=ID[...] (what limits each top kernel, see docs/rules.md).\n";
 
 static const char *const list_help =
@@ -247,13 +244,123 @@ static const char *const list_help =
     "No workload is needed. --metrics-dir DIR lists your own definitions;\n"
     "rules are checked against each architecture's metrics as they are listed.\n";
 
+/* The options whose values are a table's names (src/analyze/options.c,
+ * also the server's): the help spells none of them by hand. */
+static const struct {
+  const char *flag;        /* without "--" */
+  const lm_keyword *table;
+  int by_default;          /* the value used when the flag is not given */
+  int by_default_33;       /* the one in 3.3 semantics, if other (else 0) */
+  const char *lead;        /* the description, before the values' meanings */
+  int with_what;           /* the description says what each value means */
+} help_options[] = {
+    {"norm", lm_norm_names, LM_NORM_PER_WAVE, LM_NORM_PER_KERNEL, "the counters' normalization", 0},
+    {"weight", lm_weight_names, LM_WEIGHT_COUNT, 0, "averages over dispatches", 1},
+    {"time-unit", lm_time_unit_names, LM_TIME_UNIT_NS, 0, "the time unit of the top tables", 0},
+    {"clock", lm_clock_names, LM_CLOCK_MAX, 0, "the clocks of the peaks (lumen profiles sample them)", 1},
+};
+
+#define HELP_INDENT 24 /* where a flag's description starts */
+#define HELP_WIDTH 78  /* no help line passes this column */
+
+/* The help entry of flag: "  --FLAG a|b|c" and its description, which
+ * ends with the default, wrapped at HELP_WIDTH under column HELP_INDENT. */
+static void put_option(FILE *out, const char *flag) {
+  size_t k = 0;
+  while (k < LM_ARRAY_LEN(help_options) && strcmp(help_options[k].flag, flag) != 0) k++;
+  if (k == LM_ARRAY_LEN(help_options)) return;
+  lm_buf head = {0}, text = {0};
+  lm_buf_printf(&head, "  --%s ", flag);
+  lm_keyword_list(help_options[k].table, "|", "|", 0, &head);
+  const char *by_default = lm_keyword_name(help_options[k].table, help_options[k].by_default);
+  lm_buf_puts(&text, help_options[k].lead);
+  if (help_options[k].with_what) {
+    lm_buf_puts(&text, ": ");
+    lm_keyword_list(help_options[k].table, ", ", " or ", 1, &text);
+    lm_buf_printf(&text, "; default %s", by_default);
+  } else {
+    lm_buf_printf(&text, " (default %s", by_default);
+    if (help_options[k].by_default_33)
+      lm_buf_printf(&text, "; %s in 3.3 semantics",
+                    lm_keyword_name(help_options[k].table, help_options[k].by_default_33));
+    lm_buf_putc(&text, ')');
+  }
+  fputs(lm_buf_cstr(&head), out);
+  /* The description beside the flag, two spaces after a long one; below
+   * a very long one. */
+  size_t col = head.len;
+  if (col + 2 > HELP_WIDTH / 2) {
+    fputc('\n', out);
+    col = 0;
+  }
+  size_t start = col + 2 > HELP_INDENT ? col + 2 : HELP_INDENT;
+  int fresh = 1; /* nothing of the description on this line yet */
+  for (const char *w = lm_buf_cstr(&text); *w;) {
+    size_t n = strcspn(w, " ");
+    if (!fresh && col + 1 + n > HELP_WIDTH) {
+      fputc('\n', out);
+      col = 0;
+      start = HELP_INDENT;
+      fresh = 1;
+    }
+    if (fresh) {
+      fprintf(out, "%*s", (int)(start - col), "");
+      col = start;
+      fresh = 0;
+    } else {
+      fputc(' ', out);
+      col++;
+    }
+    fwrite(w, 1, n, out);
+    col += n;
+    w += n;
+    while (*w == ' ') w++;
+  }
+  fputc('\n', out);
+  lm_buf_fini(&head);
+  lm_buf_fini(&text);
+}
+
+/* A help text: a line "@FLAG" is that option's entry (put_option), and
+ * "{FLAG}" the option's values joined by '|'. */
+static void put_help(FILE *out, const char *text) {
+  while (*text) {
+    size_t n = strcspn(text, "\n");
+    if (*text == '@') {
+      char flag[32];
+      snprintf(flag, sizeof flag, "%.*s", (int)(n - 1), text + 1);
+      put_option(out, flag);
+    } else {
+      for (size_t i = 0; i < n; i++) {
+        const char *close = text[i] == '{' ? memchr(text + i, '}', n - i) : NULL;
+        size_t k = 0;
+        while (close && k < LM_ARRAY_LEN(help_options) &&
+               (strlen(help_options[k].flag) != (size_t)(close - text - i - 1) ||
+                strncmp(help_options[k].flag, text + i + 1, (size_t)(close - text - i - 1)) != 0))
+          k++;
+        if (!close || k == LM_ARRAY_LEN(help_options)) {
+          fputc(text[i], out);
+          continue;
+        }
+        lm_buf names = {0};
+        lm_keyword_list(help_options[k].table, "|", "|", 0, &names);
+        fputs(lm_buf_cstr(&names), out);
+        lm_buf_fini(&names);
+        i = (size_t)(close - text);
+      }
+      if (text[n] == '\n') fputc('\n', out);
+    }
+    text += n + (text[n] == '\n');
+  }
+}
+
 void cli_help(FILE *out, const char *mode) {
-  if (mode && strcmp(mode, "analyze") == 0) fputs(analyze_help, out);
+  if (mode && strcmp(mode, "analyze") == 0) put_help(out, analyze_help);
   else if (mode && strcmp(mode, "list") == 0) fputs(list_help, out);
   else if (mode && strcmp(mode, "profile") == 0) fputs(profile_help, out);
   else if (mode && strcmp(mode, "export") == 0) fputs(export_help, out);
   else if (mode && strcmp(mode, "db") == 0) fputs(db_help, out);
-  else if (mode && strcmp(mode, "serve") == 0) fputs(serve_help, out);
+  else if (mode && strcmp(mode, "serve") == 0) put_help(out, serve_help);
   else fputs(usage_text, out);
 }
 

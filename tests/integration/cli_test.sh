@@ -306,6 +306,17 @@ help_and_logs)
   "$LUMEN" help analyze >"$TMP/h1"; "$LUMEN" analyze --help >"$TMP/h2"
   cmp -s "$TMP/h1" "$TMP/h2" || fail "help texts differ"
   grep -q -- "--kernel-index" "$TMP/h1" || fail "help lists flags"
+  # An option's values in the help are exactly its table's, in its order:
+  # those the error for a value outside the table names.
+  for flag in norm weight time-unit clock; do
+    listed=$(sed -nE "s/^  --$flag ([^ ]+).*/\1/p" "$TMP/h1")
+    "$LUMEN" analyze -w "$WL/vcopy/MI200" --$flag lumen_no_such_value >/dev/null 2>"$TMP/err"
+    table=$(sed -E 's/.*: (expected|use) //; s/ \([^)]*\)//g; s/, | or /|/g' "$TMP/err")
+    [ -n "$listed" ] && [ "$listed" = "$table" ] || fail "help lists --$flag $listed, the table $table"
+  done
+  "$LUMEN" analyze -w "$WL/vcopy/MI200" --norm lumen_no_such_value >/dev/null 2>"$TMP/err"
+  table=$(sed -E 's/.*: expected //; s/, | or /|/g' "$TMP/err")
+  "$LUMEN" help serve | grep -qF "[&norm=$table]" || fail "help serve lists norm=$table"
   run --version
   expect_status 0; expect_out "lumen "
   run analyze -w "$WL/vcopy/MI200" --self-time -b 2
