@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -545,94 +544,13 @@ int lm_tool_dispatch_begin(const lm_tool_dispatch *d, lm_choice *choice) {
   return choice->set >= 0 && choice->set < T.cfg.n_sets ? choice->set : -1;
 }
 
-/* A tab and v in decimal at o; returns the end. */
-static char *put_u(char *o, unsigned long long v) {
-  char digits[24];
-  int n = 0;
-  do digits[n++] = (char)('0' + v % 10);
-  while ((v /= 10) != 0);
-  *o++ = '\t';
-  while (n) *o++ = digits[--n];
-  return o;
-}
-
-/* A tab and s at o, or NULL when it would pass stop. */
-static char *put_s(char *o, const char *stop, const char *s) {
-  size_t n = strlen(s);
-  if (n >= (size_t)(stop - o)) return NULL;
-  *o++ = '\t';
-  memcpy(o, s, n);
-  return o + n;
-}
-
-static char *put_i(char *o, long long v) {
-  if (v >= 0) return put_u(o, (unsigned long long)v);
-  o = put_u(o, 0ULL - (unsigned long long)v);
-  /* put_u wrote "\t<digits>": make it "\t-<digits>". */
-  char *digits = o;
-  while (digits[-1] != '\t') digits--;
-  memmove(digits + 1, digits, (size_t)(o - digits));
-  *digits = '-';
-  return o + 1;
-}
-
-/* "=" and v as %.17g writes it (at most 32 bytes): integers below 2^53 by
- * hand (counters mostly are), others by snprintf. */
-static char *put_value(char *o, double v) {
-  if (v > -9007199254740992.0 && v < 9007199254740992.0 && v == (double)(long long)v && !(v == 0 && signbit(v))) {
-    char *at = o;
-    o = put_i(o, (long long)v);
-    *at = '=';
-    return o;
-  }
-  *o++ = '=';
-  return o + snprintf(o, 32, "%.17g", v);
-}
-
 void lm_tool_dispatch_end(const lm_tool_dispatch *d, const lm_choice *c, uint64_t start,
                           uint64_t end, const lm_tool_value *values, int n) {
   if (!T.active) return;
   char key[1024];
   clean(c->key, key, sizeof key);
-  /* The dispatch line, then its values on one line as column=value pairs,
-   * formatted on the stack with the numbers written by hand: printf's
-   * format interpretation was most of a dispatch's cost. (A record that
-   * does not fit is formatted on the heap below.) */
-  char line[16384], *o = line, *stop = line + sizeof line - 64;
-  *o++ = 'D';
-  o = put_u(o, d->dispatch_id);
-  o = put_u(o, d->kernel_id);
-  o = put_i(o, c->instance);
-  o = put_i(o, c->selected);
-  o = put_i(o, c->set);
-  o = put_i(o, d->gpu);
-  o = put_u(o, d->tid);
-  o = put_u(o, d->grid);
-  o = put_u(o, d->workgroup);
-  o = put_u(o, d->lds);
-  o = put_u(o, d->scratch);
-  o = put_u(o, d->arch_vgpr);
-  o = put_u(o, d->accum_vgpr);
-  o = put_u(o, d->sgpr);
-  o = put_u(o, start);
-  o = put_u(o, end);
-  const char *regions = c->regions[0] ? c->regions : "-";
-  o = put_s(o, stop, regions);
-  o = o ? put_s(o, stop, key) : NULL;
-  if (o) *o++ = '\n';
-  if (o && c->set >= 0 && n > 0) {
-    *o++ = 'V';
-    o = put_u(o, d->dispatch_id);
-    for (int i = 0; i < n && o; i++) {
-      o = put_s(o, stop, values[i].column);
-      if (o) o = put_value(o, values[i].value);
-    }
-    if (o) *o++ = '\n';
-  }
-  if (o) {
-    record(line, (size_t)(o - line), c->set >= 0);
-    return;
-  }
+  /* The dispatch line, then its values on one line as column=value pairs
+   * (docs/perf.md weighed writing the numbers by hand instead: 7 %). */
   lm_buf b = {0};
   lm_buf_printf(&b, "D\t%llu\t%llu\t%lld\t%lld\t%d\t%d\t%lu\t%llu\t%llu\t%u\t%u\t%u\t%u\t%u\t%llu\t%llu\t%s\t%s\n",
                 (unsigned long long)d->dispatch_id, (unsigned long long)d->kernel_id, (long long)c->instance,
