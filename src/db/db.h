@@ -125,19 +125,15 @@ lm_status lm_db_find_workload(lm_sql *sql, const char *name, int64_t *wid, size_
 lm_status lm_db_read_info(lm_sql *sql, const char *name, lm_workload **out, lm_diag *diag);
 
 /* lm_db_read_workload: load the workload `name` (NULL: the first one) as
- * the same tables an Omniperf folder gives, with the counter columns of
- * the want function opts->choose gives for its architecture (read first,
- * from its system information), decoded where opts->place says (opts
- * NULL: every column, in the tables' memory). */
+ * the same tables an Omniperf folder gives, with only the counter columns
+ * that the want function opts->choose gives for its architecture (read
+ * first, from its system information) accepts, decoded where opts->place
+ * says (opts NULL, or no choose: every column; no place: in the tables'
+ * memory). The columns left out are absent from the tables, as in a
+ * folder without them. Columns that hold one value in every row may share
+ * one array: the tables are read-only. */
 lm_status lm_db_read_workload(lm_sql *sql, const char *name, const struct lm_workload_options *opts,
                               lm_workload **out, lm_diag *diag);
-
-/* lm_db_read_workload_columns: the same with only the counter columns
- * want (NULL: all) accepts; the others are absent from the tables, as in
- * a folder without them. Columns that hold one value in every row may
- * share one array: the tables are read-only. */
-lm_status lm_db_read_workload_columns(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx,
-                                      lm_workload **out, lm_diag *diag);
 
 /* lm_db_count_columns: how many of the counter columns of `source` of
  * workload wid want (NULL: all) accepts (no column data is read). */

@@ -342,23 +342,12 @@ static void workload_name(lm_sql *sql, int64_t wid, char *out, size_t cap) {
   lm_stmt_free(q);
 }
 
-/* The columns of want, or those opts->choose picks once the architecture
- * is read, decoded where opts->place says. */
-static lm_status read_workload(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx,
-                               const lm_workload_options *opts, lm_workload **out, lm_diag *diag);
-
-lm_status lm_db_read_workload_columns(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx,
-                                      lm_workload **out, lm_diag *diag) {
-  return read_workload(sql, name, want, ctx, NULL, out, diag);
-}
-
+/* The columns opts->choose picks once the architecture is read, decoded
+ * where opts->place says. */
 lm_status lm_db_read_workload(lm_sql *sql, const char *name, const lm_workload_options *opts, lm_workload **out,
                               lm_diag *diag) {
-  return read_workload(sql, name, NULL, NULL, opts, out, diag);
-}
-
-static lm_status read_workload(lm_sql *sql, const char *name, lm_db_want_fn want, void *ctx,
-                               const lm_workload_options *opts, lm_workload **out, lm_diag *diag) {
+  lm_db_want_fn want = NULL;
+  void *ctx = NULL;
   const char *path = lm_sql_where(sql);
   lm_stmt *s = NULL;
   lm_workload *w = NULL;

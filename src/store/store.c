@@ -881,11 +881,23 @@ static int view_wants(void *ctx, const char *source, const char *name) {
   return lm_analyze_wants(NULL, source, name) ? 1 : LM_DB_WANT_LATER;
 }
 
+/* view_wants for every architecture: the index is the catalog's. */
+static lm_db_want_fn view_choose(void *ctx, const char *arch, const char *compat, void **want_ctx) {
+  (void)arch;
+  (void)compat;
+  *want_ctx = ctx;
+  return view_wants;
+}
+
 lm_status lm_store_load_for(lm_store *s, const char *name, const lm_catalog *cat, lm_workload **out,
                             lm_diag *diag) {
   lm_wants_index *ix = lm_analyze_wants_index_new(cat);
   if (!ix) return lm_oom(diag, NULL);
-  lm_status st = lm_db_read_workload_columns(s->sql, name, view_wants, ix, out, diag);
+  lm_workload_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.choose = view_choose;
+  opts.choose_ctx = ix;
+  lm_status st = lm_db_read_workload(s->sql, name, &opts, out, diag);
   lm_analyze_wants_index_free(ix);
   return st;
 }

@@ -78,21 +78,47 @@ static size_t same_columns(const lm_table *from, const lm_table *got, size_t *ba
   return n;
 }
 
+/* The read's choice of columns: the want function of chosen_columns,
+ * and the architecture it was asked for. */
+typedef struct {
+  lm_db_want_fn want;
+  char arch[64];
+} choice;
+
+static lm_db_want_fn choose_want(void *ctx, const char *arch, const char *compat, void **want_ctx) {
+  (void)compat;
+  choice *c = ctx;
+  snprintf(c->arch, sizeof c->arch, "%s", arch ? arch : "(null)");
+  *want_ctx = NULL;
+  return c->want;
+}
+
 /* The columns read back with a choice of columns (constants last, those
- * of one value sharing one array): the values written, in every table. */
+ * of one value sharing one array): the values written, in every table;
+ * the choice is made for the workload's architecture, and a column it
+ * leaves out is absent. */
 static void chosen_columns(lm_sql *db, const lm_workload *w) {
   lm_db_want_fn wants[] = {want_all, want_some};
+  size_t n_cols[2] = {0, 0};
   for (int k = 0; k < 2; k++) {
     lm_workload *got = NULL;
     lm_diag d;
-    CHECK(lm_db_read_workload_columns(db, "w", wants[k], NULL, &got, &d) == LM_OK);
+    choice c = {wants[k], ""};
+    lm_workload_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.choose = choose_want;
+    opts.choose_ctx = &c;
+    CHECK(lm_db_read_workload(db, "w", &opts, &got, &d) == LM_OK);
     if (!got) continue;
+    CHECK_STR(c.arch, w->arch ? w->arch : "(null)");
+    n_cols[k] = got->pmc->n_cols;
     size_t bad = 0, n = same_columns(w->pmc, got->pmc, &bad);
     for (size_t i = 0; i < got->n_levels && i < w->n_levels; i++) n += same_columns(w->levels[i], got->levels[i], &bad);
     CHECK(bad == 0);
     CHECK(n > 0);
     lm_workload_free(got);
   }
+  CHECK(n_cols[1] <= n_cols[0]);
 }
 
 static int roundtrip(const char *dir, const char *url) {
