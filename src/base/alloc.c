@@ -3,8 +3,10 @@
  *
  * Library code allocates only through these wrappers so that tests can make
  * any single allocation fail (the SQLite/Lua technique) and check that the
- * failure travels back as LM_ENOMEM without leaks or crashes. Arenas serve
- * data that dies together: a workload, a compiled catalog, a request.
+ * failure travels back as LM_ENOMEM without leaks or crashes. They need no
+ * set-up, so the tool library calls them inside the application too, from
+ * its load-time constructor on. Arenas serve data that dies together: a
+ * workload, a compiled catalog, a request.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +51,14 @@ void *lm_calloc(size_t count, size_t size) {
 void *lm_realloc(void *ptr, size_t size) {
   if (should_fail()) return NULL;
   return realloc(ptr, size ? size : 1);
+}
+
+void *lm_aligned_alloc(size_t alignment, size_t size) {
+  if (should_fail()) return NULL;
+  if (size > SIZE_MAX - alignment) return NULL;
+  /* C11 asks for a size that is a multiple of the alignment. */
+  size_t rounded = size ? (size + alignment - 1) & ~(alignment - 1) : alignment;
+  return aligned_alloc(alignment, rounded);
 }
 
 void lm_free(void *ptr) { free(ptr); }

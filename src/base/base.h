@@ -88,6 +88,10 @@ void *lm_realloc(void *ptr, size_t size);
 void lm_free(void *ptr);
 char *lm_strdup(const char *s);
 char *lm_strndup(const char *s, size_t n);
+/* lm_aligned_alloc: size bytes at a multiple of alignment (a power of two
+ * no smaller than sizeof(void *)); size is rounded up to a multiple of it.
+ * NULL on failure. Free with lm_free. */
+void *lm_aligned_alloc(size_t alignment, size_t size);
 
 /* lm_alloc_fail_after: make the (n+1)th allocation from now fail (n >= 0);
  * n < 0 turns fault injection off. Returns the number of allocations made

@@ -464,7 +464,7 @@ static keystate *key_state(lm_policy *p, const char *key) {
     p->keys = grown;
     p->cap_keys = cap;
   }
-  keystate *ks = aligned_alloc(LINE, sizeof *ks);
+  keystate *ks = lm_aligned_alloc(LINE, sizeof *ks);
   if (!ks) return NULL;
   atomic_init(&ks->selected, 0);
   ks->key = lm_strdup(key);
@@ -512,7 +512,7 @@ static kstate *kernel_state(lm_policy *p, uint64_t id, const char *name) {
     atomic_store_explicit(&p->kernels, bigger, memory_order_release);
     t = bigger;
   }
-  kstate *fresh = aligned_alloc(LINE, sizeof *fresh);
+  kstate *fresh = lm_aligned_alloc(LINE, sizeof *fresh);
   if (!fresh) goto done;
   memset(fresh, 0, sizeof *fresh);
   fresh->id = id;

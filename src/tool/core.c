@@ -183,7 +183,7 @@ static void stop_flusher(void) {
 static void record(const char *text, size_t len, int now) {
   record_buf *b = my_buf;
   if (!b) {
-    b = malloc(sizeof *b);
+    b = lm_malloc(sizeof *b);
     if (!b) {
       emit_now(text, len); /* no buffer: straight to the file */
       return;
@@ -253,13 +253,13 @@ static void emit(const char *fmt, ...) {
   va_end(ap);
   if (n < 0) return;
   if ((size_t)n >= sizeof here) {
-    if (!(text = malloc((size_t)n + 1))) return;
+    if (!(text = lm_malloc((size_t)n + 1))) return;
     va_start(ap, fmt);
     vsnprintf(text, (size_t)n + 1, fmt, ap);
     va_end(ap);
   }
   emit_now(text, (size_t)n);
-  if (text != here) free(text);
+  if (text != here) lm_free(text);
 }
 
 /* Write lines to the file (in the page cache once this returns), so that

@@ -286,7 +286,7 @@ static int set_up(CUdevice dev) {
     return -1;
   }
   C.set_metrics = cfg->set_counters;
-  C.set_n = calloc((size_t)cfg->n_sets, sizeof *C.set_n);
+  C.set_n = lm_calloc((size_t)cfg->n_sets, sizeof *C.set_n);
   if (!C.set_n) {
     lm_tool_error("out of memory while setting up CUPTI");
     return -1;
@@ -324,8 +324,8 @@ static context *context_of(CUcontext ctx) {
   }
   c->profiler = ep.pRangeProfilerObject;
   int n_sets = C.images.n_sets;
-  c->data = calloc((size_t)n_sets, sizeof *c->data);
-  c->data_size = calloc((size_t)n_sets, sizeof *c->data_size);
+  c->data = lm_calloc((size_t)n_sets, sizeof *c->data);
+  c->data_size = lm_calloc((size_t)n_sets, sizeof *c->data_size);
   for (int s = 0; c->data && c->data_size && s < n_sets; s++) {
     CUpti_RangeProfiler_GetCounterDataSize_Params sp;
     memset(&sp, 0, sizeof sp);
@@ -340,7 +340,7 @@ static context *context_of(CUcontext ctx) {
       return NULL;
     }
     c->data_size[s] = sp.counterDataSize;
-    c->data[s] = malloc(sp.counterDataSize ? sp.counterDataSize : 1);
+    c->data[s] = lm_malloc(sp.counterDataSize ? sp.counterDataSize : 1);
     if (!c->data[s]) {
       fail("allocating the counter-data image", (CUptiResult)LM_CUPTI_OUT_OF_MEMORY);
       return NULL;
@@ -366,9 +366,9 @@ static void context_gone(CUcontext ctx) {
     dp.pRangeProfilerObject = c->profiler;
     C.rp_disable(&dp);
     c->profiler = NULL;
-    for (int s = 0; c->data && s < C.images.n_sets; s++) free(c->data[s]);
-    free(c->data);
-    free(c->data_size);
+    for (int s = 0; c->data && s < C.images.n_sets; s++) lm_free(c->data[s]);
+    lm_free(c->data);
+    lm_free(c->data_size);
     c->data = NULL;
     c->data_size = NULL;
   }
@@ -384,10 +384,10 @@ static uint64_t kernel_id(const char *mangled) {
   for (size_t i = 0; i < C.n_kernels; i++)
     if (strcmp(C.kernel_names[i], mangled) == 0) return i + 1;
   if (C.n_kernels >= MAX_KERNELS) return 0;
-  char **grown = realloc(C.kernel_names, (C.n_kernels + 1) * sizeof *grown);
+  char **grown = lm_realloc(C.kernel_names, (C.n_kernels + 1) * sizeof *grown);
   if (!grown) return 0;
   C.kernel_names = grown;
-  if (!(grown[C.n_kernels] = strdup(mangled))) return 0;
+  if (!(grown[C.n_kernels] = lm_strdup(mangled))) return 0;
   uint64_t id = ++C.n_kernels;
   char name[4096];
   lm_tool_kernel_symbol(id, lm_cupti_demangle(mangled, name, sizeof name));
@@ -564,7 +564,7 @@ static void launch_exit(void) {
   if ((r = C.rp_decode(&dp)) != CUPTI_SUCCESS) return fail("cuptiRangeProfilerDecodeData", r);
   unsigned long long end_ns = lm_clock_ns();
   decoded out = {(const char *const *)C.set_metrics[set], C.set_n[set], NULL, 0, -1, 0};
-  out.values = calloc(out.n + 1, sizeof *out.values);
+  out.values = lm_calloc(out.n + 1, sizeof *out.values);
   lm_cupti_source src;
   lm_diag d;
   lm_diag_clear(&d);
@@ -576,7 +576,7 @@ static void launch_exit(void) {
                                 l->c->data_size[set], &src, &d) != LM_OK ||
       lm_cupti_decode(&src, 1, out.metrics, out.n, take_values, &out, NULL, &d) != LM_OK) {
     lm_cupti_source_image_free(&src);
-    free(out.values);
+    lm_free(out.values);
     fail_diag(&d);
     return;
   }
@@ -587,7 +587,7 @@ static void launch_exit(void) {
   if (out.duration_ns >= 0) end_ns = l->start_ns + (unsigned long long)llround(out.duration_ns);
   if (!out.got) l->choice.set = -1; /* the range was dropped: no values */
   lm_tool_dispatch_end(&l->d, &l->choice, l->start_ns, end_ns, out.values, out.n_values);
-  free(out.values);
+  lm_free(out.values);
 }
 
 /* ---------------------------------------------------------------- NVTX */

@@ -107,13 +107,13 @@ static int build_configs(gpu *g, const lm_tool_config *cfg) {
     return -1;
   }
   int rc = 0;
-  g->sets = calloc((size_t)cfg->n_sets + 1, sizeof *g->sets);
+  g->sets = lm_calloc((size_t)cfg->n_sets + 1, sizeof *g->sets);
   for (int s = 0; g->sets && s < cfg->n_sets && rc == 0; s++) {
     int n = 0;
     while (cfg->set_counters[s] && cfg->set_counters[s][n]) n++;
     set_config *sc = &g->sets[s];
-    sc->wants = calloc((size_t)n * 2 + 1, sizeof *sc->wants);
-    rocp_counter_id *ids = calloc((size_t)n * 2 + 1, sizeof *ids);
+    sc->wants = lm_calloc((size_t)n * 2 + 1, sizeof *sc->wants);
+    rocp_counter_id *ids = lm_calloc((size_t)n * 2 + 1, sizeof *ids);
     size_t n_ids = 0;
     for (int i = 0; sc->wants && ids && i < n && rc == 0; i++) {
       int k = lm_rocp_resolve(&cat, cfg->set_counters[s][i], &sc->wants[sc->n_wants], 2);
@@ -143,7 +143,7 @@ static int build_configs(gpu *g, const lm_tool_config *cfg) {
       lm_tool_error(msg);
       rc = -1;
     }
-    free(ids);
+    lm_free(ids);
   }
   if (!g->sets && rc == 0) {
     lm_tool_error("out of memory while building counter configs");
@@ -187,7 +187,7 @@ static void code_object(const traced *rec) {
   }
   /* The SDK names kernels by their mangled symbol; lumen, like the
    * reference tool, by the demangled one. */
-  char *name = malloc(NAME_CAP);
+  char *name = lm_malloc(NAME_CAP);
   if (!name) {
     lm_tool_error("out of memory while registering a kernel symbol");
     return;
@@ -195,10 +195,10 @@ static void code_object(const traced *rec) {
   lm_backend_demangle(sym->kernel_name, name, NAME_CAP);
   pthread_mutex_lock(&R.kernel_lock);
   if (!kernel_find(sym->kernel_id) && R.n_kernels < MAX_KERNELS) {
-    kernel_info *k = malloc(sizeof *k);
+    kernel_info *k = lm_malloc(sizeof *k);
     if (k) {
       k->id = sym->kernel_id;
-      k->name = strdup(name);
+      k->name = lm_strdup(name);
       k->sgpr = sym->sgpr_count;
       k->arch_vgpr = sym->arch_vgpr_count;
       k->accum_vgpr = sym->accum_vgpr_count;
@@ -209,12 +209,12 @@ static void code_object(const traced *rec) {
       atomic_store_explicit(&R.kernels[h], k, memory_order_release);
       R.n_kernels++;
     } else {
-      free(k);
+      lm_free(k);
     }
   }
   pthread_mutex_unlock(&R.kernel_lock);
   lm_tool_kernel_symbol(sym->kernel_id, name);
-  free(name);
+  lm_free(name);
 }
 
 /* ROCTx: push/pop nest per thread; a start/stop range is process-wide
@@ -306,7 +306,7 @@ static void on_dispatch(rocp_dispatch_data data, rocp_counter_config_id *config,
   d->scratch = di->private_segment_size;
   int set = lm_tool_dispatch_begin(d, &p->choice);
   if (set >= 0 && set < R.n_sets && p->gpu_index >= 0 && R.gpus[p->gpu_index].sets) {
-    pending *kept = malloc(sizeof *kept);
+    pending *kept = lm_malloc(sizeof *kept);
     if (kept) {
       *kept = *p;
       *config = R.gpus[p->gpu_index].sets[set].config;
@@ -342,9 +342,9 @@ static void on_records(rocp_dispatch_data data, rocp_counter_record *records, si
   long total_here[STACK_COLUMNS];
   lm_tool_value values_here[STACK_COLUMNS];
   int small = cap <= STACK_COLUMNS;
-  column_sum *cols = small ? cols_here : calloc(cap, sizeof *cols);
-  long *total_at = small ? total_here : calloc(cap, sizeof *total_at);
-  lm_tool_value *values = small ? values_here : calloc(cap, sizeof *values);
+  column_sum *cols = small ? cols_here : lm_calloc(cap, sizeof *cols);
+  long *total_at = small ? total_here : lm_calloc(cap, sizeof *total_at);
+  lm_tool_value *values = small ? values_here : lm_calloc(cap, sizeof *values);
   int ok = cols && total_at && values;
   for (int w = 0; ok && w < sc->n_wants; w++) total_at[w] = -1;
   for (size_t r = 0; ok && r < n; r++) {
@@ -388,11 +388,11 @@ static void on_records(rocp_dispatch_data data, rocp_counter_record *records, si
     lm_tool_dispatch_end(&p->d, &p->choice, data.start_timestamp, data.end_timestamp, values,
                          (int)n_cols);
   if (!small) {
-    free(values);
-    free(cols);
-    free(total_at);
+    lm_free(values);
+    lm_free(cols);
+    lm_free(total_at);
   }
-  free(p);
+  lm_free(p);
 }
 
 /* ---------------------------------------------------------- registration */

@@ -148,6 +148,16 @@ static void test_alloc_failures(void) {
   }
   /* Every allocation point up to the first complete build was failed once. */
   CHECK(n < 500 && failures == n && failures > 5);
+  /* Aligned blocks: at the alignment, any size (rounded up for C11), and
+   * failed on demand like the others. */
+  unsigned char *line = lm_aligned_alloc(64, 100);
+  CHECK(line && (uintptr_t)line % 64 == 0);
+  if (line) memset(line, 1, 128);
+  lm_free(line);
+  lm_free(lm_aligned_alloc(64, 0));
+  lm_alloc_fail_after(0);
+  CHECK(lm_aligned_alloc(64, 64) == NULL);
+  CHECK(lm_alloc_fail_after(-1) == 1);
 }
 
 /* Safe text for terminals and JSON (12.4, 12.10). */

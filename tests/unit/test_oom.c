@@ -18,6 +18,7 @@
 #include "store/store.h"
 #include "db/db.h"
 #include "load/load.h"
+#include "profile/profile.h"
 
 static char shared[2048];
 
@@ -255,11 +256,87 @@ static void test_sysinfo_build(void) {
   lm_arena_free(arena);
 }
 
+/* The in-app policy (its per-kernel and per-key states come from
+ * lm_aligned_alloc): making it fails with LM_ENOMEM or works, and each
+ * dispatch then gets the set, instance and selected number of the run
+ * without failures, or collects nothing (set -1): an allocation that
+ * fails never makes a dispatch collect another set. */
+enum { POLICY_DISPATCHES = 24 };
+
+static lm_status run_policy(const lm_tool_config *cfg, lm_choice *out) {
+  static const char *const names[] = {"vecCopy", "vecAdd", "reduce"};
+  lm_policy *p = NULL;
+  lm_diag d;
+  lm_diag_clear(&d);
+  lm_status st = lm_policy_new(cfg, &p, &d);
+  for (int i = 0; st == LM_OK && i < POLICY_DISPATCHES; i++) {
+    lm_dispatch_facts f;
+    memset(&f, 0, sizeof f);
+    f.dispatch_id = (uint64_t)i + 1;
+    f.kernel_id = (uint64_t)(i % 3) + 1;
+    f.kernel_name = names[i % 3];
+    f.grid = i % 2 ? 1024 : 2048; /* two keys per kernel with key_grid */
+    f.workgroup = 256;
+    lm_policy_choose(p, &f, &out[i]);
+  }
+  lm_policy_free(p);
+  return st;
+}
+
+static void test_policy(int key_grid) {
+  char c0[] = "SQ_WAVES", c1[] = "TCC_HIT", c2[] = "TCC_MISS";
+  char *set0[] = {c0, NULL}, *set1[] = {c1, NULL}, *set2[] = {c2, NULL};
+  char **sets[] = {set0, set1, set2};
+  char *accumulate[] = {NULL, NULL, NULL};
+  lm_tool_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  snprintf(cfg.arch, sizeof cfg.arch, "gfx90a");
+  cfg.mode = LM_REPLAY_INSTANCE;
+  cfg.key_grid = key_grid;
+  cfg.n_sets = 3;
+  cfg.set_counters = sets;
+  cfg.set_accumulate = accumulate;
+  lm_choice ref[POLICY_DISPATCHES], got[POLICY_DISPATCHES];
+  CHECK(run_policy(&cfg, ref) == LM_OK);
+  sweep s = {key_grid ? "policy (key_grid)" : "policy", 0, 0, 0};
+  long collected_under_failures = 0;
+  for (; s.n < MAX_TRIES; s.n = next_n(s.n)) {
+    memset(got, 0, sizeof got);
+    lm_alloc_fail_after(s.n);
+    lm_status st = run_policy(&cfg, got);
+    long made = lm_alloc_fail_after(-1);
+    if (st != LM_OK) {
+      s.failed++;
+      CHECK(st == LM_ENOMEM);
+      continue;
+    }
+    int all = 1;
+    for (int i = 0; i < POLICY_DISPATCHES; i++) {
+      if (got[i].set < 0) {
+        all &= ref[i].set < 0;
+        continue;
+      }
+      collected_under_failures++;
+      CHECK(got[i].set == ref[i].set && got[i].instance == ref[i].instance &&
+            got[i].selected == ref[i].selected && strcmp(got[i].key, ref[i].key) == 0);
+    }
+    if (all && made <= s.n) {
+      s.done = 1;
+      break;
+    }
+    s.failed++;
+  }
+  report(&s);
+  CHECK(collected_under_failures > 0);
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   const char *sh = getenv("LUMEN_SHARED_DIR");
   snprintf(shared, sizeof shared, "%s", sh ? sh : "../shared");
   test_sysinfo_build();
+  test_policy(0);
+  test_policy(1);
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/workloads/_mix/mix_MI200", shared);
   lm_workload *ref = NULL;

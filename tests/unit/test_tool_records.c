@@ -6,6 +6,9 @@
  * child records dispatches whose numbers are at the edges (0, the largest
  * 64-bit counts, negative instances, doubles past 2^53, -0, NaN,
  * infinities, subnormals) and the parent compares the file byte for byte.
+ * Then the child's allocations fail in turn (lm_alloc_fail_after, which
+ * the tool's allocations go through): the file holds the same lines, or
+ * those of the dispatches before the failure and the tool's error.
  */
 #include <math.h>
 #include <stdint.h>
@@ -62,8 +65,12 @@ static void dispatch_k(int k, lm_tool_dispatch *d, lm_choice *c, uint64_t *start
   *end = k == 2 ? UINT64_MAX : 2000;
 }
 
+/* The child: the test's dispatches recorded, with the allocations from
+ * LUMEN_TEST_FAIL_AFTER on failing. Exit 0, or 10 when one failed. */
 static int child(void) {
   if (!lm_tool_config_now()) return 3;
+  const char *fail_after = getenv("LUMEN_TEST_FAIL_AFTER");
+  long n_fail = fail_after ? atol(fail_after) : -1;
   lm_tool_value v[N_VALUES];
   char names[N_VALUES][16];
   for (size_t i = 0; i < N_VALUES; i++) {
@@ -71,6 +78,7 @@ static int child(void) {
     v[i].column = names[i];
     v[i].value = values[i];
   }
+  lm_alloc_fail_after(n_fail);
   for (int k = 0; k < 3; k++) {
     lm_tool_dispatch d;
     lm_choice c;
@@ -78,8 +86,47 @@ static int child(void) {
     dispatch_k(k, &d, &c, &start, &end);
     lm_tool_dispatch_end(&d, &c, start, end, v, (int)N_VALUES);
   }
+  long made = lm_alloc_fail_after(-1);
   lm_tool_finish();
-  return 0;
+  return n_fail >= 0 && made > n_fail ? 10 : 0;
+}
+
+/* Run the child with allocations failing from fail_after (-1: none);
+ * its D and V lines into got, its E line into error. Returns its exit
+ * status, or -1. */
+static int run_child(char **argv, const char *dir, const char *config, long fail_after, char *got, size_t cap,
+                     char *error, size_t error_cap) {
+  got[0] = error[0] = '\0';
+  pid_t pid = fork();
+  if (pid == 0) {
+    char n[32];
+    snprintf(n, sizeof n, "%ld", fail_after);
+    setenv("LUMEN_TOOL_CONFIG", config, 1);
+    if (fail_after >= 0) setenv("LUMEN_TEST_FAIL_AFTER", n, 1);
+    execv("/proc/self/exe", argv);
+    _exit(4);
+  }
+  int status = -1;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  char path[600], line[8192];
+  snprintf(path, sizeof path, "%s/records.%ld", dir, (long)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  size_t at = 0;
+  while (fgets(line, sizeof line, f)) {
+    size_t n = strlen(line);
+    if ((line[0] == 'D' || line[0] == 'V') && line[1] == '\t' && at + n < cap) {
+      memcpy(got + at, line, n + 1);
+      at += n;
+    } else if (line[0] == 'E' && line[1] == '\t') {
+      size_t e = strlen(line + 2) < error_cap ? strlen(line + 2) : error_cap - 1;
+      memcpy(error, line + 2, e);
+      error[e] = '\0';
+    }
+  }
+  fclose(f);
+  unlink(path);
+  return WEXITSTATUS(status);
 }
 
 /* The lines printf writes for the child's dispatches. */
@@ -126,27 +173,9 @@ int main(int argc, char **argv) {
   snprintf(config, sizeof config, "%s/config", dir);
   lm_diag d;
   CHECK(lm_tool_config_write(&cfg, config, &d) == LM_OK);
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv("LUMEN_TOOL_CONFIG", config, 1);
-    execv("/proc/self/exe", argv);
-    _exit(4);
-  }
-  int status = -1;
-  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
-  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  /* The records file: its D and V lines, in order. */
-  char path[600], line[8192], got[16384] = "", want[16384];
-  snprintf(path, sizeof path, "%s/records.%ld", dir, (long)pid);
-  FILE *f = fopen(path, "r");
-  CHECK(f != NULL);
-  size_t at = 0;
-  while (f && fgets(line, sizeof line, f))
-    if ((line[0] == 'D' || line[0] == 'V') && line[1] == '\t' && at + strlen(line) < sizeof got) {
-      memcpy(got + at, line, strlen(line) + 1);
-      at += strlen(line);
-    }
-  if (f) fclose(f);
+  char got[16384], want[16384], error[1024];
+  CHECK(run_child(argv, dir, config, -1, got, sizeof got, error, sizeof error) == 0);
+  CHECK_STR(error, "");
   expected(want, sizeof want);
   CHECK_STR(got, want);
   /* A few of them spelled out, so that printf itself is pinned too. */
@@ -157,7 +186,22 @@ int main(int argc, char **argv) {
   CHECK(strstr(got, "D\t18446744073709551615\t18446744073709551614\t-9223372036854775808\t9223372036854775807\t0\t2\t"
                     "18446744073709551615\t18446744073709551615\t256\t4294967295\t") != NULL);
   CHECK(strstr(got, "D\t2\t7\t-5\t-1\t-1\t-1\t4242\t") != NULL);
-  unlink(path);
+  /* Allocations failing in turn: the same lines, or the whole dispatches
+   * before the failure and an error that says so. */
+  long n, failed = 0;
+  for (n = 0; n < 100; n++) {
+    int st = run_child(argv, dir, config, n, got, sizeof got, error, sizeof error);
+    CHECK(st == 0 || st == 10);
+    if (error[0]) {
+      failed++;
+      CHECK(strncmp(got, want, strlen(got)) == 0 && (!got[0] || got[strlen(got) - 1] == '\n'));
+      CHECK(strstr(error, "out of memory") != NULL);
+    } else {
+      CHECK_STR(got, want);
+    }
+    if (st == 0) break;
+  }
+  CHECK(n < 100 && failed > 0);
   unlink(config);
   rmdir(dir);
   return check_report("test_tool_records");
