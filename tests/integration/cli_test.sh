@@ -333,7 +333,8 @@ list)
   expect_status 0; expect_out "2.1.0 -> VALU FLOPs"; expect_out "18.12"
   run list architectures
   expect_status 0
-  [ "$(grep -c '^gfx' "$TMP/out")" -eq 7 ] || fail "seven AMD architectures"
+  [ "$(grep -c '^gfx9' "$TMP/out")" -eq 7 ] || fail "seven AMD Instinct architectures"
+  [ "$(grep -c '^gfx1' "$TMP/out")" -eq 5 ] || fail "five AMD Radeon architectures"
   [ "$(grep -c '^sm_' "$TMP/out")" -eq 7 ] || fail "seven NVIDIA architectures"
   grep -Eq '^sm_90 +nvidia +GH100 +H100, H200' "$TMP/out" || fail "sm_90 line"
   grep -Eq '^sm_80 +nvidia +GA100' "$TMP/out" || fail "sm_80 line"

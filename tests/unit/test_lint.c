@@ -41,7 +41,10 @@ int main(void) {
     int nvidia = strcmp(b->vendor, "nvidia") == 0;
     CHECK(nvidia || strcmp(b->vendor, "amd") == 0);
     CHECK(strcmp(c->vendor, b->vendor) == 0 && strcmp(c->chip, b->chip) == 0);
-    /* AMD: panels 0-18 with the reference tool's ids. NVIDIA: panels 0-11
+    /* AMD Instinct: panels 0-18 with the reference tool's ids. AMD Radeon
+     * (gfx1xxx): the reference tool's numbers for the panels their few
+     * counters fill, 0 to 17 (no per-channel counters, so no panel 18),
+     * with GL2 in 17.1. NVIDIA: panels 0-11
      * (speed of light, memory chart, roofline, launch, occupancy, compute,
      * memory, scheduler, warp state, instructions) and a chip name for the
      * CUPTI Host API. Every table id starts with its panel's number. */
@@ -50,6 +53,9 @@ int main(void) {
       CHECK(b->chip[0] != '\0' && lm_metrics_builtin_find(b->chip) == b);
       CHECK(lm_catalog_find_table(b, "4.1") >= 0 && lm_catalog_find_table(b, "6.1") >= 0 &&
             lm_catalog_find_table(b, "10.2") >= 0);
+    } else if (strncmp(*a, "gfx1", 4) == 0) {
+      CHECK(b->n_panels >= 8 && b->panels[0].id == 0 && b->panels[b->n_panels - 1].id == 17);
+      CHECK(lm_catalog_find_table(b, "17.1") >= 0 && lm_catalog_find_table(b, "7.2") >= 0);
     } else {
       CHECK(b->n_panels >= 16 && b->panels[0].id == 0 && b->panels[b->n_panels - 1].id == 18);
       CHECK(lm_catalog_find_table(b, "18.2") >= 0);
@@ -66,8 +72,8 @@ int main(void) {
     CHECK(lm_catalog_find_table(b, "2.1") >= 0 && lm_catalog_find_table(b, "3.1") >= 0);
     lm_catalog_free(c);
   }
-  CHECK(n == 14);
-  CHECK(lm_metrics_builtin("gfx1100") == NULL);
+  CHECK(n == 19);
+  CHECK(lm_metrics_builtin("gfx1030") == NULL);
   CHECK(lm_metrics_builtin_find("gh100") == lm_metrics_builtin("sm_90"));
   CHECK(lm_metrics_builtin_find("GA100") == lm_metrics_builtin("sm_80"));
   CHECK(lm_metrics_builtin_find("SM_100") == lm_metrics_builtin("sm_100"));
@@ -77,11 +83,12 @@ int main(void) {
   CHECK(lm_metrics_builtin_find("ga102") == lm_metrics_builtin("sm_86"));
   CHECK(lm_metrics_builtin_find("AD102") == lm_metrics_builtin("sm_89"));
   CHECK(lm_metrics_builtin_find("GP100") == NULL);
-  /* Every AMD architecture but gfx906 has 3.3 semantics (the reference
-   * dropped it; other vendors have no reference versions); gfx950 has no
+  /* Every AMD Instinct architecture but gfx906 has 3.3 semantics (the
+   * reference dropped it; Radeon and other vendors have no reference
+   * versions); gfx950 has no
    * 3.0 ones, and its default catalog is the 3.3 one. */
   for (const char *const *a = archs; *a; a++) {
-    if (strcmp(*a, "gfx906") == 0 || strncmp(*a, "sm_", 3) == 0) {
+    if (strcmp(*a, "gfx906") == 0 || strncmp(*a, "sm_", 3) == 0 || strncmp(*a, "gfx1", 4) == 0) {
       CHECK(lm_metrics_builtin_compat(*a, "3.3") == NULL);
       continue;
     }

@@ -24,6 +24,12 @@ static void test_builtin_rules(void) {
     /* cdna.yaml for AMD, nvidia.yaml for the sm_* architectures; a file
      * never applies to the other vendor. */
     int nvidia = strcmp(cat->vendor, "nvidia") == 0;
+    if (strncmp(*n, "gfx1", 4) == 0) {
+      /* No rules for the Radeon architectures yet. */
+      CHECK(!rules || rules->n_rules == 0);
+      lm_rules_free(rules);
+      continue;
+    }
     if (!nvidia) CHECK(rules && rules->n_rules >= 8);
     else CHECK(rules && rules->n_rules >= 15);
     for (size_t i = 0; rules && i < rules->n_rules; i++) {
