@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""rdna_fixture.py - a rocprofv3 counter collection of one AMD Radeon
+architecture (gfx1100 ... gfx1201), as rocprofv3 writes it with --pmc:
+OUT/host/7/7_counter_collection.csv (long form, one row per counter and
+dispatch) and 7_agent_info.csv with the agent's properties, and the
+expected values of the speed-of-light, instruction-mix and GL2 rows,
+computed here from the counters.
+
+Usage: rdna_fixture.py ARCH OUT   (prints NAME=VALUE lines)
+"""
+import csv
+import os
+import sys
+
+ARCH, OUT = sys.argv[1], sys.argv[2]
+GFX11 = ARCH.startswith("gfx11")
+# Agent properties of the typical product (CUs, SIMDs, clock).
+AGENT = {"gfx1100": (96, 2500, "AMD Radeon RX 7900 XTX", 6), "gfx1101": (60, 2430, "AMD Radeon RX 7800 XT", 3),
+         "gfx1102": (32, 2655, "AMD Radeon RX 7600", 2), "gfx1200": (32, 3130, "AMD Radeon RX 9060 XT", 2),
+         "gfx1201": (64, 2970, "AMD Radeon RX 9070 XT", 4)}[ARCH]
+CUS, SCLK, PRODUCT, SES = AGENT
+
+# Two dispatches of one kernel, counters chosen by hand.
+rd, wr = ("GL2C_MC_RDREQ", "GL2C_MC_WRREQ") if GFX11 else ("GL2C_EA_RDREQ", "GL2C_EA_WRREQ")
+stall = "GL2C_MC_WRREQ_STALL" if GFX11 else "GL2C_EA_WRREQ_STALL"
+dispatches = []
+for k in (1, 2):
+    c = {"GRBM_COUNT": 110000 * k, "GRBM_GUI_ACTIVE": 100000 * k, "SQ_WAVES": 4096 * k,
+         "SQ_INSTS_VALU": 800000 * k, "SQ_INSTS_SALU": 200000 * k, "SQ_INSTS_SMEM": 30000 * k,
+         "SQ_INSTS_LDS": 120000 * k, "SQ_INSTS_FLAT": 5000 * k, "SQ_INSTS_TEX_LOAD": 60000 * k,
+         "SQ_INSTS_TEX_STORE": 20000 * k, "SQ_WAVE_CYCLES": 1200000 * k * CUS // 8, "SQ_BUSY_CYCLES": 90000 * k * SES,
+         "SQ_WAIT_ANY": 500000 * k, "SQ_WAIT_INST_ANY": 100000 * k,
+         "SQ_WAVE32_INSTS": 900000 * k, "SQ_WAVE64_INSTS": 300000 * k,
+         "SQ_INSTS_WAVE32_VALU": 700000 * k, "SQ_INSTS_WAVE32_LDS": 100000 * k, "SQ_INSTS_WAVE32": 950000 * k,
+         "SQ_INST_CYCLES_VMEM": 40000 * k, "SQC_LDS_BANK_CONFLICT": 3000 * k, "SQC_LDS_IDX_ACTIVE": 60000 * k,
+         "TA_TA_BUSY": 30000 * k * CUS, "TA_BUFFER_LOAD_WAVEFRONTS": 50000 * k, "TA_BUFFER_STORE_WAVEFRONTS": 15000 * k,
+         "GL2C_HIT": 300000 * k, "GL2C_MISS": 100000 * k, rd: 90000 * k, wr: 40000 * k,
+         "GL2C_EA_RDREQ_32B": 10000 * k, "GL2C_EA_RDREQ_64B": 20000 * k, "GL2C_EA_RDREQ_128B": 55000 * k,
+         "GL2C_EA_WRREQ_64B": 30000 * k, stall: 2000 * k}
+    if GFX11:
+        c.update({"GL2C_EA_RDREQ_96B": 5000 * k, "SQ_INSTS_GDS": 0, "SQ_WAIT_INST_LDS": 8000 * k})
+    dispatches.append((k, 1000000000 + 100000 * k, 1000000000 + 100000 * k + 40000 * k, c))
+
+d = os.path.join(OUT, "host", "7")
+os.makedirs(d, exist_ok=True)
+with open(os.path.join(d, "7_counter_collection.csv"), "w", newline="") as f:
+    w = csv.writer(f, quoting=csv.QUOTE_NONNUMERIC)
+    w.writerow(["Correlation_Id", "Dispatch_Id", "Agent_Id", "Queue_Id", "Process_Id", "Thread_Id", "Grid_Size",
+                "Kernel_Id", "Kernel_Name", "Workgroup_Size", "LDS_Block_Size", "Scratch_Size", "VGPR_Count",
+                "Accum_VGPR_Count", "SGPR_Count", "Counter_Name", "Counter_Value", "Start_Timestamp",
+                "End_Timestamp"])
+    for k, start, end, c in dispatches:
+        for name in sorted(c):
+            w.writerow([k, k, "Agent 1", 1, 7, 7, 1048576, 3, "stencil_kernel(float*, int)", 256, 8192, 0, 96, 0, 48,
+                        name, float(c[name]), start, end])
+with open(os.path.join(d, "7_agent_info.csv"), "w", newline="") as f:
+    w = csv.writer(f, quoting=csv.QUOTE_NONNUMERIC)
+    w.writerow(["Node_Id", "Logical_Node_Id", "Agent_Type", "Cpu_Cores_Count", "Simd_Count", "Max_Waves_Per_Simd",
+                "Wave_Front_Size", "Num_Xcc", "Cu_Count", "Array_Count", "Simd_Arrays_Per_Engine", "Simd_Per_Cu",
+                "Max_Waves_Per_Cu", "Max_Engine_Clk_Fcompute", "Workgroup_Max_Size", "Name", "Product_Name"])
+    w.writerow([0, 0, "CPU", 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4700, 0, "AMD Ryzen 9 7950X", "AMD Ryzen 9 7950X"])
+    w.writerow([1, 1, "GPU", 0, CUS * 2, 16, 32, 1, CUS, SES * 2, 2, 2, 32, SCLK, 1024, ARCH, PRODUCT])
+
+
+def mean(f):
+    vals = [f(c, (end - start)) for _, start, end, c in dispatches]
+    return sum(vals) / len(vals)
+
+
+def fetch(c):
+    b = 32 * c["GL2C_EA_RDREQ_32B"] + 64 * c["GL2C_EA_RDREQ_64B"] + 128 * c["GL2C_EA_RDREQ_128B"]
+    return b + (96 * c["GL2C_EA_RDREQ_96B"] if GFX11 else 0)
+
+
+expect = {
+    "valu_rate": mean(lambda c, t: c["SQ_INSTS_VALU"] / (c["GRBM_GUI_ACTIVE"] * CUS)),
+    "occupancy": mean(lambda c, t: c["SQ_WAVE_CYCLES"] / (c["GRBM_GUI_ACTIVE"] * CUS)),
+    "l2_hit": mean(lambda c, t: 100 * c["GL2C_HIT"] / (c["GL2C_HIT"] + c["GL2C_MISS"])),
+    "read_bw": mean(lambda c, t: fetch(c) / t),
+    "write_bw": mean(lambda c, t: (32 * (c[wr] - c["GL2C_EA_WRREQ_64B"]) + 64 * c["GL2C_EA_WRREQ_64B"]) / t),
+    "ta_busy": mean(lambda c, t: 100 * c["TA_TA_BUSY"] / (c["GRBM_GUI_ACTIVE"] * CUS)),
+    "valu_per_wave": mean(lambda c, t: c["SQ_INSTS_VALU"] / c["SQ_WAVES"]),
+    "wave32_share": mean(lambda c, t: 100 * c["SQ_WAVE32_INSTS"] / (c["SQ_WAVE32_INSTS"] + c["SQ_WAVE64_INSTS"])),
+    "bank_conflict": mean(lambda c, t: 100 * c["SQC_LDS_BANK_CONFLICT"] / c["SQC_LDS_IDX_ACTIVE"]),
+    "cus": CUS,
+}
+for k, v in expect.items():
+    print(f"{k}={v!r}")
