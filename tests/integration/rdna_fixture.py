@@ -6,13 +6,18 @@ dispatch) and 7_agent_info.csv with the agent's properties, and the
 expected values of the speed-of-light, instruction-mix and GL2 rows,
 computed here from the counters.
 
-Usage: rdna_fixture.py ARCH OUT   (prints NAME=VALUE lines)
+Usage: rdna_fixture.py ARCH OUT [VGPR=N] [COUNTER=VALUE ...]
+(prints NAME=VALUE lines). COUNTER=VALUE sets a counter of the first
+dispatch (the second has twice each count); VGPR=N the registers per lane.
+The default kernel fires no rule.
 """
 import csv
 import os
 import sys
 
 ARCH, OUT = sys.argv[1], sys.argv[2]
+SET = dict(a.split("=", 1) for a in sys.argv[3:])
+VGPR = int(SET.pop("VGPR", 96))
 GFX11 = ARCH.startswith("gfx11")
 # Agent properties of the typical product (CUs, SIMDs, clock).
 AGENT = {"gfx1100": (96, 2500, "AMD Radeon RX 7900 XTX", 6), "gfx1101": (60, 2430, "AMD Radeon RX 7800 XT", 3),
@@ -26,7 +31,7 @@ stall = "GL2C_MC_WRREQ_STALL" if GFX11 else "GL2C_EA_WRREQ_STALL"
 dispatches = []
 for k in (1, 2):
     c = {"GRBM_COUNT": 110000 * k, "GRBM_GUI_ACTIVE": 100000 * k, "SQ_WAVES": 4096 * k,
-         "SQ_INSTS_VALU": 800000 * k, "SQ_INSTS_SALU": 200000 * k, "SQ_INSTS_SMEM": 30000 * k,
+         "SQ_INSTS_VALU": 80000 * k * CUS, "SQ_INSTS_SALU": 200000 * k, "SQ_INSTS_SMEM": 30000 * k,
          "SQ_INSTS_LDS": 120000 * k, "SQ_INSTS_FLAT": 5000 * k, "SQ_INSTS_TEX_LOAD": 60000 * k,
          "SQ_INSTS_TEX_STORE": 20000 * k, "SQ_WAVE_CYCLES": 1200000 * k * CUS // 8, "SQ_BUSY_CYCLES": 90000 * k * SES,
          "SQ_WAIT_ANY": 500000 * k, "SQ_WAIT_INST_ANY": 100000 * k,
@@ -39,6 +44,7 @@ for k in (1, 2):
          "GL2C_EA_WRREQ_64B": 30000 * k, stall: 2000 * k}
     if GFX11:
         c.update({"GL2C_EA_RDREQ_96B": 5000 * k, "SQ_INSTS_GDS": 0, "SQ_WAIT_INST_LDS": 8000 * k})
+    c.update({n: float(v) * k for n, v in SET.items()})
     dispatches.append((k, 1000000000 + 100000 * k, 1000000000 + 100000 * k + 40000 * k, c))
 
 d = os.path.join(OUT, "host", "7")
@@ -51,7 +57,7 @@ with open(os.path.join(d, "7_counter_collection.csv"), "w", newline="") as f:
                 "End_Timestamp"])
     for k, start, end, c in dispatches:
         for name in sorted(c):
-            w.writerow([k, k, "Agent 1", 1, 7, 7, 1048576, 3, "stencil_kernel(float*, int)", 256, 8192, 0, 96, 0, 48,
+            w.writerow([k, k, "Agent 1", 1, 7, 7, 1048576, 3, "stencil_kernel(float*, int)", 256, 8192, 0, VGPR, 0, 48,
                         name, float(c[name]), start, end])
 with open(os.path.join(d, "7_agent_info.csv"), "w", newline="") as f:
     w = csv.writer(f, quoting=csv.QUOTE_NONNUMERIC)

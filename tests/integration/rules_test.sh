@@ -45,7 +45,48 @@ nv() {
   python3 "$SRCDIR/nv_fixture.py" "$SOURCE/metrics/${NV_ARCH:-sm_90}" "$TMP/$name" "$@" || fail "nv_fixture $name"
 }
 
+# rdna NAME ARCH [VGPR=N] [COUNTER=VALUE ...]: a Radeon workload
+# (rdna_fixture.py) on which no rule fires, with counters set.
+rdna() {
+  local name=$1 arch=$2
+  shift 2
+  python3 "$SRCDIR/rdna_fixture.py" "$arch" "$TMP/$name" "$@" >/dev/null || fail "rdna_fixture $name"
+}
+
 case $NAME in
+rdna)
+  # The Radeon rules: none on the healthy kernel of every architecture,
+  # each alone on a gfx1100 kernel changed in one place (counts of the
+  # first dispatch, for 96 CUs and 100000 busy cycles).
+  for a in gfx1100 gfx1101 gfx1102 gfx1200 gfx1201; do
+    rdna base_$a $a
+    expect_fired "$TMP/base_$a" ""
+  done
+  # 256 VGPRs in wave32: granules of 24 give 264, 1536 / 264 = 5 waves.
+  rdna vgpr gfx1100 VGPR=256
+  expect_fired "$TMP/vgpr" "vgpr-limited"
+  # 128 VGPRs: 10 waves in wave32 (no finding), 5 in wave64 (768 / 132).
+  rdna vgpr32 gfx1100 VGPR=128
+  expect_fired "$TMP/vgpr32" ""
+  rdna vgpr64 gfx1100 VGPR=128 SQ_WAVE64_INSTS=2000000
+  expect_fired "$TMP/vgpr64" "vgpr-limited"
+  grep -q "wave64 allow 5 waves per SIMD" "$TMP/s.json" || fail "wave64 verdict: $(head -c 600 "$TMP/s.json")"
+  # gfx1102 has 1024 VGPRs: 256 in wave32 allow 4 waves (granule 16).
+  rdna vgpr1102 gfx1102 VGPR=256
+  expect_fired "$TMP/vgpr1102" "vgpr-limited"
+  grep -q "allow 4 waves per SIMD" "$TMP/s.json" || fail "gfx1102 verdict"
+  # A third of lookups hit; 150000 128-byte reads more: 532 GB/s of 960.
+  rdna gl2 gfx1100 GL2C_HIT=50000 GL2C_EA_RDREQ_128B=150000
+  expect_fired "$TMP/gl2" "gl2-miss-to-memory"
+  rdna conflicts gfx1100 SQC_LDS_BANK_CONFLICT=20000
+  expect_fired "$TMP/conflicts" "lds-bank-conflicts"
+  # 0.3 LDS instructions per CU per cycle, 40 % of wave cycles waiting to issue.
+  rdna lds gfx1100 SQ_INSTS_LDS=2880000 SQ_WAIT_INST_ANY=5760000
+  expect_fired "$TMP/lds" "lds-bound"
+  # 2 % of the VALU peak, 30 % of the bandwidth peak at most.
+  rdna valu gfx1100 SQ_INSTS_VALU=400000
+  expect_fired "$TMP/valu" "low-valu"
+  ;;
 nvidia)
   # The NVIDIA rules: each fires alone on a kernel changed in one place.
   for NV_ARCH in sm_70 sm_75 sm_80 sm_86 sm_89 sm_90 sm_100; do

@@ -21,22 +21,18 @@ static void test_builtin_rules(void) {
     lm_status st = lm_rules_load_texts(cat, lm_rules_builtin(), &rules, &d);
     if (st != LM_OK) fprintf(stderr, "%s: %s\n", *n, d.message);
     CHECK(st == LM_OK);
-    /* cdna.yaml for AMD, nvidia.yaml for the sm_* architectures; a file
+    /* cdna.yaml for AMD Instinct, rdna.yaml for Radeon (gfx1*), nvidia.yaml for the sm_* architectures; a file
      * never applies to the other vendor. */
     int nvidia = strcmp(cat->vendor, "nvidia") == 0;
-    if (strncmp(*n, "gfx1", 4) == 0) {
-      /* No rules for the Radeon architectures yet. */
-      CHECK(!rules || rules->n_rules == 0);
-      lm_rules_free(rules);
-      continue;
-    }
-    if (!nvidia) CHECK(rules && rules->n_rules >= 8);
+    int rdna = strncmp(*n, "gfx1", 4) == 0;
+    if (rdna) CHECK(rules && rules->n_rules >= 5);
+    else if (!nvidia) CHECK(rules && rules->n_rules >= 8);
     else CHECK(rules && rules->n_rules >= 15);
     for (size_t i = 0; rules && i < rules->n_rules; i++) {
       const lm_rule *r = &rules->rules[i];
       CHECK(r->source[0] != '\0');
       CHECK(r->explain[0] != '\0');
-      CHECK(strstr(r->file, nvidia ? "nvidia.yaml" : "cdna.yaml") != NULL);
+      CHECK(strstr(r->file, nvidia ? "nvidia.yaml" : rdna ? "rdna.yaml" : "cdna.yaml") != NULL);
       /* NVIDIA thresholds name NVIDIA's guides (or say they are lumen's). */
       if (nvidia)
         CHECK(strstr(r->source, "Nsight Compute") || strstr(r->source, "CUDA C++ Best Practices") ||
