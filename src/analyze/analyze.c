@@ -131,6 +131,50 @@ static const char *fmt_index(lm_analyze_ctx *c, long i) {
   return lm_arena_strndup(c->arena, buf, n > 0 ? (size_t)n : 0);
 }
 
+lm_status lm_analyze_top_shape(lm_analyze_ctx *c, lm_rtable *t, size_t n_rows) {
+  int with_s = c->o->n_kernel_index > 0;
+  const char *tu = lm_time_unit_name(c->o->time_unit);
+  if (!tu) tu = "ns";
+  t->n_cols = with_s ? 8 : 7;
+  t->titles = alloc(c, (size_t)t->n_cols * sizeof(char *));
+  t->roles = alloc(c, (size_t)t->n_cols);
+  t->n_rows = (int32_t)n_rows;
+  t->cells = alloc(c, (size_t)t->n_rows * (size_t)t->n_cols * sizeof(lm_cell));
+  t->row_ids = alloc(c, (size_t)t->n_rows * sizeof(char *));
+  if (c->status != LM_OK) return c->status;
+  char title[32];
+  t->titles[0] = "";
+  t->titles[1] = "Kernel_Name";
+  t->titles[2] = "Count";
+  snprintf(title, sizeof title, "Sum(%s)", tu);
+  t->titles[3] = lm_arena_strdup(c->arena, title);
+  snprintf(title, sizeof title, "Mean(%s)", tu);
+  t->titles[4] = lm_arena_strdup(c->arena, title);
+  snprintf(title, sizeof title, "Median(%s)", tu);
+  t->titles[5] = lm_arena_strdup(c->arena, title);
+  t->titles[6] = "Pct";
+  if (with_s) t->titles[7] = "S";
+  uint8_t roles[8] = {LM_RCOL_INDEX, LM_RCOL_NAME, LM_RCOL_VALUE, LM_RCOL_VALUE,
+                      LM_RCOL_VALUE, LM_RCOL_VALUE, LM_RCOL_VALUE, LM_RCOL_TEXT};
+  memcpy(t->roles, roles, (size_t)t->n_cols);
+  return LM_OK;
+}
+
+void lm_analyze_top_row(lm_analyze_ctx *c, lm_rtable *t, size_t i, const char *kernel, size_t count, double sum_ns,
+                        double mean_ns, double median_ns, double pct) {
+  double div = lm_time_unit_ns(c->o->time_unit);
+  int32_t r = (int32_t)i;
+  t->row_ids[r] = fmt_index(c, (long)i);
+  set_cell(t, r, 0, num_cell((double)i, 1));
+  set_cell(t, r, 1, text_cell(kernel));
+  set_cell(t, r, 2, num_cell((double)count, 1));
+  set_cell(t, r, 3, num_cell(sum_ns / div, 0));
+  set_cell(t, r, 4, num_cell(mean_ns / div, 0));
+  set_cell(t, r, 5, num_cell(median_ns / div, 0));
+  set_cell(t, r, 6, num_cell(pct, 0));
+  if (t->n_cols == 8) set_cell(t, r, 7, text_cell(""));
+}
+
 /* Table 0.1 over `rows` (analyze_private.h). */
 lm_status lm_analyze_top(lm_analyze_ctx *c, lm_rtable *t, const size_t *rows, size_t n,
                          uint8_t *chosen_names) {
@@ -182,47 +226,11 @@ lm_status lm_analyze_top(lm_analyze_ctx *c, lm_rtable *t, const size_t *rows, si
   }
   lm_sort(groups, n_groups, sizeof *groups, cmp_group, (void *)pmc);
 
-  int with_s = c->o->n_kernel_index > 0;
-  double div = lm_time_unit_ns(c->o->time_unit);
-  const char *tu = lm_time_unit_name(c->o->time_unit);
-  if (!tu) tu = "ns";
-  t->n_cols = with_s ? 8 : 7;
-  t->titles = alloc(c, (size_t)t->n_cols * sizeof(char *));
-  t->roles = alloc(c, (size_t)t->n_cols);
-  t->n_rows = (int32_t)n_groups;
-  t->cells = alloc(c, (size_t)t->n_rows * (size_t)t->n_cols * sizeof(lm_cell));
-  t->row_ids = alloc(c, (size_t)t->n_rows * sizeof(char *));
-  if (c->status != LM_OK) {
-    status = c->status;
-    goto done;
-  }
-  char title[32];
-  t->titles[0] = "";
-  t->titles[1] = "Kernel_Name";
-  t->titles[2] = "Count";
-  snprintf(title, sizeof title, "Sum(%s)", tu);
-  t->titles[3] = lm_arena_strdup(c->arena, title);
-  snprintf(title, sizeof title, "Mean(%s)", tu);
-  t->titles[4] = lm_arena_strdup(c->arena, title);
-  snprintf(title, sizeof title, "Median(%s)", tu);
-  t->titles[5] = lm_arena_strdup(c->arena, title);
-  t->titles[6] = "Pct";
-  if (with_s) t->titles[7] = "S";
-  uint8_t roles[8] = {LM_RCOL_INDEX, LM_RCOL_NAME, LM_RCOL_VALUE, LM_RCOL_VALUE,
-                      LM_RCOL_VALUE, LM_RCOL_VALUE, LM_RCOL_VALUE, LM_RCOL_TEXT};
-  memcpy(t->roles, roles, (size_t)t->n_cols);
+  if ((status = lm_analyze_top_shape(c, t, n_groups)) != LM_OK) goto done;
   for (size_t i = 0; i < n_groups; i++) {
     const group *g = &groups[i];
-    int32_t r = (int32_t)i;
-    t->row_ids[r] = fmt_index(c, (long)i);
-    set_cell(t, r, 0, num_cell((double)i, 1));
-    set_cell(t, r, 1, text_cell(pmc->strings[g->name_id]));
-    set_cell(t, r, 2, num_cell((double)g->count, 1));
-    set_cell(t, r, 3, num_cell(g->sum / div, 0));
-    set_cell(t, r, 4, num_cell(g->n_dur ? g->sum / (double)g->n_dur / div : LM_NAN, 0));
-    set_cell(t, r, 5, num_cell(g->median / div, 0));
-    set_cell(t, r, 6, num_cell(g->sum / total * 100, 0));
-    if (with_s) set_cell(t, r, 7, text_cell(""));
+    lm_analyze_top_row(c, t, i, pmc->strings[g->name_id], g->count, g->sum,
+                       g->n_dur ? g->sum / (double)g->n_dur : LM_NAN, g->median, g->sum / total * 100);
   }
   for (size_t k = 0; k < c->o->n_kernel_index; k++) {
     long idx = c->o->kernel_index[k];
@@ -652,6 +660,19 @@ static void build_tables(run *r) {
   }
 }
 
+/* A workload of per-kernel totals only: the top-kernels table from them
+ * (totals.c), no other table shown. Errors: an option they cannot
+ * answer, those of lm_analyze_top_totals. */
+static lm_status run_totals(run *r) {
+  lm_analyze_ctx *c = &r->c;
+  lm_status st = lm_analyze_totals_check(c);
+  if (st == LM_OK) st = init_tables(r);
+  if (st != LM_OK) return st;
+  if (!r->top_table) return lm_fail(c->diag, LM_EINVAL, NULL, "the definitions have no top-kernels table");
+  for (int32_t i = 0; i < c->an->n_tables; i++) c->an->tables[i].shown = &c->an->tables[i] == r->top_table;
+  return lm_analyze_top_totals(c, r->top_table);
+}
+
 lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_analyze_opts *o,
                          lm_analysis **out, lm_diag *diag) {
   run r;
@@ -671,6 +692,12 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
   c->an->workload = w;
   c->an->catalog = cat;
   if ((c->status = find_norm(&r)) != LM_OK) goto fail;
+  if (lm_workload_totals(w)) {
+    if ((c->status = run_totals(&r)) != LM_OK) goto fail;
+    *out = c->an;
+    c->arena = NULL;
+    goto done;
+  }
   if (lm_catalog_select(cat, o->blocks, o->n_blocks, &r.sel, diag) != LM_OK) {
     c->status = diag ? diag->status : LM_EINVAL;
     goto fail;

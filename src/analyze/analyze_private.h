@@ -70,6 +70,32 @@ size_t lm_analyze_keep_chosen(const lm_analyze_ctx *c, size_t *rows, size_t n, c
  * memory. (analyze.c) */
 lm_status lm_analyze_top(lm_analyze_ctx *c, lm_rtable *t, const size_t *rows, size_t n, uint8_t *chosen_names);
 
+/* lm_analyze_top_shape: table 0.1's columns (with "S" under
+ * --kernel-index) and room for n_rows rows, in c's arena.
+ * lm_analyze_top_row: row i of it (times in ns, shown in the time unit
+ * asked for; NaN is a blank cell, unknown). (analyze.c) */
+lm_status lm_analyze_top_shape(lm_analyze_ctx *c, lm_rtable *t, size_t n_rows);
+void lm_analyze_top_row(lm_analyze_ctx *c, lm_rtable *t, size_t i, const char *kernel, size_t count, double sum_ns,
+                        double mean_ns, double median_ns, double pct);
+
+/* lm_analyze_kernel_filters: the -k patterns, evaluated once per kernel
+ * name of c->pmc: kernel_ok[s] = 1 for the names they keep. Errors: a
+ * pattern that does not compile, whose matching fails or reaches its
+ * limits, or that c->o->check stops. (rows.c) */
+lm_status lm_analyze_kernel_filters(lm_analyze_ctx *c, uint8_t *kernel_ok);
+
+/* lm_analyze_totals_check: the options a workload of per-kernel totals
+ * only can answer (lm_workload_totals): no dispatch, GPU, instance, rank
+ * or region filter, no --clock measured, and no -b item but the top
+ * kernels ("0", "0.1"); each other one is an error that says why.
+ * lm_analyze_top_totals: table 0.1 from those totals, narrowed by -k,
+ * longest total first; the median is unknown (blank), the Pct of each
+ * kernel its share of every kernel's time. Errors: a -k that keeps no
+ * kernel, a --kernel-index past the table, a damaged totals table.
+ * (totals.c) */
+lm_status lm_analyze_totals_check(lm_analyze_ctx *c);
+lm_status lm_analyze_top_totals(lm_analyze_ctx *c, lm_rtable *t);
+
 /* lm_analyze_mark_uncollected: in an analysis of a workload read from
  * another tool's files (workload->format set), the first value cell of
  * each blank metric row whose formula reads a counter the workload lacks

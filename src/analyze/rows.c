@@ -277,9 +277,8 @@ static lm_status match_pattern(lm_analyze_ctx *c, size_t k, uint8_t *kernel_ok) 
   return status;
 }
 
-/* Kernel name filters, evaluated once per distinct name: kernel_ok[s] = 1
- * for the names they keep. Errors: those of match_pattern. */
-static lm_status kernel_filters(lm_analyze_ctx *c, uint8_t *kernel_ok) {
+/* Kernel name filters (analyze_private.h). */
+lm_status lm_analyze_kernel_filters(lm_analyze_ctx *c, uint8_t *kernel_ok) {
   const lm_table *pmc = c->pmc;
   int any_include = 0;
   for (size_t s = 0; s < pmc->n_strings; s++) kernel_ok[s] = 1;
@@ -343,7 +342,7 @@ lm_status lm_analyze_select(lm_analyze_ctx *c, size_t **top_rows, size_t *n_top,
   *top_rows = top;
   *n_top = nt;
   top = NULL;
-  if ((status = kernel_filters(c, kernel_ok)) != LM_OK) goto done;
+  if ((status = lm_analyze_kernel_filters(c, kernel_ok)) != LM_OK) goto done;
   if ((status = number_instances(c, seen_count, instance)) != LM_OK) goto done;
   /* --kernel-index picks rows of the top-kernels table: built by caller
    * into *chosen afterwards. Apply every other filter. */

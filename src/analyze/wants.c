@@ -3,7 +3,8 @@
  * stored columns (a lumen database, the store, the rank.R parts of an MPI
  * profile) loads those and leaves the rest on disk. The catalog's inputs
  * say what the formulas read; the list below is what the tables outside
- * the evaluator (top kernels, roofline, summary, rank table) read by name.
+ * the evaluator (top kernels, roofline, summary, rank table) read by name,
+ * and every column of per-kernel totals (LM_TOTALS_SOURCE).
  * A column wrongly left out would show as "n/a", so the list errs on the
  * side of reading more.
  */
@@ -44,7 +45,7 @@ static int indexed_name(const char *name, const char *base, int32_t index) {
 
 int lm_analyze_wants(void *ctx, const char *source, const char *name) {
   const lm_catalog *cat = ctx;
-  if (strcmp(source, "roofline") == 0) return 1;
+  if (strcmp(source, "roofline") == 0 || strcmp(source, LM_TOTALS_SOURCE) == 0) return 1;
   if (strcmp(source, "pmc_perf") == 0)
     for (size_t i = 0; i < LM_ARRAY_LEN(analysis_columns); i++)
       if (analysis_columns[i][0] == name[0] && strcmp(analysis_columns[i], name) == 0) return 1;
@@ -118,7 +119,7 @@ void lm_analyze_wants_index_free(lm_wants_index *ix) {
 int lm_analyze_wants_indexed(void *ctx, const char *source, const char *name) {
   const lm_wants_index *ix = ctx;
   if (ix->slow || strchr(source, '\x1f') || strchr(name, '\x1f')) return lm_analyze_wants((void *)ix->cat, source, name);
-  if (strcmp(source, "roofline") == 0) return 1;
+  if (strcmp(source, "roofline") == 0 || strcmp(source, LM_TOTALS_SOURCE) == 0) return 1;
   char key[KEY_MAX];
   size_t n = make_key(key, source, name, strlen(name), NULL), len = strlen(name);
   if (!n) return lm_analyze_wants((void *)ix->cat, source, name);

@@ -361,6 +361,8 @@ typedef struct analyze_run {
                                  (no counters) */
   int undefined;              /* a workload's NVIDIA architecture has no
                                  definitions: panels 0 and 1 only */
+  int totals;                 /* a workload holds per-kernel totals only:
+                                 the top kernels, no summary */
   lm_summary *summary;        /* the first workload's */
   lm_workload *summary_workload;
   lm_summary **summaries;     /* --summary of a comparison: each one's */
@@ -716,8 +718,13 @@ static int analyze_workload(analyze_run *r, size_t k) {
            "%s: sysinfo.csv has the layout of rocprofiler-compute %s and later: analyzed in its semantics "
            "(--compat %s reads it in another)", path, wl_compat, lm_compat_versions[0]);
   const char *arch = r->store ? entry.arch : r->workloads[k]->arch;
-  const lm_catalog *cat = cli_undefined_nvidia(arch, cli_get(&r->a, "metrics-dir"));
-  int undefined = cat != NULL;
+  /* Per-kernel totals (no dispatches) need no architecture. */
+  int totals = r->store ? entry.complete && entry.n_dispatches == 0 : lm_workload_totals(r->workloads[k]) != NULL;
+  r->totals |= totals;
+  const lm_catalog *cat = NULL;
+  if (totals && !(arch && *arch) && !(cat = cli_layout_catalog())) return 1;
+  if (!cat) cat = cli_undefined_nvidia(arch, cli_get(&r->a, "metrics-dir"));
+  int undefined = cat != NULL && !totals;
   if (!cat)
     cat = cli_catalog_for(arch, cli_get(&r->a, "metrics-dir"), wl_compat,
                           r->store ? lm_store_where(r->store) : r->workloads[k]->sysinfo_table->path, &r->owned[k]);
@@ -785,7 +792,7 @@ static int compare_summaries(analyze_run *r) {
  * Returns 0 or 1. */
 static int make_summaries(analyze_run *r) {
   const cli_args *a = &r->a;
-  if (r->undefined) return 0;
+  if (r->undefined || r->totals) return 0;
   int want = cli_has(a, "summary") || (r->n == 1 && r->f.format == CLI_FORMAT_TEXT && !r->nb &&
                                        !cli_has(a, "list-stats") && !cli_has(a, "full"));
   if (!want) return 0;
@@ -820,7 +827,7 @@ static int make_summaries(analyze_run *r) {
 static int render_stream(analyze_run *r) {
   const lm_report_opts *ropts = &r->f.ropts;
   const lm_analysis *const *cruns = (const lm_analysis *const *)r->runs;
-  int text = r->f.format == CLI_FORMAT_TEXT, summary_only = cli_has(&r->a, "summary");
+  int text = r->f.format == CLI_FORMAT_TEXT, summary_only = cli_has(&r->a, "summary") && !r->totals;
   lm_status st = LM_OK;
   if (ropts->summaries && text) {
     const lm_workload *shown[64];
@@ -835,6 +842,13 @@ static int render_stream(analyze_run *r) {
     st = r->f.format == CLI_FORMAT_JSON  ? lm_report_json(cruns, r->n, ropts, &r->out)
          : r->f.format == CLI_FORMAT_CSV ? lm_report_csv_stream(cruns, r->n, &r->out)
                                          : lm_report_text(cruns, r->n, ropts, &r->out);
+  for (size_t k = 0; st == LM_OK && r->totals && k < r->n; k++) {
+    if (!r->workloads[k] || !lm_workload_totals(r->workloads[k])) continue;
+    lm_buf line = {0};
+    cli_totals_line(cli_nth(&r->a, "workload", k), text ? &r->out : &line);
+    if (!text) lm_log(LM_LOG_WARN, "%.*s", (int)(line.len ? line.len - 1 : 0), lm_buf_cstr(&line));
+    lm_buf_fini(&line);
+  }
   if (st != LM_OK) {
     cli_error(MODE, "out of memory while rendering");
     return 1;

@@ -3,13 +3,16 @@
  * catalog of its architecture in the reference version asked for, or
  * those compiled from --metrics-dir; for an NVIDIA architecture without
  * definitions (an Nsight Compute export from such a GPU), the panels that
- * read no counter. Every refusal names the field and what to do.
+ * read no counter; for per-kernel totals of no known architecture, any
+ * definitions' top-kernels table. Every refusal names the field and what
+ * to do.
  */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "analyze/analyze.h"
 #include "metrics/metrics.h"
 
 #define MODE "analyze"
@@ -103,4 +106,17 @@ const lm_catalog *cli_undefined_nvidia(const char *arch, const char *metrics_dir
            "information are shown (panels 0 and 1)",
            arch);
   return cat;
+}
+
+const lm_catalog *cli_layout_catalog(void) {
+  const lm_catalog *cat = lm_analyze_totals_catalog();
+  if (!cat) cli_error(MODE, "no built-in definitions to lay out the top-kernels table");
+  return cat;
+}
+
+void cli_totals_line(const char *path, lm_buf *out) {
+  lm_buf_printf(out,
+                "%s holds per-kernel totals only (rocprof --stats): the top kernels, their medians unknown, are all it "
+                "can show; no other panel, metric, roofline or summary (those need the dispatches: results.csv)\n",
+                path);
 }

@@ -111,5 +111,13 @@ const struct lm_catalog *cli_catalog_for(const char *arch, const char *metrics_d
  * a catalog whose panels 0 and 1 read no counter, with a warning; NULL
  * for any other architecture or with metrics_dir. */
 const struct lm_catalog *cli_undefined_nvidia(const char *arch, const char *metrics_dir);
+/* cli_layout_catalog: for a workload of per-kernel totals whose
+ * architecture is not known, built-in definitions that only lay out its
+ * top-kernels table (which reads no counter); NULL after saying why. */
+const struct lm_catalog *cli_layout_catalog(void);
+/* cli_totals_line: the line that says a workload holds per-kernel totals
+ * only, appended to out (catalog.c). */
+struct lm_buf;
+void cli_totals_line(const char *path, struct lm_buf *out);
 
 #endif

@@ -279,6 +279,11 @@ const lm_table *lm_workload_source(const lm_workload *workload,
   return NULL;
 }
 
+const lm_table *lm_workload_totals(const lm_workload *w) {
+  if (!w || !w->pmc || w->pmc->n_rows) return NULL;
+  return lm_workload_source(w, LM_TOTALS_SOURCE);
+}
+
 /* Filling a deferred column changes the table under a const pointer
  * (lm_table_values, lm_table_load), and two threads may read one table
  * (lumen serve shares loaded workloads): the fills of a table are

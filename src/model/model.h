@@ -237,6 +237,17 @@ void lm_workload_free(lm_workload *workload);
 const lm_table *lm_workload_source(const lm_workload *workload,
                                    const char *name);
 
+/* A workload read from a file of per-kernel totals and no dispatches
+ * (rocprof's results.stats.csv) holds them in a table of this name among
+ * its levels, one row per kernel: Kernel_ID (its name is string Kernel_ID
+ * of the pmc table, which has no rows), Calls, TotalDurationNs and MeanNs
+ * (TotalDurationNs / Calls). The store keeps it as any other table. */
+#define LM_TOTALS_SOURCE "kernel_totals"
+
+/* lm_workload_totals: that table when w holds per-kernel totals only (no
+ * dispatch rows), else NULL. */
+const lm_table *lm_workload_totals(const lm_workload *workload);
+
 /* ----------------------------------------------- how a workload is read */
 
 /* A workload's origin starts with this when a simulated device produced

@@ -794,7 +794,12 @@ static cJSON *json_run_info(const lm_analysis *a, const char *name) {
   const lm_sysinfo *info = &a->workload->sysinfo;
   if (name) cJSON_AddStringToObject(o, "id", name);
   else cJSON_AddStringToObject(o, "path", a->workload->path);
-  cJSON_AddStringToObject(o, "arch", a->catalog->arch);
+  /* Per-kernel totals only: the definitions only lay out the table; the
+   * architecture is the workload's, where it was given. */
+  int totals = lm_workload_totals(a->workload) != NULL;
+  if (totals && !(a->workload->arch && a->workload->arch[0])) cJSON_AddNullToObject(o, "arch");
+  else cJSON_AddStringToObject(o, "arch", totals ? a->workload->arch : a->catalog->arch);
+  if (totals) cJSON_AddTrueToObject(o, "totals_only");
   const char *model = lm_sysinfo_text(info, "gpu_model");
   cJSON_AddStringToObject(o, "gpu_model", model ? model : "");
   if (a->workload->simulated) cJSON_AddStringToObject(o, "simulated", a->workload->simulated);

@@ -7,7 +7,8 @@
  * folder are passes of one run, as rocprof writes one file per pass:
  * their rows are merged by Index, whose kernel name must agree. Files
  * are recognised by their header, never by their name; results.db (db.c)
- * is read where no results CSV file is.
+ * is read where no results CSV file is, the kernel statistics (stats.c)
+ * where neither is.
  */
 #include <dirent.h>
 #include <math.h>
@@ -122,11 +123,12 @@ static void files_free(files *fs) {
 int lm_rocprof1_detect(const char *path) {
   struct stat s;
   if (stat(path, &s) != 0) return 0;
-  if (S_ISREG(s.st_mode)) return is_results(path) || lm_r1_is_db(path);
+  if (S_ISREG(s.st_mode)) return is_results(path) || lm_r1_is_db(path) || lm_r1_is_stats(path);
   if (!S_ISDIR(s.st_mode)) return 0;
   files fs = {0};
   lm_status st = list_dir(path, ".csv", is_results, &fs, NULL);
   if (st == LM_OK && fs.n == 0) st = list_dir(path, ".db", lm_r1_is_db, &fs, NULL);
+  if (st == LM_OK && fs.n == 0) st = list_dir(path, ".csv", lm_r1_is_stats, &fs, NULL);
   int found = st == LM_OK && fs.n > 0;
   files_free(&fs);
   return found;
@@ -294,6 +296,17 @@ lm_status lm_rocprof1_read(const char *path, const char *arch, const lm_workload
     snprintf(dir, sizeof dir, "%s", path);
     st = list_dir(path, ".csv", is_results, &fs, diag);
     if (st == LM_OK && fs.n == 0 && (st = list_dir(path, ".db", lm_r1_is_db, &fs, diag)) == LM_OK) db = fs.n > 0;
+    if (st == LM_OK && fs.n == 0) {
+      /* No dispatches: the kernel statistics alone (one file of them). */
+      if ((st = list_dir(path, ".csv", lm_r1_is_stats, &fs, diag)) == LM_OK && fs.n > 1)
+        st = lm_fail(diag, LM_EINVAL, path, "%zu rocprof kernel statistics files and no results file: give -w one of "
+                     "them (%s, ...)", fs.n, fs.paths[0]);
+      if (st == LM_OK && fs.n == 1) st = lm_r1_stats_read(fs.paths[0], arch, out, diag);
+      if (st != LM_OK || fs.n == 1) goto done;
+    }
+  } else if (lm_r1_is_stats(path)) {
+    st = lm_r1_stats_read(path, arch, out, diag);
+    goto done;
   } else {
     db = lm_r1_is_db(path);
     const char *slash = strrchr(path, '/');

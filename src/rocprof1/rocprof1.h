@@ -14,8 +14,10 @@
 #include "model/model.h"
 
 /* lm_rocprof1_detect: 1 when path is a rocprof (v1) results CSV file (by
- * its header: Index, KernelName, gpu-id; whatever its name) or a folder
- * holding one directly; 0 otherwise. Reads the first line of a few files. */
+ * its header: Index, KernelName, gpu-id; whatever its name), results.db,
+ * a kernel statistics file (`--stats`: Name, Calls, TotalDurationNs) or a
+ * folder holding one directly; 0 otherwise. Reads the first line of a few
+ * files. */
 int lm_rocprof1_detect(const char *path);
 
 /* lm_rocprof1_read: the workload in path (a file or folder as above): one
@@ -26,8 +28,10 @@ int lm_rocprof1_detect(const char *path);
  * system information from the rocminfo text beside the files (the first
  * GPU agent), the rest assumed from the architecture (from rocminfo, else
  * arch; a warning lists what was assumed). Streams: memory holds the
- * table, not the file. Errors name the file, line and field. opts may be
- * NULL. */
+ * table, not the file. A kernel statistics file, or a folder holding one
+ * and no results file, is read as per-kernel totals only
+ * (lm_workload_totals; arch optional). Errors name the file, line and
+ * field. opts may be NULL. */
 lm_status lm_rocprof1_read(const char *path, const char *arch, const lm_workload_options *opts, lm_workload **out,
                            lm_diag *diag);
 

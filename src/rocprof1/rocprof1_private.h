@@ -68,6 +68,16 @@ void lm_r1_header_free(lm_r1_header *h);
 lm_status lm_r1_record(lm_r1_rows *rows, const char *path, long line, const lm_r1_header *h, const char *const *f,
                        size_t n, lm_diag *diag);
 
+/* lm_r1_stats_header: 1 for a header of rocprof's kernel statistics
+ * (Name, Calls, TotalDurationNs). lm_r1_is_stats: 1 when the CSV file at
+ * path has one. (stats.c) */
+int lm_r1_stats_header(const char *const *fields, size_t n);
+int lm_r1_is_stats(const char *path);
+/* lm_r1_stats_read: the kernel statistics file at path as a workload of
+ * per-kernel totals only (LM_TOTALS_SOURCE), system information assumed
+ * for arch when given, else none. Errors name the file, line and field. */
+lm_status lm_r1_stats_read(const char *path, const char *arch, lm_workload **out, lm_diag *diag);
+
 /* lm_r1_is_db: 1 when path is an SQLite file with rocprof's table KERN. */
 int lm_r1_is_db(const char *path);
 /* lm_r1_db_read: the rows of results.db's table KERN (rocprof's copy of

@@ -599,14 +599,16 @@ other_tools)
   F=$SHARED/formats
   for d in rocprofv3/gfx950_ds_read_b128_bank:"give it with --arch" \
            rocprofv3/gfx942_kernel_trace:"give it with --arch" \
-           rocprof-v1/mi300x_stats:"rocprof kernel statistics" \
            ncu/cc86_metrics:"Nsight Compute CSV export" ncu/v100_2020:"Nsight Compute CSV export"; do
     run analyze -w "$F/${d%%:*}"
     expect_status 1; one_line_err; expect_err "${d#*:}"
   done
-  # rocprof (v1) results are read (formats_test.sh checks their numbers).
+  # rocprof (v1) results are read (formats_test.sh checks their numbers),
+  # its kernel statistics alone as per-kernel totals.
   run analyze -w "$F/rocprof-v1/mi250x_laplacian_dp_kernel1" -b 1
   expect_status 0; expect_out "gfx90a"
+  run analyze -w "$F/rocprof-v1/mi300x_stats"
+  expect_status 0; expect_out "Top Kernels"; expect_out "per-kernel totals only"
   run analyze -w "$F/ncu/cc86_metrics"
   expect_err "given as the file (-w $F/ncu/cc86_metrics/metrics.csv)"
   run analyze -w "$F/ncu/cc86_metrics/metrics.csv" -b 0
