@@ -14,7 +14,9 @@
 #include "db/db_private.h"
 #include "sql/sql.h"
 
-static lm_status read_sysinfo_rows(lm_sql *sql, int64_t wid, lm_workload *w, lm_diag *diag) {
+/* need_arch: a workload with dispatches (per-kernel totals, which have
+ * none, may not know their architecture). */
+static lm_status read_sysinfo_rows(lm_sql *sql, int64_t wid, int need_arch, lm_workload *w, lm_diag *diag) {
   const char *path = lm_sql_where(sql);
   lm_stmt *s = NULL;
   lm_status st = lm_sql_prepare(sql, "SELECT key, value FROM sysinfo WHERE workload_id = ? ORDER BY position",
@@ -59,7 +61,7 @@ static lm_status read_sysinfo_rows(lm_sql *sql, int64_t wid, lm_workload *w, lm_
   lm_free(keys);
   lm_free(values);
   w->arch = lm_sysinfo_text(&w->sysinfo, "gpu_arch");
-  if (st == LM_OK && (!w->arch || !w->arch[0]))
+  if (st == LM_OK && need_arch && (!w->arch || !w->arch[0]))
     st = lm_fail_at(diag, LM_EDATA, path, 0, "gpu_arch", "missing from the workload's system info");
   return st;
 }
@@ -384,7 +386,7 @@ lm_status lm_db_read_workload(lm_sql *sql, const char *name, const lm_workload_o
   read_origin(sql, wid, w);
   char wname[256];
   workload_name(sql, wid, wname, sizeof wname);
-  if ((st = read_sysinfo_rows(sql, wid, w, diag)) != LM_OK) goto fail;
+  if ((st = read_sysinfo_rows(sql, wid, n_rows > 0, w, diag)) != LM_OK) goto fail;
   if (opts && opts->choose) want = opts->choose(opts->choose_ctx, w->arch, lm_sysinfo_compat(&w->sysinfo), &ctx);
   if ((st = read_source(sql, wid, wname, "pmc_perf", n_rows, 1, want, ctx, opts, &w->pmc, diag)) != LM_OK) goto fail;
   if ((st = read_regions(sql, wid, w, diag)) != LM_OK) goto fail;
@@ -444,7 +446,7 @@ lm_status lm_db_read_info(lm_sql *sql, const char *name, lm_workload **out, lm_d
   w->arena = arena;
   w->path = lm_arena_strdup(arena, path);
   read_origin(sql, wid, w);
-  st = read_sysinfo_rows(sql, wid, w, diag);
+  st = read_sysinfo_rows(sql, wid, n_rows > 0, w, diag);
   if (st == LM_OK) {
     w->pmc = lm_table_create(path, "pmc_perf", n_rows, 1);
     if (!w->pmc)

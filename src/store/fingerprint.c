@@ -32,7 +32,9 @@
  *                 u64 columns, each column (numeric, holding a value, in
  *                 case-insensitive name order) as its lowercased name\0
  *                 and its rows' doubles, then u64 kernel names and
- *                 Kernel_Name\0 of each row (pmc_perf only; else 0)
+ *                 Kernel_Name\0 of each row (pmc_perf only; else 0;
+ *                 a pmc_perf without rows, beside per-kernel totals:
+ *                 u64 names and each of its kernel names\0 in id order)
  *   regions       u64 count, name\0 of each; u64 1 and each row's u64
  *                 region bits, or u64 0; u64 1 and each row's i32 rank,
  *                 or u64 0
@@ -111,6 +113,12 @@ static void mix_table_head(hasher *h, const lm_table *t, size_t n_mixed) {
 
 static void mix_table_tail(hasher *h, const lm_table *t) {
   long kc = strcmp(t->name, "pmc_perf") == 0 ? lm_table_find(t, "Kernel_Name") : -1;
+  if (kc >= 0 && t->n_rows == 0) {
+    /* Per-kernel totals: the names their Kernel_ID columns point to. */
+    mix_u64(h, t->n_strings);
+    for (size_t i = 0; i < t->n_strings; i++) mix_str(h, t->strings[i]);
+    return;
+  }
   mix_u64(h, kc >= 0 ? t->n_rows : 0);
   for (size_t r = 0; kc >= 0 && r < t->n_rows; r++) mix_str(h, lm_table_text(t, (size_t)kc, r));
 }

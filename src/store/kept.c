@@ -216,20 +216,24 @@ lm_status lm_store_analyze(lm_store *s, const char *name, const lm_catalog *over
   lm_status st = lm_store_get(s, name, &e, diag);
   if (st != LM_OK) return st;
   /* (a folder of rocprofiler-compute 3.3 in its own semantics) */
-  const lm_catalog *cat = override     ? override
-                          : e.compat[0] ? lm_metrics_builtin_compat(e.arch, e.compat)
-                                        : lm_metrics_builtin(e.arch);
+  /* Per-kernel totals (the only workloads without dispatches) need no
+   * architecture, and their analysis is never kept: it reads a few rows. */
+  int totals = e.complete && e.n_dispatches == 0;
+  const lm_catalog *cat = override                ? override
+                          : totals && !e.arch[0] ? lm_analyze_totals_catalog()
+                          : e.compat[0]          ? lm_metrics_builtin_compat(e.arch, e.compat)
+                                                 : lm_metrics_builtin(e.arch);
   if (!cat)
     return lm_fail_at(diag, LM_EARCH, lm_store_where(s), 0, "gpu_arch",
                       "workload '%s' is %s, which lumen has no definitions for", name, e.arch);
   lm_diag ignored;
-  if (e.complete && lm_store_kept(s, name, cat, o, workload, out, &ignored) == LM_OK) {
+  if (e.complete && !totals && lm_store_kept(s, name, cat, o, workload, out, &ignored) == LM_OK) {
     *cached = 1;
     return LM_OK;
   }
   if ((st = lm_store_load_for(s, name, cat, workload, diag)) != LM_OK) return st;
   if ((st = lm_analyze_run(*workload, cat, o, out, diag)) != LM_OK) return st;
-  keep(s, name, cat, o, *out);
+  if (!totals) keep(s, name, cat, o, *out);
   return LM_OK;
 }
 
@@ -240,7 +244,7 @@ lm_status lm_store_analyze(lm_store *s, const char *name, const lm_catalog *over
  * from the store; the stored columns are the same numbers, so is the
  * view), else from the columns just stored (lm_store_analyze). */
 void lm_store_precompute(lm_store *s, const char *name, const lm_workload *w) {
-  if (!cache_on()) return;
+  if (!cache_on() || lm_workload_totals(w)) return;
   lm_analyze_opts o;
   memset(&o, 0, sizeof o);
   lm_analysis *an = NULL;
