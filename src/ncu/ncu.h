@@ -14,11 +14,13 @@
 #include "model/model.h"
 
 /* lm_ncu_detect: 1 when path is a regular file whose header is that of an
- * Nsight Compute CSV export (details or raw page), else 0. Reads the
- * first line only, never blocking on a FIFO. */
+ * Nsight Compute CSV export (details or raw page), or a folder holding
+ * exactly one such file directly (among its first 64 files), else 0.
+ * Reads first lines only, never blocking on a FIFO. */
 int lm_ncu_detect(const char *path);
 
-/* lm_ncu_read: the workload of the export at path: one pmc_perf row per
+/* lm_ncu_read: the workload of the export at path (or of the one export
+ * in folder path, read as that file): one pmc_perf row per
  * launch (Dispatch_ID from 0 in file order, kernel, GPU, grid and block
  * in threads, timestamps 0-based from the launches' durations), each
  * metric a column in its base unit; system information from the

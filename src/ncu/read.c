@@ -10,10 +10,12 @@
  * the metrics as columns, and the units in the record under the header
  * (its ID cell empty). Launch IDs are renumbered from 0 in file order.
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "csv/csv.h"
 #include "ncu/ncu.h"
@@ -272,7 +274,8 @@ done:
   return st;
 }
 
-int lm_ncu_detect(const char *path) {
+/* Whether the regular file at path is an export (its header). */
+static int is_export(const char *path) {
   lm_csv_rows *rows = NULL;
   lm_diag diag;
   if (lm_csv_rows_open(path, 1 << 20, &rows, &diag) != LM_OK) return 0;
@@ -284,10 +287,46 @@ int lm_ncu_detect(const char *path) {
   return found;
 }
 
+enum { MAX_LOOKS = 64 };
+
+/* The one export directly in folder dir, into one (cap bytes): 1 when
+ * there is exactly one among its first MAX_LOOKS files, else 0 (none, or
+ * several: which one is meant is the user's to say). */
+static int folder_export(const char *dir, char *one, size_t cap) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  struct dirent *e;
+  char path[4096];
+  int found = 0, looks = 0;
+  while (found < 2 && looks < MAX_LOOKS && (e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.' || (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path) continue;
+    struct stat s;
+    if (stat(path, &s) != 0 || !S_ISREG(s.st_mode)) continue;
+    looks++;
+    if (is_export(path) && found++ == 0) snprintf(one, cap, "%s", path);
+  }
+  closedir(d);
+  return found == 1;
+}
+
+int lm_ncu_detect(const char *path) {
+  struct stat s;
+  char one[4096];
+  if (stat(path, &s) != 0) return 0;
+  return S_ISDIR(s.st_mode) ? folder_export(path, one, sizeof one) : is_export(path);
+}
+
 lm_status lm_ncu_read(const char *path, const char *arch, const lm_workload_options *opts, lm_workload **out,
                       lm_diag *diag) {
   (void)opts;
   *out = NULL;
+  struct stat s;
+  char one[4096];
+  if (stat(path, &s) == 0 && S_ISDIR(s.st_mode)) {
+    if (!folder_export(path, one, sizeof one))
+      return lm_fail(diag, LM_ENOTFOUND, path, "not one Nsight Compute CSV export in this folder: give -w the file");
+    path = one;
+  }
   lm_ncu_fold *fold = NULL;
   lm_status st = lm_ncu_fold_new(path, &fold, diag);
   if (st == LM_OK) st = read_file(fold, path, diag);

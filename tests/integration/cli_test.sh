@@ -599,7 +599,7 @@ other_tools)
   F=$SHARED/formats
   for d in rocprofv3/gfx950_ds_read_b128_bank:"give it with --arch" \
            rocprofv3/gfx942_kernel_trace:"give it with --arch" \
-           ncu/cc86_metrics:"Nsight Compute CSV export" ncu/v100_2020:"Nsight Compute CSV export"; do
+           ncu/v100_2020:"give it with --arch"; do
     run analyze -w "$F/${d%%:*}"
     expect_status 1; one_line_err; expect_err "${d#*:}"
   done
@@ -609,8 +609,14 @@ other_tools)
   expect_status 0; expect_out "gfx90a"
   run analyze -w "$F/rocprof-v1/mi300x_stats"
   expect_status 0; expect_out "Top Kernels"; expect_out "per-kernel totals only"
-  run analyze -w "$F/ncu/cc86_metrics"
-  expect_err "given as the file (-w $F/ncu/cc86_metrics/metrics.csv)"
+  # A folder of one Nsight Compute export is read as the file; of two, the
+  # file is asked for.
+  run analyze -w "$F/ncu/cc86_metrics" -b 0
+  expect_status 0; expect_out "Top Kernels"
+  mkdir -p "$TMP/two_ncu" && cp "$F/ncu/cc86_metrics/metrics.csv" "$TMP/two_ncu/a.csv" &&
+    cp "$F/ncu/cc86_metrics/metrics.csv" "$TMP/two_ncu/b.csv"
+  run analyze -w "$TMP/two_ncu"
+  expect_status 1; one_line_err; expect_err "Nsight Compute CSV export"; expect_err "given as the file"
   run analyze -w "$F/ncu/cc86_metrics/metrics.csv" -b 0
   expect_status 0; expect_out "Top Kernels"
   : >"$TMP/run1.ncu-rep"
