@@ -341,6 +341,144 @@ rocprof1_store)
   expect_status 0
   diff -r "$TMP/a" "$TMP/b" >/dev/null || fail "store and file differ: $(diff -r "$TMP/a" "$TMP/b" | head)"
   ;;
+rocprof1_stats)
+  # rocprof --stats' per-kernel totals (results.stats.csv), no dispatches:
+  # the file alone or its folder gives the top-kernel table and nothing
+  # else, without --arch; every kernel, call count and total as the file
+  # has them, the mean their quotient, the median unknown (blank, never 0),
+  # Pct each kernel's share of the file's time (not the file's rounded
+  # column).
+  STATS=$F/rocprof-v1/mi300x_stats/results.stats.csv
+  STATS2=$V1/results.stats.csv
+  # check_top CSV STATS [PATTERN]: the CSV output's table 0.1 against the
+  # file (only the kernels whose names PATTERN matches, when given).
+  check_top() {
+    python3 - "$@" <<'EOF' || fail "top kernels of $2: $(head -5 "$1")"
+import csv, re, sys
+src = list(csv.DictReader(open(sys.argv[2])))
+total = sum(int(r["TotalDurationNs"]) for r in src)
+keep = [r for r in src if len(sys.argv) < 4 or re.search(sys.argv[3], r["Name"])]
+keep.sort(key=lambda r: (-int(r["TotalDurationNs"]), r["Name"]))
+lines = open(sys.argv[1]).read().split("\n")
+start = lines.index("# 0.1 Top Kernels") + 1
+end = lines.index("", start)
+got = list(csv.DictReader(lines[start:end]))
+assert len(got) == len(keep), (len(got), len(keep))
+for g, r in zip(got, keep):
+    calls, tot = int(r["Calls"]), int(r["TotalDurationNs"])
+    assert g["Kernel_Name"] == r["Name"], (g, r)
+    assert int(g["Count"]) == calls, (g, r)
+    assert float(g["Sum(ns)"]) == tot, (g, r)
+    assert abs(float(g["Mean(ns)"]) - tot / calls) <= 1e-9 * tot / calls, (g, r)
+    assert g["Median(ns)"] == "", g
+    assert abs(float(g["Pct"]) - 100.0 * tot / total) <= 1e-9, (g, total)
+assert not [l for l in lines[end:] if l.startswith("# ")], "another table"
+EOF
+  }
+  run analyze -w "$STATS" --format csv
+  expect_status 0; expect_err "per-kernel totals only"
+  cp "$TMP/out" "$TMP/one.csv"
+  check_top "$TMP/one.csv" "$STATS"
+  run analyze -w "$F/rocprof-v1/mi300x_stats" --format csv
+  expect_status 0
+  cmp -s "$TMP/out" "$TMP/one.csv" || fail "the folder and its file differ: $(diff "$TMP/out" "$TMP/one.csv" | head)"
+  run analyze -w "$STATS2" --format csv
+  expect_status 0
+  check_top "$TMP/out" "$STATS2"
+  # Text: the table and one line saying why there is nothing else.
+  run analyze -w "$STATS2"
+  expect_status 0; expect_out "Top Kernels"; expect_out "laplacian_kernel"
+  expect_out "holds per-kernel totals only"
+  grep -q "Dispatch List\|System Info\|Speed-of-Light" "$TMP/out" && fail "a panel that needs dispatches: $(head -c 600 "$TMP/out")"
+  run analyze -w "$STATS2" --summary
+  expect_status 0; expect_out "laplacian_kernel"; expect_out "holds per-kernel totals only"
+  # -k narrows the table.
+  run analyze -w "$STATS2" -k '_kernel$' -k '!laplacian' --format csv
+  expect_status 0
+  check_top "$TMP/out" "$STATS2" '^(?!laplacian).*_kernel$'
+  # Another panel, or a dispatch filter: refused, saying why.
+  run analyze -w "$STATS2" -b 2
+  expect_status 1; one_line_err; expect_err "per-kernel totals only"; expect_err "-b 2"
+  run analyze -w "$STATS2" -d 0
+  expect_status 1; one_line_err; expect_err "per-kernel totals only"
+  run analyze -w "$STATS2" -k nothing_like_this
+  expect_status 1; one_line_err
+  # JSON says what the workload is; --arch is taken when given.
+  run analyze -w "$STATS" --format json
+  expect_status 0
+  python3 -c 'import json, sys; w = json.load(open(sys.argv[1]))["workloads"][0]; assert w["totals_only"] is True and w["arch"] is None, w' \
+    "$TMP/out" || fail "JSON: $(head -c 400 "$TMP/out")"
+  run analyze -w "$STATS" --arch gfx942 --format json
+  expect_status 0
+  python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["workloads"][0]["arch"] == "gfx942"' "$TMP/out" ||
+    fail "--arch: $(head -c 400 "$TMP/out")"
+  # The store: imported, listed, analyzed with the same table; the same
+  # numbers under other kernel names are another workload.
+  run db import --db "$TMP/s.db" -w "$STATS2" -n st
+  expect_status 0
+  run analyze -w "$STATS2" --format csv
+  cp "$TMP/out" "$TMP/a.csv"
+  run analyze --db "$TMP/s.db" -w st --format csv
+  expect_status 0
+  cmp -s "$TMP/out" "$TMP/a.csv" || fail "store and file differ: $(diff "$TMP/out" "$TMP/a.csv" | head)"
+  run analyze --db "$TMP/s.db" -w st -k check --format csv
+  expect_status 0
+  check_top "$TMP/out" "$STATS2" check
+  sed 's/check_kernel/verify_kernel/' "$STATS2" >"$TMP/renamed.stats.csv"
+  run db import --db "$TMP/s.db" -w "$TMP/renamed.stats.csv" -n st2
+  expect_status 0; expect_out "imported as 'st2'"
+  # Beside a results.csv, the dispatches win (as before).
+  run analyze -w "$V1" -b 0 --format csv
+  expect_status 0; expect_out "# 0.2 Dispatch List"
+  ;;
+rocprof1_stats_errors)
+  # Damaged kernel statistics: one line naming the file, the line and the
+  # field.
+  STATS2=$V1/results.stats.csv
+  head -2 "$STATS2" >"$TMP/t.csv"
+  sed -n 3p "$STATS2" | cut -d, -f1-2 >>"$TMP/t.csv"
+  run analyze -w "$TMP/t.csv"
+  expect_status 1; one_line_err; expect_err "t.csv:3"; expect_err "TotalDurationNs"; expect_err "fields"
+  sed '3s/,1087688,1087688,/,10x7688,1087688,/' "$STATS2" >"$TMP/n.csv"
+  run analyze -w "$TMP/n.csv"
+  expect_status 1; one_line_err; expect_err "n.csv:3"; expect_err "TotalDurationNs"; expect_err "not a number"
+  sed '3s/,1087688,1087688,/,-1087688,-1087688,/' "$STATS2" >"$TMP/neg.csv"
+  run analyze -w "$TMP/neg.csv"
+  expect_status 1; one_line_err; expect_err "neg.csv:3"; expect_err "negative"
+  sed '3s/,1087688,1087688,/,nan,1087688,/' "$STATS2" >"$TMP/nan.csv"
+  run analyze -w "$TMP/nan.csv"
+  expect_status 1; one_line_err; expect_err "nan.csv:3"; expect_err "TotalDurationNs"
+  sed '3s/",1,1087688/",0,1087688/' "$STATS2" >"$TMP/z.csv"
+  run analyze -w "$TMP/z.csv"
+  expect_status 1; one_line_err; expect_err "z.csv:3"; expect_err "Calls"
+  sed '2s/,2643734,/,2643999,/' "$STATS2" >"$TMP/m.csv"
+  run analyze -w "$TMP/m.csv"
+  expect_status 1; one_line_err; expect_err "m.csv:2"; expect_err "AverageNs"
+  head -1 "$STATS2" >"$TMP/h.csv"
+  run analyze -w "$TMP/h.csv"
+  expect_status 1; one_line_err; expect_err "no kernels"
+  # A stated percentage that is not the share: said, and recomputed.
+  sed '2s/,99.91776286922584$/,50.0/' "$STATS2" >"$TMP/p.csv"
+  run analyze -w "$TMP/p.csv" --format csv
+  expect_status 0; expect_err "p.csv:2"; expect_err "Percentage"
+  # Two statistics files and no results file: which one is the user's to say.
+  mkdir "$TMP/two" && cp "$STATS2" "$TMP/two/a.stats.csv" && cp "$STATS2" "$TMP/two/b.stats.csv"
+  run analyze -w "$TMP/two"
+  expect_status 1; one_line_err; expect_err "give -w one of them"
+  ;;
+ncu_folder)
+  # A folder holding one Nsight Compute export is read as that file; with
+  # two, the user is asked to name one.
+  run analyze -w "$CC86" -b 0 --format csv
+  expect_status 0
+  cp "$TMP/out" "$TMP/file.csv"
+  run analyze -w "$(dirname "$CC86")" -b 0 --format csv
+  expect_status 0
+  cmp -s "$TMP/out" "$TMP/file.csv" || fail "the folder and its file differ: $(diff "$TMP/out" "$TMP/file.csv" | head)"
+  mkdir "$TMP/two" && cp "$CC86" "$TMP/two/a.csv" && cp "$CC86" "$TMP/two/b.csv"
+  run analyze -w "$TMP/two"
+  expect_status 1; one_line_err; expect_err "Nsight Compute CSV export"; expect_err "given as the file"
+  ;;
 ncu_details)
   # The details page with --metrics (quoted, thousands separators): one row
   # per launch, a byte count and a duration as the file has them, the
