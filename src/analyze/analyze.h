@@ -253,12 +253,6 @@ void lm_analysis_free(lm_analysis *analysis);
  * read by them is loaded on first use, so the list is about speed only. */
 extern const char *const lm_analyze_columns[];
 
-/* lm_analyze_totals_catalog: built-in definitions whose top-kernels
- * table (which reads no counter) lays out the analysis of per-kernel
- * totals of no known architecture (lm_workload_totals), or NULL when
- * lumen has none. Only table 0.1 of it is ever shown. */
-const lm_catalog *lm_analyze_totals_catalog(void);
-
 /* lm_analyze_wants: 1 when an analysis with catalog ctx (an lm_catalog *,
  * NULL: none) reads counter column `name` of `source` ("pmc_perf", an
  * accumulate table, "roofline"): its formulas' inputs (an indexed input

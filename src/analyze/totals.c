@@ -98,11 +98,3 @@ lm_status lm_analyze_top_totals(lm_analyze_ctx *c, lm_rtable *t) {
   lm_free(rows);
   return st;
 }
-
-const lm_catalog *lm_analyze_totals_catalog(void) {
-  for (const char *const *a = lm_metrics_builtin_list(); *a; a++) {
-    const lm_catalog *cat = lm_metrics_builtin(*a);
-    if (cat && strcmp(cat->vendor, "amd") == 0) return cat;
-  }
-  return NULL;
-}

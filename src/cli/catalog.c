@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "analyze/analyze.h"
+#include "store/store.h"
 #include "metrics/metrics.h"
 
 #define MODE "analyze"
@@ -109,7 +109,7 @@ const lm_catalog *cli_undefined_nvidia(const char *arch, const char *metrics_dir
 }
 
 const lm_catalog *cli_layout_catalog(void) {
-  const lm_catalog *cat = lm_analyze_totals_catalog();
+  const lm_catalog *cat = lm_store_totals_catalog();
   if (!cat) cli_error(MODE, "no built-in definitions to lay out the top-kernels table");
   return cat;
 }

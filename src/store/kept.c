@@ -207,6 +207,14 @@ lm_status lm_store_kept(lm_store *s, const char *name, const lm_catalog *cat, co
   return st;
 }
 
+const lm_catalog *lm_store_totals_catalog(void) {
+  for (const char *const *a = lm_metrics_builtin_list(); *a; a++) {
+    const lm_catalog *cat = lm_metrics_builtin(*a);
+    if (cat && strcmp(cat->vendor, "amd") == 0) return cat;
+  }
+  return NULL;
+}
+
 lm_status lm_store_analyze(lm_store *s, const char *name, const lm_catalog *override, const lm_analyze_opts *o,
                            lm_workload **workload, lm_analysis **out, int *cached, lm_diag *diag) {
   *workload = NULL;
@@ -220,7 +228,7 @@ lm_status lm_store_analyze(lm_store *s, const char *name, const lm_catalog *over
    * architecture, and their analysis is never kept: it reads a few rows. */
   int totals = e.complete && e.n_dispatches == 0;
   const lm_catalog *cat = override                ? override
-                          : totals && !e.arch[0] ? lm_analyze_totals_catalog()
+                          : totals && !e.arch[0] ? lm_store_totals_catalog()
                           : e.compat[0]          ? lm_metrics_builtin_compat(e.arch, e.compat)
                                                  : lm_metrics_builtin(e.arch);
   if (!cat)

@@ -102,6 +102,12 @@ lm_status lm_store_load_for(lm_store *store, const char *name, const lm_catalog 
  * info and dispatch count), enough to report a cached analysis. */
 lm_status lm_store_load_info(lm_store *store, const char *name, lm_workload **out, lm_diag *diag);
 
+/* lm_store_totals_catalog: built-in definitions whose top-kernels table
+ * (which reads no counter) lays out the analysis of per-kernel totals of
+ * no known architecture (lm_workload_totals), or NULL when lumen has
+ * none. Only table 0.1 of it is ever shown. */
+const lm_catalog *lm_store_totals_catalog(void);
+
 /* lm_workload_fingerprint: 32 hex digits, XXH3-128 of a workload's
  * contents in a canonical order (fingerprint.c; docs/workload-format.md), its
  * deferred columns read back from their files. Errors: a column that

@@ -3,18 +3,21 @@
  * CSV record reader (quotes, doubled quotes, line breaks in fields, CRLF,
  * a byte-order mark, records split across the read window, line numbers,
  * errors), the assumed system information of lm_devices_sysinfo (AMD's
- * and NVIDIA's fields), the "_sum" names of counters, and rocminfo's text
- * as rocprof (v1) saves it.
+ * and NVIDIA's fields), the "_sum" names of counters, rocminfo's text
+ * as rocprof (v1) saves it, and rocprof's kernel statistics read as
+ * per-kernel totals, analyzed (the top-kernels table) and fingerprinted.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/analyze.h"
 #include "check.h"
 #include "csv/csv.h"
 #include "devices/devices.h"
 #include "rocprof1/rocprof1.h"
+#include "store/store.h"
 
 static void write_file(const char *path, const char *text, size_t len) {
   FILE *f = fopen(path, "wb");
@@ -217,11 +220,102 @@ static void test_nvidia_products(void) {
   CHECK(lm_devices_product("sm_100") && strcmp(lm_devices_product("sm_100"), "NVIDIA B200") == 0);
 }
 
+/* The kernel statistics at path (text) read, or the status with d. */
+static lm_status read_stats(const char *path, const char *text, lm_workload **w, lm_diag *d) {
+  write_file(path, text, strlen(text));
+  lm_diag_clear(d);
+  return lm_rocprof1_read(path, NULL, NULL, w, d);
+}
+
+static void test_stats(void) {
+  char dir[] = "/tmp/lumen-stats-XXXXXX", path[64];
+  CHECK(mkdtemp(dir) != NULL);
+  snprintf(path, sizeof path, "%s/results.stats.csv", dir);
+  lm_workload *w = NULL;
+  lm_diag d;
+  static const char good[] = "\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\"\n"
+                             "\"b(int)\",3,10,3,25.0\n\"a\",1,30,30,75.0\n\"c\",2,0,0,0.0\n";
+  CHECK(read_stats(path, good, &w, &d) == LM_OK && w);
+  CHECK(lm_rocprof1_detect(path) && lm_rocprof1_detect(dir));
+  const lm_table *t = lm_workload_totals(w);
+  CHECK(t && t->n_rows == 3 && w->pmc->n_rows == 0 && w->pmc->n_strings == 3 && !w->arch);
+  if (t && t->n_rows == 3) {
+    const double *id = t->cols[lm_table_find(t, "Kernel_ID")].values;
+    const double *mean = t->cols[lm_table_find(t, "MeanNs")].values;
+    CHECK(strcmp(w->pmc->strings[(size_t)id[0]], "b(int)") == 0 && mean[0] == 10.0 / 3 && mean[2] == 0);
+  }
+  /* The top-kernels table: longest first, the median blank, -k narrowing. */
+  const lm_catalog *cat = lm_store_totals_catalog();
+  lm_analyze_opts o;
+  memset(&o, 0, sizeof o);
+  lm_analysis *an = NULL;
+  CHECK(cat && lm_analyze_run(w, cat, &o, &an, &d) == LM_OK);
+  const lm_rtable *top = an ? lm_analysis_find(an, "0.1") : NULL;
+  CHECK(top && top->shown && top->n_rows == 3 && top->n_cols == 7);
+  if (top && top->n_rows == 3) {
+    CHECK(strcmp(top->cells[1].text, "a") == 0 && top->cells[2].num == 1 && top->cells[3].num == 30);
+    CHECK(top->cells[5].kind == LM_CELL_EMPTY && top->cells[6].num == 75);
+    CHECK(strcmp(top->cells[7 + 1].text, "b(int)") == 0 && top->cells[7 + 4].num == 10.0 / 3);
+  }
+  for (int32_t i = 0; an && i < an->n_tables; i++) CHECK(an->tables[i].shown == (&an->tables[i] == top));
+  lm_analysis_free(an);
+  an = NULL;
+  const char *pattern[] = {"^[bc]"};
+  o.kernels = pattern;
+  o.n_kernels = 1;
+  CHECK(lm_analyze_run(w, cat, &o, &an, &d) == LM_OK);
+  top = an ? lm_analysis_find(an, "0.1") : NULL;
+  CHECK(top && top->n_rows == 2 && top->cells[6].num == 25);
+  lm_analysis_free(an);
+  an = NULL;
+  o.n_kernels = 0;
+  const char *blocks[] = {"2"};
+  o.blocks = blocks;
+  o.n_blocks = 1;
+  CHECK(lm_analyze_run(w, cat, &o, &an, &d) == LM_EINVAL && !an && strstr(d.message, "per-kernel totals only"));
+  /* The fingerprint covers the kernel names. */
+  char fp1[33], fp2[33];
+  CHECK(lm_workload_fingerprint(w, fp1, &d) == LM_OK);
+  lm_workload_free(w);
+  w = NULL;
+  static const char renamed[] = "\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\"\n"
+                                "\"b(int)\",3,10,3,25.0\n\"z\",1,30,30,75.0\n\"c\",2,0,0,0.0\n";
+  CHECK(read_stats(path, renamed, &w, &d) == LM_OK && lm_workload_fingerprint(w, fp2, &d) == LM_OK);
+  CHECK(strcmp(fp1, fp2) != 0);
+  lm_workload_free(w);
+  w = NULL;
+  /* Damage: the file, line and field. */
+  static const struct {
+    const char *text, *field;
+    long line;
+  } bad[] = {
+      {"Name,Calls,TotalDurationNs,AverageNs\na,1,5,5\nb,2\n", "TotalDurationNs", 3},
+      {"Name,Calls,TotalDurationNs\na,one,5\n", "Calls", 2},
+      {"Name,Calls,TotalDurationNs\na,0,5\n", "Calls", 2},
+      {"Name,Calls,TotalDurationNs\na,1.5,5\n", "Calls", 2},
+      {"Name,Calls,TotalDurationNs\na,1,-5\n", "TotalDurationNs", 2},
+      {"Name,Calls,TotalDurationNs\na,1,nan\n", "TotalDurationNs", 2},
+      {"Name,Calls,TotalDurationNs,AverageNs\na,2,10,7\n", "AverageNs", 2},
+      {"Name,Calls,TotalDurationNs\na,1,5\na,1,5\n", "Name", 3},
+  };
+  for (size_t i = 0; i < LM_ARRAY_LEN(bad); i++) {
+    lm_status st = read_stats(path, bad[i].text, &w, &d);
+    CHECK(st != LM_OK && !w && d.line == bad[i].line && strcmp(d.field, bad[i].field) == 0);
+    if (st == LM_OK || d.line != bad[i].line) fprintf(stderr, "  case %zu: %s\n", i, d.message);
+    lm_workload_free(w);
+    w = NULL;
+  }
+  CHECK(read_stats(path, "Name,Calls,TotalDurationNs\n", &w, &d) == LM_EDATA && !w);
+  unlink(path);
+  rmdir(dir);
+}
+
 int main(void) {
   test_rows();
   test_devices();
   test_sum_alias();
   test_rocminfo();
   test_nvidia_products();
+  test_stats();
   return check_report("test_formats");
 }
