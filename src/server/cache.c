@@ -304,6 +304,7 @@ void lm_server_opts_from_query(const lm_query *q, lm_analyze_opts *o) {
 /* The built-in catalog of arch in reference version compat (NULL: the
  * default one). */
 const lm_catalog *lm_server_catalog_of(const char *arch, const char *compat, const char *layout) {
+  if (!arch || !*arch) return NULL;
   if (!compat) compat = layout;
   return compat ? lm_metrics_builtin_compat(arch, compat) : lm_metrics_builtin(arch);
 }
@@ -331,10 +332,15 @@ lm_status lm_server_analysis_of(const char *id, const char *compat, const lm_ana
   }
   lm_status s = lm_server_acquire(id, held, diag);
   if (s != LM_OK) return s;
-  const lm_catalog *cat = lm_server_catalog_of((*held)->w->arch, compat, lm_sysinfo_compat(&(*held)->w->sysinfo));
+  const lm_workload *w = (*held)->w;
+  /* Per-kernel totals of no known architecture: any definitions lay out
+   * their top-kernels table. */
+  const lm_catalog *cat = lm_workload_totals(w) && !(w->arch && *w->arch)
+                              ? lm_store_totals_catalog()
+                              : lm_server_catalog_of(w->arch, compat, lm_sysinfo_compat(&w->sysinfo));
   if (!cat)
     return lm_fail_at(diag, LM_EARCH, NULL, 0, compat ? "compat" : "w", "%s has no metric definitions%s%s",
-                      (*held)->w->arch, compat ? " in the semantics of rocprofiler-compute " : "",
+                      w->arch ? w->arch : "(no architecture)", compat ? " in the semantics of rocprofiler-compute " : "",
                       compat ? compat : "");
   return lm_analyze_run((*held)->w, cat, o, out, diag);
 }

@@ -41,6 +41,10 @@ lm_status lm_server_summary_answer(const lm_query *q, char **text_out, size_t *l
   lm_diag d;
   lm_diag_clear(&d);
   lm_status st = lm_server_acquire(q->w, &l, &d);
+  if (st == LM_OK && lm_workload_totals(l->w))
+    st = lm_fail_at(&d, LM_EINVAL, NULL, 0, "w",
+                    "the workload holds per-kernel totals only (rocprof --stats): no summary; the analysis shows its "
+                    "top kernels");
   /* The same catalog as /api/analysis for compat=, so that the cards and
    * the panels agree. */
   const lm_catalog *cat = st == LM_OK ? lm_server_catalog_of(l->w->arch, q->compat, lm_sysinfo_compat(&l->w->sysinfo)) : NULL;

@@ -12,7 +12,8 @@ SHARED=$3
 NAME=$4
 F=$SHARED/formats
 TMP=$(mktemp -d /tmp/lumen-formats-XXXXXX)
-trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
+PIDS=
+trap 'kill $PIDS 2>/dev/null; chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
 SRCDIR=$(cd "$(dirname "$0")" && pwd)
 . "$SRCDIR/lib.sh"
 
@@ -427,6 +428,22 @@ EOF
   sed 's/check_kernel/verify_kernel/' "$STATS2" >"$TMP/renamed.stats.csv"
   run db import --db "$TMP/s.db" -w "$TMP/renamed.stats.csv" -n st2
   expect_status 0; expect_out "imported as 'st2'"
+  # lumen serve: the same panels as analyze, and a message, not a crash,
+  # where the totals cannot answer.
+  . "$SRCDIR/../../scripts/serve-lib.sh"
+  start_server --db "$TMP/s.db"
+  get "/api/analysis?w=db:st"
+  expect_code 200 "the analysis"
+  "$LUMEN" analyze --db "$TMP/s.db" -w st --format json >"$TMP/cli.json" 2>"$TMP/err" || fail "$(cat "$TMP/err")"
+  python3 -c 'import json,sys; a,b=(json.load(open(p)) for p in sys.argv[1:3]); assert a["panels"] == b["panels"]' \
+    "$TMP/body" "$TMP/cli.json" || fail "/api/analysis and analyze differ: $(head -c 400 "$TMP/body")"
+  get "/api/summary?w=db:st"
+  expect_code 400 "the summary"
+  grep -q "per-kernel totals only" "$TMP/body" || fail "/api/summary: $(cat "$TMP/body")"
+  get "/api/series?w=db:st&m=2.1.0"
+  expect_code 400 "a series"
+  kill "$SERVER" 2>/dev/null
+  wait "$SERVER" 2>/dev/null
   # Beside a results.csv, the dispatches win (as before).
   run analyze -w "$V1" -b 0 --format csv
   expect_status 0; expect_out "# 0.2 Dispatch List"
