@@ -240,7 +240,10 @@ typedef struct lm_analysis {
 
 /* lm_analyze_run: select dispatches and evaluate. Errors: a filter that
  * matches nothing, a GPU id not in the data, a dispatch with
- * GRBM_GUI_ACTIVE = 0 among the selected ones, an unknown -b item. */
+ * GRBM_GUI_ACTIVE = 0 among the selected ones, an unknown -b item. A
+ * workload of per-kernel totals only (lm_workload_totals) gets the
+ * top-kernels table from them, -k narrowing it, and no other table;
+ * options that need dispatches are refused, saying why (totals.c). */
 lm_status lm_analyze_run(const lm_workload *workload, const lm_catalog *catalog,
                          const lm_analyze_opts *opts, lm_analysis **out,
                          lm_diag *diag);
