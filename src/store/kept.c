@@ -250,7 +250,8 @@ lm_status lm_store_analyze(lm_store *s, const char *name, const lm_catalog *over
  * tables when given (w, still open: the columns it reads come from the
  * CSV files in blocks, which is cheaper than loading and decoding them
  * from the store; the stored columns are the same numbers, so is the
- * view), else from the columns just stored (lm_store_analyze). */
+ * view), else from the columns just stored (lm_store_analyze). None for
+ * per-kernel totals, whose analysis is never kept. */
 void lm_store_precompute(lm_store *s, const char *name, const lm_workload *w) {
   if (!cache_on() || lm_workload_totals(w)) return;
   lm_analyze_opts o;
