@@ -1,7 +1,7 @@
 /*
  * ncu_private.h - shared by the files of src/ncu: the fold of an export's
- * records into one row per launch, its columns grown as launches arrive
- * and metrics appear (a metric first seen late is NaN on earlier rows).
+ * records into one row per launch (the shared fold of src/fold: a metric
+ * first seen late is NaN on earlier rows) and the device's attributes.
  */
 #ifndef LUMEN_NCU_PRIVATE_H
 #define LUMEN_NCU_PRIVATE_H
@@ -10,10 +10,12 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "fold/fold.h"
 #include "model/model.h"
 
-/* Facts of a launch that are not metrics. */
-enum { NF_GPU, NF_GRID, NF_BLOCK, NF_DURATION, N_NCU_FACTS };
+/* Facts of a launch that are not metrics; the last four are filled when
+ * the fold is finished. */
+enum { NF_GPU, NF_GRID, NF_BLOCK, NF_VGPR, NF_LDS, NF_START, NF_END, N_NCU_FACTS };
 
 /* device__attribute_* metrics read into the system information. */
 enum {
@@ -30,19 +32,10 @@ enum {
   N_NCU_ATTRS
 };
 
+/* The fold of an export: the shared table (src/fold; its counters are
+ * the metrics, in their base units) and what only Nsight Compute needs. */
 typedef struct lm_ncu_fold {
-  const char *path;
-  size_t n_rows, cap_rows;
-  double *facts[N_NCU_FACTS]; /* per fact: cap_rows values, NaN unknown */
-  int32_t *kernel;            /* per row: kernel name id */
-  lm_map *names;              /* kernel name -> id */
-  char **kernels;
-  size_t n_kernels, cap_kernels;
-  lm_map *index; /* metric name -> column */
-  char **metric_names;
-  double **metrics;
-  size_t n_metrics, cap_metrics;
-  lm_map *ids;    /* launch ID text -> row (details page) */
+  lm_fold *t;
   lm_map *warned; /* units already warned about */
   double attr[N_NCU_ATTRS];
   char model[128];  /* device__attribute_display_name */
@@ -52,12 +45,6 @@ typedef struct lm_ncu_fold {
 
 lm_status lm_ncu_fold_new(const char *path, lm_ncu_fold **out, lm_diag *diag);
 void lm_ncu_fold_free(lm_ncu_fold *fold);
-/* lm_ncu_fold_add_row: a new launch row (facts NaN, kernel name id). */
-lm_status lm_ncu_fold_add_row(lm_ncu_fold *fold, const char *kernel, size_t *row, lm_diag *diag);
-/* lm_ncu_fold_set: metric `name` of row = v. */
-lm_status lm_ncu_fold_set(lm_ncu_fold *fold, const char *name, size_t row, double v, lm_diag *diag);
-/* lm_ncu_fold_column: the values of metric name, or NULL. */
-double *lm_ncu_fold_column(const lm_ncu_fold *fold, const char *name);
 /* lm_ncu_fold_finish: the workload of the fold (pmc_perf, system
  * information for arch when the file does not say its own). */
 lm_status lm_ncu_fold_finish(lm_ncu_fold *fold, const char *arch, lm_workload **out, lm_diag *diag);

@@ -90,20 +90,20 @@ static int dims(const char *s, double *v) {
 /* The launch facts of a record into row. */
 static lm_status launch_facts(lm_ncu_fold *fold, const header *h, const char *const *f, size_t n, size_t row, long line,
                               lm_diag *diag) {
-  const char *path = fold->path;
+  const char *path = fold->t->path;
   double v;
   if (h->device >= 0 && h->device < (long)n) {
     if (lm_ncu_number(f[h->device], &v) == 0)
       return lm_fail_at(diag, LM_EPARSE, path, line, "Device", "not a number: \"%.40s\"", f[h->device]);
-    fold->facts[NF_GPU][row] = v;
+    fold->t->facts[NF_GPU][row] = v;
   }
   double block = LM_NAN, grid = LM_NAN;
   if (h->block >= 0 && h->block < (long)n && !dims(f[h->block], &block))
     return lm_fail_at(diag, LM_EPARSE, path, line, "Block Size", "not \"(x, y, z)\": \"%.40s\"", f[h->block]);
   if (h->grid >= 0 && h->grid < (long)n && !dims(f[h->grid], &grid))
     return lm_fail_at(diag, LM_EPARSE, path, line, "Grid Size", "not \"(x, y, z)\": \"%.40s\"", f[h->grid]);
-  fold->facts[NF_BLOCK][row] = block;
-  fold->facts[NF_GRID][row] = grid * block; /* in threads, as lumen's profiles record it */
+  fold->t->facts[NF_BLOCK][row] = block;
+  fold->t->facts[NF_GRID][row] = grid * block; /* in threads, as lumen's profiles record it */
   if (h->cc >= 0 && h->cc < (long)n && !fold->arch[0] && f[h->cc][0]) {
     int major, minor;
     if (sscanf(f[h->cc], "%d.%d", &major, &minor) != 2)
@@ -111,6 +111,16 @@ static lm_status launch_facts(lm_ncu_fold *fold, const header *h, const char *co
     snprintf(fold->arch, sizeof fold->arch, "sm_%d%d", major, minor);
   }
   return LM_OK;
+}
+
+/* A launch's new row: its kernel name and facts. */
+static lm_status new_launch(lm_ncu_fold *fold, const header *h, const char *const *f, size_t n, size_t row,
+                            long line, lm_diag *diag) {
+  int32_t id = 0;
+  lm_status st = lm_fold_intern(fold->t, f[h->kernel], &id, diag);
+  if (st != LM_OK) return st;
+  fold->t->kernel[row] = id;
+  return launch_facts(fold, h, f, n, row, line, diag);
 }
 
 /* The device attributes lumen's system information takes. */
@@ -138,7 +148,7 @@ static void keep_attr(lm_ncu_fold *fold, const char *name, const char *unit, dou
  * value's column in errors. */
 static lm_status metric(lm_ncu_fold *fold, size_t row, const char *name, const char *unit, const char *text, long line,
                         const char *field, lm_diag *diag) {
-  const char *path = fold->path;
+  const char *path = fold->t->path;
   int cupti = strstr(name, "__") != NULL;
   double v, scale;
   if (strcmp(name, "device__attribute_display_name") == 0) {
@@ -166,7 +176,7 @@ static lm_status metric(lm_ncu_fold *fold, size_t row, const char *name, const c
   v *= scale;
   keep_attr(fold, name, unit, v);
   if (strcmp(name, "gpu__time_duration.sum") == 0) fold->has_duration = 1;
-  return lm_ncu_fold_set(fold, name, row, v, diag);
+  return lm_fold_set(fold->t, name, row, v, diag);
 }
 
 /* A record of the details page. */
@@ -174,17 +184,12 @@ static lm_status details_record(lm_ncu_fold *fold, const header *h, const char *
                                 lm_diag *diag) {
   if (h->name < (long)n && !f[h->name][0]) return LM_OK; /* a rule's record */
   if (h->name >= (long)n || h->value >= (long)n || h->id >= (long)n || h->kernel >= (long)n)
-    return lm_fail_at(diag, LM_EPARSE, fold->path, line, "Metric Value", "record has %zu fields, the header more", n);
-  int64_t found;
+    return lm_fail_at(diag, LM_EPARSE, fold->t->path, line, "Metric Value", "record has %zu fields, the header more", n);
   size_t row;
-  if (lm_map_get(fold->ids, f[h->id], &found)) {
-    row = (size_t)found;
-  } else {
-    lm_status st = lm_ncu_fold_add_row(fold, f[h->kernel], &row, diag);
-    if (st == LM_OK) st = launch_facts(fold, h, f, n, row, line, diag);
-    if (st != LM_OK) return st;
-    if (lm_map_put(fold->ids, f[h->id], (int64_t)row) != LM_OK) return lm_oom(diag, fold->path);
-  }
+  int added;
+  lm_status st = lm_fold_row(fold->t, f[h->id], &row, &added, diag);
+  if (st == LM_OK && added) st = new_launch(fold, h, f, n, row, line, diag);
+  if (st != LM_OK) return st;
   const char *unit = h->unit >= 0 && h->unit < (long)n ? f[h->unit] : "";
   return metric(fold, row, f[h->name], unit, f[h->value], line, "Metric Value", diag);
 }
@@ -227,18 +232,18 @@ static lm_status raw_record(lm_ncu_fold *fold, const header *h, raw_page *r, con
   if (h->id < (long)n && !f[h->id][0]) { /* the units */
     for (size_t i = 0; i < n && i < r->n; i++) {
       char *u = dup(f[i]);
-      if (!u) return lm_oom(diag, fold->path);
+      if (!u) return lm_oom(diag, fold->t->path);
       lm_free(r->units[i]);
       r->units[i] = u;
     }
     return LM_OK;
   }
   if (h->id >= (long)n || h->kernel >= (long)n)
-    return lm_fail_at(diag, LM_EPARSE, fold->path, line, "Kernel Name", "record has %zu fields, the header %zu", n,
+    return lm_fail_at(diag, LM_EPARSE, fold->t->path, line, "Kernel Name", "record has %zu fields, the header %zu", n,
                       r->n);
   size_t row;
-  lm_status st = lm_ncu_fold_add_row(fold, f[h->kernel], &row, diag);
-  if (st == LM_OK) st = launch_facts(fold, h, f, n, row, line, diag);
+  lm_status st = lm_fold_add_row(fold->t, &row, diag);
+  if (st == LM_OK) st = new_launch(fold, h, f, n, row, line, diag);
   for (size_t i = 0; i < n && i < r->n && st == LM_OK; i++) {
     if (is_launch_column(r->names[i]) || !f[i][0]) continue;
     st = metric(fold, row, r->names[i], r->units[i], f[i], line, r->names[i], diag);

@@ -87,34 +87,6 @@ int lm_rocprofv3_header_kind(const char *const *f, size_t n) {
   return 0;
 }
 
-/* The dispatch of id text `id` in the fold: its row, added when new. The
- * rows of one dispatch follow each other: the last id is compared first. */
-static lm_status dispatch_row(lm_v3_fold *fold, const char *id, size_t *row, lm_diag *diag) {
-  size_t len = strlen(id);
-  if (fold->has_last && len == fold->last_len && memcmp(fold->last_id, id, len) == 0) {
-    *row = fold->last_row;
-    return LM_OK;
-  }
-  const char *key = lm_v3_fold_key(fold, id, diag);
-  if (!key) return LM_ENOMEM;
-  int64_t found;
-  if (lm_map_get(fold->ids, key, &found)) {
-    *row = (size_t)found;
-  } else {
-    lm_status st = lm_v3_fold_add_row(fold, row, diag);
-    if (st != LM_OK) return st;
-    if (lm_map_put(fold->ids, key, (int64_t)*row) != LM_OK) return lm_oom(diag, fold->path);
-  }
-  fold->last_row = *row;
-  fold->has_last = 0;
-  if (len < sizeof fold->last_id) {
-    memcpy(fold->last_id, id, len);
-    fold->last_len = len;
-    fold->has_last = 1;
-  }
-  return LM_OK;
-}
-
 /* One record of a counter collection or kernel trace into the fold. */
 static lm_status fold_record(lm_v3_fold *fold, const lm_csv_rows *rows, const header *h, const char *const *f, size_t n,
                              lm_diag *diag) {
@@ -123,25 +95,25 @@ static lm_status fold_record(lm_v3_fold *fold, const lm_csv_rows *rows, const he
   if (h->id >= (long)n)
     return lm_fail_at(diag, LM_EPARSE, path, line, "Dispatch_Id", "record has %zu fields, the header more", n);
   size_t row;
-  lm_status st = dispatch_row(fold, f[h->id], &row, diag);
+  lm_status st = lm_fold_row(fold->t, f[h->id], &row, NULL, diag);
   if (st != LM_OK) return st;
-  if (fold->kernel[row] < 0 && h->kernel >= 0 && h->kernel < (long)n) {
+  if (fold->t->kernel[row] < 0 && h->kernel >= 0 && h->kernel < (long)n) {
     int32_t id;
-    if ((st = lm_v3_fold_intern(fold, f[h->kernel], &id, diag)) != LM_OK) return st;
-    fold->kernel[row] = id;
+    if ((st = lm_fold_intern(fold->t, f[h->kernel], &id, diag)) != LM_OK) return st;
+    fold->t->kernel[row] = id;
   }
   for (int k = 0; k < N_FACTS; k++) {
     long c = h->fact[k];
-    if (c < 0 || c >= (long)n || !isnan(fold->facts[k][row])) continue;
+    if (c < 0 || c >= (long)n || !isnan(fold->t->facts[k][row])) continue;
     double v;
     if (!cell_number(f[c], &v))
       return lm_fail_at(diag, LM_EPARSE, path, line, fact_sources[k][0], "not a number: \"%.40s\"", f[c]);
-    fold->facts[k][row] = v;
+    fold->t->facts[k][row] = v;
   }
   for (int d = 0, which = 0; which < 2; which++) {
     const long *xyz = which ? h->wg_xyz : h->grid_xyz;
     int fact = which ? F_WG : F_GRID;
-    if (h->fact[fact] >= 0 || xyz[0] < 0 || !isnan(fold->facts[fact][row])) continue;
+    if (h->fact[fact] >= 0 || xyz[0] < 0 || !isnan(fold->t->facts[fact][row])) continue;
     double product = 1;
     for (d = 0; d < 3; d++) {
       double v = 1;
@@ -149,7 +121,7 @@ static lm_status fold_record(lm_v3_fold *fold, const lm_csv_rows *rows, const he
         return lm_fail_at(diag, LM_EPARSE, path, line, which ? "Workgroup_Size" : "Grid_Size", "not a number");
       product *= v;
     }
-    fold->facts[fact][row] = product;
+    fold->t->facts[fact][row] = product;
   }
   if (h->counter < 0) return LM_OK;
   if (h->value >= (long)n || h->counter >= (long)n)
@@ -183,19 +155,19 @@ lm_status lm_v3_fold_file(lm_v3_fold *fold, const char *file, int want_kind, lm_
   }
   read_header(f, n, &h);
   /* A collection folds its timestamps; a trace completes missing ones. */
-  fold->has_last = 0;
+  fold->t->has_last = 0;
   for (;;) {
     if ((st = lm_csv_rows_next(rows, &f, &n, diag)) != LM_OK || n == 0) break;
     if (n == 1 && !f[0][0]) continue;
     if (kind == LM_V3_TRACE && fold->trace_only_new == 0) {
       /* Trace beside a collection: only dispatches the collection has. */
       if (h.id >= (long)n) continue;
-      const char *key = lm_v3_fold_key(fold, f[h.id], diag);
+      const char *key = lm_fold_key(fold->t, f[h.id], diag);
       if (!key) {
         st = LM_ENOMEM;
         break;
       }
-      if (!lm_map_get(fold->ids, key, NULL)) continue;
+      if (!lm_map_get(fold->t->ids, key, NULL)) continue;
     }
     if ((st = fold_record(fold, rows, &h, f, n, diag)) != LM_OK) break;
   }
@@ -229,13 +201,13 @@ lm_status lm_rocprofv3_read(const char *path, const char *arch, const lm_workloa
   }
   if ((st = lm_v3_fold_new(path, &fold, diag)) != LM_OK) goto done;
   for (size_t i = 0; i < files.n_counters && st == LM_OK; i++) {
-    fold->group = files.counter_group[i];
+    fold->t->group = files.counter_group[i];
     st = lm_v3_fold_file(fold, files.counters[i], LM_V3_COUNTERS, diag);
   }
   for (size_t i = 0; i < files.n_rocpd && st == LM_OK; i++) st = lm_v3_rocpd_read(files.rocpd[i], fold, &agents, diag);
   fold->trace_only_new = files.n_counters == 0;
   for (size_t i = 0; i < files.n_traces && st == LM_OK; i++) {
-    fold->group = files.trace_group[i];
+    fold->t->group = files.trace_group[i];
     st = lm_v3_fold_file(fold, files.traces[i], LM_V3_TRACE, diag);
   }
   if (st != LM_OK) goto done;

@@ -94,17 +94,17 @@ static lm_status fold_row(lm_v3_fold *fold, lm_stmt *s, lm_diag *diag) {
   char id[96];
   snprintf(id, sizeof id, "%s:%lld:%lld", lm_stmt_text(s, 0), (long long)lm_stmt_int64(s, 1),
            (long long)lm_stmt_int64(s, 2));
-  size_t row = fold->last_row;
+  size_t row = fold->t->last_row;
   lm_status st;
-  if (!fold->has_last || strcmp(fold->last_id, id) != 0) {
-    if ((st = lm_v3_fold_add_row(fold, &row, diag)) != LM_OK) return st;
+  if (!fold->t->has_last || strcmp(fold->t->last_id, id) != 0) {
+    if ((st = lm_fold_add_row(fold->t, &row, diag)) != LM_OK) return st;
     int32_t k;
-    if ((st = lm_v3_fold_intern(fold, lm_stmt_text(s, 3), &k, diag)) != LM_OK) return st;
-    fold->kernel[row] = k;
-    for (int f = 0; f < LM_V3_N_FACTS; f++) fold->facts[f][row] = lm_stmt_double(s, 4 + f);
-    snprintf(fold->last_id, sizeof fold->last_id, "%s", id);
-    fold->has_last = 1;
-    fold->last_row = row;
+    if ((st = lm_fold_intern(fold->t, lm_stmt_text(s, 3), &k, diag)) != LM_OK) return st;
+    fold->t->kernel[row] = k;
+    for (int f = 0; f < LM_V3_N_FACTS; f++) fold->t->facts[f][row] = lm_stmt_double(s, 4 + f);
+    snprintf(fold->t->last_id, sizeof fold->t->last_id, "%s", id);
+    fold->t->has_last = 1;
+    fold->t->last_row = row;
   }
   if (lm_stmt_is_null(s, 14)) return LM_OK; /* a dispatch without counters */
   return lm_v3_fold_put(fold, lm_stmt_text(s, 14), row, lm_stmt_double(s, 15), diag);
@@ -118,7 +118,7 @@ lm_status lm_v3_rocpd_read(const char *path, lm_v3_fold *fold, lm_v3_agents *age
   if ((st = read_agents(sql, path, agents, diag)) != LM_OK) goto done;
   if ((st = lm_sql_prepare(sql, dispatch_query, &s, diag)) != LM_OK) goto done;
   fold->gpus_numbered = 1;
-  fold->has_last = 0;
+  fold->t->has_last = 0;
   int r;
   while ((r = lm_stmt_step(s)) == 1)
     if ((st = fold_row(fold, s, diag)) != LM_OK) goto done;

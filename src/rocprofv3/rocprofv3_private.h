@@ -9,10 +9,11 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "fold/fold.h"
 #include "model/model.h"
 
 enum { LM_V3_COUNTERS = 1, LM_V3_TRACE = 2, LM_V3_ROCPD = 4 };
-enum { LM_V3_ALIAS_NONE = -1, LM_V3_ALIAS_UNKNOWN = -2 };
+enum { LM_V3_ALIAS_NONE = -1, LM_V3_ALIAS_UNKNOWN = LM_FOLD_TAG_UNSET };
 
 /* lm_rocprofv3_header_kind: LM_V3_COUNTERS or LM_V3_TRACE for a header
  * of those files, else 0. */
@@ -49,45 +50,17 @@ typedef struct lm_v3_agents {
 lm_status lm_v3_agents_keep(lm_v3_agents *a, const char *key, const char *value, const char *path, lm_diag *diag);
 void lm_v3_agents_free(lm_v3_agents *a);
 
-/* The fold: one row per dispatch, the facts and counters as columns. */
+/* The fold of a rocprofv3 read: the shared table (src/fold; its group is
+ * the run of the file being folded, its counter tags the "_sum" twins,
+ * LM_V3_ALIAS_*) and what only rocprofv3 needs. */
 typedef struct lm_v3_fold {
-  const char *path;
-  lm_arena *scratch;
-  lm_map *ids; /* "<group>:<dispatch id>" -> row */
-  int group;   /* the group of the file being folded */
-  char *key;   /* the key of the record being folded */
-  size_t key_cap;
-  char last_id[128]; /* the dispatch id text of the last record */
-  size_t last_len;
-  int has_last;
-  size_t last_row;
-  size_t guess;         /* the counter expected next (one after the last) */
-  size_t n_rows, cap_rows;
-  double *facts[16]; /* per fact: cap_rows values, NaN where unknown */
-  int32_t *kernel;   /* per row: kernel name id, -1 unknown */
-  lm_map *names;     /* kernel name -> id */
-  char **kernels;
-  size_t n_kernels, cap_kernels;
-  lm_map *counter_index; /* counter name -> index */
-  char **counter_names;
-  double **counters; /* per counter: cap_rows values */
-  long *alias_of;    /* per counter: its "_sum" twin, or LM_V3_ALIAS_* */
-  size_t n_counters, cap_counters;
+  lm_fold *t;
   int trace_only_new; /* 1: a kernel trace adds dispatches (no collection) */
   int gpus_numbered;  /* 1: GPU_ID already holds GPU indexes (rocpd) */
 } lm_v3_fold;
 
 lm_status lm_v3_fold_new(const char *path, lm_v3_fold **out, lm_diag *diag);
 void lm_v3_fold_free(lm_v3_fold *fold);
-/* lm_v3_fold_key: the key of dispatch id text in the current group. */
-const char *lm_v3_fold_key(lm_v3_fold *fold, const char *id, lm_diag *diag);
-/* lm_v3_fold_add_row: a new dispatch row (facts NaN, kernel -1). */
-lm_status lm_v3_fold_add_row(lm_v3_fold *fold, size_t *row, lm_diag *diag);
-/* lm_v3_fold_intern: the id of kernel name s. */
-lm_status lm_v3_fold_intern(lm_v3_fold *fold, const char *s, int32_t *id, lm_diag *diag);
-/* lm_v3_fold_counter: the index of counter `name`'s column, added (NaN on
- * every row, alias_of unknown) when new. */
-lm_status lm_v3_fold_counter(lm_v3_fold *fold, const char *name, size_t *index, lm_diag *diag);
 /* lm_v3_fold_put: counter `name` of row = v, and its "_sum" twin for the
  * blocks whose metrics read sums over instances (TCC_HIT -> TCC_HIT_sum). */
 lm_status lm_v3_fold_put(lm_v3_fold *fold, const char *name, size_t row, double v, lm_diag *diag);

@@ -1,9 +1,9 @@
 /*
  * workload.c - the fold of rocprofv3 rows as a workload: the pmc_perf
  * table, GPU ids numbered from 0 in agent order, and the system
- * information of the GPU agent from agent_info.csv, completed from the
- * architecture's typical product (lm_devices_sysinfo) with a warning that
- * names every assumed field.
+ * information of the GPU agent from agent_info.csv, the rest assumed by
+ * the shared fold's finish (src/fold) with a warning that names every
+ * assumed field.
  */
 #include <math.h>
 #include <stdio.h>
@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "csv/csv.h"
-#include "devices/devices.h"
 #include "rocprofv3/rocprofv3_private.h"
 
 /* agent_info column -> sysinfo field. */
@@ -86,7 +85,7 @@ static int cmp_double(const void *x, const void *y) {
 
 /* GPU_ID: agents numbered in agent_info's order of GPU agents, else in
  * the order of their ids. */
-static lm_status number_gpus(lm_v3_fold *fold, const lm_v3_agents *a, lm_diag *diag) {
+static lm_status number_gpus(lm_fold *fold, const lm_v3_agents *a, lm_diag *diag) {
   double *gpu = fold->facts[0];
   double *ids = NULL;
   size_t n_ids = 0;
@@ -116,40 +115,14 @@ static lm_status number_gpus(lm_v3_fold *fold, const lm_v3_agents *a, lm_diag *d
   return LM_OK;
 }
 
-/* The pmc_perf table of the fold. */
-static lm_status build_table(lm_v3_fold *fold, const char *const *fact_names, int n_facts, lm_table **out,
-                             lm_diag *diag) {
-  size_t n = fold->n_rows;
-  lm_table *t = lm_table_create(fold->path, "pmc_perf", n, 2 + (size_t)n_facts + fold->n_counters);
-  *out = t;
-  if (!t) return lm_oom(diag, fold->path);
-  lm_column *c = lm_table_add_column(t, "Dispatch_ID", 0);
-  if (!c) return lm_oom(diag, fold->path);
-  for (size_t r = 0; r < n; r++) c->values[r] = (double)r;
-  for (int k = 0; k < n_facts; k++) {
-    if (!(c = lm_table_add_column(t, fact_names[k], 0))) return lm_oom(diag, fold->path);
-    memcpy(c->values, fold->facts[k], n * sizeof(double));
-  }
-  if (!(c = lm_table_add_column(t, "Kernel_Name", 1))) return lm_oom(diag, fold->path);
-  for (size_t r = 0; r < n; r++) {
-    int32_t id = lm_table_intern(t, fold->kernel[r] >= 0 ? fold->kernels[fold->kernel[r]] : "");
-    if (id < 0) return lm_oom(diag, fold->path);
-    c->text_ids[r] = id;
-  }
-  for (size_t k = 0; k < fold->n_counters; k++) {
-    if (!(c = lm_table_add_column(t, fold->counter_names[k], 0))) return lm_oom(diag, fold->path);
-    memcpy(c->values, fold->counters[k], n * sizeof(double));
-  }
-  return lm_table_finish(t);
-}
-
 lm_status lm_v3_fold_finish(lm_v3_fold *fold, const lm_v3_files *files, lm_v3_agents *a, const char *arch,
                             const char *const *fact_names, int n_facts, lm_workload **out, lm_diag *diag) {
   *out = NULL;
   lm_workload *w = NULL;
   lm_status st = LM_OK;
-  const char *first = files->n_counters ? files->counters[0] : files->n_traces ? files->traces[0] : fold->path;
-  if (fold->n_rows == 0) {
+  lm_fold *t = fold->t;
+  const char *first = files->n_counters ? files->counters[0] : files->n_traces ? files->traces[0] : t->path;
+  if (t->n_rows == 0) {
     st = lm_fail(diag, LM_EDATA, first, "no dispatch rows: nothing to analyze");
     goto done;
   }
@@ -158,42 +131,21 @@ lm_status lm_v3_fold_finish(lm_v3_fold *fold, const lm_v3_files *files, lm_v3_ag
     st = read_agents(files->agents[i], a, diag);
   }
   if (st != LM_OK) goto done;
-  if (!fold->gpus_numbered && (st = number_gpus(fold, a, diag)) != LM_OK) goto done;
-  lm_arena *arena = lm_arena_new(1 << 12);
-  if (!arena) {
-    st = lm_oom(diag, fold->path);
-    goto done;
-  }
-  w = lm_arena_alloc(arena, sizeof *w);
-  if (!w) {
-    lm_arena_free(arena);
-    st = lm_oom(diag, fold->path);
-    goto done;
-  }
-  w->arena = arena;
-  w->path = lm_arena_strdup(arena, fold->path);
-  if (!w->path) {
-    st = lm_oom(diag, fold->path);
-    goto done;
-  }
-  w->format = "rocprofv3";
-  if ((st = build_table(fold, fact_names, n_facts, &w->pmc, diag)) != LM_OK) goto done;
+  if (!fold->gpus_numbered && (st = number_gpus(t, a, diag)) != LM_OK) goto done;
+  lm_fold_shape shape = {.format = "rocprofv3", .fact_names = fact_names, .n_facts = n_facts};
+  if ((st = lm_fold_workload(t, &shape, &w, diag)) != LM_OK) goto done;
   const char *use = a->arch[0] ? a->arch : arch;
   if (a->arch[0] && arch && *arch && strcmp(a->arch, arch) != 0)
-    lm_log(LM_LOG_WARN, "%s: the agent information says %s; --arch %s is ignored", a->where ? a->where : fold->path,
+    lm_log(LM_LOG_WARN, "%s: the agent information says %s; --arch %s is ignored", a->where ? a->where : t->path,
            a->arch, arch);
   if (!use || !*use) {
-    st = lm_fail(diag, LM_EARCH, fold->path,
+    st = lm_fail(diag, LM_EARCH, t->path,
                  "the architecture is not recorded (no agent_info.csv beside the counters): give it with "
                  "--arch, e.g. --arch gfx942");
     goto done;
   }
-  char assumed[1024];
-  st = lm_devices_sysinfo(w, use, (const char *const *)a->keys, (const char *const *)a->values, a->n_keys,
-                          a->where ? a->where : fold->path, assumed, sizeof assumed, diag);
-  if (st == LM_OK && assumed[0])
-    lm_log(LM_LOG_WARN, "%s: system information assumed from a typical %s (%s): %s", fold->path,
-           lm_devices_product(use) ? lm_devices_product(use) : use, use, assumed);
+  st = lm_fold_sysinfo(w, t->path, use, (const char *const *)a->keys, (const char *const *)a->values, a->n_keys,
+                       a->where ? a->where : t->path, diag);
 done:
   if (st != LM_OK) {
     lm_workload_free(w);

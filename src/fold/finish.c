@@ -1,0 +1,77 @@
+/*
+ * finish.c - a fold as a workload: the pmc_perf table (Dispatch_ID, the
+ * facts, Kernel_Name, the counters) and the system information, the
+ * fields the file gave completed from the architecture's typical product
+ * (lm_devices_sysinfo) with one warning that names every assumed field.
+ */
+#include <string.h>
+
+#include "devices/devices.h"
+#include "fold/fold.h"
+
+/* The pmc_perf table of the fold, shaped by sh. */
+static lm_status build_table(lm_fold *fold, const lm_fold_shape *sh, lm_table **out, lm_diag *diag) {
+  size_t n = fold->n_rows;
+  const char *path = fold->path;
+  lm_table *t = lm_table_create(path, "pmc_perf", n, 2 + (size_t)sh->n_facts + fold->n_counters);
+  *out = t;
+  if (!t) return lm_oom(diag, path);
+  lm_column *c = lm_table_add_column(t, "Dispatch_ID", 0);
+  if (!c) return lm_oom(diag, path);
+  if (sh->dispatch_ids)
+    memcpy(c->values, sh->dispatch_ids, n * sizeof(double));
+  else
+    for (size_t r = 0; r < n; r++) c->values[r] = (double)r;
+  for (int k = 0; k < sh->n_facts; k++) {
+    if (!(c = lm_table_add_column(t, sh->fact_names[k], 0))) return lm_oom(diag, path);
+    memcpy(c->values, sh->fact_rows ? sh->fact_rows[k] : fold->facts[k], n * sizeof(double));
+  }
+  if (!(c = lm_table_add_column(t, "Kernel_Name", 1))) return lm_oom(diag, path);
+  for (size_t r = 0; r < n; r++) {
+    int32_t id = lm_table_intern(t, fold->kernel[r] >= 0 ? fold->kernels[fold->kernel[r]] : "");
+    if (id < 0) return lm_oom(diag, path);
+    c->text_ids[r] = id;
+  }
+  for (size_t k = 0; k < fold->n_counters; k++) {
+    if (sh->skip_taken && lm_table_find(t, fold->counter_names[k]) >= 0) continue;
+    if (!(c = lm_table_add_column(t, fold->counter_names[k], 0))) return lm_oom(diag, path);
+    memcpy(c->values, fold->counters[k], n * sizeof(double));
+  }
+  return lm_table_finish(t);
+}
+
+lm_status lm_fold_workload(lm_fold *fold, const lm_fold_shape *shape, lm_workload **out, lm_diag *diag) {
+  *out = NULL;
+  if (shape->n_facts > LM_FOLD_MAX_FACTS) return lm_fail(diag, LM_ELIMIT, fold->path, "more than 16 facts");
+  lm_arena *arena = lm_arena_new(1 << 12);
+  if (!arena) return lm_oom(diag, fold->path);
+  lm_workload *w = lm_arena_alloc(arena, sizeof *w);
+  if (!w) {
+    lm_arena_free(arena);
+    return lm_oom(diag, fold->path);
+  }
+  w->arena = arena;
+  w->format = shape->format;
+  lm_status st = LM_OK;
+  w->path = lm_arena_strdup(arena, fold->path);
+  if (!w->path)
+    st = lm_oom(diag, fold->path);
+  else
+    st = build_table(fold, shape, &w->pmc, diag);
+  if (st != LM_OK) {
+    lm_workload_free(w);
+    return st;
+  }
+  *out = w;
+  return LM_OK;
+}
+
+lm_status lm_fold_sysinfo(lm_workload *w, const char *path, const char *arch, const char *const *keys,
+                          const char *const *values, size_t n, const char *where, lm_diag *diag) {
+  char assumed[1024];
+  lm_status st = lm_devices_sysinfo(w, arch, keys, values, n, where, assumed, sizeof assumed, diag);
+  if (st == LM_OK && assumed[0])
+    lm_log(LM_LOG_WARN, "%s: system information assumed from a typical %s (%s): %s", path,
+           lm_devices_product(arch) ? lm_devices_product(arch) : arch, arch, assumed);
+  return st;
+}

@@ -1,0 +1,93 @@
+/*
+ * fold.h - the growing per-dispatch table the readers of other tools'
+ * files fold their records into, and its finish into a workload.
+ *
+ * One row per dispatch (found by its id text within a group, the last id
+ * compared first), fact columns, an interned kernel name per row, and
+ * counter columns added as names appear. Columns grow by doubling; a
+ * value never set is NaN ("not collected"), so a counter first seen late
+ * is NaN on the rows before it. Vendor specifics stay in the readers: each
+ * counter carries a tag the reader owns (LM_FOLD_TAG_UNSET when new).
+ */
+#ifndef LUMEN_FOLD_H
+#define LUMEN_FOLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "model/model.h"
+
+enum { LM_FOLD_MAX_FACTS = 16 };
+enum { LM_FOLD_TAG_UNSET = -2 };
+
+typedef struct lm_fold {
+  const char *path;
+  lm_map *ids; /* "<group>:<dispatch id>" -> row */
+  int group;   /* the group of the records being folded (a file's run) */
+  char *key;   /* the key of the record being folded */
+  size_t key_cap;
+  char last_id[128]; /* the dispatch id text of the last record */
+  size_t last_len;
+  int has_last;
+  size_t last_row;
+  size_t guess; /* the counter expected next (one after the last) */
+  size_t n_rows, cap_rows;
+  double *facts[LM_FOLD_MAX_FACTS]; /* per fact: cap_rows values, NaN unknown */
+  int32_t *kernel;                  /* per row: kernel name id, -1 unknown */
+  lm_map *names;                    /* kernel name -> id */
+  char **kernels;
+  size_t n_kernels, cap_kernels;
+  lm_map *counter_index; /* counter name -> index */
+  char **counter_names;
+  double **counters; /* per counter: cap_rows values */
+  long *tag;         /* per counter: the reader's, LM_FOLD_TAG_UNSET when new */
+  size_t n_counters, cap_counters;
+} lm_fold;
+
+/* lm_fold_new: an empty fold; path names it in errors (kept, not copied). */
+lm_status lm_fold_new(const char *path, lm_fold **out, lm_diag *diag);
+void lm_fold_free(lm_fold *fold);
+/* lm_fold_key: the key of dispatch id text in the current group (valid
+ * until the next call), or NULL when out of memory. */
+const char *lm_fold_key(lm_fold *fold, const char *id, lm_diag *diag);
+/* lm_fold_add_row: a new dispatch row (facts and counters NaN, kernel -1),
+ * not keyed. */
+lm_status lm_fold_add_row(lm_fold *fold, size_t *row, lm_diag *diag);
+/* lm_fold_row: the row of dispatch id text in the current group, added
+ * (and keyed) when new (*added 1, when added is not NULL); the last id
+ * is compared first. */
+lm_status lm_fold_row(lm_fold *fold, const char *id, size_t *row, int *added, lm_diag *diag);
+/* lm_fold_intern: the id of kernel name s, interned when new. */
+lm_status lm_fold_intern(lm_fold *fold, const char *s, int32_t *id, lm_diag *diag);
+/* lm_fold_counter: the index of counter `name`'s column, added (NaN on
+ * every row, tag LM_FOLD_TAG_UNSET) when new. Counters listed in the same
+ * order per dispatch are found without a lookup. */
+lm_status lm_fold_counter(lm_fold *fold, const char *name, size_t *index, lm_diag *diag);
+/* lm_fold_set: counter `name` of row = v (its column added when new). */
+lm_status lm_fold_set(lm_fold *fold, const char *name, size_t row, double v, lm_diag *diag);
+/* lm_fold_column: the values of counter name, or NULL. */
+double *lm_fold_column(const lm_fold *fold, const char *name);
+
+/* The pmc_perf table a reader makes of its fold. */
+typedef struct lm_fold_shape {
+  const char *format;             /* the workload's format (a static string) */
+  const char *const *fact_names;  /* the fact columns, after Dispatch_ID */
+  int n_facts;                    /* at most LM_FOLD_MAX_FACTS */
+  const double *const *fact_rows; /* per fact: its values, NULL: fold->facts */
+  const double *dispatch_ids;     /* per row: Dispatch_ID, NULL: the row number */
+  int skip_taken;                 /* 1: a counter named like a column before it is left out */
+} lm_fold_shape;
+
+/* lm_fold_workload: a workload whose pmc_perf table is Dispatch_ID, the
+ * facts, Kernel_Name ("" when unknown) and the counters, as shape says; no
+ * system information yet. */
+lm_status lm_fold_workload(lm_fold *fold, const lm_fold_shape *shape, lm_workload **out, lm_diag *diag);
+/* lm_fold_sysinfo: w's system information for architecture arch from the
+ * n fields keys/values the file gave (where names their file), the others
+ * assumed from arch's typical product with one warning (naming path) that
+ * lists every assumed field. */
+lm_status lm_fold_sysinfo(lm_workload *w, const char *path, const char *arch, const char *const *keys,
+                          const char *const *values, size_t n, const char *where, lm_diag *diag);
+
+#endif
