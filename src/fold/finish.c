@@ -9,6 +9,15 @@
 #include "devices/devices.h"
 #include "fold/fold.h"
 
+/* 1 when counter name is left out of the table t being built. */
+static int skipped(const lm_fold_shape *sh, const lm_table *t, const char *name) {
+  if (sh->skip == LM_FOLD_SKIP_TAKEN) return lm_table_find(t, name) >= 0;
+  if (sh->skip != LM_FOLD_SKIP_FACTS) return 0;
+  for (int k = 0; k < sh->n_facts; k++)
+    if (strcmp(name, sh->fact_names[k]) == 0) return 1;
+  return 0;
+}
+
 /* The pmc_perf table of the fold, shaped by sh. */
 static lm_status build_table(lm_fold *fold, const lm_fold_shape *sh, lm_table **out, lm_diag *diag) {
   size_t n = fold->n_rows;
@@ -33,7 +42,7 @@ static lm_status build_table(lm_fold *fold, const lm_fold_shape *sh, lm_table **
     c->text_ids[r] = id;
   }
   for (size_t k = 0; k < fold->n_counters; k++) {
-    if (sh->skip_taken && lm_table_find(t, fold->counter_names[k]) >= 0) continue;
+    if (sh->skip != LM_FOLD_SKIP_NONE && skipped(sh, t, fold->counter_names[k])) continue;
     if (!(c = lm_table_add_column(t, fold->counter_names[k], 0))) return lm_oom(diag, path);
     memcpy(c->values, fold->counters[k], n * sizeof(double));
   }

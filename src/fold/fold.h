@@ -69,6 +69,10 @@ lm_status lm_fold_set(lm_fold *fold, const char *name, size_t row, double v, lm_
 /* lm_fold_column: the values of counter name, or NULL. */
 double *lm_fold_column(const lm_fold *fold, const char *name);
 
+/* Counters left out of pmc_perf: none, those named like a fact, or those
+ * named like any column before them (Dispatch_ID, a fact, Kernel_Name). */
+enum { LM_FOLD_SKIP_NONE, LM_FOLD_SKIP_FACTS, LM_FOLD_SKIP_TAKEN };
+
 /* The pmc_perf table a reader makes of its fold. */
 typedef struct lm_fold_shape {
   const char *format;             /* the workload's format (a static string) */
@@ -76,7 +80,7 @@ typedef struct lm_fold_shape {
   int n_facts;                    /* at most LM_FOLD_MAX_FACTS */
   const double *const *fact_rows; /* per fact: its values, NULL: fold->facts */
   const double *dispatch_ids;     /* per row: Dispatch_ID, NULL: the row number */
-  int skip_taken;                 /* 1: a counter named like a column before it is left out */
+  int skip;                       /* which counters are left out (LM_FOLD_SKIP_*) */
 } lm_fold_shape;
 
 /* lm_fold_workload: a workload whose pmc_perf table is Dispatch_ID, the

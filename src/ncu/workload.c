@@ -173,7 +173,7 @@ lm_status lm_ncu_fold_finish(lm_ncu_fold *fold, const char *arch, lm_workload **
   static const char *const facts[N_NCU_FACTS] = {
       "GPU_ID", "Grid_Size", "Workgroup_Size", "Arch_VGPR", "LDS_Per_Workgroup", "Start_Timestamp", "End_Timestamp"};
   table_facts(fold);
-  lm_fold_shape shape = {.format = "ncu", .fact_names = facts, .n_facts = N_NCU_FACTS, .skip_taken = 1};
+  lm_fold_shape shape = {.format = "ncu", .fact_names = facts, .n_facts = N_NCU_FACTS, .skip = LM_FOLD_SKIP_TAKEN};
   if ((st = lm_fold_workload(fold->t, &shape, &w, diag)) != LM_OK) return st;
   char keys[8][24], values[8][128];
   const char *k[8], *v[8];

@@ -142,10 +142,10 @@ lm_status lm_r1_header_read(lm_r1_rows *r, const char *const *f, size_t n, lm_r1
   h->counter = lm_calloc(n, sizeof *h->counter);
   h->alias = lm_calloc(n, sizeof *h->alias);
   h->name = lm_calloc(n, sizeof *h->name);
-  if (!h->col || !h->counter || !h->alias || !h->name) return lm_oom(diag, r->path);
+  if (!h->col || !h->counter || !h->alias || !h->name) return lm_oom(diag, r->t->path);
   for (size_t i = 0; i < n; i++) {
     h->col[i] = h->alias[i] = -1;
-    if (!(h->name[i] = lm_malloc(strlen(f[i]) + 1))) return lm_oom(diag, r->path);
+    if (!(h->name[i] = lm_malloc(strlen(f[i]) + 1))) return lm_oom(diag, r->t->path);
     strcpy(h->name[i], f[i]);
     const char *target = f[i];
     int is_fixed = 0;
@@ -156,13 +156,13 @@ lm_status lm_r1_header_read(lm_r1_rows *r, const char *const *f, size_t n, lm_r1
       }
     if (!target || !target[0]) continue;
     size_t c;
-    lm_status st = lm_r1_column(r, target, &c, diag);
+    lm_status st = lm_fold_counter(r->t, target, &c, diag);
     if (st != LM_OK) return st;
     h->col[i] = (long)c;
     h->counter[i] = !is_fixed;
     char alias[256];
     if (!is_fixed && lm_devices_sum_alias(f[i], alias, sizeof alias)) {
-      if ((st = lm_r1_column(r, alias, &c, diag)) != LM_OK) return st;
+      if ((st = lm_fold_counter(r->t, alias, &c, diag)) != LM_OK) return st;
       h->alias[i] = (long)c;
     }
   }
@@ -195,25 +195,26 @@ lm_status lm_r1_record(lm_r1_rows *r, const char *path, long line, const lm_r1_h
     return lm_fail_at(diag, LM_EPARSE, path, line, "Index", "not a number: \"%.40s\"", f[h->index]);
   size_t row;
   int added;
-  lm_status st = lm_r1_row(r, f[h->index], index, &row, &added, diag);
+  lm_status st = lm_fold_row(r->t, f[h->index], &row, &added, diag);
   if (st != LM_OK) return st;
+  if (added) r->t->facts[LM_R1_DISPATCH][row] = index;
   int32_t kernel;
-  if ((st = lm_r1_kernel(r, f[h->kernel], &kernel, diag)) != LM_OK) return st;
-  if (r->kernel[row] >= 0 && r->kernel[row] != kernel)
+  if ((st = lm_fold_intern(r->t, f[h->kernel], &kernel, diag)) != LM_OK) return st;
+  if (r->t->kernel[row] >= 0 && r->t->kernel[row] != kernel)
     return lm_fail_at(diag, LM_EDATA, path, line, "KernelName",
                       "Index %s names \"%.60s\" here but \"%.60s\" earlier (the files of a folder must be passes "
                       "of one run)",
-                      f[h->index], f[h->kernel], r->kernels[r->kernel[row]]);
-  r->kernel[row] = kernel;
+                      f[h->index], f[h->kernel], r->t->kernels[r->t->kernel[row]]);
+  r->t->kernel[row] = kernel;
   for (size_t i = 0; i < h->n; i++) {
     if (h->col[i] < 0) continue;
-    double *cell = &r->cols[h->col[i]][row];
+    double *cell = &r->t->counters[h->col[i]][row];
     if (!h->counter[i] && !isnan(*cell)) continue;
     double v;
     if (!cell_number(f[i], &v))
       return lm_fail_at(diag, LM_EPARSE, path, line, h->name[i], "not a number: \"%.40s\"", f[i]);
     *cell = v;
-    if (h->alias[i] >= 0) r->cols[h->alias[i]][row] = v;
+    if (h->alias[i] >= 0) r->t->counters[h->alias[i]][row] = v;
   }
   return LM_OK;
 }

@@ -1,7 +1,7 @@
 /*
  * rocprof1_private.h - shared by the files of src/rocprof1: the table of
- * dispatches as it grows (one row per Index, columns by name, grown by
- * doubling; a value never set is NaN, "not collected").
+ * dispatches as it grows (the shared fold of src/fold: one row per Index,
+ * columns by name; a value never set is NaN, "not collected").
  */
 #ifndef LUMEN_ROCPROF1_PRIVATE_H
 #define LUMEN_ROCPROF1_PRIVATE_H
@@ -10,32 +10,21 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "fold/fold.h"
 #include "model/model.h"
 #include "rocprof1/rocprof1.h"
 
+/* The rows of a rocprof read: the shared table (src/fold), keyed by Index
+ * text, the Index values its first fact, every other column (facts
+ * included, by their pmc_perf names) a counter. */
 typedef struct lm_r1_rows {
-  const char *path;
-  lm_map *index; /* Index text -> row */
-  size_t n_rows, cap_rows;
-  double *dispatch; /* per row: the Index */
-  int32_t *kernel;  /* per row: kernel name id, -1 unknown */
-  lm_map *names;    /* kernel name -> id */
-  char **kernels;
-  size_t n_kernels, cap_kernels;
-  lm_map *col_index; /* column name -> index */
-  char **col_names;
-  double **cols; /* per column: cap_rows values */
-  size_t n_cols, cap_cols;
+  lm_fold *t;
 } lm_r1_rows;
+
+enum { LM_R1_DISPATCH = 0 }; /* the fact holding each row's Index */
 
 lm_status lm_r1_rows_new(const char *path, lm_r1_rows **out, lm_diag *diag);
 void lm_r1_rows_free(lm_r1_rows *rows);
-/* lm_r1_row: the row of Index text id (value index), added when new. */
-lm_status lm_r1_row(lm_r1_rows *rows, const char *id, double index, size_t *row, int *added, lm_diag *diag);
-/* lm_r1_kernel: the id of kernel name s. */
-lm_status lm_r1_kernel(lm_r1_rows *rows, const char *s, int32_t *id, lm_diag *diag);
-/* lm_r1_column: the index of column `name`, added (all NaN) when new. */
-lm_status lm_r1_column(lm_r1_rows *rows, const char *name, size_t *col, lm_diag *diag);
 /* lm_r1_finish: the workload of rows: pmc_perf (Dispatch_ID, the facts
  * fact_names present, Kernel_Name, every other column), GPU ids numbered
  * in info's order of GPU agents (else of their ids), and system
