@@ -87,13 +87,9 @@ lm_status lm_fold_add_row(lm_fold *f, size_t *row, lm_diag *diag) {
   return LM_OK;
 }
 
-lm_status lm_fold_row(lm_fold *f, const char *id, size_t *row, int *added, lm_diag *diag) {
+lm_status lm_fold_row_lookup(lm_fold *f, const char *id, size_t *row, int *added, lm_diag *diag) {
   size_t len = strlen(id);
   if (added) *added = 0;
-  if (f->has_last && len == f->last_len && memcmp(f->last_id, id, len) == 0) {
-    *row = f->last_row;
-    return LM_OK;
-  }
   const char *key = lm_fold_key(f, id, diag);
   if (!key) return LM_ENOMEM;
   int64_t found;
@@ -166,13 +162,7 @@ static lm_status add_counter(lm_fold *f, const char *name, size_t *index, lm_dia
   return LM_OK;
 }
 
-lm_status lm_fold_counter(lm_fold *f, const char *name, size_t *index, lm_diag *diag) {
-  /* Each dispatch lists its counters in the same order: try the next one. */
-  if (f->guess < f->n_counters && strcmp(f->counter_names[f->guess], name) == 0) {
-    *index = f->guess++;
-    if (f->guess == f->n_counters) f->guess = 0;
-    return LM_OK;
-  }
+lm_status lm_fold_counter_lookup(lm_fold *f, const char *name, size_t *index, lm_diag *diag) {
   int64_t found;
   if (lm_map_get(f->counter_index, name, &found)) {
     *index = (size_t)found;

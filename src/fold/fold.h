@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/base.h"
 #include "model/model.h"
@@ -57,13 +58,17 @@ lm_status lm_fold_add_row(lm_fold *fold, size_t *row, lm_diag *diag);
 /* lm_fold_row: the row of dispatch id text in the current group, added
  * (and keyed) when new (*added 1, when added is not NULL); the last id
  * is compared first. */
-lm_status lm_fold_row(lm_fold *fold, const char *id, size_t *row, int *added, lm_diag *diag);
+static inline lm_status lm_fold_row(lm_fold *fold, const char *id, size_t *row, int *added, lm_diag *diag);
+/* lm_fold_row_lookup: lm_fold_row past the last id (by key). */
+lm_status lm_fold_row_lookup(lm_fold *fold, const char *id, size_t *row, int *added, lm_diag *diag);
 /* lm_fold_intern: the id of kernel name s, interned when new. */
 lm_status lm_fold_intern(lm_fold *fold, const char *s, int32_t *id, lm_diag *diag);
 /* lm_fold_counter: the index of counter `name`'s column, added (NaN on
  * every row, tag LM_FOLD_TAG_UNSET) when new. Counters listed in the same
  * order per dispatch are found without a lookup. */
-lm_status lm_fold_counter(lm_fold *fold, const char *name, size_t *index, lm_diag *diag);
+static inline lm_status lm_fold_counter(lm_fold *fold, const char *name, size_t *index, lm_diag *diag);
+/* lm_fold_counter_lookup: lm_fold_counter past the expected next one. */
+lm_status lm_fold_counter_lookup(lm_fold *fold, const char *name, size_t *index, lm_diag *diag);
 /* lm_fold_set: counter `name` of row = v (its column added when new). */
 lm_status lm_fold_set(lm_fold *fold, const char *name, size_t row, double v, lm_diag *diag);
 /* lm_fold_column: the values of counter name, or NULL. */
@@ -93,5 +98,28 @@ lm_status lm_fold_workload(lm_fold *fold, const lm_fold_shape *shape, lm_workloa
  * lists every assumed field. */
 lm_status lm_fold_sysinfo(lm_workload *w, const char *path, const char *arch, const char *const *keys,
                           const char *const *values, size_t n, const char *where, lm_diag *diag);
+
+/* The hot paths, inline in the readers' record loops. */
+static inline lm_status lm_fold_row(lm_fold *fold, const char *id, size_t *row, int *added, lm_diag *diag) {
+  if (fold->has_last) {
+    size_t len = strlen(id);
+    if (len == fold->last_len && memcmp(fold->last_id, id, len) == 0) {
+      if (added) *added = 0;
+      *row = fold->last_row;
+      return LM_OK;
+    }
+  }
+  return lm_fold_row_lookup(fold, id, row, added, diag);
+}
+
+static inline lm_status lm_fold_counter(lm_fold *fold, const char *name, size_t *index, lm_diag *diag) {
+  size_t g = fold->guess; /* each dispatch lists its counters in the same order */
+  if (g < fold->n_counters && strcmp(fold->counter_names[g], name) == 0) {
+    *index = g;
+    fold->guess = g + 1 == fold->n_counters ? 0 : g + 1;
+    return LM_OK;
+  }
+  return lm_fold_counter_lookup(fold, name, index, diag);
+}
 
 #endif
