@@ -3,7 +3,9 @@
  * their fold: the pmc_perf table and the system information of the GPU
  * agent (agent_info.csv), completed from the architecture's facts.
  *
- * Files are recognised by their header, never by their name; the name's
+ * Files are recognised by their header, never by their name (a rocpd
+ * database or JSON output by its content, among the .db and .json files of
+ * a folder); the name's
  * prefix before "counter_collection.csv", "kernel_trace.csv" or
  * "agent_info.csv" ties the files of one process together.
  */
@@ -103,6 +105,8 @@ static lm_status scan(const char *dir, int depth, found *fd, lm_diag *diag) {
       if (kind) st = add_found(fd, path, kind, dir, diag);
     } else if (S_ISREG(s.st_mode) && len > 3 && strcmp(e->d_name + len - 3, ".db") == 0 && lm_v3_rocpd_detect(path)) {
       st = add_found(fd, path, LM_V3_ROCPD, dir, diag);
+    } else if (S_ISREG(s.st_mode) && len > 5 && strcmp(e->d_name + len - 5, ".json") == 0 && lm_v3_json_detect(path)) {
+      st = add_found(fd, path, LM_V3_JSON, dir, diag);
     }
   }
   closedir(d);
@@ -138,10 +142,11 @@ static lm_status split(found *fd, lm_v3_files *files, lm_diag *diag, const char 
   files->trace_group = lm_calloc(n + 1, sizeof(int));
   files->agent_group = lm_calloc(n + 1, sizeof(int));
   files->rocpd = lm_calloc(n + 1, sizeof(char *));
+  files->json = lm_calloc(n + 1, sizeof(char *));
   char **runs = lm_calloc(n + 1, sizeof(char *));
   lm_status st = LM_OK;
   if (!files->counters || !files->traces || !files->agents || !files->counter_group || !files->trace_group ||
-      !files->agent_group || !files->rocpd || !runs) {
+      !files->agent_group || !files->rocpd || !files->json || !runs) {
     st = lm_oom(diag, path);
     goto done;
   }
@@ -175,6 +180,8 @@ static lm_status split(found *fd, lm_v3_files *files, lm_diag *diag, const char 
       files->counters[files->n_counters++] = fd->paths[i];
     } else if (fd->kinds[i] == LM_V3_ROCPD) {
       files->rocpd[files->n_rocpd++] = fd->paths[i];
+    } else if (fd->kinds[i] == LM_V3_JSON) {
+      files->json[files->n_json++] = fd->paths[i];
     } else if (fd->kinds[i] == LM_V3_TRACE) {
       files->trace_group[files->n_traces] = (int)g;
       files->traces[files->n_traces++] = fd->paths[i];
@@ -206,6 +213,8 @@ lm_status lm_v3_find_files(const char *path, lm_v3_files *files, lm_diag *diag) 
       if (st == LM_OK) st = siblings(path, &fd, diag);
     } else if (lm_v3_rocpd_detect(path)) {
       st = add_found(&fd, path, LM_V3_ROCPD, path, diag);
+    } else if (lm_v3_json_detect(path)) {
+      st = add_found(&fd, path, LM_V3_JSON, path, diag);
     }
   }
   if (st == LM_OK) st = split(&fd, files, diag, path);
@@ -221,7 +230,9 @@ void lm_v3_files_free(lm_v3_files *files) {
   for (size_t i = 0; files->traces && i < files->n_traces; i++) lm_free(files->traces[i]);
   for (size_t i = 0; files->agents && i < files->n_agents; i++) lm_free(files->agents[i]);
   for (size_t i = 0; files->rocpd && i < files->n_rocpd; i++) lm_free(files->rocpd[i]);
+  for (size_t i = 0; files->json && i < files->n_json; i++) lm_free(files->json[i]);
   lm_free(files->rocpd);
+  lm_free(files->json);
   lm_free(files->counters);
   lm_free(files->traces);
   lm_free(files->agents);

@@ -180,7 +180,7 @@ int lm_rocprofv3_detect(const char *path) {
   lm_v3_files files;
   lm_diag diag;
   if (lm_v3_find_files(path, &files, &diag) != LM_OK) return 0;
-  int found = files.n_counters + files.n_traces + files.n_rocpd > 0;
+  int found = files.n_counters + files.n_traces + files.n_rocpd + files.n_json > 0;
   lm_v3_files_free(&files);
   return found;
 }
@@ -195,8 +195,9 @@ lm_status lm_rocprofv3_read(const char *path, const char *arch, const lm_workloa
   memset(&agents, 0, sizeof agents);
   lm_status st = lm_v3_find_files(path, &files, diag);
   if (st != LM_OK) return st;
-  if (files.n_counters + files.n_traces + files.n_rocpd == 0) {
-    st = lm_fail(diag, LM_ENOTFOUND, path, "no rocprofv3 counter collection, kernel trace or rocpd database");
+  if (files.n_counters + files.n_traces + files.n_rocpd + files.n_json == 0) {
+    st = lm_fail(diag, LM_ENOTFOUND, path,
+                 "no rocprofv3 counter collection, kernel trace, rocpd database or JSON output");
     goto done;
   }
   if ((st = lm_v3_fold_new(path, &fold, diag)) != LM_OK) goto done;
@@ -205,6 +206,9 @@ lm_status lm_rocprofv3_read(const char *path, const char *arch, const lm_workloa
     st = lm_v3_fold_file(fold, files.counters[i], LM_V3_COUNTERS, diag);
   }
   for (size_t i = 0; i < files.n_rocpd && st == LM_OK; i++) st = lm_v3_rocpd_read(files.rocpd[i], fold, &agents, diag);
+  int group = -(1 << 30); /* JSON processes: groups apart from the CSV runs' */
+  for (size_t i = 0; i < files.n_json && st == LM_OK; i++)
+    st = lm_v3_json_read(files.json[i], fold, &agents, &group, diag);
   fold->trace_only_new = files.n_counters == 0;
   for (size_t i = 0; i < files.n_traces && st == LM_OK; i++) {
     fold->t->group = files.trace_group[i];

@@ -12,7 +12,7 @@
 #include "fold/fold.h"
 #include "model/model.h"
 
-enum { LM_V3_COUNTERS = 1, LM_V3_TRACE = 2, LM_V3_ROCPD = 4 };
+enum { LM_V3_COUNTERS = 1, LM_V3_TRACE = 2, LM_V3_ROCPD = 4, LM_V3_JSON = 8 };
 enum { LM_V3_ALIAS_NONE = -1, LM_V3_ALIAS_UNKNOWN = LM_FOLD_TAG_UNSET };
 
 /* lm_rocprofv3_header_kind: LM_V3_COUNTERS or LM_V3_TRACE for a header
@@ -22,9 +22,9 @@ int lm_rocprofv3_header_kind(const char *const *fields, size_t n);
 /* The rocprofv3 files of a path, each with its run: files written by one
  * process share a prefix ("<pid>_") and a folder, hence a group. */
 typedef struct lm_v3_files {
-  char **counters, **traces, **agents, **rocpd;
+  char **counters, **traces, **agents, **rocpd, **json;
   int *counter_group, *trace_group, *agent_group;
-  size_t n_counters, n_traces, n_agents, n_rocpd;
+  size_t n_counters, n_traces, n_agents, n_rocpd, n_json;
 } lm_v3_files;
 
 /* lm_v3_find_files: the files of path (a file: it alone and the files of
@@ -94,5 +94,14 @@ int lm_v3_rocpd_detect(const char *path);
 /* lm_v3_rocpd_read: fold the kernel dispatches and their counters of the
  * rocpd database at path, and its GPU agents into agents. */
 lm_status lm_v3_rocpd_read(const char *path, lm_v3_fold *fold, lm_v3_agents *agents, lm_diag *diag);
+
+/* lm_v3_json_detect: 1 when path is rocprofv3's JSON output (a JSON
+ * object whose first key is "rocprofiler-sdk-tool"; json.c). */
+int lm_v3_json_detect(const char *path);
+/* lm_v3_json_read: fold the counter collection and kernel trace of each
+ * process of the JSON output at path, each as its own group numbered from
+ * *group on (advanced past them), and its GPU agents into agents when
+ * agents holds none yet. */
+lm_status lm_v3_json_read(const char *path, lm_v3_fold *fold, lm_v3_agents *agents, int *group, lm_diag *diag);
 
 #endif

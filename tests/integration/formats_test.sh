@@ -190,6 +190,75 @@ rocprofv3_rocpd)
   run analyze -w "$TMP/other.db"
   expect_status 1; one_line_err
   ;;
+rocprofv3_json)
+  # The same run as rocprofv3's JSON output (--output-format json), written
+  # by make_v3_json.py as rocprofiler-sdk's tool lays it out, one counter as
+  # four instances (summed, as the CSV output sums them): the same tables as
+  # from the CSV files with their agent_info.csv, the agent's system
+  # information read from the JSON's agents.
+  mkdir -p "$TMP/csv/host/4242" "$TMP/json/host/4242"
+  cp "$BANK" "$TMP/csv/host/4242/4242_counter_collection.csv"
+  cat >"$TMP/csv/host/4242/4242_agent_info.csv" <<'EOF'
+"Node_Id","Logical_Node_Id","Agent_Type","Cpu_Cores_Count","Simd_Count","Max_Waves_Per_Simd","Wave_Front_Size","Num_Xcc","Cu_Count","Array_Count","Simd_Arrays_Per_Engine","Simd_Per_Cu","Max_Waves_Per_Cu","Max_Engine_Clk_Fcompute","Workgroup_Max_Size","Name","Product_Name"
+0,0,"CPU",96,0,0,0,0,0,0,0,0,0,3700,0,"AMD EPYC 9654","AMD EPYC 9654"
+2,1,"GPU",0,960,8,64,8,240,32,1,4,32,2400,1024,"gfx950:sramecc+:xnack-","AMD Instinct MI355X"
+EOF
+  J=$TMP/json/host/4242/4242_results.json
+  python3 "$SRCDIR/make_v3_json.py" "$BANK" "$J" gfx950 --agents "$TMP/csv/host/4242/4242_agent_info.csv" \
+    --split SQ_INSTS_LDS || fail "make_v3_json"
+  run analyze -w "$TMP/csv" -b 0 -b 1 -b 12.2 --format csv -o "$TMP/a"
+  expect_status 0
+  run analyze -w "$J" -b 0 -b 1 -b 12.2 --format csv -o "$TMP/b"
+  expect_status 0
+  diff -r "$TMP/a" "$TMP/b" >/dev/null || fail "JSON and CSV differ: $(diff -r "$TMP/a" "$TMP/b" | head)"
+  grep -q 'gpu_model,AMD Instinct MI355X' "$TMP/b/1.1.csv" || fail "gpu_model from the JSON's agent"
+  grep -q "cu_per_gpu,240" "$TMP/b/1.1.csv" || fail "cu_per_gpu from the JSON's agent"
+  # The numbers against the generated file: the dispatch count, the summed
+  # instances of SQ_INSTS_LDS averaged over dispatches.
+  want=$(python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["rocprofiler-sdk-tool"][0]
+lds = [c["id"]["handle"] for c in p["counters"] if c["name"] == "SQ_INSTS_LDS"][0]
+cc = p["callback_records"]["counter_collection"]
+sums = [sum(r["value"] for r in e["records"] if r["counter_id"]["handle"] == lds) for e in cc]
+print(len(cc))
+print(repr(sum(sums) / len(sums)))' "$J")
+  [ "$(($(wc -l <"$TMP/b/0.2.csv") - 1))" = "$(echo "$want" | sed -n 1p)" ] || fail "dispatch count"
+  got=$(csv_cell "$TMP/b/12.2.csv" 12.2.0 Avg)
+  python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(a - b) > 1e-9 * abs(b))' \
+    "$got" "$(echo "$want" | sed -n 2p)" || fail "LDS instructions $got"
+  # Found in its folder by content, and through the store: the same tables.
+  run analyze -w "$TMP/json" -b 0 -b 1 -b 12.2 --format csv -o "$TMP/c"
+  expect_status 0
+  diff -r "$TMP/a" "$TMP/c" >/dev/null || fail "folder and file differ: $(diff -r "$TMP/a" "$TMP/c" | head)"
+  run db import --db "$TMP/s.db" -w "$J" -n j
+  expect_status 0
+  run analyze --db "$TMP/s.db" -w j -b 0 -b 1 -b 12.2 --format csv -o "$TMP/d"
+  expect_status 0
+  diff -r "$TMP/b" "$TMP/d" >/dev/null || fail "store and file differ: $(diff -r "$TMP/b" "$TMP/d" | head)"
+  # Damage: one line naming the file and the field.
+  head -c 2000 "$J" >"$TMP/t_results.json"
+  run analyze -w "$TMP/t_results.json"
+  expect_status 1; one_line_err; expect_err "t_results.json"; expect_err "truncated"
+  edit() { python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["rocprofiler-sdk-tool"][0]
+exec(sys.argv[3])
+json.dump(d, open(sys.argv[2], "w"))' "$J" "$@"; }
+  edit "$TMP/u_results.json" 'p["callback_records"]["counter_collection"][2]["records"][1]["counter_id"]["handle"] = 99'
+  run analyze -w "$TMP/u_results.json"
+  expect_status 1; one_line_err; expect_err "u_results.json"
+  expect_err "callback_records.counter_collection[2].records[1].counter_id"
+  edit "$TMP/v_results.json" 'p["callback_records"]["counter_collection"][1]["records"][0]["value"] = "zero"'
+  run analyze -w "$TMP/v_results.json"
+  expect_status 1; one_line_err; expect_err "v_results.json"
+  expect_err "callback_records.counter_collection[1].records[0].value"
+  # A JSON file of another kind is not taken for rocprofv3's.
+  echo '{"traceEvents": []}' >"$TMP/other.json"
+  run analyze -w "$TMP/other.json"
+  expect_status 1; one_line_err
+  ;;
 rocprof1_trace)
   # rocprof's results.csv with timestamps and no counters: the top-kernel
   # table from BeginNs/EndNs, GPU ids numbered in rocminfo's agent order,
