@@ -1,14 +1,17 @@
 /*
  * rocpd.c - rocprofv3's SQLite output (rocpd, its default format since
  * ROCm 7) read through the views the database itself defines: `kernels`
- * (one row per dispatch) joined with `pmc_events` (one row per dispatch
- * and counter instance, summed per counter here as the CSV output sums
- * them), and `rocpd_info_agent` for the GPUs. The views, not the tables
- * (whose names carry a run's UUID), are the documented interface. Rows
- * arrive sorted by process and dispatch, one statement, streamed into the
- * same fold as the CSV files.
+ * (one row per dispatch), `pmc_events` (one row per dispatch and counter
+ * instance, summed per counter here as the CSV output sums them) and
+ * `rocpd_info_agent` for the GPUs. The views, not the tables (whose names
+ * carry a run's UUID), are the documented interface. The dispatches are
+ * read sorted by process and dispatch (few rows); the counter events, many
+ * times more, are read in the order they are stored, without a join, sort
+ * or grouping, and matched to their dispatch by event id: the events of
+ * one dispatch are stored together, so the last match is tried first.
  */
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,13 +20,10 @@
 #include "sql/sql.h"
 
 static const char dispatch_query[] =
-    "SELECT K.guid, K.pid, K.dispatch_id, K.name, K.agent_type_index,"
-    " K.grid_x * K.grid_y * K.grid_z, K.workgroup_x * K.workgroup_y * K.workgroup_z,"
-    " K.lds_size, K.scratch_size, K.arch_vgpr_count, K.accum_vgpr_count, K.sgpr_count,"
-    " K.start, K.end, P.name, SUM(P.value)"
-    " FROM kernels K LEFT JOIN pmc_events P ON P.event_id = K.event_id AND P.guid = K.guid"
-    " GROUP BY K.guid, K.pid, K.dispatch_id, P.name"
-    " ORDER BY K.guid, K.pid, K.dispatch_id, P.name";
+    "SELECT guid, pid, dispatch_id, name, agent_type_index, grid_x * grid_y * grid_z,"
+    " workgroup_x * workgroup_y * workgroup_z, lds_size, scratch_size, arch_vgpr_count, accum_vgpr_count,"
+    " sgpr_count, start, \"end\", event_id FROM kernels ORDER BY guid, pid, dispatch_id";
+static const char event_query[] = "SELECT guid, event_id, name, value FROM pmc_events";
 
 /* The GPU agents: sysinfo fields from the agent's properties (extdata). */
 static const char agent_query[] =
@@ -89,9 +89,15 @@ static lm_status read_agents(lm_sql *sql, const char *path, lm_v3_agents *a, lm_
   return st;
 }
 
-/* One row of the dispatch query into the fold. */
-static lm_status fold_row(lm_v3_fold *fold, lm_stmt *s, lm_diag *diag) {
-  char id[96];
+/* The key of an event: its id and its run's guid. */
+static const char *event_key(char *buf, size_t cap, lm_stmt *s, int guid_col, int id_col) {
+  snprintf(buf, cap, "%lld:%s", (long long)lm_stmt_int64(s, id_col), lm_stmt_text(s, guid_col));
+  return buf;
+}
+
+/* One row of the dispatch query into the fold; its event id -> its row. */
+static lm_status fold_dispatch(lm_v3_fold *fold, lm_stmt *s, lm_map *events, lm_diag *diag) {
+  char id[96], key[160];
   snprintf(id, sizeof id, "%s:%lld:%lld", lm_stmt_text(s, 0), (long long)lm_stmt_int64(s, 1),
            (long long)lm_stmt_int64(s, 2));
   size_t row = fold->t->last_row;
@@ -106,25 +112,82 @@ static lm_status fold_row(lm_v3_fold *fold, lm_stmt *s, lm_diag *diag) {
     fold->t->has_last = 1;
     fold->t->last_row = row;
   }
-  if (lm_stmt_is_null(s, 14)) return LM_OK; /* a dispatch without counters */
-  return lm_v3_fold_put(fold, lm_stmt_text(s, 14), row, lm_stmt_double(s, 15), diag);
+  if (lm_stmt_is_null(s, 14)) return LM_OK;
+  if (lm_map_put(events, event_key(key, sizeof key, s, 0, 14), (int64_t)row) != LM_OK) return lm_oom(diag, fold->t->path);
+  return LM_OK;
+}
+
+/* Counter name of row += v: the first instance sets the cell (and its
+ * "_sum" twin), the others add to both. *last is the counter of the last
+ * event, tried first (one counter's instances follow each other). */
+static lm_status add_value(lm_v3_fold *fold, const char *name, size_t row, double v, size_t *last, lm_diag *diag) {
+  size_t k = *last;
+  if (k >= fold->t->n_counters || strcmp(fold->t->counter_names[k], name) != 0) {
+    lm_status st = lm_fold_counter(fold->t, name, &k, diag);
+    if (st != LM_OK) return st;
+  }
+  *last = k;
+  double cur = fold->t->counters[k][row];
+  if (isnan(cur)) {
+    fold->t->guess = k; /* the put finds it at once */
+    return lm_v3_fold_put(fold, name, row, v, diag);
+  }
+  fold->t->counters[k][row] = cur + v;
+  if (fold->t->tag[k] >= 0) fold->t->counters[fold->t->tag[k]][row] = cur + v;
+  return LM_OK;
+}
+
+/* The counter events, in stored order, into their dispatches' rows. */
+static lm_status fold_events(lm_v3_fold *fold, lm_sql *sql, const lm_map *events, lm_diag *diag) {
+  lm_stmt *s = NULL;
+  lm_status st = lm_sql_prepare(sql, event_query, &s, diag);
+  if (st != LM_OK) return st;
+  char key[160], last_guid[128] = "";
+  int64_t row = -1, last_event = -1;
+  int have_last = 0;
+  size_t last_counter = (size_t)-1;
+  int r;
+  while ((r = lm_stmt_step(s)) == 1) {
+    if (lm_stmt_is_null(s, 2)) continue;
+    int64_t event = lm_stmt_int64(s, 1);
+    const char *guid = lm_stmt_text(s, 0);
+    if (!have_last || event != last_event || strcmp(guid, last_guid) != 0) {
+      if (!lm_map_get(events, event_key(key, sizeof key, s, 0, 1), &row)) row = -1; /* no dispatch: the join's */
+      last_event = event;
+      have_last = strlen(guid) < sizeof last_guid;
+      if (have_last) memcpy(last_guid, guid, strlen(guid) + 1);
+    }
+    if (row >= 0 &&
+        (st = add_value(fold, lm_stmt_text(s, 2), (size_t)row, lm_stmt_double(s, 3), &last_counter, diag)) != LM_OK)
+      break;
+  }
+  if (st == LM_OK && r < 0) st = lm_stmt_error(s, "reading the counter events", diag);
+  lm_stmt_free(s);
+  return st;
 }
 
 lm_status lm_v3_rocpd_read(const char *path, lm_v3_fold *fold, lm_v3_agents *agents, lm_diag *diag) {
   lm_sql *sql = NULL;
   lm_stmt *s = NULL;
+  lm_map *events = lm_map_new();
+  if (!events) return lm_oom(diag, path);
   lm_status st = lm_sql_open(path, LM_DB_READ, &sql, diag);
-  if (st != LM_OK) return st;
+  if (st != LM_OK) goto done;
   if ((st = read_agents(sql, path, agents, diag)) != LM_OK) goto done;
   if ((st = lm_sql_prepare(sql, dispatch_query, &s, diag)) != LM_OK) goto done;
   fold->gpus_numbered = 1;
   fold->t->has_last = 0;
   int r;
   while ((r = lm_stmt_step(s)) == 1)
-    if ((st = fold_row(fold, s, diag)) != LM_OK) goto done;
-  if (r < 0) st = lm_stmt_error(s, "reading the kernel dispatches and their counters", diag);
+    if ((st = fold_dispatch(fold, s, events, diag)) != LM_OK) goto done;
+  if (r < 0) {
+    st = lm_stmt_error(s, "reading the kernel dispatches", diag);
+    goto done;
+  }
+  st = fold_events(fold, sql, events, diag);
 done:
   lm_stmt_free(s);
   lm_sql_close(sql);
+  lm_map_free(events);
   return st;
 }
