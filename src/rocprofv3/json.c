@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -36,12 +37,18 @@ int lm_v3_json_detect(const char *path) {
   return strncmp(p, "\"rocprofiler-sdk-tool\"", 22) == 0;
 }
 
-/* What one process object's errors need: the file and the path prefix. */
+/* A counter of "counters": its id and name. */
+struct counter {
+  double id;
+  const char *name;
+};
+
+/* What one process object's records refer to, and the path prefix its
+ * errors need. */
 typedef struct doc {
   const char *path;
-  char prefix[48];  /* "" or "rocprofiler-sdk-tool[p]." */
-  lm_map *counters; /* counter id -> index into names */
-  const char **names;
+  char prefix[48];          /* "" or "rocprofiler-sdk-tool[p]." */
+  struct counter *counters; /* sorted by id */
   size_t n_names;
   lm_map *agents; /* agent handle -> node id */
   const cJSON *symbols;
@@ -139,12 +146,17 @@ static lm_status read_agents(doc *d, const cJSON *proc, lm_v3_agents *a, lm_diag
   return LM_OK;
 }
 
-/* The counters' names by id. */
+static int cmp_counter(const void *x, const void *y) {
+  double a = ((const struct counter *)x)->id, b = ((const struct counter *)y)->id;
+  return (a > b) - (a < b);
+}
+
+/* The counters' names, sorted by id. */
 static lm_status read_counters(doc *d, const cJSON *proc, lm_diag *diag) {
   const cJSON *list = cJSON_GetObjectItemCaseSensitive(proc, "counters");
   size_t n = (size_t)cJSON_GetArraySize(list), i = 0;
-  d->names = lm_calloc(n + 1, sizeof *d->names);
-  if (!d->names) return lm_oom(diag, d->path);
+  d->counters = lm_calloc(n + 1, sizeof *d->counters);
+  if (!d->counters) return lm_oom(diag, d->path);
   const cJSON *c;
   cJSON_ArrayForEach(c, list) {
     double id;
@@ -154,12 +166,18 @@ static lm_status read_counters(doc *d, const cJSON *proc, lm_diag *diag) {
       snprintf(where, sizeof where, "counters[%zu]", i);
       return bad(d, "a counter needs id.handle and a name", where, "", diag);
     }
-    lm_status st = id_key(d->counters, id, (int64_t)d->n_names, d->path, diag);
-    if (st != LM_OK) return st;
-    d->names[d->n_names++] = name;
+    d->counters[d->n_names].id = id;
+    d->counters[d->n_names++].name = name;
     i++;
   }
+  if (d->n_names) qsort(d->counters, d->n_names, sizeof *d->counters, cmp_counter);
   return LM_OK;
+}
+
+/* The counter of id, or NULL. */
+static const struct counter *find_counter(const doc *d, double id) {
+  struct counter key = {id, NULL};
+  return d->n_names ? bsearch(&key, d->counters, d->n_names, sizeof key, cmp_counter) : NULL;
 }
 
 /* The kernel symbol of kernel id: kernel_symbols is indexed by kernel id,
@@ -227,7 +245,7 @@ static lm_status dispatch_facts(lm_v3_fold *fold, const doc *d, const cJSON *inf
 /* One counter_collection entry: its dispatch row and its records, summed
  * per counter id in sums (n_ids distinct ids so far). */
 static lm_status fold_collection(lm_v3_fold *fold, const doc *d, const cJSON *entry, size_t i, double *sums,
-                                 int64_t *ids, lm_diag *diag) {
+                                 const struct counter **ids, lm_diag *diag) {
   char where[96];
   snprintf(where, sizeof where, "callback_records.counter_collection[%zu]", i);
   const cJSON *data = cJSON_GetObjectItemCaseSensitive(entry, "dispatch_data");
@@ -246,8 +264,8 @@ static lm_status fold_collection(lm_v3_fold *fold, const doc *d, const cJSON *en
   const cJSON *rec;
   cJSON_ArrayForEach(rec, cJSON_GetObjectItemCaseSensitive(entry, "records")) {
     double cid, v;
-    int64_t index;
-    int known = num(rec, "counter_id", &cid) && id_get(d->counters, cid, &index);
+    const struct counter *index = NULL;
+    int known = num(rec, "counter_id", &cid) && (index = find_counter(d, cid)) != NULL;
     if (!known || !num(rec, "value", &v)) {
       snprintf(where, sizeof where, "callback_records.counter_collection[%zu].records[%zu]", i, j);
       return bad(d, known ? "not a number" : "not a counter of \"counters\"", where, known ? ".value" : ".counter_id",
@@ -262,7 +280,7 @@ static lm_status fold_collection(lm_v3_fold *fold, const doc *d, const cJSON *en
     sums[k] += v;
     j++;
   }
-  for (size_t k = 0; k < n_ids && st == LM_OK; k++) st = lm_v3_fold_put(fold, d->names[ids[k]], row, sums[k], diag);
+  for (size_t k = 0; k < n_ids && st == LM_OK; k++) st = lm_v3_fold_put(fold, ids[k]->name, row, sums[k], diag);
   return st;
 }
 
@@ -292,11 +310,10 @@ static lm_status fold_trace(lm_v3_fold *fold, const doc *d, const cJSON *list, i
 /* One process object into the fold. */
 static lm_status read_process(lm_v3_fold *fold, doc *d, const cJSON *proc, lm_v3_agents *agents, lm_diag *diag) {
   double *sums = NULL;
-  int64_t *ids = NULL;
+  const struct counter **ids = NULL;
   lm_status st;
-  d->counters = lm_map_new();
   d->agents = lm_map_new();
-  if (!d->counters || !d->agents) {
+  if (!d->agents) {
     st = lm_oom(diag, d->path);
     goto done;
   }
@@ -320,10 +337,9 @@ static lm_status read_process(lm_v3_fold *fold, doc *d, const cJSON *proc, lm_v3
 done:
   lm_free(sums);
   lm_free(ids);
-  lm_free(d->names);
-  lm_map_free(d->counters);
+  lm_free(d->counters);
   lm_map_free(d->agents);
-  d->names = NULL;
+  d->counters = NULL;
   d->n_names = 0;
   return st;
 }
