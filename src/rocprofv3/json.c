@@ -49,7 +49,7 @@ typedef struct doc {
   const char *path;
   char prefix[48];          /* "" or "rocprofiler-sdk-tool[p]." */
   struct counter *counters; /* sorted by id */
-  size_t n_names;
+  size_t n_counters;
   lm_map *agents; /* agent handle -> node id */
   const cJSON *symbols;
 } doc;
@@ -166,18 +166,18 @@ static lm_status read_counters(doc *d, const cJSON *proc, lm_diag *diag) {
       snprintf(where, sizeof where, "counters[%zu]", i);
       return bad(d, "a counter needs id.handle and a name", where, "", diag);
     }
-    d->counters[d->n_names].id = id;
-    d->counters[d->n_names++].name = name;
+    d->counters[d->n_counters].id = id;
+    d->counters[d->n_counters++].name = name;
     i++;
   }
-  if (d->n_names) qsort(d->counters, d->n_names, sizeof *d->counters, cmp_counter);
+  if (d->n_counters) qsort(d->counters, d->n_counters, sizeof *d->counters, cmp_counter);
   return LM_OK;
 }
 
 /* The counter of id, or NULL. */
 static const struct counter *find_counter(const doc *d, double id) {
   struct counter key = {id, NULL};
-  return d->n_names ? bsearch(&key, d->counters, d->n_names, sizeof key, cmp_counter) : NULL;
+  return d->n_counters ? bsearch(&key, d->counters, d->n_counters, sizeof key, cmp_counter) : NULL;
 }
 
 /* The kernel symbol of kernel id: kernel_symbols is indexed by kernel id,
@@ -319,8 +319,8 @@ static lm_status read_process(lm_v3_fold *fold, doc *d, const cJSON *proc, lm_v3
   }
   d->symbols = cJSON_GetObjectItemCaseSensitive(proc, "kernel_symbols");
   if ((st = read_agents(d, proc, agents, diag)) != LM_OK || (st = read_counters(d, proc, diag)) != LM_OK) goto done;
-  sums = lm_calloc(d->n_names + 1, sizeof *sums);
-  ids = lm_calloc(d->n_names + 1, sizeof *ids);
+  sums = lm_calloc(d->n_counters + 1, sizeof *sums);
+  ids = lm_calloc(d->n_counters + 1, sizeof *ids);
   if (!sums || !ids) {
     st = lm_oom(diag, d->path);
     goto done;
@@ -340,7 +340,7 @@ done:
   lm_free(d->counters);
   lm_map_free(d->agents);
   d->counters = NULL;
-  d->n_names = 0;
+  d->n_counters = 0;
   return st;
 }
 
