@@ -254,6 +254,14 @@ json.dump(d, open(sys.argv[2], "w"))' "$J" "$@"; }
   run analyze -w "$TMP/v_results.json"
   expect_status 1; one_line_err; expect_err "v_results.json"
   expect_err "callback_records.counter_collection[1].records[0].value"
+  # A kernel trace alone (no counter collection): the dispatches and
+  # durations of buffer_records.kernel_dispatch, the same top-kernel tables.
+  edit "$TMP/k_results.json" 'p["callback_records"]["counter_collection"] = []'
+  run analyze -w "$TMP/k_results.json" -b 0 --format csv -o "$TMP/e"
+  expect_status 0
+  for t in 0.1 0.2; do
+    diff "$TMP/a/$t.csv" "$TMP/e/$t.csv" >/dev/null || fail "kernel trace $t: $(diff "$TMP/a/$t.csv" "$TMP/e/$t.csv")"
+  done
   # A JSON file of another kind is not taken for rocprofv3's.
   echo '{"traceEvents": []}' >"$TMP/other.json"
   run analyze -w "$TMP/other.json"
