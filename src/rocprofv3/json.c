@@ -79,7 +79,7 @@ static const char *text(const cJSON *obj, const char *key) {
 static double volume(const cJSON *obj, const char *key) {
   const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, key);
   double x, y, z;
-  if (!num(m, "x", &x) || !num(m, "y", &y) || !num(m, "z", &z)) return NAN;
+  if (!num(m, "x", &x) || !num(m, "y", &y) || !num(m, "z", &z)) return LM_NAN;
   return x * y * z;
 }
 
