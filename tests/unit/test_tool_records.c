@@ -36,9 +36,9 @@ static const double values[] = {0.0,
                                 -1e-7,
                                 5e-324,
                                 1.7976931348623157e308,
-                                NAN,
-                                INFINITY,
-                                -INFINITY};
+                                (double)NAN,
+                                (double)INFINITY,
+                                -(double)INFINITY};
 #define N_VALUES (sizeof values / sizeof *values)
 
 /* Dispatch k of the test: every field at an edge in turn. */
