@@ -673,6 +673,27 @@ static lm_status run_totals(run *r) {
   return lm_analyze_top_totals(c, r->top_table);
 }
 
+/* A workload of timestamps of no known architecture: its top kernels and
+ * dispatch list (panel 0) read no counter, and are all it can show. The
+ * blocks to select (blocks/n_blocks), or an error naming the -b asked
+ * beyond them. */
+static lm_status timing_blocks(lm_analyze_ctx *c, const char *const **blocks, size_t *n_blocks) {
+  static const char *const panel0[] = {"0"};
+  for (size_t i = 0; i < c->o->n_blocks; i++) {
+    const char *b = c->o->blocks[i];
+    if (strcmp(b, "0") != 0 && strcmp(b, "0.1") != 0 && strcmp(b, "0.2") != 0)
+      return lm_fail(c->diag, LM_EINVAL, c->w->path,
+                     "-b %.80s: the architecture is not recorded, so no panel that reads counters can be shown; "
+                     "the top kernels and the dispatch list (-b 0) can (--arch names the architecture)",
+                     b);
+  }
+  if (!c->o->n_blocks) {
+    *blocks = panel0;
+    *n_blocks = 1;
+  }
+  return LM_OK;
+}
+
 lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_analyze_opts *o,
                          lm_analysis **out, lm_diag *diag) {
   run r;
@@ -698,7 +719,10 @@ lm_status lm_analyze_run(const lm_workload *w, const lm_catalog *cat, const lm_a
     c->arena = NULL;
     goto done;
   }
-  if (lm_catalog_select(cat, o->blocks, o->n_blocks, &r.sel, diag) != LM_OK) {
+  const char *const *blocks = o->blocks;
+  size_t n_blocks = o->n_blocks;
+  if (!(w->arch && *w->arch) && (c->status = timing_blocks(c, &blocks, &n_blocks)) != LM_OK) goto fail;
+  if (lm_catalog_select(cat, blocks, n_blocks, &r.sel, diag) != LM_OK) {
     c->status = diag ? diag->status : LM_EINVAL;
     goto fail;
   }

@@ -363,6 +363,8 @@ typedef struct analyze_run {
                                  definitions: panels 0 and 1 only */
   int totals;                 /* a workload holds per-kernel totals only:
                                  the top kernels, no summary */
+  int no_arch;                /* a workload of timestamps of no known
+                                 architecture: panel 0, no summary */
   lm_summary *summary;        /* the first workload's */
   lm_workload *summary_workload;
   lm_summary **summaries;     /* --summary of a comparison: each one's */
@@ -684,6 +686,12 @@ static void warn_about_data(const analyze_run *r, size_t k, const char *path, co
     lm_log(LM_LOG_WARN, "%s: sysinfo.csv field '%s' is %s%s: %s; the panels show the reference's numbers from it, "
            "the summary flags figures above their peak", path, bad[i].field, bad[i].value, expected, bad[i].why);
   }
+  if (r->runs[k] && !(r->runs[k]->workload->arch && *r->runs[k]->workload->arch) &&
+      !lm_workload_totals(r->runs[k]->workload))
+    lm_log(LM_LOG_WARN,
+           "%s: the architecture is not recorded and no counter was collected: the top kernels and the "
+           "dispatch list are shown (--arch, e.g. --arch gfx942, adds the system information)",
+           path);
   if (r->runs[k]) cli_pmc_hint(r->runs[k], path);
   if (r->n > 1 && zero_durations(w, o))
     lm_log(LM_LOG_WARN, "%s: every selected dispatch has End_Timestamp == Start_Timestamp; the "
@@ -722,9 +730,12 @@ static int analyze_workload(analyze_run *r, size_t k) {
   int totals = r->store ? entry.complete && entry.n_dispatches == 0 : lm_workload_totals(r->workloads[k]) != NULL;
   r->totals |= totals;
   const lm_catalog *cat = NULL;
-  if (totals && !(arch && *arch) && !(cat = cli_layout_catalog())) return 1;
+  /* Neither do the top kernels and dispatch list of timestamps alone. */
+  int no_arch = !totals && !(arch && *arch);
+  r->no_arch |= no_arch;
+  if ((totals || no_arch) && !(arch && *arch) && !(cat = cli_layout_catalog())) return 1;
   if (!cat) cat = cli_undefined_nvidia(arch, cli_get(&r->a, "metrics-dir"));
-  int undefined = cat != NULL && !totals;
+  int undefined = cat != NULL && !totals && !no_arch;
   if (!cat)
     cat = cli_catalog_for(arch, cli_get(&r->a, "metrics-dir"), wl_compat,
                           r->store ? lm_store_where(r->store) : r->workloads[k]->sysinfo_table->path, &r->owned[k]);
@@ -760,7 +771,7 @@ static int analyze_all(analyze_run *r) {
     if (status != 0) return status;
   }
   /* (per-kernel totals' definitions only lay out their table) */
-  if (n > 1 && !r->totals && strcmp(r->runs[0]->catalog->arch, r->runs[1]->catalog->arch) != 0)
+  if (n > 1 && !r->totals && !r->no_arch && strcmp(r->runs[0]->catalog->arch, r->runs[1]->catalog->arch) != 0)
     lm_log(LM_LOG_WARN, "comparing %s with %s: metrics are matched by id", r->runs[0]->catalog->arch,
            r->runs[1]->catalog->arch);
   return 0;
@@ -793,7 +804,7 @@ static int compare_summaries(analyze_run *r) {
  * Returns 0 or 1. */
 static int make_summaries(analyze_run *r) {
   const cli_args *a = &r->a;
-  if (r->undefined || r->totals) return 0;
+  if (r->undefined || r->totals || r->no_arch) return 0;
   int want = cli_has(a, "summary") || (r->n == 1 && r->f.format == CLI_FORMAT_TEXT && !r->nb &&
                                        !cli_has(a, "list-stats") && !cli_has(a, "full"));
   if (!want) return 0;

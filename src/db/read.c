@@ -15,7 +15,8 @@
 #include "sql/sql.h"
 
 /* need_arch: a workload with dispatches (per-kernel totals, which have
- * none, may not know their architecture). */
+ * none, may not know their architecture; timestamps alone record it as
+ * an empty gpu_arch). */
 static lm_status read_sysinfo_rows(lm_sql *sql, int64_t wid, int need_arch, lm_workload *w, lm_diag *diag) {
   const char *path = lm_sql_where(sql);
   lm_stmt *s = NULL;
@@ -61,7 +62,8 @@ static lm_status read_sysinfo_rows(lm_sql *sql, int64_t wid, int need_arch, lm_w
   lm_free(keys);
   lm_free(values);
   w->arch = lm_sysinfo_text(&w->sysinfo, "gpu_arch");
-  if (st == LM_OK && need_arch && (!w->arch || !w->arch[0]))
+  /* (an empty gpu_arch: a file of timestamps that did not record it) */
+  if (st == LM_OK && need_arch && (!w->arch || !w->arch[0]) && lm_sysinfo_find(&w->sysinfo, "gpu_arch") < 0)
     st = lm_fail_at(diag, LM_EDATA, path, 0, "gpu_arch", "missing from the workload's system info");
   return st;
 }

@@ -3,9 +3,12 @@
  * facts, Kernel_Name, the counters) and the system information, the
  * fields the file gave completed from the architecture's typical product
  * (lm_devices_sysinfo) with one warning that names every assumed field.
+ * A file of timestamps only needs no architecture: its top kernels and
+ * dispatch list read no counter, so it is read without one.
  */
 #include <string.h>
 
+#include "db/db.h"
 #include "devices/devices.h"
 #include "fold/fold.h"
 
@@ -82,5 +85,35 @@ lm_status lm_fold_sysinfo(lm_workload *w, const char *path, const char *arch, co
   if (st == LM_OK && assumed[0])
     lm_log(LM_LOG_WARN, "%s: system information assumed from a typical %s (%s): %s", path,
            lm_devices_product(arch) ? lm_devices_product(arch) : arch, arch, assumed);
+  return st;
+}
+
+lm_status lm_fold_no_arch(lm_workload *w, int n_facts, const char *const *keys, const char *const *values, size_t n,
+                          const char *missing, const char *example, lm_diag *diag) {
+  size_t counters = w->pmc->n_cols > 2 + (size_t)n_facts ? w->pmc->n_cols - 2 - (size_t)n_facts : 0;
+  if (counters)
+    return lm_fail(diag, LM_EARCH, w->path,
+                   "the architecture is not recorded (%s): give it with --arch, e.g. --arch %s", missing, example);
+  lm_log(LM_LOG_DEBUG, "%s: the architecture is not recorded (%s) and no counter was collected: read without one",
+         w->path, missing);
+  (void)example;
+  /* The fields known, and gpu_arch empty: "not recorded", which the store
+   * keeps (a workload with dispatches and no gpu_arch field is damaged). */
+  char **k = lm_calloc(n + 1, sizeof *k), **v = lm_calloc(n + 1, sizeof *v);
+  lm_status st = k && v ? LM_OK : lm_oom(diag, w->path);
+  size_t m = 0;
+  for (size_t i = 0; st == LM_OK && i < n; i++)
+    if (strcmp(keys[i], "gpu_arch") != 0) {
+      k[m] = (char *)keys[i];
+      v[m++] = (char *)values[i];
+    }
+  if (st == LM_OK) {
+    k[m] = (char *)"gpu_arch";
+    v[m++] = (char *)"";
+    st = lm_db_sysinfo_build(w->path, k, v, m, w->arena, &w->sysinfo_table, &w->sysinfo, diag);
+  }
+  w->arch = NULL;
+  lm_free(k);
+  lm_free(v);
   return st;
 }

@@ -98,6 +98,15 @@ lm_status lm_fold_workload(lm_fold *fold, const lm_fold_shape *shape, lm_workloa
  * lists every assumed field. */
 lm_status lm_fold_sysinfo(lm_workload *w, const char *path, const char *arch, const char *const *keys,
                           const char *const *values, size_t n, const char *where, lm_diag *diag);
+/* lm_fold_no_arch: w's system information when neither the file nor
+ * --arch names its architecture. A workload of timestamps only (pmc_perf
+ * has no column past Dispatch_ID, its n_facts facts and Kernel_Name) gets
+ * the n fields keys/values alone, gpu_arch empty and arch NULL (said at
+ * debug level): its top kernels and dispatch list need no architecture,
+ * and the analysis shows only them. With counters,
+ * LM_EARCH saying what is missing and the --arch to give (example). */
+lm_status lm_fold_no_arch(lm_workload *w, int n_facts, const char *const *keys, const char *const *values, size_t n,
+                          const char *missing, const char *example, lm_diag *diag);
 
 /* The hot paths, inline in the readers' record loops. */
 static inline lm_status lm_fold_row(lm_fold *fold, const char *id, size_t *row, int *added, lm_diag *diag) {

@@ -107,6 +107,7 @@ static const lm_catalog *get(size_t i) {
 }
 
 const lm_catalog *lm_metrics_builtin_compat(const char *arch, const char *compat) {
+  if (!arch || !compat) return NULL;
   for (size_t i = 0; lm_builtin_images[i].shape; i++)
     if (strcmp(lm_builtin_images[i].arch, arch) == 0 && strcmp(lm_builtin_images[i].compat, compat) == 0)
       return get(i);
@@ -114,6 +115,7 @@ const lm_catalog *lm_metrics_builtin_compat(const char *arch, const char *compat
 }
 
 const lm_catalog *lm_metrics_builtin(const char *arch) {
+  if (!arch) return NULL;
   /* The images of one architecture come oldest version first. */
   for (size_t i = 0; lm_builtin_images[i].shape; i++)
     if (strcmp(lm_builtin_images[i].arch, arch) == 0) return get(i);
@@ -121,6 +123,7 @@ const lm_catalog *lm_metrics_builtin(const char *arch) {
 }
 
 const lm_catalog *lm_metrics_builtin_find(const char *name) {
+  if (!name) return NULL;
   for (size_t i = 0; lm_builtin_images[i].shape; i++) {
     const lm_catalog_image *im = &lm_builtin_images[i];
     if (strcasecmp(im->arch, name) == 0 || (im->chip[0] && strcasecmp(im->chip, name) == 0)) return get(i);

@@ -794,10 +794,12 @@ static cJSON *json_run_info(const lm_analysis *a, const char *name) {
   const lm_sysinfo *info = &a->workload->sysinfo;
   if (name) cJSON_AddStringToObject(o, "id", name);
   else cJSON_AddStringToObject(o, "path", a->workload->path);
-  /* Per-kernel totals only: the definitions only lay out the table; the
-   * architecture is the workload's, where it was given. */
+  /* Per-kernel totals only, or timestamps of no known architecture: the
+   * definitions only lay out the tables; the architecture is the
+   * workload's, where it was given. */
   int totals = lm_workload_totals(a->workload) != NULL;
-  if (totals && !(a->workload->arch && a->workload->arch[0])) cJSON_AddNullToObject(o, "arch");
+  if (!(a->workload->arch && a->workload->arch[0]))
+    cJSON_AddNullToObject(o, "arch");
   else cJSON_AddStringToObject(o, "arch", totals ? a->workload->arch : a->catalog->arch);
   if (totals) cJSON_AddTrueToObject(o, "totals_only");
   const char *model = lm_sysinfo_text(info, "gpu_model");

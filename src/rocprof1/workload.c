@@ -89,16 +89,15 @@ lm_status lm_r1_finish(lm_r1_rows *r, const lm_rocminfo *info, const char *info_
   const char *use = info->arch[0] ? info->arch : arch;
   if (info->arch[0] && arch && *arch && strcmp(info->arch, arch) != 0)
     lm_log(LM_LOG_WARN, "%s: rocminfo says %s; --arch %s is ignored", info_path, info->arch, arch);
-  if (!use || !*use) {
-    st = lm_fail(diag, LM_EARCH, t->path,
-                 "the architecture is not recorded (no rocminfo text beside the results): give it with --arch, "
-                 "e.g. --arch gfx90a");
-    goto done;
-  }
   const char *keys[LM_ROCMINFO_FIELDS], *values[LM_ROCMINFO_FIELDS];
   for (size_t i = 0; i < info->n_fields; i++) {
     keys[i] = info->keys[i];
     values[i] = info->values[i];
+  }
+  if (!use || !*use) {
+    st = lm_fold_no_arch(w, present, keys, values, info->n_fields, "no rocminfo text beside the results", "gfx90a",
+                         diag);
+    goto done;
   }
   st = lm_fold_sysinfo(w, t->path, use, keys, values, info->n_fields, info_path ? info_path : t->path, diag);
 done:

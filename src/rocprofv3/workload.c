@@ -139,9 +139,10 @@ lm_status lm_v3_fold_finish(lm_v3_fold *fold, const lm_v3_files *files, lm_v3_ag
     lm_log(LM_LOG_WARN, "%s: the agent information says %s; --arch %s is ignored", a->where ? a->where : t->path,
            a->arch, arch);
   if (!use || !*use) {
-    st = lm_fail(diag, LM_EARCH, t->path,
-                 "the architecture is not recorded (no agent_info.csv beside the counters): give it with "
-                 "--arch, e.g. --arch gfx942");
+    st = lm_fold_no_arch(
+        w, n_facts, (const char *const *)a->keys, (const char *const *)a->values, a->n_keys,
+        files->n_counters ? "no agent_info.csv beside the counters" : "no agent_info.csv beside the kernel trace",
+        "gfx942", diag);
     goto done;
   }
   st = lm_fold_sysinfo(w, t->path, use, (const char *const *)a->keys, (const char *const *)a->values, a->n_keys,

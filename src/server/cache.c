@@ -333,9 +333,9 @@ lm_status lm_server_analysis_of(const char *id, const char *compat, const lm_ana
   lm_status s = lm_server_acquire(id, held, diag);
   if (s != LM_OK) return s;
   const lm_workload *w = (*held)->w;
-  /* Per-kernel totals of no known architecture: any definitions lay out
-   * their top-kernels table. */
-  const lm_catalog *cat = lm_workload_totals(w) && !(w->arch && *w->arch)
+  /* Per-kernel totals or timestamps of no known architecture: any
+   * definitions lay out their top-kernels table and dispatch list. */
+  const lm_catalog *cat = !(w->arch && *w->arch)
                               ? lm_store_totals_catalog()
                               : lm_server_catalog_of(w->arch, compat, lm_sysinfo_compat(&w->sysinfo));
   if (!cat)

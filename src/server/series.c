@@ -91,6 +91,9 @@ enum MHD_Result lm_server_api_series(struct MHD_Connection *c, const lm_query *q
   if (st == LM_OK && lm_workload_totals(l->w))
     st = lm_fail_at(&d, LM_EINVAL, NULL, 0, "w", "the workload holds per-kernel totals only (rocprof --stats): no "
                     "metric series");
+  if (st == LM_OK && !(l->w->arch && *l->w->arch))
+    st = lm_fail_at(&d, LM_EINVAL, NULL, 0, "w",
+                    "the workload's architecture is not recorded (timestamps only): no metric series");
   const lm_catalog *cat = st == LM_OK ? lm_server_catalog_of(l->w->arch, q->compat, lm_sysinfo_compat(&l->w->sysinfo)) : NULL;
   if (st == LM_OK && !cat) st = lm_fail_at(&d, LM_EARCH, NULL, 0, "w", "%s has no metric definitions", l->w->arch);
   if (st == LM_OK) st = lm_analyze_series(l->w, cat, &o, q->metric, &s, &d);

@@ -47,6 +47,10 @@ lm_status lm_server_summary_answer(const lm_query *q, char **text_out, size_t *l
                     "top kernels");
   /* The same catalog as /api/analysis for compat=, so that the cards and
    * the panels agree. */
+  if (st == LM_OK && !(l->w->arch && *l->w->arch))
+    st = lm_fail_at(&d, LM_EINVAL, NULL, 0, "w",
+                    "the workload's architecture is not recorded (timestamps only): no summary; the analysis shows its "
+                    "top kernels and dispatch list");
   const lm_catalog *cat = st == LM_OK ? lm_server_catalog_of(l->w->arch, q->compat, lm_sysinfo_compat(&l->w->sysinfo)) : NULL;
   if (st == LM_OK && !cat)
     st = lm_fail_at(&d, LM_EARCH, NULL, 0, q->compat ? "compat" : "w", "%s has no metric definitions%s%s", l->w->arch,

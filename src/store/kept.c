@@ -227,10 +227,10 @@ lm_status lm_store_analyze(lm_store *s, const char *name, const lm_catalog *over
   /* Per-kernel totals (the only workloads without dispatches) need no
    * architecture, and their analysis is never kept: it reads a few rows. */
   int totals = e.complete && e.n_dispatches == 0;
-  const lm_catalog *cat = override                ? override
-                          : totals && !e.arch[0] ? lm_store_totals_catalog()
-                          : e.compat[0]          ? lm_metrics_builtin_compat(e.arch, e.compat)
-                                                 : lm_metrics_builtin(e.arch);
+  const lm_catalog *cat = override      ? override
+                          : !e.arch[0]  ? lm_store_totals_catalog()
+                          : e.compat[0] ? lm_metrics_builtin_compat(e.arch, e.compat)
+                                        : lm_metrics_builtin(e.arch);
   if (!cat)
     return lm_fail_at(diag, LM_EARCH, lm_store_where(s), 0, "gpu_arch",
                       "workload '%s' is %s, which lumen has no definitions for", name, e.arch);
@@ -259,7 +259,10 @@ void lm_store_precompute(lm_store *s, const char *name, const lm_workload *w) {
   lm_analysis *an = NULL;
   lm_diag ignored;
   const char *layout = w ? lm_sysinfo_compat(&w->sysinfo) : NULL;
-  const lm_catalog *cat = !w ? NULL : layout ? lm_metrics_builtin_compat(w->arch, layout) : lm_metrics_builtin(w->arch);
+  const lm_catalog *cat = !w                       ? NULL
+                          : !(w->arch && *w->arch) ? lm_store_totals_catalog()
+                          : layout                 ? lm_metrics_builtin_compat(w->arch, layout)
+                                                   : lm_metrics_builtin(w->arch);
   if (cat && lm_analyze_run(w, cat, &o, &an, &ignored) == LM_OK) {
     keep(s, name, cat, &o, an);
   } else {

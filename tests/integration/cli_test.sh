@@ -598,7 +598,6 @@ other_tools)
   # A path holding another tool's output says what it found and what to do.
   F=$SHARED/formats
   for d in rocprofv3/gfx950_ds_read_b128_bank:"give it with --arch" \
-           rocprofv3/gfx942_kernel_trace:"give it with --arch" \
            ncu/v100_2020:"give it with --arch"; do
     run analyze -w "$F/${d%%:*}"
     expect_status 1; one_line_err; expect_err "${d#*:}"

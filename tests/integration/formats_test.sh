@@ -109,6 +109,79 @@ assert int(float(top["Count"])) == int(count), top
 assert int(float(top["Sum(ns)"])) == int(total), top
 EOF
   ;;
+rocprofv3_trace_no_arch)
+  # A kernel trace alone, no agent information, no --arch: its top kernels
+  # (with medians) and dispatch list read no counter, so they are shown,
+  # with one warning; a panel that reads counters is refused in one line.
+  run analyze -w "$TRACE" --format csv -o "$TMP/o"
+  expect_status 0
+  expect_err "the architecture is not recorded"
+  [ "$(grep -c 'lumen warn' "$TMP/err")" = 1 ] || fail "one warning expected: $(cat "$TMP/err")"
+  [ -f "$TMP/o/0.1.csv" ] && [ -f "$TMP/o/0.2.csv" ] || fail "tables: $(ls "$TMP/o")"
+  [ ! -f "$TMP/o/1.1.csv" ] && [ ! -f "$TMP/o/2.1.csv" ] || fail "a panel beyond 0: $(ls "$TMP/o")"
+  python3 - "$TRACE" "$TMP/o/0.1.csv" "$TMP/o/0.2.csv" <<'EOF' || fail "top kernels: $(head -3 "$TMP/o/0.1.csv")"
+import csv, statistics, sys
+tot = {}
+rows = list(csv.DictReader(open(sys.argv[1])))
+for r in rows:
+    tot.setdefault(r["Kernel_Name"], []).append(int(r["End_Timestamp"]) - int(r["Start_Timestamp"]))
+allns = sum(sum(v) for v in tot.values())
+got = list(csv.DictReader(open(sys.argv[2])))
+assert len(got) == len(tot), len(got)
+order = sorted(tot, key=lambda k: (-sum(tot[k]), k))
+for g, k in zip(got, order):
+    d = tot[k]
+    assert g["Kernel_Name"] == k, (g, k)
+    assert int(float(g["Count"])) == len(d), g
+    assert float(g["Sum(ns)"]) == sum(d), g
+    assert abs(float(g["Median(ns)"]) - statistics.median(d)) <= 1e-9 * statistics.median(d), g
+    assert abs(float(g["Pct"]) - 100 * sum(d) / allns) <= 1e-9 * 100, g
+assert len(list(csv.DictReader(open(sys.argv[3])))) == len(rows)
+EOF
+  # One dispatch: the list and the table narrow to it.
+  run analyze -w "$TRACE" -d 3 --format csv -o "$TMP/d"
+  expect_status 0
+  [ "$(tail -n +2 "$TMP/d/0.2.csv" | wc -l)" = 1 ] || fail "-d 3: $(cat "$TMP/d/0.2.csv")"
+  run analyze -w "$TRACE" -b 2
+  expect_status 1; one_line_err; expect_err "-b 2: the architecture is not recorded"
+  run analyze -w "$TRACE" -b 0.1 --format json
+  expect_status 0
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["workloads"][0]["arch"] is None, d["workloads"]' \
+    "$TMP/out" || fail "JSON arch: $(head -c 300 "$TMP/out")"
+  # With --arch, the system information of its typical product, as before.
+  run analyze -w "$TRACE" --arch gfx942 -b 1
+  expect_status 0; expect_out "MI300X"
+  # The store keeps it as read: the same tables, a summary refused with a
+  # reason; an export in the reference's layout reads back the same.
+  run db import --db "$TMP/s.db" -w "$TRACE" -n tr
+  expect_status 0
+  run analyze --db "$TMP/s.db" -w tr --format csv -o "$TMP/s"
+  expect_status 0
+  diff -r "$TMP/o" "$TMP/s" >/dev/null || fail "store and file differ: $(diff -r "$TMP/o" "$TMP/s" | head)"
+  run db export tr -w "$TMP/ex" --db "$TMP/s.db"
+  expect_status 0
+  run analyze -w "$TMP/ex" --format csv -o "$TMP/e"
+  expect_status 0
+  diff -r "$TMP/o" "$TMP/e" >/dev/null || fail "export and file differ: $(diff -r "$TMP/o" "$TMP/e" | head)"
+  . "$SRCDIR/../../scripts/serve-lib.sh"
+  start_server --db "$TMP/s.db"
+  get "/api/analysis?w=db:tr"
+  expect_code 200 "the analysis"
+  get "/api/summary?w=db:tr"
+  expect_code 400 "the summary"
+  grep -q "not recorded" "$TMP/body" || fail "/api/summary: $(cat "$TMP/body")"
+  get "/api/series?w=db:tr&m=2.1.0"
+  expect_code 400 "a series"
+  kill "$SERVER" 2>/dev/null
+  wait "$SERVER" 2>/dev/null
+  # Two traces side by side.
+  run analyze -w "$TRACE" -w "$TMP/ex" -b 0.1
+  expect_status 0; expect_out "(0.00%)"
+  # rocprof's trace results.csv without its rocminfo text: the same.
+  cp "$V1/results.csv" "$TMP/results.csv"
+  run analyze -w "$TMP/results.csv"
+  expect_status 0; expect_out "Top Kernels"; expect_err "the architecture is not recorded"
+  ;;
 rocprofv3_folder)
   # rocprofv3's output folder (host/pid/pid_*.csv) with agent_info.csv: the
   # architecture and compute units from the agent, the rest assumed; GPU
@@ -312,10 +385,11 @@ got = {r[0]: r[1] for r in csv.reader(open(sys.argv[2])) if len(r) > 1}
 for k, v in want.items():
     assert got.get(k) == v, (k, got.get(k), v)
 EOF
-  # The same file without its rocminfo text: the architecture is asked for.
+  # The same file without its rocminfo text: the top kernels and the
+  # dispatch list need no architecture, the system information asks for it.
   cp "$V1/results.csv" "$TMP/r.csv"
-  run analyze -w "$TMP/r.csv"
-  expect_status 1; one_line_err; expect_err "give it with --arch"
+  run analyze -w "$TMP/r.csv" -b 1
+  expect_status 1; one_line_err; expect_err "the architecture is not recorded"
   run analyze -w "$TMP/r.csv" --arch gfx90a -b 1
   expect_status 0; expect_err "cu_per_gpu 110"
   ;;
