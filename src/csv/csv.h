@@ -75,6 +75,12 @@ lm_status lm_csv_rows_open(const char *path, size_t max_record, lm_csv_rows **ou
 lm_status lm_csv_rows_next(lm_csv_rows *rows, const char *const **fields, size_t *n_fields, lm_diag *diag);
 /* lm_csv_rows_line: the line on which the record last returned starts. */
 long lm_csv_rows_line(const lm_csv_rows *rows);
+/* lm_csv_rows_offset: the byte offset in the file after the record last
+ * returned (0 before the first). */
+size_t lm_csv_rows_offset(const lm_csv_rows *rows);
+/* lm_csv_rows_size: the file's size in bytes when it is a regular file,
+ * else 0. */
+size_t lm_csv_rows_size(const lm_csv_rows *rows);
 /* lm_csv_rows_path: the file's path, as given to lm_csv_rows_open. */
 const char *lm_csv_rows_path(const lm_csv_rows *rows);
 /* lm_csv_rows_close: close the file and free the reader. NULL is a no-op. */

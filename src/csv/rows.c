@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "csv/csv.h"
@@ -27,6 +28,7 @@ struct lm_csv_rows {
   char *buf;           /* window of the file: [pos, len) not yet parsed; one
                           byte beyond len always exists (a final NUL) */
   size_t pos, len, cap;
+  size_t base; /* the file offset of buf[0] */
   int eof;
   size_t max_record;
   long line;           /* line of the next record's first byte */
@@ -82,6 +84,13 @@ void lm_csv_rows_close(lm_csv_rows *r) {
 
 long lm_csv_rows_line(const lm_csv_rows *r) { return r->record_line; }
 
+size_t lm_csv_rows_offset(const lm_csv_rows *r) { return r->base + r->pos; }
+
+size_t lm_csv_rows_size(const lm_csv_rows *r) {
+  struct stat sb;
+  return r->fd >= 0 && fstat(r->fd, &sb) == 0 && S_ISREG(sb.st_mode) ? (size_t)sb.st_size : 0;
+}
+
 const char *lm_csv_rows_path(const lm_csv_rows *r) { return r->path; }
 
 static lm_status too_long(lm_csv_rows *r, lm_diag *diag) {
@@ -93,6 +102,7 @@ static lm_status too_long(lm_csv_rows *r, lm_diag *diag) {
 static lm_status fill(lm_csv_rows *r, lm_diag *diag) {
   if (r->pos > 0) {
     memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+    r->base += r->pos;
     r->len -= r->pos;
     r->pos = 0;
   }

@@ -21,40 +21,58 @@ static int skipped(const lm_fold_shape *sh, const lm_table *t, const char *name)
   return 0;
 }
 
-/* The pmc_perf table of the fold, shaped by sh. */
+/* The pmc_perf table of the fold, shaped by sh, over the fold's block of
+ * columns (which the table takes: no value is copied). Dispatch_ID and
+ * Kernel_Name's values take the two fact slots no reader uses. */
 static lm_status build_table(lm_fold *fold, const lm_fold_shape *sh, lm_table **out, lm_diag *diag) {
   size_t n = fold->n_rows;
   const char *path = fold->path;
-  lm_table *t = lm_table_create(path, "pmc_perf", n, 2 + (size_t)sh->n_facts + fold->n_counters);
+  lm_status st = fold->block ? LM_OK : lm_fold_reserve(fold, 1, diag);
+  if (st != LM_OK) return st;
+  size_t bytes = fold->cap_rows * fold->block_cols * sizeof(double);
+  lm_table *t =
+      lm_table_create_over(path, "pmc_perf", n, 2 + (size_t)sh->n_facts + fold->n_counters, fold->block, bytes);
   *out = t;
   if (!t) return lm_oom(diag, path);
-  lm_column *c = lm_table_add_column(t, "Dispatch_ID", 0);
+  /* The block is the table's now: the fold's columns are gone. */
+  fold->block = NULL;
+  double *facts[LM_FOLD_MAX_FACTS];
+  for (size_t k = 0; k < LM_FOLD_MAX_FACTS; k++) {
+    facts[k] = fold->facts[k];
+    fold->facts[k] = NULL;
+  }
+  lm_column *c = lm_table_add_column_at(t, "Dispatch_ID",
+                                        sh->dispatch_ids ? (double *)sh->dispatch_ids : facts[LM_FOLD_SPARE_ID], 0);
   if (!c) return lm_oom(diag, path);
-  if (sh->dispatch_ids)
-    memcpy(c->values, sh->dispatch_ids, n * sizeof(double));
-  else
+  if (!sh->dispatch_ids)
     for (size_t r = 0; r < n; r++) c->values[r] = (double)r;
-  for (int k = 0; k < sh->n_facts; k++) {
-    if (!(c = lm_table_add_column(t, sh->fact_names[k], 0))) return lm_oom(diag, path);
-    memcpy(c->values, sh->fact_rows ? sh->fact_rows[k] : fold->facts[k], n * sizeof(double));
-  }
-  if (!(c = lm_table_add_column(t, "Kernel_Name", 1))) return lm_oom(diag, path);
-  for (size_t r = 0; r < n; r++) {
-    int32_t id = lm_table_intern(t, fold->kernel[r] >= 0 ? fold->kernels[fold->kernel[r]] : "");
-    if (id < 0) return lm_oom(diag, path);
-    c->text_ids[r] = id;
-  }
+  for (int k = 0; k < sh->n_facts; k++)
+    if (!lm_table_add_column_at(t, sh->fact_names[k], sh->fact_rows ? (double *)sh->fact_rows[k] : facts[k], 0))
+      return lm_oom(diag, path);
+  if (!(c = lm_table_add_column_at(t, "Kernel_Name", facts[LM_FOLD_SPARE_KERNEL], 1))) return lm_oom(diag, path);
+  /* Each kernel interned once (the last slot: unknown, ""), then per row
+   * only its id. */
+  int32_t *kid = lm_malloc((fold->n_kernels + 1) * sizeof *kid);
+  if (!kid) return lm_oom(diag, path);
+  for (size_t k = 0; k <= fold->n_kernels; k++)
+    if ((kid[k] = lm_table_intern(t, k < fold->n_kernels ? fold->kernels[k] : "")) < 0) {
+      lm_free(kid);
+      return lm_oom(diag, path);
+    }
+  for (size_t r = 0; r < n; r++) c->text_ids[r] = kid[fold->kernel[r] >= 0 ? (size_t)fold->kernel[r] : fold->n_kernels];
+  lm_free(kid);
   for (size_t k = 0; k < fold->n_counters; k++) {
     if (sh->skip != LM_FOLD_SKIP_NONE && skipped(sh, t, fold->counter_names[k])) continue;
-    if (!(c = lm_table_add_column(t, fold->counter_names[k], 0))) return lm_oom(diag, path);
-    memcpy(c->values, fold->counters[k], n * sizeof(double));
+    if (!lm_table_add_column_at(t, fold->counter_names[k], fold->counters[k], 0)) return lm_oom(diag, path);
+    fold->counters[k] = NULL;
   }
   return lm_table_finish(t);
 }
 
 lm_status lm_fold_workload(lm_fold *fold, const lm_fold_shape *shape, lm_workload **out, lm_diag *diag) {
   *out = NULL;
-  if (shape->n_facts > LM_FOLD_MAX_FACTS) return lm_fail(diag, LM_ELIMIT, fold->path, "more than 16 facts");
+  if (shape->n_facts > LM_FOLD_SPARE_ID)
+    return lm_fail(diag, LM_ELIMIT, fold->path, "more than %d facts", (int)LM_FOLD_SPARE_ID);
   lm_arena *arena = lm_arena_new(1 << 12);
   if (!arena) return lm_oom(diag, fold->path);
   lm_workload *w = lm_arena_alloc(arena, sizeof *w);

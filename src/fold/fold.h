@@ -20,11 +20,24 @@
 #include "model/model.h"
 
 enum { LM_FOLD_MAX_FACTS = 16 };
+/* The last two fact slots are the table's Dispatch_ID and Kernel_Name
+ * (lm_fold_workload): readers use the slots below LM_FOLD_SPARE_ID. */
+enum { LM_FOLD_SPARE_ID = LM_FOLD_MAX_FACTS - 2, LM_FOLD_SPARE_KERNEL = LM_FOLD_MAX_FACTS - 1 };
 enum { LM_FOLD_TAG_UNSET = -2 };
+
+/* The rows of a group's dispatch ids that are small decimal numbers: row
+ * + 1 at each id, 0 where none. */
+typedef struct lm_fold_dense {
+  int group;
+  uint32_t *rows;
+  size_t cap;
+} lm_fold_dense;
 
 typedef struct lm_fold {
   const char *path;
-  lm_map *ids; /* "<group>:<dispatch id>" -> row */
+  lm_map *ids; /* "<group>:<dispatch id>" -> row, for ids not dense */
+  lm_fold_dense *dense;
+  size_t n_dense;
   int group;   /* the group of the records being folded (a file's run) */
   char *key;   /* the key of the record being folded */
   size_t key_cap;
@@ -44,6 +57,8 @@ typedef struct lm_fold {
   double **counters; /* per counter: cap_rows values */
   long *tag;         /* per counter: the reader's, LM_FOLD_TAG_UNSET when new */
   size_t n_counters, cap_counters;
+  double *block; /* every column: block_cols of cap_rows values */
+  size_t block_cols;
 } lm_fold;
 
 /* lm_fold_new: an empty fold; path names it in errors (kept, not copied). */
@@ -55,12 +70,19 @@ const char *lm_fold_key(lm_fold *fold, const char *id, lm_diag *diag);
 /* lm_fold_add_row: a new dispatch row (facts and counters NaN, kernel -1),
  * not keyed. */
 lm_status lm_fold_add_row(lm_fold *fold, size_t *row, lm_diag *diag);
+/* lm_fold_reserve: room for `rows` rows without growing (a reader's
+ * estimate of the dispatches to come; too high costs address space only,
+ * too low only the growth it would have saved). */
+lm_status lm_fold_reserve(lm_fold *fold, size_t rows, lm_diag *diag);
 /* lm_fold_row: the row of dispatch id text in the current group, added
  * (and keyed) when new (*added 1, when added is not NULL); the last id
  * is compared first. */
 static inline lm_status lm_fold_row(lm_fold *fold, const char *id, size_t *row, int *added, lm_diag *diag);
-/* lm_fold_row_lookup: lm_fold_row past the last id (by key). */
+/* lm_fold_row_lookup: lm_fold_row past the last id (by index or key). */
 lm_status lm_fold_row_lookup(lm_fold *fold, const char *id, size_t *row, int *added, lm_diag *diag);
+/* lm_fold_find: 1 when dispatch id text has a row in the current group
+ * (in *row, when not NULL), else 0; adds nothing. */
+int lm_fold_find(lm_fold *fold, const char *id, size_t *row);
 /* lm_fold_intern: the id of kernel name s, interned when new. */
 lm_status lm_fold_intern(lm_fold *fold, const char *s, int32_t *id, lm_diag *diag);
 /* lm_fold_counter: the index of counter `name`'s column, added (NaN on
@@ -71,7 +93,8 @@ static inline lm_status lm_fold_counter(lm_fold *fold, const char *name, size_t 
 lm_status lm_fold_counter_lookup(lm_fold *fold, const char *name, size_t *index, lm_diag *diag);
 /* lm_fold_set: counter `name` of row = v (its column added when new). */
 lm_status lm_fold_set(lm_fold *fold, const char *name, size_t row, double v, lm_diag *diag);
-/* lm_fold_column: the values of counter name, or NULL. */
+/* lm_fold_column: the values of counter name, or NULL. Valid until a
+ * row or counter is added: columns move as the fold grows. */
 double *lm_fold_column(const lm_fold *fold, const char *name);
 
 /* Counters left out of pmc_perf: none, those named like a fact, or those
@@ -82,15 +105,16 @@ enum { LM_FOLD_SKIP_NONE, LM_FOLD_SKIP_FACTS, LM_FOLD_SKIP_TAKEN };
 typedef struct lm_fold_shape {
   const char *format;             /* the workload's format (a static string) */
   const char *const *fact_names;  /* the fact columns, after Dispatch_ID */
-  int n_facts;                    /* at most LM_FOLD_MAX_FACTS */
-  const double *const *fact_rows; /* per fact: its values, NULL: fold->facts */
-  const double *dispatch_ids;     /* per row: Dispatch_ID, NULL: the row number */
+  int n_facts;                    /* at most LM_FOLD_SPARE_ID */
+  const double *const *fact_rows; /* per fact: its values (a fold column), NULL: fold->facts */
+  const double *dispatch_ids;     /* per row: Dispatch_ID (a fold column), NULL: the row number */
   int skip;                       /* which counters are left out (LM_FOLD_SKIP_*) */
 } lm_fold_shape;
 
 /* lm_fold_workload: a workload whose pmc_perf table is Dispatch_ID, the
  * facts, Kernel_Name ("" when unknown) and the counters, as shape says; no
- * system information yet. */
+ * system information yet. The table takes the fold's columns (none is
+ * copied): afterwards the fold holds no column, only its names. */
 lm_status lm_fold_workload(lm_fold *fold, const lm_fold_shape *shape, lm_workload **out, lm_diag *diag);
 /* lm_fold_sysinfo: w's system information for architecture arch from the
  * n fields keys/values the file gave (where names their file), the others

@@ -9,7 +9,9 @@
 
 #include "model/model.h"
 
-lm_table *lm_table_create(const char *path, const char *name, size_t n_rows, size_t max_cols) {
+/* A table of n_rows rows and room for max_cols columns, over `block`
+ * (bytes long) when given, else over a block of its own. */
+static lm_table *create(const char *path, const char *name, size_t n_rows, size_t max_cols, void *block, size_t bytes) {
   lm_arena *arena = lm_arena_new(1 << 14);
   if (!arena) return NULL;
   lm_table *t = lm_arena_alloc(arena, sizeof *t);
@@ -25,8 +27,8 @@ lm_table *lm_table_create(const char *path, const char *name, size_t n_rows, siz
   t->string_index = lm_map_new();
   size_t rows = n_rows ? n_rows : 1, cols = max_cols ? max_cols : 1;
   if (rows > SIZE_MAX / sizeof(double) / cols) goto fail;
-  t->block_bytes = rows * sizeof(double) * cols;
-  t->block = lm_alloc_huge(t->block_bytes);
+  t->block_bytes = block ? bytes : rows * sizeof(double) * cols;
+  t->block = block ? block : lm_alloc_huge(t->block_bytes);
   if (!t->path || !t->name || !t->cols || !t->row_missing || !t->by_name || !t->string_index ||
       !t->block)
     goto fail;
@@ -35,10 +37,35 @@ fail:
   if (t) {
     lm_map_free(t->by_name);
     lm_map_free(t->string_index);
-    lm_free_huge(t->block, t->block_bytes);
+    if (!block) lm_free_huge(t->block, t->block_bytes);
   }
   lm_arena_free(arena);
   return NULL;
+}
+
+lm_table *lm_table_create(const char *path, const char *name, size_t n_rows, size_t max_cols) {
+  return create(path, name, n_rows, max_cols, NULL, 0);
+}
+
+lm_table *lm_table_create_over(const char *path, const char *name, size_t n_rows, size_t max_cols, void *block,
+                               size_t block_bytes) {
+  return block ? create(path, name, n_rows, max_cols, block, block_bytes) : NULL;
+}
+
+lm_column *lm_table_add_column_at(lm_table *t, const char *name, double *values, int with_text) {
+  if (t->n_cols >= t->max_cols) return NULL;
+  lm_column *c = &t->cols[t->n_cols];
+  memset(c, 0, sizeof *c);
+  c->name = lm_arena_strdup(t->arena, name);
+  c->values = values;
+  if (with_text) {
+    c->text_ids = lm_arena_alloc(t->arena, (t->n_rows ? t->n_rows : 1) * sizeof(int32_t));
+    for (size_t r = 0; c->text_ids && r < t->n_rows; r++) c->values[r] = LM_NAN;
+  }
+  if (!c->name || (with_text && !c->text_ids)) return NULL;
+  if (lm_map_put(t->by_name, name, (int64_t)t->n_cols) != LM_OK) return NULL;
+  t->n_cols++;
+  return c;
 }
 
 lm_column *lm_table_add_column(lm_table *t, const char *name, int with_text) {

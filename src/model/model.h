@@ -68,6 +68,17 @@ typedef struct lm_table {
  * the returned arrays, then finish it. Strings are interned in the table. */
 lm_table *lm_table_create(const char *path, const char *name, size_t n_rows,
                           size_t max_cols);
+/* lm_table_create_over: the same over a value block the caller filled
+ * (from lm_alloc_huge or lm_alloc_dense, block_bytes long), which the
+ * table then owns and frees; its columns are added with
+ * lm_table_add_column_at. NULL when out of memory (the block stays the
+ * caller's). */
+lm_table *lm_table_create_over(const char *path, const char *name, size_t n_rows, size_t max_cols, void *block,
+                               size_t block_bytes);
+/* lm_table_add_column_at: a column whose n_rows values are `values`, in
+ * the block of a table from lm_table_create_over; with with_text, a text
+ * column whose ids the caller fills (the values are set NaN). */
+lm_column *lm_table_add_column_at(lm_table *table, const char *name, double *values, int with_text);
 /* lm_table_add_column: a numeric column (text_ids NULL) or, with
  * with_text, a text column whose ids the caller fills (numbers NaN).
  * Returns the column, or NULL when out of memory or columns. */

@@ -71,10 +71,11 @@ static lm_status add_rollup_twins(lm_ncu_fold *fold, lm_diag *diag) {
  * rate: CUPTI's rate is the sum over gpu__time_duration.sum (nanoseconds
  * here, CUPTI's base unit). */
 static lm_status add_rates(lm_ncu_fold *fold, lm_diag *diag) {
-  /* (a column's values stay where they are as columns are added) */
-  const double *dur = lm_fold_column(fold->t, "gpu__time_duration.sum");
+  /* (by index: columns move as columns are added) */
+  int64_t di = -1;
+  lm_map_get(fold->t->counter_index, "gpu__time_duration.sum", &di);
   size_t n = fold->t->n_counters;
-  for (size_t i = 0; dur && i < n; i++) {
+  for (size_t i = 0; di >= 0 && i < n; i++) {
     const char *name = fold->t->counter_names[i];
     size_t len = strlen(name);
     if (len < 5 || len > 200 || strcmp(name + len - 4, ".sum") != 0) continue;
@@ -82,7 +83,7 @@ static lm_status add_rates(lm_ncu_fold *fold, lm_diag *diag) {
     snprintf(rate, sizeof rate, "%s.per_second", name);
     if (lm_fold_column(fold->t, rate)) continue;
     for (size_t r = 0; r < fold->t->n_rows; r++) {
-      double d = dur[r];
+      double d = fold->t->counters[di][r];
       lm_status st = lm_fold_set(fold->t, rate, r, d > 0 ? fold->t->counters[i][r] / (d * 1e-9) : LM_NAN, diag);
       if (st != LM_OK) return st;
     }

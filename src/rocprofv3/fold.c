@@ -37,7 +37,12 @@ lm_status lm_v3_fold_put(lm_v3_fold *fold, const char *name, size_t row, double 
       f->guess = guess; /* the file lists the counter after k next */
     }
   }
-  if (f->tag[k] >= 0) f->counters[f->tag[k]][row] = v;
+  if (f->tag[k] >= 0) {
+    size_t a = (size_t)f->tag[k];
+    f->counters[a][row] = v;
+    /* The next counter is expected after the twin, not at it. */
+    if (f->guess == a) f->guess = a + 1 < f->n_counters ? a + 1 : 0;
+  }
   return LM_OK;
 }
 

@@ -134,6 +134,16 @@ static lm_status fold_record(lm_v3_fold *fold, const lm_csv_rows *rows, const he
   return lm_v3_fold_put(fold, name, row, v, diag);
 }
 
+/* Room for the dispatches of a file of `size` bytes, estimated from its
+ * first dispatch's records [start, end) (two rows are in the fold); at
+ * most one per 64 bytes, the shortest a record with its counter can be. */
+static lm_status reserve(lm_fold *t, size_t size, size_t start, size_t end, lm_diag *diag) {
+  if (end <= start || size <= end) return LM_OK;
+  size_t per = end - start, rest = (size - end) / per, most = size / 64;
+  if (rest > most) rest = most;
+  return lm_fold_reserve(t, t->n_rows + rest + rest / 16 + 16, diag);
+}
+
 lm_status lm_v3_fold_file(lm_v3_fold *fold, const char *file, int want_kind, lm_diag *diag) {
   lm_csv_rows *rows = NULL;
   lm_status st = lm_csv_rows_open(file, 0, &rows, diag);
@@ -156,18 +166,21 @@ lm_status lm_v3_fold_file(lm_v3_fold *fold, const char *file, int want_kind, lm_
   read_header(f, n, &h);
   /* A collection folds its timestamps; a trace completes missing ones. */
   fold->t->has_last = 0;
+  size_t first_row = fold->t->n_rows, header_end = lm_csv_rows_offset(rows), before = header_end;
+  int reserved = 0;
   for (;;) {
+    if (!reserved && fold->t->n_rows >= first_row + 2) {
+      /* The first dispatch's bytes tell how many the file holds. */
+      reserved = 1;
+      if ((st = reserve(fold->t, lm_csv_rows_size(rows), header_end, before, diag)) != LM_OK) break;
+    }
+    before = lm_csv_rows_offset(rows);
     if ((st = lm_csv_rows_next(rows, &f, &n, diag)) != LM_OK || n == 0) break;
     if (n == 1 && !f[0][0]) continue;
     if (kind == LM_V3_TRACE && fold->trace_only_new == 0) {
       /* Trace beside a collection: only dispatches the collection has. */
       if (h.id >= (long)n) continue;
-      const char *key = lm_fold_key(fold->t, f[h.id], diag);
-      if (!key) {
-        st = LM_ENOMEM;
-        break;
-      }
-      if (!lm_map_get(fold->t->ids, key, NULL)) continue;
+      if (!lm_fold_find(fold->t, f[h.id], NULL)) continue;
     }
     if ((st = fold_record(fold, rows, &h, f, n, diag)) != LM_OK) break;
   }
