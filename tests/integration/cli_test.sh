@@ -334,7 +334,9 @@ list)
   run list architectures
   expect_status 0
   [ "$(grep -c '^gfx9' "$TMP/out")" -eq 7 ] || fail "seven AMD Instinct architectures"
-  [ "$(grep -c '^gfx1' "$TMP/out")" -eq 5 ] || fail "five AMD Radeon architectures"
+  [ "$(grep -c '^gfx1' "$TMP/out")" -eq 7 ] || fail "seven AMD Radeon architectures"
+  grep -Eq '^gfx1150 +amd +- +Radeon 890M/880M \(APU\) +9 +13 +84 +256$' "$TMP/out" || fail "gfx1150 line"
+  grep -Eq '^gfx1151 +amd +- +Radeon 8060S \(APU\) +9 +13 +84 +256$' "$TMP/out" || fail "gfx1151 line"
   [ "$(grep -c '^sm_' "$TMP/out")" -eq 7 ] || fail "seven NVIDIA architectures"
   grep -Eq '^sm_90 +nvidia +GH100 +H100, H200' "$TMP/out" || fail "sm_90 line"
   grep -Eq '^sm_80 +nvidia +GA100' "$TMP/out" || fail "sm_80 line"

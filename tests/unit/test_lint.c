@@ -72,7 +72,7 @@ int main(void) {
     CHECK(lm_catalog_find_table(b, "2.1") >= 0 && lm_catalog_find_table(b, "3.1") >= 0);
     lm_catalog_free(c);
   }
-  CHECK(n == 19);
+  CHECK(n == 21);
   CHECK(lm_metrics_builtin("gfx1030") == NULL);
   CHECK(lm_metrics_builtin_find("gh100") == lm_metrics_builtin("sm_90"));
   CHECK(lm_metrics_builtin_find("GA100") == lm_metrics_builtin("sm_80"));
