@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """rdna_fixture.py - a rocprofv3 counter collection of one AMD Radeon
-architecture (gfx1100 ... gfx1201), as rocprofv3 writes it with --pmc:
+architecture (gfx1100 ... gfx1201, the gfx1150 and gfx1151 APUs), as
+rocprofv3 writes it with --pmc:
 OUT/host/7/7_counter_collection.csv (long form, one row per counter and
 dispatch) and 7_agent_info.csv with the agent's properties, and the
 expected values of the speed-of-light, instruction-mix and GL2 rows,
@@ -19,10 +20,14 @@ ARCH, OUT = sys.argv[1], sys.argv[2]
 SET = dict(a.split("=", 1) for a in sys.argv[3:])
 VGPR = int(SET.pop("VGPR", 96))
 GFX11 = ARCH.startswith("gfx11")
+# RDNA 3.5 APUs: gfx11 counters less the TA wavefront and VMEM-cycle ones,
+# plus GL0, GL1, scalar-cache and TD counters.
+GFX115 = ARCH.startswith("gfx115")
 # Agent properties of the typical product (CUs, SIMDs, clock).
 AGENT = {"gfx1100": (96, 2500, "AMD Radeon RX 7900 XTX", 6), "gfx1101": (60, 2430, "AMD Radeon RX 7800 XT", 3),
          "gfx1102": (32, 2655, "AMD Radeon RX 7600", 2), "gfx1200": (32, 3130, "AMD Radeon RX 9060 XT", 2),
-         "gfx1201": (64, 2970, "AMD Radeon RX 9070 XT", 4)}[ARCH]
+         "gfx1201": (64, 2970, "AMD Radeon RX 9070 XT", 4), "gfx1150": (16, 2900, "AMD Radeon 890M Graphics", 1),
+         "gfx1151": (40, 2900, "AMD Radeon 8060S Graphics", 2)}[ARCH]
 CUS, SCLK, PRODUCT, SES = AGENT
 
 # Two dispatches of one kernel, counters chosen by hand.
@@ -44,6 +49,19 @@ for k in (1, 2):
          "GL2C_EA_WRREQ_64B": 30000 * k, stall: 2000 * k}
     if GFX11:
         c.update({"GL2C_EA_RDREQ_96B": 5000 * k, "SQ_INSTS_GDS": 0, "SQ_WAIT_INST_LDS": 8000 * k})
+    if GFX115:
+        for n in ("SQ_INST_CYCLES_VMEM", "TA_BUFFER_LOAD_WAVEFRONTS", "TA_BUFFER_STORE_WAVEFRONTS"):
+            del c[n]
+        # A quarter of the reads: 57 GB/s, within the shared memory's peak.
+        for n in ("GL2C_EA_RDREQ_32B", "GL2C_EA_RDREQ_64B", "GL2C_EA_RDREQ_96B", "GL2C_EA_RDREQ_128B", rd):
+            c[n] //= 4
+        c.update({"TCP_REQ": 400000 * k, "TCP_REQ_MISS": 100000 * k, "GL1C_REQ": 150000 * k,
+                  "GL1C_REQ_MISS": 60000 * k, "SQC_DCACHE_HITS": 27000 * k, "SQC_DCACHE_MISSES": 3000 * k,
+                  "SQC_ICACHE_HITS": 49000 * k, "SQC_ICACHE_MISSES": 1000 * k, "SQ_INSTS_VALU_DP": 1000 * k,
+                  "SQ_INSTS_VALU_TRANS": 4000 * k, "SQ_INSTS_DUAL_VALU_WAVE32": 20000 * k,
+                  "TA_BUFFER_TOTAL_CYCLES": 70000 * k, "TA_FLAT_TOTAL_CYCLES": 10000 * k,
+                  "TA_ADDR_STALLED_BY_TC_CYCLES": 6000 * k * CUS, "TA_ADDR_STALLED_BY_TD_CYCLES": 1500 * k * CUS,
+                  "TD_TD_BUSY": 25000 * k * CUS, "TD_TC_STALL": 5000 * k * CUS})
     c.update({n: float(v) * k for n, v in SET.items()})
     dispatches.append((k, 1000000000 + 100000 * k, 1000000000 + 100000 * k + 40000 * k, c))
 
@@ -90,5 +108,19 @@ expect = {
     "bank_conflict": mean(lambda c, t: 100 * c["SQC_LDS_BANK_CONFLICT"] / c["SQC_LDS_IDX_ACTIVE"]),
     "cus": CUS,
 }
+if GFX115:
+    # VGPR file and granule per LLVM (1.5x VGPRs on gfx1151 only); wave32.
+    vfile, gran = (1536, 24) if ARCH == "gfx1151" else (1024, 16)
+    alloc = -(-VGPR // gran) * gran
+    expect.update({
+        "l0_hit": mean(lambda c, t: 100 * (c["TCP_REQ"] - c["TCP_REQ_MISS"]) / c["TCP_REQ"]),
+        "gl1_hit": mean(lambda c, t: 100 * (c["GL1C_REQ"] - c["GL1C_REQ_MISS"]) / c["GL1C_REQ"]),
+        "sqc_hit": mean(lambda c, t: 100 * c["SQC_DCACHE_HITS"] / (c["SQC_DCACHE_HITS"] + c["SQC_DCACHE_MISSES"])),
+        "td_busy": mean(lambda c, t: 100 * c["TD_TD_BUSY"] / (c["GRBM_GUI_ACTIVE"] * CUS)),
+        "tc_stall": mean(lambda c, t: 100 * c["TA_ADDR_STALLED_BY_TC_CYCLES"] / c["TA_TA_BUSY"]),
+        "vgpr_waves": min(16, vfile // alloc),
+        # The shared LPDDR5X bandwidth lumen assumes (GB/s).
+        "mem_peak": {"gfx1150": 120, "gfx1151": 256}[ARCH],
+    })
 for k, v in expect.items():
     print(f"{k}={v!r}")

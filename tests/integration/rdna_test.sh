@@ -2,7 +2,8 @@
 # An AMD Radeon architecture end to end: a rocprofv3 counter collection of
 # that chip (rdna_fixture.py) analyzed, its panels non-empty, its summary
 # shown, and its speed-of-light, wavefront, LDS and GL2 numbers equal to
-# the ones the fixture computes by hand from the counters.
+# the ones the fixture computes by hand from the counters (on the RDNA 3.5
+# APUs also the GL0, GL1, scalar-cache and TD rows and the memory peak).
 # Usage: rdna_test.sh LUMEN ARCH
 set -u
 LUMEN=$1
@@ -38,6 +39,11 @@ checks = [("2.1", "VALU Instruction Rate", "valu_rate"), ("2.1", "Wave Occupancy
           ("2.1", "Memory Write Bandwidth", "write_bw"), ("2.1", "TA Busy", "ta_busy"),
           ("10.1", "VALU", "valu_per_wave"), ("7.2", "Wave32 Share", "wave32_share"),
           ("12.1", "Bank Conflict Rate", "bank_conflict"), ("17.1", "Hit Rate", "l2_hit")]
+# The RDNA 3.5 APUs' GL0, GL1, scalar-cache and TD rows and their VGPR file.
+checks += [(t, n, k) for t, n, k in [("2.1", "GL0 Hit Rate", "l0_hit"), ("2.1", "GL1 Hit Rate", "gl1_hit"),
+                                     ("2.1", "Scalar Cache Hit Rate", "sqc_hit"), ("15.1", "TD Busy", "td_busy"),
+                                     ("15.1", "Address Stalled by L0", "tc_stall"),
+                                     ("7.1", "VGPR-Limited Waves", "vgpr_waves")] if k in want]
 bad = 0
 for table, name, key in checks:
     got, exp = cell(table, name), float(want[key])
@@ -46,5 +52,8 @@ for table, name, key in checks:
 # The peaks: two SIMDs per CU, 32 waves per CU, the product's bandwidth.
 if cell("2.1", "VALU Instruction Rate", "Peak") != 2 or cell("2.1", "Wave Occupancy", "Peak") != 32:
     print("peaks"); bad = 1
+# An APU's memory peak is the shared system memory's bandwidth.
+if "mem_peak" in want and cell("2.1", "Memory Read Bandwidth", "Peak") != float(want["mem_peak"]):
+    print("memory peak", cell("2.1", "Memory Read Bandwidth", "Peak")); bad = 1
 sys.exit(bad)
 PY
