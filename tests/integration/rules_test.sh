@@ -58,7 +58,7 @@ rdna)
   # The Radeon rules: none on the healthy kernel of every architecture,
   # each alone on a gfx1100 kernel changed in one place (counts of the
   # first dispatch, for 96 CUs and 100000 busy cycles).
-  for a in gfx1100 gfx1101 gfx1102 gfx1200 gfx1201; do
+  for a in gfx1100 gfx1101 gfx1102 gfx1150 gfx1151 gfx1200 gfx1201; do
     rdna base_$a $a
     expect_fired "$TMP/base_$a" ""
   done
@@ -75,6 +75,19 @@ rdna)
   rdna vgpr1102 gfx1102 VGPR=256
   expect_fired "$TMP/vgpr1102" "vgpr-limited"
   grep -q "allow 4 waves per SIMD" "$TMP/s.json" || fail "gfx1102 verdict"
+  # The RDNA 3.5 APUs: gfx1150 has 1024 VGPRs (4 waves at 256, granule 16),
+  # gfx1151 the 1.5x file of 1536 (5 waves at 256, granule 24).
+  rdna vgpr1150 gfx1150 VGPR=256
+  expect_fired "$TMP/vgpr1150" "vgpr-limited"
+  grep -q "allow 4 waves per SIMD" "$TMP/s.json" || fail "gfx1150 verdict"
+  rdna vgpr1151 gfx1151 VGPR=256
+  expect_fired "$TMP/vgpr1151" "vgpr-limited"
+  grep -q "allow 5 waves per SIMD" "$TMP/s.json" || fail "gfx1151 verdict"
+  # A third of gfx1150's lookups hit; its 57 GB/s of reads and 56 of writes
+  # are 94 % of the 120 GB/s of shared memory.
+  rdna gl2apu gfx1150 GL2C_HIT=50000
+  expect_fired "$TMP/gl2apu" "gl2-miss-to-memory"
+  grep -q "memory traffic 94 % of the DRAM peak" "$TMP/s.json" || fail "gfx1150 memory verdict"
   # A third of lookups hit; 150000 128-byte reads more: 532 GB/s of 960.
   rdna gl2 gfx1100 GL2C_HIT=50000 GL2C_EA_RDREQ_128B=150000
   expect_fired "$TMP/gl2" "gl2-miss-to-memory"
