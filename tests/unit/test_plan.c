@@ -2,7 +2,8 @@
  * full plan respects each block's per-set limit, gives every accumulate
  * counter a set of its own, reaches the lower bound, and holds every
  * collectable counter that any metric reads; smaller selections plan
- * smaller; ratio partners share a set where they can. Each allocation
+ * smaller; ratio partners share a set where they can (not where a block
+ * takes one counter per pass, as gfx1151's TCP). Each allocation
  * of planning gfx90a fails in turn: LM_ENOMEM with its diagnostic, or the
  * same plan, never a plan that lacks a counter or a missing input. */
 #include <stdlib.h>
@@ -127,6 +128,18 @@ int main(void) {
   for (const char *const *a = lm_metrics_builtin_list(); *a; a++)
     if (strcmp(lm_metrics_builtin(*a)->vendor, "amd") == 0) check_arch(*a);
   check_oom("gfx90a");
+  /* gfx1151 collects one TCP counter per pass, gfx1150 four: the GL0 hit
+   * rate's counters share a set on gfx1150 only. */
+  lm_plan *apu = NULL;
+  lm_diag apu_diag;
+  CHECK(lm_plan_build(lm_metrics_builtin("gfx1150"), NULL, 0, &apu, &apu_diag) == LM_OK);
+  if (apu) CHECK(set_of(apu, "TCP_REQ") >= 0 && set_of(apu, "TCP_REQ") == set_of(apu, "TCP_REQ_MISS"));
+  lm_plan_free(apu);
+  apu = NULL;
+  CHECK(lm_plan_build(lm_metrics_builtin("gfx1151"), NULL, 0, &apu, &apu_diag) == LM_OK);
+  if (apu) CHECK(set_of(apu, "TCP_REQ") >= 0 && set_of(apu, "TCP_REQ_MISS") >= 0 &&
+                 set_of(apu, "TCP_REQ") != set_of(apu, "TCP_REQ_MISS"));
+  lm_plan_free(apu);
   char b[64];
   CHECK(strcmp(lm_plan_counter_base("TCC_HIT[12]", b, sizeof b), "TCC_HIT") == 0);
   CHECK(strcmp(lm_plan_counter_base("TCP_TCC_READ_REQ_sum", b, sizeof b), "TCP_TCC_READ_REQ") == 0);
