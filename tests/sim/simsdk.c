@@ -6,7 +6,9 @@
  * real SDK exports.
  *
  * Built as librocprofiler-sdk.so, found through LUMEN_ROCPROFILER_SDK; its
- * agents carry the recording's sysinfo.csv, read by lumen's hardware code.
+ * agents carry the recording's system information (sysinfo.csv, or a
+ * rocprofv3 run's agent_info.csv), laid out as the driver describes a CDNA
+ * or an RDNA GPU, and read by lumen's hardware code.
  * LUMEN_SIMSDK_LAYOUT (0.5, 0.6, 7.0, dev) picks the SDK modelled,
  * LUMEN_SIMSDK_VERSION the version reported (docs/rocprofiler-sdk.md).
  */
@@ -38,8 +40,9 @@ static double sysinfo_number(const char *name, double fallback) {
                                                                         : fallback;
 }
 
-/* gfx90a -> 90010, gfx942 -> 90402, gfx908 -> 90008 (major, minor, stepping
- * in the agent's numbering; the last two gfx digits are hexadecimal). */
+/* gfx90a -> 90010, gfx942 -> 90402, gfx908 -> 90008, gfx1100 -> 110000,
+ * gfx1201 -> 120001 (major * 10000 + minor * 100 + stepping, the agent's
+ * numbering; the last two gfx digits are hexadecimal, the major the rest). */
 static uint32_t gfx_version(const char *arch) {
   size_t n = strlen(arch);
   if (n < 6 || strncmp(arch, "gfx", 3) != 0) return 0;
@@ -51,6 +54,12 @@ static uint32_t gfx_version(const char *arch) {
   unsigned minor = (unsigned)(minor_c >= 'a' ? minor_c - 'a' + 10 : minor_c - '0');
   unsigned step = (unsigned)(step_c >= 'a' ? step_c - 'a' + 10 : step_c - '0');
   return major * 10000 + minor * 100 + step;
+}
+
+/* RDNA (gfx10xx, gfx11xx, gfx12xx): two shader arrays per engine and
+ * wave32 by default, where CDNA has one array per engine and wave64. */
+static int rdna(const char *arch) {
+  return strlen(arch) == 7 && strncmp(arch, "gfx1", 4) == 0 && arch[4] >= '0' && arch[4] <= '2';
 }
 
 int simsdk_load(void) {
@@ -71,15 +80,19 @@ int simsdk_load(void) {
   snprintf(G.recording, sizeof G.recording, "%s", dir);
   long mi = lm_sysinfo_find(&G.rec->sysinfo, "gpu_model");
   snprintf(G.product, sizeof G.product, "%s", mi >= 0 ? G.rec->sysinfo.texts[mi] : "");
-  /* The driver's description: a vector L1 and an instruction cache per
-   * CU, the L2, and the HBM bank with its top clock. A field the
-   * recording lacks stays 0, as the driver leaves what it does not know. */
+  /* The driver's description: a vector L1 (RDNA's GL0) and an instruction
+   * cache per CU, the L2, and the memory bank with its top clock (HBM's
+   * 4096-bit width on CDNA; RDNA's GDDR width is not in the recording). A
+   * field the recording lacks stays 0, as the driver leaves what it does
+   * not know. */
+  int is_rdna = rdna(G.arch);
   uint32_t se = (uint32_t)sysinfo_number("se_per_gpu", 0), cu = (uint32_t)sysinfo_number("cu_per_gpu", 0);
   uint32_t simd = (uint32_t)sysinfo_number("simd_per_cu", 0), waves = (uint32_t)sysinfo_number("max_waves_per_cu", 0);
+  uint32_t arrays_per_se = is_rdna ? 2 : 1;
   G.caches[0] = (sdk_agent_cache){0, (uint64_t)sysinfo_number("gpu_l1", 0), 1, 128, 1, 64, 0, SDK_CACHE_DATA | SDK_CACHE_HSACU};
   G.caches[1] = (sdk_agent_cache){0, 64, 1, 64, 1, 8, 0, SDK_CACHE_INSTRUCTION | SDK_CACHE_HSACU};
   G.caches[2] = (sdk_agent_cache){0, (uint64_t)sysinfo_number("gpu_l2", 0), 2, 128, 1, 16, 0, SDK_CACHE_DATA | SDK_CACHE_HSACU};
-  G.mem_bank = (sdk_agent_mem_bank){1, 0, 4096, (uint32_t)sysinfo_number("max_mclk", 0), 0};
+  G.mem_bank = (sdk_agent_mem_bank){1, 0, is_rdna ? 0 : 4096, (uint32_t)sysinfo_number("max_mclk", 0), 0};
   for (int i = 0; i < N_AGENTS; i++) {
     sdk_agent *a = &G.agents[i];
     memset(a, 0, sizeof *a);
@@ -90,13 +103,13 @@ int simsdk_load(void) {
     a->simd_per_cu = simd;
     a->simd_count = cu * simd;
     a->num_xcc = (uint32_t)sysinfo_number("num_xcd", 1);
-    a->array_count = se; /* one shader array per engine */
-    a->simd_arrays_per_engine = se ? 1 : 0;
+    a->array_count = se * arrays_per_se;
+    a->simd_arrays_per_engine = se ? arrays_per_se : 0;
     a->num_shader_banks = se;
-    a->cu_per_simd_array = se ? cu / se : 0;
+    a->cu_per_simd_array = se ? cu / (se * arrays_per_se) : 0;
     a->max_waves_per_cu = waves;
     a->max_waves_per_simd = simd ? waves / simd : 0;
-    a->wave_front_size = (uint32_t)sysinfo_number("wave_size", 64);
+    a->wave_front_size = (uint32_t)sysinfo_number("wave_size", is_rdna ? 32 : 64);
     a->workgroup_max_size = (uint32_t)sysinfo_number("workgroup_max_size", 0);
     a->max_engine_clk_fcompute = (uint32_t)sysinfo_number("max_sclk", 0);
     a->lds_size_in_kb = 64;
@@ -306,12 +319,16 @@ static int arch_listed(const char *archs, const char *arch) {
   return 0;
 }
 
-/* Per-instance blocks: TCC and TCA per channel, TCP, TA and TD per compute
- * unit. Other blocks report one value per XCC. */
+/* Per-instance blocks: TCC and TCA (CDNA's L2) and GL2C (RDNA's) per
+ * channel, TCP, TA and TD per compute unit. Other blocks report one value
+ * per XCC. Without a recorded channel count, an RDNA GL2C has as many
+ * instances as aqlprofile's block tables give it (gfx11 32, gfx1200 16,
+ * gfx1201 32), a CDNA L2 16. */
 static size_t instances_of(const char *block) {
   size_t xcc = G.agents[0].num_xcc ? G.agents[0].num_xcc : 1;
-  if (strcmp(block, "TCC") == 0 || strcmp(block, "TCA") == 0) {
-    size_t ch = (size_t)sysinfo_number("total_l2_chan", 16);
+  if (strcmp(block, "TCC") == 0 || strcmp(block, "TCA") == 0 || strcmp(block, "GL2C") == 0) {
+    double fallback = strcmp(G.arch, "gfx1200") == 0 ? 16 : rdna(G.arch) ? 32 : 16;
+    size_t ch = (size_t)sysinfo_number("total_l2_chan", fallback);
     return ch / xcc ? ch / xcc : 1;
   }
   if (strcmp(block, "TCP") == 0 || strcmp(block, "TA") == 0 || strcmp(block, "TD") == 0)
@@ -462,8 +479,10 @@ EXPORT sdk_status rocprofiler_query_record_dimension_position(uint64_t instance,
 
 /* Per-block limits: the most distinct counters of each block that the
  * reference tool put in one pass of the recording (perfmon/pmc_perf_N.txt:
- * what that hardware accepted), unless LUMEN_SIMSDK_LIMITS (e.g.
- * "TCP=2,SQ=4") says less. A config over a limit is refused. */
+ * what that hardware accepted); for an RDNA recording without pass files
+ * (a rocprofv3 run), the counter registers of aqlprofile's block tables;
+ * unless LUMEN_SIMSDK_LIMITS (e.g. "TCP=2,SQ=4") says otherwise. A config
+ * over a limit is refused. */
 #define MAX_CONFIGS 512
 static struct {
   int n;
@@ -471,6 +490,20 @@ static struct {
   size_t n_counters[MAX_CONFIGS];
   int agent[MAX_CONFIGS];
 } K;
+
+/* Counter registers of the blocks the SDK defines RDNA 3 and 4 counters
+ * in (aqlprofile's gfx11 and gfx12 block tables). gfx12 has 8 registers
+ * in its SQG block and 16 in its SQC block for what the SDK counts as one
+ * SQ block; 8 is taken. */
+static int rdna_limit(const char *block) {
+  static const struct {
+    const char *block;
+    int registers;
+  } limits[] = {{"SQ", 8}, {"GL2C", 4}, {"TA", 2}, {"GRBM", 2}};
+  for (size_t i = 0; i < sizeof limits / sizeof *limits; i++)
+    if (strcmp(limits[i].block, block) == 0) return limits[i].registers;
+  return 0;
+}
 
 static int recorded_limit(const char *block) {
   static char blocks[64][16];
@@ -511,6 +544,7 @@ static int recorded_limit(const char *block) {
   int limit = 0;
   for (int k = 0; k < n_blocks; k++)
     if (strcmp(blocks[k], block) == 0) limit = limits[k];
+  if (n_blocks == 0 && rdna(G.arch)) limit = rdna_limit(block);
   const char *env = getenv("LUMEN_SIMSDK_LIMITS");
   size_t len = strlen(block);
   for (const char *p = env; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
