@@ -657,7 +657,7 @@ static lm_status compose_workload(profile_ctx *x, const lm_profile_opts *o, cons
   }
   uint64_t t_compose = lm_phase_begin();
   st = lm_collect_compose(x->db, x->wid, x->sets, x->n_sets, cat->accumulate ? cat->accumulate : "SQ_ACCUM_PREV_HIRES",
-                          info, roofline, x->opt.name, x->opt.argv, x->opt.argc, ip_blocks[0] ? ip_blocks : NULL,
+                          cat, info, roofline, x->opt.name, x->opt.argv, x->opt.argc, ip_blocks[0] ? ip_blocks : NULL,
                           summary, diag);
   lm_phase_end("compose dispatch rows", t_compose);
   if (st != LM_OK) return st;

@@ -326,9 +326,10 @@ lm_status lm_collect_sysinfo(const rocp_agent *agent, const lm_catalog *cat, dou
  * system information `info` with this profile's name, command, time and
  * blocks, the roofline table when there is one (NULL: none), regions,
  * clocks per dispatch); rows that miss a set are counted and described in
- * summary. */
+ * summary. A total over instances recorded as X_sum is composed as X
+ * where the metrics of cat (NULL: none) read X and no X_sum. */
 lm_status lm_collect_compose(lm_sql *db, int64_t wid, const lm_set_info *sets, int n_sets,
-                             const char *accumulator, const lm_sysinfo *info,
+                             const char *accumulator, const lm_catalog *cat, const lm_sysinfo *info,
                              const lm_table *roofline, const char *name,
                              char *const *argv, int argc, const char *ip_blocks,
                              lm_profile_summary *summary, lm_diag *diag);

@@ -67,6 +67,7 @@ typedef struct loader {
   collected *c;
   size_t cap;
   lm_map *by_dispatch, *groups;
+  lm_map *bare; /* "X_sum" -> 1 where the metrics read X and not X_sum */
 } loader;
 
 static lm_status oom(lm_diag *diag) { return lm_oom(diag, NULL); }
@@ -149,6 +150,12 @@ static lm_status add_value(int run, int64_t pid, int64_t did, const char *column
   int64_t ri;
   if (!lm_map_get(l->by_dispatch, k, &ri)) return LM_OK;
   crec *r = &l->c->recs[ri];
+  /* A total over instances is composed under the name the architecture's
+   * metrics read: the tool's X_sum as X where they read X (RDNA's, named
+   * as rocprofv3 names such totals), as recorded otherwise (CDNA's read
+   * X_sum, the reference tool's name). */
+  size_t len = strlen(column);
+  if (len > 4 && strcmp(column + len - 4, "_sum") == 0 && lm_map_get(l->bare, column, NULL)) len -= 4;
   if (r->n_vals == r->cap_vals) {
     int ncap = r->cap_vals ? r->cap_vals * 2 : 32;
     char **gc = lm_realloc(r->cols, (size_t)ncap * sizeof *gc);
@@ -158,24 +165,47 @@ static lm_status add_value(int run, int64_t pid, int64_t did, const char *column
     if (!gc || !gv) return oom(diag);
     r->cap_vals = ncap;
   }
-  r->cols[r->n_vals] = lm_strdup(column);
+  r->cols[r->n_vals] = lm_strndup(column, len);
   r->vals[r->n_vals] = value;
   if (!r->cols[r->n_vals]) return oom(diag);
   r->n_vals++;
   return LM_OK;
 }
 
+/* bare_totals: "X_sum" for each counter X that cat's metrics read while
+ * they read no X_sum (none without cat). */
+static lm_status bare_totals(const lm_catalog *cat, lm_map *bare, lm_diag *diag) {
+  if (!cat) return LM_OK;
+  lm_map *read = lm_map_new();
+  lm_status st = read ? LM_OK : oom(diag);
+  for (int32_t i = 0; st == LM_OK && i < cat->n_counters; i++)
+    if (lm_map_put(read, cat->counters[i], 1) != LM_OK) st = oom(diag);
+  for (int32_t i = 0; st == LM_OK && i < cat->n_counters; i++) {
+    const char *x = cat->counters[i];
+    size_t n = strlen(x);
+    if (strchr(x, '[') || (n > 4 && strcmp(x + n - 4, "_sum") == 0) || n > 250) continue;
+    char sum[260];
+    snprintf(sum, sizeof sum, "%s_sum", x);
+    if (!lm_map_get(read, sum, NULL) && lm_map_put(bare, sum, 1) != LM_OK) st = oom(diag);
+  }
+  lm_map_free(read);
+  return st;
+}
+
 /* Load the records (with a set) of the successful runs, their values, and
  * group them into composite rows. */
-static lm_status load_collected(lm_sql *db, int64_t wid, int n_sets, collected *c, lm_diag *diag) {
+static lm_status load_collected(lm_sql *db, int64_t wid, int n_sets, const lm_catalog *cat, collected *c,
+                                lm_diag *diag) {
   memset(c, 0, sizeof *c);
   c->n_sets = n_sets;
-  loader l = {c, 0, lm_map_new(), lm_map_new()};
-  lm_status st = l.by_dispatch && l.groups ? LM_OK : oom(diag);
+  loader l = {c, 0, lm_map_new(), lm_map_new(), lm_map_new()};
+  lm_status st = l.by_dispatch && l.groups && l.bare ? LM_OK : oom(diag);
+  if (st == LM_OK) st = bare_totals(cat, l.bare, diag);
   if (st == LM_OK) st = lm_db_each_composable(db, wid, add_record, &l, diag);
   if (st == LM_OK) st = lm_db_each_composable_value(db, wid, add_value, &l, diag);
   lm_map_free(l.by_dispatch);
   lm_map_free(l.groups);
+  lm_map_free(l.bare);
   if (st != LM_OK) collected_fini(c);
   return st;
 }
@@ -756,15 +786,15 @@ done:
 }
 
 lm_status lm_collect_compose(lm_sql *db, int64_t wid, const lm_set_info *sets, int n_sets,
-                             const char *accumulator, const lm_sysinfo *info, const lm_table *roofline,
-                             const char *name, char *const *argv, int argc, const char *ip_blocks,
-                             lm_profile_summary *summary, lm_diag *diag) {
+                             const char *accumulator, const lm_catalog *cat, const lm_sysinfo *info,
+                             const lm_table *roofline, const char *name, char *const *argv, int argc,
+                             const char *ip_blocks, lm_profile_summary *summary, lm_diag *diag) {
   compose_ctx x;
   memset(&x, 0, sizeof x);
   x.sets = sets;
   x.n_sets = n_sets;
   x.accumulator = accumulator;
-  lm_status st = load_collected(db, wid, n_sets, &x.c, diag);
+  lm_status st = load_collected(db, wid, n_sets, cat, &x.c, diag);
   if (st != LM_OK) return st;
   x.pmc_cols.index = lm_map_new();
   x.regions.index = lm_map_new();
@@ -828,7 +858,7 @@ static int add_assignment(lm_run_spec *run, size_t *cap, const char *key, int64_
 lm_status lm_collect_plan_gaps(lm_sql *db, int64_t wid, int n_sets, lm_run_spec *run, size_t *n_gaps,
                            lm_diag *diag) {
   collected c;
-  lm_status st = load_collected(db, wid, n_sets, &c, diag);
+  lm_status st = load_collected(db, wid, n_sets, NULL, &c, diag);
   *n_gaps = 0;
   if (st != LM_OK) return st;
   size_t cap = 0;

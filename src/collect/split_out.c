@@ -388,7 +388,7 @@ static lm_status compose_parts(split_ctx *x, const lm_catalog *cat, lm_profile_s
     lm_profile_summary part;
     memset(&part, 0, sizeof part);
     const char *accumulator = cat->accumulate ? cat->accumulate : "SQ_ACCUM_PREV_HIRES";
-    st = lm_collect_compose(p->db, p->wid, p->sets, p->n_sets, accumulator,
+    st = lm_collect_compose(p->db, p->wid, p->sets, p->n_sets, accumulator, cat,
                             info, roofline, x->opt.name, x->opt.argv, x->opt.argc, ip_blocks[0] ? ip_blocks : NULL,
                             &part, diag);
     lm_workload_free(rec);

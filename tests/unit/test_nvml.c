@@ -185,7 +185,7 @@ static lm_workload *compose(const char *dir, const dispatch *d, int n, const cha
   char arg0[] = "step";
   char *argv[] = {arg0, NULL};
   if (info) {
-    lm_status st = lm_collect_compose(db, wid, &set, 1, "SQ_ACCUM_PREV_HIRES", &info->sysinfo, NULL, "nv", argv, 1,
+    lm_status st = lm_collect_compose(db, wid, &set, 1, "SQ_ACCUM_PREV_HIRES", NULL, &info->sysinfo, NULL, "nv", argv, 1,
                                       NULL, &summary, &diag);
     if (st != LM_OK) fprintf(stderr, "compose: %s\n", diag.message);
     CHECK(st == LM_OK);
