@@ -7,6 +7,7 @@
  *
  *   rocp_check COUNTER...   (one config with all of them, then one each)
  *   rocp_check --raw COUNTER
+ *   rocp_check --agent      (the first GPU agent's fields, one per line)
  *
  * --raw reads the counter's info into plain words at the offsets of the
  * SDK headers' table (docs/rocprofiler-sdk.md), not through lumen's
@@ -26,6 +27,8 @@ static int n_gpus;
 static rocp_counter_id ids[4096];
 static size_t n_ids;
 
+static const rocp_agent *first_agent;
+
 static rocp_status agents(int version, const void **list, size_t n, void *user) {
   (void)version;
   (void)user;
@@ -34,6 +37,7 @@ static rocp_status agents(int version, const void **list, size_t n, void *user) 
     if (a->type != ROCP_AGENT_TYPE_GPU) continue;
     if (n_gpus++ == 0) {
       gpu = a->id;
+      first_agent = a;
       printf("agent %d %s gfx_target_version=%u xcc=%u cu=%u\n", a->logical_node_type_id, a->name,
              a->gfx_target_version, a->num_xcc, a->cu_count);
     }
@@ -92,6 +96,24 @@ static int raw(const char *name) {
   return 0;
 }
 
+/* The agent's layout fields, then its system information as lumen reads
+ * it (lm_rocp_agent_sysinfo). */
+static void put_field(const char *key, const char *value, void *user) {
+  (void)user;
+  printf("sysinfo %s=%s\n", key, value);
+}
+
+static void agent_fields(const rocp_agent *a) {
+  printf("wave_front_size=%u simd_per_cu=%u simd_count=%u array_count=%u simd_arrays_per_engine=%u "
+         "cu_per_simd_array=%u num_shader_banks=%u max_waves_per_simd=%u lds_size_in_kb=%u\n",
+         a->wave_front_size, a->simd_per_cu, a->simd_count, a->array_count, a->simd_arrays_per_engine,
+         a->cu_per_simd_array, a->num_shader_banks, a->max_waves_per_simd, a->lds_size_in_kb);
+  for (uint32_t i = 0; a->caches && i < a->caches_count; i++)
+    printf("cache level %u size %llu KiB line %u%s\n", a->caches[i].level, (unsigned long long)a->caches[i].size,
+           a->caches[i].cache_line_size, a->caches[i].type & ROCP_CACHE_DATA ? " data" : " instruction");
+  lm_rocp_agent_sysinfo(a, put_field, NULL);
+}
+
 int main(int argc, char **argv) {
   char why[512];
   if (lm_rocp_load(&api, 0, why, sizeof why) != 0) {
@@ -102,6 +124,11 @@ int main(int argc, char **argv) {
   api.query_available_agents(ROCP_AGENT_INFO_VERSION_0, agents, sizeof(rocp_agent), NULL);
   printf("gpus %d\n", n_gpus);
   if (!n_gpus || api.iterate_agent_supported_counters(gpu, counters, NULL) != 0) return 1;
+  if (argc == 2 && strcmp(argv[1], "--agent") == 0) {
+    agent_fields(first_agent);
+    lm_rocp_unload(&api);
+    return 0;
+  }
   if (argc == 3 && strcmp(argv[1], "--raw") == 0) {
     raw(argv[2]);
     lm_rocp_unload(&api);
