@@ -55,7 +55,8 @@ typedef struct array_field {
 static const array_field arrays[] = {ARRAY(inputs, n_inputs), ARRAY(sysvars, n_sysvars), ARRAY(norms, n_norms),
                                      ARRAY(panels, n_panels), ARRAY(tables, n_tables),   ARRAY(cols, n_cols),
                                      ARRAY(rows, n_rows),     ARRAY(cells, n_cells),     ARRAY(counters, n_counters),
-                                     ARRAY(limits, n_limits), ARRAY(aliases, n_aliases)};
+                                     ARRAY(limits, n_limits), ARRAY(aliases, n_aliases),
+                                     ARRAY(unmeasurable, n_unmeasurable)};
 #define N_ARRAYS (sizeof arrays / sizeof *arrays)
 
 /* The bytes of array a of catalog s, its terminating entry included. */

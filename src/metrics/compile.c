@@ -625,6 +625,8 @@ static lm_status fill_catalog(builder *b, lm_catalog *cat, const char *target) {
   cat->n_limits = b->limits.n;
   COPY_OUT(aliases, b->aliases);
   cat->n_aliases = b->aliases.n;
+  COPY_OUT(unmeasurable, b->unmeasurable);
+  cat->n_unmeasurable = b->unmeasurable.n;
   cat->accumulate = b->accumulate ? b->accumulate : "";
   cat->arena = b->arena;
   return LM_OK;
@@ -686,6 +688,7 @@ cleanup:
   lm_free(b.counters.v);
   lm_free(b.limits.v);
   lm_free(b.aliases.v);
+  lm_free(b.unmeasurable.v);
   lm_map_free(b.node_index);
   lm_map_free(b.input_index);
   lm_map_free(b.sysvar_index);

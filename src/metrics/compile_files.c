@@ -82,7 +82,8 @@ lm_status lm_metrics_load_arch(builder *b, const file_ctx *f) {
   static const char *const keys[] = {"arch", "products", "l2_channels_per_xcd",
                                      "lds_banks_per_cu", "pipes_per_gpu", "sqc_per_xcd",
                                      "block_limits", "shared_limits", "accumulate",
-                                     "counters", "vendor", "chip", "base", "since", NULL};
+                                     "counters", "vendor", "chip", "base", "since",
+                                     "not_measurable", NULL};
   if (check_keys(b, f->name, f->root, keys, "arch.yaml") != LM_OK) return b->status;
   const char *arch = scalar(b, f->name, lm_yaml_get(f->root, "arch"), "arch");
   if (!arch) {
@@ -150,6 +151,8 @@ lm_status lm_metrics_load_arch(builder *b, const file_ctx *f) {
       if (!copy || !VEC_PUSH(b, b->counters, copy)) return b->status = LM_ENOMEM;
     }
   }
+  const ynode *unmeasurable = lm_yaml_get(f->root, "not_measurable");
+  if (unmeasurable) return lm_metrics_load_unmeasurable(b, f->name, unmeasurable);
   return b->status;
 }
 

@@ -69,6 +69,7 @@ typedef struct builder {
   VEC(const char *) counters;
   VEC(lm_block_limit) limits;
   VEC(lm_block_alias) aliases;
+  VEC(lm_unmeasurable) unmeasurable;
   const char *arch, *products, *accumulate, *vendor, *chip;
   int32_t l2_channels, lds_banks_per_cu, pipes_per_gpu, sqc_per_xcd;
   int depth;       /* compile_expr calls under way (one stack frame each) */
@@ -120,5 +121,11 @@ int lm_metrics_is_sysinfo_field(const char *name);
 lm_status lm_metrics_load_arch(builder *b, const file_ctx *f);
 lm_status lm_metrics_load_quantities(builder *b, const file_ctx *f);
 lm_status lm_metrics_load_panel(builder *b, const file_ctx *f);
+
+/* lm_metrics_load_unmeasurable: arch.yaml's not_measurable list (YAML node
+ * list of `file`) into b->unmeasurable, after b->counters is read (a
+ * statement's counter patterns must match none of them). Returns
+ * b->status. */
+lm_status lm_metrics_load_unmeasurable(builder *b, const char *file, const ynode *list);
 
 #endif

@@ -54,6 +54,11 @@ void lm_catalog_visit_strings(const lm_catalog *c, lm_string_slot_fn fn, void *c
   fn(&c->vendor, ctx);
   fn(&c->chip, ctx);
   fn(&c->compat, ctx);
+  for (int32_t i = 0; i < c->n_unmeasurable; i++) {
+    fn(&c->unmeasurable[i].what, ctx);
+    fn(&c->unmeasurable[i].why, ctx);
+    fn(&c->unmeasurable[i].counters, ctx);
+  }
 }
 
 struct lm_string_pool {
@@ -187,17 +192,18 @@ lm_status lm_catalog_emit_c(const lm_catalog *c, const char *sym, lm_string_pool
   for (int32_t i = 0; i < c->n_limits; i++) lm_buf_printf(out, "  {NULL, %d},\n", (int)c->limits[i].limit);
   lm_buf_printf(out, "  {NULL, 0}\n};\n\nstatic const lm_block_alias %s_aliases[%d];\n", sym,
                 (int)c->n_aliases + 1);
+  lm_buf_printf(out, "static const lm_unmeasurable %s_unmeasurable[%d];\n", sym, (int)c->n_unmeasurable + 1);
   lm_buf_printf(out,
                 "\nstatic const lm_catalog %s_shape = {\n  NULL, NULL, %d, %d, %d, %d,\n"
                 "  %s_nodes, %d, %s_inputs, %d, %s_sysvars, %d,\n"
                 "  %s_norms, %d, %s_norm_nodes, %d,\n  %s_panels, %d, %s_tables, %d,\n"
                 "  %s_cols, %d, %s_rows, %d, %s_cells, %d,\n  %s_counters, %d, "
-                "%s_limits, %d, %s_aliases, %d,\n  NULL, NULL, NULL, NULL, NULL, NULL\n};\n\n",
+                "%s_limits, %d, %s_aliases, %d,\n  NULL, NULL, NULL, NULL, NULL, NULL,\n  %s_unmeasurable, %d\n};\n\n",
                 sym, (int)c->l2_channels_per_xcd, (int)c->lds_banks_per_cu, (int)c->pipes_per_gpu,
                 (int)c->sqc_per_xcd, sym, (int)c->n_nodes, sym, (int)c->n_inputs, sym, (int)c->n_sysvars, sym,
                 (int)c->n_norms, sym, (int)c->n_norm_slots, sym, (int)c->n_panels, sym, (int)c->n_tables, sym,
                 (int)c->n_cols, sym, (int)c->n_rows, sym, (int)c->n_cells, sym, (int)c->n_counters, sym,
-                (int)c->n_limits, sym, (int)c->n_aliases);
+                (int)c->n_limits, sym, (int)c->n_aliases, sym, (int)c->n_unmeasurable);
   lm_buf_printf(out, "static const uint32_t %s_refs[] = {", sym);
   ref_emit r = {pool, out, 0};
   lm_catalog_visit_strings(c, emit_ref, &r);

@@ -190,6 +190,15 @@ typedef struct lm_block_alias {
   const char *uses;
 } lm_block_alias;
 
+/* Something the architecture's counters cannot measure at all (arch.yaml's
+ * not_measurable), said once instead of as empty metrics. */
+typedef struct lm_unmeasurable {
+  const char *what;     /* "FLOP counts and WMMA operations" */
+  const char *why;      /* the reason, one sentence */
+  const char *counters; /* patterns ('*': any characters) of the counters the
+                           chip lacks for it, separated by spaces; "" if none */
+} lm_unmeasurable;
+
 typedef struct lm_catalog {
   const char *arch;            /* "gfx90a" */
   const char *products;        /* "MI210, MI250, MI250X" */
@@ -235,6 +244,8 @@ typedef struct lm_catalog {
                                   "" if none */
   const char *compat;          /* the reference version whose semantics the
                                   catalog reproduces: "3.0", "3.3" */
+  const lm_unmeasurable *unmeasurable; /* what the chip cannot measure */
+  int32_t n_unmeasurable;
 } lm_catalog;
 
 /* ------------------------------------------------- reference versions */
@@ -306,6 +317,12 @@ void lm_catalog_free(lm_catalog *catalog);
 
 /* lm_catalog_find_table: index of the table with id "2.1", or -1. */
 int32_t lm_catalog_find_table(const lm_catalog *catalog, const char *id);
+
+/* lm_catalog_unmeasurable: the statement of catalog's not_measurable list
+ * whose counter patterns match `counter` (a trailing "_sum" ignored): the
+ * chip cannot give that counter, for the reason the statement says. NULL
+ * when none matches. */
+const lm_unmeasurable *lm_catalog_unmeasurable(const lm_catalog *catalog, const char *counter);
 
 /* lm_catalog_check_counters: every counter an input names must be in the
  * catalog's counter list. Returns LM_OK, or LM_ENOTFOUND with the first

@@ -66,6 +66,7 @@ static size_t number_differences(const lm_catalog *a, const lm_catalog *b) {
   SAME(n_counters);
   SAME(n_limits);
   SAME(n_aliases);
+  SAME(n_unmeasurable);
   if (bad) return bad;
   for (int32_t i = 0; i < a->n_nodes; i++) {
     SAME(nodes[i].op);

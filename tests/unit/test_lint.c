@@ -41,6 +41,18 @@ int main(void) {
     int nvidia = strcmp(b->vendor, "nvidia") == 0;
     CHECK(nvidia || strcmp(b->vendor, "amd") == 0);
     CHECK(strcmp(c->vendor, b->vendor) == 0 && strcmp(c->chip, b->chip) == 0);
+    /* What the chip cannot measure: the same statements in both; the
+     * Radeon ones say FLOPs are among them, by the counters they lack. */
+    CHECK(c->n_unmeasurable == b->n_unmeasurable);
+    for (int32_t i = 0; i < b->n_unmeasurable && i < c->n_unmeasurable; i++)
+      CHECK(strcmp(c->unmeasurable[i].what, b->unmeasurable[i].what) == 0 &&
+            strcmp(c->unmeasurable[i].why, b->unmeasurable[i].why) == 0 &&
+            strcmp(c->unmeasurable[i].counters, b->unmeasurable[i].counters) == 0);
+    static const char *const radeon[] = {"gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201", NULL};
+    for (const char *const *r = radeon; *r; r++)
+      if (strcmp(*r, *a) == 0)
+        CHECK(b->n_unmeasurable > 0 && lm_catalog_unmeasurable(b, "SQ_INSTS_VALU_ADD_F32_sum") != NULL &&
+              strstr(lm_catalog_unmeasurable(b, "SQ_INSTS_VALU_ADD_F32_sum")->what, "FLOP") != NULL);
     /* AMD Instinct: panels 0-18 with the reference tool's ids. AMD Radeon
      * (gfx1xxx): the reference tool's numbers for the panels their few
      * counters fill, 0 to 17 (no per-channel counters, so no panel 18),

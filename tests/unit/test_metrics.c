@@ -144,6 +144,63 @@ static void test_compile_errors(void) {
   CHECK(lm_metrics_compile_texts(names, texts, 1, &c, &d) != LM_OK && strstr(d.message, "arch.yaml"));
 }
 
+/* arch.yaml's not_measurable: optional, read into the catalog, looked up
+ * by counter; a malformed one is an error naming arch.yaml, the line and
+ * the field. */
+static lm_catalog *compile_arch(const char *arch, lm_diag *d) {
+  const char *names[] = {"arch.yaml", "02_p.yaml"};
+  const char *texts[] = {arch, "panel: 2\ntitle: P\ntables:\n- id: '2.1'\n  columns: {Metric: name, Avg: mean}\n"
+                               "  rows:\n  - {metric: a, expr: A}\n"};
+  lm_catalog *c = NULL;
+  lm_diag_clear(d);
+  lm_metrics_compile_texts(names, texts, 2, &c, d);
+  return c;
+}
+
+static int error_at(const lm_diag *d, long line, const char *field, const char *words) {
+  return strcmp(d->file, "arch.yaml") == 0 && d->line == line &&
+         strcmp(d->field, field) == 0 && strstr(d->message, words) != NULL;
+}
+
+static void test_unmeasurable(void) {
+  lm_diag d;
+  lm_catalog *c = compile_arch("arch: gfxtest\ncounters: [A, B]\n", &d);
+  CHECK(c != NULL && c->n_unmeasurable == 0 && lm_catalog_unmeasurable(c, "X_1") == NULL);
+  lm_catalog_free(c);
+  c = compile_arch("arch: gfxtest\ncounters: [A, B]\nnot_measurable:\n"
+                   "  - {what: FLOPs, why: no per-type counters, counters: [X_*_F32, Y]}\n"
+                   "  - what: latency\n    why: no level counter\n",
+                   &d);
+  CHECK(c != NULL && c->n_unmeasurable == 2);
+  if (c && c->n_unmeasurable == 2) {
+    CHECK(strcmp(c->unmeasurable[0].what, "FLOPs") == 0 && strcmp(c->unmeasurable[0].why, "no per-type counters") == 0);
+    CHECK(strcmp(c->unmeasurable[0].counters, "X_*_F32 Y") == 0 && strcmp(c->unmeasurable[1].counters, "") == 0);
+    CHECK(lm_catalog_unmeasurable(c, "X_ADD_F32_sum") == &c->unmeasurable[0]);
+    CHECK(lm_catalog_unmeasurable(c, "Y") == &c->unmeasurable[0]);
+    CHECK(lm_catalog_unmeasurable(c, "X_ADD_F64") == NULL && lm_catalog_unmeasurable(c, "YY") == NULL);
+  }
+  lm_catalog_free(c);
+  CHECK(compile_arch("arch: gfxtest\ncounters: [A]\nnot_measurable: FLOPs\n", &d) == NULL &&
+        error_at(&d, 3, "not_measurable", "list"));
+  CHECK(compile_arch("arch: gfxtest\ncounters: [A]\nnot_measurable:\n  - FLOPs\n", &d) == NULL &&
+        error_at(&d, 4, "not_measurable", "mapping"));
+  CHECK(compile_arch("arch: gfxtest\ncounters: [A]\nnot_measurable:\n  - {what: FLOPs}\n", &d) == NULL &&
+        error_at(&d, 4, "why", "needs 'why'"));
+  CHECK(compile_arch("arch: gfxtest\ncounters: [A]\nnot_measurable:\n  - {what: [F], why: w}\n", &d) == NULL &&
+        error_at(&d, 4, "what", "single value"));
+  CHECK(compile_arch("arch: gfxtest\ncounters: [A]\nnot_measurable:\n  - what: F\n    why: w\n    becase: x\n",
+                     &d) == NULL &&
+        error_at(&d, 6, "becase", "unknown key"));
+  CHECK(compile_arch("arch: gfxtest\ncounters: [A]\nnot_measurable:\n  - what: F\n    why: w\n    counters: X\n",
+                     &d) == NULL &&
+        error_at(&d, 6, "counters", "list"));
+  /* A pattern may not claim a counter the architecture has. */
+  CHECK(compile_arch("arch: gfxtest\ncounters: [A, AB]\nnot_measurable:\n  - what: F\n    why: w\n"
+                     "    counters: [X, 'A*']\n",
+                     &d) == NULL &&
+        error_at(&d, 6, "counters", "matches A,"));
+}
+
 /* The table of catalog c with id, or NULL. */
 static const lm_tabledef *table_of(const lm_catalog *c, const char *id) {
   for (int32_t t = 0; t < c->n_tables; t++)
@@ -239,6 +296,7 @@ int main(void) {
   test_parse();
   test_compile();
   test_compile_errors();
+  test_unmeasurable();
   test_overlays();
   test_empty_dir();
   test_ops();
