@@ -297,8 +297,10 @@ static int limiter_kind(const char *name, lm_limiter_kind *kind) {
     *kind = LM_LIMIT_MEMORY;
     return 1;
   }
+  /* (Radeon's "VALU Instruction Rate" against one instruction per SIMD
+   * per cycle is CDNA's "VALU Utilization": an issue unit at its peak.) */
   if (strstr(name, "Utilization") || strstr(name, "FLOPs") || strstr(name, "IOPs") || strstr(name, "OPs") ||
-      strstr(name, "Compute (SM) Throughput") || strstr(name, "Pipe")) {
+      strstr(name, "Compute (SM) Throughput") || strstr(name, "Pipe") || strstr(name, "Instruction Rate")) {
     *kind = LM_LIMIT_ISSUE;
     return 1;
   }
@@ -391,6 +393,7 @@ static void place_on_roofline(const lm_roofline *roof, const lm_analysis *a, lm_
     if (strcmp(roof->points[i].kernel, k->name) == 0) p = &roof->points[i];
   if (!p) {
     k->roof_reason = roof && roof->missing ? "a counter the roofline needs was not collected" : "no roofline point";
+    k->roof_unmeasurable = roof ? lm_catalog_unmeasurable(a->catalog, roof->missing) : NULL;
     return;
   }
   double ops = 0;
@@ -398,6 +401,7 @@ static void place_on_roofline(const lm_roofline *roof, const lm_analysis *a, lm_
   if (!(ops > 0)) {
     k->roof_reason = roof->missing_ops ? "the arithmetic counters were not collected (no FLOP count)"
                                        : "no floating-point work: not on the FLOP roofline";
+    k->roof_unmeasurable = lm_catalog_unmeasurable(a->catalog, roof->missing_ops);
     return;
   }
   if (!(p->duration_ns > 0)) {
@@ -641,6 +645,12 @@ static lm_status summarize_kernel(summ *m, size_t i) {
   }
   if (highlights(ka_used, s->arena, k) != LM_OK) return LM_ENOMEM;
   place_on_roofline(m->roof, ka_used, k);
+  if (k->roof_unmeasurable) {
+    /* Not a counter left out of the collection: one the chip lacks. */
+    char reason[512];
+    snprintf(reason, sizeof reason, "%s cannot be measured on %s", k->roof_unmeasurable->what, m->cat->arch);
+    if (!(k->roof_reason = lm_arena_strdup(s->arena, reason))) return LM_ENOMEM;
+  }
   /* (the roofline's strings end with it: the summary keeps its own) */
   if (k->roof_partial && !(k->roof_partial = lm_arena_strdup(s->arena, k->roof_partial))) return LM_ENOMEM;
   if (apply_rules(m, ka_used, vars, k) != LM_OK) return LM_ENOMEM;

@@ -75,6 +75,9 @@ typedef struct lm_kernel_summary {
   const char *roof_memory;   /* the device memory's name: "HBM" (AMD) or "DRAM" */
   const char *roof_partial;  /* placed from the arithmetic collected alone: a
                                 counter of the rest that was not, or NULL */
+  const lm_unmeasurable *roof_unmeasurable; /* not placed because what it
+                                needs cannot be measured on this chip
+                                (the catalog's statement), or NULL */
   double roof_bw, roof_peak; /* for a plot: GB/s at roof_memory, GFLOP/s of roof_type */
   lm_finding *findings;
   size_t n_findings;

@@ -477,6 +477,7 @@ void *lm_report_summary_json(const lm_summary *s) {
     if (k->roof_pct > 100.5) cJSON_AddBoolToObject(r, "above_attainable", 1);
     if (k->roof_source) cJSON_AddStringToObject(r, "source", k->roof_source);
     if (k->roof_reason) cJSON_AddStringToObject(r, "not_placed", k->roof_reason);
+    if (k->roof_unmeasurable) cJSON_AddStringToObject(r, "not_measurable", k->roof_unmeasurable->what);
     if (k->roof_partial && !isnan(k->roof_pct)) cJSON_AddStringToObject(r, "ops_not_collected", k->roof_partial);
     if (k->roof_memory) cJSON_AddStringToObject(r, "memory", k->roof_memory);
     if (k->n_unknown_rules) {
