@@ -183,6 +183,7 @@ async function show() {
       ...(summary && summary.summary ? summary.summary.kernels.map((k) => k.name) : [])]);
     render(report, s, inf);
     if (summary) renderSummary(summary, s);
+    for (const note of unmeasurableNotes(report).reverse()) $('content').insertBefore(note, $('content').firstChild);
     if (inf.simulated) {
       /* Never let replayed numbers pass for measurements. */
       const note = el('p', 'simulated', `Simulated device: these numbers replay the recording ${inf.simulated}; ` +
@@ -465,6 +466,26 @@ function render(report, s, inf) {
     nav.insertBefore(a, nav.firstChild);
   }
   markKernel();
+}
+
+/* What an architecture's counters cannot measure (the JSON's
+ * not_measurable), said once per architecture of the report instead of as
+ * empty metrics: one line naming them, each reason when it is opened. */
+function unmeasurableNotes(report) {
+  const seen = new Set();
+  const notes = [];
+  for (const w of report.workloads) {
+    if (!w.not_measurable || !w.not_measurable.length || seen.has(w.arch)) continue;
+    seen.add(w.arch);
+    const d = el('details', 'unmeasurable');
+    d.setAttribute('role', 'note');
+    d.appendChild(el('summary', '', `Not measurable on ${w.arch}: ${w.not_measurable.map((x) => x.what).join('; ')}`));
+    const ul = el('ul');
+    for (const x of w.not_measurable) ul.appendChild(el('li', '', `${x.what}: ${x.why}`));
+    d.appendChild(ul);
+    notes.push(d);
+  }
+  return notes;
 }
 
 /* ------------------------------------------------------------- summary */

@@ -841,6 +841,8 @@ static int render_stream(analyze_run *r) {
   const lm_analysis *const *cruns = (const lm_analysis *const *)r->runs;
   int text = r->f.format == CLI_FORMAT_TEXT, summary_only = cli_has(&r->a, "summary") && !r->totals;
   lm_status st = LM_OK;
+  /* What the architecture cannot measure: said once, before the rest. */
+  if (text) lm_report_unmeasurable_text(cruns, r->n, (size_t)terminal_width(&r->a), &r->out);
   if (ropts->summaries && text) {
     const lm_workload *shown[64];
     size_t m = r->n < 64 ? r->n : 64;

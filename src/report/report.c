@@ -802,6 +802,8 @@ static cJSON *json_run_info(const lm_analysis *a, const char *name) {
     cJSON_AddNullToObject(o, "arch");
   else cJSON_AddStringToObject(o, "arch", totals ? a->workload->arch : a->catalog->arch);
   if (totals) cJSON_AddTrueToObject(o, "totals_only");
+  cJSON *unmeasurable = totals ? NULL : (cJSON *)lm_report_unmeasurable_json(a->catalog);
+  if (unmeasurable) cJSON_AddItemToObject(o, "not_measurable", unmeasurable);
   const char *model = lm_sysinfo_text(info, "gpu_model");
   cJSON_AddStringToObject(o, "gpu_model", model ? model : "");
   if (a->workload->simulated) cJSON_AddStringToObject(o, "simulated", a->workload->simulated);

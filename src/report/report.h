@@ -91,6 +91,16 @@ lm_status lm_report_summary_compare_text(const lm_summary *const *s, const lm_wo
  * void *, so that this header needs no cJSON; the caller owns it). */
 void *lm_report_summary_json(const lm_summary *summary);
 
+/* What the architectures cannot measure (unmeasurable.c), once per
+ * report. lm_report_unmeasurable_text: the block of statements of each
+ * architecture among runs[0..n) that has any (once per architecture;
+ * nothing for per-kernel totals), lines of at most width characters (0:
+ * no wrapping), followed by a blank line; nothing when none has any.
+ * lm_report_unmeasurable_json: the "not_measurable" list of catalog
+ * (objects with what and why; a cJSON *), or NULL when it has none. */
+void lm_report_unmeasurable_text(const lm_analysis *const *runs, size_t n, size_t width, lm_buf *out);
+void *lm_report_unmeasurable_json(const lm_catalog *catalog);
+
 /* Execution spread of a lumen profile (spread.c). lm_report_any_flagged:
  * table t has a row whose inputs came from executions that disagree by
  * more than LM_SPREAD_THRESHOLD. lm_report_flag_text: the "Sets differ"

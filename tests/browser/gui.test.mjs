@@ -5,9 +5,11 @@
 // what the charts and the summary draw against the server's JSON (every
 // bar labelled, the roofline's points, ceilings and hover, kernel names
 // shortened but distinct, the baseline beside each change, the summary's
-// warnings). Saves screenshots of the main views.
+// warnings, what a Radeon chip cannot measure). Saves screenshots of the
+// main views.
 //
 // Usage: node gui.test.mjs URL LUMEN SHARED_DIR SCREENSHOT_DIR
+// (RDNA_DIR in the environment: the gfx1100 folder the server shows)
 import { chromium } from 'playwright-core';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -508,6 +510,32 @@ try {
   await checkSummary(page, fp8.value, 'gemm_fp8');
   await checkNames(page, 'gemm_fp8');
   await (await page.$('#panel-summary')).screenshot({ path: `${shots}/10-implausible-summary.png` });
+
+  // 8e. A Radeon collection (gfx1100): what the chip cannot measure is one
+  // line above the summary, each statement of `lumen analyze --format
+  // json` when opened, and the roofline says its FLOPs cannot be measured.
+  const radeon = options.find((o) => o.text.includes('gfx1100'));
+  check(radeon !== undefined, 'the gfx1100 collection is listed');
+  if (radeon) {
+    await go(page, `w=${radeon.value}`);
+    const notes = await page.$$eval('#content details.unmeasurable', (ds) => ds.map((d) => ({
+      head: d.querySelector('summary').textContent,
+      items: Array.from(d.querySelectorAll('li')).map((l) => l.textContent),
+    })));
+    const want = JSON.parse(execFileSync(lumen, ['analyze', '-w', process.env.RDNA_DIR, '--format', 'json'],
+      { maxBuffer: 64 << 20 })).workloads[0].not_measurable;
+    check(notes.length === 1 && notes[0].head.startsWith('Not measurable on gfx1100: FLOP counts and WMMA operations;'),
+      `one line says what gfx1100 cannot measure (${notes.map((n) => n.head).join(' | ')})`);
+    check(notes.length === 1 && notes[0].items.length === want.length &&
+      want.every((x, i) => notes[0].items[i] === `${x.what}: ${x.why}`), 'it opens to the CLI\'s statements');
+    await page.click('#content details.unmeasurable summary');
+    const first = await page.$eval('#content', (m) => m.firstElementChild && m.firstElementChild.className);
+    check(first === 'unmeasurable', `the line comes before the summary (${first})`);
+    const summaryText = await page.textContent('#panel-summary');
+    check(summaryText.includes('FLOP counts and WMMA operations cannot be measured on gfx1100'),
+      'the summary says the FLOPs cannot be measured on gfx1100');
+    await page.screenshot({ path: `${shots}/11-not-measurable.png` });
+  }
 
   check(errors.length === 0, `no errors in the page's console (${errors.join(' | ')})`);
 

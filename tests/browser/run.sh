@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Browser test of the web GUI: installs the Playwright driver (npm, pinned
 # by package-lock.json) into the build folder, starts `lumen serve` on a free
-# loopback port over four folders (f0 vcopy/MI200, f1 _mix/mix_MI200, f2
-# gemm_fp8 with an implausible sysinfo.csv, f3 bmm1 with a roofline) and a
+# loopback port over five folders (f0 vcopy/MI200, f1 _mix/mix_MI200, f2
+# gemm_fp8 with an implausible sysinfo.csv, f3 bmm1 with a roofline, f4 a
+# generated gfx1100 collection, named to the test by RDNA_DIR) and a
 # store, and runs gui.test.mjs (or
 # the test named by TEST, e.g. views.test.mjs), keeping its screenshots in
 # WORK_DIR/screenshots (screenshots-views, ...).
@@ -32,10 +33,13 @@ for r in 0 1 2; do
 done
 sqlite3 "$TMP/ranked/rank.1/lumen.db" "UPDATE sysinfo SET value = 'node-b' WHERE key = 'hostname'"
 "$LUMEN" db import --db "$TMP/store.db" -w "$TMP/ranked" -n ranked >/dev/null
+# A Radeon (gfx1100) rocprofv3 collection: what the chip cannot measure.
+export RDNA_DIR=$TMP/radeon/gfx1100
+python3 "$HERE/../integration/rdna_fixture.py" gfx1100 "$RDNA_DIR" >/dev/null
 . "$HERE/../../scripts/serve-lib.sh"
 start_lumen_serve "$LUMEN" "$TMP" -w "$SHARED/workloads/vcopy/MI200" -w "$SHARED/workloads/_mix/mix_MI200" \
   -w "$SHARED/formats/rocprofiler-compute/gemm_fp8_3.1.0_MI325X" -w "$SHARED/formats/rocprofiler-compute/bmm1_3.3.0_MI300X" \
-  --db "$TMP/store.db" || exit 1
+  -w "$RDNA_DIR" --db "$TMP/store.db" || exit 1
 rm -rf "${WORK:?}/$SHOTS"
 node "$WORK/$TEST" "$URL" "$LUMEN" "$SHARED" "$WORK/$SHOTS"
 echo "screenshots: $WORK/$SHOTS"

@@ -4,12 +4,17 @@
 # shown, and its speed-of-light, wavefront, LDS and GL2 numbers equal to
 # the ones the fixture computes by hand from the counters (on the RDNA 3.5
 # APUs also the GL0, GL1, scalar-cache and TD rows and the memory peak).
+# What the chip cannot measure (arch.yaml's not_measurable) is said once in
+# text, in the JSON and in the server's answer; the summary says the FLOPs
+# cannot be measured; the --pmc lists that would complete a panel name only
+# counters of the chip.
 # Usage: rdna_test.sh LUMEN ARCH
 set -u
 LUMEN=$1
 ARCH=$2
 TMP=$(mktemp -d /tmp/lumen-rdna-XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
+PIDS=""
+trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 SRCDIR=$(cd "$(dirname "$0")" && pwd)
 . "$SRCDIR/lib.sh"
 
@@ -57,3 +62,73 @@ if "mem_peak" in want and cell("2.1", "Memory Read Bandwidth", "Peak") != float(
     print("memory peak", cell("2.1", "Memory Read Bandwidth", "Peak")); bad = 1
 sys.exit(bad)
 PY
+
+# What the chip cannot measure: one block, before the summary, whatever
+# the output shows (the summary and the panels, --full, the summary alone).
+FLOPS="FLOP counts and WMMA operations"
+for args in "" "--full" "--summary" "-b 2"; do
+  # shellcheck disable=SC2086
+  run analyze -w "$TMP/w" $args
+  expect_status 0
+  [ "$(grep -c "^Not measurable with the counters of $ARCH" "$TMP/out")" -eq 1 ] ||
+    fail "the not-measurable block is not there once ($args): $(head -c 600 "$TMP/out")"
+  [ "$(grep -c "^  - $FLOPS: " "$TMP/out")" -eq 1 ] || fail "the FLOP statement is not there once ($args)"
+  grep -q "^  - LDS latency: " "$TMP/out" || fail "the LDS latency statement is missing ($args)"
+done
+run analyze -w "$TMP/w"
+# The summary: FLOPs cannot be measured (not "not collected"), and the VALU
+# instruction rate against its peak is an issue limiter, as CDNA's VALU rows.
+tr '\n' ' ' <"$TMP/out" | tr -s ' ' | grep -qF "roofline: not placed ($FLOPS cannot be measured on $ARCH)" ||
+  fail "the summary does not say the FLOPs cannot be measured: $(head -c 1200 "$TMP/out")"
+grep -q "not collected (no FLOP" "$TMP/out" && fail "the summary says the FLOPs were not collected"
+tr '\n' ' ' <"$TMP/out" | tr -s ' ' | grep -qF "VALU Instruction Rate 40 % of peak (issue)" ||
+  fail "the VALU instruction rate is not a limiter: $(head -c 1200 "$TMP/out")"
+run analyze -w "$TMP/w" --format json --summary
+expect_status 0
+python3 - "$TMP/out" "$ARCH" <<'PY' || fail "JSON: not_measurable"
+import json, sys
+d, arch = json.load(open(sys.argv[1])), sys.argv[2]
+nm = d["workloads"][0]["not_measurable"]
+assert [x["what"] for x in nm].count("FLOP counts and WMMA operations") == 1, nm
+assert all(x["why"] for x in nm), nm
+r = d["summary"]["kernels"][0]["roofline"]
+assert r["not_measurable"] == "FLOP counts and WMMA operations", r
+assert r["not_placed"] == f"FLOP counts and WMMA operations cannot be measured on {arch}", r
+PY
+
+# A collection that lacks some counters: the --pmc lists name only those,
+# all counters of the chip and none that a statement says it lacks.
+cp -r "$TMP/w" "$TMP/p"
+f="$TMP/p/host/7/7_counter_collection.csv"
+grep -v '"SQ_INSTS_SALU"\|"GL2C_HIT"\|"TA_TA_BUSY"' "$f" >"$f.new" && mv "$f.new" "$f"
+run analyze -w "$TMP/p"
+expect_status 0
+expect_err "rocprofv3 --pmc"
+"$LUMEN" list counters --arch "$ARCH" >"$TMP/counters" || fail "list counters"
+python3 - "$TMP/err" "$TMP/counters" "$SRCDIR/../../metrics/$ARCH/arch.yaml" <<'PY' || fail "--pmc lists"
+import fnmatch, re, sys, yaml
+line = next(l for l in open(sys.argv[1]) if "rocprofv3 --pmc" in l)
+asked = re.search(r"rocprofv3 (--pmc .*) -- APP", line).group(1).replace("--pmc", "").split()
+chip = set(open(sys.argv[2]).read().split())
+lacks = [p for s in yaml.safe_load(open(sys.argv[3]))["not_measurable"] for p in s.get("counters", [])]
+assert sorted(asked) == ["GL2C_HIT", "SQ_INSTS_SALU", "TA_TA_BUSY"], asked
+assert all(c in chip for c in asked), asked
+assert not any(fnmatch.fnmatchcase(c, p) for c in asked for p in lacks), asked
+PY
+
+# The server's analysis (what the GUI reads) carries the same list.
+. "$SRCDIR/../../scripts/serve-lib.sh"
+start_server -w "$TMP/w"
+get "api/analysis?w=f0"
+expect_code 200 "api/analysis"
+python3 - "$TMP/body" "$TMP/w" "$LUMEN" <<'PY' || fail "api/analysis: not_measurable"
+import json, subprocess, sys
+api = json.load(open(sys.argv[1]))["workloads"][0]["not_measurable"]
+cli = json.loads(subprocess.run([sys.argv[3], "analyze", "-w", sys.argv[2], "--format", "json"],
+                                capture_output=True, check=True).stdout)["workloads"][0]["not_measurable"]
+assert api == cli and api, (api, cli)
+PY
+get "api/summary?w=f0"
+expect_code 200 "api/summary"
+grep -qF "cannot be measured on $ARCH" "$TMP/body" || fail "api/summary: $(head -c 600 "$TMP/body")"
+exit 0
