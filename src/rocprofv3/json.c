@@ -1,27 +1,27 @@
 /*
  * json.c - rocprofv3's JSON output (--output-format json: <pid>_results.json)
- * folded like its CSV files. The document is {"rocprofiler-sdk-tool": [one
- * object per process]}; in each, "agents", "counters" (id -> name) and
- * "kernel_symbols" (kernel id -> name, registers, LDS) name what
- * "callback_records.counter_collection" (one entry per dispatch, one record
- * per counter instance, summed per counter as the CSV output sums them) and
- * "buffer_records.kernel_dispatch" (the kernel trace) refer to by id.
- * cJSON holds the whole document in memory, so a file over LM_V3_JSON_MAX
- * bytes is refused with a message that names the formats without a limit.
- * Errors name the field by its path in the document.
+ * read as a stream (yajl) and folded like its CSV files. The document is
+ * {"rocprofiler-sdk-tool": [one object per process]}; in each, "agents",
+ * "counters" and "kernel_symbols" name what the counter collection
+ * ("callback_records.counter_collection": an entry per dispatch, a record
+ * per counter instance) and the kernel trace ("buffer_records.kernel_dispatch")
+ * refer to by id. The parse keeps a stack of the open containers (a document
+ * nested deeper than MAX_DEPTH is refused) and the fields of the records it
+ * reads, each handed to json_fold.c as it ends: memory is the read window,
+ * the fold and yajl's copy of one token, whatever the file's size. Errors
+ * name the field by its path, and the line where it is found.
  */
-#include <cjson/cJSON.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <yajl/yajl_parse.h>
 
-#include "rocprofv3/rocprofv3_private.h"
+#include "csv/csv.h"
+#include "rocprofv3/json_private.h"
 
-#define LM_V3_JSON_MAX ((size_t)512 << 20)
-enum { LDS_GRANULE = 512 }; /* the CSV's LDS_Block_Size rounds up to this */
+enum { MAX_DEPTH = 128, WINDOW = 1 << 18, KEY_COPY = 32 };
 
 int lm_v3_json_detect(const char *path) {
   int fd = -1;
@@ -37,361 +37,502 @@ int lm_v3_json_detect(const char *path) {
   return strncmp(p, "\"rocprofiler-sdk-tool\"", 22) == 0;
 }
 
-/* A counter of "counters": its id and name. */
-struct counter {
-  double id;
-  const char *name;
+/* What a container is: K_SKIP for one the reader does not read. */
+enum {
+  K_SKIP,
+  K_ROOT,
+  K_PROCS,
+  K_PROC,
+  K_AGENTS,
+  K_AGENT,
+  K_COUNTERS,
+  K_COUNTER,
+  K_SYMBOLS,
+  K_SYMBOL,
+  K_CB,
+  K_COLL,
+  K_ENTRY,
+  K_DATA,
+  K_INFO,
+  K_GRID,
+  K_WG,
+  K_RECORDS,
+  K_RECORD,
+  K_BUF,
+  K_TRACES,
+  K_TRACE,
+  K_HANDLE,
+  K_N
+};
+/* The records the parse fills: those of json_private.h and the sections'
+ * own (whose bits only say which keys were seen). */
+enum {
+  REC_AGENT,
+  REC_COUNTER,
+  REC_SYMBOL,
+  REC_ENTRY,
+  REC_INFO,
+  REC_RECORD,
+  REC_TRACE,
+  REC_ROOT,
+  REC_PROC,
+  REC_CB,
+  REC_BUF,
+  REC_N
 };
 
-/* What one process object's records refer to, and the path prefix its
- * errors need. */
-typedef struct doc {
-  const char *path;
-  char prefix[48];          /* "" or "rocprofiler-sdk-tool[p]." */
-  struct counter *counters; /* sorted by id */
-  size_t n_counters;
-  lm_map *agents; /* agent handle -> node id */
-  const cJSON *symbols;
-} doc;
+/* A key of an object: the field bit it fills, and the kind of container
+ * its value is (0: a number or text). */
+typedef struct field {
+  const char *key;
+  unsigned char len, bit, kind;
+} field;
+#define F(k, bit, kind) \
+  { k, sizeof k - 1, bit, kind }
+static const field root_f[] = {F("rocprofiler-sdk-tool", LM_V3J_OBJ0, K_PROCS)};
+static const field proc_f[] = {F("agents", LM_V3J_OBJ0, K_AGENTS), F("counters", LM_V3J_OBJ0 + 1, K_COUNTERS),
+                               F("kernel_symbols", LM_V3J_OBJ0 + 2, K_SYMBOLS),
+                               F("callback_records", LM_V3J_OBJ0 + 3, K_CB),
+                               F("buffer_records", LM_V3J_OBJ0 + 4, K_BUF)};
+static const field cb_f[] = {F("counter_collection", LM_V3J_OBJ0, K_COLL)};
+static const field buf_f[] = {F("kernel_dispatch", LM_V3J_OBJ0, K_TRACES)};
+static const field agent_f[] = {F("id", A_ID, 0),
+                                F("node_id", A_NODE, 0),
+                                F("type", A_TYPE, 0),
+                                F("cu_count", A_CU, 0),
+                                F("simd_per_cu", A_SIMD, 0),
+                                F("wave_front_size", A_WAVE, 0),
+                                F("workgroup_max_size", A_WGMAX, 0),
+                                F("max_waves_per_cu", A_WAVES, 0),
+                                F("max_engine_clk_fcompute", A_CLK, 0),
+                                F("num_xcc", A_XCC, 0),
+                                F("array_count", A_ARRAYS, 0),
+                                F("simd_arrays_per_engine", A_PER_SE, 0),
+                                F("name", A_NAME, 0),
+                                F("product_name", A_PRODUCT, 0)};
+static const field counter_f[] = {F("id", C_ID, 0), F("name", C_NAME, 0)};
+static const field symbol_f[] = {F("kernel_id", S_KERNEL, 0),     F("group_segment_size", S_LDS, 0),
+                                 F("arch_vgpr_count", S_VGPR, 0), F("accum_vgpr_count", S_AGPR, 0),
+                                 F("sgpr_count", S_SGPR, 0),      F("formatted_kernel_name", S_FORMATTED, 0),
+                                 F("kernel_name", S_NAME, 0)};
+static const field entry_f[] = {F("dispatch_data", E_DATA, K_DATA), F("records", E_RECORDS, K_RECORDS)};
+static const field data_f[] = {F("start_timestamp", E_START, 0), F("end_timestamp", E_END, 0),
+                               F("dispatch_info", E_INFO, K_INFO)};
+static const field info_f[] = {F("dispatch_id", I_DISPATCH, 0), F("agent_id", I_AGENT, 0),
+                               F("kernel_id", I_KERNEL, 0),     F("private_segment_size", I_SCRATCH, 0),
+                               F("grid_size", I_GRID, K_GRID),  F("workgroup_size", I_WG, K_WG)};
+static const field grid_f[] = {F("x", I_GX, 0), F("y", I_GY, 0), F("z", I_GZ, 0)};
+static const field wg_f[] = {F("x", I_WX, 0), F("y", I_WY, 0), F("z", I_WZ, 0)};
+static const field record_f[] = {F("counter_id", R_COUNTER, 0), F("value", R_VALUE, 0)};
+static const field trace_f[] = {F("start_timestamp", T_START, 0), F("end_timestamp", T_END, 0),
+                                F("dispatch_info", T_INFO, K_INFO)};
+static const field handle_f[] = {F("handle", 0, 0)};
+#undef F
 
-/* An error at field where + rest (a path in the process object). */
-static lm_status bad(const doc *d, const char *what, const char *where, const char *rest, lm_diag *diag) {
-  char field[128];
-  snprintf(field, sizeof field, "%s%s%s", d->prefix, where, rest);
-  return lm_fail_at(diag, LM_EPARSE, d->path, 0, field, "%s", what);
+/* Each kind: an array (of elements of kind elem) or an object (its keys,
+ * filling record rec). */
+static const struct kind {
+  const field *fields;
+  unsigned char n_fields, rec, is_array, elem;
+} kinds[K_N] = {
+    [K_SKIP] = {NULL, 0, REC_ROOT, 0, 0},
+    [K_ROOT] = {root_f, LM_ARRAY_LEN(root_f), REC_ROOT, 0, 0},
+    [K_PROCS] = {NULL, 0, 0, 1, K_PROC},
+    [K_PROC] = {proc_f, LM_ARRAY_LEN(proc_f), REC_PROC, 0, 0},
+    [K_AGENTS] = {NULL, 0, 0, 1, K_AGENT},
+    [K_AGENT] = {agent_f, LM_ARRAY_LEN(agent_f), REC_AGENT, 0, 0},
+    [K_COUNTERS] = {NULL, 0, 0, 1, K_COUNTER},
+    [K_COUNTER] = {counter_f, LM_ARRAY_LEN(counter_f), REC_COUNTER, 0, 0},
+    [K_SYMBOLS] = {NULL, 0, 0, 1, K_SYMBOL},
+    [K_SYMBOL] = {symbol_f, LM_ARRAY_LEN(symbol_f), REC_SYMBOL, 0, 0},
+    [K_CB] = {cb_f, LM_ARRAY_LEN(cb_f), REC_CB, 0, 0},
+    [K_COLL] = {NULL, 0, 0, 1, K_ENTRY},
+    [K_ENTRY] = {entry_f, LM_ARRAY_LEN(entry_f), REC_ENTRY, 0, 0},
+    [K_DATA] = {data_f, LM_ARRAY_LEN(data_f), REC_ENTRY, 0, 0},
+    [K_INFO] = {info_f, LM_ARRAY_LEN(info_f), REC_INFO, 0, 0},
+    [K_GRID] = {grid_f, LM_ARRAY_LEN(grid_f), REC_INFO, 0, 0},
+    [K_WG] = {wg_f, LM_ARRAY_LEN(wg_f), REC_INFO, 0, 0},
+    [K_RECORDS] = {NULL, 0, 0, 1, K_RECORD},
+    [K_RECORD] = {record_f, LM_ARRAY_LEN(record_f), REC_RECORD, 0, 0},
+    [K_BUF] = {buf_f, LM_ARRAY_LEN(buf_f), REC_BUF, 0, 0},
+    [K_TRACES] = {NULL, 0, 0, 1, K_TRACE},
+    [K_TRACE] = {trace_f, LM_ARRAY_LEN(trace_f), REC_TRACE, 0, 0},
+    [K_HANDLE] = {handle_f, 1, 0, 0, 0},
+};
+
+enum { NO_FIELD = 255 };
+
+/* An open container. An object's current key is one of its fields (key
+ * points to the field's name) or another (copied, cut, for error paths). */
+typedef struct frame {
+  unsigned char kind, is_array, field;
+  unsigned char rec, bit, got; /* K_HANDLE: the number field it gives, and whether given */
+  size_t index;                /* an array: the elements begun; the object: its place in its array */
+  const char *key;
+  size_t key_len;
+  char copy[KEY_COPY];
+} frame;
+
+typedef struct parser {
+  lm_v3j *j;
+  const char *path;
+  lm_diag *diag;
+  lm_status st;
+  int complete; /* the root object has ended */
+  int found;    /* "rocprofiler-sdk-tool" was an array or object */
+  int late;     /* the error was found at a process's end: no line */
+  size_t entry; /* the index of the collection entry open */
+  size_t depth;
+  frame stack[MAX_DEPTH];
+  lm_v3j_record rec[REC_N];
+} parser;
+
+/* The path of the open containers (the field of an error), cut to cap;
+ * opening: a value opens in the innermost, at its array's next index. */
+static void path_of(const parser *p, int opening, char *out, size_t cap) {
+  size_t n = 0;
+  out[0] = 0;
+  for (size_t d = 0; d < p->depth; d++) {
+    const frame *f = &p->stack[d];
+    int w = 0;
+    if (f->is_array) {
+      size_t at = d + 1 == p->depth && opening ? f->index : f->index ? f->index - 1 : 0;
+      w = snprintf(out + n, cap - n, "[%zu]", at);
+    } else if (f->key) {
+      w = snprintf(out + n, cap - n, "%s%.*s", n ? "." : "", (int)f->key_len, f->key);
+    }
+    if (w < 0 || (size_t)w >= cap - n) break;
+    n += (size_t)w;
+  }
 }
 
-/* A number member of obj, or of its {"handle": n} member. */
-static int num(const cJSON *obj, const char *key, double *v) {
-  const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (cJSON_IsObject(m)) m = cJSON_GetObjectItemCaseSensitive(m, "handle");
-  if (!cJSON_IsNumber(m)) return 0;
-  *v = m->valuedouble;
+/* Stop the parse with st (diag already filled). */
+static int stop(parser *p, lm_status st) {
+  p->st = st;
+  return 0;
+}
+
+/* A record of kind k begins as element index of its array. */
+static int record_begin(parser *p, int k, size_t index) {
+  /* The objects that share their parent's record (dispatch_data, its
+   * dispatch_info's dimensions) keep it; the others start empty. */
+  if (k != K_DATA && k != K_GRID && k != K_WG && !kinds[k].is_array) {
+    lm_v3j_record *r = &p->rec[kinds[k].rec];
+    r->seen = r->set = 0;
+  }
+  switch (k) {
+    case K_PROC:
+      p->rec[REC_CB].seen = p->rec[REC_BUF].seen = 0;
+      if ((p->st = lm_v3j_process_begin(p->j, index, p->diag)) != LM_OK) return 0;
+      break;
+    case K_ENTRY:
+      p->rec[REC_INFO].seen = p->rec[REC_INFO].set = 0;
+      p->entry = index;
+      lm_v3j_entry_begin(p->j);
+      break;
+    case K_TRACE:
+      p->rec[REC_INFO].seen = p->rec[REC_INFO].set = 0;
+      break;
+    default:
+      break;
+  }
   return 1;
 }
 
-static const char *text(const cJSON *obj, const char *key) {
-  const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, key);
-  return cJSON_IsString(m) ? m->valuestring : NULL;
-}
-
-/* x * y * z of a {"x", "y", "z"} member; NaN when absent. */
-static double volume(const cJSON *obj, const char *key) {
-  const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, key);
-  double x, y, z;
-  if (!num(m, "x", &x) || !num(m, "y", &y) || !num(m, "z", &z)) return LM_NAN;
-  return x * y * z;
-}
-
-static lm_status id_key(lm_map *map, double id, int64_t value, const char *path, lm_diag *diag) {
-  char key[32];
-  snprintf(key, sizeof key, "%.0f", id);
-  return lm_map_put(map, key, value) == LM_OK ? LM_OK : lm_oom(diag, path);
-}
-
-static int id_get(const lm_map *map, double id, int64_t *value) {
-  char key[32];
-  snprintf(key, sizeof key, "%.0f", id);
-  return lm_map_get(map, key, value);
-}
-
-/* The GPU agents (type 2) of the first process read, with the sysinfo of
- * the first; every agent's handle -> node id into d->agents. */
-static lm_status read_agents(doc *d, const cJSON *proc, lm_v3_agents *a, lm_diag *diag) {
-  static const char *const fields[][2] = {{"cu_count", "cu_per_gpu"},
-                                          {"simd_per_cu", "simd_per_cu"},
-                                          {"wave_front_size", "wave_size"},
-                                          {"workgroup_max_size", "workgroup_max_size"},
-                                          {"max_waves_per_cu", "max_waves_per_cu"},
-                                          {"max_engine_clk_fcompute", "max_sclk"},
-                                          {"max_engine_clk_fcompute", "cur_sclk"},
-                                          {"num_xcc", "num_xcd"}};
-  const cJSON *agents = cJSON_GetObjectItemCaseSensitive(proc, "agents");
-  int keep = a->n == 0;
-  size_t i = 0;
-  const cJSON *ag;
+/* A record of kind k (element index of its array) ends: fold it. */
+static int record_end(parser *p, int k, size_t index) {
+  lm_v3j *j = p->j;
+  lm_diag *diag = p->diag;
+  const lm_v3j_record *r = p->rec;
   lm_status st = LM_OK;
-  cJSON_ArrayForEach(ag, agents) {
-    double handle, node, type;
-    if (!num(ag, "id", &handle) || !num(ag, "node_id", &node) || !num(ag, "type", &type)) {
-      char where[32];
-      snprintf(where, sizeof where, "agents[%zu]", i);
-      return bad(d, "an agent needs id.handle, node_id and type", where, "", diag);
+  switch (k) {
+    case K_ROOT:
+      p->complete = 1;
+      break;
+    case K_PROC:
+      p->late = 1;
+      st = lm_v3j_process_end(j, diag);
+      break;
+    case K_AGENT:
+      st = lm_v3j_agent(j, &r[REC_AGENT], index, diag);
+      break;
+    case K_COUNTER:
+      st = lm_v3j_counter(j, &r[REC_COUNTER], index, diag);
+      break;
+    case K_SYMBOL:
+      st = lm_v3j_symbol(j, &r[REC_SYMBOL], index, diag);
+      break;
+    case K_RECORD:
+      st = lm_v3j_value(j, &r[REC_RECORD], p->entry, index, diag);
+      break;
+    case K_ENTRY:
+      st = lm_v3j_entry(j, &r[REC_ENTRY], &r[REC_INFO], index, diag);
+      break;
+    case K_TRACE:
+      st = lm_v3j_trace(j, &r[REC_TRACE], &r[REC_INFO], index, diag);
+      break;
+    case K_AGENTS:
+      st = lm_v3j_section_end(j, LM_V3J_AGENTS, diag);
+      break;
+    case K_COUNTERS:
+      st = lm_v3j_section_end(j, LM_V3J_COUNTERS, diag);
+      break;
+    case K_SYMBOLS:
+      st = lm_v3j_section_end(j, LM_V3J_SYMBOLS, diag);
+      break;
+    case K_COLL:
+      st = lm_v3j_section_end(j, LM_V3J_COLLECTION, diag);
+      break;
+    default:
+      break;
+  }
+  if (st != LM_OK) return stop(p, st);
+  p->late = 0;
+  return 1;
+}
+
+/* The field the current key of top names, with the record and bit it
+ * fills; NULL for a key the reader does not read, or one seen before. */
+static const field *current(parser *p, frame *top, lm_v3j_record **rec, int *bit) {
+  if (top->field == NO_FIELD) return NULL;
+  const field *f = &kinds[top->kind].fields[top->field];
+  if (top->kind == K_HANDLE) {
+    if (top->got) return NULL;
+    top->got = 1;
+    *rec = &p->rec[top->rec];
+    *bit = top->bit;
+    return f;
+  }
+  *rec = &p->rec[kinds[top->kind].rec];
+  *bit = f->bit;
+  uint32_t b = 1u << f->bit;
+  if ((*rec)->seen & b) return NULL; /* a duplicated key: the first is kept */
+  (*rec)->seen |= b;
+  return f;
+}
+
+/* A scalar value: a number (text the number's digits), a string or
+ * another (null, true, false). */
+enum { V_NUMBER, V_STRING, V_OTHER };
+static int scalar(parser *p, int type, const char *text, size_t len) {
+  if (p->depth == 0) return 1;
+  frame *top = &p->stack[p->depth - 1];
+  if (top->is_array) {
+    size_t index = top->index++;
+    int elem = kinds[top->kind].elem;
+    /* An element that is no object: a record without fields. */
+    return !elem || (record_begin(p, elem, index) && record_end(p, elem, index));
+  }
+  lm_v3j_record *r;
+  int bit;
+  const field *f = current(p, top, &r, &bit);
+  if (!f || f->kind) return 1;
+  if (bit < LM_V3J_TEXT0 && type == V_NUMBER) {
+    double v;
+    int is_int;
+    if (lm_parse_number(text, text + len, &v, &is_int) == 1) { /* else beyond a double's range: not set */
+      r->num[bit] = v;
+      r->set |= 1u << bit;
     }
-    if ((st = id_key(d->agents, handle, (int64_t)node, d->path, diag)) != LM_OK) return st;
-    i++;
-    if (type != 2 || !keep || a->n == LM_V3_MAX_AGENTS) continue;
-    a->where = d->path;
-    a->node[a->n++] = node;
-    if (a->n > 1) continue;
-    const char *name = text(ag, "name");
-    if (name) snprintf(a->arch, sizeof a->arch, "%.*s", (int)strcspn(name, ":"), name);
-    st = lm_v3_agents_keep(a, "gpu_model", text(ag, "product_name"), d->path, diag);
-    for (size_t f = 0; f < LM_ARRAY_LEN(fields) && st == LM_OK; f++) {
-      double v;
-      char s[32];
-      if (!num(ag, fields[f][0], &v) || v <= 0) continue;
-      snprintf(s, sizeof s, "%.0f", v);
-      st = lm_v3_agents_keep(a, fields[f][1], s, d->path, diag);
+  } else if (bit >= LM_V3J_TEXT0 && bit < LM_V3J_OBJ0 && type == V_STRING) {
+    size_t t = (size_t)bit - LM_V3J_TEXT0;
+    if (len + 1 > r->text_cap[t]) {
+      char *s = lm_realloc(r->text[t], len + 1);
+      if (!s) return stop(p, lm_oom(p->diag, p->path));
+      r->text[t] = s;
+      r->text_cap[t] = len + 1;
     }
-    double arrays, per;
-    if (st == LM_OK && num(ag, "array_count", &arrays) && num(ag, "simd_arrays_per_engine", &per) && arrays > 0 &&
-        per > 0) {
-      char s[32];
-      snprintf(s, sizeof s, "%.0f", arrays / per);
-      st = lm_v3_agents_keep(a, "se_per_gpu", s, d->path, diag);
+    memcpy(r->text[t], text, len);
+    r->text[t][len] = 0;
+    r->set |= 1u << bit;
+  }
+  return 1;
+}
+
+static int on_null(void *ctx) { return scalar(ctx, V_OTHER, NULL, 0); }
+static int on_bool(void *ctx, int value) {
+  (void)value;
+  return scalar(ctx, V_OTHER, NULL, 0);
+}
+static int on_number(void *ctx, const char *s, size_t len) { return scalar(ctx, V_NUMBER, s, len); }
+static int on_string(void *ctx, const unsigned char *s, size_t len) {
+  return scalar(ctx, V_STRING, (const char *)s, len);
+}
+
+static int on_key(void *ctx, const unsigned char *s, size_t len) {
+  parser *p = ctx;
+  frame *top = &p->stack[p->depth - 1];
+  const struct kind *k = &kinds[top->kind];
+  for (unsigned char i = 0; i < k->n_fields; i++) {
+    const field *f = &k->fields[i];
+    if (f->len == len && f->key[0] == (char)s[0] && memcmp(f->key, s, len) == 0) {
+      top->field = i;
+      top->key = f->key;
+      top->key_len = len;
+      return 1;
     }
-    if (st != LM_OK) return st;
   }
-  return LM_OK;
+  top->field = NO_FIELD;
+  top->key_len = len < KEY_COPY ? len : KEY_COPY;
+  memcpy(top->copy, s, top->key_len);
+  top->key = top->copy;
+  return 1;
 }
 
-static int cmp_counter(const void *x, const void *y) {
-  double a = ((const struct counter *)x)->id, b = ((const struct counter *)y)->id;
-  return (a > b) - (a < b);
-}
-
-/* The counters' names, sorted by id. */
-static lm_status read_counters(doc *d, const cJSON *proc, lm_diag *diag) {
-  const cJSON *list = cJSON_GetObjectItemCaseSensitive(proc, "counters");
-  size_t n = (size_t)cJSON_GetArraySize(list), i = 0;
-  d->counters = lm_calloc(n + 1, sizeof *d->counters);
-  if (!d->counters) return lm_oom(diag, d->path);
-  const cJSON *c;
-  cJSON_ArrayForEach(c, list) {
-    double id;
-    const char *name = text(c, "name");
-    if (!num(c, "id", &id) || !name || !name[0]) {
-      char where[32];
-      snprintf(where, sizeof where, "counters[%zu]", i);
-      return bad(d, "a counter needs id.handle and a name", where, "", diag);
-    }
-    d->counters[d->n_counters].id = id;
-    d->counters[d->n_counters++].name = name;
-    i++;
+/* The kind of a container opening in top (an array when is_array), the
+ * record it fills and the bit of a K_HANDLE; its place in top's array. */
+static int child_kind(parser *p, frame *top, int is_array, int *rec, int *bit, size_t *index) {
+  *index = 0;
+  if (top->is_array) {
+    *index = top->index++;
+    int elem = kinds[top->kind].elem;
+    if (!elem || !is_array) return elem;
+    /* An array where a record was expected: a record without fields. */
+    return record_begin(p, elem, *index) && record_end(p, elem, *index) ? K_SKIP : -1;
   }
-  if (d->n_counters) qsort(d->counters, d->n_counters, sizeof *d->counters, cmp_counter);
-  return LM_OK;
-}
-
-/* The counter of id, or NULL. */
-static const struct counter *find_counter(const doc *d, double id) {
-  struct counter key = {id, NULL};
-  return d->n_counters ? bsearch(&key, d->counters, d->n_counters, sizeof key, cmp_counter) : NULL;
-}
-
-/* The kernel symbol of kernel id: kernel_symbols is indexed by kernel id,
- * but the entry's own kernel_id is checked. */
-static const cJSON *symbol(const doc *d, double kernel_id) {
-  const cJSON *s = kernel_id >= 0 && kernel_id < 1e9 ? cJSON_GetArrayItem(d->symbols, (int)kernel_id) : NULL;
-  double id;
-  if (s && num(s, "kernel_id", &id) && id == kernel_id) return s;
-  cJSON_ArrayForEach(s, d->symbols) if (num(s, "kernel_id", &id) && id == kernel_id) return s;
-  return NULL;
-}
-
-/* The row of a dispatch's dispatch_info: found, added (add set) or none. */
-static lm_status dispatch_row(lm_v3_fold *fold, const doc *d, const cJSON *info, int add, size_t *row, int *found,
-                              const char *where, lm_diag *diag) {
-  double id;
-  *found = 0;
-  if (!num(info, "dispatch_id", &id)) return bad(d, "missing or not a number", where, ".dispatch_id", diag);
-  char text_id[32];
-  snprintf(text_id, sizeof text_id, "%.0f", id);
-  const char *key = lm_fold_key(fold->t, text_id, diag);
-  if (!key) return LM_ENOMEM;
-  int64_t r;
-  if (lm_map_get(fold->t->ids, key, &r)) {
-    *row = (size_t)r;
-    *found = 1;
-    return LM_OK;
+  lm_v3j_record *r;
+  const field *f = current(p, top, &r, bit);
+  if (!f) return K_SKIP;
+  if (!f->kind) { /* a number given as {"handle": n} */
+    *rec = (int)(r - p->rec);
+    return *bit < LM_V3J_TEXT0 && !is_array ? K_HANDLE : K_SKIP;
   }
-  if (!add) return LM_OK;
-  lm_status st = lm_fold_add_row(fold->t, row, diag);
-  if (st != LM_OK) return st;
-  if (lm_map_put(fold->t->ids, key, (int64_t)*row) != LM_OK) return lm_oom(diag, fold->t->path);
-  *found = 2;
-  return LM_OK;
+  if (f->kind == K_PROCS && !is_array) { /* a single process object */
+    p->found = 1;
+    return K_PROC;
+  }
+  if (kinds[f->kind].is_array != is_array) return K_SKIP;
+  r->set |= 1u << *bit;
+  if (f->kind == K_PROCS) p->found = 1;
+  return f->kind;
 }
 
-/* A new row's facts from dispatch_info and its kernel symbol. */
-static lm_status dispatch_facts(lm_v3_fold *fold, const doc *d, const cJSON *info, size_t row, const char *where,
-                                lm_diag *diag) {
-  double agent, kernel_id;
-  int64_t node;
-  if (!num(info, "agent_id", &agent) || !id_get(d->agents, agent, &node))
-    return bad(d, "not an agent of \"agents\"", where, ".agent_id", diag);
-  if (!num(info, "kernel_id", &kernel_id)) return bad(d, "missing or not a number", where, ".kernel_id", diag);
-  const cJSON *sym = symbol(d, kernel_id);
-  if (!sym) return bad(d, "not a kernel of \"kernel_symbols\"", where, ".kernel_id", diag);
-  const char *name = text(sym, "formatted_kernel_name");
-  if (!name || !name[0]) name = text(sym, "kernel_name");
-  int32_t k;
-  lm_status st = lm_fold_intern(fold->t, name ? name : "", &k, diag);
-  if (st != LM_OK) return st;
-  fold->t->kernel[row] = k;
-  double v;
-  fold->t->facts[LM_V3_GPU][row] = (double)node;
-  fold->t->facts[LM_V3_GRID][row] = volume(info, "grid_size");
-  fold->t->facts[LM_V3_WG][row] = volume(info, "workgroup_size");
-  if (num(sym, "group_segment_size", &v)) fold->t->facts[LM_V3_LDS][row] = ceil(v / LDS_GRANULE) * LDS_GRANULE;
-  if (num(info, "private_segment_size", &v)) fold->t->facts[LM_V3_SCRATCH][row] = v;
-  if (num(sym, "arch_vgpr_count", &v)) fold->t->facts[LM_V3_VGPR][row] = v;
-  if (num(sym, "accum_vgpr_count", &v)) fold->t->facts[LM_V3_AGPR][row] = v;
-  if (num(sym, "sgpr_count", &v)) fold->t->facts[LM_V3_SGPR][row] = v;
-  return LM_OK;
+static int open_container(parser *p, int is_array) {
+  if (p->depth == MAX_DEPTH) {
+    char where[128];
+    path_of(p, 1, where, sizeof where);
+    lm_fail_at(p->diag, LM_EPARSE, p->path, 0, where, "nested deeper than %d levels", MAX_DEPTH);
+    return stop(p, LM_EPARSE);
+  }
+  int kind = is_array ? K_SKIP : K_ROOT, rec = 0, bit = 0;
+  size_t index = 0;
+  if (p->depth && (kind = child_kind(p, &p->stack[p->depth - 1], is_array, &rec, &bit, &index)) < 0) return 0;
+  frame *f = &p->stack[p->depth++];
+  f->kind = (unsigned char)kind;
+  f->is_array = (unsigned char)is_array;
+  f->field = NO_FIELD;
+  f->rec = (unsigned char)rec;
+  f->bit = (unsigned char)bit;
+  f->got = 0;
+  f->index = index;
+  f->key = NULL;
+  f->key_len = 0;
+  return kinds[kind].is_array || kind == K_SKIP || kind == K_HANDLE || record_begin(p, kind, index);
 }
 
-/* One counter_collection entry: its dispatch row and its records, summed
- * per counter id in sums (n_ids distinct ids so far). */
-static lm_status fold_collection(lm_v3_fold *fold, const doc *d, const cJSON *entry, size_t i, double *sums,
-                                 const struct counter **ids, lm_diag *diag) {
-  char where[96];
-  snprintf(where, sizeof where, "callback_records.counter_collection[%zu]", i);
-  const cJSON *data = cJSON_GetObjectItemCaseSensitive(entry, "dispatch_data");
-  const cJSON *info = cJSON_GetObjectItemCaseSensitive(data, "dispatch_info");
-  if (!cJSON_IsObject(info)) return bad(d, "missing", where, ".dispatch_data.dispatch_info", diag);
-  snprintf(where, sizeof where, "callback_records.counter_collection[%zu].dispatch_data.dispatch_info", i);
-  size_t row;
-  int found;
-  lm_status st = dispatch_row(fold, d, info, 1, &row, &found, where, diag);
-  if (st != LM_OK) return st;
-  if (found == 2 && (st = dispatch_facts(fold, d, info, row, where, diag)) != LM_OK) return st;
-  double t;
-  if (isnan(fold->t->facts[LM_V3_START][row]) && num(data, "start_timestamp", &t)) fold->t->facts[LM_V3_START][row] = t;
-  if (isnan(fold->t->facts[LM_V3_END][row]) && num(data, "end_timestamp", &t)) fold->t->facts[LM_V3_END][row] = t;
-  size_t n_ids = 0, j = 0;
-  const cJSON *rec;
-  cJSON_ArrayForEach(rec, cJSON_GetObjectItemCaseSensitive(entry, "records")) {
-    double cid, v;
-    const struct counter *index = NULL;
-    int known = num(rec, "counter_id", &cid) && (index = find_counter(d, cid)) != NULL;
-    if (!known || !num(rec, "value", &v)) {
-      snprintf(where, sizeof where, "callback_records.counter_collection[%zu].records[%zu]", i, j);
-      return bad(d, known ? "not a number" : "not a counter of \"counters\"", where, known ? ".value" : ".counter_id",
-                 diag);
-    }
-    size_t k = 0;
-    while (k < n_ids && ids[k] != index) k++;
-    if (k == n_ids) {
-      ids[n_ids++] = index;
-      sums[k] = 0;
-    }
-    sums[k] += v;
-    j++;
-  }
-  for (size_t k = 0; k < n_ids && st == LM_OK; k++) st = lm_v3_fold_put(fold, ids[k]->name, row, sums[k], diag);
-  return st;
+static int close_container(parser *p) {
+  frame *f = &p->stack[--p->depth];
+  return f->kind == K_SKIP || f->kind == K_HANDLE || record_end(p, f->kind, f->index);
 }
 
-/* The kernel trace: timestamps of the dispatches the collection has, or
- * new dispatches when the process collected no counters. */
-static lm_status fold_trace(lm_v3_fold *fold, const doc *d, const cJSON *list, int add, lm_diag *diag) {
-  size_t i = 0;
-  const cJSON *rec;
-  cJSON_ArrayForEach(rec, list) {
-    char where[80];
-    snprintf(where, sizeof where, "buffer_records.kernel_dispatch[%zu].dispatch_info", i);
-    const cJSON *info = cJSON_GetObjectItemCaseSensitive(rec, "dispatch_info");
-    size_t row;
-    int found;
-    lm_status st = dispatch_row(fold, d, info, add, &row, &found, where, diag);
-    if (st == LM_OK && found == 2) st = dispatch_facts(fold, d, info, row, where, diag);
-    if (st != LM_OK) return st;
-    double t;
-    if (found && isnan(fold->t->facts[LM_V3_START][row]) && num(rec, "start_timestamp", &t))
-      fold->t->facts[LM_V3_START][row] = t;
-    if (found && isnan(fold->t->facts[LM_V3_END][row]) && num(rec, "end_timestamp", &t)) fold->t->facts[LM_V3_END][row] = t;
-    i++;
-  }
-  return LM_OK;
-}
+static int on_start_map(void *ctx) { return open_container(ctx, 0); }
+static int on_start_array(void *ctx) { return open_container(ctx, 1); }
+static int on_end(void *ctx) { return close_container(ctx); }
 
-/* One process object into the fold. */
-static lm_status read_process(lm_v3_fold *fold, doc *d, const cJSON *proc, lm_v3_agents *agents, lm_diag *diag) {
-  double *sums = NULL;
-  const struct counter **ids = NULL;
-  lm_status st;
-  d->agents = lm_map_new();
-  if (!d->agents) {
-    st = lm_oom(diag, d->path);
-    goto done;
-  }
-  d->symbols = cJSON_GetObjectItemCaseSensitive(proc, "kernel_symbols");
-  if ((st = read_agents(d, proc, agents, diag)) != LM_OK || (st = read_counters(d, proc, diag)) != LM_OK) goto done;
-  sums = lm_calloc(d->n_counters + 1, sizeof *sums);
-  ids = lm_calloc(d->n_counters + 1, sizeof *ids);
-  if (!sums || !ids) {
-    st = lm_oom(diag, d->path);
-    goto done;
-  }
-  const cJSON *cb = cJSON_GetObjectItemCaseSensitive(proc, "callback_records");
-  const cJSON *collection = cJSON_GetObjectItemCaseSensitive(cb, "counter_collection");
-  size_t i = 0;
-  const cJSON *entry;
-  cJSON_ArrayForEach(entry, collection) {
-    if ((st = fold_collection(fold, d, entry, i++, sums, ids, diag)) != LM_OK) goto done;
-  }
-  const cJSON *buf = cJSON_GetObjectItemCaseSensitive(proc, "buffer_records");
-  st = fold_trace(fold, d, cJSON_GetObjectItemCaseSensitive(buf, "kernel_dispatch"), i == 0, diag);
-done:
-  lm_free(sums);
-  lm_free(ids);
-  lm_free(d->counters);
-  lm_map_free(d->agents);
-  d->counters = NULL;
-  d->n_counters = 0;
-  return st;
-}
+static const yajl_callbacks callbacks = {on_null,      on_bool, NULL,   NULL,           on_number, on_string,
+                                         on_start_map, on_key,  on_end, on_start_array, on_end};
 
-/* The line of byte offset `at` in text. */
-static long line_of(const char *text, size_t at) {
+/* The line of byte offset at in the file at path (1 when unreadable). */
+static long line_at(const char *path, size_t at) {
+  int fd = -1;
   long line = 1;
-  for (size_t i = 0; i < at; i++) line += text[i] == '\n';
+  if (lm_open_read(path, 0, &fd, NULL, NULL) != LM_OK) return 1;
+  char buf[1 << 16];
+  while (at > 0) {
+    ssize_t n = read(fd, buf, at < sizeof buf ? at : sizeof buf);
+    if (n <= 0) break;
+    for (const char *q = buf; (q = memchr(q, '\n', (size_t)(buf + n - q))) != NULL; q++) line++;
+    at -= (size_t)n;
+  }
+  close(fd);
   return line;
+}
+
+/* A syntax error of the document at byte at (eof: at its end). */
+static lm_status syntax(parser *p, yajl_handle h, const unsigned char *text, size_t len, size_t at, int eof) {
+  unsigned char *said = yajl_get_error(h, 0, text, len);
+  const char *why = said ? (const char *)said : "";
+  const char *colon = strstr(why, ": ");
+  if (colon) why = colon + 2;
+  char where[128];
+  path_of(p, 0, where, sizeof where);
+  lm_fail_at(p->diag, LM_EPARSE, p->path, line_at(p->path, at), where[0] ? where : NULL,
+             "not valid JSON at byte %zu: %.*s%s", at, (int)strcspn(why, "\n"), why,
+             eof ? " (the file ends early: truncated?)" : "");
+  if (said) yajl_free_error(h, said);
+  return LM_EPARSE;
+}
+
+/* Feed the file at fd to h: the parse's status, and the bytes read. */
+static lm_status feed(parser *p, yajl_handle h, int fd, unsigned char *window, size_t *offset) {
+  for (;;) {
+    ssize_t n = read(fd, window, WINDOW);
+    if (n < 0) return lm_fail(p->diag, LM_EIO, p->path, "read failed");
+    if (n == 0) break;
+    yajl_status ys = yajl_parse(h, window, (size_t)n);
+    if (ys != yajl_status_ok) {
+      size_t at = *offset + yajl_get_bytes_consumed(h);
+      if (ys == yajl_status_client_canceled) {
+        if (!p->late && p->diag) p->diag->line = line_at(p->path, at);
+        return p->st;
+      }
+      return syntax(p, h, window, (size_t)n, at, 0);
+    }
+    *offset += (size_t)n;
+    if (p->complete) return LM_OK; /* what follows the document is not read */
+  }
+  if (yajl_complete_parse(h) != yajl_status_ok) return syntax(p, h, NULL, 0, *offset, 1);
+  return LM_OK;
 }
 
 lm_status lm_v3_json_read(const char *path, lm_v3_fold *fold, lm_v3_agents *agents, int *group, lm_diag *diag) {
   int fd = -1;
-  size_t size = 0, len = 0;
-  char *text = NULL;
-  cJSON *root = NULL;
-  lm_status st = lm_open_read(path, 0, &fd, &size, diag);
+  unsigned char *window = NULL;
+  yajl_handle h = NULL;
+  parser *p = NULL;
+  lm_v3j *j = NULL;
+  lm_status st = lm_open_read(path, 0, &fd, NULL, diag);
   if (st != LM_OK) return st;
-  close(fd);
-  if (size > LM_V3_JSON_MAX) {
-    return lm_fail(diag, LM_ELIMIT, path,
-                   "%zu MiB of JSON: the JSON reader holds the document in memory and reads at most %zu MiB; "
-                   "write rocprofv3's csv or rocpd output (--output-format csv or rocpd) for larger runs",
-                   size >> 20, LM_V3_JSON_MAX >> 20);
-  }
-  if ((st = lm_read_file_any(path, LM_V3_JSON_MAX, &text, &len, diag)) != LM_OK) return st;
-  const char *end = NULL;
-  root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-  if (!root) {
-    size_t at = end && end >= text && end <= text + len ? (size_t)(end - text) : len;
-    st = lm_fail_at(diag, LM_EPARSE, path, line_of(text, at), NULL, "not valid JSON at byte %zu%s", at,
-                    at + 1 >= len ? " (the file ends early: truncated?)" : "");
+  if ((st = lm_v3j_new(path, fold, agents, group, &j, diag)) != LM_OK) goto done;
+  p = lm_calloc(1, sizeof *p);
+  window = lm_malloc(WINDOW);
+  if (!p || !window) {
+    st = lm_oom(diag, path);
     goto done;
   }
-  const cJSON *procs = cJSON_GetObjectItemCaseSensitive(root, "rocprofiler-sdk-tool");
-  if (!cJSON_IsArray(procs) && !cJSON_IsObject(procs)) {
+  p->j = j;
+  p->path = path;
+  p->diag = diag;
+  h = yajl_alloc(&callbacks, NULL, p);
+  if (!h) {
+    st = lm_oom(diag, path);
+    goto done;
+  }
+  yajl_config(h, yajl_dont_validate_strings, 1);
+  yajl_config(h, yajl_allow_trailing_garbage, 1);
+  size_t offset = 0;
+  if ((st = feed(p, h, fd, window, &offset)) != LM_OK) goto done;
+  if (!p->found)
     st = lm_fail_at(diag, LM_EPARSE, path, 0, "rocprofiler-sdk-tool", "missing: not rocprofv3's JSON output");
-    goto done;
-  }
-  doc d = {.path = path};
-  size_t p = 0;
-  const cJSON *proc = procs;
-  if (cJSON_IsArray(procs)) proc = procs->child;
-  fold->t->has_last = 0;
-  for (; proc && st == LM_OK; proc = cJSON_IsArray(procs) ? proc->next : NULL, p++) {
-    d.prefix[0] = 0;
-    if (p) snprintf(d.prefix, sizeof d.prefix, "rocprofiler-sdk-tool[%zu].", p);
-    fold->t->group = (*group)++;
-    st = read_process(fold, &d, proc, agents, diag);
-  }
 done:
-  cJSON_Delete(root);
-  lm_free(text);
+  if (h) yajl_free(h);
+  for (size_t r = 0; p && r < REC_N; r++) {
+    lm_free(p->rec[r].text[0]);
+    lm_free(p->rec[r].text[1]);
+  }
+  lm_free(p);
+  lm_free(window);
+  lm_v3j_free(j);
+  close(fd);
   return st;
 }

@@ -1,0 +1,71 @@
+/*
+ * json_private.h - shared by json.c (rocprofv3's JSON output parsed as a
+ * stream of callbacks) and json_fold.c (each record folded as it
+ * completes): the fields the parse keeps of each record, and the fold's
+ * entry points, called in document order.
+ */
+#ifndef LUMEN_ROCPROFV3_JSON_PRIVATE_H
+#define LUMEN_ROCPROFV3_JSON_PRIVATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rocprofv3/rocprofv3_private.h"
+
+/* The fields of one record as parsed. A number field holds a JSON number
+ * or the number under an object's "handle" ({"handle": 7}); a text field
+ * a string; an object field only says that its object began (its members
+ * are fields of their own). Bit b of `set` says field b holds a value, of
+ * `seen` that its key appeared: the first of a duplicated key is kept. */
+enum { LM_V3J_NUMS = 14, LM_V3J_TEXTS = 2, LM_V3J_TEXT0 = LM_V3J_NUMS, LM_V3J_OBJ0 = LM_V3J_NUMS + LM_V3J_TEXTS };
+typedef struct lm_v3j_record {
+  double num[LM_V3J_NUMS];
+  char *text[LM_V3J_TEXTS]; /* owned, NUL-terminated, reused by the next record */
+  size_t text_cap[LM_V3J_TEXTS];
+  uint32_t set, seen;
+} lm_v3j_record;
+
+/* The fields of each record (bits of lm_v3j_record). */
+enum { A_ID, A_NODE, A_TYPE, A_CU, A_SIMD, A_WAVE, A_WGMAX, A_WAVES, A_CLK, A_XCC, A_ARRAYS, A_PER_SE };
+enum { A_NAME = LM_V3J_TEXT0, A_PRODUCT };
+enum { C_ID, C_NAME = LM_V3J_TEXT0 };
+enum { S_KERNEL, S_LDS, S_VGPR, S_AGPR, S_SGPR, S_FORMATTED = LM_V3J_TEXT0, S_NAME };
+enum { E_START, E_END, E_DATA = LM_V3J_OBJ0, E_INFO, E_RECORDS };
+enum { I_DISPATCH, I_AGENT, I_KERNEL, I_SCRATCH, I_GX, I_GY, I_GZ, I_WX, I_WY, I_WZ, I_GRID = LM_V3J_OBJ0, I_WG };
+enum { R_COUNTER, R_VALUE };
+enum { T_START, T_END, T_INFO = LM_V3J_OBJ0 };
+
+static inline int lm_v3j_has(const lm_v3j_record *r, int bit) { return (r->set >> bit) & 1u; }
+
+/* The sections of a process object whose end the fold is told of. */
+enum { LM_V3J_AGENTS = 1, LM_V3J_COUNTERS = 2, LM_V3J_SYMBOLS = 4, LM_V3J_COLLECTION = 8 };
+
+/* The fold of one JSON file: what each process's records refer to by id,
+ * and what waits for a section still to come. */
+typedef struct lm_v3j lm_v3j;
+
+/* lm_v3j_new: the fold of the JSON file path into fold, its GPU agents
+ * into agents (when it holds none yet), its processes numbered as groups
+ * from *group on. */
+lm_status lm_v3j_new(const char *path, lm_v3_fold *fold, lm_v3_agents *agents, int *group, lm_v3j **out, lm_diag *diag);
+void lm_v3j_free(lm_v3j *j);
+
+/* Each of these folds what its record says, in document order; index is
+ * the record's place in its array (entry: of the counter collection's
+ * entry the record belongs to). They fail naming the field by its path. */
+lm_status lm_v3j_process_begin(lm_v3j *j, size_t index, lm_diag *diag);
+lm_status lm_v3j_agent(lm_v3j *j, const lm_v3j_record *r, size_t index, lm_diag *diag);
+lm_status lm_v3j_counter(lm_v3j *j, const lm_v3j_record *r, size_t index, lm_diag *diag);
+lm_status lm_v3j_symbol(lm_v3j *j, const lm_v3j_record *r, size_t index, lm_diag *diag);
+void lm_v3j_entry_begin(lm_v3j *j);
+lm_status lm_v3j_value(lm_v3j *j, const lm_v3j_record *r, size_t entry, size_t index, lm_diag *diag);
+lm_status lm_v3j_entry(lm_v3j *j, const lm_v3j_record *e, const lm_v3j_record *info, size_t index, lm_diag *diag);
+lm_status lm_v3j_trace(lm_v3j *j, const lm_v3j_record *t, const lm_v3j_record *info, size_t index, lm_diag *diag);
+/* lm_v3j_section_end: section (LM_V3J_*) of the process is complete. */
+lm_status lm_v3j_section_end(lm_v3j *j, int section, lm_diag *diag);
+/* lm_v3j_process_end: resolve what waited for a later section (kernel
+ * names, agents, counter names; the kernel trace when it came before the
+ * collection). Its errors have no line: they are found at the end. */
+lm_status lm_v3j_process_end(lm_v3j *j, lm_diag *diag);
+
+#endif
