@@ -312,13 +312,21 @@ print(repr(sum(sums) / len(sums)))' "$J")
   # Damage: one line naming the file and the field.
   head -c 2000 "$J" >"$TMP/t_results.json"
   run analyze -w "$TMP/t_results.json"
-  expect_status 1; one_line_err; expect_err "t_results.json"; expect_err "truncated"
+  expect_status 1; one_line_err; expect_err "t_results.json:"; expect_err "at byte 2000"; expect_err "truncated"
   edit() { python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 p = d["rocprofiler-sdk-tool"][0]
 exec(sys.argv[3])
 json.dump(d, open(sys.argv[2], "w"))' "$J" "$@"; }
+  # Nested deeper than the reader follows (128 levels): refused, the path
+  # and line named.
+  edit "$TMP/n_results.json" 'x = []
+for _ in range(300): x = [x]
+p["metadata"]["config"] = {"deep": x}'
+  run analyze -w "$TMP/n_results.json"
+  expect_status 1; one_line_err; expect_err "n_results.json:1:"; expect_err "nested deeper than 128 levels"
+  expect_err "rocprofiler-sdk-tool[0].metadata.config.deep[0][0]"
   edit "$TMP/u_results.json" 'p["callback_records"]["counter_collection"][2]["records"][1]["counter_id"]["handle"] = 99'
   run analyze -w "$TMP/u_results.json"
   expect_status 1; one_line_err; expect_err "u_results.json"
