@@ -7,21 +7,17 @@
 # `lumen analyze --list-stats` (the whole run folded per dispatch, then
 # the top-kernel tables), against one `wc -l` pass over the CSV of the same
 # run, everything from the page cache (one untimed run first). The target:
-# within 8x of wc -l, memory bounded by the folded table (not the file; the
-# JSON reader, which holds its document, excepted). Prints the median and
-# best of RUNS, peak memory and CPU time.
+# within 8x of wc -l, memory bounded by the folded table (not the file).
+# Prints the median and best of RUNS, peak memory and CPU time.
 #
 # Usage: bench/formats.sh [N] [RUNS] [CASES]   (default 200000 dispatches, 3
-#        runs, CASES "csv rocpd json", json only up to N=100000; the
-#        issue's case is N=1000000, a 3.3 GB file)
+#        runs, CASES "csv rocpd json"; the issue's case is N=1000000, a
+#        3.3 GB file)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-200000}
 RUNS=${2:-3}
-# The JSON reader refuses files over 512 MiB (about 100,000 dispatches here).
-DEFAULT_CASES="csv rocpd json"
-[ "$N" -le 100000 ] || DEFAULT_CASES="csv rocpd"
-CASES=${3:-$DEFAULT_CASES}
+CASES=${3:-"csv rocpd json"}
 if [ -n "${LUMEN_BENCH_BUILD:-}" ]; then
   LUMEN=$LUMEN_BENCH_BUILD/src/cli/lumen
   MEASURE=$LUMEN_BENCH_BUILD/measure
