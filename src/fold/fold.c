@@ -222,8 +222,11 @@ lm_status lm_fold_intern(lm_fold *f, const char *s, int32_t *id, lm_diag *diag) 
   if (f->n_kernels >= INT32_MAX) return lm_fail(diag, LM_ELIMIT, f->path, "more than 2^31 kernel names");
   char *c = lm_strdup(s);
   if (!c) return lm_oom(diag, f->path);
+  if (lm_map_put(f->names, s, (int64_t)f->n_kernels) != LM_OK) {
+    lm_free(c);
+    return lm_oom(diag, f->path);
+  }
   f->kernels[f->n_kernels] = c;
-  if (lm_map_put(f->names, s, (int64_t)f->n_kernels) != LM_OK) return lm_oom(diag, f->path);
   *id = (int32_t)f->n_kernels++;
   return LM_OK;
 }
