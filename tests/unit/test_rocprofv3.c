@@ -5,7 +5,8 @@
  * collection), a kernel trace alone, and the errors of a damaged
  * document, each naming the field by its path: cut short, nested too
  * deep, a value of the wrong type, NaN, a number beyond a double, a
- * duplicated key (the first kept), an id no section lists.
+ * duplicated key (the first kept), an id no section lists; and every
+ * allocation failed in turn.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,11 +256,46 @@ static void test_limits(void) {
   free(deep);
 }
 
+/* Each allocation failed in turn, the sections in order and after the
+ * records: out of memory, said so, until the read succeeds with the same
+ * workload. */
+static void test_out_of_memory(void) {
+  const char *in_order[] = {agents, counters, symbols, collection, trace};
+  const char *reversed[] = {trace, collection, symbols, counters, agents};
+  const char *const *orders[] = {in_order, reversed};
+  lm_workload *ref = NULL, *w = NULL;
+  lm_diag d;
+  for (size_t o = 0; o < 2; o++) {
+    char *doc = document(orders[o], 5, NULL);
+    CHECK(doc && read_text(doc, strlen(doc), &ref, &d) == LM_OK && ref);
+    free(doc);
+    char path[64];
+    snprintf(path, sizeof path, "%s/1_results.json", dir);
+    long n = 0;
+    for (; n < 100000 && ref; n++) {
+      lm_alloc_fail_after(n);
+      lm_status st = lm_rocprofv3_read(path, NULL, NULL, &w, &d);
+      lm_alloc_fail_after(-1);
+      if (st == LM_OK) {
+        CHECK(w && same(w, ref));
+        lm_workload_free(w);
+        break;
+      }
+      if (st != LM_ENOMEM) fprintf(stderr, "allocation %ld: %d %s: %s\n", n, (int)st, d.field, d.message);
+      CHECK(st == LM_ENOMEM && w == NULL);
+    }
+    CHECK(n > 10 && n < 100000);
+    lm_workload_free(ref);
+    ref = NULL;
+  }
+}
+
 int main(void) {
   if (!mkdtemp(dir)) return 1;
   test_orders();
   test_damage();
   test_limits();
+  test_out_of_memory();
   char path[64];
   snprintf(path, sizeof path, "%s/1_results.json", dir);
   unlink(path);
