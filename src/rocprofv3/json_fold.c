@@ -332,18 +332,15 @@ static lm_status dispatch_row(lm_v3j *j, const lm_v3j_record *info, int add, siz
   *found = 0;
   if (!lm_v3j_has(info, I_DISPATCH)) return bad(j, "missing or not a number", where, ".dispatch_id", diag);
   char text[40];
-  const char *key = lm_fold_key(t, id_text(info->num[I_DISPATCH], text, sizeof text), diag);
-  if (!key) return LM_ENOMEM;
-  int64_t r;
-  if (lm_map_get(t->ids, key, &r)) {
-    *row = (size_t)r;
+  const char *id = id_text(info->num[I_DISPATCH], text, sizeof text);
+  if (lm_fold_find(t, id, row)) {
     *found = 1;
     return LM_OK;
   }
   if (!add) return LM_OK;
-  lm_status st = lm_fold_add_row(t, row, diag);
+  int added = 0;
+  lm_status st = lm_fold_row(t, id, row, &added, diag);
   if (st != LM_OK) return st;
-  if (lm_map_put(t->ids, key, (int64_t)*row) != LM_OK) return lm_oom(diag, t->path);
   *found = 2;
   return LM_OK;
 }
