@@ -106,14 +106,15 @@ lm_status lm_fold_add_row(lm_fold *f, size_t *row, lm_diag *diag) {
   return LM_OK;
 }
 
-/* Dispatch ids below this that are plain decimal numbers (what every
- * profiler writes) are found by index in their group's array; others by
+/* Dispatch ids below this that are plain decimal numbers without leading
+ * zeros (what every profiler writes) are found by index in their group's array; others by
  * key in the map. The rule depends on the id alone, so an id is always
  * found where it was put. */
 enum { DENSE_IDS = 1 << 24 };
 
 static int dense_id(const char *id, size_t len, size_t *v) {
-  if (len == 0 || len > 8) return 0;
+  /* (canonical only: "005" stays another id than "5", as by key) */
+  if (len == 0 || len > 8 || (len > 1 && id[0] == '0')) return 0;
   size_t x = 0;
   for (size_t i = 0; i < len; i++) {
     if (id[i] < '0' || id[i] > '9') return 0;

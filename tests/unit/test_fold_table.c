@@ -95,6 +95,45 @@ static void test_finish(lm_fold *f) {
   lm_workload_free(w);
 }
 
+/* Ids past the dense range, or not plain numbers, are found by key; the
+ * dense ones by index, per group; lm_fold_find adds nothing. A reserve
+ * keeps the rows; a counter added past the block's columns moves them
+ * and keeps every value. */
+static void test_ids_and_reserve(void) {
+  lm_fold *f = NULL;
+  lm_diag diag = {0};
+  CHECK(lm_fold_new("ids.csv", &f, &diag) == LM_OK);
+  if (!f) return;
+  static const char *const ids[] = {"5", "16777215", "16777216", "0x10", "005", "-1", "99999999999"};
+  size_t row, n = sizeof ids / sizeof *ids;
+  int added;
+  for (size_t i = 0; i < n; i++) {
+    CHECK(!lm_fold_find(f, ids[i], &row));
+    CHECK(lm_fold_row(f, ids[i], &row, &added, &diag) == LM_OK && added && row == i);
+    CHECK(lm_fold_set(f, "A", row, (double)i, &diag) == LM_OK);
+  }
+  /* ("005" is another id than "5", as it always was by key) */
+  CHECK(f->n_rows == n);
+  f->has_last = 0;
+  for (size_t i = 0; i < n; i++) CHECK(lm_fold_find(f, ids[i], &row) && row == i);
+  CHECK(f->n_rows == n);
+  f->group = 2;
+  CHECK(!lm_fold_find(f, "5", &row) && !lm_fold_find(f, "0x10", &row));
+  f->group = 0;
+  CHECK(lm_fold_reserve(f, 100000, &diag) == LM_OK && f->cap_rows == 100000);
+  CHECK(lm_fold_column(f, "A")[6] == 6 && isnan(f->facts[3][2]));
+  char name[16];
+  for (int c = 0; c < 100; c++) {
+    snprintf(name, sizeof name, "B%d", c);
+    CHECK(lm_fold_set(f, name, 1, c, &diag) == LM_OK);
+  }
+  CHECK(lm_fold_column(f, "A")[6] == 6 && lm_fold_column(f, "B0")[1] == 0 && lm_fold_column(f, "B99")[1] == 99);
+  CHECK(isnan(lm_fold_column(f, "B99")[0]) && isnan(lm_fold_column(f, "B0")[6]));
+  CHECK(lm_fold_row(f, "12345", &row, &added, &diag) == LM_OK && added && row == n);
+  CHECK(isnan(lm_fold_column(f, "B50")[row]) && f->kernel[row] == -1);
+  lm_fold_free(f);
+}
+
 int main(void) {
   lm_fold *f = NULL;
   lm_diag diag = {0};
@@ -104,5 +143,6 @@ int main(void) {
     test_finish(f);
   }
   lm_fold_free(f);
+  test_ids_and_reserve();
   return check_report("test_fold_table");
 }
