@@ -91,6 +91,13 @@ const char *lm_devices_product(const char *arch) {
   return p ? p->values[0] : NULL;
 }
 
+const char *lm_devices_field(const char *arch, const char *field) {
+  const struct product *p = find(arch);
+  for (size_t f = 0; p && field && f < p->vendor->n; f++)
+    if (strcmp(p->vendor->fields[f], field) == 0) return p->values[f] && p->values[f][0] ? p->values[f] : NULL;
+  return NULL;
+}
+
 static int known(const char *const *keys, size_t n, const char *name) {
   for (size_t i = 0; i < n; i++)
     if (strcmp(keys[i], name) == 0) return 1;

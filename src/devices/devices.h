@@ -19,6 +19,12 @@
  * arch ("MI300X" for gfx942), or NULL when lumen knows none. */
 const char *lm_devices_product(const char *arch);
 
+/* lm_devices_field: the figure of architecture arch's typical product for
+ * system information field `field` ("960" for gfx1100's hbm_bw), in the
+ * units of its vendor's fields, or NULL when lumen knows no product of
+ * arch or no figure of that field. Borrowed: static storage. */
+const char *lm_devices_field(const char *arch, const char *field);
+
 /* lm_devices_sysinfo: w's system information (sysinfo_table, sysinfo,
  * arch) for architecture arch: the n_known fields keys/values the file
  * recorded (none NULL), then every field of the architecture's typical
