@@ -312,7 +312,9 @@ lm_status lm_collect_split_resume(const lm_profile_opts *o, lm_collector *col, c
  * smi_mclk (MHz, rocm-smi's top clocks; <= 0 when unknown) where the
  * agent has no clock, cur_* equal to the top clocks, the channel, bank,
  * pipe and scalar-cache counts from the architecture's facts in cat
- * (NULL: none), hbm_bw from max_mclk and the channels, and with with_host
+ * (NULL: none), hbm_bw from max_mclk and the channels or, without them,
+ * the bandwidth of the architecture's typical product (lm_devices_field)
+ * with one warning (empty when lumen knows no product), and with with_host
  * the host's fields. workload_name, command, timestamp and ip_blocks are
  * left empty for compose. Strings and arrays live in arena. */
 lm_status lm_collect_sysinfo(const rocp_agent *agent, const lm_catalog *cat, double smi_sclk,

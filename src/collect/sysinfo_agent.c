@@ -7,8 +7,11 @@
  * name, kernel, CPU, distribution and memory. Fields are those of the
  * reference tool's sysinfo.csv, in its order; a field nothing supplies
  * stays empty (analysis then shows the metrics that need it without a
- * value). cur_sclk and cur_mclk are the top clocks, as the reference
- * records them; a measured clock per dispatch comes from the samplers.
+ * value), except hbm_bw: where the agent gives no memory clock or channel
+ * count to derive it from (RDNA's), the architecture's typical product's
+ * figure, with a warning. cur_sclk and cur_mclk are the top clocks, as
+ * the reference records them; a measured clock per dispatch comes from
+ * the samplers.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +22,7 @@
 
 #include "backend/rocprofiler.h"
 #include "collect/collect.h"
+#include "devices/devices.h"
 
 /* The fields of the reference tool's sysinfo.csv, in its order. */
 static const char *const fields[] = {
@@ -93,6 +97,19 @@ static void host_fields(builder *b) {
   if (text[0]) put("cpu_memory", text, b);
 }
 
+/* No bandwidth to derive: the typical product's, said as the readers of
+ * files without it say what they assume. */
+static void assume_bandwidth(builder *b) {
+  const char *arch = get(b, "gpu_arch");
+  const char *bw = lm_devices_field(arch, "hbm_bw");
+  if (!bw) return;
+  put("hbm_bw", bw, b);
+  lm_log(LM_LOG_WARN,
+         "GPU agent %s: system information assumed from a typical %s (%s): hbm_bw %s (the agent gives no memory "
+         "clock and channel count to derive it from)",
+         arch, lm_devices_product(arch), arch, bw);
+}
+
 lm_status lm_collect_sysinfo(const rocp_agent *agent, const lm_catalog *cat, double smi_sclk,
                              double smi_mclk, int with_host, lm_arena *arena, lm_sysinfo *out,
                              lm_diag *diag) {
@@ -116,6 +133,7 @@ lm_status lm_collect_sysinfo(const rocp_agent *agent, const lm_catalog *cat, dou
    * channel per memory clock. */
   double mclk = number(get(b, "max_mclk")), chan = number(get(b, "total_l2_chan"));
   if (mclk > 0 && chan > 0) put_number(b, "hbm_bw", mclk / 1000.0 * 32.0 * chan);
+  if (!get(b, "hbm_bw")[0]) assume_bandwidth(b);
   if (with_host) host_fields(b);
   out->n_fields = N_FIELDS;
   out->names = lm_arena_alloc(arena, N_FIELDS * sizeof *out->names);

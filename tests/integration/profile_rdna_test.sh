@@ -6,9 +6,11 @@
 # such a folder and describes the agent from its system information.
 #   gfx1100, gfx1201: the agent as the recording describes it, the SDK's
 #     counters and per-block limits, a profile of three kernels in several
-#     passes within the limits, its system information from the agent,
-#     and the analysis: non-empty RDNA panels, the summary, and numbers
-#     equal to those computed here from the recording's counters.
+#     passes within the limits, its system information from the agent
+#     (the memory bandwidth, which the agent does not give, the typical
+#     product's, said once), and the analysis: non-empty RDNA panels,
+#     bandwidth peaks and limiters, the summary, and numbers equal to
+#     those computed here from the recording's counters.
 #   refused: what the RDNA agent does not have (a CDNA-only TCC counter or
 #     panel) is refused with a clear error; a tighter SDK limit than the
 #     plan's is met by splitting the sets.
@@ -125,6 +127,42 @@ want = {"gpu_arch": gpu["Name"], "gpu_model": gpu["Product_Name"], "cu_per_gpu":
         "max_waves_per_cu": gpu["Max_Waves_Per_Cu"], "num_xcd": gpu["Num_Xcc"]}
 bad = [f"{k}: {got.get(k)!r} != {v!r}" for k, v in want.items() if got.get(k) != v]
 if bad: sys.exit("; ".join(bad))
+PY
+  # No memory clock or channel count to derive hbm_bw from: the typical
+  # product's figure (docs/formats.md's table), said once, and it is the
+  # peak of the bandwidth rows.
+  [ "$(grep -c "^lumen warn: GPU agent $arch: system information assumed from a typical .*: hbm_bw " "$TMP/err")" -eq 1 ] ||
+    fail "the assumed hbm_bw is not said once: $(grep 'assumed' "$TMP/err")"
+  local bw
+  bw=$(python3 - "$SRCDIR/../../docs/formats.md" "$arch" <<'PY'
+import sys
+for line in open(sys.argv[1]):
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if len(cells) > 6 and sys.argv[2] in cells[0].split(", "):
+        print(cells[6])
+        break
+PY
+)
+  [ -n "$bw" ] || fail "no product of $arch in docs/formats.md"
+  grep "^lumen warn: GPU agent $arch:" "$TMP/err" | grep -q "hbm_bw $bw " || fail "the warning does not assume hbm_bw $bw: $(cat "$TMP/err")"
+  same "$(q p "SELECT value FROM sysinfo WHERE key = 'hbm_bw'")" "$bw" "hbm_bw"
+  run analyze -w "$TMP/p" -b 2 --format csv -o "$TMP/sol"
+  expect_status 0
+  python3 - "$TMP/sol/2.1.csv" "$bw" <<'PY' || fail "bandwidth peaks: $(grep -i bandwidth "$TMP/sol/2.1.csv")"
+import csv, sys
+rows = {r["Metric"]: r for r in csv.DictReader(open(sys.argv[1]))}
+for m in ("Memory Read Bandwidth", "Memory Write Bandwidth"):
+    assert float(rows[m]["Peak"]) == float(sys.argv[2]), (m, rows[m])
+    assert abs(float(rows[m]["Pct of Peak"]) - 100 * float(rows[m]["Avg"]) / float(sys.argv[2])) < 1e-9, rows[m]
+PY
+  run analyze -w "$TMP/p" --summary --format json
+  expect_status 0
+  python3 - "$TMP/out" "$bw" <<'PY' || fail "no bandwidth limiter at the product's peak: $(head -c 800 "$TMP/out")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+s = s.get("summary", s)
+hl = [h for k in s["kernels"] for h in k["highlights"] if h["metric"] == "Memory Read Bandwidth"]
+assert hl and all(h["peak"] == float(sys.argv[2]) and h["limits"] == "memory" for h in hl), hl
 PY
   run analyze -w "$TMP/p"
   expect_status 0

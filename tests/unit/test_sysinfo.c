@@ -12,6 +12,7 @@
 #include "check.h"
 #include "metrics/metrics.h"
 #include "collect/collect.h"
+#include "devices/devices.h"
 
 typedef struct fields {
   char keys[32][64], values[32][256];
@@ -128,14 +129,22 @@ static void profile_tests(void) {
   CHECK(isnan(s.values[lm_sysinfo_find(&s, "vbios")]));
   CHECK(text(&s, "hostname")[0] != '\0');
   /* Without the agent's clocks, rocm-smi's; without the architecture's
-   * facts, no channel count, hence no HBM bandwidth either. */
+   * facts, no channel count, hence the HBM bandwidth of the typical
+   * product of the architecture (an MI300X), not one derived. */
   a.max_engine_clk_fcompute = 0;
   a.mem_banks_count = 0;
   CHECK(lm_collect_sysinfo(&a, NULL, 1900, 1200, 0, arena, &s, &d) == LM_OK);
   CHECK_STR(text(&s, "max_sclk"), "1900");
   CHECK_STR(text(&s, "max_mclk"), "1200");
   CHECK_STR(text(&s, "total_l2_chan"), "");
+  CHECK_STR(text(&s, "hbm_bw"), lm_devices_field("gfx942", "hbm_bw"));
+  CHECK_STR(text(&s, "hbm_bw"), "5324.8");
+  /* An architecture lumen knows no product of: none. */
+  a.name = "gfx9999";
+  CHECK(lm_collect_sysinfo(&a, NULL, 1900, 1200, 0, arena, &s, &d) == LM_OK);
   CHECK_STR(text(&s, "hbm_bw"), "");
+  CHECK(lm_devices_field("gfx9999", "hbm_bw") == NULL && lm_devices_field("gfx1100", "max_mclk") == NULL);
+  CHECK_STR(lm_devices_field("gfx1100", "hbm_bw"), "960");
   CHECK_STR(text(&s, "hostname"), "");
   CHECK(lm_collect_sysinfo(&a, NULL, -1, -1, 0, arena, &s, &d) == LM_OK);
   CHECK_STR(text(&s, "max_sclk"), "");
