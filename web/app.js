@@ -648,11 +648,15 @@ function summaryCard(k, i) {
   if (r.above_attainable) roof.dataset.aboveAttainable = 'true';
   card.appendChild(roof);
   const list = el('ul', 'findings');
-  if (k.rules_not_evaluated)
-    list.appendChild(el('li', 'finding unknown',
-      `${k.findings.length ? '' : 'No rule fired; '}${k.rules_not_evaluated} rules could not be evaluated: ` +
-      `what they read was not collected (${k.rules_not_evaluated_metric}${k.rules_not_evaluated > 1 ? ', ...' : ''}).`));
-  else if (!k.findings.length) list.appendChild(el('li', 'finding none', 'No rule fired.'));
+  if (k.rules_not_evaluated) {
+    const of = typeof k.rules_applied === 'number' ? ` of ${k.rules_applied}` : '';
+    const li = el('li', 'finding unknown',
+      `${k.findings.length ? '' : 'No rule fired; '}${k.rules_not_evaluated}${of} rules could not be evaluated: ` +
+      `what they read was not collected (${k.rules_not_evaluated_metric}${k.rules_not_evaluated > 1 ? ', ...' : ''}).`);
+    li.dataset.rules = String(k.rules_not_evaluated);
+    if (of) li.dataset.of = String(k.rules_applied);
+    list.appendChild(li);
+  } else if (!k.findings.length) list.appendChild(el('li', 'finding none', 'No rule fired.'));
   for (const f of k.findings) list.appendChild(findingItem(f));
   card.appendChild(list);
   return card;

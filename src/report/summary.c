@@ -482,6 +482,7 @@ void *lm_report_summary_json(const lm_summary *s) {
     if (k->roof_memory) cJSON_AddStringToObject(r, "memory", k->roof_memory);
     if (k->n_unknown_rules) {
       cJSON_AddNumberToObject(j, "rules_not_evaluated", (double)k->n_unknown_rules);
+      cJSON_AddNumberToObject(j, "rules_applied", (double)k->n_rules);
       cJSON_AddStringToObject(j, "rules_not_evaluated_metric", k->unknown_metric);
     }
     cJSON *fs = cJSON_AddArrayToObject(j, "findings");

@@ -853,6 +853,7 @@ r = k["roofline"]
 assert abs(r["gflops"] - float(sys.argv[2])) <= 1e-9 * float(sys.argv[2]), r
 assert abs(r["intensity"] - float(sys.argv[3])) <= 1e-9 * float(sys.argv[3]), r
 assert r["type"] == "FP32" and r["memory"] == "DRAM" and "ops_not_collected" in r, r
+assert 0 < k["rules_not_evaluated"] < k["rules_applied"], k
 PY
   run analyze -w "$CC86" --summary
   expect_status 0
