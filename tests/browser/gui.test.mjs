@@ -5,8 +5,9 @@
 // what the charts and the summary draw against the server's JSON (every
 // bar labelled, the roofline's points, ceilings and hover, kernel names
 // shortened but distinct, the baseline beside each change, the summary's
-// warnings, what a Radeon chip cannot measure). Saves screenshots of the
-// main views.
+// warnings, what a Radeon chip cannot measure, an NVIDIA kernel placed at
+// DRAM from part of its arithmetic, rules not evaluated). Saves
+// screenshots of the main views.
 //
 // Usage: node gui.test.mjs URL LUMEN SHARED_DIR SCREENSHOT_DIR
 // (RDNA_DIR in the environment: the gfx1100 folder the server shows)
@@ -16,6 +17,7 @@ import { mkdirSync } from 'node:fs';
 
 const [url, lumen, shared, shots] = process.argv.slice(2);
 const WL = `${shared}/workloads`;
+const NCU = `${shared}/formats/ncu/cc86_metrics`;
 mkdirSync(shots, { recursive: true });
 const failures = [];
 const check = (ok, what) => {
@@ -281,13 +283,16 @@ async function checkRoofline(page, w, label) {
   await page.mouse.move(0, 0);
 }
 
-// The summary's cards against /api/summary: the implausible sysinfo
-// fields, each limiter's bar with what it limits, the metrics above their
-// peak in their own line (never bars), the roofline's type, limit and
-// verdict, and each finding's evidence and explanation, all visible.
-async function checkSummary(page, w, label) {
+// The summary's cards against /api/summary (or `want`, the CLI's
+// summary of the same workload): the implausible sysinfo fields, each
+// limiter's bar with what it limits, the metrics above their peak in
+// their own line (never bars), the roofline's type, limit, verdict, place
+// (GFLOP/s, intensity at which memory) and the arithmetic it counts, the
+// rules that could not be evaluated, and each finding's evidence and
+// explanation, all visible.
+async function checkSummary(page, w, label, want = null) {
   await page.waitForSelector('#panel-summary');
-  const sum = (await page.evaluate(async (id) => (await fetch(`api/summary?w=${id}`)).json(), w)).summary;
+  const sum = want || (await page.evaluate(async (id) => (await fetch(`api/summary?w=${id}`)).json(), w)).summary;
   const got = await page.evaluate(() => {
     const visible = (e) => { if (!e) return false; const b = e.getBoundingClientRect(); return b.width > 0 && b.height > 0; };
     return {
@@ -300,6 +305,9 @@ async function checkSummary(page, w, label) {
         above: Array.from(c.querySelectorAll('.above-peak [data-metric]')).map((x) => ({ metric: x.dataset.metric, pct: Number(x.dataset.pct),
           visible: visible(x) })),
         roof: { text: c.querySelector('p.roof').textContent, ...c.querySelector('p.roof').dataset },
+        unknown: Array.from(c.querySelectorAll('li.finding.unknown')).map((li) => ({ text: li.textContent, ...li.dataset,
+          visible: visible(li) })),
+        none: Array.from(c.querySelectorAll('li.finding.none')).map((li) => li.textContent),
         findings: Array.from(c.querySelectorAll('li.finding[data-rule]')).map((li) => ({
           rule: li.dataset.rule,
           evidence: Array.from(li.querySelectorAll('.evidence [data-metric]')).map((x) => ({ metric: x.dataset.metric,
@@ -319,8 +327,10 @@ async function checkSummary(page, w, label) {
       (b.expected === null || g.text.includes(b.expected.toLocaleString('en-US')));
   }), `${label}: the summary warns of each of the ${imp.length} implausible sysinfo fields with value, expected and why ` +
     `(${got.implausible.map((g) => g.field).join(', ')})`);
+  check(got.cards.length === sum.kernels.length && sum.kernels.every((k, i) => got.cards[i].kernel === k.name),
+    `${label}: a card for each of the ${sum.kernels.length} kernels, in order (${got.cards.length})`);
   sum.kernels.forEach((k, i) => {
-    const c = got.cards[i] || { bars: [], above: [], roof: {}, findings: [] };
+    const c = got.cards[i] || { bars: [], above: [], roof: { text: '' }, unknown: [], none: [], findings: [] };
     const n = `${label}: card ${i + 1}`;
     check(c.bars.length === k.highlights.length && k.highlights.every((h, j) => c.bars[j].metric === h.metric && c.bars[j].limits === h.limits) &&
       c.above.length === k.above_peak.length && k.above_peak.every((h, j) => c.above[j].metric === h.metric && c.above[j].visible &&
@@ -328,15 +338,47 @@ async function checkSummary(page, w, label) {
     `${n} has a bar for each of its ${k.highlights.length} limiters, saying what each limits, and lists its ` +
     `${k.above_peak.length} metrics above peak apart from the bars`);
     const r = k.roofline;
+    // A kernel placed from part of its arithmetic says so last.
+    const partial = r.ops_not_collected ? `; counting only the arithmetic collected (${r.ops_not_collected} and others were not)` : '';
+    const roofText = partial && c.roof.text.endsWith(partial) ? c.roof.text.slice(0, -partial.length) : c.roof.text;
     const roofOk = r.pct_of_attainable === null ? c.roof.text.includes(r.not_placed)
       : c.roof.type === r.type && c.roof.text.includes(r.type) &&
         (typeof r.ceiling_gflops !== 'number' || numbersIn(c.roof.text).some((v) => about(v, r.ceiling_gflops))) && (r.above_attainable
         ? c.roof.aboveAttainable === 'true' && /no bound/.test(c.roof.text) && !/-bound/.test(c.roof.text) && c.roof.limit === undefined
-        : c.roof.limit === r.limit && c.roof.text.includes(`-bound`) && c.roof.text.endsWith(` ${r.limit}`));
+        : !r.bound ? c.roof.limit === undefined && !/-bound/.test(c.roof.text)
+          : c.roof.limit === r.limit && c.roof.text.includes(`-bound`) && roofText.endsWith(` ${r.limit}`));
     // (A kernel not placed reads as before: only a failure is said.)
     if (r.pct_of_attainable !== null || !roofOk) {
       check(roofOk, `${n}'s roofline line says ${r.type || 'not placed'}${r.limit ? `, ${r.limit}` : ''}, its ceiling ` +
         `${r.ceiling_gflops}${r.above_attainable ? ', above the attainable: no bound' : ''} (${c.roof.text})`);
+    }
+    // Where it is placed: its GFLOP/s at its intensity at the device's
+    // memory (HBM, or DRAM for NVIDIA), and the part of the arithmetic
+    // counted.
+    if (r.pct_of_attainable !== null) {
+      const mem = r.memory || 'HBM';
+      const other = mem === 'HBM' ? 'DRAM' : 'HBM';
+      const shown = numbersIn(c.roof.text);
+      check(c.roof.text.includes(` FLOP/byte at ${mem}, `) && !c.roof.text.includes(other) &&
+        shown.some((v) => about(v, r.intensity, c.roof.text)) && shown.some((v) => about(v, r.gflops, c.roof.text)) &&
+        (typeof r.ceiling_hbm_gbs !== 'number' || numbersIn((c.roof.text.match(new RegExp(`${mem} [-\\d.,e+]+ GB/s`, 'i')) || [''])[0])
+          .some((v) => about(v, r.ceiling_hbm_gbs, c.roof.text))) &&
+        (partial ? c.roof.text.endsWith(partial) : !c.roof.text.includes('counting only')),
+      `${n}'s roofline line places it at ${r.intensity} FLOP/byte at ${mem}, ${r.gflops} GFLOP/s` +
+        `${partial ? `, counting only the arithmetic collected (not ${r.ops_not_collected})` : ''} (${c.roof.text})`);
+    }
+    // Rules that could not be evaluated are counted against those applied;
+    // "no rule fired" is said only of a kernel every rule examined.
+    if (k.rules_not_evaluated) {
+      const u = c.unknown[0] || {};
+      const head = `${k.findings.length ? '' : 'No rule fired; '}${k.rules_not_evaluated} of ${k.rules_applied} rules could not be evaluated`;
+      check(c.unknown.length === 1 && u.visible && Number(u.rules) === k.rules_not_evaluated && Number(u.of) === k.rules_applied &&
+        u.text.startsWith(head) && u.text.includes(`(${k.rules_not_evaluated_metric}`) && c.none.length === 0,
+      `${n} says ${k.rules_not_evaluated} of its ${k.rules_applied} rules could not be evaluated, not that no rule fired ` +
+        `(${c.unknown.map((x) => x.text).concat(c.none).join(' | ')})`);
+    } else {
+      check(c.unknown.length === 0 && c.none.length === (k.findings.length ? 0 : 1),
+        `${n} says no rule fired only when none did (${c.none.join(' | ')})`);
     }
     const fOk = k.findings.every((f, j) => {
       const g = c.findings[j];
@@ -535,6 +577,27 @@ try {
     check(summaryText.includes('FLOP counts and WMMA operations cannot be measured on gfx1100'),
       'the summary says the FLOPs cannot be measured on gfx1100');
     await page.screenshot({ path: `${shots}/11-not-measurable.png` });
+  }
+
+  // 8f. An Nsight Compute export (an A10): its kernels are placed on the
+  // roofline at DRAM from part of their arithmetic (the FP32 counters),
+  // and rules read metrics it lacks: the cards say so with the figures of
+  // `lumen analyze --format json --summary`.
+  const ncu = options.find((o) => o.text.endsWith('ncu/cc86_metrics'));
+  check(ncu !== undefined, `the Nsight Compute export is listed (${options.map((o) => o.text).join(', ')})`);
+  if (ncu) {
+    await go(page, `w=${ncu.value}`);
+    const want = JSON.parse(execFileSync(lumen, ['analyze', '-w', NCU, '--format', 'json', '--summary'],
+      { maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'ignore'] })).summary;
+    const ks = want.kernels;
+    check(ks.some((k) => k.roofline.memory === 'DRAM' && typeof k.roofline.gflops === 'number') &&
+      ks.some((k) => k.roofline.ops_not_collected) && ks.some((k) => k.rules_not_evaluated && !k.findings.length),
+      `the CLI places cc86_metrics' kernels at DRAM from part of their arithmetic, with rules not evaluated ` +
+      `(${ks.map((k) => `${k.roofline.memory}/${k.rules_not_evaluated}`).join(', ')})`);
+    await checkSummary(page, ncu.value, 'cc86_metrics', want);
+    const text = await page.textContent('#panel-summary');
+    check(!/No rule fired\./.test(text) && !/\bHBM\b/.test(text), 'cc86_metrics: no card says "No rule fired." or HBM');
+    await (await page.$('#panel-summary')).screenshot({ path: `${shots}/12-ncu-summary.png` });
   }
 
   check(errors.length === 0, `no errors in the page's console (${errors.join(' | ')})`);

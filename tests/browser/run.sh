@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Browser test of the web GUI: installs the Playwright driver (npm, pinned
 # by package-lock.json) into the build folder, starts `lumen serve` on a free
-# loopback port over five folders (f0 vcopy/MI200, f1 _mix/mix_MI200, f2
+# loopback port over six folders (f0 vcopy/MI200, f1 _mix/mix_MI200, f2
 # gemm_fp8 with an implausible sysinfo.csv, f3 bmm1 with a roofline, f4 a
-# generated gfx1100 collection, named to the test by RDNA_DIR) and a
-# store, and runs gui.test.mjs (or
+# generated gfx1100 collection, named to the test by RDNA_DIR, f5 an
+# Nsight Compute export) and a store, and runs gui.test.mjs (or
 # the test named by TEST, e.g. views.test.mjs), keeping its screenshots in
 # WORK_DIR/screenshots (screenshots-views, ...).
 # Usage: run.sh LUMEN SHARED_DIR WORK_DIR [TEST]
@@ -39,7 +39,7 @@ python3 "$HERE/../integration/rdna_fixture.py" gfx1100 "$RDNA_DIR" >/dev/null
 . "$HERE/../../scripts/serve-lib.sh"
 start_lumen_serve "$LUMEN" "$TMP" -w "$SHARED/workloads/vcopy/MI200" -w "$SHARED/workloads/_mix/mix_MI200" \
   -w "$SHARED/formats/rocprofiler-compute/gemm_fp8_3.1.0_MI325X" -w "$SHARED/formats/rocprofiler-compute/bmm1_3.3.0_MI300X" \
-  -w "$RDNA_DIR" --db "$TMP/store.db" || exit 1
+  -w "$RDNA_DIR" -w "$SHARED/formats/ncu/cc86_metrics" --db "$TMP/store.db" || exit 1
 rm -rf "${WORK:?}/$SHOTS"
 node "$WORK/$TEST" "$URL" "$LUMEN" "$SHARED" "$WORK/$SHOTS"
 echo "screenshots: $WORK/$SHOTS"
