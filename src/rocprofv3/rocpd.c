@@ -23,7 +23,9 @@ static const char dispatch_query[] =
     "SELECT guid, pid, dispatch_id, name, agent_type_index, grid_x * grid_y * grid_z,"
     " workgroup_x * workgroup_y * workgroup_z, lds_size, scratch_size, arch_vgpr_count, accum_vgpr_count,"
     " sgpr_count, start, \"end\", event_id FROM kernels ORDER BY guid, pid, dispatch_id";
-static const char event_query[] = "SELECT guid, event_id, name, value FROM pmc_events";
+/* The counter events: all, with their run's guid, or those of one run. */
+static const char event_query[] = "SELECT event_id, name, value, guid FROM pmc_events WHERE name IS NOT NULL";
+static const char event_query_run[] = "SELECT event_id, name, value FROM pmc_events WHERE guid = ? AND name IS NOT NULL";
 
 /* The GPU agents: sysinfo fields from the agent's properties (extdata). */
 static const char agent_query[] =
@@ -89,76 +91,178 @@ static lm_status read_agents(lm_sql *sql, const char *path, lm_v3_agents *a, lm_
   return st;
 }
 
-/* The key of an event: its id and its run's guid. */
-static const char *event_key(char *buf, size_t cap, lm_stmt *s, int guid_col, int id_col) {
-  snprintf(buf, cap, "%lld:%s", (long long)lm_stmt_int64(s, id_col), lm_stmt_text(s, guid_col));
-  return buf;
+/* A dispatch's counter events: (run, event id) -> fold row. */
+typedef struct event_row {
+  uint32_t guid; /* index in the runs' guids */
+  uint32_t row;
+  int64_t event;
+} event_row;
+
+/* The dispatches' event ids (sorted by run and id once read, the last
+ * dispatch of an id kept, as a map's put would), and the runs' guids. */
+typedef struct events {
+  event_row *e;
+  size_t n, cap, next; /* next: the entry after the last one found */
+  int sorted;
+  char **guids;
+  size_t n_guids;
+} events;
+
+static void events_free(events *ev) {
+  for (size_t i = 0; i < ev->n_guids; i++) lm_free(ev->guids[i]);
+  lm_free(ev->guids);
+  lm_free(ev->e);
 }
 
-/* One row of the dispatch query into the fold; its event id -> its row. */
-static lm_status fold_dispatch(lm_v3_fold *fold, lm_stmt *s, lm_map *events, lm_diag *diag) {
-  char id[96], key[160];
-  snprintf(id, sizeof id, "%s:%lld:%lld", lm_stmt_text(s, 0), (long long)lm_stmt_int64(s, 1),
-           (long long)lm_stmt_int64(s, 2));
-  size_t row = fold->t->last_row;
+/* The index of guid among the runs' (added when add is set), or -1. */
+static long guid_index(events *ev, const char *guid, int add) {
+  for (size_t i = ev->n_guids; i-- > 0;)
+    if (strcmp(ev->guids[i], guid) == 0) return (long)i;
+  if (!add) return -1;
+  char **g = lm_realloc(ev->guids, (ev->n_guids + 1) * sizeof *g);
+  if (!g) return -2;
+  ev->guids = g;
+  if (!(g[ev->n_guids] = lm_strdup(guid))) return -2;
+  return (long)ev->n_guids++;
+}
+
+static int cmp_event(const void *a, const void *b, void *ctx) {
+  (void)ctx;
+  const event_row *x = a, *y = b;
+  if (x->guid != y->guid) return x->guid < y->guid ? -1 : 1;
+  if (x->event != y->event) return x->event < y->event ? -1 : 1;
+  return (x->row > y->row) - (x->row < y->row);
+}
+
+static int before(const event_row *x, uint32_t guid, int64_t event) {
+  return x->guid < guid || (x->guid == guid && x->event < event);
+}
+
+/* Sort the ids read, keeping the last dispatch of each. */
+static void events_sort(events *ev) {
+  if (!ev->sorted) lm_sort(ev->e, ev->n, sizeof *ev->e, cmp_event, NULL);
+  size_t m = 0;
+  for (size_t i = 0; i < ev->n; i++) {
+    if (m > 0 && ev->e[m - 1].guid == ev->e[i].guid && ev->e[m - 1].event == ev->e[i].event) m--;
+    ev->e[m++] = ev->e[i];
+  }
+  ev->n = m;
+}
+
+/* The row of event id `event` of run guid, or -1: the entry after the last
+ * found is tried first (the events follow their dispatches' order). */
+static int64_t event_find(events *ev, uint32_t guid, int64_t event) {
+  size_t i = ev->next;
+  if (!(i < ev->n && ev->e[i].guid == guid && ev->e[i].event == event)) {
+    size_t lo = 0, hi = ev->n;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (before(&ev->e[mid], guid, event)) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo == ev->n || ev->e[lo].guid != guid || ev->e[lo].event != event) return -1;
+    i = lo;
+  }
+  ev->next = i + 1;
+  return ev->e[i].row;
+}
+
+/* The dispatch read last: its run, process and id, and its row. */
+typedef struct last_dispatch {
+  int have;
+  uint32_t guid;
+  int64_t pid, id;
+  size_t row;
+} last_dispatch;
+
+/* One row of the dispatch query into the fold (rows of the same run,
+ * process and dispatch id, which follow each other, are one); its event
+ * id -> its row. */
+static lm_status fold_dispatch(lm_v3_fold *fold, lm_stmt *s, events *ev, last_dispatch *last, lm_diag *diag) {
+  long g = guid_index(ev, lm_stmt_text(s, 0), 1);
+  if (g < 0) return lm_oom(diag, fold->t->path);
+  int64_t pid = lm_stmt_int64(s, 1), id = lm_stmt_int64(s, 2);
   lm_status st;
-  if (!fold->t->has_last || strcmp(fold->t->last_id, id) != 0) {
+  if (!last->have || last->guid != (uint32_t)g || last->pid != pid || last->id != id) {
+    size_t row;
     if ((st = lm_fold_add_row(fold->t, &row, diag)) != LM_OK) return st;
     int32_t k;
     if ((st = lm_fold_intern(fold->t, lm_stmt_text(s, 3), &k, diag)) != LM_OK) return st;
     fold->t->kernel[row] = k;
     for (int f = 0; f < LM_V3_N_FACTS; f++) fold->t->facts[f][row] = lm_stmt_double(s, 4 + f);
-    snprintf(fold->t->last_id, sizeof fold->t->last_id, "%s", id);
-    fold->t->has_last = 1;
-    fold->t->last_row = row;
+    *last = (last_dispatch){1, (uint32_t)g, pid, id, row};
   }
   if (lm_stmt_is_null(s, 14)) return LM_OK;
-  if (lm_map_put(events, event_key(key, sizeof key, s, 0, 14), (int64_t)row) != LM_OK) return lm_oom(diag, fold->t->path);
+  if (ev->n == ev->cap) {
+    size_t cap = ev->cap ? 2 * ev->cap : 1024;
+    event_row *e = lm_realloc(ev->e, cap * sizeof *e);
+    if (!e) return lm_oom(diag, fold->t->path);
+    ev->e = e;
+    ev->cap = cap;
+  }
+  event_row x = {(uint32_t)g, (uint32_t)last->row, lm_stmt_int64(s, 14)};
+  if (ev->n > 0 && cmp_event(&ev->e[ev->n - 1], &x, NULL) > 0) ev->sorted = 0;
+  ev->e[ev->n++] = x;
   return LM_OK;
 }
 
 /* Counter name of row += v: the first instance sets the cell (and its
- * "_sum" twin), the others add to both. *last is the counter of the last
- * event, tried first (one counter's instances follow each other). */
+ * "_sum" twin), the others add to both. The counter expected next is tried
+ * first, then *last, the counter of the last event (one counter's
+ * instances follow each other). */
 static lm_status add_value(lm_v3_fold *fold, const char *name, size_t row, double v, size_t *last, lm_diag *diag) {
+  lm_fold *t = fold->t;
   size_t k = *last;
-  if (k >= fold->t->n_counters || strcmp(fold->t->counter_names[k], name) != 0) {
-    lm_status st = lm_fold_counter(fold->t, name, &k, diag);
-    if (st != LM_OK) return st;
-  }
+  lm_status st;
+  if (k >= t->n_counters || strcmp(t->counter_names[k], name) != 0)
+    if ((st = lm_fold_counter(t, name, &k, diag)) != LM_OK) return st;
   *last = k;
-  double cur = fold->t->counters[k][row];
+  double cur = t->counters[k][row];
   if (isnan(cur)) {
-    fold->t->guess = k; /* the put finds it at once */
-    return lm_v3_fold_put(fold, name, row, v, diag);
+    if (t->tag[k] == LM_V3_ALIAS_UNKNOWN) {
+      t->guess = k; /* the put finds it at once */
+      return lm_v3_fold_put(fold, name, row, v, diag);
+    }
+    t->counters[k][row] = v;
+    if (t->tag[k] >= 0) {
+      size_t a = (size_t)t->tag[k];
+      t->counters[a][row] = v;
+      if (t->guess == a) t->guess = a + 1 < t->n_counters ? a + 1 : 0;
+    }
+    return LM_OK;
   }
-  fold->t->counters[k][row] = cur + v;
-  if (fold->t->tag[k] >= 0) fold->t->counters[fold->t->tag[k]][row] = cur + v;
+  t->counters[k][row] = cur + v;
+  if (t->tag[k] >= 0) t->counters[t->tag[k]][row] = cur + v;
   return LM_OK;
 }
 
-/* The counter events, in stored order, into their dispatches' rows. */
-static lm_status fold_events(lm_v3_fold *fold, lm_sql *sql, const lm_map *events, lm_diag *diag) {
+/* The counter events, in stored order, into their dispatches' rows: those
+ * of the one run read when the dispatches are of one run, else all with
+ * their run's guid. */
+static lm_status fold_events(lm_v3_fold *fold, lm_sql *sql, events *ev, lm_diag *diag) {
+  int one_run = ev->n_guids == 1;
   lm_stmt *s = NULL;
-  lm_status st = lm_sql_prepare(sql, event_query, &s, diag);
+  lm_status st = lm_sql_prepare(sql, one_run ? event_query_run : event_query, &s, diag);
   if (st != LM_OK) return st;
-  char key[160], last_guid[128] = "";
-  int64_t row = -1, last_event = -1;
-  int have_last = 0;
+  if (one_run) lm_stmt_bind_text(s, 1, ev->guids[0]);
+  events_sort(ev);
+  int64_t row = -1, last_event = 0;
+  long guid = 0, last_guid = -1;
   size_t last_counter = (size_t)-1;
   int r;
   while ((r = lm_stmt_step(s)) == 1) {
-    if (lm_stmt_is_null(s, 2)) continue;
-    int64_t event = lm_stmt_int64(s, 1);
-    const char *guid = lm_stmt_text(s, 0);
-    if (!have_last || event != last_event || strcmp(guid, last_guid) != 0) {
-      if (!lm_map_get(events, event_key(key, sizeof key, s, 0, 1), &row)) row = -1; /* no dispatch: the join's */
+    int64_t event = lm_stmt_int64(s, 0);
+    if (!one_run) {
+      const char *g = lm_stmt_text(s, 3);
+      if (guid < 0 || guid >= (long)ev->n_guids || strcmp(ev->guids[guid], g) != 0) guid = guid_index(ev, g, 0);
+    }
+    if (guid != last_guid || event != last_event) {
+      row = guid < 0 ? -1 : event_find(ev, (uint32_t)guid, event); /* no dispatch: the join's */
       last_event = event;
-      have_last = strlen(guid) < sizeof last_guid;
-      if (have_last) memcpy(last_guid, guid, strlen(guid) + 1);
+      last_guid = guid;
     }
     if (row >= 0 &&
-        (st = add_value(fold, lm_stmt_text(s, 2), (size_t)row, lm_stmt_double(s, 3), &last_counter, diag)) != LM_OK)
+        (st = add_value(fold, lm_stmt_text(s, 1), (size_t)row, lm_stmt_double(s, 2), &last_counter, diag)) != LM_OK)
       break;
   }
   if (st == LM_OK && r < 0) st = lm_stmt_error(s, "reading the counter events", diag);
@@ -169,8 +273,8 @@ static lm_status fold_events(lm_v3_fold *fold, lm_sql *sql, const lm_map *events
 lm_status lm_v3_rocpd_read(const char *path, lm_v3_fold *fold, lm_v3_agents *agents, lm_diag *diag) {
   lm_sql *sql = NULL;
   lm_stmt *s = NULL;
-  lm_map *events = lm_map_new();
-  if (!events) return lm_oom(diag, path);
+  events ev = {.sorted = 1};
+  last_dispatch last = {0};
   lm_status st = lm_sql_open(path, LM_DB_READ, &sql, diag);
   if (st != LM_OK) goto done;
   if ((st = read_agents(sql, path, agents, diag)) != LM_OK) goto done;
@@ -179,15 +283,15 @@ lm_status lm_v3_rocpd_read(const char *path, lm_v3_fold *fold, lm_v3_agents *age
   fold->t->has_last = 0;
   int r;
   while ((r = lm_stmt_step(s)) == 1)
-    if ((st = fold_dispatch(fold, s, events, diag)) != LM_OK) goto done;
+    if ((st = fold_dispatch(fold, s, &ev, &last, diag)) != LM_OK) goto done;
   if (r < 0) {
     st = lm_stmt_error(s, "reading the kernel dispatches", diag);
     goto done;
   }
-  st = fold_events(fold, sql, events, diag);
+  st = fold_events(fold, sql, &ev, diag);
 done:
   lm_stmt_free(s);
   lm_sql_close(sql);
-  lm_map_free(events);
+  events_free(&ev);
   return st;
 }
