@@ -23,10 +23,7 @@ static const char dispatch_query[] =
     "SELECT guid, pid, dispatch_id, name, agent_type_index, grid_x * grid_y * grid_z,"
     " workgroup_x * workgroup_y * workgroup_z, lds_size, scratch_size, arch_vgpr_count, accum_vgpr_count,"
     " sgpr_count, start, \"end\", event_id FROM kernels ORDER BY guid, pid, dispatch_id";
-/* The counter events: all, with their run's guid, or those of one run. */
-static const char event_query[] = "SELECT event_id, name, value, guid FROM pmc_events WHERE name IS NOT NULL";
-static const char event_query_run[] = "SELECT event_id, name, value FROM pmc_events WHERE guid = ? AND name IS NOT NULL";
-
+static const char event_query[] = "SELECT event_id, name, value, guid FROM pmc_events";
 /* The GPU agents: sysinfo fields from the agent's properties (extdata). */
 static const char agent_query[] =
     "SELECT type_index, COALESCE(json_extract(extdata, '$.name'), name), product_name,"
@@ -212,10 +209,13 @@ static lm_status fold_dispatch(lm_v3_fold *fold, lm_stmt *s, events *ev, last_di
  * instances follow each other). */
 static lm_status add_value(lm_v3_fold *fold, const char *name, size_t row, double v, size_t *last, lm_diag *diag) {
   lm_fold *t = fold->t;
-  size_t k = *last;
-  lm_status st;
-  if (k >= t->n_counters || strcmp(t->counter_names[k], name) != 0)
-    if ((st = lm_fold_counter(t, name, &k, diag)) != LM_OK) return st;
+  size_t k = t->guess;
+  if (k < t->n_counters && strcmp(t->counter_names[k], name) == 0) {
+    t->guess = k + 1 < t->n_counters ? k + 1 : 0;
+  } else if ((k = *last) >= t->n_counters || strcmp(t->counter_names[k], name) != 0) {
+    lm_status st = lm_fold_counter_lookup(t, name, &k, diag);
+    if (st != LM_OK) return st;
+  }
   *last = k;
   double cur = t->counters[k][row];
   if (isnan(cur)) {
@@ -236,26 +236,23 @@ static lm_status add_value(lm_v3_fold *fold, const char *name, size_t row, doubl
   return LM_OK;
 }
 
-/* The counter events, in stored order, into their dispatches' rows: those
- * of the one run read when the dispatches are of one run, else all with
- * their run's guid. */
+/* The counter events, in stored order, into their dispatches' rows. The
+ * run of each is compared as text with the run of the one before (a filter
+ * on the run in SQL costs more than the whole comparison here). */
 static lm_status fold_events(lm_v3_fold *fold, lm_sql *sql, events *ev, lm_diag *diag) {
-  int one_run = ev->n_guids == 1;
   lm_stmt *s = NULL;
-  lm_status st = lm_sql_prepare(sql, one_run ? event_query_run : event_query, &s, diag);
+  lm_status st = lm_sql_prepare(sql, event_query, &s, diag);
   if (st != LM_OK) return st;
-  if (one_run) lm_stmt_bind_text(s, 1, ev->guids[0]);
   events_sort(ev);
   int64_t row = -1, last_event = 0;
-  long guid = 0, last_guid = -1;
+  long guid = -1, last_guid = -1;
   size_t last_counter = (size_t)-1;
   int r;
   while ((r = lm_stmt_step(s)) == 1) {
+    if (lm_stmt_is_null(s, 1)) continue;
     int64_t event = lm_stmt_int64(s, 0);
-    if (!one_run) {
-      const char *g = lm_stmt_text(s, 3);
-      if (guid < 0 || guid >= (long)ev->n_guids || strcmp(ev->guids[guid], g) != 0) guid = guid_index(ev, g, 0);
-    }
+    const char *g = lm_stmt_text(s, 3);
+    if (guid < 0 || strcmp(ev->guids[guid], g) != 0) guid = guid_index(ev, g, 0);
     if (guid != last_guid || event != last_event) {
       row = guid < 0 ? -1 : event_find(ev, (uint32_t)guid, event); /* no dispatch: the join's */
       last_event = event;
