@@ -2,7 +2,8 @@
 # Reading other tools' files at scale: a generated rocprofv3 run (N
 # dispatches x 20 counters) as a counter collection CSV (one row per
 # dispatch and counter, about 3.3 KB per dispatch), as a rocpd database
-# (tests/integration/make_rocpd.py: kernels and pmc_events rows) and as
+# (tests/integration/make_rocpd.py: rocpd's tables and the views over
+# them; case rocpd-plain: plain tables under the view names) and as
 # rocprofv3's JSON output (tests/integration/make_v3_json.py), each read by
 # `lumen analyze --list-stats` (the whole run folded per dispatch, then
 # the top-kernel tables), against one `wc -l` pass over the CSV of the same
@@ -55,6 +56,10 @@ for c in $CASES; do
   rocpd)
     python3 tests/integration/make_rocpd.py "$FILE" "$WORK/1_results.db" gfx942
     row "rocpd database" "$WORK/1_results.db"
+    ;;
+  rocpd-plain)
+    python3 tests/integration/make_rocpd.py "$FILE" "$WORK/1_plain.db" gfx942 --plain
+    row "rocpd plain tables" "$WORK/1_plain.db"
     ;;
   json)
     python3 tests/integration/make_v3_json.py "$FILE" "$WORK/1_results.json" gfx942

@@ -5,10 +5,11 @@
  * instance, summed per counter here as the CSV output sums them) and
  * `rocpd_info_agent` for the GPUs. The views, not the tables (whose names
  * carry a run's UUID), are the documented interface. The dispatches are
- * read sorted by process and dispatch (few rows); the counter events, many
- * times more, are read in the order they are stored, without a join, sort
- * or grouping, and matched to their dispatch by event id: the events of
- * one dispatch are stored together, so the last match is tried first.
+ * read sorted by run, process and dispatch (few rows); the counter events,
+ * many times more, in the order they are stored, without a join, sort or
+ * grouping, matched to their dispatch by run, pid and dispatch id (by run
+ * and event id in the earlier layout) in a sorted array, the entry after
+ * the last match tried first: one dispatch's events are stored together.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -19,11 +20,15 @@
 #include "rocprofv3/rocprofv3_private.h"
 #include "sql/sql.h"
 
+/* The queries of the two layouts: rocpd's views (a dispatch's counter
+ * events name it by pid and dispatch id, the counter as counter_name) and
+ * the earlier one (by event id, the counter as name). %s: the VGPR column. */
 static const char dispatch_query[] =
     "SELECT guid, pid, dispatch_id, name, agent_type_index, grid_x * grid_y * grid_z,"
-    " workgroup_x * workgroup_y * workgroup_z, lds_size, scratch_size, arch_vgpr_count, accum_vgpr_count,"
-    " sgpr_count, start, \"end\", event_id FROM kernels ORDER BY guid, pid, dispatch_id";
-static const char event_query[] = "SELECT event_id, name, value, guid FROM pmc_events";
+    " workgroup_x * workgroup_y * workgroup_z, lds_size, scratch_size, %s, accum_vgpr_count,"
+    " sgpr_count, start, \"end\", %s FROM kernels ORDER BY guid, pid, dispatch_id";
+static const char event_query[] = "SELECT pid, dispatch_id, counter_name, counter_value, guid FROM pmc_events";
+static const char event_query_by_id[] = "SELECT 0, event_id, name, value, guid FROM pmc_events";
 /* The GPU agents: sysinfo fields from the agent's properties (extdata). */
 static const char agent_query[] =
     "SELECT type_index, COALESCE(json_extract(extdata, '$.name'), name), product_name,"
@@ -88,16 +93,18 @@ static lm_status read_agents(lm_sql *sql, const char *path, lm_v3_agents *a, lm_
   return st;
 }
 
-/* A dispatch's counter events: (run, event id) -> fold row. */
+/* A dispatch's counter events: (run, pid, dispatch id) or (run, 0, event
+ * id) -> fold row. */
 typedef struct event_row {
   uint32_t guid; /* index in the runs' guids */
   uint32_t row;
-  int64_t event;
+  int64_t a, b;
 } event_row;
 
-/* The dispatches' event ids (sorted by run and id once read, the last
- * dispatch of an id kept, as a map's put would), and the runs' guids. */
+/* The dispatches' keys (sorted once read, the last dispatch of a key
+ * kept, as a map's put would), and the runs' guids. */
 typedef struct events {
+  int by_id; /* the earlier layout: events name their dispatch by event id */
   event_row *e;
   size_t n, cap, next; /* next: the entry after the last one found */
   int sorted;
@@ -127,37 +134,42 @@ static int cmp_event(const void *a, const void *b, void *ctx) {
   (void)ctx;
   const event_row *x = a, *y = b;
   if (x->guid != y->guid) return x->guid < y->guid ? -1 : 1;
-  if (x->event != y->event) return x->event < y->event ? -1 : 1;
+  if (x->a != y->a) return x->a < y->a ? -1 : 1;
+  if (x->b != y->b) return x->b < y->b ? -1 : 1;
   return (x->row > y->row) - (x->row < y->row);
 }
 
-static int before(const event_row *x, uint32_t guid, int64_t event) {
-  return x->guid < guid || (x->guid == guid && x->event < event);
+static int before(const event_row *x, const event_row *key) {
+  return x->guid != key->guid ? x->guid < key->guid : x->a != key->a ? x->a < key->a : x->b < key->b;
 }
+
+static int same(const event_row *x, const event_row *y) { return x->guid == y->guid && x->a == y->a && x->b == y->b; }
 
 /* Sort the ids read, keeping the last dispatch of each. */
 static void events_sort(events *ev) {
   if (!ev->sorted) lm_sort(ev->e, ev->n, sizeof *ev->e, cmp_event, NULL);
   size_t m = 0;
   for (size_t i = 0; i < ev->n; i++) {
-    if (m > 0 && ev->e[m - 1].guid == ev->e[i].guid && ev->e[m - 1].event == ev->e[i].event) m--;
+    if (m > 0 && same(&ev->e[m - 1], &ev->e[i])) m--;
     ev->e[m++] = ev->e[i];
   }
   ev->n = m;
 }
 
-/* The row of event id `event` of run guid, or -1: the entry after the last
- * found is tried first (the events follow their dispatches' order). */
-static int64_t event_find(events *ev, uint32_t guid, int64_t event) {
+/* The row of the dispatch of key, or -1: the entry after the last found
+ * is tried first (the events follow their dispatches' order). */
+static int64_t event_find(events *ev, const event_row *key) {
   size_t i = ev->next;
-  if (!(i < ev->n && ev->e[i].guid == guid && ev->e[i].event == event)) {
+  if (!(i < ev->n && same(&ev->e[i], key))) {
     size_t lo = 0, hi = ev->n;
     while (lo < hi) {
       size_t mid = lo + (hi - lo) / 2;
-      if (before(&ev->e[mid], guid, event)) lo = mid + 1;
-      else hi = mid;
+      if (before(&ev->e[mid], key))
+        lo = mid + 1;
+      else
+        hi = mid;
     }
-    if (lo == ev->n || ev->e[lo].guid != guid || ev->e[lo].event != event) return -1;
+    if (lo == ev->n || !same(&ev->e[lo], key)) return -1;
     i = lo;
   }
   ev->next = i + 1;
@@ -173,8 +185,8 @@ typedef struct last_dispatch {
 } last_dispatch;
 
 /* One row of the dispatch query into the fold (rows of the same run,
- * process and dispatch id, which follow each other, are one); its event
- * id -> its row. */
+ * process and dispatch id, which follow each other, are one); its key ->
+ * its row. */
 static lm_status fold_dispatch(lm_v3_fold *fold, lm_stmt *s, events *ev, last_dispatch *last, lm_diag *diag) {
   long g = guid_index(ev, lm_stmt_text(s, 0), 1);
   if (g < 0) return lm_oom(diag, fold->t->path);
@@ -197,7 +209,7 @@ static lm_status fold_dispatch(lm_v3_fold *fold, lm_stmt *s, events *ev, last_di
     ev->e = e;
     ev->cap = cap;
   }
-  event_row x = {(uint32_t)g, (uint32_t)last->row, lm_stmt_int64(s, 14)};
+  event_row x = {(uint32_t)g, (uint32_t)last->row, ev->by_id ? 0 : pid, lm_stmt_int64(s, 14)};
   if (ev->n > 0 && cmp_event(&ev->e[ev->n - 1], &x, NULL) > 0) ev->sorted = 0;
   ev->e[ev->n++] = x;
   return LM_OK;
@@ -241,30 +253,42 @@ static lm_status add_value(lm_v3_fold *fold, const char *name, size_t row, doubl
  * on the run in SQL costs more than the whole comparison here). */
 static lm_status fold_events(lm_v3_fold *fold, lm_sql *sql, events *ev, lm_diag *diag) {
   lm_stmt *s = NULL;
-  lm_status st = lm_sql_prepare(sql, event_query, &s, diag);
+  lm_status st = lm_sql_prepare(sql, ev->by_id ? event_query_by_id : event_query, &s, diag);
   if (st != LM_OK) return st;
   events_sort(ev);
-  int64_t row = -1, last_event = 0;
-  long guid = -1, last_guid = -1;
+  int64_t row = -1;
+  event_row key = {0}, last = {.guid = UINT32_MAX};
+  long guid = -1;
   size_t last_counter = (size_t)-1;
   int r;
   while ((r = lm_stmt_step(s)) == 1) {
-    if (lm_stmt_is_null(s, 1)) continue;
-    int64_t event = lm_stmt_int64(s, 0);
-    const char *g = lm_stmt_text(s, 3);
+    if (lm_stmt_is_null(s, 2)) continue;
+    const char *g = lm_stmt_text(s, 4);
     if (guid < 0 || strcmp(ev->guids[guid], g) != 0) guid = guid_index(ev, g, 0);
-    if (guid != last_guid || event != last_event) {
-      row = guid < 0 ? -1 : event_find(ev, (uint32_t)guid, event); /* no dispatch: the join's */
-      last_event = event;
-      last_guid = guid;
+    key = (event_row){guid < 0 ? UINT32_MAX - 1 : (uint32_t)guid, 0, lm_stmt_int64(s, 0), lm_stmt_int64(s, 1)};
+    if (!same(&key, &last)) {
+      row = guid < 0 ? -1 : event_find(ev, &key); /* no dispatch: the join's */
+      last = key;
     }
     if (row >= 0 &&
-        (st = add_value(fold, lm_stmt_text(s, 1), (size_t)row, lm_stmt_double(s, 2), &last_counter, diag)) != LM_OK)
+        (st = add_value(fold, lm_stmt_text(s, 2), (size_t)row, lm_stmt_double(s, 3), &last_counter, diag)) != LM_OK)
       break;
   }
   if (st == LM_OK && r < 0) st = lm_stmt_error(s, "reading the counter events", diag);
   lm_stmt_free(s);
   return st;
+}
+
+/* 1 when view (or table) `view` has column col. */
+static int has_column(lm_sql *sql, const char *view, const char *col) {
+  char q[96];
+  snprintf(q, sizeof q, "SELECT * FROM %s LIMIT 0", view);
+  lm_stmt *s = NULL;
+  int found = 0;
+  if (lm_sql_prepare(sql, q, &s, NULL) == LM_OK)
+    for (int c = 0; c < lm_stmt_columns(s) && !found; c++) found = strcmp(lm_stmt_column_name(s, c), col) == 0;
+  lm_stmt_free(s);
+  return found;
 }
 
 lm_status lm_v3_rocpd_read(const char *path, lm_v3_fold *fold, lm_v3_agents *agents, lm_diag *diag) {
@@ -275,7 +299,12 @@ lm_status lm_v3_rocpd_read(const char *path, lm_v3_fold *fold, lm_v3_agents *age
   lm_status st = lm_sql_open(path, LM_DB_READ, &sql, diag);
   if (st != LM_OK) goto done;
   if ((st = read_agents(sql, path, agents, diag)) != LM_OK) goto done;
-  if ((st = lm_sql_prepare(sql, dispatch_query, &s, diag)) != LM_OK) goto done;
+  ev.by_id = !has_column(sql, "pmc_events", "counter_name");
+  char query[sizeof dispatch_query + 32];
+  snprintf(query, sizeof query, dispatch_query,
+           has_column(sql, "kernels", "arch_vgpr_count") ? "arch_vgpr_count" : "vgpr_count",
+           ev.by_id ? "event_id" : "dispatch_id");
+  if ((st = lm_sql_prepare(sql, query, &s, diag)) != LM_OK) goto done;
   fold->gpus_numbered = 1;
   fold->t->has_last = 0;
   int r;

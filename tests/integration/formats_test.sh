@@ -254,6 +254,12 @@ rocprofv3_rocpd)
   run analyze -w "$TMP/run_results.db" -b 12.2 --format csv -o "$TMP/b"
   expect_status 0
   diff -r "$TMP/a" "$TMP/b" >/dev/null || fail "rocpd and CSV differ: $(diff -r "$TMP/a" "$TMP/b" | head)"
+  # The earlier layout (plain tables, counter events naming their dispatch
+  # by event id) reads the same.
+  python3 "$SRCDIR/make_rocpd.py" "$BANK" "$TMP/plain.db" gfx950 --split SQ_INSTS_LDS --plain || fail "make_rocpd"
+  run analyze -w "$TMP/plain.db" -b 12.2 --format csv -o "$TMP/c"
+  expect_status 0
+  diff -r "$TMP/a" "$TMP/c" >/dev/null || fail "plain rocpd and CSV differ: $(diff -r "$TMP/a" "$TMP/c" | head)"
   # Found in rocprofv3's output folder too.
   mkdir -p "$TMP/out2/host" && cp "$TMP/run_results.db" "$TMP/out2/host/"
   run analyze -w "$TMP/out2" --list-stats
