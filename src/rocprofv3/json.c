@@ -1,27 +1,25 @@
 /*
  * json.c - rocprofv3's JSON output (--output-format json: <pid>_results.json)
- * read as a stream (yajl) and folded like its CSV files. The document is
- * {"rocprofiler-sdk-tool": [one object per process]}; in each, "agents",
- * "counters" and "kernel_symbols" name what the counter collection
- * ("callback_records.counter_collection": an entry per dispatch, a record
- * per counter instance) and the kernel trace ("buffer_records.kernel_dispatch")
- * refer to by id. The parse keeps a stack of the open containers (a document
- * nested deeper than MAX_DEPTH is refused) and the fields of the records it
- * reads, each handed to json_fold.c as it ends: memory is the read window,
- * the fold and yajl's copy of one token, whatever the file's size. Errors
- * name the field by its path, and the line where it is found.
+ * read as a stream (json_scan.c's events) and folded like its CSV files.
+ * The document is {"rocprofiler-sdk-tool": [one object per process]}; in
+ * each, "agents", "counters" and "kernel_symbols" name what the counter
+ * collection ("callback_records.counter_collection": an entry per dispatch,
+ * a record per counter instance) and the kernel trace
+ * ("buffer_records.kernel_dispatch") refer to by id. The parse keeps a stack
+ * of the open containers (a document nested deeper than LM_V3J_MAX_DEPTH is
+ * refused) and the fields of the records it reads, each handed to
+ * json_fold.c as it ends: memory is the scanner's window and the fold,
+ * whatever the file's size. Errors name the field by its path and its line.
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <yajl/yajl_parse.h>
 
-#include "csv/csv.h"
 #include "rocprofv3/json_private.h"
 
-enum { MAX_DEPTH = 128, WINDOW = 1 << 18, KEY_COPY = 32 };
+enum { MAX_DEPTH = LM_V3J_MAX_DEPTH, KEY_COPY = 32 };
 
 int lm_v3_json_detect(const char *path) {
   int fd = -1;
@@ -178,7 +176,6 @@ typedef struct parser {
   const char *path;
   lm_diag *diag;
   lm_status st;
-  int complete; /* the root object has ended */
   int found;    /* "rocprofiler-sdk-tool" was an array or object */
   int late;     /* the error was found at a process's end: no line */
   size_t entry; /* the index of the collection entry open */
@@ -246,9 +243,6 @@ static int record_end(parser *p, int k, size_t index) {
   const lm_v3j_record *r = p->rec;
   lm_status st = LM_OK;
   switch (k) {
-    case K_ROOT:
-      p->complete = 1;
-      break;
     case K_PROC:
       p->late = 1;
       st = lm_v3j_process_end(j, diag);
@@ -311,10 +305,10 @@ static const field *current(parser *p, frame *top, lm_v3j_record **rec, int *bit
   return f;
 }
 
-/* A scalar value: a number (text the number's digits), a string or
- * another (null, true, false). */
+/* A scalar value: a number (its value; in_range 0 beyond a double's), a
+ * string (text) or another (null, true, false). */
 enum { V_NUMBER, V_STRING, V_OTHER };
-static int scalar(parser *p, int type, const char *text, size_t len) {
+static int scalar(parser *p, int type, const char *text, size_t len, double value, int in_range) {
   if (p->depth == 0) return 1;
   frame *top = &p->stack[p->depth - 1];
   if (top->is_array) {
@@ -328,10 +322,8 @@ static int scalar(parser *p, int type, const char *text, size_t len) {
   const field *f = current(p, top, &r, &bit);
   if (!f || f->kind) return 1;
   if (bit < LM_V3J_TEXT0 && type == V_NUMBER) {
-    double v;
-    int is_int;
-    if (lm_parse_number(text, text + len, &v, &is_int) == 1) { /* else beyond a double's range: not set */
-      r->num[bit] = v;
+    if (in_range) { /* else beyond a double's range: not set */
+      r->num[bit] = value;
       r->set |= 1u << bit;
     }
   } else if (bit >= LM_V3J_TEXT0 && bit < LM_V3J_OBJ0 && type == V_STRING) {
@@ -349,34 +341,38 @@ static int scalar(parser *p, int type, const char *text, size_t len) {
   return 1;
 }
 
-static int on_null(void *ctx) { return scalar(ctx, V_OTHER, NULL, 0); }
-static int on_bool(void *ctx, int value) {
-  (void)value;
-  return scalar(ctx, V_OTHER, NULL, 0);
+/* The parse's status after a step that returned ok (0: stopped). */
+static lm_status went(const parser *p, int ok) { return ok ? LM_OK : p->st != LM_OK ? p->st : LM_EPARSE; }
+
+static lm_status on_literal(void *ctx, int which) {
+  (void)which;
+  return went(ctx, scalar(ctx, V_OTHER, NULL, 0, 0, 0));
 }
-static int on_number(void *ctx, const char *s, size_t len) { return scalar(ctx, V_NUMBER, s, len); }
-static int on_string(void *ctx, const unsigned char *s, size_t len) {
-  return scalar(ctx, V_STRING, (const char *)s, len);
+static lm_status on_number(void *ctx, double value, int in_range) {
+  return went(ctx, scalar(ctx, V_NUMBER, NULL, 0, value, in_range));
+}
+static lm_status on_string(void *ctx, const char *s, size_t len) {
+  return went(ctx, scalar(ctx, V_STRING, s, len, 0, 0));
 }
 
-static int on_key(void *ctx, const unsigned char *s, size_t len) {
+static lm_status on_key(void *ctx, const char *s, size_t len) {
   parser *p = ctx;
   frame *top = &p->stack[p->depth - 1];
   const struct kind *k = &kinds[top->kind];
   for (unsigned char i = 0; i < k->n_fields; i++) {
     const field *f = &k->fields[i];
-    if (f->len == len && f->key[0] == (char)s[0] && memcmp(f->key, s, len) == 0) {
+    if (f->len == len && f->key[0] == s[0] && memcmp(f->key, s, len) == 0) {
       top->field = i;
       top->key = f->key;
       top->key_len = len;
-      return 1;
+      return LM_OK;
     }
   }
   top->field = NO_FIELD;
   top->key_len = len < KEY_COPY ? len : KEY_COPY;
   memcpy(top->copy, s, top->key_len);
   top->key = top->copy;
-  return 1;
+  return LM_OK;
 }
 
 /* The kind of a container opening in top (an array when is_array), the
@@ -435,104 +431,40 @@ static int close_container(parser *p) {
   return f->kind == K_SKIP || f->kind == K_HANDLE || record_end(p, f->kind, f->index);
 }
 
-static int on_start_map(void *ctx) { return open_container(ctx, 0); }
-static int on_start_array(void *ctx) { return open_container(ctx, 1); }
-static int on_end(void *ctx) { return close_container(ctx); }
+static lm_status on_begin(void *ctx, int is_array) { return went(ctx, open_container(ctx, is_array)); }
+static lm_status on_end(void *ctx) { return went(ctx, close_container(ctx)); }
+static void on_where(void *ctx, char *out, size_t cap) { path_of(ctx, 0, out, cap); }
 
-static const yajl_callbacks callbacks = {on_null,      on_bool, NULL,   NULL,           on_number, on_string,
-                                         on_start_map, on_key,  on_end, on_start_array, on_end};
-
-/* The line of byte offset at in the file at path (1 when unreadable). */
-static long line_at(const char *path, size_t at) {
-  int fd = -1;
-  long line = 1;
-  if (lm_open_read(path, 0, &fd, NULL, NULL) != LM_OK) return 1;
-  char buf[1 << 16];
-  while (at > 0) {
-    ssize_t n = read(fd, buf, at < sizeof buf ? at : sizeof buf);
-    if (n <= 0) break;
-    for (const char *q = buf; (q = memchr(q, '\n', (size_t)(buf + n - q))) != NULL; q++) line++;
-    at -= (size_t)n;
-  }
-  close(fd);
-  return line;
-}
-
-/* A syntax error of the document at byte at (eof: at its end). */
-static lm_status syntax(parser *p, yajl_handle h, const unsigned char *text, size_t len, size_t at, int eof) {
-  unsigned char *said = yajl_get_error(h, 0, text, len);
-  const char *why = said ? (const char *)said : "";
-  const char *colon = strstr(why, ": ");
-  if (colon) why = colon + 2;
-  char where[128];
-  path_of(p, 0, where, sizeof where);
-  lm_fail_at(p->diag, LM_EPARSE, p->path, line_at(p->path, at), where[0] ? where : NULL,
-             "not valid JSON at byte %zu: %.*s%s", at, (int)strcspn(why, "\n"), why,
-             eof ? " (the file ends early: truncated?)" : "");
-  if (said) yajl_free_error(h, said);
-  return LM_EPARSE;
-}
-
-/* Feed the file at fd to h: the parse's status, and the bytes read. */
-static lm_status feed(parser *p, yajl_handle h, int fd, unsigned char *window, size_t *offset) {
-  for (;;) {
-    ssize_t n = read(fd, window, WINDOW);
-    if (n < 0) return lm_fail(p->diag, LM_EIO, p->path, "read failed");
-    if (n == 0) break;
-    yajl_status ys = yajl_parse(h, window, (size_t)n);
-    if (ys != yajl_status_ok) {
-      size_t at = *offset + yajl_get_bytes_consumed(h);
-      if (ys == yajl_status_client_canceled) {
-        if (!p->late && p->diag) p->diag->line = line_at(p->path, at);
-        return p->st;
-      }
-      return syntax(p, h, window, (size_t)n, at, 0);
-    }
-    *offset += (size_t)n;
-    if (p->complete) return LM_OK; /* what follows the document is not read */
-  }
-  if (yajl_complete_parse(h) != yajl_status_ok) return syntax(p, h, NULL, 0, *offset, 1);
-  return LM_OK;
-}
+static const lm_v3j_events events = {on_begin, on_end, on_key, on_string, on_number, on_literal, on_where};
 
 lm_status lm_v3_json_read(const char *path, lm_v3_fold *fold, lm_v3_agents *agents, int *group, lm_diag *diag) {
-  int fd = -1;
-  unsigned char *window = NULL;
-  yajl_handle h = NULL;
+  lm_v3j_scan *scan = NULL;
   parser *p = NULL;
   lm_v3j *j = NULL;
-  lm_status st = lm_open_read(path, 0, &fd, NULL, diag);
+  lm_status st = lm_v3j_scan_open(path, &scan, diag);
   if (st != LM_OK) return st;
   if ((st = lm_v3j_new(path, fold, agents, group, &j, diag)) != LM_OK) goto done;
   p = lm_calloc(1, sizeof *p);
-  window = lm_malloc(WINDOW);
-  if (!p || !window) {
+  if (!p) {
     st = lm_oom(diag, path);
     goto done;
   }
   p->j = j;
   p->path = path;
   p->diag = diag;
-  h = yajl_alloc(&callbacks, NULL, p);
-  if (!h) {
-    st = lm_oom(diag, path);
+  if ((st = lm_v3j_scan_run(scan, &events, p, diag)) != LM_OK) {
+    if (p->st != LM_OK && !p->late && diag) diag->line = lm_v3j_scan_line(scan);
     goto done;
   }
-  yajl_config(h, yajl_dont_validate_strings, 1);
-  yajl_config(h, yajl_allow_trailing_garbage, 1);
-  size_t offset = 0;
-  if ((st = feed(p, h, fd, window, &offset)) != LM_OK) goto done;
   if (!p->found)
     st = lm_fail_at(diag, LM_EPARSE, path, 0, "rocprofiler-sdk-tool", "missing: not rocprofv3's JSON output");
 done:
-  if (h) yajl_free(h);
   for (size_t r = 0; p && r < REC_N; r++) {
     lm_free(p->rec[r].text[0]);
     lm_free(p->rec[r].text[1]);
   }
   lm_free(p);
-  lm_free(window);
   lm_v3j_free(j);
-  close(fd);
+  lm_v3j_scan_close(scan);
   return st;
 }

@@ -1,8 +1,9 @@
 /*
- * json_private.h - shared by json.c (rocprofv3's JSON output parsed as a
- * stream of callbacks) and json_fold.c (each record folded as it
- * completes): the fields the parse keeps of each record, and the fold's
- * entry points, called in document order.
+ * json_private.h - shared by json_scan.c (the JSON tokenizer: a file's
+ * tokens as events), json.c (rocprofv3's JSON output parsed from those
+ * events) and json_fold.c (each record folded as it completes): the
+ * scanner's events, the fields the parse keeps of each record, and the
+ * fold's entry points, called in document order.
  */
 #ifndef LUMEN_ROCPROFV3_JSON_PRIVATE_H
 #define LUMEN_ROCPROFV3_JSON_PRIVATE_H
@@ -11,6 +12,47 @@
 #include <stdint.h>
 
 #include "rocprofv3/rocprofv3_private.h"
+
+/* Containers nest at most this deep. */
+enum { LM_V3J_MAX_DEPTH = 128 };
+
+/* The literals, as the literal event names them. */
+enum { LM_V3J_NULL, LM_V3J_FALSE, LM_V3J_TRUE };
+
+/* What the scanner hands over, token by token in document order. A
+ * text (key or string, its escapes replaced, not NUL-terminated) is lent
+ * for the event only. A number is its double (the one lm_parse_number
+ * gives for its text); in_range 0 when no double holds its magnitude
+ * (1e999). An event returns LM_OK to go on; any other status stops the
+ * scan, which returns it. where (may be NULL) writes the path of the
+ * open containers into out (capacity cap) for a syntax error. */
+typedef struct lm_v3j_events {
+  lm_status (*begin)(void *ctx, int is_array); /* '{' (is_array 0) or '[' */
+  lm_status (*end)(void *ctx);                 /* '}' or ']' */
+  lm_status (*key)(void *ctx, const char *text, size_t len);
+  lm_status (*string)(void *ctx, const char *text, size_t len);
+  lm_status (*number)(void *ctx, double value, int in_range);
+  lm_status (*literal)(void *ctx, int which); /* LM_V3J_NULL, _FALSE, _TRUE */
+  void (*where)(void *ctx, char *out, size_t cap);
+} lm_v3j_events;
+
+/* A JSON file scanned through a window of it. */
+typedef struct lm_v3j_scan lm_v3j_scan;
+
+/* lm_v3j_scan_open: open path (a regular file) to scan; free with
+ * lm_v3j_scan_close (NULL: no-op). */
+lm_status lm_v3j_scan_open(const char *path, lm_v3j_scan **out, lm_diag *diag);
+void lm_v3j_scan_close(lm_v3j_scan *s);
+/* lm_v3j_scan_run: hand the file's first JSON value to ev with ctx, token
+ * by token; what follows it is not read. LM_OK when the value is whole;
+ * an event's status when it stops the scan (diag as the event left it);
+ * LM_EPARSE for text that is not JSON or ends early, naming the byte, its
+ * line and the path, LM_ELIMIT for a token over 16 MiB, LM_EIO, LM_ENOMEM.
+ * Containers nest at most LM_V3J_MAX_DEPTH deep: the begin event refuses
+ * what would go deeper. */
+lm_status lm_v3j_scan_run(lm_v3j_scan *s, const lm_v3j_events *ev, void *ctx, lm_diag *diag);
+/* lm_v3j_scan_line: the line of the token last handed out. */
+long lm_v3j_scan_line(const lm_v3j_scan *s);
 
 /* The fields of one record as parsed. A number field holds a JSON number
  * or the number under an object's "handle" ({"handle": 7}); a text field

@@ -5,8 +5,10 @@
  * collection), a kernel trace alone, and the errors of a damaged
  * document, each naming the field by its path: cut short, nested too
  * deep, a value of the wrong type, NaN, a number beyond a double, a
- * duplicated key (the first kept), an id no section lists; and every
- * allocation failed in turn.
+ * duplicated key (the first kept), an id no section lists; the
+ * tokenizer's strings (escapes, tokens longer than its window, one over
+ * its limit) and numbers (each spelling of a value the same double); and
+ * every allocation failed in turn.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,6 +205,96 @@ static void test_damage(void) {
   free(doc);
 }
 
+/* The document with the first `from` replaced by `to` read: its status,
+ * *w the workload when read. */
+static lm_status replaced(const char *from, const char *to, lm_workload **w, lm_diag *d) {
+  const char *in_order[] = {agents, counters, symbols, collection, trace};
+  char *doc = document(in_order, 5, NULL), *at = doc ? strstr(doc, from) : NULL;
+  CHECK(at != NULL);
+  lm_status st = LM_EINVAL;
+  *w = NULL;
+  if (at) {
+    size_t len = strlen(doc) - strlen(from) + strlen(to);
+    char *changed = malloc(len + 1);
+    if (!changed) abort();
+    snprintf(changed, len + 1, "%.*s%s%s", (int)(at - doc), doc, to, at + strlen(from));
+    st = read_text(changed, len, w, d);
+    free(changed);
+  }
+  free(doc);
+  return st;
+}
+
+static const char *kernel_name(const lm_workload *w, size_t row) {
+  long k = lm_table_find(w->pmc, "Kernel_Name");
+  return k >= 0 && row < w->pmc->n_rows ? lm_table_text(w->pmc, (size_t)k, row) : NULL;
+}
+
+static void test_tokens(void) {
+  lm_workload *w = NULL;
+  lm_diag d;
+  /* Escapes: a surrogate pair is one code point, a lone one U+FFFD. */
+  CHECK(replaced("\"k1(int)\"", "\"k\\u00e9\\ud83d\\ude00\\n\\\"\\/\\\\\\udc00\"", &w, &d) == LM_OK && w);
+  const char *name = w ? kernel_name(w, 0) : NULL;
+  CHECK(name && strcmp(name, "k\xc3\xa9\xf0\x9f\x98\x80\n\"/\\\xef\xbf\xbd") == 0);
+  lm_workload_free(w);
+  /* A name longer than the read window, escapes at its end. */
+  enum { LONG = 600000 };
+  char *big = malloc(LONG + 16);
+  if (!big) abort();
+  big[0] = '"';
+  memset(big + 1, 'a', LONG);
+  strcpy(big + 1 + LONG, "\\u0062\"");
+  CHECK(replaced("\"k1(int)\"", big, &w, &d) == LM_OK && w);
+  name = w ? kernel_name(w, 0) : NULL;
+  CHECK(name && strlen(name) == LONG + 1 && name[LONG] == 'b' && name[LONG - 1] == 'a');
+  lm_workload_free(w);
+  free(big);
+  /* One token over the window's limit (16 MiB): refused, its line named. */
+  size_t huge = (size_t)17 << 20;
+  big = malloc(huge + 3);
+  if (!big) abort();
+  big[0] = '"';
+  memset(big + 1, 'a', huge);
+  strcpy(big + 1 + huge, "\"");
+  CHECK(replaced("\"k1(int)\"", big, &w, &d) == LM_ELIMIT && !w && strstr(d.message, "16 MiB") && d.line == 7 &&
+        strstr(d.file, "results"));
+  free(big);
+  /* Every spelling of a value is the same double, long ones (strtod) too;
+   * an exponent beyond a double's range is not a number. */
+  static const char *const spellings[] = {
+      "1.5", "15e-1", "0.15E+1", "1.50000", "150000000000000000000000e-23", "1.500000000000000000000000000001"};
+  for (size_t i = 0; i < LM_ARRAY_LEN(spellings); i++) {
+    char to[64];
+    snprintf(to, sizeof to, "\"value\": %s", spellings[i]);
+    CHECK(replaced("\"value\": 1.5", to, &w, &d) == LM_OK && w && cell(w, "TCC_HIT", 0) == 4);
+    lm_workload_free(w);
+  }
+  CHECK(replaced("\"value\": 10", "\"value\": 0.1e1", &w, &d) == LM_OK && w && cell(w, "SQ_WAVES", 0) == 1);
+  lm_workload_free(w);
+  CHECK(replaced("\"value\": 10", "\"value\": -0.0", &w, &d) == LM_OK && w && cell(w, "SQ_WAVES", 0) == 0);
+  lm_workload_free(w);
+  CHECK(replaced("\"value\": 1.5", "\"value\": 1e-99999", &w, &d) == LM_OK && w && cell(w, "TCC_HIT", 0) == 2.5);
+  lm_workload_free(w);
+  /* Not JSON: each names the byte and the path. */
+  CHECK(fails("\"value\": 1.5", "\"value\": 01.5", "not valid JSON",
+              "rocprofiler-sdk-tool[0].callback_records.counter_collection[0].records[1].value"));
+  CHECK(fails("\"value\": 1.5", "\"value\": 1.", "not valid JSON",
+              "rocprofiler-sdk-tool[0].callback_records.counter_collection[0].records[1].value"));
+  CHECK(fails("\"value\": 1.5", "\"value\": -", "not valid JSON",
+              "rocprofiler-sdk-tool[0].callback_records.counter_collection[0].records[1].value"));
+  CHECK(fails("\"value\": 1.5", "\"value\": tru", "not valid JSON",
+              "rocprofiler-sdk-tool[0].callback_records.counter_collection[0].records[1].value"));
+  CHECK(fails("\"value\": 1.5}", "\"value\": 1.5,}", "not valid JSON",
+              "rocprofiler-sdk-tool[0].callback_records.counter_collection[0].records[1].value"));
+  CHECK(fails("\"k1(int)\"", "\"k1\\x\"", "not valid JSON",
+              "rocprofiler-sdk-tool[0].kernel_symbols[1].formatted_kernel_name"));
+  CHECK(fails("\"k1(int)\"", "\"k1\\u12\"", "not valid JSON",
+              "rocprofiler-sdk-tool[0].kernel_symbols[1].formatted_kernel_name"));
+  CHECK(fails("\"k1(int)\"", "\"k1\tx\"", "not valid JSON",
+              "rocprofiler-sdk-tool[0].kernel_symbols[1].formatted_kernel_name"));
+}
+
 static void test_limits(void) {
   const char *in_order[] = {agents, counters, symbols, collection, trace};
   char *doc = document(in_order, 5, NULL);
@@ -295,6 +387,7 @@ int main(void) {
   test_orders();
   test_damage();
   test_limits();
+  test_tokens();
   test_out_of_memory();
   char path[64];
   snprintf(path, sizeof path, "%s/1_results.json", dir);
