@@ -3,7 +3,7 @@
 # tests run the simulated applications under a real mpirun).
 set -euo pipefail
 pkgs="build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
-      libyaml-dev libpcre2-dev libcjson-dev libyajl-dev libsqlite3-dev libzstd-dev libxxhash-dev librocm-smi-dev
+      libyaml-dev libpcre2-dev libcjson-dev libsqlite3-dev libzstd-dev libxxhash-dev librocm-smi-dev
       libpq-dev postgresql libmicrohttpd-dev curl wrk chromium
       openmpi-bin libopenmpi-dev"
 missing=""
