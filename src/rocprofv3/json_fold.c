@@ -324,13 +324,26 @@ lm_status lm_v3j_section_end(lm_v3j *j, int section, lm_diag *diag) {
   return LM_OK;
 }
 
-/* The row of a dispatch_info's dispatch id: found (*found 1), added when
- * add is set (*found 2) or none (*found 0). */
-static lm_status dispatch_row(lm_v3j *j, const lm_v3j_record *info, int add, size_t *row, int *found, const char *where,
-                              lm_diag *diag) {
+/* The dispatch_info path of a collection entry or trace record. */
+static void info_where(char *where, size_t cap, size_t index, int trace) {
+  if (trace)
+    snprintf(where, cap, "buffer_records.kernel_dispatch[%zu].dispatch_info", index);
+  else
+    snprintf(where, cap, "callback_records.counter_collection[%zu].dispatch_data.dispatch_info", index);
+}
+
+/* The row of the dispatch id of the dispatch_info of collection entry or
+ * trace record index: found (*found 1), added when add is set (*found 2)
+ * or none (*found 0). */
+static lm_status dispatch_row(lm_v3j *j, const lm_v3j_record *info, int add, size_t *row, int *found, size_t index,
+                              int trace, lm_diag *diag) {
   lm_fold *t = j->fold->t;
   *found = 0;
-  if (!lm_v3j_has(info, I_DISPATCH)) return bad(j, "missing or not a number", where, ".dispatch_id", diag);
+  if (!lm_v3j_has(info, I_DISPATCH)) {
+    char where[96];
+    info_where(where, sizeof where, index, trace);
+    return bad(j, "missing or not a number", where, ".dispatch_id", diag);
+  }
   char text[40];
   const char *id = id_text(info->num[I_DISPATCH], text, sizeof text);
   if (lm_fold_find(t, id, row)) {
@@ -343,14 +356,6 @@ static lm_status dispatch_row(lm_v3j *j, const lm_v3j_record *info, int add, siz
   if (st != LM_OK) return st;
   *found = 2;
   return LM_OK;
-}
-
-/* The dispatch_info path of a collection entry or trace record. */
-static void info_where(char *where, size_t cap, size_t index, int trace) {
-  if (trace)
-    snprintf(where, cap, "buffer_records.kernel_dispatch[%zu].dispatch_info", index);
-  else
-    snprintf(where, cap, "callback_records.counter_collection[%zu].dispatch_data.dispatch_info", index);
 }
 
 /* A new row's agent and kernel: GPU_ID, the kernel name and the kernel
@@ -444,10 +449,9 @@ lm_status lm_v3j_entry(lm_v3j *j, const lm_v3j_record *e, const lm_v3j_record *i
     snprintf(where, sizeof where, "callback_records.counter_collection[%zu]", index);
     return bad(j, "missing", where, ".dispatch_data.dispatch_info", diag);
   }
-  info_where(where, sizeof where, index, 0);
   size_t row;
   int found;
-  lm_status st = dispatch_row(j, info, 1, &row, &found, where, diag);
+  lm_status st = dispatch_row(j, info, 1, &row, &found, index, 0, diag);
   if (st == LM_OK && found == 2) st = new_row(j, info, row, index, 0, diag);
   if (st != LM_OK) return st;
   lm_fold *t = j->fold->t;
@@ -472,11 +476,9 @@ lm_status lm_v3j_entry(lm_v3j *j, const lm_v3j_record *e, const lm_v3j_record *i
  * add is set (the process collected no counters). */
 static lm_status apply_trace(lm_v3j *j, const lm_v3j_record *info, double start, double end, uint32_t set, size_t index,
                              int add, lm_diag *diag) {
-  char where[96];
-  info_where(where, sizeof where, index, 1);
   size_t row;
   int found;
-  lm_status st = dispatch_row(j, info, add, &row, &found, where, diag);
+  lm_status st = dispatch_row(j, info, add, &row, &found, index, 1, diag);
   if (st == LM_OK && found == 2) st = new_row(j, info, row, index, 1, diag);
   if (st != LM_OK || !found) return st;
   lm_fold *t = j->fold->t;
