@@ -174,11 +174,10 @@ static int wrong(token *t, size_t at, const char *why) {
   return WRONG;
 }
 
-/* The string whose opening quote is at p. */
-static int scan_string(const char *b, size_t len, size_t p, token *t) {
-  t->escaped = 0;
-  for (size_t q = p + 1;;) {
-    q = string_stop(b, q);
+/* The rest of a string from q, the first quote, backslash or control
+ * character in it. */
+static int string_rest(const char *b, size_t len, size_t q, token *t) {
+  for (;;) {
     unsigned char c = (unsigned char)b[q];
     if (c == '"') {
       t->end = q + 1;
@@ -200,7 +199,19 @@ static int scan_string(const char *b, size_t len, size_t p, token *t) {
     } else {
       return wrong(t, q, "a backslash that begins no JSON escape");
     }
+    q = string_stop(b, q);
   }
+}
+
+/* The string whose opening quote is at p (most end at their first stop). */
+static inline int scan_string(const char *b, size_t len, size_t p, token *t) {
+  size_t q = string_stop(b, p + 1);
+  t->escaped = 0;
+  if (b[q] == '"') {
+    t->end = q + 1;
+    return WHOLE;
+  }
+  return string_rest(b, len, q, t);
 }
 
 static unsigned hex4(const char *s) {
