@@ -674,9 +674,10 @@ static int evaluate(analyze_run *r, size_t k, const char *path, const lm_catalog
 
 /* Warnings on workload k's data: a sysinfo.csv that cannot be right for
  * the GPU (once per workload, with the value the architecture's facts
- * give), and a comparison against dispatches that lasted no time. */
+ * give), a workload of timestamps of no known architecture (no_arch),
+ * and a comparison against dispatches that lasted no time. */
 static void warn_about_data(const analyze_run *r, size_t k, const char *path, const lm_catalog *cat,
-                            const lm_analyze_opts *o) {
+                            const lm_analyze_opts *o, int no_arch) {
   const lm_workload *w = r->workloads[k];
   lm_implausible bad[8];
   size_t n_bad = w ? lm_analyze_check_sysinfo(w, cat, bad, 8) : 0;
@@ -686,8 +687,7 @@ static void warn_about_data(const analyze_run *r, size_t k, const char *path, co
     lm_log(LM_LOG_WARN, "%s: sysinfo.csv field '%s' is %s%s: %s; the panels show the reference's numbers from it, "
            "the summary flags figures above their peak", path, bad[i].field, bad[i].value, expected, bad[i].why);
   }
-  if (r->runs[k] && !(r->runs[k]->workload->arch && *r->runs[k]->workload->arch) &&
-      !lm_workload_totals(r->runs[k]->workload))
+  if (r->runs[k] && no_arch)
     lm_log(LM_LOG_WARN,
            "%s: the architecture is not recorded and no counter was collected: the top kernels and the "
            "dispatch list are shown (--arch, e.g. --arch gfx942, adds the system information)",
@@ -750,7 +750,7 @@ static int analyze_workload(analyze_run *r, size_t k) {
     o->n_blocks = LM_ARRAY_LEN(undefined_blocks);
   }
   if (evaluate(r, k, path, cat, o, t0) != 0) return 1;
-  warn_about_data(r, k, path, cat, o);
+  warn_about_data(r, k, path, cat, o, no_arch);
   return 0;
 }
 

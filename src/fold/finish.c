@@ -108,13 +108,12 @@ lm_status lm_fold_sysinfo(lm_workload *w, const char *path, const char *arch, co
 
 lm_status lm_fold_no_arch(lm_workload *w, int n_facts, const char *const *keys, const char *const *values, size_t n,
                           const char *missing, const char *example, lm_diag *diag) {
-  size_t counters = w->pmc->n_cols > 2 + (size_t)n_facts ? w->pmc->n_cols - 2 - (size_t)n_facts : 0;
-  if (counters)
+  /* (counters: any column past Dispatch_ID, the facts and Kernel_Name) */
+  if (w->pmc->n_cols > 2 + (size_t)n_facts)
     return lm_fail(diag, LM_EARCH, w->path,
                    "the architecture is not recorded (%s): give it with --arch, e.g. --arch %s", missing, example);
   lm_log(LM_LOG_DEBUG, "%s: the architecture is not recorded (%s) and no counter was collected: read without one",
          w->path, missing);
-  (void)example;
   /* The fields known, and gpu_arch empty: "not recorded", which the store
    * keeps (a workload with dispatches and no gpu_arch field is damaged). */
   char **k = lm_calloc(n + 1, sizeof *k), **v = lm_calloc(n + 1, sizeof *v);
