@@ -93,6 +93,16 @@ lm_status lm_fold_reserve(lm_fold *f, size_t rows, lm_diag *diag) {
   return LM_OK;
 }
 
+lm_status lm_fold_drop_rows(lm_fold *f, lm_diag *diag) {
+  f->n_rows = 0;
+  f->has_last = 0;
+  for (size_t i = 0; i < f->n_dense; i++) lm_free(f->dense[i].rows);
+  f->n_dense = 0;
+  lm_map_free(f->ids);
+  f->ids = lm_map_new();
+  return f->ids ? LM_OK : lm_oom(diag, f->path);
+}
+
 lm_status lm_fold_add_row(lm_fold *f, size_t *row, lm_diag *diag) {
   if (f->n_rows == f->cap_rows) {
     lm_status st = lm_fold_reserve(f, f->cap_rows ? 2 * f->cap_rows : 1024, diag);

@@ -70,6 +70,10 @@ const char *lm_fold_key(lm_fold *fold, const char *id, lm_diag *diag);
 /* lm_fold_add_row: a new dispatch row (facts and counters NaN, kernel -1),
  * not keyed. */
 lm_status lm_fold_add_row(lm_fold *fold, size_t *row, lm_diag *diag);
+/* lm_fold_drop_rows: every row and dispatch id gone (the columns, their
+ * room and the interned kernel names stay), for a reader that starts its
+ * dispatches again in another order. */
+lm_status lm_fold_drop_rows(lm_fold *fold, lm_diag *diag);
 /* lm_fold_reserve: room for `rows` rows without growing (a reader's
  * estimate of the dispatches to come; too high costs address space only,
  * too low only the growth it would have saved). */

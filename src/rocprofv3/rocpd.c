@@ -11,6 +11,7 @@
  * and event id in the earlier layout) in a sorted array, the entry after
  * the last match tried first: one dispatch's events are stored together.
  */
+#include <ctype.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,15 +21,29 @@
 #include "rocprofv3/rocprofv3_private.h"
 #include "sql/sql.h"
 
-/* The queries of the two layouts: rocpd's views (a dispatch's counter
- * events name it by pid and dispatch id, the counter as counter_name) and
- * the earlier one (by event id, the counter as name). %s: the VGPR column. */
+/* The queries of the two layouts. rocpd's (ROCm 7): the dispatches from
+ * its `kernels` view with each one's event id from the table under it (the
+ * process check is the one `pmc_events` makes), the counter events from
+ * the table under `pmc_events` (`rocpd_pmc_event`, a counter by its id in
+ * `rocpd_info_pmc`), so no join is stepped per event. The earlier layout:
+ * plain tables under the view names, events by event id, the counter as
+ * name. %s: the VGPR column, the event id's expression, then the order:
+ * none first (the stored order is the dispatches' order in every database
+ * seen; sorting costs as much as the read), then by run, process and
+ * dispatch id when the stored order was not that. An event's run is
+ * compared in SQL with ?1 (the first run's), its text read only when
+ * another. */
 static const char dispatch_query[] =
     "SELECT guid, pid, dispatch_id, name, agent_type_index, grid_x * grid_y * grid_z,"
     " workgroup_x * workgroup_y * workgroup_z, lds_size, scratch_size, %s, accum_vgpr_count,"
-    " sgpr_count, start, \"end\", %s FROM kernels ORDER BY guid, pid, dispatch_id";
-static const char event_query[] = "SELECT pid, dispatch_id, counter_name, counter_value, guid FROM pmc_events";
-static const char event_query_by_id[] = "SELECT 0, event_id, name, value, guid FROM pmc_events";
+    " sgpr_count, start, \"end\", %s FROM kernels%s";
+static const char dispatch_order[] = " ORDER BY guid, pid, dispatch_id";
+static const char event_id_of_dispatch[] =
+    "(SELECT KD.event_id FROM rocpd_kernel_dispatch KD JOIN rocpd_info_process P ON P.id = KD.pid"
+    " AND P.guid = KD.guid WHERE KD.id = kernels.id AND KD.guid = kernels.guid)";
+static const char event_query[] = "SELECT pmc_id, event_id, value, guid = ?1, guid FROM rocpd_pmc_event";
+static const char event_query_plain[] = "SELECT name, event_id, value, guid = ?1, guid FROM pmc_events";
+static const char counter_query[] = "SELECT guid, id, name FROM rocpd_info_pmc";
 /* The GPU agents: sysinfo fields from the agent's properties (extdata). */
 static const char agent_query[] =
     "SELECT type_index, COALESCE(json_extract(extdata, '$.name'), name), product_name,"
@@ -93,29 +108,42 @@ static lm_status read_agents(lm_sql *sql, const char *path, lm_v3_agents *a, lm_
   return st;
 }
 
-/* A dispatch's counter events: (run, pid, dispatch id) or (run, 0, event
- * id) -> fold row. */
+/* A dispatch's counter events: (run, event id) -> fold row. */
 typedef struct event_row {
   uint32_t guid; /* index in the runs' guids */
   uint32_t row;
-  int64_t a, b;
+  int64_t id;
 } event_row;
 
+/* A counter of rocpd_info_pmc: its run and id, its name, and its column
+ * once an event of it is read (SIZE_MAX before). */
+typedef struct pmc {
+  uint32_t guid;
+  int64_t id;
+  char *name;
+  size_t col;
+} pmc;
+
 /* The dispatches' keys (sorted once read, the last dispatch of a key
- * kept, as a map's put would), and the runs' guids. */
+ * kept, as a map's put would), the counters (sorted), and the runs'
+ * guids. */
 typedef struct events {
-  int by_id; /* the earlier layout: events name their dispatch by event id */
+  int plain; /* the earlier layout: counter names in the events */
   event_row *e;
   size_t n, cap, next; /* next: the entry after the last one found */
   int sorted;
+  pmc *p;
+  size_t n_p, next_p;
   char **guids;
   size_t n_guids;
 } events;
 
 static void events_free(events *ev) {
   for (size_t i = 0; i < ev->n_guids; i++) lm_free(ev->guids[i]);
+  for (size_t i = 0; i < ev->n_p; i++) lm_free(ev->p[i].name);
   lm_free(ev->guids);
   lm_free(ev->e);
+  lm_free(ev->p);
 }
 
 /* The index of guid among the runs' (added when add is set), or -1. */
@@ -130,50 +158,112 @@ static long guid_index(events *ev, const char *guid, int add) {
   return (long)ev->n_guids++;
 }
 
+/* The index of the run whose guid is the n bytes at g, or -1. */
+static long guid_index_n(const events *ev, const char *g, size_t n) {
+  for (size_t i = ev->n_guids; i-- > 0;)
+    if (strncmp(ev->guids[i], g, n) == 0 && ev->guids[i][n] == '\0') return (long)i;
+  return -1;
+}
+
+/* (run, id) order, shared by both arrays (pmc's prefix matches). */
+static int before(uint32_t g, int64_t id, uint32_t g2, int64_t id2) { return g != g2 ? g < g2 : id < id2; }
+
 static int cmp_event(const void *a, const void *b, void *ctx) {
   (void)ctx;
   const event_row *x = a, *y = b;
-  if (x->guid != y->guid) return x->guid < y->guid ? -1 : 1;
-  if (x->a != y->a) return x->a < y->a ? -1 : 1;
-  if (x->b != y->b) return x->b < y->b ? -1 : 1;
+  if (x->guid != y->guid || x->id != y->id) return before(x->guid, x->id, y->guid, y->id) ? -1 : 1;
   return (x->row > y->row) - (x->row < y->row);
 }
 
-static int before(const event_row *x, const event_row *key) {
-  return x->guid != key->guid ? x->guid < key->guid : x->a != key->a ? x->a < key->a : x->b < key->b;
+static int cmp_pmc(const void *a, const void *b, void *ctx) {
+  (void)ctx;
+  const pmc *x = a, *y = b;
+  if (x->guid != y->guid || x->id != y->id) return before(x->guid, x->id, y->guid, y->id) ? -1 : 1;
+  return 0;
 }
-
-static int same(const event_row *x, const event_row *y) { return x->guid == y->guid && x->a == y->a && x->b == y->b; }
 
 /* Sort the ids read, keeping the last dispatch of each. */
 static void events_sort(events *ev) {
   if (!ev->sorted) lm_sort(ev->e, ev->n, sizeof *ev->e, cmp_event, NULL);
   size_t m = 0;
   for (size_t i = 0; i < ev->n; i++) {
-    if (m > 0 && same(&ev->e[m - 1], &ev->e[i])) m--;
+    if (m > 0 && ev->e[m - 1].guid == ev->e[i].guid && ev->e[m - 1].id == ev->e[i].id) m--;
     ev->e[m++] = ev->e[i];
   }
   ev->n = m;
 }
 
-/* The row of the dispatch of key, or -1: the entry after the last found
- * is tried first (the events follow their dispatches' order). */
-static int64_t event_find(events *ev, const event_row *key) {
+/* The row of the dispatch of (guid, id), or -1: the entry after the last
+ * found is tried first (the events follow their dispatches' order). */
+static int64_t event_find(events *ev, uint32_t guid, int64_t id) {
   size_t i = ev->next;
-  if (!(i < ev->n && same(&ev->e[i], key))) {
+  if (!(i < ev->n && ev->e[i].guid == guid && ev->e[i].id == id)) {
     size_t lo = 0, hi = ev->n;
     while (lo < hi) {
       size_t mid = lo + (hi - lo) / 2;
-      if (before(&ev->e[mid], key))
+      if (before(ev->e[mid].guid, ev->e[mid].id, guid, id))
         lo = mid + 1;
       else
         hi = mid;
     }
-    if (lo == ev->n || !same(&ev->e[lo], key)) return -1;
+    if (lo == ev->n || ev->e[lo].guid != guid || ev->e[lo].id != id) return -1;
     i = lo;
   }
   ev->next = i + 1;
   return ev->e[i].row;
+}
+
+/* The counter (guid, id) of rocpd_info_pmc, or NULL: the one after the
+ * last found is tried first (a dispatch's events list the counters in one
+ * order). */
+static pmc *pmc_find(events *ev, uint32_t guid, int64_t id) {
+  size_t i = ev->next_p;
+  if (!(i < ev->n_p && ev->p[i].guid == guid && ev->p[i].id == id)) {
+    size_t lo = 0, hi = ev->n_p;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (before(ev->p[mid].guid, ev->p[mid].id, guid, id))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (lo == ev->n_p || ev->p[lo].guid != guid || ev->p[lo].id != id) return NULL;
+    i = lo;
+  }
+  ev->next_p = i + 1;
+  return &ev->p[i];
+}
+
+/* rocpd_info_pmc's counters of the runs read (a counter of another run
+ * names no dispatch), sorted by run and id. */
+static lm_status read_counters(lm_sql *sql, const char *path, events *ev, lm_diag *diag) {
+  lm_stmt *s = NULL;
+  size_t cap = 0;
+  lm_status st = lm_sql_prepare(sql, counter_query, &s, diag);
+  if (st != LM_OK) return st;
+  int r;
+  while ((r = lm_stmt_step(s)) == 1) {
+    long g = guid_index(ev, lm_stmt_text(s, 0), 0);
+    if (g < 0 || lm_stmt_is_null(s, 2)) continue;
+    if (ev->n_p == cap) {
+      size_t c = cap ? 2 * cap : 64;
+      pmc *p = lm_realloc(ev->p, c * sizeof *p);
+      if (!p) break;
+      ev->p = p;
+      cap = c;
+    }
+    pmc *p = &ev->p[ev->n_p];
+    *p = (pmc){(uint32_t)g, lm_stmt_int64(s, 1), lm_strdup(lm_stmt_text(s, 2)), SIZE_MAX};
+    if (!p->name) break;
+    ev->n_p++;
+  }
+  if (r == 1)
+    st = lm_oom(diag, path);
+  else if (r < 0)
+    st = lm_stmt_error(s, "reading the counters (rocpd_info_pmc)", diag);
+  lm_stmt_free(s);
+  if (st == LM_OK) lm_sort(ev->p, ev->n_p, sizeof *ev->p, cmp_pmc, NULL);
+  return st;
 }
 
 /* The dispatch read last: its run, process and id, and its row. */
@@ -184,13 +274,28 @@ typedef struct last_dispatch {
   size_t row;
 } last_dispatch;
 
+/* 1 when the dispatch (guid, pid, id) comes after last's in the order
+ * the sorted query gives (the same dispatch does not). */
+static int in_order(const events *ev, const last_dispatch *last, const char *guid, int64_t pid, int64_t id) {
+  if (!last->have) return 1;
+  int c = strcmp(ev->guids[last->guid], guid);
+  return c != 0 ? c < 0 : last->pid != pid ? last->pid < pid : last->id <= id;
+}
+
 /* One row of the dispatch query into the fold (rows of the same run,
- * process and dispatch id, which follow each other, are one); its key ->
- * its row. */
-static lm_status fold_dispatch(lm_v3_fold *fold, lm_stmt *s, events *ev, last_dispatch *last, lm_diag *diag) {
-  long g = guid_index(ev, lm_stmt_text(s, 0), 1);
-  if (g < 0) return lm_oom(diag, fold->t->path);
+ * process and dispatch id, which follow each other, are one); its event
+ * id -> its row. *unordered is set (and nothing added) at a row out of
+ * the sorted query's order when the query is not sorted. */
+static lm_status fold_dispatch(lm_v3_fold *fold, lm_stmt *s, events *ev, last_dispatch *last, int *unordered,
+                               lm_diag *diag) {
+  const char *guid = lm_stmt_text(s, 0);
   int64_t pid = lm_stmt_int64(s, 1), id = lm_stmt_int64(s, 2);
+  if (unordered && !in_order(ev, last, guid, pid, id)) {
+    *unordered = 1;
+    return LM_OK;
+  }
+  long g = guid_index(ev, guid, 1);
+  if (g < 0) return lm_oom(diag, fold->t->path);
   lm_status st;
   if (!last->have || last->guid != (uint32_t)g || last->pid != pid || last->id != id) {
     size_t row;
@@ -209,26 +314,16 @@ static lm_status fold_dispatch(lm_v3_fold *fold, lm_stmt *s, events *ev, last_di
     ev->e = e;
     ev->cap = cap;
   }
-  event_row x = {(uint32_t)g, (uint32_t)last->row, ev->by_id ? 0 : pid, lm_stmt_int64(s, 14)};
+  event_row x = {(uint32_t)g, (uint32_t)last->row, lm_stmt_int64(s, 14)};
   if (ev->n > 0 && cmp_event(&ev->e[ev->n - 1], &x, NULL) > 0) ev->sorted = 0;
   ev->e[ev->n++] = x;
   return LM_OK;
 }
 
-/* Counter name of row += v: the first instance sets the cell (and its
- * "_sum" twin), the others add to both. The counter expected next is tried
- * first, then *last, the counter of the last event (one counter's
- * instances follow each other). */
-static lm_status add_value(lm_v3_fold *fold, const char *name, size_t row, double v, size_t *last, lm_diag *diag) {
+/* Counter k (named name) of row += v: the first instance sets the cell
+ * (and its "_sum" twin), the others add to both. */
+static lm_status add_value(lm_v3_fold *fold, size_t k, const char *name, size_t row, double v, lm_diag *diag) {
   lm_fold *t = fold->t;
-  size_t k = t->guess;
-  if (k < t->n_counters && strcmp(t->counter_names[k], name) == 0) {
-    t->guess = k + 1 < t->n_counters ? k + 1 : 0;
-  } else if ((k = *last) >= t->n_counters || strcmp(t->counter_names[k], name) != 0) {
-    lm_status st = lm_fold_counter_lookup(t, name, &k, diag);
-    if (st != LM_OK) return st;
-  }
-  *last = k;
   double cur = t->counters[k][row];
   if (isnan(cur)) {
     if (t->tag[k] == LM_V3_ALIAS_UNKNOWN) {
@@ -248,35 +343,139 @@ static lm_status add_value(lm_v3_fold *fold, const char *name, size_t row, doubl
   return LM_OK;
 }
 
-/* The counter events, in stored order, into their dispatches' rows. The
- * run of each is compared as text with the run of the one before (a filter
- * on the run in SQL costs more than the whole comparison here). */
+/* The column of counter name: the counter expected next, then *last (the
+ * counter of the event before: one counter's instances follow each
+ * other), then a lookup. */
+static lm_status counter_column(lm_fold *t, const char *name, size_t *last, size_t *k, lm_diag *diag) {
+  *k = t->guess;
+  if (*k < t->n_counters && strcmp(t->counter_names[*k], name) == 0) {
+    t->guess = *k + 1 < t->n_counters ? *k + 1 : 0;
+  } else if ((*k = *last) >= t->n_counters || strcmp(t->counter_names[*k], name) != 0) {
+    lm_status st = lm_fold_counter_lookup(t, name, k, diag);
+    if (st != LM_OK) return st;
+  }
+  *last = *k;
+  return LM_OK;
+}
+
+/* An event of dispatch (run, event id) into its row: counter k (name)
+ * += v. Events of a dispatch, or a counter, not known are left out, as
+ * the view's inner joins leave them out. *row caches the row of
+ * (*last_guid, *last_id). */
+typedef struct event_at {
+  int64_t row, id;
+  uint32_t guid;
+} event_at;
+
+static int64_t event_row_of(events *ev, event_at *at, uint32_t guid, int64_t id) {
+  if (guid != at->guid || id != at->id) {
+    at->row = event_find(ev, guid, id);
+    at->guid = guid;
+    at->id = id;
+  }
+  return at->row;
+}
+
+/* The column of counter p, found once. */
+static lm_status pmc_column(lm_fold *t, pmc *p, lm_diag *diag) {
+  return p->col != SIZE_MAX ? LM_OK : lm_fold_counter_lookup(t, p->name, &p->col, diag);
+}
+
+/* The counter events read straight from rocpd_pmc_event's pages (scan),
+ * in stored order. */
+static lm_status fold_scanned(lm_v3_fold *fold, lm_sql_scan *scan, events *ev, lm_diag *diag) {
+  int c_event = lm_sql_scan_column(scan, "event_id"), c_pmc = lm_sql_scan_column(scan, "pmc_id"),
+      c_value = lm_sql_scan_column(scan, "value"), c_guid = lm_sql_scan_column(scan, "guid");
+  event_at at = {.guid = UINT32_MAX};
+  long guid = -1;
+  lm_status st = LM_OK;
+  int r;
+  while ((r = lm_sql_scan_next(scan, diag)) == 1) {
+    size_t n;
+    const char *g = lm_sql_scan_text(scan, c_guid, &n);
+    if (!g) continue;
+    if (guid < 0 || strncmp(ev->guids[guid], g, n) != 0 || ev->guids[guid][n] != '\0')
+      if ((guid = guid_index_n(ev, g, n)) < 0) continue; /* no dispatch of that run */
+    if (lm_sql_scan_is_null(scan, c_event) || lm_sql_scan_is_null(scan, c_pmc)) continue;
+    int64_t row = event_row_of(ev, &at, (uint32_t)guid, lm_sql_scan_int64(scan, c_event));
+    if (row < 0) continue;
+    pmc *p = pmc_find(ev, (uint32_t)guid, lm_sql_scan_int64(scan, c_pmc));
+    if (!p) continue;
+    if ((st = pmc_column(fold->t, p, diag)) != LM_OK ||
+        (st = add_value(fold, p->col, p->name, (size_t)row, lm_sql_scan_double(scan, c_value), diag)) != LM_OK)
+      return st;
+  }
+  return r < 0 ? (diag && diag->status ? diag->status : LM_EPARSE) : LM_OK;
+}
+
+/* The counter events through SQL, in stored order, into their
+ * dispatches' rows. An event's run is compared in SQL with the first
+ * run's (?1), its text read only when another. */
 static lm_status fold_events(lm_v3_fold *fold, lm_sql *sql, events *ev, lm_diag *diag) {
   lm_stmt *s = NULL;
-  lm_status st = lm_sql_prepare(sql, ev->by_id ? event_query_by_id : event_query, &s, diag);
+  lm_status st = lm_sql_prepare(sql, ev->plain ? event_query_plain : event_query, &s, diag);
   if (st != LM_OK) return st;
-  events_sort(ev);
-  int64_t row = -1;
-  event_row key = {0}, last = {.guid = UINT32_MAX};
+  if (ev->n_guids > 0) lm_stmt_bind_text(s, 1, ev->guids[0]);
+  event_at at = {.guid = UINT32_MAX};
   long guid = -1;
   size_t last_counter = (size_t)-1;
   int r;
   while ((r = lm_stmt_step(s)) == 1) {
-    if (lm_stmt_is_null(s, 2)) continue;
-    const char *g = lm_stmt_text(s, 4);
-    if (guid < 0 || strcmp(ev->guids[guid], g) != 0) guid = guid_index(ev, g, 0);
-    key = (event_row){guid < 0 ? UINT32_MAX - 1 : (uint32_t)guid, 0, lm_stmt_int64(s, 0), lm_stmt_int64(s, 1)};
-    if (!same(&key, &last)) {
-      row = guid < 0 ? -1 : event_find(ev, &key); /* no dispatch: the join's */
-      last = key;
+    if (lm_stmt_int64(s, 3) == 1) {
+      guid = 0;
+    } else {
+      const char *g = lm_stmt_text(s, 4);
+      if (guid <= 0 || strcmp(ev->guids[guid], g) != 0) guid = guid_index(ev, g, 0);
+      if (guid < 0) continue; /* no dispatch of that run */
     }
-    if (row >= 0 &&
-        (st = add_value(fold, lm_stmt_text(s, 2), (size_t)row, lm_stmt_double(s, 3), &last_counter, diag)) != LM_OK)
-      break;
+    if (lm_stmt_is_null(s, 0) || lm_stmt_is_null(s, 1)) continue;
+    int64_t row = event_row_of(ev, &at, (uint32_t)guid, lm_stmt_int64(s, 1));
+    if (row < 0) continue;
+    size_t k;
+    const char *name;
+    if (ev->plain) {
+      name = lm_stmt_text(s, 0);
+      st = counter_column(fold->t, name, &last_counter, &k, diag);
+    } else {
+      pmc *p = pmc_find(ev, (uint32_t)guid, lm_stmt_int64(s, 0));
+      if (!p) continue;
+      st = pmc_column(fold->t, p, diag);
+      name = p->name;
+      k = p->col;
+    }
+    if (st != LM_OK || (st = add_value(fold, k, name, (size_t)row, lm_stmt_double(s, 2), diag)) != LM_OK) break;
   }
   if (st == LM_OK && r < 0) st = lm_stmt_error(s, "reading the counter events", diag);
   lm_stmt_free(s);
   return st;
+}
+
+/* The table under rocpd's view rocpd_pmc_event (`SELECT * FROM` its
+ * UUID-named table) into table (cap bytes), or "" when it is another
+ * view; the name itself when it is a table. */
+static void events_table(lm_sql *sql, char *table, size_t cap) {
+  table[0] = '\0';
+  lm_stmt *s = NULL;
+  if (lm_sql_prepare(sql, "SELECT type, sql FROM sqlite_master WHERE name = 'rocpd_pmc_event'", &s, NULL) == LM_OK &&
+      lm_stmt_step(s) == 1) {
+    if (strcmp(lm_stmt_text(s, 0), "table") == 0) {
+      snprintf(table, cap, "rocpd_pmc_event");
+    } else {
+      /* The statement without spaces, quotes and brackets, after AS. */
+      const char *q = lm_stmt_text(s, 1);
+      char flat[512], low[512];
+      size_t n = 0;
+      for (; *q && n + 1 < sizeof flat; q++)
+        if (!strchr(" \t\r\n`\"[];", *q)) {
+          low[n] = (char)tolower((unsigned char)*q);
+          flat[n++] = *q;
+        }
+      flat[n] = low[n] = '\0';
+      const char *as = strstr(low, "asselect*from"), *from = as ? flat + (as - low) + 13 : NULL;
+      if (from && strncmp(from, "rocpd_pmc_event", 15) == 0 && strlen(from) < cap) snprintf(table, cap, "%s", from);
+    }
+  }
+  lm_stmt_free(s);
 }
 
 /* 1 when view (or table) `view` has column col. */
@@ -291,31 +490,75 @@ static int has_column(lm_sql *sql, const char *view, const char *col) {
   return found;
 }
 
+/* Room in the fold for the dispatches of `table` (counted by SQLite from
+ * its pages, without reading its rows), so the columns are not moved as
+ * they grow. */
+static lm_status reserve(lm_sql *sql, const char *table, lm_fold *t, lm_diag *diag) {
+  char q[64];
+  snprintf(q, sizeof q, "SELECT count(*) FROM %s", table);
+  lm_stmt *s = NULL;
+  lm_status st = lm_sql_prepare(sql, q, &s, diag);
+  if (st == LM_OK && lm_stmt_step(s) == 1 && lm_stmt_int64(s, 0) > 0)
+    st = lm_fold_reserve(t, (size_t)lm_stmt_int64(s, 0) + 16, diag);
+  lm_stmt_free(s);
+  return st;
+}
+
 lm_status lm_v3_rocpd_read(const char *path, lm_v3_fold *fold, lm_v3_agents *agents, lm_diag *diag) {
   lm_sql *sql = NULL;
   lm_stmt *s = NULL;
+  lm_sql_scan *scan = NULL;
   events ev = {.sorted = 1};
   last_dispatch last = {0};
   lm_status st = lm_sql_open(path, LM_DB_READ, &sql, diag);
   if (st != LM_OK) goto done;
+  /* Pages through SQLite's bounded cache: mapped, every page of the file
+   * next to the ones read would count as resident. */
+  if ((st = lm_sql_exec(sql, "PRAGMA mmap_size = 0", 0, diag)) != LM_OK) goto done;
   if ((st = read_agents(sql, path, agents, diag)) != LM_OK) goto done;
-  ev.by_id = !has_column(sql, "pmc_events", "counter_name");
-  char query[sizeof dispatch_query + 32];
-  snprintf(query, sizeof query, dispatch_query,
-           has_column(sql, "kernels", "arch_vgpr_count") ? "arch_vgpr_count" : "vgpr_count",
-           ev.by_id ? "event_id" : "dispatch_id");
-  if ((st = lm_sql_prepare(sql, query, &s, diag)) != LM_OK) goto done;
+  ev.plain = !has_column(sql, "pmc_events", "counter_name");
+  const char *vgpr = has_column(sql, "kernels", "arch_vgpr_count") ? "arch_vgpr_count" : "vgpr_count";
+  if ((st = reserve(sql, ev.plain ? "kernels" : "rocpd_kernel_dispatch", fold->t, diag)) != LM_OK) goto done;
   fold->gpus_numbered = 1;
   fold->t->has_last = 0;
-  int r;
-  while ((r = lm_stmt_step(s)) == 1)
-    if ((st = fold_dispatch(fold, s, &ev, &last, diag)) != LM_OK) goto done;
-  if (r < 0) {
-    st = lm_stmt_error(s, "reading the kernel dispatches", diag);
-    goto done;
+  /* The stored order first; sorted when it was not the dispatches'. */
+  int unordered = 0;
+  for (int sorted = 0; sorted < 2; sorted++) {
+    char query[sizeof dispatch_query + sizeof event_id_of_dispatch + sizeof dispatch_order + 32];
+    snprintf(query, sizeof query, dispatch_query, vgpr, ev.plain ? "event_id" : event_id_of_dispatch,
+             sorted ? dispatch_order : "");
+    lm_stmt_free(s);
+    if ((st = lm_sql_prepare(sql, query, &s, diag)) != LM_OK) goto done;
+    int r;
+    while ((r = lm_stmt_step(s)) == 1 && !unordered)
+      if ((st = fold_dispatch(fold, s, &ev, &last, sorted ? NULL : &unordered, diag)) != LM_OK) goto done;
+    if (r < 0) {
+      st = lm_stmt_error(s, "reading the kernel dispatches", diag);
+      goto done;
+    }
+    if (!unordered) break;
+    if ((st = lm_fold_drop_rows(fold->t, diag)) != LM_OK) goto done;
+    ev.n = 0;
+    ev.sorted = 1;
+    last = (last_dispatch){0};
+  }
+  events_sort(&ev);
+  if (!ev.plain && (st = read_counters(sql, path, &ev, diag)) != LM_OK) goto done;
+  /* rocpd's events straight from their table's pages when it can be read
+   * so and has the columns, else through SQL. */
+  char table[160];
+  if (!ev.plain) events_table(sql, table, sizeof table);
+  if (!ev.plain && table[0] && (st = lm_sql_scan_open(sql, table, &scan, diag)) != LM_ENOTFOUND) {
+    if (st != LM_OK) goto done;
+    if (lm_sql_scan_column(scan, "event_id") >= 0 && lm_sql_scan_column(scan, "pmc_id") >= 0 &&
+        lm_sql_scan_column(scan, "value") >= 0 && lm_sql_scan_column(scan, "guid") >= 0) {
+      st = fold_scanned(fold, scan, &ev, diag);
+      goto done;
+    }
   }
   st = fold_events(fold, sql, &ev, diag);
 done:
+  lm_sql_scan_free(scan);
   lm_stmt_free(s);
   lm_sql_close(sql);
   events_free(&ev);

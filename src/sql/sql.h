@@ -98,4 +98,34 @@ const void *lm_stmt_blob(lm_stmt *s, int col, size_t *len);
 /* lm_stmt_kind: 'i' integer, 'r' real, 't' text, 'b' blob, 'n' NULL. */
 int lm_stmt_kind(lm_stmt *s, int col);
 
+/* Scans: a table's records read straight from an SQLite file's pages
+ * (scan.c), for tables of millions of rows read once whole. */
+typedef struct lm_sql_scan lm_sql_scan;
+/* lm_sql_scan_open: a scan, in rowid order, of rowid table `table` (its
+ * name in sqlite_master, not a view) of the SQLite file sql has open,
+ * holding a read transaction until freed. LM_ENOTFOUND, with no
+ * diagnostic, when it cannot be read so (PostgreSQL, a database in
+ * memory, a write-ahead log or journal beside the file, text not UTF-8,
+ * no such table, WITHOUT ROWID): the caller reads it through SQL. */
+lm_status lm_sql_scan_open(lm_sql *sql, const char *table, lm_sql_scan **out, lm_diag *diag);
+/* lm_sql_scan_memory: a scan over an SQLite file's image in memory (kept
+ * by the caller) from b-tree root page root, column ipk being the rowid
+ * (-1: none), without column names; where names it in errors. */
+lm_status lm_sql_scan_memory(const void *image, size_t size, const char *where, uint32_t root, int ipk,
+                             lm_sql_scan **out, lm_diag *diag);
+/* lm_sql_scan_column: the position of column name in the table, or -1. */
+int lm_sql_scan_column(const lm_sql_scan *s, const char *name);
+/* lm_sql_scan_next: 1 with the next record current, 0 after the last, -1
+ * (diagnostic naming the file and page) on a damaged page. */
+int lm_sql_scan_next(lm_sql_scan *s, lm_diag *diag);
+/* Values of the current record's column col, converted as SQLite's
+ * column functions convert them; a column the record lacks (one added to
+ * the table after the row) reads NULL. Text is not NUL-terminated and
+ * lives until the next record (NULL for NULL and numbers). */
+int lm_sql_scan_is_null(const lm_sql_scan *s, int col);
+int64_t lm_sql_scan_int64(lm_sql_scan *s, int col);
+double lm_sql_scan_double(lm_sql_scan *s, int col); /* NULL reads NaN */
+const char *lm_sql_scan_text(lm_sql_scan *s, int col, size_t *len);
+void lm_sql_scan_free(lm_sql_scan *s);
+
 #endif

@@ -10,10 +10,14 @@ dispatch and counter instance with the dispatch's pid and dispatch_id, the
 counter as counter_name and counter_value, name being the kernel's) and
 rocpd_info_agent. The counter named by --split is
 written as two instances (a quarter and the rest), which a reader must sum.
+--orphans adds rows the views' inner joins leave out: a counter event of a
+counter rocpd_info_pmc does not list, one of an event no dispatch has, and
+a dispatch without its rocpd_event row (so in neither view) with its
+counter events.
 --plain writes instead plain tables under the view names, with the column
 names of earlier rocpd versions (arch_vgpr_count and event_id in kernels;
 pmc_events' name and value being the counter's, matched by event_id).
-Usage: make_rocpd.py COUNTERS.csv OUT.db ARCH [--split COUNTER] [--plain]"""
+Usage: make_rocpd.py COUNTERS.csv OUT.db ARCH [--split COUNTER] [--plain | --orphans]"""
 import csv
 import json
 import sqlite3
@@ -41,7 +45,8 @@ TABLES = {
     " start INTEGER, \"end\" INTEGER, private_segment_size INTEGER, group_segment_size INTEGER,"
     " workgroup_size_x INTEGER, workgroup_size_y INTEGER, workgroup_size_z INTEGER, grid_size_x INTEGER,"
     " grid_size_y INTEGER, grid_size_z INTEGER, region_name_id INTEGER, event_id INTEGER",
-    "rocpd_pmc_event": "id INTEGER PRIMARY KEY, guid TEXT, event_id INTEGER, pmc_id INTEGER, value REAL",
+    "rocpd_pmc_event": "id INTEGER PRIMARY KEY, guid TEXT, event_id INTEGER, pmc_id INTEGER, value REAL,"
+    " extdata JSONB DEFAULT '{}'",
 }
 
 # The views lumen reads, joining the tables as rocpd's own do.
@@ -109,7 +114,7 @@ def instances(r, split):
     return [v / 4, v - v / 4] if r["Counter_Name"] == split else [v]
 
 
-def write_rocpd(db, rows, arch, split):
+def write_rocpd(db, rows, arch, split, orphans=False):
     g = "0000a1b2-c3d4-e5f6-0718-293a4b5c6d7e"
     for name, cols in TABLES.items():
         db.execute(f"CREATE TABLE {name}{UUID} ({cols})")
@@ -147,6 +152,16 @@ def write_rocpd(db, rows, arch, split):
         for v in instances(r, split):
             db.execute(f"INSERT INTO {t('rocpd_pmc_event')} (guid, event_id, pmc_id, value) VALUES (?, ?, ?, ?)",
                        (g, 100 + d, pmcs[c], v))
+    if orphans:
+        first = 100 + min(seen)
+        pe = f"INSERT INTO {t('rocpd_pmc_event')} (guid, event_id, pmc_id, value) VALUES (?, ?, ?, ?)"
+        db.execute(pe, (g, first, len(pmcs) + 7, 1e15))
+        db.execute(pe, (g, 1 << 40, 1, 1e15))
+        d = max(seen) + 1
+        db.execute(f"INSERT INTO {t('rocpd_kernel_dispatch')} VALUES"
+                   " (?, ?, 1, 1, 1, 2, 1, ?, 1, NULL, 1, 2, 0, 0, 64, 1, 1, 64, 1, 1, 1, ?)", (d, g, d, 100 + d))
+        for p in pmcs.values():
+            db.execute(pe, (g, 100 + d, p, 1e15))
 
 
 def main():
@@ -155,7 +170,10 @@ def main():
     split = rest[rest.index("--split") + 1] if "--split" in rest else None
     db = sqlite3.connect(out)
     rows = csv.DictReader(open(src))
-    (write_plain if "--plain" in rest else write_rocpd)(db, rows, arch, split)
+    if "--plain" in rest:
+        write_plain(db, rows, arch, split)
+    else:
+        write_rocpd(db, rows, arch, split, "--orphans" in rest)
     db.commit()
 
 
