@@ -22,8 +22,8 @@
 #include "sql/sql.h"
 
 /* The queries of the two layouts. rocpd's (ROCm 7): the dispatches from
- * its `kernels` view with each one's event id from the table under it (the
- * process check is the one `pmc_events` makes), the counter events from
+ * its `kernels` view with their ids, then each one's event id from the
+ * table under it (dispatch_events_query), the counter events from
  * the table under `pmc_events` (`rocpd_pmc_event`, a counter by its id in
  * `rocpd_info_pmc`), so no join is stepped per event. The earlier layout:
  * plain tables under the view names, events by event id, the counter as
@@ -38,9 +38,11 @@ static const char dispatch_query[] =
     " workgroup_x * workgroup_y * workgroup_z, lds_size, scratch_size, %s, accum_vgpr_count,"
     " sgpr_count, start, \"end\", %s FROM kernels%s";
 static const char dispatch_order[] = " ORDER BY guid, pid, dispatch_id";
-static const char event_id_of_dispatch[] =
-    "(SELECT KD.event_id FROM rocpd_kernel_dispatch KD JOIN rocpd_info_process P ON P.id = KD.pid"
-    " AND P.guid = KD.guid WHERE KD.id = kernels.id AND KD.guid = kernels.guid)";
+/* A dispatch's event id, by the dispatch's id in rocpd_kernel_dispatch,
+ * when its process is listed (the rule of `pmc_events`' join). */
+static const char dispatch_events_query[] =
+    "SELECT KD.guid, KD.id, KD.event_id FROM rocpd_kernel_dispatch KD JOIN rocpd_info_process P"
+    " ON P.id = KD.pid AND P.guid = KD.guid";
 static const char event_query[] = "SELECT pmc_id, event_id, value, guid = ?1, guid FROM rocpd_pmc_event";
 static const char event_query_plain[] = "SELECT name, event_id, value, guid = ?1, guid FROM pmc_events";
 static const char counter_query[] = "SELECT guid, id, name FROM rocpd_info_pmc";
@@ -282,6 +284,21 @@ static int in_order(const events *ev, const last_dispatch *last, const char *gui
   return c != 0 ? c < 0 : last->pid != pid ? last->pid < pid : last->id <= id;
 }
 
+/* (guid, id) -> row added to ev. */
+static lm_status push(events *ev, uint32_t guid, int64_t id, size_t row, const char *path, lm_diag *diag) {
+  if (ev->n == ev->cap) {
+    size_t cap = ev->cap ? 2 * ev->cap : 1024;
+    event_row *e = lm_realloc(ev->e, cap * sizeof *e);
+    if (!e) return lm_oom(diag, path);
+    ev->e = e;
+    ev->cap = cap;
+  }
+  event_row x = {guid, (uint32_t)row, id};
+  if (ev->n > 0 && cmp_event(&ev->e[ev->n - 1], &x, NULL) > 0) ev->sorted = 0;
+  ev->e[ev->n++] = x;
+  return LM_OK;
+}
+
 /* One row of the dispatch query into the fold (rows of the same run,
  * process and dispatch id, which follow each other, are one); its event
  * id -> its row. *unordered is set (and nothing added) at a row out of
@@ -307,17 +324,7 @@ static lm_status fold_dispatch(lm_v3_fold *fold, lm_stmt *s, events *ev, last_di
     *last = (last_dispatch){1, (uint32_t)g, pid, id, row};
   }
   if (lm_stmt_is_null(s, 14)) return LM_OK;
-  if (ev->n == ev->cap) {
-    size_t cap = ev->cap ? 2 * ev->cap : 1024;
-    event_row *e = lm_realloc(ev->e, cap * sizeof *e);
-    if (!e) return lm_oom(diag, fold->t->path);
-    ev->e = e;
-    ev->cap = cap;
-  }
-  event_row x = {(uint32_t)g, (uint32_t)last->row, lm_stmt_int64(s, 14)};
-  if (ev->n > 0 && cmp_event(&ev->e[ev->n - 1], &x, NULL) > 0) ev->sorted = 0;
-  ev->e[ev->n++] = x;
-  return LM_OK;
+  return push(ev, (uint32_t)g, lm_stmt_int64(s, 14), last->row, fold->t->path, diag);
 }
 
 /* Counter k (named name) of row += v: the first instance sets the cell
@@ -381,28 +388,48 @@ static lm_status pmc_column(lm_fold *t, pmc *p, lm_diag *diag) {
   return p->col != SIZE_MAX ? LM_OK : lm_fold_counter_lookup(t, p->name, &p->col, diag);
 }
 
-/* The counter events read straight from rocpd_pmc_event's pages (scan),
- * in stored order. */
+/* The counter events read straight from their table's pages (scan), in
+ * stored order: rocpd_pmc_event's (a counter by its id) or, in the
+ * earlier layout, pmc_events' (by its name). */
 static lm_status fold_scanned(lm_v3_fold *fold, lm_sql_scan *scan, events *ev, lm_diag *diag) {
-  int c_event = lm_sql_scan_column(scan, "event_id"), c_pmc = lm_sql_scan_column(scan, "pmc_id"),
-      c_value = lm_sql_scan_column(scan, "value"), c_guid = lm_sql_scan_column(scan, "guid");
+  int c_event = lm_sql_scan_column(scan, "event_id"),
+      c_counter = lm_sql_scan_column(scan, ev->plain ? "name" : "pmc_id"), c_value = lm_sql_scan_column(scan, "value"),
+      c_guid = lm_sql_scan_column(scan, "guid");
   event_at at = {.guid = UINT32_MAX};
   long guid = -1;
+  size_t last_counter = (size_t)-1, guid_len = 0;
+  char name[256];
   lm_status st = LM_OK;
   int r;
   while ((r = lm_sql_scan_next(scan, diag)) == 1) {
     size_t n;
     const char *g = lm_sql_scan_text(scan, c_guid, &n);
     if (!g) continue;
-    if (guid < 0 || strncmp(ev->guids[guid], g, n) != 0 || ev->guids[guid][n] != '\0')
+    if (guid < 0 || n != guid_len || memcmp(ev->guids[guid], g, n) != 0) {
       if ((guid = guid_index_n(ev, g, n)) < 0) continue; /* no dispatch of that run */
-    if (lm_sql_scan_is_null(scan, c_event) || lm_sql_scan_is_null(scan, c_pmc)) continue;
+      guid_len = n;
+    }
+    if (lm_sql_scan_is_null(scan, c_event) || lm_sql_scan_is_null(scan, c_counter)) continue;
     int64_t row = event_row_of(ev, &at, (uint32_t)guid, lm_sql_scan_int64(scan, c_event));
     if (row < 0) continue;
-    pmc *p = pmc_find(ev, (uint32_t)guid, lm_sql_scan_int64(scan, c_pmc));
-    if (!p) continue;
-    if ((st = pmc_column(fold->t, p, diag)) != LM_OK ||
-        (st = add_value(fold, p->col, p->name, (size_t)row, lm_sql_scan_double(scan, c_value), diag)) != LM_OK)
+    size_t k;
+    const char *counter;
+    if (ev->plain) {
+      const char *t = lm_sql_scan_text(scan, c_counter, &n);
+      if (!t || n >= sizeof name) continue; /* a number, or no counter's name */
+      memcpy(name, t, n);
+      name[n] = '\0';
+      counter = name;
+      st = counter_column(fold->t, name, &last_counter, &k, diag);
+    } else {
+      pmc *p = pmc_find(ev, (uint32_t)guid, lm_sql_scan_int64(scan, c_counter));
+      if (!p) continue;
+      st = pmc_column(fold->t, p, diag);
+      counter = p->name;
+      k = p->col;
+    }
+    if (st != LM_OK ||
+        (st = add_value(fold, k, counter, (size_t)row, lm_sql_scan_double(scan, c_value), diag)) != LM_OK)
       return st;
   }
   return r < 0 ? (diag && diag->status ? diag->status : LM_EPARSE) : LM_OK;
@@ -450,16 +477,16 @@ static lm_status fold_events(lm_v3_fold *fold, lm_sql *sql, events *ev, lm_diag 
   return st;
 }
 
-/* The table under rocpd's view rocpd_pmc_event (`SELECT * FROM` its
- * UUID-named table) into table (cap bytes), or "" when it is another
- * view; the name itself when it is a table. */
-static void events_table(lm_sql *sql, char *table, size_t cap) {
+/* The table under rocpd's view `view` (`SELECT * FROM` its UUID-named
+ * table) into table (cap bytes), or "" when it is another view; the name
+ * itself when it is a table. */
+static void table_under(lm_sql *sql, const char *view, char *table, size_t cap) {
   table[0] = '\0';
   lm_stmt *s = NULL;
-  if (lm_sql_prepare(sql, "SELECT type, sql FROM sqlite_master WHERE name = 'rocpd_pmc_event'", &s, NULL) == LM_OK &&
-      lm_stmt_step(s) == 1) {
+  if (lm_sql_prepare(sql, "SELECT type, sql FROM sqlite_master WHERE name = ?", &s, NULL) == LM_OK &&
+      (lm_stmt_bind_text(s, 1, view), lm_stmt_step(s) == 1)) {
     if (strcmp(lm_stmt_text(s, 0), "table") == 0) {
-      snprintf(table, cap, "rocpd_pmc_event");
+      snprintf(table, cap, "%s", view);
     } else {
       /* The statement without spaces, quotes and brackets, after AS. */
       const char *q = lm_stmt_text(s, 1);
@@ -472,7 +499,7 @@ static void events_table(lm_sql *sql, char *table, size_t cap) {
         }
       flat[n] = low[n] = '\0';
       const char *as = strstr(low, "asselect*from"), *from = as ? flat + (as - low) + 13 : NULL;
-      if (from && strncmp(from, "rocpd_pmc_event", 15) == 0 && strlen(from) < cap) snprintf(table, cap, "%s", from);
+      if (from && strncmp(from, view, strlen(view)) == 0 && strlen(from) < cap) snprintf(table, cap, "%s", from);
     }
   }
   lm_stmt_free(s);
@@ -488,6 +515,81 @@ static int has_column(lm_sql *sql, const char *view, const char *col) {
     for (int c = 0; c < lm_stmt_columns(s) && !found; c++) found = strcmp(lm_stmt_column_name(s, c), col) == 0;
   lm_stmt_free(s);
   return found;
+}
+
+/* The dispatches' keys from (run, dispatch id in rocpd_kernel_dispatch)
+ * to (run, event id): the table read from its pages (its processes
+ * checked here) when it can be, else through SQL. */
+static lm_status dispatch_events(lm_sql *sql, const char *path, events *ev, lm_diag *diag) {
+  events by_event = {.sorted = 1}, procs = {.sorted = 1};
+  lm_sql_scan *scan = NULL;
+  lm_stmt *s = NULL;
+  char table[160];
+  table_under(sql, "rocpd_kernel_dispatch", table, sizeof table);
+  lm_status st = table[0] ? lm_sql_scan_open(sql, table, &scan, diag) : LM_ENOTFOUND;
+  int c_guid = -1, c_id = -1, c_event = -1, c_pid = -1;
+  if (st == LM_OK) {
+    c_guid = lm_sql_scan_column(scan, "guid"), c_id = lm_sql_scan_column(scan, "id");
+    c_event = lm_sql_scan_column(scan, "event_id"), c_pid = lm_sql_scan_column(scan, "pid");
+  }
+  if (st == LM_OK && c_guid >= 0 && c_id >= 0 && c_event >= 0 && c_pid >= 0) {
+    /* The processes listed, as (run, id) keys. */
+    if ((st = lm_sql_prepare(sql, "SELECT guid, id FROM rocpd_info_process", &s, diag)) != LM_OK) goto done;
+    int r;
+    while ((r = lm_stmt_step(s)) == 1) {
+      long g = guid_index(ev, lm_stmt_text(s, 0), 0);
+      if (g >= 0 && !lm_stmt_is_null(s, 1) &&
+          (st = push(&procs, (uint32_t)g, lm_stmt_int64(s, 1), 0, path, diag)) != LM_OK)
+        goto done;
+    }
+    if (r < 0) {
+      st = lm_stmt_error(s, "reading the processes (rocpd_info_process)", diag);
+      goto done;
+    }
+    events_sort(&procs);
+    while ((r = lm_sql_scan_next(scan, diag)) == 1) {
+      size_t n;
+      const char *gt = lm_sql_scan_text(scan, c_guid, &n);
+      long g = gt ? guid_index_n(ev, gt, n) : -1;
+      if (g < 0 || lm_sql_scan_is_null(scan, c_event) || lm_sql_scan_is_null(scan, c_pid) ||
+          event_find(&procs, (uint32_t)g, lm_sql_scan_int64(scan, c_pid)) < 0)
+        continue;
+      int64_t row = event_find(ev, (uint32_t)g, lm_sql_scan_int64(scan, c_id));
+      if (row >= 0 &&
+          (st = push(&by_event, (uint32_t)g, lm_sql_scan_int64(scan, c_event), (size_t)row, path, diag)) != LM_OK)
+        goto done;
+    }
+    if (r < 0) {
+      st = diag && diag->status ? diag->status : LM_EPARSE;
+      goto done;
+    }
+  } else {
+    if (st != LM_OK && st != LM_ENOTFOUND) goto done;
+    if ((st = lm_sql_prepare(sql, dispatch_events_query, &s, diag)) != LM_OK) goto done;
+    int r;
+    while ((r = lm_stmt_step(s)) == 1) {
+      long g = guid_index(ev, lm_stmt_text(s, 0), 0);
+      if (g < 0 || lm_stmt_is_null(s, 2)) continue;
+      int64_t row = event_find(ev, (uint32_t)g, lm_stmt_int64(s, 1));
+      if (row >= 0 && (st = push(&by_event, (uint32_t)g, lm_stmt_int64(s, 2), (size_t)row, path, diag)) != LM_OK)
+        goto done;
+    }
+    if (r < 0) {
+      st = lm_stmt_error(s, "reading the kernel dispatches' events", diag);
+      goto done;
+    }
+  }
+  events_sort(&by_event);
+  event_row *swap = ev->e;
+  ev->e = by_event.e, ev->n = by_event.n, ev->cap = by_event.cap, ev->next = 0;
+  by_event.e = swap;
+  st = LM_OK;
+done:
+  lm_sql_scan_free(scan);
+  lm_stmt_free(s);
+  lm_free(by_event.e);
+  lm_free(procs.e);
+  return st;
 }
 
 /* Room in the fold for the dispatches of `table` (counted by SQLite from
@@ -524,9 +626,8 @@ lm_status lm_v3_rocpd_read(const char *path, lm_v3_fold *fold, lm_v3_agents *age
   /* The stored order first; sorted when it was not the dispatches'. */
   int unordered = 0;
   for (int sorted = 0; sorted < 2; sorted++) {
-    char query[sizeof dispatch_query + sizeof event_id_of_dispatch + sizeof dispatch_order + 32];
-    snprintf(query, sizeof query, dispatch_query, vgpr, ev.plain ? "event_id" : event_id_of_dispatch,
-             sorted ? dispatch_order : "");
+    char query[sizeof dispatch_query + sizeof dispatch_order + 64];
+    snprintf(query, sizeof query, dispatch_query, vgpr, ev.plain ? "event_id" : "id", sorted ? dispatch_order : "");
     lm_stmt_free(s);
     if ((st = lm_sql_prepare(sql, query, &s, diag)) != LM_OK) goto done;
     int r;
@@ -543,14 +644,16 @@ lm_status lm_v3_rocpd_read(const char *path, lm_v3_fold *fold, lm_v3_agents *age
     last = (last_dispatch){0};
   }
   events_sort(&ev);
-  if (!ev.plain && (st = read_counters(sql, path, &ev, diag)) != LM_OK) goto done;
+  if (!ev.plain &&
+      ((st = dispatch_events(sql, path, &ev, diag)) != LM_OK || (st = read_counters(sql, path, &ev, diag)) != LM_OK))
+    goto done;
   /* rocpd's events straight from their table's pages when it can be read
    * so and has the columns, else through SQL. */
-  char table[160];
-  if (!ev.plain) events_table(sql, table, sizeof table);
-  if (!ev.plain && table[0] && (st = lm_sql_scan_open(sql, table, &scan, diag)) != LM_ENOTFOUND) {
+  char table[160] = "pmc_events";
+  if (!ev.plain) table_under(sql, "rocpd_pmc_event", table, sizeof table);
+  if (table[0] && (st = lm_sql_scan_open(sql, table, &scan, diag)) != LM_ENOTFOUND) {
     if (st != LM_OK) goto done;
-    if (lm_sql_scan_column(scan, "event_id") >= 0 && lm_sql_scan_column(scan, "pmc_id") >= 0 &&
+    if (lm_sql_scan_column(scan, "event_id") >= 0 && lm_sql_scan_column(scan, ev.plain ? "name" : "pmc_id") >= 0 &&
         lm_sql_scan_column(scan, "value") >= 0 && lm_sql_scan_column(scan, "guid") >= 0) {
       st = fold_scanned(fold, scan, &ev, diag);
       goto done;

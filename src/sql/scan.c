@@ -62,6 +62,10 @@ struct lm_sql_scan {
 
 /* A big-endian varint at p (below end) into *v: its length, 0 if cut. */
 static size_t varint(const uint8_t *p, const uint8_t *end, uint64_t *v) {
+  if (p < end && !(*p & 0x80)) { /* nearly every one */
+    *v = *p;
+    return 1;
+  }
   uint64_t x = 0;
   for (size_t i = 0; i < 9; i++) {
     if (p + i >= end) return 0;
@@ -248,16 +252,26 @@ static uint64_t value(const lm_sql_scan *s, int col, const uint8_t **v) {
 }
 
 static int64_t integer_at(const uint8_t *v, uint64_t t) {
-  static const uint8_t len[7] = {0, 1, 2, 3, 4, 6, 8};
-  int n = len[t];
+  switch (t) {
+    case 1:
+      return (int8_t)v[0];
+    case 2:
+      return (int16_t)be16(v);
+    case 4:
+      return (int32_t)be32(v);
+    case 6:
+      return (int64_t)((uint64_t)be32(v) << 32 | be32(v + 4));
+    default:
+      break;
+  }
+  int n = t == 3 ? 3 : 6;                        /* 24 and 48 bits */
   uint64_t x = (v[0] & 0x80) ? ~UINT64_C(0) : 0; /* sign-extended */
   for (int i = 0; i < n; i++) x = (x << 8) | v[i];
   return (int64_t)x;
 }
 
 static double real_at(const uint8_t *v) {
-  uint64_t x = 0;
-  for (int i = 0; i < 8; i++) x = (x << 8) | v[i];
+  uint64_t x = (uint64_t)be32(v) << 32 | be32(v + 4);
   double d;
   memcpy(&d, &x, sizeof d);
   return d;
