@@ -13,13 +13,16 @@ written as two instances (a quarter and the rest), which a reader must sum.
 --orphans adds rows the views' inner joins leave out: a counter event of a
 counter rocpd_info_pmc does not list, one of an event no dispatch has, and
 a dispatch without its rocpd_event row (so in neither view) with its
-counter events.
+counter events. --wal writes the database in write-ahead-log mode and
+exits without a checkpoint, as a writer that did not close it leaves it:
+the rows are in the -wal file beside it, not yet in the database file.
 --plain writes instead plain tables under the view names, with the column
 names of earlier rocpd versions (arch_vgpr_count and event_id in kernels;
 pmc_events' name and value being the counter's, matched by event_id).
-Usage: make_rocpd.py COUNTERS.csv OUT.db ARCH [--split COUNTER] [--plain | --orphans]"""
+Usage: make_rocpd.py COUNTERS.csv OUT.db ARCH [--split COUNTER] [--plain | --orphans] [--wal]"""
 import csv
 import json
+import os
 import sqlite3
 import sys
 
@@ -169,12 +172,18 @@ def main():
     rest = sys.argv[4:]
     split = rest[rest.index("--split") + 1] if "--split" in rest else None
     db = sqlite3.connect(out)
+    if "--wal" in rest:
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA wal_autocheckpoint = 0")
     rows = csv.DictReader(open(src))
     if "--plain" in rest:
         write_plain(db, rows, arch, split)
     else:
         write_rocpd(db, rows, arch, split, "--orphans" in rest)
     db.commit()
+    if "--wal" in rest:
+        sys.stdout.flush()
+        os._exit(0)  # no close: the log is not checkpointed
 
 
 if __name__ == "__main__":
