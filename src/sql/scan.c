@@ -106,7 +106,7 @@ static const uint8_t *page_at(const lm_sql_scan *s, uint32_t n, const uint8_t **
 /* Enter page n: pushed when interior, the leaf when a leaf. Every
  * RELEASE pages the pages read are let go (they stay in the page cache;
  * one read again faults back in), so resident memory stays bounded. */
-enum { RELEASE = 4096 };
+enum { RELEASE = 256 };
 static lm_status enter(lm_sql_scan *s, uint32_t n, lm_diag *diag) {
   if (n < 1 || n > s->n_pages) return bad(s, n, "a child page beyond the file's end", diag);
   if (++s->visited > s->n_pages) return bad(s, n, "the table's pages form a cycle", diag);

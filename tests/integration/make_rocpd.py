@@ -62,23 +62,23 @@ CREATE VIEW kernels AS SELECT K.id, K.guid, T.tid, R.string AS region, S.display
   K.group_segment_size AS lds_size, K.private_segment_size AS scratch_size, S.arch_vgpr_count AS vgpr_count,
   S.accum_vgpr_count, S.sgpr_count, E.correlation_id AS corr_id
 FROM rocpd_kernel_dispatch K
-  JOIN rocpd_info_agent A ON A.id = K.agent_id AND A.guid = K.guid
-  JOIN rocpd_event E ON E.id = K.event_id AND E.guid = K.guid
-  JOIN rocpd_string R ON R.id = K.region_name_id AND R.guid = K.guid
-  JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid
+  INNER JOIN rocpd_info_agent A ON A.id = K.agent_id AND A.guid = K.guid
+  INNER JOIN rocpd_event E ON E.id = K.event_id AND E.guid = K.guid
+  INNER JOIN rocpd_string R ON R.id = K.region_name_id AND R.guid = K.guid
+  INNER JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid
   LEFT JOIN rocpd_info_stream ST ON ST.id = K.stream_id AND ST.guid = K.guid
   LEFT JOIN rocpd_info_queue Q ON Q.id = K.queue_id AND Q.guid = K.guid
-  JOIN rocpd_info_process P ON P.id = Q.pid AND P.guid = Q.guid
-  JOIN rocpd_info_thread T ON T.id = K.tid AND T.guid = K.guid;
+  INNER JOIN rocpd_info_process P ON P.id = Q.pid AND P.guid = Q.guid
+  INNER JOIN rocpd_info_thread T ON T.id = K.tid AND T.guid = K.guid;
 CREATE VIEW pmc_events AS SELECT PE.id, PE.guid, PE.pmc_id, E.id AS event_id,
   (SELECT display_name FROM rocpd_info_kernel_symbol KS WHERE KS.id = K.kernel_id AND KS.guid = K.guid) AS name,
   K.nid, P.pid, K.dispatch_id, K.start, K."end", K."end" - K.start AS duration, PI.name AS counter_name,
   PE.value AS counter_value
 FROM rocpd_pmc_event PE
-  JOIN rocpd_info_pmc PI ON PI.id = PE.pmc_id AND PI.guid = PE.guid
-  JOIN rocpd_event E ON E.id = PE.event_id AND E.guid = PE.guid
-  JOIN rocpd_kernel_dispatch K ON K.event_id = PE.event_id AND K.guid = PE.guid
-  JOIN rocpd_info_process P ON P.id = K.pid AND P.guid = K.guid;
+  INNER JOIN rocpd_info_pmc PI ON PI.id = PE.pmc_id AND PI.guid = PE.guid
+  INNER JOIN rocpd_event E ON E.id = PE.event_id AND E.guid = PE.guid
+  INNER JOIN rocpd_kernel_dispatch K ON K.event_id = PE.event_id AND K.guid = PE.guid
+  INNER JOIN rocpd_info_process P ON P.id = K.pid AND P.guid = K.guid;
 """
 
 PLAIN = """
