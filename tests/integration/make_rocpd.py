@@ -12,14 +12,17 @@ rocpd_info_agent. The counter named by --split is
 written as two instances (a quarter and the rest), which a reader must sum.
 --orphans adds rows the views' inner joins leave out: a counter event of a
 counter rocpd_info_pmc does not list, one of an event no dispatch has, and
-a dispatch without its rocpd_event row (so in neither view) with its
-counter events. --wal writes the database in write-ahead-log mode and
+dispatches with their counter events that the kernels view leaves out (no
+event row, no agent, kernel symbol, thread, queue or region name, a queue
+whose process is not listed, no region). --orphan-events adds instead a
+dispatch the kernels view keeps (its queue's process is listed) whose
+counter events pmc_events leaves out (its own process is not). --wal writes the database in write-ahead-log mode and
 exits without a checkpoint, as a writer that did not close it leaves it:
 the rows are in the -wal file beside it, not yet in the database file.
 --plain writes instead plain tables under the view names, with the column
 names of earlier rocpd versions (arch_vgpr_count and event_id in kernels;
 pmc_events' name and value being the counter's, matched by event_id).
-Usage: make_rocpd.py COUNTERS.csv OUT.db ARCH [--split COUNTER] [--plain | --orphans] [--wal]"""
+Usage: make_rocpd.py COUNTERS.csv OUT.db ARCH [--split COUNTER] [--plain | --orphans | --orphan-events] [--wal]"""
 import csv
 import json
 import os
@@ -160,11 +163,26 @@ def write_rocpd(db, rows, arch, split, orphans=False):
         pe = f"INSERT INTO {t('rocpd_pmc_event')} (guid, event_id, pmc_id, value) VALUES (?, ?, ?, ?)"
         db.execute(pe, (g, first, len(pmcs) + 7, 1e15))
         db.execute(pe, (g, 1 << 40, 1, 1e15))
-        d = max(seen) + 1
-        db.execute(f"INSERT INTO {t('rocpd_kernel_dispatch')} VALUES"
-                   " (?, ?, 1, 1, 1, 2, 1, ?, 1, NULL, 1, 2, 0, 0, 64, 1, 1, 64, 1, 1, 1, ?)", (d, g, d, 100 + d))
-        for p in pmcs.values():
-            db.execute(pe, (g, 100 + d, p, 1e15))
+        db.execute(f"INSERT INTO {t('rocpd_info_queue')} VALUES (2, ?, 1, 99, 'queue of no process')", (g,))
+        # Dispatches one of the kernels view's joins drops: (pid, tid, agent,
+        # kernel, queue, region, has its event row).
+        dropped = [(1, 1, 2, 1, 1, 1, False), (1, 1, 99, 1, 1, 1, True), (1, 1, 2, 999, 1, 1, True),
+                   (1, 99, 2, 1, 1, 1, True), (1, 1, 2, 1, 1, 99, True), (1, 1, 2, 1, 99, 1, True),
+                   (1, 1, 2, 1, 2, 1, True), (1, 1, 2, 1, 1, None, True)]
+        if orphans == "events":
+            # Kept (its queue's process is listed), its events dropped (its
+            # own process is not).
+            dropped = [(99, 1, 2, 1, 1, 1, True)]
+        d = max(seen)
+        for pid, tid, agent, kernel, queue, region, has_event in dropped:
+            d += 1
+            if has_event:
+                db.execute(f"INSERT INTO {t('rocpd_event')} VALUES (?, ?, 1, 0, 0, ?)", (100 + d, g, d))
+            db.execute(f"INSERT INTO {t('rocpd_kernel_dispatch')} VALUES"
+                       " (?, ?, 1, ?, ?, ?, ?, ?, ?, NULL, 1, 2, 0, 0, 64, 1, 1, 64, 1, 1, ?, ?)",
+                       (d, g, pid, tid, agent, kernel, d, queue, region, 100 + d))
+            for p in pmcs.values():
+                db.execute(pe, (g, 100 + d, p, 1e15))
 
 
 def main():
@@ -179,7 +197,8 @@ def main():
     if "--plain" in rest:
         write_plain(db, rows, arch, split)
     else:
-        write_rocpd(db, rows, arch, split, "--orphans" in rest)
+        write_rocpd(db, rows, arch, split,
+                    "events" if "--orphan-events" in rest else "--orphans" in rest)
     db.commit()
     if "--wal" in rest:
         sys.stdout.flush()
