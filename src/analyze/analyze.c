@@ -92,11 +92,6 @@ typedef struct group {
   double median;
 } group;
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* By total duration, then name (table: the pmc table, whose strings the
  * names are; lm_sort passes it). */
 static int cmp_group(const void *a, const void *b, void *table) {
@@ -217,8 +212,7 @@ lm_status lm_analyze_top(lm_analyze_ctx *c, lm_rtable *t, const size_t *rows, si
         g->durations[valid++] = g->durations[i];
       }
     g->sum = sum;
-    qsort(g->durations, valid, sizeof(double), cmp_double);
-    g->median = lm_quantile_sorted(g->durations, valid, 0.5);
+    g->median = lm_quantile_select(g->durations, valid, 0.5);
     g->n_dur = valid;
     groups[n_groups++] = *g;
     if (&groups[n_groups - 1] != g) g->durations = NULL;

@@ -416,7 +416,9 @@ double lm_quantile_sorted(const double *sorted, size_t n, double q);
 int lm_quantile_ranks(size_t n, double q, size_t *lo, size_t *hi, double *frac);
 /* lm_quantile_mix: the interpolation of lm_quantile_sorted between a and b. */
 double lm_quantile_mix(double a, double b, double frac);
-
+/* lm_quantile_select: lm_quantile_sorted of v (n values, no NaN) sorted,
+ * found by selection in linear time; v is reordered. */
+double lm_quantile_select(double *v, size_t n, double q);
 
 /* ---------------------------------------------------------------- rules */
 

@@ -9,6 +9,7 @@
  * later one compares smaller/larger.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "metrics/internal.h"
 
@@ -53,6 +54,53 @@ double lm_quantile_sorted(const double *sorted, size_t n, double q) {
   double frac;
   if (lm_quantile_ranks(n, q, &lo, &hi, &frac)) return sorted[n - 1];
   return lm_quantile_mix(sorted[lo], sorted[hi], frac);
+}
+
+static int cmp_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Reorders v[lo, hi) so that v[k] holds the value of rank k, those
+ * before it no larger and those after no smaller: Hoare's selection with
+ * the middle element as pivot (which keeps each part smaller than the
+ * whole); a range still large after 64 rounds (a crafted order) is sorted
+ * instead. */
+static void select_rank(double *v, size_t lo, size_t hi, size_t k) {
+  for (int round = 0; hi - lo > 1; round++) {
+    if (round == 64) {
+      qsort(v + lo, hi - lo, sizeof *v, cmp_value);
+      return;
+    }
+    double p = v[lo + (hi - 1 - lo) / 2];
+    size_t i = lo, j = hi - 1;
+    for (;;) {
+      while (v[i] < p) i++;
+      while (p < v[j]) j--;
+      if (i >= j) break;
+      double t = v[i];
+      v[i++] = v[j];
+      v[j--] = t;
+    }
+    /* [lo, j] <= p <= [j + 1, hi), lo <= j < hi - 1 */
+    if (k <= j)
+      hi = j + 1;
+    else
+      lo = j + 1;
+  }
+}
+
+double lm_quantile_select(double *v, size_t n, double q) {
+  if (n == 0) return LM_NAN;
+  size_t lo, hi;
+  double frac;
+  int last = lm_quantile_ranks(n, q, &lo, &hi, &frac);
+  select_rank(v, 0, n, lo);
+  if (last) return v[n - 1];
+  double next = v[hi];
+  for (size_t i = hi + 1; i < n; i++)
+    if (v[i] < next) next = v[i];
+  return lm_quantile_mix(v[lo], next, frac);
 }
 
 double lm_scalar_op(int op, double a, double b, double c, double k) {
