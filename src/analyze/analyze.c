@@ -120,10 +120,17 @@ static lm_cell text_cell(const char *s) {
   return cell;
 }
 
+/* i in decimal, in the arena (one per dispatch of a list: no printf). */
 static const char *fmt_index(lm_analyze_ctx *c, long i) {
-  char buf[32];
-  int n = snprintf(buf, sizeof buf, "%ld", i);
-  return lm_arena_strndup(c->arena, buf, n > 0 ? (size_t)n : 0);
+  char buf[24];
+  size_t n = 0;
+  unsigned long u = i < 0 ? 0UL - (unsigned long)i : (unsigned long)i;
+  do {
+    buf[sizeof buf - ++n] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (i < 0) buf[sizeof buf - ++n] = '-';
+  return lm_arena_strndup(c->arena, buf + sizeof buf - n, n);
 }
 
 lm_status lm_analyze_top_shape(lm_analyze_ctx *c, lm_rtable *t, size_t n_rows) {

@@ -60,12 +60,9 @@ struct lm_sql_scan {
   char num[64]; /* a text value as a number */
 };
 
-/* A big-endian varint at p (below end) into *v: its length, 0 if cut. */
-static size_t varint(const uint8_t *p, const uint8_t *end, uint64_t *v) {
-  if (p < end && !(*p & 0x80)) { /* nearly every one */
-    *v = *p;
-    return 1;
-  }
+/* A big-endian varint at p (below end) into *v: its length, 0 if cut.
+ * The one-byte case (nearly every one) inline, the rest out of line. */
+static size_t varint_long(const uint8_t *p, const uint8_t *end, uint64_t *v) {
   uint64_t x = 0;
   for (size_t i = 0; i < 9; i++) {
     if (p + i >= end) return 0;
@@ -80,6 +77,14 @@ static size_t varint(const uint8_t *p, const uint8_t *end, uint64_t *v) {
     }
   }
   return 0;
+}
+
+static inline size_t varint(const uint8_t *p, const uint8_t *end, uint64_t *v) {
+  if (p < end && !(*p & 0x80)) {
+    *v = *p;
+    return 1;
+  }
+  return varint_long(p, end, v);
 }
 
 static uint32_t be16(const uint8_t *p) { return (uint32_t)p[0] << 8 | p[1]; }
