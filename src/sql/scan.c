@@ -217,7 +217,10 @@ int lm_sql_scan_next(lm_sql_scan *s, lm_diag *diag) {
         const uint8_t *hdr;
         const uint8_t *p = page_at(s, s->leaf, &hdr);
         size_t off = be16(hdr + 8 + 2 * s->cell++);
-        if (off < (size_t)(hdr - p) + 8 || off >= s->usable) return bad(s, s->leaf, "a cell outside its page", diag);
+        if (off < (size_t)(hdr - p) + 8 || off >= s->usable) {
+          bad(s, s->leaf, "a cell outside its page", diag);
+          return -1;
+        }
         if (payload(s, s->leaf, p, off, diag) != LM_OK || record(s, s->leaf, diag) != LM_OK) return -1;
         return 1;
       }
@@ -236,7 +239,10 @@ int lm_sql_scan_next(lm_sql_scan *s, lm_diag *diag) {
     uint32_t i = s->stack[s->depth - 1].next++, cells = be16(hdr + 3), child;
     if (i < cells) {
       size_t off = be16(hdr + 12 + 2 * i);
-      if (off < (size_t)(hdr - p) + 12 || off + 4 > s->usable) return bad(s, n, "a cell outside its page", diag);
+      if (off < (size_t)(hdr - p) + 12 || off + 4 > s->usable) {
+        bad(s, n, "a cell outside its page", diag);
+        return -1;
+      }
       child = be32(p + off);
     } else if (i == cells) {
       child = be32(hdr + 8);
