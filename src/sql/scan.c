@@ -474,6 +474,15 @@ lm_status lm_sql_scan_open(lm_sql *sql, const char *table, lm_sql_scan **out, lm
     st = LM_ENOTFOUND; /* SQLite reads what this reader does not take */
     goto done;
   }
+  /* A table's b-tree (WITHOUT ROWID makes it an index's, however the
+   * statement that says so is written). */
+  size_t at = (size_t)(root - 1) * (*out)->page_size + (root == 1 ? 100 : 0);
+  if (at >= (size_t)stt.st_size || (f[at] != 5 && f[at] != 13)) {
+    lm_sql_scan_free(*out);
+    *out = NULL;
+    st = LM_ENOTFOUND;
+    goto done;
+  }
   (*out)->mapped = (size_t)stt.st_size;
   map = MAP_FAILED;
   (*out)->names = tmp.names;

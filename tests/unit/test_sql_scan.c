@@ -383,7 +383,10 @@ static void test_declines(void) {
        "CREATE VIEW v AS SELECT * FROM t;"
        "CREATE TABLE w(a INTEGER PRIMARY KEY, b) WITHOUT ROWID;"
        "CREATE TABLE w2(a TEXT PRIMARY KEY, b)\nWITHOUT\tROWID;"
+       "CREATE TABLE w3(a INTEGER PRIMARY KEY, b INTEGER) STRICT, WITHOUT ROWID;"
+       "CREATE TABLE w4(a TEXT PRIMARY KEY, b) /* keyed */ WITHOUT ROWID;"
        "INSERT INTO w VALUES (1, 2); INSERT INTO w2 VALUES ('k', 2);"
+       "INSERT INTO w3 VALUES (1, 2); INSERT INTO w4 VALUES ('k', 2);"
        "CREATE VIRTUAL TABLE e USING rtree(id, a, b);");
   make("utf16.db", 512, "PRAGMA encoding = 'UTF-16le'; CREATE TABLE t(a, b); INSERT INTO t VALUES (1, 'x');");
   char path[4200];
@@ -392,7 +395,7 @@ static void test_declines(void) {
   path_of(path, sizeof path, "declines.db");
   CHECK(lm_sql_open(path, LM_DB_READ, &sql, &d) == LM_OK);
   if (sql) {
-    static const char *tables[] = {"nope", "v", "w", "w2", "e", "sqlite_autoindex_w2_1", "", "x'y"};
+    static const char *tables[] = {"nope", "v", "w", "w2", "w3", "w4", "e", "sqlite_autoindex_w2_1", "", "x'y"};
     for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) declines(sql, tables[i]);
   }
   lm_sql_close(sql);
