@@ -438,6 +438,16 @@ static lm_status table_info(lm_sql *sql, const char *table, uint32_t *root, lm_s
     s->n_names++;
   }
   s->ipk = pks == 1 ? ipk : -1;
+  /* INTEGER PRIMARY KEY DESC makes a column of its own, with an index,
+   * not the rowid (the rowid has none). */
+  if (s->ipk >= 0) {
+    sqlite3_finalize(st);
+    st = NULL;
+    if ((size_t)snprintf(q, sizeof q, "SELECT 1 FROM pragma_index_list('%s') WHERE origin = 'pk'", table) >= sizeof q ||
+        sqlite3_prepare_v2(sql->db, q, -1, &st, NULL) != SQLITE_OK)
+      goto done;
+    if (sqlite3_step(st) == SQLITE_ROW) s->ipk = -1;
+  }
   rc = s->n_names > 0 ? LM_OK : LM_ENOTFOUND;
 done:
   sqlite3_finalize(st);

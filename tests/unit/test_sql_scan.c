@@ -195,6 +195,15 @@ static void test_rowid(void) {
   CHECK(compare("rowid.db", "p", NULL) == (long)(sizeof widths / sizeof *widths));
   CHECK(compare("rowid.db", "q", NULL) == (long)(sizeof widths / sizeof *widths));
   CHECK(compare("rowid.db", "r", NULL) == 2);
+  /* INTEGER PRIMARY KEY DESC is a column of its own beside the rowid
+   * (SQLite's quirk); PRIMARY KEY (id DESC) is the rowid. */
+  make("desc.db", 0,
+       "CREATE TABLE d(id INTEGER PRIMARY KEY DESC, x);"
+       "CREATE TABLE e(id INTEGER, x, PRIMARY KEY (id DESC));"
+       "INSERT INTO d VALUES (5, 'a'), (-3, 'b'), (70000, NULL);"
+       "INSERT INTO e VALUES (5, 'a'), (-3, 'b'), (70000, NULL);");
+  CHECK(compare("desc.db", "d", NULL) == 3);
+  CHECK(compare("desc.db", "e", NULL) == 3);
 }
 
 /* ------------------------------------------------------------- b-trees */
@@ -631,7 +640,7 @@ done:
 /* Removes the files of a finished run. */
 static void clean(void) {
   static const char *names[] = {"values.db",  "rowid.db",    "big512.db",   "big4096.db",     "big65536.db",
-                                "overflow.db", "reserved.db", "reserved200.db", "added.db",   "declines.db",
+                                "overflow.db", "reserved.db", "reserved200.db", "added.db",   "declines.db", "desc.db",
                                 "utf16.db",   "wal.db",      "txn.db",      "cycle.db",       "chain.db"};
   char path[4200];
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
