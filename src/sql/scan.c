@@ -415,11 +415,14 @@ static lm_status table_info(lm_sql *sql, const char *table, uint32_t *root, lm_s
   sqlite3_finalize(st);
   st = NULL;
   char q[300];
-  if ((size_t)snprintf(q, sizeof q, "SELECT name, type, pk FROM pragma_table_info('%s')", table) >= sizeof q ||
+  if ((size_t)snprintf(q, sizeof q, "SELECT name, type, pk, hidden FROM pragma_table_xinfo('%s')", table) >= sizeof q ||
       strchr(table, '\'') || sqlite3_prepare_v2(sql->db, q, -1, &st, NULL) != SQLITE_OK)
     goto done;
   int pks = 0, ipk = -1;
   while (sqlite3_step(st) == SQLITE_ROW) {
+    /* Generated columns are read through SQL: records lack the virtual
+     * ones, which moves every column after them. */
+    if (sqlite3_column_int(st, 3) != 0) goto done;
     char **n = lm_realloc(s->names, (size_t)(s->n_names + 1) * sizeof *n);
     if (!n) {
       rc = lm_oom(diag, s->where);

@@ -106,7 +106,8 @@ typedef struct lm_sql_scan lm_sql_scan;
  * holding a read transaction until freed. LM_ENOTFOUND, with no
  * diagnostic, when it cannot be read so (PostgreSQL, a database in
  * memory, a write-ahead log or journal beside the file, text not UTF-8,
- * no such table, WITHOUT ROWID): the caller reads it through SQL. */
+ * no such table, WITHOUT ROWID, generated columns): the caller reads it
+ * through SQL. */
 lm_status lm_sql_scan_open(lm_sql *sql, const char *table, lm_sql_scan **out, lm_diag *diag);
 /* lm_sql_scan_memory: a scan over an SQLite file's image in memory (kept
  * by the caller) from b-tree root page root, column ipk being the rowid
