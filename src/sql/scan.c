@@ -40,6 +40,13 @@ struct lm_sql_scan {
   int ipk;     /* the column that is the rowid (INTEGER PRIMARY KEY), or -1 */
   int n_names; /* the table's columns, by name */
   char **names;
+  /* Each named column's value in a record that lacks it (one older than
+   * the column): its DEFAULT as SQLite reads it, a serial type and its
+   * bytes (NULL when there are no names). */
+  struct dflt {
+    uint64_t type;
+    uint8_t *bytes;
+  } *dflt;
   /* The walk: a stack of interior pages and the next child of each. */
   struct {
     uint32_t page, next;
@@ -254,10 +261,15 @@ int lm_sql_scan_next(lm_sql_scan *s, lm_diag *diag) {
   }
 }
 
-/* Column col's value: its serial type and bytes (type 0 when the record
- * has fewer columns: one added to the table later, read as NULL). */
+/* Column col's value: its serial type and bytes (when the record has
+ * fewer columns, the column was added to the table later: its default). */
 static uint64_t value(const lm_sql_scan *s, int col, const uint8_t **v) {
-  if (col < 0 || col >= s->n_cols) return 0;
+  if (col < 0 || !s->rec) return 0;
+  if (col >= s->n_cols) {
+    if (col >= s->n_names || !s->dflt) return 0;
+    *v = s->dflt[col].bytes;
+    return s->dflt[col].type;
+  }
   *v = s->rec + s->offset[col];
   return s->type[col];
 }
@@ -345,12 +357,24 @@ int lm_sql_scan_column(const lm_sql_scan *s, const char *name) {
   return -1;
 }
 
+/* The names and defaults of s's columns, freed. */
+static void free_columns(lm_sql_scan *s) {
+  for (int i = 0; i < s->n_names; i++) {
+    lm_free(s->names[i]);
+    lm_free(s->dflt[i].bytes);
+  }
+  lm_free(s->names);
+  lm_free(s->dflt);
+  s->names = NULL;
+  s->dflt = NULL;
+  s->n_names = 0;
+}
+
 void lm_sql_scan_free(lm_sql_scan *s) {
   if (!s) return;
   if (s->mapped) munmap((void *)s->file, s->mapped);
   if (s->sql) sqlite3_exec(s->sql->db, "COMMIT", NULL, NULL, NULL);
-  for (int i = 0; i < s->n_names; i++) lm_free(s->names[i]);
-  lm_free(s->names);
+  free_columns(s);
   lm_free(s->buf);
   lm_free(s->type);
   lm_free(s->offset);
@@ -399,9 +423,51 @@ static int without_rowid(const char *sql) {
   return 0;
 }
 
+/* The value that SQLite gives a record lacking a column of declared type
+ * `type` and DEFAULT expr (its text, without its parentheses): expr with
+ * the column's affinity, as a row of such a table in a database in memory
+ * (*mem, opened on first use) stores it. LM_ENOTFOUND when SQLite does
+ * not evaluate it so. */
+static lm_status default_of(sqlite3 **mem, const char *type, const char *expr, struct dflt *out, const char *where,
+                            lm_diag *diag) {
+  sqlite3_stmt *st = NULL;
+  lm_status rc = LM_ENOTFOUND;
+  char *q = sqlite3_mprintf("DROP TABLE IF EXISTS d; CREATE TABLE d(c %s DEFAULT (%s));"
+                            "INSERT INTO d DEFAULT VALUES",
+                            type ? type : "", expr);
+  if (!q || (!*mem && sqlite3_open_v2(":memory:", mem, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) ||
+      sqlite3_exec(*mem, q, NULL, NULL, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(*mem, "SELECT c FROM d", -1, &st, NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW)
+    goto done;
+  int t = sqlite3_column_type(st, 0);
+  const void *v = t == SQLITE_TEXT ? (const void *)sqlite3_column_text(st, 0) : sqlite3_column_blob(st, 0);
+  size_t n = t == SQLITE_INTEGER || t == SQLITE_FLOAT ? 8 : (size_t)sqlite3_column_bytes(st, 0);
+  rc = LM_OK;
+  if (t == SQLITE_NULL) goto done;
+  if (!(out->bytes = lm_malloc(n ? n : 1))) {
+    rc = lm_oom(diag, where);
+    goto done;
+  }
+  if (t == SQLITE_INTEGER || t == SQLITE_FLOAT) {
+    double d = sqlite3_column_double(st, 0);
+    uint64_t x = (uint64_t)sqlite3_column_int64(st, 0);
+    if (t == SQLITE_FLOAT) memcpy(&x, &d, sizeof x);
+    for (int i = 0; i < 8; i++) out->bytes[i] = (uint8_t)(x >> (56 - 8 * i));
+    out->type = t == SQLITE_INTEGER ? 6 : 7;
+  } else {
+    if (n) memcpy(out->bytes, v, n);
+    out->type = (t == SQLITE_TEXT ? 13 : 12) + 2 * (uint64_t)n;
+  }
+done:
+  sqlite3_finalize(st);
+  sqlite3_free(q);
+  return rc;
+}
+
 /* The table's root page, its columns and its rowid column, from SQLite. */
 static lm_status table_info(lm_sql *sql, const char *table, uint32_t *root, lm_sql_scan *s, lm_diag *diag) {
   sqlite3_stmt *st = NULL;
+  sqlite3 *mem = NULL;
   lm_status rc = LM_ENOTFOUND;
   if (sqlite3_prepare_v2(sql->db, "SELECT rootpage, sql FROM sqlite_master WHERE type = 'table' AND name = ?1", -1, &st,
                          NULL) != SQLITE_OK)
@@ -415,7 +481,8 @@ static lm_status table_info(lm_sql *sql, const char *table, uint32_t *root, lm_s
   sqlite3_finalize(st);
   st = NULL;
   char q[300];
-  if ((size_t)snprintf(q, sizeof q, "SELECT name, type, pk, hidden FROM pragma_table_xinfo('%s')", table) >= sizeof q ||
+  if ((size_t)snprintf(q, sizeof q, "SELECT name, type, pk, hidden, dflt_value FROM pragma_table_xinfo('%s')",
+                       table) >= sizeof q ||
       strchr(table, '\'') || sqlite3_prepare_v2(sql->db, q, -1, &st, NULL) != SQLITE_OK)
     goto done;
   int pks = 0, ipk = -1;
@@ -424,21 +491,23 @@ static lm_status table_info(lm_sql *sql, const char *table, uint32_t *root, lm_s
      * ones, which moves every column after them. */
     if (sqlite3_column_int(st, 3) != 0) goto done;
     char **n = lm_realloc(s->names, (size_t)(s->n_names + 1) * sizeof *n);
-    if (!n) {
+    if (n) s->names = n;
+    struct dflt *dv = n ? lm_realloc(s->dflt, (size_t)(s->n_names + 1) * sizeof *dv) : NULL;
+    if (dv) s->dflt = dv;
+    if (!n || !dv || !(n[s->n_names] = lm_strdup((const char *)sqlite3_column_text(st, 0)))) {
       rc = lm_oom(diag, s->where);
       goto done;
     }
-    s->names = n;
-    if (!(n[s->n_names] = lm_strdup((const char *)sqlite3_column_text(st, 0)))) {
-      rc = lm_oom(diag, s->where);
-      goto done;
-    }
+    dv[s->n_names] = (struct dflt){0, NULL};
     const char *type = (const char *)sqlite3_column_text(st, 1);
     if (sqlite3_column_int(st, 2) > 0) {
       pks++;
       if (type && strcasecmp(type, "INTEGER") == 0) ipk = s->n_names;
     }
     s->n_names++;
+    const char *expr = (const char *)sqlite3_column_text(st, 4);
+    if (expr && (rc = default_of(&mem, type, expr, &dv[s->n_names - 1], s->where, diag)) != LM_OK) goto done;
+    rc = LM_ENOTFOUND;
   }
   s->ipk = pks == 1 ? ipk : -1;
   /* INTEGER PRIMARY KEY DESC makes a column of its own, with an index,
@@ -454,6 +523,7 @@ static lm_status table_info(lm_sql *sql, const char *table, uint32_t *root, lm_s
   rc = s->n_names > 0 ? LM_OK : LM_ENOTFOUND;
 done:
   sqlite3_finalize(st);
+  sqlite3_close(mem);
   return rc;
 }
 
@@ -499,16 +569,17 @@ lm_status lm_sql_scan_open(lm_sql *sql, const char *table, lm_sql_scan **out, lm
   (*out)->mapped = (size_t)stt.st_size;
   map = MAP_FAILED;
   (*out)->names = tmp.names;
+  (*out)->dflt = tmp.dflt;
   (*out)->n_names = tmp.n_names;
   tmp.names = NULL;
+  tmp.dflt = NULL;
   tmp.n_names = 0;
   if (own_txn) (*out)->sql = sql;
   own_txn = 0;
 done:
   if (fd >= 0) close(fd);
   if (map != MAP_FAILED) munmap(map, (size_t)stt.st_size);
-  for (int i = 0; i < tmp.n_names; i++) lm_free(tmp.names[i]);
-  lm_free(tmp.names);
+  free_columns(&tmp);
   if (own_txn) sqlite3_exec(sql->db, "COMMIT", NULL, NULL, NULL);
   if (st == LM_ENOTFOUND) lm_diag_clear(diag);
   return st;

@@ -121,8 +121,9 @@ int lm_sql_scan_column(const lm_sql_scan *s, const char *name);
 int lm_sql_scan_next(lm_sql_scan *s, lm_diag *diag);
 /* Values of the current record's column col, converted as SQLite's
  * column functions convert them; a column the record lacks (one added to
- * the table after the row) reads NULL. Text is not NUL-terminated and
- * lives until the next record (NULL for NULL and numbers). */
+ * the table after the row) reads its DEFAULT as SQLite reads it (NULL
+ * without one). Text is not NUL-terminated and lives until the next
+ * record (NULL for NULL and numbers). */
 int lm_sql_scan_is_null(const lm_sql_scan *s, int col);
 int64_t lm_sql_scan_int64(lm_sql_scan *s, int col);
 double lm_sql_scan_double(lm_sql_scan *s, int col); /* NULL reads NaN */

@@ -343,6 +343,29 @@ static void test_added_column(void) {
        "INSERT INTO t VALUES (3, 'y', 2.5, 'new'), (4, 'z', NULL, NULL);"
        "UPDATE t SET b = 'w' WHERE a = 2;");
   CHECK(compare("added.db", "t", NULL) == 4);
+  /* With a DEFAULT, the old rows read it, with the column's affinity. */
+  make("defaults.db", 512,
+       "CREATE TABLE t(a INTEGER, b TEXT);"
+       "INSERT INTO t VALUES (1, 'x'), (2, NULL);"
+       "ALTER TABLE t ADD COLUMN c DEFAULT 7;"
+       "ALTER TABLE t ADD COLUMN d TEXT DEFAULT 'hi';"
+       "ALTER TABLE t ADD COLUMN e REAL DEFAULT -2.5;"
+       "ALTER TABLE t ADD COLUMN f BLOB DEFAULT x'0102';"
+       "ALTER TABLE t ADD COLUMN g DEFAULT NULL;"
+       "ALTER TABLE t ADD COLUMN h DEFAULT TRUE;"
+       "ALTER TABLE t ADD COLUMN i REAL DEFAULT 3;"
+       "ALTER TABLE t ADD COLUMN j INTEGER DEFAULT '12';"
+       "ALTER TABLE t ADD COLUMN k TEXT DEFAULT 4.5;"
+       "ALTER TABLE t ADD COLUMN l JSONB DEFAULT '{}';"
+       "ALTER TABLE t ADD COLUMN m NUMERIC DEFAULT '3.0';"
+       "ALTER TABLE t ADD COLUMN n TEXT DEFAULT '';"
+       "INSERT INTO t VALUES (3, 'y', 1, 'a', 1.5, x'00', 4, 5, 6.5, 7, 'k', '[]', 8, 'n');"
+       "INSERT INTO t(a) VALUES (4);"
+       "CREATE TABLE u(a DEFAULT (1 + 1), b DEFAULT CURRENT_TIMESTAMP, c TEXT DEFAULT 'it''s', d DEFAULT (abs(-3)),"
+       " e VARCHAR(10) DEFAULT +5);"
+       "INSERT INTO u DEFAULT VALUES; INSERT INTO u VALUES (1, 2, 3, 4, 5);");
+  CHECK(compare("defaults.db", "t", NULL) == 4);
+  CHECK(compare("defaults.db", "u", NULL) == 2);
 }
 
 /* Column names: each at its place, -1 for one not there. */
@@ -646,9 +669,9 @@ done:
 
 /* Removes the files of a finished run. */
 static void clean(void) {
-  static const char *names[] = {"values.db",  "rowid.db",    "big512.db",   "big4096.db",     "big65536.db",
-                                "overflow.db", "reserved.db", "reserved200.db", "added.db",   "declines.db", "desc.db", "generated.db",
-                                "utf16.db",   "wal.db",      "txn.db",      "cycle.db",       "chain.db"};
+  static const char *names[] = {"values.db", "rowid.db", "big512.db", "big4096.db", "big65536.db", "overflow.db",
+                                "reserved.db", "reserved200.db", "added.db", "defaults.db", "declines.db", "desc.db",
+                                "generated.db", "utf16.db", "wal.db", "txn.db", "cycle.db", "chain.db"};
   char path[4200];
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
     path_of(path, sizeof path, names[i]);
