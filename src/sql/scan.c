@@ -300,13 +300,48 @@ static double real_at(const uint8_t *v) {
   return d;
 }
 
-/* A text value as a NUL-terminated copy for strtod/strtoll. */
-static const char *text_copy(lm_sql_scan *s, const uint8_t *v, uint64_t t) {
-  size_t n = (size_t)serial_len(t);
-  if (n >= sizeof s->num) n = sizeof s->num - 1;
-  memcpy(s->num, v, n);
-  s->num[n] = '\0';
-  return s->num;
+static int digit(const char *p, const char *end) { return p < end && *p >= '0' && *p <= '9'; }
+
+/* A text value's number as SQLite reads one, NUL-terminated in s->num for
+ * strtod and strtoll: the longest start of the text in SQLite's grammar
+ * (spaces, a sign, digits, a point and digits, an exponent; no
+ * hexadecimal, no infinity or NaN spelled out), less the zeros that do
+ * not count (the integer part's leading ones, the fraction's trailing
+ * ones), digits past the buffer's room counted in the exponent; NULL when
+ * that start has no digit (*negative: it has a '-'). */
+static const char *number_text(lm_sql_scan *s, const uint8_t *v, uint64_t t, int *negative) {
+  const char *p = (const char *)v, *end = p + serial_len(t);
+  char *o = s->num, *cap = s->num + sizeof s->num - 16; /* room for the exponent */
+  int digits = 0;
+  long exp = 0, dropped = 0;
+  while (p < end && (*p == ' ' || (*p >= '\t' && *p <= '\r'))) p++;
+  *negative = p < end && *p == '-';
+  if (p < end && (*p == '-' || *p == '+')) *o++ = *p++;
+  while (p < end && *p == '0' && digit(p + 1, end)) p++;
+  for (; digit(p, end); p++, digits = 1) {
+    if (o < cap) *o++ = *p;
+    else dropped++;
+  }
+  if (p < end && *p == '.') {
+    const char *f = ++p, *last;
+    while (digit(p, end)) p++;
+    for (last = p; last > f && last[-1] == '0';) last--;
+    digits |= p > f;
+    if (o < cap) *o++ = '.';
+    while (f < last && o < cap) *o++ = *f++;
+  }
+  if (digits && p < end && (*p == 'e' || *p == 'E')) {
+    const char *e = p + 1;
+    int minus = e < end && *e == '-';
+    if (e < end && (*e == '-' || *e == '+')) e++;
+    for (; digit(e, end); e++)
+      if (exp < 1000000000) exp = exp * 10 + (*e - '0'); /* beyond: out of range alike */
+    if (minus) exp = -exp;
+  }
+  exp += dropped;
+  *o = '\0';
+  if (exp) snprintf(o, 16, "e%d", (int)(exp > 999999999 ? 999999999 : exp < -999999999 ? -999999999 : exp));
+  return digits ? s->num : NULL;
 }
 
 int64_t lm_sql_scan_int64(lm_sql_scan *s, int col) {
@@ -319,8 +354,9 @@ int64_t lm_sql_scan_int64(lm_sql_scan *s, int col) {
     double d = real_at(v);
     return d != d ? 0 : d >= 9.2233720368547758e18 ? INT64_MAX : d <= -9.2233720368547758e18 ? INT64_MIN : (int64_t)d;
   }
-  if (t >= 13 && t % 2 == 1) return strtoll(text_copy(s, v, t), NULL, 10);
-  return 0;
+  int negative;
+  const char *x = t >= 13 && t % 2 == 1 ? number_text(s, v, t, &negative) : NULL;
+  return x ? strtoll(x, NULL, 10) : 0;
 }
 
 double lm_sql_scan_double(lm_sql_scan *s, int col) {
@@ -331,8 +367,9 @@ double lm_sql_scan_double(lm_sql_scan *s, int col) {
   if (t >= 1 && t <= 6) return (double)integer_at(v, t);
   if (t == 8 || t == 9) return (double)(t - 8);
   if (t == 0) return LM_NAN;
-  if (t >= 13 && t % 2 == 1) return strtod(text_copy(s, v, t), NULL);
-  return 0.0;
+  int negative = 0;
+  const char *x = t >= 13 && t % 2 == 1 ? number_text(s, v, t, &negative) : NULL;
+  return x ? strtod(x, NULL) : negative ? -0.0 : 0.0;
 }
 
 int lm_sql_scan_is_null(const lm_sql_scan *s, int col) {

@@ -177,6 +177,34 @@ static void test_values(void) {
   CHECK(rows == (long)(n_w + n_r + n_t) + 1);
 }
 
+/* Text read as a number, as SQLite's column functions read it: leading
+ * spaces, a sign, digits, a point, an exponent, and nothing else (no
+ * hexadecimal, no infinity or NaN spelled out), however long the text. */
+static void test_text_numbers(void) {
+  static const char *texts[] = {
+      "0x10", "-0x10", "0X1p3", "inf", "-inf", "nan", "-nan", "infinity", "  12", "\t12", "\n12", "\v12", "\f12",
+      "\r12", "1.5e400", "-1.5e400", ".5", "5.", "+7", "1,5", "12e", "12e+", "12e-3", "0.1e-400", "1e-320", "-0",
+      "-", "", ".", "-.5", "1e5x", "9223372036854775807", "-9223372036854775808", "-9223372036854775809",
+      "18446744073709551616", "12345678901234567890123", "0.30000000000000004441",
+      "000000000000000000000000000000000000000000000000000000000000000000000000000000123",
+      "1.00000000000000000000000000000000000000000000000000000000000000000000000000000e5",
+      "-00000000000000000000000000000000000000000000000000000000000000000000000000000.25e2",
+      "123456789012345678901234567890123456789012345678901234567890123456789012345678.5e-10",
+      "1e0000000000000000000000000000005", "1e-99999999999999", "1e99999999999999", "7E2", "7e+2x"};
+  sqlite3 *db = create("numbers.db", 0, NULL, "CREATE TABLE t(x TEXT)");
+  sqlite3_stmt *st = NULL;
+  CHECK(sqlite3_prepare_v2(db, "INSERT INTO t VALUES (?)", -1, &st, NULL) == SQLITE_OK);
+  size_t n = sizeof texts / sizeof *texts;
+  for (size_t k = 0; k < n; k++) {
+    sqlite3_bind_text(st, 1, texts[k], -1, SQLITE_STATIC);
+    CHECK(sqlite3_step(st) == SQLITE_DONE);
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  CHECK(compare("numbers.db", "t", NULL) == (long)n);
+}
+
 /* The rowid column (INTEGER PRIMARY KEY): its value is the rowid, never
  * NULL; a table without one, a table with rowids out of insertion order. */
 static void test_rowid(void) {
@@ -671,7 +699,7 @@ done:
 static void clean(void) {
   static const char *names[] = {"values.db", "rowid.db", "big512.db", "big4096.db", "big65536.db", "overflow.db",
                                 "reserved.db", "reserved200.db", "added.db", "defaults.db", "declines.db", "desc.db",
-                                "generated.db", "utf16.db", "wal.db", "txn.db", "cycle.db", "chain.db"};
+                                "generated.db", "numbers.db", "utf16.db", "wal.db", "txn.db", "cycle.db", "chain.db"};
   char path[4200];
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
     path_of(path, sizeof path, names[i]);
@@ -697,6 +725,7 @@ int main(void) {
     return 1;
   }
   test_values();
+  test_text_numbers();
   test_rowid();
   test_btree();
   test_overflow();
