@@ -213,6 +213,7 @@ static void test_rowid(void) {
                     "CREATE TABLE p(v TEXT, id INTEGER PRIMARY KEY, w REAL);"
                     "CREATE TABLE q(id INT PRIMARY KEY, v);"
                     "CREATE TABLE r(a, b);"
+                    "CREATE TABLE z(a, b);"
                     "INSERT INTO r VALUES (1, 'one'), (NULL, NULL);");
   for (size_t k = 0; k < sizeof widths / sizeof *widths; k++)
     at += snprintf(script + at, sizeof script - (size_t)at,
@@ -223,6 +224,7 @@ static void test_rowid(void) {
   CHECK(compare("rowid.db", "p", NULL) == (long)(sizeof widths / sizeof *widths));
   CHECK(compare("rowid.db", "q", NULL) == (long)(sizeof widths / sizeof *widths));
   CHECK(compare("rowid.db", "r", NULL) == 2);
+  CHECK(compare("rowid.db", "z", NULL) == 0); /* empty: its root a leaf without cells */
   /* INTEGER PRIMARY KEY DESC is a column of its own beside the rowid
    * (SQLite's quirk); PRIMARY KEY (id DESC) is the rowid. */
   make("desc.db", 0,
@@ -416,6 +418,15 @@ static void test_columns(void) {
     size_t n = 1;
     CHECK(lm_sql_scan_is_null(s, 6) && isnan(lm_sql_scan_double(s, -1)) && !lm_sql_scan_text(s, 7, &n) && n == 0);
   }
+  lm_sql_scan_free(s);
+  lm_sql_close(sql);
+  /* Opened immutable (a file nobody writes), the same rows. */
+  s = NULL;
+  CHECK(lm_sql_open(path, LM_DB_READ_FIXED, &sql, &d) == LM_OK);
+  CHECK(lm_sql_scan_open(sql, "t", &s, &d) == LM_OK);
+  long rows = 0;
+  while (s && lm_sql_scan_next(s, &d) == 1) rows++;
+  CHECK(rows == 51);
   lm_sql_scan_free(s);
   lm_sql_close(sql);
 }
