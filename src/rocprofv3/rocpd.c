@@ -1,15 +1,16 @@
 /*
  * rocpd.c - rocprofv3's SQLite output (rocpd, its default format since
- * ROCm 7) read through the views the database itself defines: `kernels`
- * (one row per dispatch), `pmc_events` (one row per dispatch and counter
- * instance, summed per counter here as the CSV output sums them) and
- * `rocpd_info_agent` for the GPUs. The views, not the tables (whose names
- * carry a run's UUID), are the documented interface. The dispatches are
- * read sorted by run, process and dispatch (few rows); the counter events,
- * many times more, in the order they are stored, without a join, sort or
- * grouping, matched to their dispatch by run, pid and dispatch id (by run
- * and event id in the earlier layout) in a sorted array, the entry after
- * the last match tried first: one dispatch's events are stored together.
+ * ROCm 7): the rows its views give - `kernels` (one per dispatch),
+ * `pmc_events` (one per dispatch and counter instance, summed per counter
+ * here as the CSV output sums them), `rocpd_info_agent` for the GPUs - read
+ * as cheaply as the file allows. The counter events, many times the
+ * dispatches, come from their table's pages (sql/scan.c) in stored order,
+ * matched to their dispatch by (run, event id) in a sorted array and to
+ * their counter by id; the dispatches from rocpd_kernel_dispatch's pages
+ * with the view's joins made in rocpd_kernels.c. When the pages cannot be
+ * read so (a write-ahead log beside the file, another view), the same rows
+ * come through SQLite, without a join, sort or grouping per event. The
+ * earlier layout (plain tables under the view names) is read the same way.
  */
 #include <ctype.h>
 #include <fcntl.h>
@@ -20,11 +21,11 @@
 
 #include "rocprofv3/rocpd_private.h"
 
-/* The queries of the two layouts. rocpd's (ROCm 7): the dispatches from
- * its `kernels` view with their ids, then each one's event id from the
- * table under it (dispatch_events_query), the counter events from
- * the table under `pmc_events` (`rocpd_pmc_event`, a counter by its id in
- * `rocpd_info_pmc`), so no join is stepped per event. The earlier layout:
+/* The queries of the two layouts, through SQLite. rocpd's (ROCm 7): the
+ * dispatches from its `kernels` view with their ids, then each one's event
+ * id from the table under it (dispatch_events_query), the counter events
+ * from the table under `pmc_events` (`rocpd_pmc_event`, a counter by its
+ * id in `rocpd_info_pmc`), so no join is stepped per event. The earlier layout:
  * plain tables under the view names, events by event id, the counter as
  * name. %s: the VGPR column, the event id's expression, then the order:
  * none first (the stored order is the dispatches' order in every database
