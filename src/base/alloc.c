@@ -53,6 +53,19 @@ void *lm_realloc(void *ptr, size_t size) {
   return realloc(ptr, size ? size : 1);
 }
 
+void *lm_grow(void *items, size_t *cap, size_t n, size_t size) {
+  if (n < *cap) return items;
+  size_t want = *cap ? *cap : 8;
+  do {
+    if (want > SIZE_MAX / 2) return NULL;
+    want *= 2;
+  } while (want <= n);
+  if (size && want > SIZE_MAX / size) return NULL;
+  void *p = lm_realloc(items, want * size);
+  if (p) *cap = want;
+  return p;
+}
+
 void *lm_aligned_alloc(size_t alignment, size_t size) {
   if (should_fail()) return NULL;
   if (size > SIZE_MAX - alignment) return NULL;

@@ -85,6 +85,12 @@ char *lm_diag_format(const lm_diag *diag, char *out, size_t cap);
 void *lm_malloc(size_t size);
 void *lm_calloc(size_t count, size_t size);
 void *lm_realloc(void *ptr, size_t size);
+/* lm_grow: items (*cap elements of size bytes) with room for element n:
+ * items itself when n < *cap, else items reallocated to twice *cap (16
+ * when empty, more when n needs it) and *cap updated; NULL when out of
+ * memory or the bytes would overflow, items then unchanged and still the
+ * caller's. */
+void *lm_grow(void *items, size_t *cap, size_t n, size_t size);
 void lm_free(void *ptr);
 char *lm_strdup(const char *s);
 char *lm_strndup(const char *s, size_t n);

@@ -97,16 +97,6 @@ struct lm_v3j {
   size_t n_traces, cap_traces;
 };
 
-/* items (capacity *cap, n used) with room for one more: the same or a
- * new array, NULL when out of memory (items kept). */
-static void *grow(void *items, size_t *cap, size_t n, size_t size) {
-  if (n < *cap) return items;
-  size_t want = *cap ? 2 * *cap : 16;
-  void *p = lm_realloc(items, want * size);
-  if (p) *cap = want;
-  return p;
-}
-
 /* An error at field prefix + where + rest. */
 static lm_status bad(const lm_v3j *j, const char *what, const char *where, const char *rest, lm_diag *diag) {
   char field[192]; /* cut to the diagnostic's field */
@@ -234,7 +224,7 @@ lm_status lm_v3j_counter(lm_v3j *j, const lm_v3j_record *r, size_t index, lm_dia
     snprintf(where, sizeof where, "counters[%zu]", index);
     return bad(j, "a counter needs id.handle and a name", where, "", diag);
   }
-  void *more = grow(j->counters, &j->cap_counters, j->n_counters, sizeof *j->counters);
+  void *more = lm_grow(j->counters, &j->cap_counters, j->n_counters, sizeof *j->counters);
   if (!more) return lm_oom(diag, j->path);
   j->counters = more;
   struct counter *c = &j->counters[j->n_counters];
@@ -246,7 +236,7 @@ lm_status lm_v3j_counter(lm_v3j *j, const lm_v3j_record *r, size_t index, lm_dia
 
 lm_status lm_v3j_symbol(lm_v3j *j, const lm_v3j_record *r, size_t index, lm_diag *diag) {
   (void)index;
-  void *more = grow(j->symbols, &j->cap_symbols, j->n_symbols, sizeof *j->symbols);
+  void *more = lm_grow(j->symbols, &j->cap_symbols, j->n_symbols, sizeof *j->symbols);
   if (!more) return lm_oom(diag, j->path);
   j->symbols = more;
   struct symbol *s = &j->symbols[j->n_symbols];
@@ -410,7 +400,7 @@ static lm_status new_row(lm_v3j *j, const lm_v3j_record *info, size_t row, size_
   struct pend_row p = {
       row, index, info->num[I_AGENT], info->num[I_KERNEL], (int)(info->set & (1u << I_AGENT | 1u << I_KERNEL)), trace};
   if ((j->done & (LM_V3J_AGENTS | LM_V3J_SYMBOLS)) == (LM_V3J_AGENTS | LM_V3J_SYMBOLS)) return resolve(j, &p, diag);
-  void *more = grow(j->rows, &j->cap_rows, j->n_rows, sizeof *j->rows);
+  void *more = lm_grow(j->rows, &j->cap_rows, j->n_rows, sizeof *j->rows);
   if (!more) return lm_oom(diag, j->path);
   j->rows = more;
   j->rows[j->n_rows++] = p;
@@ -433,7 +423,7 @@ lm_status lm_v3j_value(lm_v3j *j, const lm_v3j_record *r, size_t entry, size_t i
   size_t k = 0;
   while (k < j->n_sums && j->sums[k].id != id) k++;
   if (k == j->n_sums) {
-    void *more = grow(j->sums, &j->cap_sums, j->n_sums, sizeof *j->sums);
+    void *more = lm_grow(j->sums, &j->cap_sums, j->n_sums, sizeof *j->sums);
     if (!more) return lm_oom(diag, j->path);
     j->sums = more;
     j->sums[j->n_sums++] = (struct sum){id, 0, counter, index};
@@ -462,7 +452,7 @@ lm_status lm_v3j_entry(lm_v3j *j, const lm_v3j_record *e, const lm_v3j_record *i
     void *more;
     if (s->counter != SIZE_MAX) {
       st = lm_v3_fold_put(j->fold, j->counters[s->counter].name, row, s->value, diag);
-    } else if (!(more = grow(j->values, &j->cap_values, j->n_values, sizeof *j->values))) {
+    } else if (!(more = lm_grow(j->values, &j->cap_values, j->n_values, sizeof *j->values))) {
       st = lm_oom(diag, j->path);
     } else {
       j->values = more;
@@ -495,7 +485,7 @@ lm_status lm_v3j_trace(lm_v3j *j, const lm_v3j_record *t, const lm_v3j_record *i
   }
   if (j->done & LM_V3J_COLLECTION)
     return apply_trace(j, info, t->num[T_START], t->num[T_END], t->set, index, j->n_entries == 0, diag);
-  void *more = grow(j->traces, &j->cap_traces, j->n_traces, sizeof *j->traces);
+  void *more = lm_grow(j->traces, &j->cap_traces, j->n_traces, sizeof *j->traces);
   if (!more) return lm_oom(diag, j->path);
   j->traces = more;
   struct pend_trace *p = &j->traces[j->n_traces++];

@@ -152,13 +152,9 @@ static lm_status read_counters(lm_sql *sql, const char *path, lm_v3_rocpd *ev, l
     const char *gt = lm_stmt_text(s, 0);
     long g = lm_v3_rocpd_run(ev, gt, strlen(gt), 0);
     if (g < 0 || lm_stmt_is_null(s, 2)) continue;
-    if (ev->n_p == cap) {
-      size_t c = cap ? 2 * cap : 64;
-      lm_v3_pmc *p = lm_realloc(ev->p, c * sizeof *p);
-      if (!p) break;
-      ev->p = p;
-      cap = c;
-    }
+    lm_v3_pmc *grown = lm_grow(ev->p, &cap, ev->n_p, sizeof *grown);
+    if (!grown) break;
+    ev->p = grown;
     lm_v3_pmc *p = &ev->p[ev->n_p];
     *p = (lm_v3_pmc){(uint32_t)g, lm_stmt_int64(s, 1), lm_strdup(lm_stmt_text(s, 2)), SIZE_MAX};
     if (!p->name) break;

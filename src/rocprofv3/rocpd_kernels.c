@@ -172,26 +172,18 @@ static lm_status load(lm_sql *sql, const char *path, lm_v3_rocpd *r, tables *t, 
   return st;
 }
 
-/* Grows *p (elements of size) to hold index i. */
-static int room(void **p, size_t *cap, size_t i, size_t size) {
-  if (i < *cap) return 1;
-  size_t c = *cap ? 2 * *cap : 64;
-  while (c <= i) c *= 2;
-  void *q = lm_realloc(*p, c * size);
-  if (!q) return 0;
-  *p = q;
-  *cap = c;
-  return 1;
-}
-
 static lm_status take_agent(tables *t, lm_stmt *s, size_t i, lm_diag *diag) {
-  if (!room((void **)&t->agent_type, &t->cap_agent, i, sizeof *t->agent_type)) return lm_oom(diag, NULL);
-  t->agent_type[i] = lm_stmt_double(s, 2);
+  double *a = lm_grow(t->agent_type, &t->cap_agent, i, sizeof *a);
+  if (!a) return lm_oom(diag, NULL);
+  t->agent_type = a;
+  a[i] = lm_stmt_double(s, 2);
   return LM_OK;
 }
 
 static lm_status take_symbol(tables *t, lm_stmt *s, size_t i, lm_diag *diag) {
-  if (!room((void **)&t->sym, &t->cap_sym, i, sizeof *t->sym)) return lm_oom(diag, NULL);
+  symbol *y = lm_grow(t->sym, &t->cap_sym, i, sizeof *y);
+  if (!y) return lm_oom(diag, NULL);
+  t->sym = y;
   t->sym[i] =
       (symbol){lm_strdup(lm_stmt_text(s, 2)), -1, lm_stmt_double(s, 3), lm_stmt_double(s, 4), lm_stmt_double(s, 5)};
   t->n_sym = i + 1;
@@ -199,13 +191,17 @@ static lm_status take_symbol(tables *t, lm_stmt *s, size_t i, lm_diag *diag) {
 }
 
 static lm_status take_queue(tables *t, lm_stmt *s, size_t i, lm_diag *diag) {
-  if (!room((void **)&t->queues, &t->cap_queue, i, sizeof *t->queues)) return lm_oom(diag, NULL);
+  queue_row *q = lm_grow(t->queues, &t->cap_queue, i, sizeof *q);
+  if (!q) return lm_oom(diag, NULL);
+  t->queues = q;
   t->queues[i] = (queue_row){!lm_stmt_is_null(s, 2), lm_stmt_int64(s, 2)};
   return LM_OK;
 }
 
 static lm_status take_process(tables *t, lm_stmt *s, size_t i, lm_diag *diag) {
-  if (!room((void **)&t->process_pid, &t->cap_process, i, sizeof *t->process_pid)) return lm_oom(diag, NULL);
+  int64_t *pid = lm_grow(t->process_pid, &t->cap_process, i, sizeof *pid);
+  if (!pid) return lm_oom(diag, NULL);
+  t->process_pid = pid;
   t->process_pid[i] = lm_stmt_int64(s, 2);
   return LM_OK;
 }

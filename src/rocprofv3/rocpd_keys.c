@@ -77,13 +77,9 @@ static int cmp_key(const void *a, const void *b, void *ctx) {
 }
 
 lm_status lm_v3_keys_push(lm_v3_keys *k, uint32_t guid, int64_t id, size_t row, const char *path, lm_diag *diag) {
-  if (k->n == k->cap) {
-    size_t cap = k->cap ? 2 * k->cap : 1024;
-    lm_v3_key *e = lm_realloc(k->e, cap * sizeof *e);
-    if (!e) return lm_oom(diag, path);
-    k->e = e;
-    k->cap = cap;
-  }
+  lm_v3_key *e = lm_grow(k->e, &k->cap, k->n, sizeof *e);
+  if (!e) return lm_oom(diag, path);
+  k->e = e;
   lm_v3_key x = {guid, (uint32_t)row, id};
   if (k->n > 0 && cmp_key(&k->e[k->n - 1], &x, NULL) > 0) k->unsorted = 1;
   k->e[k->n++] = x;

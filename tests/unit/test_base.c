@@ -161,6 +161,29 @@ static void test_alloc_failures(void) {
 }
 
 /* Safe text for terminals and JSON (12.4, 12.10). */
+/* lm_grow: doubling from 16, enough for a far index, the old array kept
+ * when the allocation fails or the size overflows. */
+static void test_grow(void) {
+  size_t cap = 0;
+  int *a = lm_grow(NULL, &cap, 0, sizeof *a);
+  CHECK(a != NULL && cap == 16);
+  for (int i = 0; i < 16; i++) a[i] = i;
+  CHECK(lm_grow(a, &cap, 15, sizeof *a) == a && cap == 16);
+  int *b = lm_grow(a, &cap, 16, sizeof *a);
+  CHECK(b != NULL && cap == 32 && b[15] == 15);
+  a = b;
+  b = lm_grow(a, &cap, 1000, sizeof *a);
+  CHECK(b != NULL && cap == 1024 && b[7] == 7);
+  a = b;
+  lm_alloc_fail_after(0);
+  CHECK(lm_grow(a, &cap, 1024, sizeof *a) == NULL && cap == 1024);
+  lm_alloc_fail_after(-1);
+  CHECK(a[9] == 9);
+  CHECK(lm_grow(a, &cap, SIZE_MAX / 2, sizeof *a) == NULL && cap == 1024);
+  CHECK(lm_grow(a, &cap, SIZE_MAX - 1, 1) == NULL && cap == 1024);
+  lm_free(a);
+}
+
 static void test_text(void) {
   char *t = lm_text_safe("a\x1b[2Jb\x07", 0);
   CHECK_STR(t, "a\\x1b[2Jb\\x07");
@@ -295,6 +318,7 @@ int main(void) {
   test_format_double();
   test_buf_and_map();
   test_arena();
+  test_grow();
   test_text();
   test_diag();
   test_alloc_failures();
