@@ -12,7 +12,6 @@
  * come through SQLite, without a join, sort or grouping per event. The
  * earlier layout (plain tables under the view names) is read the same way.
  */
-#include <ctype.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -110,38 +109,8 @@ static lm_status read_agents(lm_sql *sql, const char *path, lm_v3_agents *a, lm_
   return st;
 }
 
-/* The counter (guid, id) of rocpd_info_pmc, or NULL: the one after the
- * last found is tried first (a dispatch's events list the counters in one
- * order). */
-static int before(uint32_t g, int64_t id, uint32_t g2, int64_t id2) { return g != g2 ? g < g2 : id < id2; }
-
-static int cmp_pmc(const void *a, const void *b, void *ctx) {
-  (void)ctx;
-  const lm_v3_pmc *x = a, *y = b;
-  if (x->guid != y->guid || x->id != y->id) return before(x->guid, x->id, y->guid, y->id) ? -1 : 1;
-  return 0;
-}
-
-static lm_v3_pmc *pmc_find(lm_v3_rocpd *ev, uint32_t guid, int64_t id) {
-  size_t i = ev->next_p;
-  if (!(i < ev->n_p && ev->p[i].guid == guid && ev->p[i].id == id)) {
-    size_t lo = 0, hi = ev->n_p;
-    while (lo < hi) {
-      size_t mid = lo + (hi - lo) / 2;
-      if (before(ev->p[mid].guid, ev->p[mid].id, guid, id))
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    if (lo == ev->n_p || ev->p[lo].guid != guid || ev->p[lo].id != id) return NULL;
-    i = lo;
-  }
-  ev->next_p = i + 1;
-  return &ev->p[i];
-}
-
 /* rocpd_info_pmc's counters of the runs read (a counter of another run
- * names no dispatch), sorted by run and id. */
+ * names no dispatch), keyed by run and id. */
 static lm_status read_counters(lm_sql *sql, const char *path, lm_v3_rocpd *ev, lm_diag *diag) {
   lm_stmt *s = NULL;
   size_t cap = 0;
@@ -156,16 +125,16 @@ static lm_status read_counters(lm_sql *sql, const char *path, lm_v3_rocpd *ev, l
     if (!grown) break;
     ev->p = grown;
     lm_v3_pmc *p = &ev->p[ev->n_p];
-    *p = (lm_v3_pmc){(uint32_t)g, lm_stmt_int64(s, 1), lm_strdup(lm_stmt_text(s, 2)), SIZE_MAX};
+    *p = (lm_v3_pmc){lm_strdup(lm_stmt_text(s, 2)), SIZE_MAX};
     if (!p->name) break;
-    ev->n_p++;
+    if ((st = lm_v3_keys_push(&ev->pmc_keys, (uint32_t)g, lm_stmt_int64(s, 1), ev->n_p++, path, diag)) != LM_OK) break;
   }
-  if (r == 1)
+  if (st == LM_OK && r == 1)
     st = lm_oom(diag, path);
-  else if (r < 0)
+  else if (st == LM_OK && r < 0)
     st = lm_stmt_error(s, "reading the counters (rocpd_info_pmc)", diag);
   lm_stmt_free(s);
-  if (st == LM_OK) lm_sort(ev->p, ev->n_p, sizeof *ev->p, cmp_pmc, NULL);
+  lm_v3_keys_sort(&ev->pmc_keys);
   return st;
 }
 
@@ -235,27 +204,40 @@ static lm_status counter_column(lm_fold *t, const char *name, size_t *last, size
   return LM_OK;
 }
 
-/* An event of dispatch (run, event id) into its row: counter k (name)
- * += v. Events of a dispatch, or a counter, not known are left out, as
- * the view's inner joins leave them out. *row caches the row of
- * (*last_guid, *last_id). */
+/* Where the events read have got: the row of the dispatch of the last
+ * event (-1: none known), and the counter column of the last named one. */
 typedef struct event_at {
   int64_t row, id;
   uint32_t guid;
+  size_t last_counter;
 } event_at;
 
-static int64_t event_row_of(lm_v3_rocpd *ev, event_at *at, uint32_t guid, int64_t id) {
+/* One counter event into its dispatch's row: run guid, event id, the
+ * counter by name (the earlier layout) or by its id in rocpd_info_pmc,
+ * value v. An event whose dispatch or counter is not known is left out,
+ * as the view's inner joins leave it out. */
+static inline __attribute__((always_inline)) lm_status fold_event(lm_v3_fold *fold, lm_v3_rocpd *ev, event_at *at,
+                                                                  uint32_t guid, int64_t id, const char *name,
+                                                                  int64_t pmc_id, double v, lm_diag *diag) {
   if (guid != at->guid || id != at->id) {
     at->row = lm_v3_keys_find(&ev->ev, guid, id);
     at->guid = guid;
     at->id = id;
   }
-  return at->row;
-}
-
-/* The column of counter p, found once. */
-static lm_status pmc_column(lm_fold *t, lm_v3_pmc *p, lm_diag *diag) {
-  return p->col != SIZE_MAX ? LM_OK : lm_fold_counter_lookup(t, p->name, &p->col, diag);
+  if (at->row < 0) return LM_OK;
+  size_t k;
+  lm_status st;
+  if (ev->plain) {
+    st = counter_column(fold->t, name, &at->last_counter, &k, diag);
+  } else {
+    int64_t i = lm_v3_keys_find(&ev->pmc_keys, guid, pmc_id);
+    if (i < 0) return LM_OK;
+    lm_v3_pmc *p = &ev->p[i];
+    st = p->col != SIZE_MAX ? LM_OK : lm_fold_counter_lookup(fold->t, p->name, &p->col, diag);
+    name = p->name;
+    k = p->col;
+  }
+  return st != LM_OK ? st : add_value(fold, k, name, (size_t)at->row, v, diag);
 }
 
 /* The counter events read straight from their table's pages (scan), in
@@ -265,42 +247,28 @@ static lm_status fold_scanned(lm_v3_fold *fold, lm_sql_scan *scan, lm_v3_rocpd *
   int c_event = lm_sql_scan_column(scan, "event_id"),
       c_counter = lm_sql_scan_column(scan, ev->plain ? "name" : "pmc_id"), c_value = lm_sql_scan_column(scan, "value"),
       c_guid = lm_sql_scan_column(scan, "guid");
-  event_at at = {.guid = UINT32_MAX};
+  event_at at = {-1, 0, UINT32_MAX, (size_t)-1};
   long guid = -1;
-  size_t last_counter = (size_t)-1, guid_len = 0;
   char name[256];
-  lm_status st = LM_OK;
   int r;
   while ((r = lm_sql_scan_next(scan, diag)) == 1) {
     size_t n;
     const char *g = lm_sql_scan_text(scan, c_guid, &n);
     if (!g) continue;
-    if (guid < 0 || n != guid_len || memcmp(ev->guids[guid], g, n) != 0) {
-      if ((guid = lm_v3_rocpd_run(ev, g, n, 0)) < 0) continue; /* no dispatch of that run */
-      guid_len = n;
-    }
+    if ((guid < 0 || n != ev->guid_len[guid] || memcmp(ev->guids[guid], g, n) != 0) &&
+        (guid = lm_v3_rocpd_run(ev, g, n, 0)) < 0)
+      continue; /* no dispatch of that run */
     if (lm_sql_scan_is_null(scan, c_event) || lm_sql_scan_is_null(scan, c_counter)) continue;
-    int64_t row = event_row_of(ev, &at, (uint32_t)guid, lm_sql_scan_int64(scan, c_event));
-    if (row < 0) continue;
-    size_t k;
-    const char *counter;
     if (ev->plain) {
       const char *t = lm_sql_scan_text(scan, c_counter, &n);
       if (!t || n >= sizeof name) continue; /* a number, or no counter's name */
       memcpy(name, t, n);
       name[n] = '\0';
-      counter = name;
-      st = counter_column(fold->t, name, &last_counter, &k, diag);
-    } else {
-      lm_v3_pmc *p = pmc_find(ev, (uint32_t)guid, lm_sql_scan_int64(scan, c_counter));
-      if (!p) continue;
-      st = pmc_column(fold->t, p, diag);
-      counter = p->name;
-      k = p->col;
     }
-    if (st != LM_OK ||
-        (st = add_value(fold, k, counter, (size_t)row, lm_sql_scan_double(scan, c_value), diag)) != LM_OK)
-      return st;
+    lm_status st =
+        fold_event(fold, ev, &at, (uint32_t)guid, lm_sql_scan_int64(scan, c_event), ev->plain ? name : NULL,
+                   ev->plain ? 0 : lm_sql_scan_int64(scan, c_counter), lm_sql_scan_double(scan, c_value), diag);
+    if (st != LM_OK) return st;
   }
   return r < 0 ? (diag && diag->status ? diag->status : LM_EPARSE) : LM_OK;
 }
@@ -313,9 +281,8 @@ static lm_status fold_events(lm_v3_fold *fold, lm_sql *sql, lm_v3_rocpd *ev, lm_
   lm_status st = lm_sql_prepare(sql, ev->plain ? event_query_plain : event_query, &s, diag);
   if (st != LM_OK) return st;
   if (ev->n_guids > 0) lm_stmt_bind_text(s, 1, ev->guids[0]);
-  event_at at = {.guid = UINT32_MAX};
+  event_at at = {-1, 0, UINT32_MAX, (size_t)-1};
   long guid = -1;
-  size_t last_counter = (size_t)-1;
   int r;
   while ((r = lm_stmt_step(s)) == 1) {
     if (lm_stmt_int64(s, 3) == 1) {
@@ -326,21 +293,9 @@ static lm_status fold_events(lm_v3_fold *fold, lm_sql *sql, lm_v3_rocpd *ev, lm_
       if (guid < 0) continue; /* no dispatch of that run */
     }
     if (lm_stmt_is_null(s, 0) || lm_stmt_is_null(s, 1)) continue;
-    int64_t row = event_row_of(ev, &at, (uint32_t)guid, lm_stmt_int64(s, 1));
-    if (row < 0) continue;
-    size_t k;
-    const char *name;
-    if (ev->plain) {
-      name = lm_stmt_text(s, 0);
-      st = counter_column(fold->t, name, &last_counter, &k, diag);
-    } else {
-      lm_v3_pmc *p = pmc_find(ev, (uint32_t)guid, lm_stmt_int64(s, 0));
-      if (!p) continue;
-      st = pmc_column(fold->t, p, diag);
-      name = p->name;
-      k = p->col;
-    }
-    if (st != LM_OK || (st = add_value(fold, k, name, (size_t)row, lm_stmt_double(s, 2), diag)) != LM_OK) break;
+    if ((st = fold_event(fold, ev, &at, (uint32_t)guid, lm_stmt_int64(s, 1), ev->plain ? lm_stmt_text(s, 0) : NULL,
+                         ev->plain ? 0 : lm_stmt_int64(s, 0), lm_stmt_double(s, 2), diag)) != LM_OK)
+      break;
   }
   if (st == LM_OK && r < 0) st = lm_stmt_error(s, "reading the counter events", diag);
   lm_stmt_free(s);

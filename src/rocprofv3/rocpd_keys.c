@@ -19,6 +19,7 @@ void lm_v3_rocpd_free(lm_v3_rocpd *r) {
   lm_free(r->guid_len);
   lm_free(r->p);
   lm_v3_keys_free(&r->ev);
+  lm_v3_keys_free(&r->pmc_keys);
 }
 
 long lm_v3_rocpd_run(lm_v3_rocpd *r, const char *g, size_t n, int add) {
@@ -98,22 +99,18 @@ void lm_v3_keys_sort(lm_v3_keys *k) {
   k->next = 0;
 }
 
-int64_t lm_v3_keys_find(lm_v3_keys *k, uint32_t guid, int64_t id) {
-  size_t i = k->next;
-  if (!(i < k->n && k->e[i].guid == guid && k->e[i].id == id)) {
-    size_t lo = 0, hi = k->n;
-    while (lo < hi) {
-      size_t mid = lo + (hi - lo) / 2;
-      if (before(k->e[mid].guid, k->e[mid].id, guid, id))
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    if (lo == k->n || k->e[lo].guid != guid || k->e[lo].id != id) return -1;
-    i = lo;
+int64_t lm_v3_keys_search(lm_v3_keys *k, uint32_t guid, int64_t id) {
+  size_t lo = 0, hi = k->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (before(k->e[mid].guid, k->e[mid].id, guid, id))
+      lo = mid + 1;
+    else
+      hi = mid;
   }
-  k->next = i + 1;
-  return k->e[i].row;
+  if (lo == k->n || k->e[lo].guid != guid || k->e[lo].id != id) return -1;
+  k->next = lo + 1;
+  return k->e[lo].row;
 }
 
 void lm_v3_keys_free(lm_v3_keys *k) {

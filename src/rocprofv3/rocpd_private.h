@@ -26,22 +26,21 @@ typedef struct lm_v3_keys {
   int unsorted;
 } lm_v3_keys;
 
-/* A counter of rocpd_info_pmc: its run and id, its name, and its column
- * once an event of it is read (SIZE_MAX before). */
+/* A counter of rocpd_info_pmc: its name, and its column once an event of
+ * it is read (SIZE_MAX before); found by (run, id) in lm_v3_rocpd's
+ * pmc_keys. */
 typedef struct lm_v3_pmc {
-  uint32_t guid;
-  int64_t id;
   char *name;
   size_t col;
 } lm_v3_pmc;
 
 /* One read: the layout, the dispatches' keys (by event id), the counters
- * (sorted), and the runs' guids. */
+ * (keyed by run and id), and the runs' guids. */
 typedef struct lm_v3_rocpd {
   int plain; /* the earlier layout: counter names in the events */
-  lm_v3_keys ev;
+  lm_v3_keys ev, pmc_keys;
   lm_v3_pmc *p;
-  size_t n_p, next_p;
+  size_t n_p;
   char **guids;
   size_t *guid_len;
   size_t n_guids;
@@ -71,9 +70,19 @@ void lm_v3_rocpd_table_under(lm_sql *sql, const char *view, char *table, size_t 
 lm_status lm_v3_keys_push(lm_v3_keys *k, uint32_t guid, int64_t id, size_t row, const char *path, lm_diag *diag);
 /* lm_v3_keys_sort: sorted, the last row of each key kept. */
 void lm_v3_keys_sort(lm_v3_keys *k);
+/* lm_v3_keys_search: the row of (guid, id) by binary search, or -1
+ * (sorted keys). */
+int64_t lm_v3_keys_search(lm_v3_keys *k, uint32_t guid, int64_t id);
 /* lm_v3_keys_find: the row of (guid, id), or -1 (sorted keys); the entry
- * after the last found is tried first. */
-int64_t lm_v3_keys_find(lm_v3_keys *k, uint32_t guid, int64_t id);
+ * after the last found is tried first, inline (once per counter event). */
+static inline int64_t lm_v3_keys_find(lm_v3_keys *k, uint32_t guid, int64_t id) {
+  size_t i = k->next;
+  if (i < k->n && k->e[i].guid == guid && k->e[i].id == id) {
+    k->next = i + 1;
+    return k->e[i].row;
+  }
+  return lm_v3_keys_search(k, guid, id);
+}
 void lm_v3_keys_free(lm_v3_keys *k);
 
 /* lm_v3_rocpd_kernels: the dispatches of rocpd's `kernels` view made from
